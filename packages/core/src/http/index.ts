@@ -1,0 +1,13 @@
+/**
+ * HTTP classification: what a status, a response or a thrown error means for retrying a call.
+ * @packageDocumentation
+ */
+export { HttpOutcome } from './http-outcome.js';
+export { headerValue, type HeaderFieldValue, type HeadersLike } from './headers.js';
+export {
+  classifyHttpResponse,
+  classifyHttpStatus,
+  type ClassifyHttpResponseOptions,
+  type HttpClassification,
+} from './classify-http.js';
+export { classifyError, isNetworkError, isTimeoutError } from './network-errors.js';

@@ -1,0 +1,89 @@
+import { computeDelay } from '../backoff/compute-delay.js';
+import type { RetryPolicy } from '../policy/retry-policy.js';
+import type { Random } from '../time/clock.js';
+
+/** Why retrying stopped. */
+export const GiveUpReason = {
+  /** `maxAttempts` attempts were made. */
+  MAX_ATTEMPTS: 'max_attempts',
+  /** Less than `estimatedCallMs` of `totalBudgetMs` remains. */
+  BUDGET: 'budget',
+  /** The downstream asked (Retry-After) for a wait that ends past the budget. */
+  RETRY_AFTER_BEYOND_BUDGET: 'retry_after_beyond_budget',
+  /** A shared `RetryBudget` refused the retry. */
+  RETRY_BUDGET_DENIED: 'retry_budget_denied',
+  /** The circuit breaker is open. */
+  CIRCUIT_OPEN: 'circuit_open',
+} as const;
+export type GiveUpReason = (typeof GiveUpReason)[keyof typeof GiveUpReason];
+
+/** What {@link planRetry} decided after a retryable failure. */
+export type RetryPlan =
+  | {
+      retry: true;
+      /** How long to wait before the next attempt (clipped to the budget). */
+      delayMs: number;
+      /** The delay to remember as `previousDelayMs` for the next decision (DECORRELATED jitter reads it). */
+      previousDelayMs: number;
+      /** True when the delay came from a Retry-After hint rather than the backoff. */
+      hinted: boolean;
+    }
+  | { retry: false; reason: GiveUpReason };
+
+/** The inputs of one retry decision. */
+export interface RetryPlanInput {
+  policy: RetryPolicy;
+  /** Attempts made so far in this run (>= 1): the next retry is number `attemptsMade`. */
+  attemptsMade: number;
+  /** Time since the first attempt of this run started, in ms. */
+  elapsedMs: number;
+  /** The delay chosen before the previous retry (0 before the first). */
+  previousDelayMs: number;
+  /** A Retry-After hint from the failure, in ms; replaces the computed delay, with no jitter. */
+  retryAfterMs?: number | undefined;
+  random: Random;
+}
+
+/**
+ * Whether the budget leaves room for one more attempt: true unless `elapsedMs + estimatedCallMs` exceeds
+ * `totalBudgetMs`. Policies without a budget always have room.
+ */
+export function budgetAllowsAttempt(policy: RetryPolicy, elapsedMs: number): boolean {
+  if (policy.totalBudgetMs === undefined) return true;
+  return elapsedMs + (policy.estimatedCallMs ?? 0) <= policy.totalBudgetMs;
+}
+
+/**
+ * Decides what follows a retryable failure — the single place where `retry()` and the service's engine
+ * turn a policy into "wait this long" or "give up because". Pure.
+ *
+ * - `maxAttempts` reached → give up (`max_attempts`).
+ * - A Retry-After hint replaces the computed delay; if the attempt it leads to would start with less than
+ *   `estimatedCallMs` of the budget left, give up now (`retry_after_beyond_budget`) instead of sleeping past
+ *   the deadline.
+ * - Otherwise the backoff delay is clipped so the next attempt starts no later than
+ *   `totalBudgetMs − estimatedCallMs`; when that moment has already passed, give up (`budget`).
+ *
+ * @example
+ * ```ts
+ * planRetry({ policy, attemptsMade: 1, elapsedMs: 12, previousDelayMs: 0, random: Math.random });
+ * // { retry: true, delayMs: 73.2, previousDelayMs: 73.2, hinted: false }
+ * ```
+ */
+export function planRetry(input: RetryPlanInput): RetryPlan {
+  const { policy, attemptsMade, elapsedMs, previousDelayMs, retryAfterMs, random } = input;
+  if (attemptsMade >= policy.maxAttempts) return { retry: false, reason: GiveUpReason.MAX_ATTEMPTS };
+
+  const hinted = retryAfterMs !== undefined && Number.isFinite(retryAfterMs) && retryAfterMs >= 0;
+  const computed = hinted ? retryAfterMs : computeDelay(policy, attemptsMade, previousDelayMs, random);
+  if (policy.totalBudgetMs === undefined) {
+    return { retry: true, delayMs: computed, previousDelayMs: hinted ? previousDelayMs : computed, hinted };
+  }
+
+  const latestStart = policy.totalBudgetMs - (policy.estimatedCallMs ?? 0);
+  const remaining = latestStart - elapsedMs;
+  if (remaining < 0) return { retry: false, reason: GiveUpReason.BUDGET };
+  if (hinted && computed > remaining) return { retry: false, reason: GiveUpReason.RETRY_AFTER_BEYOND_BUDGET };
+  const delayMs = Math.min(computed, remaining);
+  return { retry: true, delayMs, previousDelayMs: hinted ? previousDelayMs : computed, hinted };
+}

@@ -1,0 +1,53 @@
+/**
+ * A source of time and a way to wait. Injected everywhere time matters so tests can run on a
+ * {@link ManualClock} (from `@retryd/core/testing`) and assert exact delays without real sleeps.
+ */
+export interface Clock {
+  /**
+   * Milliseconds on a clock that never goes backwards. The system clock anchors it to the Unix epoch at
+   * process start, so values are comparable with `Date.now()` and may be persisted (breaker state), while
+   * wall-clock steps (NTP, manual changes) during the process's life cannot make a measured interval negative.
+   */
+  now(): number;
+  /**
+   * Resolves after `ms` milliseconds. When `signal` aborts, rejects at once with `signal.reason`
+   * (an already aborted signal rejects without waiting).
+   */
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+}
+
+/** A source of uniform random numbers in `[0, 1)`, like `Math.random`. */
+export type Random = () => number;
+
+/** Rejects with the signal's reason, the same way `fetch` and `setTimeout` from `node:timers/promises` do. */
+export function abortReason(signal: AbortSignal): unknown {
+  return signal.reason ?? new DOMException('This operation was aborted', 'AbortError');
+}
+
+/**
+ * Real time: `performance.timeOrigin + performance.now()` (monotonic, epoch-anchored) and `setTimeout`.
+ *
+ * @example
+ * ```ts
+ * await systemClock.sleep(100, controller.signal);
+ * ```
+ */
+export const systemClock: Clock = {
+  now: () => performance.timeOrigin + performance.now(),
+  sleep: (ms, signal) =>
+    new Promise<void>((resolve, reject) => {
+      if (signal?.aborted) {
+        reject(abortReason(signal));
+        return;
+      }
+      const onAbort = () => {
+        clearTimeout(timer);
+        reject(abortReason(signal as AbortSignal));
+      };
+      const timer = setTimeout(() => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      }, Math.max(0, ms));
+      signal?.addEventListener('abort', onAbort, { once: true });
+    }),
+};
