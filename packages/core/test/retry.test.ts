@@ -81,6 +81,16 @@ describe('retry: attempts and delays', () => {
     expect(clock.sleeps).toEqual([]);
   });
 
+  it('re-validates a reused policy object that changed since its last use', async () => {
+    const policy: Record<string, unknown> = { maxAttempts: 2 };
+    await expect(retry(() => 1, policy)).resolves.toBe(1);
+    policy.maxAttempts = 0;
+    await expect(retry(() => 1, policy)).rejects.toThrow('maxAttempts must be an integer >= 1, got 0');
+    policy.maxAttempts = 2;
+    policy.maxAttempt = 3;
+    await expect(retry(() => 1, policy)).rejects.toThrow(/maxAttempt is not a policy field/);
+  });
+
   it('refuses an invalid policy before the first attempt, naming the field', async () => {
     await expect(retry(() => 1, { maxAttempts: 0 })).rejects.toThrow(new InvalidPolicyError([{ field: 'maxAttempts', rule: 'an integer >= 1', message: 'maxAttempts must be an integer >= 1, got 0' }]));
   });

@@ -34,6 +34,9 @@ const POLICY_FIELDS = new Set<string>([
   'retryableStatusCodes',
 ]);
 
+const BACKOFF_TYPES: readonly unknown[] = Object.values(BackoffType);
+const JITTER_TYPES: readonly unknown[] = Object.values(JitterType);
+
 /** The longest delay or budget a policy may name: about 10 years, far below where ms arithmetic loses precision. */
 export const MAX_POLICY_MS = 10 * 365 * 24 * 3600 * 1000;
 /** Most attempts a policy may name. */
@@ -77,8 +80,8 @@ export function validatePolicy(input: unknown, path = ''): PolicyValidation {
   }
   const p = input as Record<string, unknown>;
 
-  for (const key of Object.keys(p)) {
-    if (!POLICY_FIELDS.has(key)) {
+  for (const key in p) {
+    if (Object.hasOwn(p, key) && !POLICY_FIELDS.has(key)) {
       violations.push({ field: name(key), rule: 'a known policy field', message: `${name(key)} is not a policy field (known: ${[...POLICY_FIELDS].join(', ')})` });
     }
   }
@@ -86,9 +89,7 @@ export function validatePolicy(input: unknown, path = ''): PolicyValidation {
   const { maxAttempts, backoffType, initialDelayMs, multiplier, maxDelayMs, jitterType } = p;
   if (!Number.isInteger(maxAttempts) || (maxAttempts as number) < 1) fail('maxAttempts', 'an integer >= 1', maxAttempts);
   else if ((maxAttempts as number) > MAX_ATTEMPTS_LIMIT) fail('maxAttempts', `<= ${MAX_ATTEMPTS_LIMIT}`, maxAttempts);
-  if (!Object.values(BackoffType).includes(backoffType as BackoffType)) {
-    fail('backoffType', `one of ${Object.values(BackoffType).join(', ')}`, backoffType);
-  }
+  if (!BACKOFF_TYPES.includes(backoffType as BackoffType)) fail('backoffType', `one of ${BACKOFF_TYPES.join(', ')}`, backoffType);
   if (!isFiniteNumber(initialDelayMs) || initialDelayMs <= 0) fail('initialDelayMs', 'a number > 0', initialDelayMs);
   else if (initialDelayMs > MAX_POLICY_MS) fail('initialDelayMs', `<= ${MAX_POLICY_MS}`, initialDelayMs);
   if (!isFiniteNumber(multiplier) || multiplier < 1) {
@@ -99,9 +100,7 @@ export function validatePolicy(input: unknown, path = ''): PolicyValidation {
   else if (isFiniteNumber(initialDelayMs) && maxDelayMs < initialDelayMs) {
     fail('maxDelayMs', `>= initialDelayMs (${initialDelayMs})`, maxDelayMs);
   }
-  if (!Object.values(JitterType).includes(jitterType as JitterType)) {
-    fail('jitterType', `one of ${Object.values(JitterType).join(', ')}`, jitterType);
-  }
+  if (!JITTER_TYPES.includes(jitterType as JitterType)) fail('jitterType', `one of ${JITTER_TYPES.join(', ')}`, jitterType);
   const { totalBudgetMs, estimatedCallMs, retryableStatusCodes } = p;
   if (totalBudgetMs !== undefined) {
     if (!isFiniteNumber(totalBudgetMs) || totalBudgetMs <= 0) fail('totalBudgetMs', 'a number > 0 when present', totalBudgetMs);

@@ -91,26 +91,27 @@ export interface RetryOptions<T> {
  */
 export async function retry<T>(
   fn: (context: AttemptContext) => T | Promise<T>,
-  policy: Partial<RetryPolicy> = {},
+  policy: Partial<RetryPolicy> = NO_OVERRIDES,
   options: RetryOptions<T> = {},
 ): Promise<T> {
-  const p = assertValidPolicy({ ...DEFAULT_POLICY, ...policy });
+  const p = resolvePolicy(policy);
   const clock = options.clock ?? systemClock;
   const random = options.random ?? Math.random;
   const wallClock = options.wallClock ?? Date.now;
   const retryOnError = options.retryOnError ?? isRetryableError;
   const findHint = options.retryAfter ?? retryAfterHint;
   const { signal, breaker, retryBudget, onAttempt } = options;
-  const attemptSignal = signal ?? new AbortController().signal;
-  const report = (event: AttemptEvent) => {
-    try {
-      onAttempt?.(event);
-    } catch {
-      // A metrics hook must never change the outcome of the call it observes.
-    }
-  };
-
+  const report = onAttempt
+    ? (event: AttemptEvent) => {
+        try {
+          onAttempt(event);
+        } catch {
+          // A metrics hook must never change the outcome of the call it observes.
+        }
+      }
+    : undefined;
   const start = clock.now();
+  let attemptStart = start;
   let previousDelayMs = 0;
   for (let attempt = 1; ; attempt++) {
     signal?.throwIfAborted();
@@ -119,29 +120,33 @@ export async function retry<T>(
       throw new RetryExhaustedError({ attempts: attempt - 1, elapsedMs: clock.now() - start, reason: GiveUpReason.CIRCUIT_OPEN, lastError: breaker.openError() });
     }
     if (attempt === 1) retryBudget?.recordAttempt();
+    else attemptStart = clock.now();
 
-    const attemptStart = clock.now();
-    const context: AttemptContext = { attempt, signal: attemptSignal, elapsedMs: attemptStart - start };
+    const context = new Context(attempt, attemptStart - start, signal);
     let failure: unknown;
     try {
       const result = await fn(context);
       if (!options.retryOnResult?.(result, context)) {
         breaker?.onSuccess();
-        const now = clock.now();
-        report({
-          attempt,
-          outcome: attempt === 1 ? AttemptOutcome.SUCCESS_FIRST_TRY : AttemptOutcome.SUCCESS_AFTER_RETRY,
-          elapsedMs: now - start,
-          durationMs: now - attemptStart,
-        });
+        if (report) {
+          const now = clock.now();
+          report({
+            attempt,
+            outcome: attempt === 1 ? AttemptOutcome.SUCCESS_FIRST_TRY : AttemptOutcome.SUCCESS_AFTER_RETRY,
+            elapsedMs: now - start,
+            durationMs: now - attemptStart,
+          });
+        }
         return result;
       }
       failure = new RetryableResultError(result);
     } catch (error) {
       if (signal?.aborted || !retryOnError(error, context)) {
         breaker?.release();
-        const now = clock.now();
-        report({ attempt, outcome: AttemptOutcome.NON_RETRYABLE, elapsedMs: now - start, durationMs: now - attemptStart, error });
+        if (report) {
+          const now = clock.now();
+          report({ attempt, outcome: AttemptOutcome.NON_RETRYABLE, elapsedMs: now - start, durationMs: now - attemptStart, error });
+        }
         throw error;
       }
       failure = error;
@@ -158,15 +163,75 @@ export async function retry<T>(
     if (plan.retry && reason === undefined && retryBudget && !retryBudget.tryWithdraw()) reason = GiveUpReason.RETRY_BUDGET_DENIED;
     if (!plan.retry || reason !== undefined) {
       const giveUp = reason ?? GiveUpReason.MAX_ATTEMPTS;
-      report({ attempt, outcome: AttemptOutcome.EXHAUSTED, reason: giveUp, elapsedMs, durationMs, error: failure });
+      report?.({ attempt, outcome: AttemptOutcome.EXHAUSTED, reason: giveUp, elapsedMs, durationMs, error: failure });
       throw new RetryExhaustedError({ attempts: attempt, elapsedMs, reason: giveUp, lastError: failure });
     }
 
-    report({ attempt, outcome: AttemptOutcome.RETRY_SCHEDULED, delayMs: plan.delayMs, hinted: plan.hinted, elapsedMs, durationMs, error: failure });
+    report?.({ attempt, outcome: AttemptOutcome.RETRY_SCHEDULED, delayMs: plan.delayMs, hinted: plan.hinted, elapsedMs, durationMs, error: failure });
     discardBody(hintSource);
     previousDelayMs = plan.previousDelayMs;
     await clock.sleep(plan.delayMs, signal);
   }
+}
+
+const POLICY_KEYS = [
+  'maxAttempts',
+  'backoffType',
+  'initialDelayMs',
+  'multiplier',
+  'maxDelayMs',
+  'jitterType',
+  'totalBudgetMs',
+  'estimatedCallMs',
+  'retryableStatusCodes',
+] as const;
+/**
+ * The context handed to `fn`. Most callers pass no signal and most functions never read one, so the
+ * never-aborting stand-in is made only on first read: an AbortController costs microseconds on Node 20, more
+ * than the rest of a first try.
+ */
+class Context implements AttemptContext {
+  #signal: AbortSignal | undefined;
+  constructor(
+    readonly attempt: number,
+    readonly elapsedMs: number,
+    signal: AbortSignal | undefined,
+  ) {
+    this.#signal = signal;
+  }
+  get signal(): AbortSignal {
+    return (this.#signal ??= new AbortController().signal);
+  }
+}
+
+const NO_OVERRIDES: Partial<RetryPolicy> = Object.freeze({});
+
+interface ResolvedPolicy {
+  /** A copy of the fields the policy object had when it was validated. */
+  seen: Partial<RetryPolicy>;
+  /** How many own keys it had: a key added since (perhaps not a policy field) forces a re-check. */
+  keyCount: number;
+  policy: RetryPolicy;
+}
+const resolved = new WeakMap<object, ResolvedPolicy>();
+
+/**
+ * The validated policy for `retry()`'s argument. Validation is cached per policy object (a policy is usually a
+ * constant reused for every call), and re-done if any field of that object changed since.
+ */
+function resolvePolicy(input: Partial<RetryPolicy>): RetryPolicy {
+  const cached = resolved.get(input);
+  if (cached && unchanged(cached, input)) return cached.policy;
+  const policy = assertValidPolicy({ ...DEFAULT_POLICY, ...input });
+  resolved.set(input, { seen: { ...input }, keyCount: Object.keys(input).length, policy });
+  return policy;
+}
+
+function unchanged(cached: ResolvedPolicy, input: Partial<RetryPolicy>): boolean {
+  for (const key of POLICY_KEYS) if (cached.seen[key] !== input[key]) return false;
+  let count = 0;
+  for (const key in input) if (Object.hasOwn(input, key)) count++;
+  return count === cached.keyCount;
 }
 
 /** Frees the connection behind a retried HTTP response (fetch `Response`, undici) instead of waiting for GC. */
