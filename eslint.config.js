@@ -1,5 +1,6 @@
 // @ts-check
 import eslint from '@eslint/js';
+import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
@@ -25,7 +26,7 @@ export default tseslint.config(
   {
     files: ['**/*.mjs', '**/*.js'],
     languageOptions: {
-      globals: { process: 'readonly', console: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', URL: 'readonly', performance: 'readonly', Buffer: 'readonly', setImmediate: 'readonly', AbortController: 'readonly', fetch: 'readonly', structuredClone: 'readonly' },
+      globals: { ...globals.node },
     },
   },
 );

@@ -7,7 +7,7 @@ import { readFileSync, rmSync } from 'node:fs';
 const resultsFile = '.vitest-results.json';
 const steps = [
   ['lint', 'npx', ['eslint', '.']],
-  ['typecheck', 'npx', ['tsc', '-b']],
+  ['build', 'npm', ['run', 'build']],
   ['typecheck tests', 'npx', ['tsc', '-p', 'tsconfig.check.json']],
   ['tests', 'npx', ['vitest', 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${resultsFile}`]],
 ];

@@ -1,0 +1,90 @@
+// Summarises a V8 CPU profile (`node --cpu-prof`, e.g. from `w1.mjs --cpu-prof DIR`): the functions with the most
+// self time and the most total (inclusive) time, with file:line mapped back to the TypeScript sources through the
+// `.js.map` files beside the built JavaScript.
+//
+//   node bench/service/cpu-profile-top.mjs <file.cpuprofile> [--top 30] [--filter packages/server]
+
+import { existsSync, readFileSync } from 'node:fs';
+import { SourceMap } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+
+const { values: args, positionals } = parseArgs({
+  allowPositionals: true,
+  options: { top: { type: 'string', default: '30' }, filter: { type: 'string' } },
+});
+if (positionals.length !== 1) throw new Error('usage: node bench/service/cpu-profile-top.mjs <file.cpuprofile> [--top N] [--filter TEXT]');
+const profile = JSON.parse(readFileSync(positionals[0], 'utf8'));
+const TOP = Number(args.top);
+
+const maps = new Map();
+function sourceMapOf(url) {
+  if (!maps.has(url)) {
+    let map = null;
+    try {
+      const path = url.startsWith('file://') ? fileURLToPath(url) : url;
+      if (existsSync(`${path}.map`)) map = new SourceMap(JSON.parse(readFileSync(`${path}.map`, 'utf8')));
+    } catch {
+      map = null;
+    }
+    maps.set(url, map);
+  }
+  return maps.get(url);
+}
+
+/** "function file:line", the file and line in the TypeScript source when a source map exists. */
+function where(frame) {
+  const name = frame.functionName || '(anonymous)';
+  if (!frame.url) return name;
+  let file = frame.url.replace(/^file:\/\//, '');
+  let line = frame.lineNumber + 1;
+  const map = sourceMapOf(frame.url);
+  if (map) {
+    const entry = map.findEntry(frame.lineNumber, frame.columnNumber);
+    if (entry?.originalSource) {
+      file = entry.originalSource.replace(/^file:\/\//, '');
+      line = entry.originalLine + 1;
+    }
+  }
+  file = file.replace(/^.*\/work\/main\//, '').replace(/^.*\/node_modules\//, 'node_modules/');
+  return `${name} ${file}:${line}`;
+}
+
+const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+const parent = new Map();
+for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+const selfTime = new Map();
+const totalTime = new Map();
+let total = 0;
+for (let i = 0; i < profile.samples.length; i++) {
+  const dt = (profile.timeDeltas[i] ?? 0) / 1000;
+  total += dt;
+  let id = profile.samples[i];
+  const leaf = byId.get(id);
+  const leafKey = where(leaf.callFrame);
+  selfTime.set(leafKey, (selfTime.get(leafKey) ?? 0) + dt);
+  const seen = new Set();
+  while (id !== undefined) {
+    const key = where(byId.get(id).callFrame);
+    if (!seen.has(key)) {
+      seen.add(key);
+      totalTime.set(key, (totalTime.get(key) ?? 0) + dt);
+    }
+    id = parent.get(id);
+  }
+}
+
+const idle = selfTime.get('(idle)') ?? 0;
+const busy = total - idle;
+console.log(`profile: ${(total / 1000).toFixed(1)} s, busy ${(busy / 1000).toFixed(1)} s (${((100 * busy) / total).toFixed(0)}%), idle ${(idle / 1000).toFixed(1)} s`);
+const show = (title, m) => {
+  console.log(`\n${title} (ms, % of busy time)`);
+  [...m]
+    .filter(([k]) => !['(idle)', '(root)', '(program)'].includes(k) && (args.filter === undefined || k.includes(args.filter)))
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, TOP)
+    .forEach(([k, v]) => console.log(`${v.toFixed(0).padStart(8)}  ${((100 * v) / busy).toFixed(1).padStart(5)}%  ${k}`));
+};
+show('self time', selfTime);
+show('total time', totalTime);
+console.log(`\n(program) ${(selfTime.get('(program)') ?? 0).toFixed(0)} ms, (garbage collector) ${(selfTime.get('(garbage collector)') ?? 0).toFixed(0)} ms`);

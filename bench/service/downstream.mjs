@@ -1,0 +1,131 @@
+// The downstream of the service benchmarks (../../../shared/WORKLOADS.md), run in its own process so that it
+// never shares an event loop with the load generator, the service or a peer's workers.
+//
+//   flaky (W1): answers 503 to the first `failFirst` requests (default 2) carrying a given Idempotency-Key and
+//               200 to the next; counts every request, every first success and every request after a success
+//               (a duplicate).
+//   ok (W2, W4): answers 200 to everything and records, per Idempotency-Key, when its first request arrived.
+//
+// Times are epoch milliseconds with a fractional part (`performance.timeOrigin + performance.now()`), the same
+// time base as retryd's system clock, so an arrival here can be compared with a task's `nextAttemptAt`.
+//
+// The parent drives it over IPC (see ./lib/downstream-client.mjs): { id, cmd, ...args } → { id, result };
+// it also gets { event: 'reached', stats } once the configured number of first successes has been reached.
+
+import { createServer } from 'node:http';
+
+const epochNow = () => performance.timeOrigin + performance.now();
+
+let mode = 'ok';
+let failFirst = 2;
+let expect = 0;
+/** Requests per key. */
+let requests = new Map();
+/** First arrival per key (ok mode) or arrival of the first success (flaky mode), epoch ms. */
+let firstSuccessAt = new Map();
+let totalRequests = 0;
+let duplicates = 0;
+let noKey = 0;
+let firstRequestAt = null;
+let lastFirstSuccessAt = null;
+let lastRequestAt = null;
+/** Requests received up to and including the last first success: the attempts of the W1 window. */
+let requestsAtLastFirstSuccess = 0;
+let reached = false;
+
+function reset(options = {}) {
+  mode = options.mode ?? 'ok';
+  failFirst = options.failFirst ?? 2;
+  expect = options.expect ?? 0;
+  requests = new Map();
+  firstSuccessAt = new Map();
+  totalRequests = 0;
+  duplicates = 0;
+  noKey = 0;
+  firstRequestAt = null;
+  lastFirstSuccessAt = null;
+  lastRequestAt = null;
+  requestsAtLastFirstSuccess = 0;
+  reached = false;
+}
+
+function stats() {
+  return {
+    mode,
+    requests: totalRequests,
+    keys: requests.size,
+    firstSuccesses: firstSuccessAt.size,
+    duplicates,
+    noKey,
+    firstRequestAt,
+    lastFirstSuccessAt,
+    lastRequestAt,
+    requestsAtLastFirstSuccess,
+  };
+}
+
+const server = createServer((req, res) => {
+  // Stamp on arrival of the headers: that is when the attempt reached the target.
+  const at = epochNow();
+  req.resume();
+  req.on('end', () => {
+    totalRequests += 1;
+    firstRequestAt ??= at;
+    lastRequestAt = at;
+    const key = req.headers['idempotency-key'];
+    if (typeof key !== 'string' || key === '') {
+      noKey += 1;
+      res.writeHead(400).end('missing Idempotency-Key');
+      return;
+    }
+    const n = (requests.get(key) ?? 0) + 1;
+    requests.set(key, n);
+    if (firstSuccessAt.has(key)) {
+      duplicates += 1;
+      res.writeHead(200, { 'idempotent-replayed': 'true' }).end('{"ok":true}');
+      return;
+    }
+    if (mode === 'flaky' && n <= failFirst) {
+      res.writeHead(503).end('busy');
+      return;
+    }
+    firstSuccessAt.set(key, at);
+    lastFirstSuccessAt = at;
+    requestsAtLastFirstSuccess = totalRequests;
+    res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+    if (!reached && expect > 0 && firstSuccessAt.size >= expect) {
+      reached = true;
+      process.send?.({ event: 'reached', stats: stats() });
+    }
+  });
+});
+// Clients keep connections open between bursts; Node's 5 s default would close them mid-run.
+server.keepAliveTimeout = 120_000;
+server.headersTimeout = 125_000;
+server.requestTimeout = 0;
+
+const commands = {
+  reset: (args) => (reset(args), stats()),
+  stats: () => stats(),
+  // [key, epoch ms] of the first success of every key (ok mode: the first arrival).
+  arrivals: () => [...firstSuccessAt],
+  exit: () => {
+    setImmediate(() => {
+      server.closeAllConnections();
+      server.close(() => process.exit(0));
+    });
+    return true;
+  },
+};
+
+process.on('message', (message) => {
+  const { id, cmd, ...args } = message;
+  const handler = commands[cmd];
+  if (handler === undefined) process.send({ id, error: `unknown command ${cmd}` });
+  else process.send({ id, result: handler(args) });
+});
+process.on('disconnect', () => process.exit(0));
+
+server.listen(0, '127.0.0.1', () => {
+  process.send({ event: 'listening', port: server.address().port });
+});

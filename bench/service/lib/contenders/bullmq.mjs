@@ -1,0 +1,101 @@
+// BullMQ as a W1 contender: Redis at 127.0.0.1:6379, its own key prefix, workers in the bench process.
+
+import { Queue, Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import { inParallel, sleep, waitFor } from '../report.mjs';
+import { callDownstream, cpuMsOfCommand, ownCpuMs } from './call-downstream.mjs';
+
+const PREFIX = 'retryd-bench-w1-bullmq';
+const QUEUE = 'w1';
+const redisOptions = { host: '127.0.0.1', port: 6379, maxRetriesPerRequest: null };
+
+async function deletePrefix(redis) {
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${PREFIX}:*`, 'COUNT', 1000);
+    cursor = next;
+    if (keys.length > 0) await redis.unlink(...keys);
+  } while (cursor !== '0');
+}
+
+/** Redis's persistence settings, read back from the server. */
+async function redisDurability(redis) {
+  const get = async (k) => (await redis.config('GET', k))[1];
+  const appendonly = await get('appendonly');
+  const appendfsync = await get('appendfsync');
+  const save = await get('save');
+  const label =
+    appendonly === 'yes'
+      ? `AOF on, appendfsync ${appendfsync}${appendfsync === 'always' ? ' (durable)' : ' (NOT durable: up to 1 s lost)'}`
+      : `NO durability: appendonly no, save "${save}" (everything since start is lost on a crash)`;
+  return { appendonly, appendfsync, save, label };
+}
+
+/** W1 for BullMQ: `attempts: 5`, `backoff: {type:'exponential', delay: 1}`, worker concurrency 200, `addBulk`. */
+export function bullmqContender() {
+  let redis;
+  let queue;
+  let worker;
+  let durability;
+  let running;
+  return {
+    id: 'bullmq',
+    name: 'BullMQ 5.81.5 (Redis)',
+    get durability() {
+      return durability?.label ?? '';
+    },
+    /** Dispatch runs in this process; Redis does the queue work. */
+    cpuMs: async () => ownCpuMs() + (await cpuMsOfCommand('redis-server')),
+    async setup() {
+      redis = new Redis(redisOptions);
+      durability = await redisDurability(redis);
+      await deletePrefix(redis);
+      queue = new Queue(QUEUE, { connection: new Redis(redisOptions), prefix: PREFIX });
+      await queue.waitUntilReady();
+    },
+    async enqueue(tasks, downstreamUrl) {
+      const target = `${downstreamUrl}/w1`;
+      worker = new Worker(
+        QUEUE,
+        (job) => callDownstream(target, job.data.key, job.data.body, job.attemptsMade + 1),
+        { connection: new Redis(redisOptions), prefix: PREFIX, concurrency: 200, autorun: false },
+      );
+      worker.on('error', (e) => console.error('bullmq worker error:', e.message));
+      const opts = { attempts: 5, backoff: { type: 'exponential', delay: 1 } };
+      const batches = Math.ceil(tasks.length / 1000);
+      const started = performance.now();
+      await inParallel(batches, 4, (b) =>
+        queue.addBulk(tasks.slice(b * 1000, (b + 1) * 1000).map((t) => ({ name: 'call', data: { key: t.key, body: t.body }, opts }))),
+      );
+      return { ms: performance.now() - started, note: '' };
+    },
+    async startWorkers() {
+      running = worker.run().catch((e) => console.error('bullmq worker stopped:', e));
+      await sleep(0);
+    },
+    async diagnose() {
+      return JSON.stringify(await queue.getJobCounts());
+    },
+    async waitRecorded(n) {
+      let counts;
+      await waitFor(
+        'BullMQ to complete every job',
+        async () => {
+          counts = await queue.getJobCounts('completed', 'failed', 'active', 'wait', 'delayed');
+          return counts.completed + counts.failed >= n;
+        },
+        { timeoutMs: 600_000, everyMs: 20 },
+      );
+      return { at: Date.now(), recorded: counts.completed, ok: counts.completed === n, detail: `${counts.completed} completed, ${counts.failed} failed` };
+    },
+    async teardown() {
+      await worker?.close();
+      await running;
+      await queue?.obliterate({ force: true }).catch(() => undefined);
+      await queue?.close();
+      await deletePrefix(redis);
+      await redis.quit();
+      return {};
+    },
+  };
+}

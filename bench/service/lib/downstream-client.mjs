@@ -1,0 +1,104 @@
+// Starts ../downstream.mjs in a child process and talks to it over IPC.
+
+import { fork } from 'node:child_process';
+import { join } from 'node:path';
+
+const SCRIPT = join(import.meta.dirname, '..', 'downstream.mjs');
+
+/**
+ * A downstream in its own process.
+ *
+ * @example
+ * const ds = await startDownstream();
+ * await ds.reset({ mode: 'flaky', failFirst: 2, expect: 20_000 });
+ * const stats = await ds.waitReached(120_000);
+ */
+export async function startDownstream() {
+  const child = fork(SCRIPT, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const pending = new Map();
+  let nextId = 1;
+  let reachedWaiter;
+  let reachedStats;
+  child.on('message', (message) => {
+    if (message.event === 'reached') {
+      reachedStats = message.stats;
+      reachedWaiter?.(message.stats);
+      return;
+    }
+    if (message.id === undefined) return;
+    const p = pending.get(message.id);
+    pending.delete(message.id);
+    if (message.error !== undefined) p?.reject(new Error(message.error));
+    else p?.resolve(message.result);
+  });
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  const port = await new Promise((resolve, reject) => {
+    const onMessage = (m) => {
+      if (m.event === 'listening') {
+        child.off('message', onMessage);
+        resolve(m.port);
+      }
+    };
+    child.on('message', onMessage);
+    void exited.then((code) => reject(new Error(`downstream exited with ${code} before listening`)));
+  });
+  const call = (cmd, args = {}) =>
+    new Promise((resolve, reject) => {
+      const id = nextId++;
+      pending.set(id, { resolve, reject });
+      child.send({ id, cmd, ...args });
+    });
+
+  return {
+    url: `http://127.0.0.1:${port}`,
+    pid: child.pid,
+    /** Forgets every count and arrival; sets the mode (`flaky` | `ok`) and the first successes to wait for. */
+    async reset(options) {
+      reachedStats = undefined;
+      return call('reset', options);
+    },
+    stats: () => call('stats'),
+    /** Map of Idempotency-Key → epoch ms of its first success (ok mode: first arrival). */
+    async arrivals() {
+      return new Map(await call('arrivals'));
+    },
+    /**
+     * Resolves with the stats once `expect` first successes arrived. Rejects when nothing new arrived for
+     * `stallMs` (a contender that lost tasks would otherwise hang the run), or after `timeoutMs` overall.
+     */
+    async waitReached({ stallMs = 30_000, timeoutMs = 30 * 60_000 } = {}) {
+      if (reachedStats !== undefined) return reachedStats;
+      const started = Date.now();
+      let last = -1;
+      let lastChange = Date.now();
+      return new Promise((resolve, reject) => {
+        const timer = setInterval(async () => {
+          const s = await call('stats');
+          if (s.requests !== last) {
+            last = s.requests;
+            lastChange = Date.now();
+          }
+          if (Date.now() - lastChange > stallMs || Date.now() - started > timeoutMs) {
+            clearInterval(timer);
+            reachedWaiter = undefined;
+            const err = new Error(
+              `downstream stalled: ${s.firstSuccesses} first successes, ${s.requests} requests, nothing new for ${stallMs} ms`,
+            );
+            err.stats = s;
+            reject(err);
+          }
+        }, 1000);
+        reachedWaiter = (stats) => {
+          clearInterval(timer);
+          reachedWaiter = undefined;
+          resolve(stats);
+        };
+      });
+    },
+    async close() {
+      if (child.exitCode !== null) return;
+      await call('exit').catch(() => undefined);
+      await exited;
+    },
+  };
+}

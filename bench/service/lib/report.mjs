@@ -1,0 +1,114 @@
+// Small helpers shared by the service benchmarks: percentiles, machine details, Markdown tables.
+
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { cpus, loadavg, totalmem } from 'node:os';
+import { availableParallelism } from 'node:os';
+
+/** p-th percentile (0–100) of numbers, nearest-rank. */
+export function percentile(sorted, p) {
+  if (sorted.length === 0) return NaN;
+  const rank = Math.ceil((p / 100) * sorted.length);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, rank - 1))];
+}
+
+/** { n, p50, p99, max, min, mean } of a list of numbers. */
+export function summarize(values) {
+  const sorted = Float64Array.from(values).sort();
+  let sum = 0;
+  for (const v of sorted) sum += v;
+  return {
+    n: sorted.length,
+    min: sorted[0] ?? NaN,
+    p50: percentile(sorted, 50),
+    p99: percentile(sorted, 99),
+    max: sorted[sorted.length - 1] ?? NaN,
+    mean: sorted.length === 0 ? NaN : sum / sorted.length,
+  };
+}
+
+export const fmt = (n, digits = 0) =>
+  Number.isFinite(n) ? n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits }) : String(n);
+
+/** Prints a Markdown table (so that a run can be pasted into docs/benchmarks.md as is). */
+export function printTable(headers, rows) {
+  const line = (cells) => `| ${cells.join(' | ')} |`;
+  console.log(line(headers));
+  console.log(line(headers.map(() => '---')));
+  for (const r of rows) console.log(line(r.map((c) => String(c))));
+}
+
+/** The machine and its load: print it with every run, figures on a shared 2-core box drift. */
+export function machine() {
+  let model = cpus()[0]?.model ?? 'unknown';
+  try {
+    model = /^model name\s*:\s*(.+)$/m.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? model;
+  } catch {
+    // not Linux
+  }
+  return {
+    nproc: availableParallelism(),
+    cpu: model.trim(),
+    memGiB: Math.round(totalmem() / 2 ** 30),
+    node: process.version,
+    load: loadavg().map((l) => l.toFixed(2)).join(' '),
+  };
+}
+
+export function printMachine(label = 'machine') {
+  const m = machine();
+  console.log(`${label}: ${m.nproc} CPUs (${m.cpu}), ${m.memGiB} GiB, node ${m.node}, load average ${m.load}`);
+  if (label === 'machine') {
+    const b = serviceBuild();
+    m.build = b;
+    console.log(`retryd build: packages/server/dist ${b.hash} (newest file ${b.newest})`);
+  }
+  return m;
+}
+
+/** A hash of the built service (packages/server/dist/**\/*.js) and its newest file's time: which code a figure is of. */
+export function serviceBuild() {
+  const root = join(import.meta.dirname, '..', '..', '..', 'packages', 'server', 'dist');
+  const hash = createHash('sha256');
+  let newest = 0;
+  const walk = (dir) => {
+    for (const e of readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+      const p = join(dir, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.name.endsWith('.js')) {
+        hash.update(p.slice(root.length)).update(readFileSync(p));
+        newest = Math.max(newest, statSync(p).mtimeMs);
+      }
+    }
+  };
+  try {
+    walk(root);
+  } catch {
+    return { hash: 'missing (run npx tsc -b packages/server)', newest: '-' };
+  }
+  return { hash: hash.digest('hex').slice(0, 12), newest: new Date(newest).toISOString() };
+}
+
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** Polls `check` every `everyMs` until it returns true; throws `what` after `timeoutMs`. */
+export async function waitFor(what, check, { timeoutMs = 120_000, everyMs = 20 } = {}) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(everyMs);
+  }
+}
+
+/** Runs `fn(i)` for i in [0, count) with at most `limit` in flight. */
+export async function inParallel(count, limit, fn) {
+  let next = 0;
+  const lane = async () => {
+    while (next < count) {
+      const i = next++;
+      await fn(i);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, count) }, lane));
+}

@@ -1,0 +1,140 @@
+// Runs `retryd serve` (the built CLI) as a child process and talks to its HTTP API with undici.
+// The load generator and the service never share an event loop.
+
+import { spawn } from 'node:child_process';
+import { readFile, readdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { Pool } from 'undici';
+
+const ROOT = join(import.meta.dirname, '..', '..', '..');
+export const CLI = join(ROOT, 'packages', 'server', 'dist', 'cli', 'main.js');
+const CLK_TCK = 100; // Linux USER_HZ; /proc/<pid>/stat reports utime and stime in these ticks.
+
+/**
+ * Starts `retryd serve --port 0 --store <store> --allow-targets 127.0.0.1/32 [...]` and resolves once its
+ * `"event":"start"` line is printed. `nodeArgs` go before the script (e.g. `--cpu-prof`).
+ */
+export async function startRetryd({ store, sync = 'full', concurrency, extraArgs = [], nodeArgs = [] }) {
+  const args = [...nodeArgs, CLI, 'serve', '--port', '0', '--store', store, '--allow-targets', '127.0.0.1/32', '--sync', sync];
+  if (concurrency !== undefined) args.push('--concurrency', String(concurrency));
+  args.push(...extraArgs);
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const logs = [];
+  let stderr = '';
+  child.stderr.on('data', (d) => (stderr += d.toString()));
+  const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal)));
+  const url = await new Promise((resolve, reject) => {
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      let entry;
+      try {
+        entry = JSON.parse(line);
+      } catch {
+        entry = { raw: line };
+      }
+      // Keep the log small: a W2 run must not hold a line per task in the bench process.
+      if (logs.length < 10_000) logs.push(entry);
+      if (entry.event === 'start') resolve(entry.url);
+    });
+    void exited.then((code) => reject(new Error(`retryd exited with ${code} before starting: ${stderr}`)));
+  });
+  const api = new Pool(url, { connections: 8, keepAliveTimeout: 120_000 });
+  const pid = child.pid;
+
+  async function call(method, path, body) {
+    const res = await api.request({
+      method,
+      path,
+      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.body.text();
+    const json = text === '' ? undefined : JSON.parse(text);
+    if (res.statusCode >= 400) {
+      const err = new Error(`${method} ${path} → ${res.statusCode}: ${text.slice(0, 500)}`);
+      err.statusCode = res.statusCode;
+      throw err;
+    }
+    return json;
+  }
+
+  return {
+    url,
+    pid,
+    child,
+    logs,
+    stderr: () => stderr,
+    call,
+    /** `POST /retry-tasks/batch`; throws unless every entry was created (201) or replayed (200). */
+    async enqueueBatch(tasks) {
+      const { results } = await call('POST', '/retry-tasks/batch', { tasks });
+      const bad = results.filter((r) => r.status !== 201 && r.status !== 200);
+      if (bad.length > 0) throw new Error(`batch: ${bad.length} entries refused, first: ${JSON.stringify(bad[0])}`);
+      return results.map((r) => r.task);
+    },
+    /** Counts tasks of one status by paging `GET /retry-tasks?status=` (1,000 a page). */
+    async countStatus(status) {
+      let n = 0;
+      let cursor;
+      do {
+        const q = `/retry-tasks?status=${status}&limit=1000${cursor === undefined ? '' : `&cursor=${encodeURIComponent(cursor)}`}`;
+        const page = await call('GET', q);
+        n += page.items.length;
+        cursor = page.nextCursor;
+      } while (cursor !== undefined);
+      return n;
+    },
+    /** True when at least one task has this status (one cheap page of 1). */
+    async anyWithStatus(status) {
+      const page = await call('GET', `/retry-tasks?status=${status}&limit=1`);
+      return page.items.length > 0;
+    },
+    cpuMs: () => cpuMsOf(pid),
+    memory: () => memoryOf(pid),
+    /** SIGTERM, then waits for the exit (graceful stop). */
+    async stop() {
+      await api.close();
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      return exited;
+    },
+  };
+}
+
+/** utime + stime of a process, in ms (from /proc/<pid>/stat). */
+export async function cpuMsOf(pid) {
+  const text = await readFile(`/proc/${pid}/stat`, 'utf8');
+  // The command name (field 2) may hold spaces: fields are counted after its closing parenthesis.
+  const rest = text.slice(text.lastIndexOf(')') + 2).split(' ');
+  const utime = Number(rest[11]);
+  const stime = Number(rest[12]);
+  return ((utime + stime) * 1000) / CLK_TCK;
+}
+
+/** VmRSS and VmHWM (peak RSS) of a process, in MiB (from /proc/<pid>/status). */
+export async function memoryOf(pid) {
+  const text = await readFile(`/proc/${pid}/status`, 'utf8');
+  const kib = (name) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? NaN);
+  return { rssMiB: kib('VmRSS') / 1024, hwmMiB: kib('VmHWM') / 1024 };
+}
+
+/** Bytes on disk of a SQLite store: the database, its -wal and -shm files, and the blob directory. */
+export async function sqliteStoreSize(dbPath) {
+  const size = async (p) => {
+    try {
+      const s = await stat(p);
+      if (!s.isDirectory()) return s.blocks * 512;
+      let total = 0;
+      for (const e of await readdir(p)) total += await size(join(p, e));
+      return total;
+    } catch {
+      return 0;
+    }
+  };
+  const parts = {
+    db: await size(dbPath),
+    wal: await size(`${dbPath}-wal`),
+    shm: await size(`${dbPath}-shm`),
+    blobs: await size(`${dbPath}.blobs`),
+  };
+  return { ...parts, total: parts.db + parts.wal + parts.shm + parts.blobs };
+}

@@ -1,0 +1,150 @@
+// W1 — flaky downstream, fast retries (../../../shared/WORKLOADS.md): retryd, BullMQ and pg-boss side by side.
+//
+//   node bench/service/w1.mjs [--tasks 20000] [--only retryd,bullmq,pgboss] [--sync full|normal|both]
+//                             [--store sqlite] [--concurrency N] [--json]
+//
+// Every contender gets the same 20,000 tasks (own idempotency key, small JSON body), the same downstream
+// (./downstream.mjs in its own process: 503, 503, then 200 per key) and the same HTTP client (undici).
+// The enqueue is timed on its own; the dispatch starts once everything is enqueued (workers started after the
+// enqueue for the peers; for retryd every task is due at one instant after the enqueue). Attempts/s is measured
+// at the downstream, from the first request it receives to the 20,000th first success.
+// Build the service first: npx tsc -b packages/server
+
+import { parseArgs } from 'node:util';
+import { startDownstream } from './lib/downstream-client.mjs';
+import { bullmqContender } from './lib/contenders/bullmq.mjs';
+import { pgbossContender } from './lib/contenders/pgboss.mjs';
+import { retrydContender } from './lib/contenders/retryd.mjs';
+import { fmt, printMachine, printTable, sleep } from './lib/report.mjs';
+
+const { values: args } = parseArgs({
+  options: {
+    tasks: { type: 'string', default: '20000' },
+    only: { type: 'string' },
+    sync: { type: 'string', default: 'full' },
+    store: { type: 'string', default: 'sqlite' },
+    concurrency: { type: 'string' },
+    'cpu-prof': { type: 'string' },
+    json: { type: 'boolean', default: false },
+  },
+});
+const N = Number(args.tasks);
+if (!Number.isInteger(N) || N < 1) throw new Error(`--tasks must be a positive integer, got ${args.tasks}`);
+const only = new Set((args.only ?? 'retryd,bullmq,pgboss').split(',').map((s) => s.trim()));
+for (const o of only) if (!['retryd', 'bullmq', 'pgboss'].includes(o)) throw new Error(`--only: unknown contender ${o}`);
+if (!['full', 'normal', 'both'].includes(args.sync)) throw new Error(`--sync must be full, normal or both, got ${args.sync}`);
+const syncs = args.sync === 'both' ? ['full', 'normal'] : [args.sync];
+const concurrency = args.concurrency === undefined ? undefined : Number(args.concurrency);
+// --cpu-prof <dir>: profile the retryd service process (node --cpu-prof) during the run.
+const nodeArgs = args['cpu-prof'] === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', args['cpu-prof']];
+
+const contenders = [];
+if (only.has('retryd')) for (const sync of syncs) contenders.push(retrydContender({ storeKind: args.store, sync, concurrency, nodeArgs }));
+if (only.has('bullmq')) contenders.push(bullmqContender());
+if (only.has('pgboss')) contenders.push(pgbossContender());
+
+const machine = printMachine();
+console.log(`W1: ${fmt(N)} tasks, 503 ×2 then 200 per key, expecting ${fmt(3 * N)} attempts per contender\n`);
+
+const runId = Date.now().toString(36);
+const body = (i) => JSON.stringify({ orderId: i, amountCents: 1250, currency: 'EUR', note: 'w1' });
+
+const ds = await startDownstream();
+const results = [];
+try {
+  for (const c of contenders) {
+    const tasks = Array.from({ length: N }, (_, i) => ({ key: `w1-${runId}-${c.id}-${i}`, body: body(i) }));
+    await ds.reset({ mode: 'flaky', failFirst: 2, expect: N });
+    const r = { id: c.id };
+    try {
+      await c.setup();
+      r.name = c.name;
+      r.durability = c.durability;
+      const enq = await c.enqueue(tasks, ds.url);
+      r.enqueuePerSec = N / (enq.ms / 1000);
+      r.enqueueNote = enq.note;
+      await c.startWorkers(ds.url);
+      const cpu0 = await c.cpuMs();
+      const reached = await ds.waitReached({ stallMs: 30_000 });
+      const windowMs = reached.lastFirstSuccessAt - reached.firstRequestAt;
+      r.attempts = reached.requestsAtLastFirstSuccess;
+      r.windowMs = windowMs;
+      r.attemptsPerSec = r.attempts / (windowMs / 1000);
+      const recorded = await c.waitRecorded(N);
+      const cpu1 = await c.cpuMs();
+      r.recordedMs = recorded.at - reached.firstRequestAt; // both epoch ms
+      r.recorded = recorded;
+      r.cpuMsPerAttempt = (cpu1 - cpu0) / r.attempts;
+      // Late duplicates would arrive after the last success: give them a moment.
+      await sleep(1000);
+      const s = await ds.stats();
+      r.requests = s.requests;
+      r.firstSuccesses = s.firstSuccesses;
+      r.duplicates = s.duplicates;
+      r.pass = s.firstSuccesses === N && s.duplicates === 0 && s.requests === 3 * N && recorded.ok;
+    } catch (error) {
+      r.error = error.message;
+      r.pass = false;
+      console.error(`${c.name ?? c.id}: ${error.stack ?? error}`);
+      if (c.diagnose) console.error(`${c.name ?? c.id} state: ${await c.diagnose().catch((e) => e.message)}`);
+    } finally {
+      const t = await c.teardown().catch((e) => ({ error: e.message }));
+      if (t.storeBytes !== undefined) r.storeBytes = t.storeBytes;
+    }
+    results.push(r);
+    console.log(
+      `${r.name ?? r.id}: enqueue ${fmt(r.enqueuePerSec)} tasks/s${r.enqueueNote ? ` (${r.enqueueNote})` : ''}, ` +
+        `${fmt(r.attempts)} attempts in ${fmt(r.windowMs)} ms = ${fmt(r.attemptsPerSec)} attempts/s, ` +
+        `all recorded after ${fmt(r.recordedMs)} ms (${r.recorded?.detail ?? '-'}), ` +
+        `downstream ${fmt(r.requests)} requests / ${fmt(r.firstSuccesses)} first successes / ${fmt(r.duplicates)} duplicates → ${r.pass ? 'PASS' : 'FAIL'}` +
+        `${r.error ? ` (${r.error})` : ''}`,
+    );
+  }
+} finally {
+  await ds.close();
+}
+
+console.log('');
+printMachine('load after the run');
+console.log('');
+printTable(
+  ['contender', 'durability', 'enqueue (tasks/s)', 'attempts/s', 'attempts', 'dispatch → last success (ms)', 'all recorded (ms)', 'CPU ms / attempt', 'first successes', 'duplicates', 'check'],
+  results.map((r) => [
+    r.name ?? r.id,
+    r.durability ?? '',
+    fmt(r.enqueuePerSec),
+    fmt(r.attemptsPerSec),
+    fmt(r.attempts),
+    fmt(r.windowMs),
+    fmt(r.recordedMs),
+    fmt(r.cpuMsPerAttempt, 3),
+    fmt(r.firstSuccesses),
+    fmt(r.duplicates),
+    r.pass ? 'PASS' : 'FAIL',
+  ]),
+);
+
+const peers = results.filter((r) => !r.id.startsWith('retryd'));
+const ours = results.filter((r) => r.id.startsWith('retryd'));
+if (ours.length > 0 && peers.length > 0) {
+  console.log('');
+  printTable(
+    ['ratio', ...peers.map((p) => `÷ ${p.name ?? p.id}: attempts/s`), ...peers.map((p) => `÷ ${p.name ?? p.id}: enqueue`)],
+    ours.map((o) => [
+      o.name ?? o.id,
+      ...peers.map((p) => `${(o.attemptsPerSec / p.attemptsPerSec).toFixed(2)}×`),
+      ...peers.map((p) => `${(o.enqueuePerSec / p.enqueuePerSec).toFixed(2)}×`),
+    ]),
+  );
+  const bull = peers.find((p) => p.id === 'bullmq');
+  for (const o of ours) {
+    if (bull) {
+      const ratio = o.attemptsPerSec / bull.attemptsPerSec;
+      console.log(`aim W1 ≥ 2× BullMQ attempts/s — ${o.name}: ${ratio.toFixed(2)}× → ${ratio >= 2 ? 'MET' : 'MISSED'}`);
+    }
+  }
+}
+console.log(`\nCPU ms / attempt: retryd = the service process; BullMQ = bench process + redis-server; pg-boss = bench process + every postgres process (other users of those servers count too).`);
+if (args.json) console.log(JSON.stringify({ machine, tasks: N, results }, null, 2));
+// A peer's client may keep a handle open (pg-boss timers, undici sockets): the figures are printed, so exit.
+process.exit(results.every((r) => r.pass) ? 0 : 1);

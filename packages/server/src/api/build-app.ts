@@ -1,0 +1,107 @@
+import fastifySwagger from '@fastify/swagger';
+import fastifySwaggerUi from '@fastify/swagger-ui';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
+import { DEFAULT_TENANT } from '../domain/task.js';
+import type { Store } from '../store/store.js';
+import type { TaskService } from '../tasks/task-service.js';
+import { installProblemHandlers } from './problem-handler.js';
+import { registerHealthRoutes } from './routes/health-routes.js';
+import { registerPolicyRoutes } from './routes/policy-routes.js';
+import { registerTaskRoutes } from './routes/task-routes.js';
+import { SHARED_SCHEMAS } from './schemas.js';
+
+/** Largest request body accepted: 10 MiB. A larger one gets 413 PAYLOAD_TOO_LARGE. */
+export const DEFAULT_BODY_LIMIT = 10 * 1024 * 1024;
+
+/** Options of {@link buildApp}. */
+export interface BuildAppOptions {
+  /** The application layer every route calls. */
+  taskService: TaskService;
+  /** Pinged by `/readyz`. */
+  store: Pick<Store, 'kind' | 'ping'>;
+  /**
+   * A pino logger (fastify logs one line per request: method, URL, status, time; never headers or bodies,
+   * which may hold the target's credentials). Default: no logging.
+   */
+  logger?: FastifyBaseLogger;
+  /** Largest request body in bytes. Default {@link DEFAULT_BODY_LIMIT} (10 MiB). */
+  bodyLimit?: number;
+  /** The tenant a request acts for. Default: always `DEFAULT_TENANT` (API keys come later). */
+  tenantOf?: (request: FastifyRequest) => string;
+  /** A `/readyz` store ping slower than this is a failure. Default 2,000 ms. */
+  readyTimeoutMs?: number;
+  /** Serve the readable API docs at `/docs`. Default true. */
+  docs?: boolean;
+  /** Version shown in the OpenAPI document. Default `0.1.0`. */
+  version?: string;
+}
+
+/**
+ * Builds the HTTP API (fastify 5): the routes of `/retry-tasks`, `/retry-policies`, `/dead-letters`,
+ * `/healthz`, `/readyz`, the OpenAPI document generated from the route schemas at `/openapi.json`, and
+ * readable docs at `/docs`. Every error is `application/problem+json` naming the field and the rule.
+ * JSON is the only request media type (anything else: 415).
+ *
+ * The app is not listening yet; the caller owns `listen()` and `close()`, and closes the store and the
+ * task service after the app.
+ *
+ * @example
+ * ```ts
+ * const app = await buildApp({ taskService, store, logger });
+ * await app.listen({ port: 8080, host: '127.0.0.1' });
+ * ```
+ */
+export async function buildApp(options: BuildAppOptions): Promise<FastifyInstance> {
+  const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
+  const app = Fastify({
+    ...(options.logger === undefined ? { logger: false } : { loggerInstance: options.logger }),
+    bodyLimit,
+    // Unknown query parameters are refused rather than dropped: `?stauts=FAILED` must not list everything.
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true } },
+    // Lets a proxy or load balancer see a closing instance as unready while in-flight requests finish.
+    return503OnClosing: true,
+  });
+
+  for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
+  installProblemHandlers(app, bodyLimit);
+  // Text bodies are never valid here: answering 415 says so more clearly than a JSON parse error would.
+  app.removeContentTypeParser('text/plain');
+  // fastify's JSON parser (with its prototype-poisoning guard), except that an empty body is no body: clients
+  // that always send `content-type: application/json` can still DELETE or replay without a body.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    if (text === '') done(null, undefined);
+    // The default parser answers through `done`; its return value carries nothing.
+    else void parseJson(request, text, done);
+  });
+
+  await app.register(fastifySwagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'retryd',
+        description:
+          'A durable retry service: it calls a target until it succeeds or the policy gives up, with the same ' +
+          'Idempotency-Key on every attempt. Times are epoch milliseconds. Errors are RFC 9457 problem details.',
+        version: options.version ?? '0.1.0',
+      },
+      tags: [
+        { name: 'tasks', description: 'Enqueue, inspect and cancel tasks' },
+        { name: 'dead letters', description: 'Tasks that failed or ran out of budget, and replay' },
+        { name: 'policies', description: 'Named retry policies' },
+        { name: 'health', description: 'Liveness and readiness' },
+      ],
+    },
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `schema-${i}`) },
+  });
+  if (options.docs !== false) await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
+
+  const deps = { taskService: options.taskService, tenantOf: options.tenantOf ?? (() => DEFAULT_TENANT) };
+  registerTaskRoutes(app, deps);
+  registerPolicyRoutes(app, deps);
+  registerHealthRoutes(app, { store: options.store, readyTimeoutMs: options.readyTimeoutMs ?? 2_000 });
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  return app;
+}

@@ -1,0 +1,82 @@
+import type { FastifyInstance } from 'fastify';
+import { documentBody, pageQuery, problemResponses } from '../schemas.js';
+import { toPolicyView } from '../views.js';
+import { json, pageOf, type RouteDeps } from './task-routes.js';
+
+interface PolicyParams {
+  policyId: string;
+}
+
+const policyParams = {
+  type: 'object',
+  required: ['policyId'],
+  properties: { policyId: { type: 'string', minLength: 1, maxLength: 128 } },
+} as const;
+
+/** Named retry policies: register (idempotent by id), replace, list, read. */
+export function registerPolicyRoutes(app: FastifyInstance, { taskService, tenantOf }: RouteDeps): void {
+  app.post(
+    '/retry-policies',
+    {
+      schema: {
+        summary: 'Register a named policy',
+        description: 'Idempotent by policyId: the same definition again answers 200; a different one, 409.',
+        tags: ['policies'],
+        response: {
+          201: json('Registered', 'NamedPolicy'),
+          200: json('The same definition was already registered', 'NamedPolicy'),
+          ...problemResponses(400, 409, 413, 415, 503),
+        },
+      },
+      config: documentBody('PolicyRequest'),
+    },
+    async (request, reply) => {
+      const result = await taskService.createPolicy(tenantOf(request), request.body);
+      if (result.kind === 'created') reply.code(201).header('location', `/retry-policies/${result.policy.policyId}`);
+      return toPolicyView(result.policy);
+    },
+  );
+
+  app.put<{ Params: PolicyParams }>(
+    '/retry-policies/:policyId',
+    {
+      schema: {
+        summary: 'Change a registered policy for future scheduling decisions',
+        tags: ['policies'],
+        params: policyParams,
+        response: { 200: json('Replaced', 'NamedPolicy'), ...problemResponses(400, 404, 413, 415, 503) },
+      },
+      config: documentBody('PolicyRequest'),
+    },
+    async (request) => toPolicyView(await taskService.replacePolicy(tenantOf(request), request.params.policyId, request.body)),
+  );
+
+  app.get<{ Querystring: { cursor?: string; limit: number } }>(
+    '/retry-policies',
+    {
+      schema: {
+        summary: 'List registered policies',
+        tags: ['policies'],
+        querystring: { type: 'object', additionalProperties: false, properties: pageQuery },
+        response: { 200: json('A page of policies', 'PolicyPage'), ...problemResponses(400, 503) },
+      },
+    },
+    async (request) => {
+      const page = await taskService.listPolicies(tenantOf(request), pageOf(request.query));
+      return { items: page.items.map(toPolicyView), ...(page.nextCursor === undefined ? {} : { nextCursor: page.nextCursor }) };
+    },
+  );
+
+  app.get<{ Params: PolicyParams }>(
+    '/retry-policies/:policyId',
+    {
+      schema: {
+        summary: 'Read a registered policy',
+        tags: ['policies'],
+        params: policyParams,
+        response: { 200: json('The policy', 'NamedPolicy'), ...problemResponses(404, 503) },
+      },
+    },
+    async (request) => toPolicyView(await taskService.getPolicy(tenantOf(request), request.params.policyId)),
+  );
+}

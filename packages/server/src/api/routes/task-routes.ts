@@ -1,0 +1,219 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { TaskStatus } from '@retryd/core';
+import { RetrydError } from '../../domain/errors.js';
+import type { TaskService } from '../../tasks/task-service.js';
+import { documentBody, pageQuery, problemResponses } from '../schemas.js';
+import { toAttemptView, toTaskView } from '../views.js';
+
+/** What every route module needs. */
+export interface RouteDeps {
+  taskService: TaskService;
+  /** The tenant a request acts for. */
+  tenantOf: (request: FastifyRequest) => string;
+}
+
+interface TaskParams {
+  taskId: string;
+}
+interface PageQuery {
+  cursor?: string;
+  limit: number;
+}
+interface TaskListQuery extends PageQuery {
+  status?: TaskStatus;
+  policyId?: string;
+}
+
+/** A JSON response documented as a shared schema. */
+export const json = (description: string, ref: string) => ({
+  description,
+  content: { 'application/json': { schema: { $ref: `${ref}#` } } },
+});
+
+const taskParams = {
+  type: 'object',
+  required: ['taskId'],
+  properties: { taskId: { type: 'string', minLength: 1, maxLength: 128 } },
+} as const;
+const pageQuerySchema = { type: 'object', additionalProperties: false, properties: pageQuery } as const;
+
+/** A page request without an absent cursor (the store's optional field must not be `undefined`). */
+export function pageOf(query: PageQuery): { cursor?: string; limit: number } {
+  return query.cursor === undefined ? { limit: query.limit } : { cursor: query.cursor, limit: query.limit };
+}
+
+function traceparentOf(request: FastifyRequest): string | undefined {
+  const value = request.headers.traceparent;
+  return typeof value === 'string' ? value : undefined;
+}
+
+/** Tasks: enqueue (single and batch), read, list, cancel, attempts, replay, and dead letters. */
+export function registerTaskRoutes(app: FastifyInstance, { taskService, tenantOf }: RouteDeps): void {
+  app.post(
+    '/retry-tasks',
+    {
+      schema: {
+        summary: 'Enqueue a task',
+        description:
+          'Idempotent by idempotencyKey: the same key with the same request answers 200 with the existing task and ' +
+          '`Idempotent-Replayed: true`; with a different request, 422.',
+        tags: ['tasks'],
+        response: {
+          201: json('Created', 'Task'),
+          200: json('An identical earlier request created this task (Idempotent-Replayed: true)', 'Task'),
+          ...problemResponses(400, 413, 415, 422, 503),
+        },
+      },
+      config: documentBody('EnqueueRequest'),
+    },
+    async (request, reply) => {
+      const result = await taskService.enqueue(tenantOf(request), request.body, { traceparent: traceparentOf(request) });
+      if (result.kind === 'replayed') reply.code(200).header('idempotent-replayed', 'true');
+      else reply.code(201).header('location', `/retry-tasks/${result.task.taskId}`);
+      return toTaskView(result.task);
+    },
+  );
+
+  app.post(
+    '/retry-tasks/batch',
+    {
+      schema: {
+        summary: 'Enqueue up to 1,000 tasks in one transaction',
+        description: 'One result per task, in order; an invalid entry gets its own problem and the others are still enqueued.',
+        tags: ['tasks'],
+        response: { 200: json('One result per task', 'BatchResult'), ...problemResponses(400, 413, 415, 503) },
+      },
+      config: documentBody('BatchRequest'),
+    },
+    async (request) => {
+      const body = request.body;
+      if (typeof body !== 'object' || body === null || Array.isArray(body) || Object.keys(body).some((k) => k !== 'tasks')) {
+        const rule = 'a JSON object with the single field tasks';
+        throw RetrydError.validation([{ field: 'body', rule, message: `body must be ${rule}` }]);
+      }
+      const tasks = (body as { tasks?: unknown }).tasks;
+      const results = await taskService.enqueueBatch(tenantOf(request), tasks, { traceparent: traceparentOf(request) });
+      return {
+        results: results.map((r) =>
+          r.kind === 'error'
+            ? { status: r.error.status, error: r.error.toProblem() }
+            : { status: r.kind === 'created' ? 201 : 200, task: toTaskView(r.task) },
+        ),
+      };
+    },
+  );
+
+  app.get<{ Querystring: TaskListQuery }>(
+    '/retry-tasks',
+    {
+      schema: {
+        summary: 'List tasks, newest first',
+        tags: ['tasks'],
+        querystring: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            status: { type: 'string', enum: Object.values(TaskStatus) },
+            policyId: { type: 'string', maxLength: 128 },
+            ...pageQuery,
+          },
+        },
+        response: { 200: json('A page of tasks', 'TaskPage'), ...problemResponses(400, 503) },
+      },
+    },
+    async (request) => {
+      const { status, policyId } = request.query;
+      const page = await taskService.listTasks({
+        tenantId: tenantOf(request),
+        ...pageOf(request.query),
+        ...(status === undefined ? {} : { status }),
+        ...(policyId === undefined ? {} : { policyId }),
+      });
+      return { items: page.items.map(toTaskView), ...(page.nextCursor === undefined ? {} : { nextCursor: page.nextCursor }) };
+    },
+  );
+
+  app.get<{ Params: TaskParams }>(
+    '/retry-tasks/:taskId',
+    {
+      schema: {
+        summary: 'Read a task: status, attempts made, next attempt, last error, dead-letter reason',
+        tags: ['tasks'],
+        params: taskParams,
+        response: { 200: json('The task', 'Task'), ...problemResponses(404, 503) },
+      },
+    },
+    async (request) => toTaskView(await taskService.getTask(tenantOf(request), request.params.taskId)),
+  );
+
+  app.delete<{ Params: TaskParams }>(
+    '/retry-tasks/:taskId',
+    {
+      schema: {
+        summary: 'Cancel a task',
+        description: 'PENDING: cancelled (200). IN_FLIGHT: cancelled when its attempt ends and never retried (202). Final: 409.',
+        tags: ['tasks'],
+        params: taskParams,
+        response: {
+          200: json('Cancelled', 'Task'),
+          202: json('Will be cancelled when the attempt in flight ends', 'Task'),
+          ...problemResponses(404, 409, 503),
+        },
+      },
+    },
+    async (request, reply) => {
+      const result = await taskService.cancel(tenantOf(request), request.params.taskId);
+      reply.code(result.kind === 'cancelled' ? 200 : 202);
+      return toTaskView(result.task);
+    },
+  );
+
+  app.get<{ Params: TaskParams; Querystring: PageQuery }>(
+    '/retry-tasks/:taskId/attempts',
+    {
+      schema: {
+        summary: "A task's attempt log, oldest first",
+        tags: ['tasks'],
+        params: taskParams,
+        querystring: pageQuerySchema,
+        response: { 200: json('A page of attempts', 'AttemptPage'), ...problemResponses(400, 404, 503) },
+      },
+    },
+    async (request) => {
+      const page = await taskService.listAttempts(tenantOf(request), request.params.taskId, pageOf(request.query));
+      return { items: page.items.map(toAttemptView), ...(page.nextCursor === undefined ? {} : { nextCursor: page.nextCursor }) };
+    },
+  );
+
+  app.post<{ Params: TaskParams }>(
+    '/retry-tasks/:taskId/replay',
+    {
+      schema: {
+        summary: 'Re-drive a FAILED or EXHAUSTED task',
+        description:
+          'Same idempotency key, a fresh attempt budget, history kept. A task already running again is returned as ' +
+          'is, so replaying twice runs it once. SUCCEEDED and CANCELLED: 409.',
+        tags: ['dead letters'],
+        params: taskParams,
+        response: { 200: json('The re-driven task', 'Task'), ...problemResponses(404, 409, 503) },
+      },
+    },
+    async (request) => toTaskView((await taskService.replay(tenantOf(request), request.params.taskId)).task),
+  );
+
+  app.get<{ Querystring: PageQuery }>(
+    '/dead-letters',
+    {
+      schema: {
+        summary: 'FAILED and EXHAUSTED tasks with their deadLetterReason, newest first',
+        tags: ['dead letters'],
+        querystring: pageQuerySchema,
+        response: { 200: json('A page of dead tasks', 'TaskPage'), ...problemResponses(400, 503) },
+      },
+    },
+    async (request) => {
+      const page = await taskService.listDeadLetters(tenantOf(request), pageOf(request.query));
+      return { items: page.items.map(toTaskView), ...(page.nextCursor === undefined ? {} : { nextCursor: page.nextCursor }) };
+    },
+  );
+}

@@ -1,0 +1,205 @@
+import { BackoffType, JitterType, MAX_ATTEMPTS_LIMIT, TaskStatus } from '@retryd/core';
+import { AttemptOutcome } from '../domain/task.js';
+import { ENQUEUE_LIMITS, TARGET_METHODS } from '../tasks/enqueue-input.js';
+import { MAX_BATCH_TASKS } from '../tasks/task-service.js';
+
+/**
+ * JSON schemas of the HTTP API, shared through `app.addSchema` so `/openapi.json` names them as components.
+ *
+ * Request bodies of enqueue and policies are not checked by these schemas but by the application layer
+ * (`parseEnqueueInput`, core's `validatePolicy`): one validator, so an entry of a batch fails with exactly the
+ * same field and rule as the same request sent alone. The schemas document those bodies (through each
+ * route's `swaggerTransform`); params and query strings are checked by them.
+ */
+const nullable = (type: string) => ({ type: [type, 'null'] });
+
+const policyFields = {
+  maxAttempts: { type: 'integer', minimum: 1, maximum: MAX_ATTEMPTS_LIMIT, description: 'Attempts in all, the first included.' },
+  backoffType: { type: 'string', enum: Object.values(BackoffType) },
+  initialDelayMs: { type: 'number', exclusiveMinimum: 0, description: 'Delay before the first retry.' },
+  multiplier: { type: 'number', minimum: 1, description: 'Growth factor of EXPONENTIAL backoff.' },
+  maxDelayMs: { type: 'number', description: 'No delay exceeds this; >= initialDelayMs.' },
+  jitterType: { type: 'string', enum: Object.values(JitterType) },
+  totalBudgetMs: { type: 'number', exclusiveMinimum: 0, description: 'Budget from the first attempt of a run.' },
+  estimatedCallMs: { type: 'number', minimum: 0, description: 'Headroom kept in the budget for a call.' },
+  retryableStatusCodes: { type: 'array', items: { type: 'integer', minimum: 100, maximum: 599 } },
+} as const;
+const policyRequired = ['maxAttempts', 'backoffType', 'initialDelayMs', 'multiplier', 'maxDelayMs', 'jitterType'];
+
+/** Shared schemas, added to the app in this order (later ones refer to earlier ones). */
+export const SHARED_SCHEMAS = [
+  {
+    $id: 'Problem',
+    description: 'RFC 9457 problem details (application/problem+json).',
+    type: 'object',
+    required: ['type', 'title', 'status', 'detail', 'code'],
+    properties: {
+      type: { type: 'string' },
+      title: { type: 'string' },
+      status: { type: 'integer' },
+      detail: { type: 'string' },
+      code: { type: 'string', description: 'Stable error code, e.g. VALIDATION_FAILED.' },
+      instance: { type: 'string' },
+      errors: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['field', 'rule', 'message'],
+          properties: { field: { type: 'string' }, rule: { type: 'string' }, message: { type: 'string' } },
+        },
+      },
+    },
+  },
+  {
+    $id: 'RetryPolicy',
+    description: 'A retry policy (the @retryd/core shape).',
+    type: 'object',
+    additionalProperties: false,
+    required: policyRequired,
+    properties: policyFields,
+  },
+  {
+    $id: 'NamedPolicy',
+    description: 'A registered policy: the policy fields plus its id and times (epoch ms).',
+    type: 'object',
+    required: ['policyId', ...policyRequired, 'createdAt', 'updatedAt'],
+    properties: { policyId: { type: 'string' }, ...policyFields, createdAt: { type: 'integer' }, updatedAt: { type: 'integer' } },
+  },
+  {
+    $id: 'PolicyRequest',
+    description: 'A policy to register: the policy fields plus policyId (optional in a PUT, where the path names it).',
+    type: 'object',
+    additionalProperties: false,
+    required: ['policyId', ...policyRequired],
+    properties: { policyId: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$' }, ...policyFields },
+  },
+  {
+    $id: 'EnqueueRequest',
+    description: 'A call for retryd to make until it succeeds or its policy gives up.',
+    type: 'object',
+    additionalProperties: false,
+    required: ['targetUrl', 'method'],
+    properties: {
+      targetUrl: { type: 'string', format: 'uri', maxLength: ENQUEUE_LIMITS.urlLength, description: 'http or https; private addresses are refused unless --allow-targets covers them.' },
+      method: { type: 'string', enum: [...TARGET_METHODS] },
+      headers: {
+        type: 'object',
+        additionalProperties: { type: 'string' },
+        description: 'Sent on every attempt. Hop-by-hop and framing headers (Host, Content-Length, Connection, ...) are refused; an Idempotency-Key entry is taken as the key.',
+      },
+      body: { description: 'A string, sent as is; or any other JSON value, sent as JSON (content-type application/json unless given).' },
+      policyId: { type: 'string', description: 'A registered policy; default "default". Not with policy.' },
+      policy: { $ref: 'RetryPolicy#' },
+      idempotencyKey: { type: 'string', maxLength: ENQUEUE_LIMITS.keyLength, description: 'Sent as Idempotency-Key on every attempt; generated when absent.' },
+      delayMs: { type: 'integer', minimum: 0, description: 'First attempt this long after enqueue. Not with notBefore.' },
+      notBefore: { oneOf: [{ type: 'integer', minimum: 0 }, { type: 'string', format: 'date-time' }], description: 'First attempt not before this time (epoch ms or ISO 8601).' },
+    },
+  },
+  {
+    $id: 'Task',
+    description:
+      'A task as the API shows it. Internal fields are left out on purpose: the request hash, the lease owner, ' +
+      'fencing token and version (concurrency internals), the run bookkeeping and the tenant. Credential header ' +
+      'values (Authorization, Cookie, API keys) are shown as [redacted].',
+    type: 'object',
+    required: ['taskId', 'idempotencyKey', 'status', 'targetUrl', 'method', 'attemptNumber', 'createdAt', 'updatedAt'],
+    properties: {
+      taskId: { type: 'string', format: 'uuid' },
+      idempotencyKey: { type: 'string' },
+      status: { type: 'string', enum: Object.values(TaskStatus) },
+      targetUrl: { type: 'string' },
+      method: { type: 'string' },
+      headers: { type: 'object', additionalProperties: { type: 'string' }, description: 'Credential values shown as [redacted].' },
+      body: nullable('string'),
+      bodyRef: { ...nullable('string'), description: 'Set when the body is kept in the blob store (body is then null).' },
+      policyId: nullable('string'),
+      policy: { anyOf: [{ $ref: 'RetryPolicy#' }, { type: 'null' }] },
+      attemptNumber: { type: 'integer', description: 'Attempts made so far, replays included.' },
+      nextAttemptAt: { ...nullable('integer'), description: 'When a PENDING task is due (epoch ms).' },
+      createdAt: { type: 'integer' },
+      updatedAt: { type: 'integer' },
+      leaseExpiresAt: { ...nullable('integer'), description: 'When an IN_FLIGHT task is due again if its worker dies.' },
+      cancelRequested: { type: 'boolean' },
+      lastError: nullable('string'),
+      lastResponseStatus: nullable('integer'),
+      deadLetterReason: nullable('string'),
+    },
+  },
+  {
+    $id: 'TaskPage',
+    type: 'object',
+    required: ['items'],
+    properties: { items: { type: 'array', items: { $ref: 'Task#' } }, nextCursor: { type: 'string' } },
+  },
+  {
+    $id: 'Attempt',
+    type: 'object',
+    properties: {
+      attemptNumber: { type: 'integer' },
+      startedAt: { type: 'integer' },
+      durationMs: { type: 'number' },
+      responseStatus: nullable('integer'),
+      errorMessage: nullable('string'),
+      outcome: { type: 'string', enum: Object.values(AttemptOutcome) },
+      responseBodySnippet: { ...nullable('string'), description: 'The first 4 KiB of the response body.' },
+      nextAttemptAt: nullable('integer'),
+    },
+  },
+  {
+    $id: 'AttemptPage',
+    type: 'object',
+    required: ['items'],
+    properties: { items: { type: 'array', items: { $ref: 'Attempt#' } }, nextCursor: { type: 'string' } },
+  },
+  {
+    $id: 'PolicyPage',
+    type: 'object',
+    required: ['items'],
+    properties: { items: { type: 'array', items: { $ref: 'NamedPolicy#' } }, nextCursor: { type: 'string' } },
+  },
+  {
+    $id: 'BatchRequest',
+    type: 'object',
+    additionalProperties: false,
+    required: ['tasks'],
+    properties: { tasks: { type: 'array', maxItems: MAX_BATCH_TASKS, items: { $ref: 'EnqueueRequest#' } } },
+  },
+  {
+    $id: 'BatchResult',
+    type: 'object',
+    required: ['results'],
+    properties: {
+      results: {
+        type: 'array',
+        description: 'One entry per task, in order: 201 created, 200 replayed, or the error that entry got.',
+        items: {
+          type: 'object',
+          required: ['status'],
+          properties: { status: { type: 'integer' }, task: { $ref: 'Task#' }, error: { $ref: 'Problem#' } },
+        },
+      },
+    },
+  },
+] as const;
+
+/** `?cursor=&limit=` of every listing. */
+export const pageQuery = {
+  cursor: { type: 'string', maxLength: 1024, description: 'nextCursor of the previous page.' },
+  limit: { type: 'integer', minimum: 1, maximum: 1000, default: 50 },
+} as const;
+
+/** Error responses, documented with the problem media type. */
+export function problemResponses(...statuses: number[]): Record<number, unknown> {
+  const out: Record<number, unknown> = {};
+  for (const status of statuses) {
+    out[status] = { description: 'Problem details', content: { 'application/problem+json': { schema: { $ref: 'Problem#' } } } };
+  }
+  return out;
+}
+
+/** The route option that documents a body the application layer validates (see the note at the top). */
+export function documentBody(ref: string): { swaggerTransform: (input: { schema: object; url: string }) => { schema: object; url: string } } {
+  return {
+    swaggerTransform: ({ schema, url }) => ({ schema: { ...schema, body: { $ref: `${ref}#` } }, url }),
+  };
+}

@@ -1,0 +1,109 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { BlobNotFoundError } from './blob-store.js';
+import type { BlobStore } from './blob-store.js';
+
+// A plain name: no separator, no leading dot (so no `.`, `..` or hidden temp file), no NUL, bounded.
+const NAME = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}$/;
+
+/**
+ * Blobs as files, one directory per tenant: the ref `tenant/key` is the file `<dir>/tenant/key`.
+ *
+ * Each `put` writes a temporary file, fsyncs it, renames it into place and fsyncs the directory, so a
+ * blob is complete and durable before the task that refers to it is committed; a crash mid-write leaves
+ * only a `.…tmp` file that no ref can name. Tenant ids and keys must be plain names (letters, digits,
+ * `.`, `_`, `-`; not starting with `.`), which rules out path traversal; refs are checked the same way.
+ *
+ * @example
+ * ```ts
+ * const blobs = new FileBlobStore('./retryd.db.blobs');
+ * const ref = await blobs.put('default', taskId, largeBody);
+ * ```
+ */
+export class FileBlobStore implements BlobStore {
+  /** The root directory, absolute. */
+  readonly dir: string;
+  /** Directories already known to exist durably: spares a mkdir and fsyncs on every put. */
+  readonly #durableDirs = new Set<string>();
+
+  constructor(dir: string) {
+    this.dir = resolve(dir);
+  }
+
+  async put(tenantId: string, key: string, data: Buffer | string): Promise<string> {
+    checkName('tenantId', tenantId);
+    checkName('key', key);
+    const tenantDir = join(this.dir, tenantId);
+    await this.#ensureDurableDir(tenantDir);
+    const temp = join(tenantDir, `.${key}.${randomBytes(6).toString('hex')}.tmp`);
+    try {
+      const file = await open(temp, 'wx');
+      try {
+        await file.writeFile(data);
+        await file.sync();
+      } finally {
+        await file.close();
+      }
+      await rename(temp, join(tenantDir, key));
+    } catch (error) {
+      await rm(temp, { force: true });
+      throw error;
+    }
+    // The rename is only durable once the directory entry is.
+    await fsyncDir(tenantDir);
+    return `${tenantId}/${key}`;
+  }
+
+  async get(ref: string): Promise<Buffer> {
+    try {
+      return await readFile(this.#pathOf(ref));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new BlobNotFoundError(ref, { cause: error });
+      throw error;
+    }
+  }
+
+  async delete(ref: string): Promise<void> {
+    // Not fsynced: a delete that a crash undoes leaves an orphan blob, which is harmless.
+    await rm(this.#pathOf(ref), { force: true });
+  }
+
+  #pathOf(ref: string): string {
+    const parts = ref.split('/');
+    if (parts.length !== 2 || !parts.every((part) => NAME.test(part))) {
+      throw new TypeError(`Expected a blob ref of the form \`tenant/key\` made by put(), got ${JSON.stringify(ref)}.`);
+    }
+    return join(this.dir, ...parts);
+  }
+
+  /** Creates `dir` if missing, and fsyncs the parent of each directory created so the new entries survive. */
+  async #ensureDurableDir(dir: string): Promise<void> {
+    if (this.#durableDirs.has(dir)) return;
+    const firstCreated = await mkdir(dir, { recursive: true });
+    if (firstCreated !== undefined) {
+      for (let created = dir; ; created = dirname(created)) {
+        await fsyncDir(dirname(created));
+        if (created === firstCreated || dirname(created) === created) break;
+      }
+    }
+    this.#durableDirs.add(dir);
+  }
+}
+
+function checkName(field: 'tenantId' | 'key', value: string): void {
+  if (!NAME.test(value)) {
+    throw new TypeError(
+      `Expected \`${field}\` to be 1 to 200 letters, digits, '.', '_' or '-', not starting with '.'; got ${JSON.stringify(value)}.`,
+    );
+  }
+}
+
+async function fsyncDir(dir: string): Promise<void> {
+  const handle = await open(dir, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}

@@ -1,0 +1,25 @@
+#!/usr/bin/env node
+import { readFileSync } from 'node:fs';
+import { Command, CommanderError } from 'commander';
+import { isUsageError, serveCommand } from './serve-command.js';
+
+const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+
+const program = new Command('retryd')
+  .description('retryd: a durable service that retries HTTP calls with the same Idempotency-Key on every attempt.')
+  .version(pkg.version)
+  .addCommand(serveCommand())
+  .exitOverride();
+
+try {
+  await program.parseAsync(process.argv);
+} catch (error) {
+  if (error instanceof CommanderError) {
+    process.exitCode = error.exitCode;
+  } else if (isUsageError(error)) {
+    console.error(`retryd: ${error.message}`);
+    process.exitCode = 2;
+  } else {
+    throw error;
+  }
+}

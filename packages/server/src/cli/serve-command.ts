@@ -1,0 +1,96 @@
+import { Command, Option } from 'commander';
+import { InvalidAllowListError } from '../security/target-guard.js';
+import { StoreUrlError } from '../store/open-store.js';
+import { createLogger } from '../service/logger.js';
+import { ConfigError, DEFAULT_CONFIG, parseIntegerOption, parseListOption, type RetrydConfig } from '../service/retryd-config.js';
+import { startRetryd } from '../service/start-retryd.js';
+
+const int = (flag: string, min: number, max?: number) => (value: string) => parseIntegerOption(flag, value, min, max);
+
+/** `retryd serve`: the HTTP API and the workers in one process. */
+export function serveCommand(): Command {
+  return new Command('serve')
+    .description('Run the retryd HTTP API and its workers in one process.')
+    .addOption(new Option('--port <port>', 'HTTP port to listen on (0 picks a free one)').env('RETRYD_PORT').default(DEFAULT_CONFIG.port).argParser(int('--port', 0, 65535)))
+    .addOption(new Option('--host <host>', 'interface to listen on; 0.0.0.0 serves every interface').env('RETRYD_HOST').default(DEFAULT_CONFIG.host))
+    .addOption(
+      new Option('--store <url>', 'where tasks live: sqlite:<file> (embedded, the default), later postgres://… and redis://…')
+        .env('RETRYD_STORE')
+        .default(DEFAULT_CONFIG.store),
+    )
+    .addOption(
+      new Option('--concurrency <n>', 'most dispatches in flight at once').env('RETRYD_CONCURRENCY').default(DEFAULT_CONFIG.concurrency).argParser(int('--concurrency', 1, 100_000)),
+    )
+    .addOption(
+      new Option(
+        '--allow-targets <cidrs>',
+        'comma-separated CIDRs exempt from the block on loopback, private, link-local and metadata targets (e.g. 127.0.0.1/32 for local testing)',
+      )
+        .env('RETRYD_ALLOW_TARGETS')
+        .default(DEFAULT_CONFIG.allowTargets, 'none')
+        .argParser(parseListOption),
+    )
+    .addOption(
+      new Option('--attempt-timeout <ms>', 'most time one attempt may take (connect, send, response headers)')
+        .env('RETRYD_ATTEMPT_TIMEOUT_MS')
+        .default(DEFAULT_CONFIG.attemptTimeoutMs)
+        .argParser(int('--attempt-timeout', 1)),
+    )
+    .addOption(
+      new Option('--visibility-timeout <ms>', 'lease on a claimed task: if its worker dies, the task is due again this long after the claim (default: attempt timeout + 30000)')
+        .env('RETRYD_VISIBILITY_TIMEOUT_MS')
+        .argParser(int('--visibility-timeout', 1)),
+    )
+    .addOption(
+      new Option('--grace <ms>', 'at SIGTERM/SIGINT, how long in-flight calls may finish before their leases are handed back')
+        .env('RETRYD_GRACE_MS')
+        .default(DEFAULT_CONFIG.graceMs)
+        .argParser(int('--grace', 0)),
+    )
+    .addOption(
+      new Option('--sync <mode>', 'SQLite durability: full fsyncs every commit (nothing acknowledged is lost); normal may lose the last commits on power loss')
+        .env('RETRYD_SQLITE_SYNC')
+        .choices(['full', 'normal'])
+        .default(DEFAULT_CONFIG.sqliteSync),
+    )
+    .addOption(new Option('--log-level <level>', 'log level').env('RETRYD_LOG_LEVEL').choices(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default(DEFAULT_CONFIG.logLevel))
+    .action(async (options: RetrydConfig) => {
+      const logger = createLogger(options.logLevel);
+      let service;
+      try {
+        service = await startRetryd(options, logger);
+      } catch (error) {
+        if (isUsageError(error)) {
+          console.error(`retryd: ${error.message}`);
+          process.exitCode = 2;
+          return;
+        }
+        logger.fatal({ event: 'start_failed', err: error }, error instanceof Error ? error.message : String(error));
+        process.exitCode = 1;
+        return;
+      }
+      let signals = 0;
+      const shutdown = (signal: NodeJS.Signals) => {
+        signals += 1;
+        if (signals > 1) {
+          logger.warn({ event: 'forced_stop', signal }, 'second signal: exiting without waiting');
+          process.exit(1);
+        }
+        logger.info({ event: 'stopping', signal }, 'stopping: finishing in-flight calls');
+        service.close().then(
+          () => process.exit(0),
+          (error: unknown) => {
+            logger.error({ event: 'stop_failed', err: error }, 'stop failed');
+            process.exit(1);
+          },
+        );
+      };
+      process.on('SIGTERM', shutdown);
+      process.on('SIGINT', shutdown);
+    });
+}
+
+/** Errors that mean the operator's flags are wrong: told in one line, exit code 2, no stack. */
+export function isUsageError(error: unknown): error is Error {
+  return error instanceof ConfigError || error instanceof InvalidAllowListError || error instanceof StoreUrlError;
+}

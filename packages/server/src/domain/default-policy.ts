@@ -1,0 +1,21 @@
+import type { RetryPolicy } from '@retryd/core';
+
+/** The id of the policy that exists from the start and applies when a task names none. */
+export const DEFAULT_POLICY_ID = 'default';
+
+/**
+ * The `default` policy, registered for every tenant at start-up (an existing one is left as the operator set it):
+ * 10 attempts; exponential from 1 s, ×3, capped at 1 h (1 s, 3 s, 9 s, … 36 min, 1 h); equal jitter, so a retry
+ * waits at least half its step yet many failing tasks spread out; a 24 h budget from the first attempt with 30 s
+ * (the default attempt timeout) kept for the call; the standard retryable statuses.
+ */
+export const DEFAULT_SERVICE_POLICY: Readonly<RetryPolicy> = Object.freeze({
+  maxAttempts: 10,
+  backoffType: 'EXPONENTIAL',
+  initialDelayMs: 1_000,
+  multiplier: 3,
+  maxDelayMs: 3_600_000,
+  jitterType: 'EQUAL',
+  totalBudgetMs: 86_400_000,
+  estimatedCallMs: 30_000,
+});

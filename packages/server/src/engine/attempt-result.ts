@@ -1,0 +1,35 @@
+import type { HeadersLike } from '@retryd/core';
+import type { RetryTask } from '../domain/task.js';
+
+/**
+ * What one HTTP attempt came back with: a response (any status), or an error that kept it from getting one.
+ * A dispatcher never throws; every failure is an `error` result with a readable `message`.
+ */
+export type AttemptResult =
+  | {
+      kind: 'response';
+      status: number;
+      headers: HeadersLike;
+      /** The first 4 KiB of the body as UTF-8, or null when it was empty. */
+      bodySnippet: string | null;
+    }
+  | {
+      kind: 'error';
+      /** The original error (its `code` and `cause` chain are what `classifyError` reads). */
+      error: unknown;
+      /** One line for the attempt log, e.g. `connect ECONNREFUSED 127.0.0.1:9 (ECONNREFUSED)`. */
+      message: string;
+    };
+
+/**
+ * Makes one attempt of a task's HTTP call. {@link HttpDispatcher} is the real one; the engine takes any, so a
+ * guarded client (SSRF checks at connect time) or a test double can stand in.
+ */
+export interface AttemptDispatcher {
+  /** Sends the task's request as attempt `attemptNumber` (1-based over the task's life). Never rejects. */
+  dispatch(task: RetryTask, attemptNumber: number): Promise<AttemptResult>;
+  /** Lets calls in flight finish, then closes idle connections. */
+  close(): Promise<void>;
+  /** Aborts calls in flight (they resolve as `error` results) and closes every connection. */
+  destroy(): Promise<void>;
+}

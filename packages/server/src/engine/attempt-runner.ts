@@ -1,0 +1,184 @@
+import type { Clock, Random, RetryPolicy } from '@retryd/core';
+import type { RetryTask } from '../domain/task.js';
+import type { AttemptCompletion } from '../store/store.js';
+import type { AttemptDispatcher, AttemptResult } from './attempt-result.js';
+import type { QueuedCompletion } from './completion-batcher.js';
+import { decideAttemptOutcome, decideBeforeAttempt } from './decide-outcome.js';
+import { describeError, type TimeoutSettings } from './describe-error.js';
+import type { EngineErrorContext } from './engine-errors.js';
+import type { PolicyResolver } from './policy-resolver.js';
+import { StoreBackoff } from './store-backoff.js';
+
+/** A task this engine claimed and has not yet settled (its completion is not yet written). */
+export interface Held {
+  task: RetryTask;
+  leaseExpiresAt: number;
+  /** Its attempt has not ended yet: at shutdown its lease must be handed back. */
+  open: boolean;
+  /** Handed back at shutdown: whatever its attempt returns is dropped. */
+  released: boolean;
+}
+
+/** Options of {@link AttemptRunner}. */
+export interface AttemptRunnerOptions {
+  dispatcher: AttemptDispatcher;
+  policies: PolicyResolver;
+  clock: Clock;
+  /** "Now" in whole epoch ms. */
+  now: () => number;
+  random: Random;
+  workerId: string;
+  leaseMs: number;
+  timeouts: TimeoutSettings;
+  /** Queues an attempt's completion for the group commit. */
+  submit: (item: QueuedCompletion) => void;
+  /** An attempt ended: capacity is free again. */
+  onAttemptEnded: () => void;
+  report: (error: unknown, context: EngineErrorContext) => void;
+}
+
+/**
+ * Runs the attempts of claimed tasks: resolves each task's policy (cached, so usually without a store read),
+ * checks it may go ahead, makes the HTTP call, decides the outcome and hands the completion to the batcher. Keeps
+ * account of what is held and in flight for the scheduler's capacity, the reaper and shutdown.
+ */
+export class AttemptRunner {
+  /** Tasks claimed and not yet settled, by task id. */
+  readonly held = new Map<string, Held>();
+  /** Claimed tasks whose attempt has not ended (including those still waiting for their policy). */
+  inFlight = 0;
+  private launching = true;
+  private idleWaiters: (() => void)[] = [];
+
+  constructor(private readonly options: AttemptRunnerOptions) {}
+
+  /** Takes over freshly claimed tasks; with `launch` false (stopping) they are only held, for shutdown to release. */
+  run(tasks: readonly RetryTask[], launch: boolean): void {
+    const entries: Held[] = [];
+    for (const task of tasks) {
+      const entry: Held = { task, leaseExpiresAt: task.leaseExpiresAt ?? this.options.now() + this.options.leaseMs, open: true, released: false };
+      this.held.set(task.taskId, entry);
+      entries.push(entry);
+    }
+    if (!launch) return;
+    this.inFlight += entries.length;
+    const policies: RetryPolicy[] = [];
+    for (const { task } of entries) {
+      const policy = this.options.policies.cached(task);
+      if (policy === undefined) {
+        void this.resolveThenLaunch(entries);
+        return;
+      }
+      policies.push(policy);
+    }
+    this.launch(entries, policies);
+  }
+
+  /** Starts no more attempts whose policy is still being read (shutdown). */
+  stopLaunching(): void {
+    this.launching = false;
+  }
+
+  /** Resolves when no attempt is in flight, or at `deadline` (epoch ms), whichever is first. */
+  async whenIdle(deadline: number): Promise<void> {
+    if (this.inFlight === 0) return;
+    const idle = new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+    const timer = new AbortController();
+    const over = this.options.clock.sleep(Math.max(0, deadline - this.options.now()), timer.signal).catch(() => undefined);
+    await Promise.race([idle, over]);
+    timer.abort();
+  }
+
+  /** Removes and returns the held tasks whose attempt has not ended, marked released (their results are dropped). */
+  releaseOpen(): Held[] {
+    const open = [...this.held.values()].filter((entry) => entry.open);
+    for (const entry of open) {
+      entry.released = true;
+      this.held.delete(entry.task.taskId);
+    }
+    return open;
+  }
+
+  private async resolveThenLaunch(entries: Held[]): Promise<void> {
+    const backoff = new StoreBackoff(this.options.clock);
+    for (;;) {
+      try {
+        this.launch(entries, await this.options.policies.resolve(entries.map((entry) => entry.task)));
+        return;
+      } catch (error) {
+        this.options.report(error, { operation: 'resolve_policy' });
+        if (!this.launching) {
+          // Never started: shutdown hands their leases back.
+          for (let i = 0; i < entries.length; i++) this.ended();
+          return;
+        }
+        await backoff.wait();
+      }
+    }
+  }
+
+  private launch(entries: Held[], policies: RetryPolicy[]): void {
+    const now = this.options.now();
+    for (let i = 0; i < entries.length; i++) {
+      const entry = entries[i] as Held;
+      const policy = policies[i] as RetryPolicy;
+      let early: AttemptCompletion | null;
+      try {
+        early = decideBeforeAttempt(entry.task, policy, now);
+      } catch (error) {
+        // An illegal lifecycle move: the store handed over a task that is not IN_FLIGHT. Leave it to its lease.
+        this.options.report(error, { operation: 'decide', taskId: entry.task.taskId });
+        entry.open = false;
+        this.held.delete(entry.task.taskId);
+        this.ended();
+        continue;
+      }
+      if (early === null) {
+        void this.attempt(entry, policy);
+      } else {
+        entry.open = false;
+        this.options.submit({ completion: early, leaseExpiresAt: entry.leaseExpiresAt });
+        this.ended();
+      }
+    }
+  }
+
+  private async attempt(entry: Held, policy: RetryPolicy): Promise<void> {
+    const { task } = entry;
+    const { clock } = this.options;
+    const startedAt = this.options.now();
+    const started = clock.now();
+    let result: AttemptResult;
+    try {
+      result = await this.options.dispatcher.dispatch(task, task.attemptNumber + 1);
+    } catch (error) {
+      // The built-in dispatcher never rejects; a substitute might.
+      result = { kind: 'error', error, message: describeError(error, this.options.timeouts) };
+    }
+    entry.open = false;
+    if (!entry.released) {
+      let completion: AttemptCompletion | undefined;
+      try {
+        const durationMs = clock.now() - started;
+        const ctx = { policy, now: this.options.now(), random: this.options.random, workerId: this.options.workerId };
+        completion = decideAttemptOutcome(task, { startedAt, durationMs, result }, ctx);
+      } catch (error) {
+        // Only an illegal lifecycle move gets here (a store handed over a task that is not IN_FLIGHT); its lease will lapse.
+        this.options.report(error, { operation: 'decide', taskId: task.taskId });
+        this.held.delete(task.taskId);
+      }
+      if (completion !== undefined) this.options.submit({ completion, leaseExpiresAt: entry.leaseExpiresAt });
+    }
+    this.ended();
+  }
+
+  private ended(): void {
+    this.inFlight--;
+    if (this.inFlight === 0) {
+      const waiters = this.idleWaiters;
+      this.idleWaiters = [];
+      for (const resolve of waiters) resolve();
+    }
+    this.options.onAttemptEnded();
+  }
+}

@@ -1,0 +1,36 @@
+/** What the engine was doing when something failed: the `context` argument of `onError`. */
+export interface EngineErrorContext {
+  operation: 'claim' | 'complete' | 'release' | 'reap' | 'resolve_policy' | 'decide' | 'hook';
+  /** The task concerned, when there is one. */
+  taskId?: string;
+}
+
+/**
+ * A completion the store refused because the task's fencing token had moved on: the lease lapsed and the task now
+ * has a new owner (or was reaped). The result is dropped — overwriting the new owner's state would be worse.
+ */
+export class FencedOutError extends Error {
+  override readonly name = 'FencedOutError';
+  readonly code = 'FENCED_OUT';
+  constructor(
+    readonly taskId: string,
+    readonly fencingToken: number,
+  ) {
+    super(`completion of task ${taskId} with fencing token ${fencingToken} was fenced out: the task has a new owner`);
+  }
+}
+
+/**
+ * An attempt result that could not be written before its lease lapsed (the store kept failing) or before shutdown
+ * ended. The attempt is not lost from the record: whoever reaps the lapsed lease logs it as `lease_expired`.
+ */
+export class CompletionAbandonedError extends Error {
+  override readonly name = 'CompletionAbandonedError';
+  readonly code = 'COMPLETION_ABANDONED';
+  constructor(
+    readonly taskId: string,
+    reason: string,
+  ) {
+    super(`result of task ${taskId} was not recorded: ${reason}; its lease will lapse and be reaped`);
+  }
+}

@@ -1,0 +1,116 @@
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { systemClock, type Clock, type Random } from '@retryd/core';
+import type { AttemptLog, RetryTask } from '../domain/task.js';
+import type { Store } from '../store/store.js';
+import type { AttemptDispatcher } from './attempt-result.js';
+import type { EngineErrorContext } from './engine-errors.js';
+import type { LoadBody } from './http-dispatcher.js';
+
+/** Options of {@link Engine}. Only `store` is required. */
+export interface EngineOptions {
+  /** Where tasks live; the engine claims and completes through it (the caller opens, inits and closes it). */
+  store: Store;
+  /** Reads `bodyRef` bodies from the blob store (`BlobStore.get`). */
+  loadBody?: LoadBody;
+  /** Makes the HTTP attempts. Default: an {@link HttpDispatcher} built from the timeouts below. */
+  dispatcher?: AttemptDispatcher;
+  /** Default `systemClock`. */
+  clock?: Clock;
+  /** Default `Math.random`. */
+  random?: Random;
+  /** This worker's name on leases and in attempt logs. Default `<hostname>-<pid>-<6 hex>`. */
+  workerId?: string;
+  /** Most attempts in flight at once. Default 256. */
+  concurrency?: number;
+  /** Most tasks claimed by one `claimDue`. Default 128. */
+  claimBatchSize?: number;
+  /** Lease (visibility timeout) of a claimed task, in ms. Default `attemptTimeoutMs + 30 000`. */
+  leaseMs?: number;
+  /** Most time one attempt may take (connect, request, response headers, snippet), in ms. Default 30 000. */
+  attemptTimeoutMs?: number;
+  /** TCP/TLS connect timeout, in ms. Default 5 000. */
+  connectTimeoutMs?: number;
+  /** Keep-alive connections per origin. Default `concurrency`. */
+  connectionsPerOrigin?: number;
+  /** How long a named policy is cached, in ms (see also `invalidatePolicy`). Default 1 000. */
+  policyCacheMs?: number;
+  /**
+   * Longest an idle engine sleeps before looking at the store again, in ms: picks up work it was not woken for
+   * (tasks written by another instance, leases taken by one). Default 5 000.
+   */
+  maxIdleMs?: number;
+  /** Called with every task that ends FAILED or EXHAUSTED, after the change is durable. */
+  onDeadLetter?: (task: RetryTask) => void;
+  /** Called with every recorded attempt and the task as it stands after it, once durable. */
+  onAttempt?: (task: RetryTask, attempt: AttemptLog) => void;
+  /** Called with every failure the engine survives (store errors, fenced-out completions, a throwing hook). */
+  onError?: (error: unknown, context: EngineErrorContext) => void;
+}
+
+/** Options of {@link Engine.stop}. */
+export interface StopOptions {
+  /**
+   * How long attempts in flight may take to finish, in ms; afterwards they are aborted and their leases handed back.
+   * Results are then written within 5 s more at most. Default 10 000.
+   */
+  graceMs?: number;
+}
+
+/** {@link EngineOptions} with defaults applied. */
+export interface ResolvedEngineOptions {
+  clock: Clock;
+  random: Random;
+  workerId: string;
+  concurrency: number;
+  claimBatchSize: number;
+  leaseMs: number;
+  attemptTimeoutMs: number;
+  connectTimeoutMs: number;
+  connectionsPerOrigin: number;
+  policyCacheMs: number;
+  maxIdleMs: number;
+}
+
+function check(name: string, value: number | undefined, min: number, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || value < min) {
+    throw new RangeError(`Expected \`${name}\` to be an integer >= ${min}, got ${String(value)}.`);
+  }
+  return value;
+}
+
+/** The default worker id: `<hostname>-<pid>-<6 hex>`, unique across restarts of the same process id. */
+export function defaultWorkerId(): string {
+  return `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
+}
+
+/**
+ * Applies defaults and validates (exact messages naming the option and the rule).
+ * @throws RangeError e.g. ``Expected `concurrency` to be an integer >= 1, got 0.``
+ */
+export function resolveEngineOptions(options: EngineOptions): ResolvedEngineOptions {
+  const concurrency = check('concurrency', options.concurrency, 1, 256);
+  const attemptTimeoutMs = check('attemptTimeoutMs', options.attemptTimeoutMs, 1, 30_000);
+  const leaseMs = check('leaseMs', options.leaseMs, 1, attemptTimeoutMs + 30_000);
+  // A lease that can lapse while its attempt is still allowed to run would hand a live task to another worker.
+  if (leaseMs <= attemptTimeoutMs) {
+    throw new RangeError(`Expected \`leaseMs\` to be greater than \`attemptTimeoutMs\` (${attemptTimeoutMs}), got ${leaseMs}.`);
+  }
+  if (options.workerId !== undefined && options.workerId.trim() === '') {
+    throw new RangeError('Expected `workerId` to be a non-empty string.');
+  }
+  return {
+    clock: options.clock ?? systemClock,
+    random: options.random ?? Math.random,
+    workerId: options.workerId ?? defaultWorkerId(),
+    concurrency,
+    claimBatchSize: check('claimBatchSize', options.claimBatchSize, 1, 128),
+    leaseMs,
+    attemptTimeoutMs,
+    connectTimeoutMs: check('connectTimeoutMs', options.connectTimeoutMs, 1, 5_000),
+    connectionsPerOrigin: check('connectionsPerOrigin', options.connectionsPerOrigin, 1, concurrency),
+    policyCacheMs: check('policyCacheMs', options.policyCacheMs, 0, 1_000),
+    maxIdleMs: check('maxIdleMs', options.maxIdleMs, 1, 5_000),
+  };
+}

@@ -1,0 +1,291 @@
+import type { RetryPolicy } from '@retryd/core';
+import type { RetryTask } from '../domain/task.js';
+import type { CompletionResult, Store } from '../store/store.js';
+import type { AttemptDispatcher } from './attempt-result.js';
+import { AttemptRunner, type Held } from './attempt-runner.js';
+import { CompletionBatcher, type QueuedCompletion } from './completion-batcher.js';
+import { decideLeaseExpired } from './decide-outcome.js';
+import { DueTimer } from './due-timer.js';
+import { CompletionAbandonedError, FencedOutError, type EngineErrorContext } from './engine-errors.js';
+import { resolveEngineOptions, type EngineOptions, type ResolvedEngineOptions, type StopOptions } from './engine-options.js';
+import { HttpDispatcher } from './http-dispatcher.js';
+import { LeaseReaper } from './lease-reaper.js';
+import { PolicyResolver } from './policy-resolver.js';
+import { StoreBackoff } from './store-backoff.js';
+
+/** Extra time after the grace period for writing the last results and handing back leases, in ms. */
+const SETTLE_MS = 5_000;
+
+/**
+ * The scheduler and worker: claims due tasks in batches, makes their HTTP attempts (at most `concurrency` at once),
+ * decides each outcome with `@retryd/core` and group-commits the results.
+ *
+ * It never scans: it claims while tasks are due and capacity allows, then sleeps on one timer aimed at the store's
+ * `nextDueAt()` (and the lease reaper on `nextLeaseExpiryAt()`); {@link Engine.wake} starts a claim at once.
+ * Store failures are survived with a back-off; attempt results are kept and rewritten while their lease holds.
+ *
+ * @example
+ * ```ts
+ * const engine = new Engine({ store, loadBody: (ref) => blobs.get(ref), onDeadLetter: (t) => log.warn(t) });
+ * await engine.start();
+ * // after an enqueue: engine.wake();
+ * await engine.stop({ graceMs: 10_000 });
+ * ```
+ */
+export class Engine implements AsyncDisposable {
+  /** This worker's name on leases and in attempt logs. */
+  readonly workerId: string;
+  private readonly store: Store;
+  private readonly opts: ResolvedEngineOptions;
+  private readonly dispatcher: AttemptDispatcher;
+  private readonly policies: PolicyResolver;
+  private readonly batcher: CompletionBatcher;
+  private readonly reaper: LeaseReaper;
+  private readonly dueTimer: DueTimer;
+  private readonly claimBackoff: StoreBackoff;
+  private readonly runner: AttemptRunner;
+  private state: 'new' | 'running' | 'stopping' | 'stopped' = 'new';
+  private claiming: Promise<void> | undefined;
+  /** Tasks may be due now: claim when capacity allows. When false, the due timer is armed. */
+  private maybeDue = false;
+  /** A wake-up arrived during the claim in progress. */
+  private woken = false;
+  private stopping: Promise<void> | undefined;
+  /** Claim only when at least this much capacity is free, so a busy engine claims in batches, not one by one. */
+  private readonly claimLowWater: number;
+
+  constructor(private readonly options: EngineOptions) {
+    this.opts = resolveEngineOptions(options);
+    this.store = options.store;
+    this.workerId = this.opts.workerId;
+    this.claimLowWater = Math.max(1, Math.min(this.opts.claimBatchSize, Math.ceil(this.opts.concurrency / 4)));
+    this.dispatcher =
+      options.dispatcher ??
+      new HttpDispatcher({
+        loadBody: options.loadBody,
+        attemptTimeoutMs: this.opts.attemptTimeoutMs,
+        connectTimeoutMs: this.opts.connectTimeoutMs,
+        connectionsPerOrigin: this.opts.connectionsPerOrigin,
+      });
+    this.policies = new PolicyResolver({
+      store: this.store,
+      now: () => this.now(),
+      ttlMs: this.opts.policyCacheMs,
+      onMissing: (error) => this.report(error, { operation: 'resolve_policy' }),
+    });
+    this.batcher = new CompletionBatcher({
+      store: this.store,
+      clock: this.opts.clock,
+      now: () => this.now(),
+      onResults: (items, results) => this.onResults(items, results),
+      onWriteError: (error) => this.report(error, { operation: 'complete' }),
+      onGiveUp: (item, reason) => this.onGiveUp(item, reason),
+    });
+    this.reaper = new LeaseReaper({
+      store: this.store,
+      clock: this.opts.clock,
+      now: () => this.now(),
+      batchSize: this.opts.claimBatchSize,
+      maxIdleMs: this.opts.maxIdleMs,
+      holds: (taskId) => this.runner.held.has(taskId),
+      reap: (tasks) => this.reap(tasks),
+      onError: (error) => this.report(error, { operation: 'reap' }),
+    });
+    this.runner = new AttemptRunner({
+      dispatcher: this.dispatcher,
+      policies: this.policies,
+      clock: this.opts.clock,
+      now: () => this.now(),
+      random: this.opts.random,
+      workerId: this.workerId,
+      leaseMs: this.opts.leaseMs,
+      timeouts: { attemptTimeoutMs: this.opts.attemptTimeoutMs, connectTimeoutMs: this.opts.connectTimeoutMs },
+      submit: (item) => this.batcher.add(item),
+      onAttemptEnded: () => this.pump(),
+      report: (error, context) => this.report(error, context),
+    });
+    this.dueTimer = new DueTimer(this.opts.clock, () => this.wake());
+    this.claimBackoff = new StoreBackoff(this.opts.clock);
+  }
+
+  /** Attempts in flight and results not yet written: for readiness checks and metrics. */
+  get load(): { inFlight: number; held: number; unwrittenResults: number } {
+    return { inFlight: this.runner.inFlight, held: this.runner.held.size, unwrittenResults: this.batcher.size };
+  }
+
+  /** Starts claiming due tasks and reaping lapsed leases. */
+  async start(): Promise<void> {
+    if (this.state !== 'new') throw new Error(`Engine cannot start: it is ${this.state}.`);
+    this.state = 'running';
+    this.reaper.start();
+    this.wake();
+  }
+
+  /** Work may be due now (a task was enqueued, replayed or released): claim at once instead of waiting for the timer. */
+  wake(): void {
+    if (this.state !== 'running') return;
+    this.woken = true;
+    this.maybeDue = true;
+    this.dueTimer.clear();
+    this.pump();
+  }
+
+  /** Forgets a cached named policy so the next decision reads it afresh (after `PUT /retry-policies/{id}`). */
+  invalidatePolicy(tenantId: string, policyId: string): void {
+    this.policies.invalidate(tenantId, policyId);
+  }
+
+  /**
+   * Stops claiming, lets attempts in flight finish within `graceMs`, aborts the rest and hands their leases back
+   * (they become due at once, no attempt counted), writes every result it has, and resolves when idle.
+   */
+  stop(options: StopOptions = {}): Promise<void> {
+    this.stopping ??= this.shutdown(options.graceMs ?? 10_000);
+    return this.stopping;
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.stop();
+  }
+
+  private now(): number {
+    // Whole ms: every time the engine writes is an epoch-ms integer, whatever the clock's resolution.
+    return Math.floor(this.opts.clock.now());
+  }
+
+  /** Arms the due timer for `at` unless stopping: a timer left armed after stop() would keep the process alive. */
+  private aim(at: number): void {
+    if (this.state === 'running') this.dueTimer.aimAt(at);
+  }
+
+  private pump(): void {
+    if (this.state !== 'running' || this.claiming !== undefined || !this.maybeDue) return;
+    // Back-pressure: while the store falls behind on results, do not take on more work.
+    if (this.batcher.size >= 4 * this.opts.concurrency) return;
+    const { inFlight } = this.runner;
+    const free = this.opts.concurrency - inFlight;
+    if (free <= 0 || (free < this.claimLowWater && inFlight > 0)) return;
+    this.claiming = this.claim(Math.min(this.opts.claimBatchSize, free)).finally(() => {
+      this.claiming = undefined;
+      this.pump();
+    });
+  }
+
+  private async claim(limit: number): Promise<void> {
+    this.woken = false;
+    try {
+      const tasks = await this.store.claimDue(this.now(), { limit, leaseMs: this.opts.leaseMs, workerId: this.workerId });
+      this.claimBackoff.reset();
+      // Claimed while stopping: held but never started; shutdown hands them back.
+      if (tasks.length > 0) this.runner.run(tasks, this.state === 'running');
+      let moreDue = tasks.length >= limit;
+      if (!moreDue) {
+        const next = await this.store.nextDueAt();
+        const now = this.now();
+        moreDue = next !== null && next <= now;
+        if (!moreDue) this.aim(Math.min(next ?? Infinity, now + this.opts.maxIdleMs));
+      }
+      this.maybeDue = moreDue || this.woken;
+    } catch (error) {
+      this.report(error, { operation: 'claim' });
+      this.maybeDue = false;
+      this.aim(this.now() + this.claimBackoff.nextDelayMs);
+      this.claimBackoff.failed();
+    }
+  }
+
+  private async reap(tasks: RetryTask[]): Promise<void> {
+    const policies = await this.policies.resolve(tasks);
+    const now = this.now();
+    const written = tasks.map((task, i) => {
+      const completion = decideLeaseExpired(task, { policy: policies[i] as RetryPolicy, now, random: this.opts.random, workerId: this.workerId });
+      return new Promise<void>((resolve) =>
+        this.batcher.add({ completion, leaseExpiresAt: now, fromReaper: true, onSettled: () => resolve() }),
+      );
+    });
+    await Promise.all(written);
+  }
+
+  private onResults(items: readonly QueuedCompletion[], results: readonly CompletionResult[]): void {
+    let earliest = Infinity;
+    for (let i = 0; i < items.length; i++) {
+      const item = items[i] as QueuedCompletion;
+      const result = results[i];
+      const { completion } = item;
+      if (!item.fromReaper) this.runner.held.delete(completion.taskId);
+      if (result === undefined || result.kind === 'fenced_out') {
+        // Another instance's reaper winning the race for the same lapsed lease is normal, not an error.
+        if (!item.fromReaper) this.report(new FencedOutError(completion.taskId, completion.fencingToken), { operation: 'complete', taskId: completion.taskId });
+        continue;
+      }
+      const { task } = result;
+      if (completion.attempt !== undefined && this.options.onAttempt !== undefined) this.hook(this.options.onAttempt, task, completion.attempt);
+      if ((task.status === 'FAILED' || task.status === 'EXHAUSTED') && this.options.onDeadLetter !== undefined) this.hook(this.options.onDeadLetter, task);
+      if (task.status === 'PENDING' && task.nextAttemptAt !== null && task.nextAttemptAt < earliest) earliest = task.nextAttemptAt;
+    }
+    if (earliest !== Infinity) this.aim(earliest);
+    this.pump();
+  }
+
+  private onGiveUp(item: QueuedCompletion, reason: string): void {
+    if (item.fromReaper) return;
+    this.runner.held.delete(item.completion.taskId);
+    this.reaper.nudge(item.leaseExpiresAt);
+    this.report(new CompletionAbandonedError(item.completion.taskId, reason), { operation: 'complete', taskId: item.completion.taskId });
+  }
+
+  private hook<A extends unknown[]>(fn: (...args: A) => void, ...args: A): void {
+    try {
+      fn(...args);
+    } catch (error) {
+      this.report(error, { operation: 'hook' });
+    }
+  }
+
+  private report(error: unknown, context: EngineErrorContext): void {
+    try {
+      this.options.onError?.(error, context);
+    } catch {
+      // A failing error hook must not take the engine down with it.
+    }
+  }
+
+  private async shutdown(graceMs: number): Promise<void> {
+    const deadline = this.now() + graceMs;
+    const wasRunning = this.state === 'running';
+    this.state = 'stopping';
+    this.dueTimer.clear();
+    this.claimBackoff.interrupt();
+    this.runner.stopLaunching();
+    const reaperStopped = this.reaper.stop();
+    await this.claiming;
+    if (wasRunning) await this.runner.whenIdle(deadline);
+    const open = this.runner.releaseOpen();
+    if (open.length > 0) {
+      // Abort first, release second: no attempt of ours may still be on the wire when another worker takes the task.
+      await this.dispatcher.destroy();
+      await this.release(open, deadline + SETTLE_MS);
+    } else {
+      await this.dispatcher.close();
+    }
+    await this.batcher.drain(Math.max(deadline, this.now()) + SETTLE_MS);
+    await reaperStopped;
+    this.state = 'stopped';
+  }
+
+  private async release(entries: Held[], deadline: number): Promise<void> {
+    const leases = entries.map(({ task }) => ({ tenantId: task.tenantId, taskId: task.taskId, fencingToken: task.fencingToken }));
+    const backoff = new StoreBackoff(this.opts.clock);
+    for (;;) {
+      try {
+        await this.store.releaseLeases(leases, this.now());
+        return;
+      } catch (error) {
+        this.report(error, { operation: 'release' });
+        // Given up: the leases lapse and the reaper (this instance's next run, or another's) frees the tasks.
+        if (this.now() + backoff.nextDelayMs > deadline) return;
+        await backoff.wait();
+      }
+    }
+  }
+}

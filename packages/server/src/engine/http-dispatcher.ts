@@ -1,0 +1,239 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import { Agent, type Dispatcher } from 'undici';
+import type { RetryTask } from '../domain/task.js';
+import type { AttemptDispatcher, AttemptResult } from './attempt-result.js';
+import { describeError } from './describe-error.js';
+
+/** Reads a large body that the task keeps in the blob store (`bodyRef`): a `BlobStore.get`. */
+export type LoadBody = (ref: string) => Promise<Uint8Array | string>;
+
+/** Options of {@link HttpDispatcher}. */
+export interface HttpDispatcherOptions {
+  /** Loads `bodyRef` bodies. Without it, a task with a `bodyRef` fails its attempt with a clear message. */
+  loadBody?: LoadBody | undefined;
+  /** Most time one attempt may take, from sending the request to reading the snippet, in ms. Default 30 000. */
+  attemptTimeoutMs?: number | undefined;
+  /** Most time to open a TCP (and TLS) connection, in ms. Default 5 000. */
+  connectTimeoutMs?: number | undefined;
+  /** Most connections to one origin (keep-alive pool size). Default 256. */
+  connectionsPerOrigin?: number | undefined;
+  /** How long an idle keep-alive connection is kept, in ms. Default 4 000 (below Node's server default of 5 s). */
+  keepAliveTimeoutMs?: number | undefined;
+  /**
+   * The undici dispatcher to send through instead of the pooled `Agent` built from the options above (for a
+   * connect-time address check, or a proxy). The dispatcher does not close or destroy one it was given.
+   */
+  agent?: Dispatcher | undefined;
+}
+
+/**
+ * The attempt ran out of time (`attemptTimeoutMs`, from sending the request to the end of the snippet). Its name is
+ * `TimeoutError`, as `AbortSignal.timeout()`'s, so `classifyError` retries it.
+ */
+export class AttemptTimeoutError extends Error {
+  override readonly name = 'TimeoutError';
+  readonly code = 'ATTEMPT_TIMEOUT';
+  constructor(readonly timeoutMs: number) {
+    super(`no response within ${timeoutMs} ms`);
+  }
+}
+
+/** Bytes of the response body kept for the attempt log. */
+export const SNIPPET_BYTES = 4096;
+
+/**
+ * Bytes of a response body read (and thrown away) after the snippet so the keep-alive connection can be reused.
+ * A longer body closes the connection instead: reconnecting is cheaper than downloading megabytes nobody reads.
+ */
+const DRAIN_LIMIT_BYTES = 64 * 1024;
+
+/**
+ * One attempt as an undici dispatch handler: keeps the status, the headers and the first {@link SNIPPET_BYTES} of
+ * the body, discards the rest as it streams by (nothing is buffered), and settles exactly once. Used instead of
+ * `request()`, whose body stream, abort-signal wiring and async-hooks resource per call cost more CPU than the
+ * rest of an attempt together (measured on W1); the pool, timeouts and no-redirect behaviour are the same.
+ */
+class AttemptHandler implements Dispatcher.DispatchHandler {
+  private controller: Dispatcher.DispatchController | null = null;
+  private status = 0;
+  private headers: Record<string, string | string[] | undefined> = {};
+  private chunks: Buffer[] = [];
+  private kept = 0;
+  private seen = 0;
+  private settled = false;
+  private timedOut: Error | null = null;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(
+    private readonly resolve: (result: AttemptResult) => void,
+    private readonly describe: (error: unknown) => string,
+    timeoutMs: number,
+  ) {
+    this.timer = setTimeout(() => this.timeout(new AttemptTimeoutError(timeoutMs)), timeoutMs);
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    if (this.timedOut !== null) controller.abort(this.timedOut);
+  }
+
+  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
+    // 1xx are interim: the final response follows.
+    if (statusCode < 200) return;
+    this.status = statusCode;
+    this.headers = headers;
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    this.seen += chunk.length;
+    if (this.kept < SNIPPET_BYTES) {
+      const part = chunk.length > SNIPPET_BYTES - this.kept ? chunk.subarray(0, SNIPPET_BYTES - this.kept) : chunk;
+      this.chunks.push(part);
+      this.kept += part.length;
+    }
+    if (this.seen > DRAIN_LIMIT_BYTES) {
+      this.settleResponse();
+      controller.abort(new Error('response body discarded'));
+    }
+  }
+
+  onResponseEnd(): void {
+    this.settleResponse();
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+    this.fail(error);
+  }
+
+  /** Ends the attempt with `error`, unless a status already arrived: then a body that broke off keeps what was read. */
+  fail(error: unknown): void {
+    if (this.status !== 0) this.settleResponse();
+    else this.settle({ kind: 'error', error, message: this.describe(error) });
+  }
+
+  private timeout(error: Error): void {
+    this.timedOut = error;
+    if (this.status !== 0) this.settleResponse();
+    this.controller?.abort(error);
+  }
+
+  private settleResponse(): void {
+    const bodySnippet = this.kept === 0 ? null : Buffer.concat(this.chunks, this.kept).toString('utf8');
+    this.settle({ kind: 'response', status: this.status, headers: this.headers, bodySnippet });
+  }
+
+  private settle(result: AttemptResult): void {
+    if (this.settled) return;
+    this.settled = true;
+    clearTimeout(this.timer);
+    this.resolve(result);
+  }
+}
+
+const OWN_HEADERS = new Set(['idempotency-key', 'retryd-attempt', 'retryd-task-id', 'traceparent', 'host', 'content-length']);
+
+/**
+ * The request headers of attempt `attemptNumber`: the task's own, then retryd's, which always win — a task cannot
+ * send an `Idempotency-Key` that differs from its key in any letter case.
+ */
+export function attemptHeaders(task: RetryTask, attemptNumber: number): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const name in task.headers) {
+    const value = task.headers[name];
+    if (value !== undefined && !OWN_HEADERS.has(name.toLowerCase())) headers[name] = value;
+  }
+  headers['idempotency-key'] = task.idempotencyKey;
+  headers['retryd-attempt'] = String(attemptNumber);
+  headers['retryd-task-id'] = task.taskId;
+  if (task.traceContext !== null) headers['traceparent'] = task.traceContext;
+  return headers;
+}
+
+/**
+ * Makes attempts over HTTP with undici: a keep-alive pool per origin (bounded connections), a connect timeout,
+ * a per-attempt timeout (request sent to snippet read), no redirects followed (a 3xx is a result, not
+ * an instruction), and at most {@link SNIPPET_BYTES} of the response kept.
+ *
+ * @example
+ * ```ts
+ * const dispatcher = new HttpDispatcher({ loadBody: (ref) => blobs.get(ref), attemptTimeoutMs: 10_000 });
+ * const result = await dispatcher.dispatch(task, task.attemptNumber + 1);
+ * await dispatcher.close();
+ * ```
+ */
+export class HttpDispatcher implements AttemptDispatcher {
+  private readonly agent: Dispatcher;
+  private readonly ownsAgent: boolean;
+  private readonly loadBody: LoadBody | undefined;
+  private readonly attemptTimeoutMs: number;
+  private readonly connectTimeoutMs: number;
+
+  constructor(options: HttpDispatcherOptions = {}) {
+    this.loadBody = options.loadBody;
+    this.attemptTimeoutMs = options.attemptTimeoutMs ?? 30_000;
+    this.connectTimeoutMs = options.connectTimeoutMs ?? 5_000;
+    this.ownsAgent = options.agent === undefined;
+    this.agent =
+      options.agent ??
+      new Agent({
+        connections: options.connectionsPerOrigin ?? 256,
+        connect: { timeout: this.connectTimeoutMs },
+        keepAliveTimeout: options.keepAliveTimeoutMs ?? 4_000,
+        // Backstops only: the per-attempt timer in dispatch() fires first.
+        headersTimeout: this.attemptTimeoutMs + 1_000,
+        bodyTimeout: this.attemptTimeoutMs + 1_000,
+      });
+  }
+
+  async dispatch(task: RetryTask, attemptNumber: number): Promise<AttemptResult> {
+    let body: string | Uint8Array | null = task.body;
+    if (task.bodyRef !== null) {
+      if (this.loadBody === undefined) {
+        return { kind: 'error', error: new Error('no blob store'), message: `cannot load body ${task.bodyRef}: no blob store configured` };
+      }
+      try {
+        body = await this.loadBody(task.bodyRef);
+      } catch (error) {
+        return { kind: 'error', error, message: `cannot load body ${task.bodyRef}: ${describeError(error, this.timeouts())}` };
+      }
+    }
+    let url: URL;
+    try {
+      url = new URL(task.targetUrl);
+    } catch (error) {
+      return { kind: 'error', error, message: `invalid target URL: ${describeError(error, this.timeouts())}` };
+    }
+    const options: Dispatcher.DispatchOptions = {
+      origin: url.origin,
+      path: url.pathname + url.search,
+      method: task.method as Dispatcher.HttpMethod,
+      headers: attemptHeaders(task, attemptNumber),
+      body,
+      headersTimeout: this.attemptTimeoutMs + 1_000,
+      bodyTimeout: this.attemptTimeoutMs + 1_000,
+    };
+    return new Promise<AttemptResult>((resolve) => {
+      // undici's own headers/body timeouts tick at about 1 s resolution; the handler's timer makes the deadline
+      // exact and bounds the whole attempt, from queueing for a connection to the end of the snippet.
+      const handler = new AttemptHandler(resolve, (error) => describeError(error, this.timeouts()), this.attemptTimeoutMs);
+      try {
+        this.agent.dispatch(options, handler);
+      } catch (error) {
+        // Invalid options (a header undici refuses, an unknown method) are thrown synchronously.
+        handler.fail(error);
+      }
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.ownsAgent) await this.agent.close();
+  }
+
+  async destroy(): Promise<void> {
+    if (this.ownsAgent) await this.agent.destroy();
+  }
+
+  private timeouts() {
+    return { attemptTimeoutMs: this.attemptTimeoutMs, connectTimeoutMs: this.connectTimeoutMs };
+  }
+}

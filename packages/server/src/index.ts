@@ -1,0 +1,18 @@
+/**
+ * `@retryd/server`: the retryd service — an HTTP API that takes calls to retry, durable state, and the workers
+ * that make the attempts. `retryd serve` runs it; {@link startRetryd} embeds it.
+ * @packageDocumentation
+ */
+export { startRetryd, redactUrl, type RunningRetryd } from './service/start-retryd.js';
+export { DEFAULT_CONFIG, ConfigError, type RetrydConfig } from './service/retryd-config.js';
+export { createLogger } from './service/logger.js';
+export { buildApp, type BuildAppOptions } from './api/build-app.js';
+export { TaskService, type TaskServiceOptions } from './tasks/task-service.js';
+export { Engine } from './engine/engine.js';
+export type { EngineOptions, StopOptions } from './engine/engine-options.js';
+export { openStore, parseStoreUrl, DEFAULT_STORE_URL } from './store/open-store.js';
+export type * from './store/store.js';
+export type * from './domain/task.js';
+export { AttemptOutcome, DEFAULT_TENANT } from './domain/task.js';
+export { DEFAULT_POLICY_ID, DEFAULT_SERVICE_POLICY } from './domain/default-policy.js';
+export { TargetGuard, parseAllowList } from './security/target-guard.js';

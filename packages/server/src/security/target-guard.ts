@@ -1,0 +1,163 @@
+import { lookup as dnsLookup } from 'node:dns/promises';
+import { isIP } from 'node:net';
+import { blockedReason, inRange, ipaddr, unmapIpv4, type IpAddress } from './blocked-ranges.js';
+
+/** A network exempt from the block, as given to `--allow-targets`. */
+export interface AllowedRange {
+  /** The entry as written, e.g. `127.0.0.1/32`. */
+  cidr: string;
+  range: [IpAddress, number];
+}
+
+/** Thrown by {@link parseAllowList}; the message names `--allow-targets` and the bad entry. */
+export class InvalidAllowListError extends Error {
+  override readonly name = 'InvalidAllowListError';
+  readonly code = 'INVALID_ALLOW_TARGETS';
+  constructor(readonly entry: string) {
+    super(
+      `--allow-targets: ${JSON.stringify(entry)} is not a CIDR; expected a comma-separated list such as ` +
+        '127.0.0.1/32,10.0.0.0/8,::1/128 (a bare address means that address alone)',
+    );
+  }
+}
+
+/**
+ * Parses the allow-list of `--allow-targets` / `RETRYD_ALLOW_TARGETS`: CIDRs separated by commas (or given as
+ * an array); a bare address stands for itself (`/32` or `/128`). Empty entries are ignored.
+ *
+ * @throws InvalidAllowListError naming the first bad entry
+ * @example
+ * ```ts
+ * parseAllowList('127.0.0.1/32, ::1'); // two ranges
+ * parseAllowList('10.0.0.0/33');       // throws: --allow-targets: "10.0.0.0/33" is not a CIDR; ...
+ * ```
+ */
+export function parseAllowList(value: string | readonly string[] | undefined): AllowedRange[] {
+  if (value === undefined) return [];
+  const entries = (typeof value === 'string' ? value.split(',') : value.flatMap((v) => v.split(',')))
+    .map((e) => e.trim())
+    .filter((e) => e !== '');
+  return entries.map((entry) => {
+    const [address, bits, ...rest] = entry.split('/');
+    if (address === undefined || rest.length > 0 || isIP(address) === 0) throw new InvalidAllowListError(entry);
+    const max = isIP(address) === 4 ? 32 : 128;
+    const prefix = bits === undefined ? max : Number(bits);
+    if (bits !== undefined && !/^\d{1,3}$/.test(bits)) throw new InvalidAllowListError(entry);
+    if (!Number.isInteger(prefix) || prefix < 0 || prefix > max) throw new InvalidAllowListError(entry);
+    return { cidr: entry, range: [ipaddr.parse(address), prefix] };
+  });
+}
+
+/** Resolves a host name to every address it has (A and AAAA). */
+export type HostLookup = (hostname: string) => Promise<string[]>;
+
+/** The system resolver (`dns.lookup` with `all: true`), the one undici connects through. */
+export const systemLookup: HostLookup = async (hostname) =>
+  (await dnsLookup(hostname, { all: true, verbatim: true })).map((a) => a.address);
+
+/** The verdict on a target: allowed, or refused with a sentence that says why. */
+export type TargetVerdict =
+  | { ok: true; addresses: string[] }
+  /** `blocked`: an address is in a blocked range; `unresolvable`: the name does not exist. */
+  | { ok: false; kind: 'blocked' | 'unresolvable'; detail: string }
+  /** The resolver failed for now (EAI_AGAIN, timeout): the target may be fine, try again later. */
+  | { ok: false; kind: 'lookup_failed'; detail: string };
+
+/** Options of {@link TargetGuard}. */
+export interface TargetGuardOptions {
+  /** Networks exempt from the block (`--allow-targets`). Default none. */
+  allow?: readonly AllowedRange[];
+  /** Default {@link systemLookup}; tests inject a fixed table. */
+  lookup?: HostLookup;
+}
+
+const LOCALHOST = /^(?:.+\.)?localhost\.?$/i;
+const NOT_FOUND_CODES = new Set(['ENOTFOUND', 'ENODATA', 'EAI_NONAME', 'EAI_NODATA']);
+
+/**
+ * Refuses task targets that would make retryd call into its own host, private network or a cloud metadata
+ * service (server-side request forgery): loopback, RFC 1918, unique-local, link-local, metadata, unspecified,
+ * CGNAT, multicast, broadcast and reserved addresses, and IPv4-mapped IPv6 forms of all of them (see
+ * `BLOCKED_RANGES`), unless the allow-list covers the address.
+ *
+ * A host name is resolved and refused if any of its addresses is blocked; `localhost` and `*.localhost` are
+ * loopback (127.0.0.1 and ::1) without asking DNS (RFC 6761).
+ *
+ * This runs when a task is created. It does not stop a name that resolves differently later (DNS
+ * rebinding); that needs the check again at connect time, in the dispatcher.
+ *
+ * @example
+ * ```ts
+ * const guard = new TargetGuard({ allow: parseAllowList('127.0.0.1/32') });
+ * await guard.check(new URL('http://127.0.0.1:8080/hook')); // { ok: true, addresses: ['127.0.0.1'] }
+ * ```
+ */
+export class TargetGuard {
+  readonly #allow: readonly AllowedRange[];
+  readonly #lookup: HostLookup;
+  /** Concurrent checks of one host (a batch of 1,000 tasks to one service) share one lookup. */
+  readonly #inflight = new Map<string, Promise<string[]>>();
+
+  constructor(options: TargetGuardOptions = {}) {
+    this.#allow = options.allow ?? [];
+    this.#lookup = options.lookup ?? systemLookup;
+  }
+
+  /** The allow-list in force, as written. */
+  get allowList(): string[] {
+    return this.#allow.map((a) => a.cidr);
+  }
+
+  /** Judges the host of `url` (an http or https URL). Never throws for a resolver failure: see the verdict. */
+  async check(url: URL): Promise<TargetVerdict> {
+    const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+    let addresses: string[];
+    if (isIP(host) !== 0) {
+      addresses = [host];
+    } else if (LOCALHOST.test(host)) {
+      addresses = ['127.0.0.1', '::1'];
+    } else {
+      try {
+        addresses = await this.#resolve(host);
+      } catch (error) {
+        const code = (error as { code?: unknown }).code;
+        return typeof code === 'string' && NOT_FOUND_CODES.has(code)
+          ? { ok: false, kind: 'unresolvable', detail: `the host ${host} does not resolve (${code})` }
+          : { ok: false, kind: 'lookup_failed', detail: `the host ${host} could not be resolved: ${String(code ?? error)}` };
+      }
+      if (addresses.length === 0) return { ok: false, kind: 'unresolvable', detail: `the host ${host} has no address` };
+    }
+    for (const text of addresses) {
+      const reason = this.#refusal(text);
+      if (reason !== undefined) {
+        const via = text === host ? '' : ` (${host} resolves to it)`;
+        return {
+          ok: false,
+          kind: 'blocked',
+          detail: `${text}${via} is in a blocked range (${reason}) not covered by --allow-targets`,
+        };
+      }
+    }
+    return { ok: true, addresses };
+  }
+
+  /** Why an address is refused, or undefined if it may be called. */
+  #refusal(text: string): string | undefined {
+    const address = ipaddr.parse(text.split('%')[0] ?? text);
+    const reason = blockedReason(address);
+    if (reason === undefined) return undefined;
+    const plain = unmapIpv4(address);
+    const allowed = this.#allow.some((a) => inRange(address, a.range) || inRange(plain, a.range));
+    return allowed ? undefined : reason;
+  }
+
+  #resolve(host: string): Promise<string[]> {
+    const key = host.toLowerCase();
+    let pending = this.#inflight.get(key);
+    if (pending === undefined) {
+      pending = this.#lookup(host).finally(() => this.#inflight.delete(key));
+      this.#inflight.set(key, pending);
+    }
+    return pending;
+  }
+}

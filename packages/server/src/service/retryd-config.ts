@@ -1,0 +1,64 @@
+import { DEFAULT_STORE_URL } from '../store/open-store.js';
+
+/** Everything `retryd serve` can be told, with its flag and environment variable. */
+export interface RetrydConfig {
+  /** `--port` / `RETRYD_PORT`: HTTP port (0 picks a free one). Default 8080. */
+  port: number;
+  /** `--host` / `RETRYD_HOST`: interface to listen on. Default 127.0.0.1 (use 0.0.0.0 to serve the network). */
+  host: string;
+  /** `--store` / `RETRYD_STORE`: where state lives. Default `sqlite:./retryd.db`. */
+  store: string;
+  /** `--concurrency` / `RETRYD_CONCURRENCY`: most dispatches in flight. Default 256. */
+  concurrency: number;
+  /** `--allow-targets` / `RETRYD_ALLOW_TARGETS`: CIDRs exempt from the private-address block. Default none. */
+  allowTargets: string[];
+  /** `--attempt-timeout` / `RETRYD_ATTEMPT_TIMEOUT_MS`: most time one attempt may take, in ms. Default 30000. */
+  attemptTimeoutMs: number;
+  /**
+   * `--visibility-timeout` / `RETRYD_VISIBILITY_TIMEOUT_MS`: the lease on a claimed task, in ms; if its worker dies,
+   * the task is due again this long after the claim. Default attempt timeout + 30000.
+   */
+  visibilityTimeoutMs?: number;
+  /** `--grace` / `RETRYD_GRACE_MS`: how long in-flight calls may finish at shutdown, in ms. Default 10000. */
+  graceMs: number;
+  /** `--sync` / `RETRYD_SQLITE_SYNC`: SQLite durability, `full` (default, nothing acknowledged is lost) or `normal`. */
+  sqliteSync: 'full' | 'normal';
+  /** `--log-level` / `RETRYD_LOG_LEVEL`: pino level. Default `info`. */
+  logLevel: string;
+}
+
+/** The defaults of {@link RetrydConfig}. */
+export const DEFAULT_CONFIG: Readonly<RetrydConfig> = Object.freeze({
+  port: 8080,
+  host: '127.0.0.1',
+  store: DEFAULT_STORE_URL,
+  concurrency: 256,
+  allowTargets: [],
+  attemptTimeoutMs: 30_000,
+  graceMs: 10_000,
+  sqliteSync: 'full',
+  logLevel: 'info',
+});
+
+/** A flag or variable with a value that breaks its rule; the message names both. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+  readonly code = 'INVALID_CONFIG';
+}
+
+/** Parses an integer option, naming the flag and the rule when it is wrong. */
+export function parseIntegerOption(flag: string, value: string, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  const n = /^\s*\d+\s*$/.test(value) ? Number(value) : Number.NaN;
+  if (!Number.isSafeInteger(n) || n < min || n > max) {
+    throw new ConfigError(`${flag} must be an integer from ${min} to ${max}, got ${JSON.stringify(value)}`);
+  }
+  return n;
+}
+
+/** Splits a comma-separated list, dropping blanks. */
+export function parseListOption(value: string): string[] {
+  return value
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+}

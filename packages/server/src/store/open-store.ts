@@ -1,0 +1,95 @@
+import { mkdir, mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import type { BlobStore } from '../blobs/blob-store.js';
+import { FileBlobStore } from '../blobs/file-blob-store.js';
+import { SqliteStore } from '../stores/sqlite/sqlite-store.js';
+import type { SqliteStoreOptions } from '../stores/sqlite/connection.js';
+import type { Store } from './store.js';
+
+/** The `--store` value used when none is given. */
+export const DEFAULT_STORE_URL = 'sqlite:./retryd.db';
+
+const ACCEPTED_FORMS = '`sqlite:./retryd.db`, `sqlite:/abs/path.db` or `sqlite::memory:`';
+
+/** A `--store` / `RETRYD_STORE` value that names no store this release can open. */
+export class StoreUrlError extends Error {
+  readonly code = 'INVALID_STORE_URL';
+  constructor(message: string) {
+    super(message);
+    this.name = 'StoreUrlError';
+  }
+}
+
+/** Options of {@link openStore}. */
+export interface OpenStoreOptions extends SqliteStoreOptions {
+  /**
+   * Directory of large bodies. Default: beside the database, `<db file>.blobs` (e.g. `retryd.db.blobs/`);
+   * for `sqlite::memory:`, a fresh temporary directory.
+   */
+  blobDir?: string;
+}
+
+/** What a `--store` URL names, once parsed. */
+export type StoreLocation = { kind: 'sqlite'; path: string };
+
+/**
+ * Parses a `--store` URL. Relative SQLite paths are resolved against the working directory.
+ *
+ * @example
+ * ```ts
+ * parseStoreUrl('sqlite:./retryd.db'); // { kind: 'sqlite', path: '/cwd/retryd.db' }
+ * parseStoreUrl('sqlite::memory:');    // { kind: 'sqlite', path: ':memory:' }
+ * ```
+ */
+export function parseStoreUrl(url: string): StoreLocation {
+  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url)?.[1]?.toLowerCase();
+  if (scheme === 'postgres' || scheme === 'postgresql' || scheme === 'redis' || scheme === 'rediss') {
+    throw new StoreUrlError(
+      `\`--store\` ${scheme}:// is not available in this release: the PostgreSQL and Redis stores come in a later one. ` +
+        `Use ${ACCEPTED_FORMS}.`,
+    );
+  }
+  if (scheme !== 'sqlite') {
+    throw new StoreUrlError(`Expected \`--store\` to be ${ACCEPTED_FORMS}; got ${JSON.stringify(url)}.`);
+  }
+  const path = url.slice('sqlite:'.length);
+  if (path === ':memory:') return { kind: 'sqlite', path };
+  if (path === '' || path.startsWith('//') || path.includes('\0') || path.endsWith('/')) {
+    throw new StoreUrlError(
+      `Expected \`--store\` to be ${ACCEPTED_FORMS} (a file path after \`sqlite:\`); got ${JSON.stringify(url)}.`,
+    );
+  }
+  return { kind: 'sqlite', path: resolve(path) };
+}
+
+/**
+ * Opens the store a `--store` URL names, creates or migrates its schema, and opens the blob store beside it.
+ * Creates the database's parent directory if it is missing.
+ *
+ * @example
+ * ```ts
+ * const { store, blobs } = await openStore('sqlite:./retryd.db', {});
+ * ```
+ */
+export async function openStore(
+  url: string,
+  options: OpenStoreOptions = {},
+): Promise<{ store: Store; blobs: BlobStore }> {
+  const location = parseStoreUrl(url);
+  const { blobDir, ...sqliteOptions } = options;
+  const inMemory = location.path === ':memory:';
+  if (!inMemory) await mkdir(dirname(location.path), { recursive: true });
+  const blobRoot =
+    blobDir ?? (inMemory ? await mkdtemp(join(tmpdir(), 'retryd-blobs-')) : `${location.path}.blobs`);
+  await mkdir(blobRoot, { recursive: true });
+
+  const store = new SqliteStore(location.path, sqliteOptions);
+  try {
+    await store.init();
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+  return { store, blobs: new FileBlobStore(blobRoot) };
+}

@@ -1,0 +1,60 @@
+import Database from 'better-sqlite3';
+
+/** Options of {@link SqliteStore}. */
+export interface SqliteStoreOptions {
+  /**
+   * How hard each commit waits for the disk. Default `'FULL'`: with WAL, every commit fsyncs the log, so an
+   * acknowledged write survives `kill -9` and power loss.
+   *
+   * `'NORMAL'` (opt-in) fsyncs only at checkpoints. It is still safe against a process crash (`kill -9`,
+   * out-of-memory): the log is in the OS page cache. On power loss or an OS crash, the last transactions
+   * committed since the previous checkpoint (up to `wal_autocheckpoint`, 1000 pages, i.e. about 4 MiB of
+   * changes) may roll back: acknowledged enqueues and recorded attempts among them are lost, and a lost
+   * attempt is made again. The database itself stays consistent.
+   */
+  synchronous?: 'FULL' | 'NORMAL';
+  /** How long a write waits for another process's write lock before failing, in ms. Default 5000. */
+  busyTimeoutMs?: number;
+  /** Page cache per connection, in KiB. Default 32768 (32 MiB): the hot index pages, not the tasks. */
+  cacheSizeKiB?: number;
+}
+
+/** The settings a connection actually runs with, read back from SQLite. */
+export interface SqliteSettings {
+  journalMode: string;
+  synchronous: 'OFF' | 'NORMAL' | 'FULL' | 'EXTRA';
+  busyTimeoutMs: number;
+  foreignKeys: boolean;
+}
+
+const SYNCHRONOUS_NAMES = ['OFF', 'NORMAL', 'FULL', 'EXTRA'] as const;
+
+/** Opens (creating if needed) a database file with the store's settings. Closes it again if one fails. */
+export function openConnection(path: string, options: SqliteStoreOptions): Database.Database {
+  const busyTimeoutMs = Math.trunc(options.busyTimeoutMs ?? 5000);
+  const db = new Database(path, { timeout: busyTimeoutMs });
+  try {
+    db.pragma('journal_mode = WAL');
+    db.pragma(`synchronous = ${options.synchronous === 'NORMAL' ? 'NORMAL' : 'FULL'}`);
+    db.pragma(`busy_timeout = ${busyTimeoutMs}`);
+    db.pragma('foreign_keys = ON');
+    db.pragma(`cache_size = -${Math.trunc(options.cacheSizeKiB ?? 32_768)}`);
+    // Bounds the ANALYZE that `PRAGMA optimize` may run at close, so closing a large store stays quick.
+    db.pragma('analysis_limit = 1000');
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+  return db;
+}
+
+/** Reads the settings back through PRAGMA: what SQLite runs with, not what was asked for. */
+export function readSettings(db: Database.Database): SqliteSettings {
+  const read = (name: string) => db.pragma(name, { simple: true });
+  return {
+    journalMode: String(read('journal_mode')),
+    synchronous: SYNCHRONOUS_NAMES[Number(read('synchronous'))] ?? 'FULL',
+    busyTimeoutMs: Number(read('busy_timeout')),
+    foreignKeys: Number(read('foreign_keys')) === 1,
+  };
+}

@@ -1,0 +1,300 @@
+import type { Database } from 'better-sqlite3';
+import { TaskStatus } from '@retryd/core';
+import type { AttemptLog, Page, RetryTask, StoredPolicy } from '../../domain/task.js';
+import type {
+  AttemptCompletion,
+  ClaimOptions,
+  CompletionResult,
+  InsertResult,
+  LeaseRef,
+  PageRequest,
+  PutPolicyResult,
+  Store,
+  TargetState,
+  TaskPatch,
+  TaskQuery,
+  UpdateResult,
+} from '../../store/store.js';
+import { openConnection, readSettings } from './connection.js';
+import type { SqliteSettings, SqliteStoreOptions } from './connection.js';
+import { decodeCursor, encodeCursor } from './cursor.js';
+import { DuplicateAttemptError } from './errors.js';
+import { TaskListing } from './list-tasks.js';
+import { loadMigrations, migrate } from './migrate.js';
+import { completeParams, patchParams, prepareStatements } from './statements.js';
+import type { Statements } from './statements.js';
+import { attemptFromRow, attemptToParams, policyFromRow, taskFromRow, taskToParams } from './task-row.js';
+
+export type { SqliteSettings, SqliteStoreOptions } from './connection.js';
+
+/**
+ * The embedded store: one SQLite file in WAL mode through better-sqlite3, durable by default.
+ *
+ * better-sqlite3 is synchronous, so each call runs to completion on the event loop and calls never
+ * interleave inside one process; IMMEDIATE transactions keep several processes on one file correct. Every
+ * batch (`insertTasks`, `completeAttempts`, `releaseLeases`) is one transaction, i.e. one fsync.
+ *
+ * @example
+ * ```ts
+ * const store = new SqliteStore('./retryd.db');
+ * await store.init();
+ * ```
+ */
+export class SqliteStore implements Store {
+  readonly kind = 'sqlite';
+  /** The database file, or `:memory:`. */
+  readonly path: string;
+  readonly #db: Database;
+  #statements: Statements | undefined;
+  #listing: TaskListing | undefined;
+
+  /** Opens (creating if needed) the file and applies the connection settings; `init()` creates the schema. */
+  constructor(path: string, options: SqliteStoreOptions = {}) {
+    this.path = path;
+    this.#db = openConnection(path, options);
+  }
+
+  async init(): Promise<void> {
+    if (this.#statements !== undefined) return;
+    migrate(this.#db, loadMigrations());
+    this.#statements = prepareStatements(this.#db);
+    this.#listing = new TaskListing(this.#db);
+  }
+
+  async ping(): Promise<void> {
+    this.#s.ping.get();
+  }
+
+  /** Closes the file. Idempotent. Nothing is pending: every call committed before it returned. */
+  async close(): Promise<void> {
+    if (!this.#db.open) return;
+    // Lets SQLite refresh the statistics its planner uses, cheaply, as its documentation advises at close.
+    if (this.#statements !== undefined) this.#db.pragma('optimize');
+    this.#db.close();
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  /** The settings in force, read back through PRAGMA (for start-up logs and tests). */
+  describeSettings(): SqliteSettings {
+    return readSettings(this.#db);
+  }
+
+  // ---- tasks ---------------------------------------------------------------------------------------
+
+  async insertTasks(tasks: readonly RetryTask[]): Promise<InsertResult[]> {
+    if (tasks.length === 0) return [];
+    const s = this.#s;
+    const insertAll = this.#db.transaction((batch: readonly RetryTask[]) =>
+      batch.map((task): InsertResult => {
+        if (s.insertTask.run(taskToParams(task)).changes === 1) return { kind: 'inserted', task };
+        // ON CONFLICT names the idempotency key only, so the row that won is found by that key.
+        const stored = s.getTaskByKey.get(task.tenantId, task.idempotencyKey);
+        if (stored === undefined) throw new Error(`Task ${task.taskId} was neither inserted nor found by its key.`);
+        return { kind: 'duplicate', task: taskFromRow(stored) };
+      }),
+    );
+    return insertAll.immediate(tasks);
+  }
+
+  async getTask(tenantId: string, taskId: string): Promise<RetryTask | undefined> {
+    const row = this.#s.getTask.get(tenantId, taskId);
+    return row === undefined ? undefined : taskFromRow(row);
+  }
+
+  async getTaskByIdempotencyKey(tenantId: string, idempotencyKey: string): Promise<RetryTask | undefined> {
+    const row = this.#s.getTaskByKey.get(tenantId, idempotencyKey);
+    return row === undefined ? undefined : taskFromRow(row);
+  }
+
+  async listTasks(query: TaskQuery): Promise<Page<RetryTask>> {
+    const after =
+      query.cursor === undefined ? undefined : decodeCursor('tasks', query.cursor, 'ns');
+    const rows = this.#listingOf().list(
+      query,
+      after === undefined ? undefined : { createdAt: after[0] as number, taskId: after[1] as string },
+    );
+    return pageOf(rows.map(taskFromRow), query.limit, (t) => encodeCursor('tasks', [t.createdAt, t.taskId]));
+  }
+
+  async updateTask(
+    tenantId: string,
+    taskId: string,
+    expectedVersion: number,
+    patch: TaskPatch,
+  ): Promise<UpdateResult> {
+    const s = this.#s;
+    const updated = s.updateTask.get(patchParams(tenantId, taskId, expectedVersion, patch));
+    if (updated !== undefined) return { kind: 'updated', task: taskFromRow(updated) };
+    const current = s.getTask.get(tenantId, taskId);
+    return current === undefined ? { kind: 'not_found' } : { kind: 'conflict', task: taskFromRow(current) };
+  }
+
+  // ---- scheduling ----------------------------------------------------------------------------------
+
+  async claimDue(now: number, options: ClaimOptions): Promise<RetryTask[]> {
+    if (options.limit <= 0) return [];
+    const s = this.#s;
+    const claim = this.#db.transaction(() =>
+      s.claimDue.all({
+        now,
+        limit: options.limit,
+        workerId: options.workerId,
+        leaseExpiresAt: now + options.leaseMs,
+      }),
+    );
+    const tasks = claim.immediate().map(taskFromRow);
+    return tasks.sort((a, b) => (a.nextAttemptAt ?? 0) - (b.nextAttemptAt ?? 0));
+  }
+
+  async nextDueAt(): Promise<number | null> {
+    return this.#s.nextDueAt.get()?.at ?? null;
+  }
+
+  async findExpiredLeases(now: number, limit: number): Promise<RetryTask[]> {
+    return this.#s.findExpiredLeases.all({ now, limit }).map(taskFromRow);
+  }
+
+  async nextLeaseExpiryAt(): Promise<number | null> {
+    return this.#s.nextLeaseExpiryAt.get()?.at ?? null;
+  }
+
+  async completeAttempts(completions: readonly AttemptCompletion[], now: number): Promise<CompletionResult[]> {
+    if (completions.length === 0) return [];
+    const s = this.#s;
+    const completeAll = this.#db.transaction(() =>
+      completions.map((completion): CompletionResult => {
+        const row = s.completeAttempt.get(completeParams(completion, now));
+        if (row === undefined) return { kind: 'fenced_out', taskId: completion.taskId };
+        if (completion.attempt !== undefined) insertAttempt(s, completion.attempt);
+        return { kind: 'applied', task: taskFromRow(row) };
+      }),
+    );
+    return completeAll.immediate();
+  }
+
+  async extendLease(tenantId: string, taskId: string, fencingToken: number, leaseExpiresAt: number): Promise<boolean> {
+    return this.#s.extendLease.run({ tenantId, taskId, fencingToken, leaseExpiresAt }).changes === 1;
+  }
+
+  async releaseLeases(leases: readonly LeaseRef[], now: number): Promise<number> {
+    if (leases.length === 0) return 0;
+    const s = this.#s;
+    const releaseAll = this.#db.transaction(() =>
+      leases.reduce((released, lease) => released + s.releaseLease.run({ ...pickLease(lease), now }).changes, 0),
+    );
+    return releaseAll.immediate();
+  }
+
+  // ---- attempts ------------------------------------------------------------------------------------
+
+  async listAttempts(tenantId: string, taskId: string, page: PageRequest): Promise<Page<AttemptLog>> {
+    const after = page.cursor === undefined ? 0 : (decodeCursor('attempts', page.cursor, 'n')[0] as number);
+    const rows = this.#s.listAttempts.all(tenantId, taskId, after, page.limit + 1);
+    return pageOf(rows.map(attemptFromRow), page.limit, (a) => encodeCursor('attempts', [a.attemptNumber]));
+  }
+
+  // ---- policies ------------------------------------------------------------------------------------
+
+  async putPolicy(policy: StoredPolicy, mode: 'create' | 'replace'): Promise<PutPolicyResult> {
+    const s = this.#s;
+    const row = {
+      tenant_id: policy.tenantId,
+      policy_id: policy.policyId,
+      policy: JSON.stringify(policy.policy),
+      created_at: policy.createdAt,
+      updated_at: policy.updatedAt,
+      version: policy.version,
+    };
+    if (mode === 'replace') {
+      const replaced = s.replacePolicy.get(row);
+      return replaced === undefined ? { kind: 'not_found' } : { kind: 'replaced', policy: policyFromRow(replaced) };
+    }
+    if (s.insertPolicy.run(row).changes === 1) return { kind: 'created', policy };
+    const stored = s.getPolicy.get(policy.tenantId, policy.policyId);
+    if (stored === undefined) throw new Error(`Policy ${policy.policyId} was neither created nor found.`);
+    return { kind: 'exists', policy: policyFromRow(stored) };
+  }
+
+  async getPolicy(tenantId: string, policyId: string): Promise<StoredPolicy | undefined> {
+    const row = this.#s.getPolicy.get(tenantId, policyId);
+    return row === undefined ? undefined : policyFromRow(row);
+  }
+
+  async listPolicies(tenantId: string, page: PageRequest): Promise<Page<StoredPolicy>> {
+    const s = this.#s;
+    const rows =
+      page.cursor === undefined
+        ? s.listPolicies.all(tenantId, page.limit + 1)
+        : s.listPoliciesAfter.all(tenantId, decodeCursor('policies', page.cursor, 's')[0] as string, page.limit + 1);
+    return pageOf(rows.map(policyFromRow), page.limit, (p) => encodeCursor('policies', [p.policyId]));
+  }
+
+  // ---- per-target state ----------------------------------------------------------------------------
+
+  async getTargetState(tenantId: string, key: string): Promise<TargetState | undefined> {
+    const row = this.#s.getTargetState.get(tenantId, key);
+    return row === undefined ? undefined : { value: row.value, version: row.version, updatedAt: row.updated_at };
+  }
+
+  async putTargetState(
+    tenantId: string,
+    key: string,
+    expectedVersion: number,
+    value: string,
+    now: number,
+  ): Promise<boolean> {
+    const s = this.#s;
+    const result =
+      expectedVersion === 0
+        ? s.insertTargetState.run(tenantId, key, value, now)
+        : s.updateTargetState.run(value, now, tenantId, key, expectedVersion);
+    return result.changes === 1;
+  }
+
+  // ---- observability -------------------------------------------------------------------------------
+
+  /** Counts through `tasks_by_status` (a covering index walk, no table rows read); linear in the task count. */
+  async countByStatus(tenantId?: string): Promise<Record<TaskStatus, number>> {
+    const s = this.#s;
+    const counts = Object.fromEntries(Object.values(TaskStatus).map((status) => [status, 0])) as Record<TaskStatus, number>;
+    const rows = tenantId === undefined ? s.countByStatus.all() : s.countByStatusOfTenant.all(tenantId);
+    for (const { status, n } of rows) counts[status] += n;
+    return counts;
+  }
+
+  get #s(): Statements {
+    if (this.#statements === undefined) throw new Error('SqliteStore: call init() before using the store.');
+    return this.#statements;
+  }
+
+  #listingOf(): TaskListing {
+    if (this.#listing === undefined) throw new Error('SqliteStore: call init() before using the store.');
+    return this.#listing;
+  }
+}
+
+function insertAttempt(s: Statements, attempt: AttemptLog): void {
+  try {
+    s.insertAttempt.run(attemptToParams(attempt));
+  } catch (error) {
+    if ((error as { code?: unknown }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY') {
+      throw new DuplicateAttemptError(attempt.taskId, attempt.attemptNumber, { cause: error });
+    }
+    throw error;
+  }
+}
+
+function pickLease(lease: LeaseRef): LeaseRef {
+  return { tenantId: lease.tenantId, taskId: lease.taskId, fencingToken: lease.fencingToken };
+}
+
+/** Cuts the extra row fetched past `limit` and, when there was one, points the cursor at the page's last item. */
+function pageOf<T>(items: T[], limit: number, cursorOf: (last: T) => string): Page<T> {
+  if (items.length <= limit) return { items };
+  const page = items.slice(0, limit);
+  const last = page[page.length - 1];
+  return last === undefined ? { items: page } : { items: page, nextCursor: cursorOf(last) };
+}

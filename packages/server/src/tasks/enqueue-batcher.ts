@@ -1,0 +1,130 @@
+import type { RetryTask } from '../domain/task.js';
+import type { InsertResult } from '../store/store.js';
+
+/** Options of {@link EnqueueBatcher}. */
+export interface EnqueueBatcherOptions {
+  /** The durable write, normally `store.insertTasks`: one transaction for all the tasks it is given. */
+  insert: (tasks: readonly RetryTask[]) => Promise<InsertResult[]>;
+  /**
+   * Most tasks merged into one write. A single submission (a batch request of up to 1,000 tasks) is never
+   * split, so it always commits in one transaction. Default 5,000.
+   */
+  maxTasksPerFlush?: number;
+}
+
+interface Submission {
+  tasks: readonly RetryTask[];
+  resolve: (results: InsertResult[]) => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * Group commit for enqueues: concurrent submissions (single tasks and batches) are merged into one
+ * `insertTasks` call, so N concurrent clients cost one durable write (one fsync) instead of N.
+ *
+ * There is no timer. A submission that finds the batcher idle is written in the event loop's next check
+ * phase (`setImmediate`): every request whose bytes arrived in the same I/O poll shares the write, which
+ * matters for a synchronous driver (better-sqlite3) that blocks the loop while it commits, since requests
+ * then arrive in bursts. Submissions made while a write is in progress wait for it and are written
+ * together the moment it finishes. Under light load each enqueue is written alone with no added latency
+ * beyond one loop turn; under heavy load batches grow by themselves.
+ *
+ * Tasks of one flush that share `(tenantId, idempotencyKey)` are sent once: the later ones get the result
+ * `duplicate` with the first one's task, exactly as if they had arrived just after it.
+ *
+ * @example
+ * ```ts
+ * const batcher = new EnqueueBatcher({ insert: (tasks) => store.insertTasks(tasks) });
+ * const [result] = await batcher.submit([task]); // { kind: 'inserted', task } once durable
+ * ```
+ */
+export class EnqueueBatcher {
+  readonly #insert: EnqueueBatcherOptions['insert'];
+  readonly #max: number;
+  #queue: Submission[] = [];
+  #writing: Promise<void> | undefined;
+  #scheduled = false;
+
+  constructor(options: EnqueueBatcherOptions) {
+    this.#insert = options.insert;
+    this.#max = options.maxTasksPerFlush ?? 5_000;
+  }
+
+  /** Resolves with one result per task, in order, once the write holding them is durable; rejects if it failed. */
+  submit(tasks: readonly RetryTask[]): Promise<InsertResult[]> {
+    if (tasks.length === 0) return Promise.resolve([]);
+    return new Promise<InsertResult[]>((resolve, reject) => {
+      this.#queue.push({ tasks, resolve, reject });
+      this.#schedule();
+    });
+  }
+
+  /** Resolves when every submission made so far has been written (or has failed). */
+  async drain(): Promise<void> {
+    while (this.#writing !== undefined || this.#queue.length > 0 || this.#scheduled) {
+      await (this.#writing ?? new Promise<void>((r) => setImmediate(r)));
+    }
+  }
+
+  #schedule(): void {
+    if (this.#writing !== undefined || this.#scheduled) return;
+    this.#scheduled = true;
+    setImmediate(() => {
+      this.#scheduled = false;
+      this.#flushNext();
+    });
+  }
+
+  #flushNext(): void {
+    if (this.#writing !== undefined || this.#queue.length === 0) return;
+    const taken: Submission[] = [];
+    let size = 0;
+    while (this.#queue.length > 0) {
+      const next = this.#queue[0] as Submission;
+      if (taken.length > 0 && size + next.tasks.length > this.#max) break;
+      taken.push(next);
+      this.#queue.shift();
+      size += next.tasks.length;
+    }
+    this.#writing = this.#write(taken).finally(() => {
+      this.#writing = undefined;
+      this.#flushNext();
+    });
+  }
+
+  async #write(taken: Submission[]): Promise<void> {
+    const all = taken.flatMap((s) => s.tasks);
+    const firstIndexOf = new Map<string, number>();
+    const unique: RetryTask[] = [];
+    /** For each task of `all`: its index in `unique`, and whether it repeats an earlier key of this flush. */
+    const slots = all.map((task) => {
+      const key = `${task.tenantId}\u0000${task.idempotencyKey}`;
+      const seen = firstIndexOf.get(key);
+      if (seen !== undefined) return { index: seen, repeat: true };
+      firstIndexOf.set(key, unique.length);
+      unique.push(task);
+      return { index: unique.length - 1, repeat: false };
+    });
+    let results: InsertResult[];
+    try {
+      results = await this.#insert(unique);
+      if (results.length !== unique.length) {
+        throw new Error(`insertTasks returned ${results.length} results for ${unique.length} tasks`);
+      }
+    } catch (error) {
+      for (const s of taken) s.reject(error);
+      return;
+    }
+    let offset = 0;
+    for (const s of taken) {
+      s.resolve(
+        s.tasks.map((_, i) => {
+          const slot = slots[offset + i] as { index: number; repeat: boolean };
+          const result = results[slot.index] as InsertResult;
+          return slot.repeat ? { kind: 'duplicate', task: result.task } : result;
+        }),
+      );
+      offset += s.tasks.length;
+    }
+  }
+}

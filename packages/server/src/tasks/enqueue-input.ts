@@ -1,0 +1,269 @@
+import { createHash } from 'node:crypto';
+import { canonicalJson, MAX_POLICY_MS, validatePolicy, type RetryPolicy } from '@retryd/core';
+import { DEFAULT_POLICY_ID } from '../domain/default-policy.js';
+import type { FieldError } from '../domain/errors.js';
+
+/** Methods a task may use. CONNECT and TRACE are refused: neither makes sense through a retry service. */
+export const TARGET_METHODS = Object.freeze(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const);
+
+/**
+ * Headers a task may not set (lower case): hop-by-hop headers (RFC 9110 §7.6.1), framing the HTTP client
+ * computes itself (Host, Content-Length, Transfer-Encoding), and `Expect`, which undici refuses.
+ * `Idempotency-Key` is allowed and taken as the task's key (retryd sends it on every attempt).
+ */
+export const FORBIDDEN_HEADERS: ReadonlySet<string> = new Set([
+  'host',
+  'content-length',
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'proxy-authorization',
+  'proxy-authenticate',
+  'te',
+  'trailer',
+  'upgrade',
+  'expect',
+]);
+
+/** The fields of an enqueue request (`POST /retry-tasks`, or one entry of a batch). */
+export const ENQUEUE_FIELDS = Object.freeze([
+  'targetUrl',
+  'method',
+  'headers',
+  'body',
+  'policyId',
+  'policy',
+  'idempotencyKey',
+  'delayMs',
+  'notBefore',
+] as const);
+
+/** Most headers a task may carry; longest URL, header value and idempotency key. */
+export const ENQUEUE_LIMITS = Object.freeze({ headers: 100, urlLength: 8192, headerValueLength: 8192, keyLength: 255 });
+
+/** Policy ids: a letter or digit, then up to 127 letters, digits, `.`, `_`, `:` or `-`. */
+export const POLICY_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
+const POLICY_ID_RULE = 'a string of 1 to 128 letters, digits, ".", "_", ":" or "-", starting with a letter or digit';
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+const KEY = /^[\x21-\x7e]+$/;
+const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2})$/i;
+/** Latest epoch ms a `Date` can hold. */
+const MAX_EPOCH_MS = 8.64e15;
+
+/** When the first attempt is due: a delay from the time of enqueue, or an absolute time. */
+export type FirstAttempt = { delayMs: number } | { notBefore: number } | { now: true };
+
+/** A valid enqueue request, normalised; the service adds the ids, the times and the body's home. */
+export interface ParsedEnqueue {
+  targetUrl: URL;
+  method: string;
+  /** The target's headers, without `Idempotency-Key`; `content-type: application/json` added for a JSON body. */
+  headers: Record<string, string>;
+  /** The bytes to send, as text (a JSON value already serialised), or null for none. */
+  body: string | null;
+  /** The named policy (`default` when the request names none and gives none inline), or null with `policy`. */
+  policyId: string | null;
+  policy: RetryPolicy | null;
+  /** The caller's key (from `idempotencyKey` or the `Idempotency-Key` header), if any. */
+  idempotencyKey: string | undefined;
+  firstAttempt: FirstAttempt;
+  /** SHA-256 (hex) of the canonical request: equal for a replayed enqueue, different for another request. */
+  requestHash: string;
+}
+
+export type EnqueueParse = { ok: true; value: ParsedEnqueue } | { ok: false; errors: FieldError[] };
+
+function show(value: unknown): string {
+  if (value === undefined) return 'undefined';
+  const s = JSON.stringify(value) ?? String(value);
+  return s.length > 60 ? `${s.slice(0, 57)}...` : s;
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * Checks an enqueue request beyond its JSON schema and normalises it. Reports every broken rule at once, each
+ * naming the field (prefixed with `path`, e.g. `tasks[3].`) and the rule. Messages never repeat a header value
+ * or the body: they may hold secrets.
+ *
+ * @param input - the parsed JSON of one request
+ * @param path - prefix of field names, '' for a single request
+ */
+export function parseEnqueueInput(input: unknown, path = ''): EnqueueParse {
+  const errors: FieldError[] = [];
+  const name = (field: string) => `${path}${field}`;
+  const fail = (field: string, rule: string, got?: string) =>
+    errors.push({ field: name(field), rule, message: `${name(field)} must be ${rule}${got === undefined ? '' : `, got ${got}`}` });
+
+  if (!isRecord(input)) {
+    const field = path === '' ? 'body' : path.replace(/\.$/, '');
+    return { ok: false, errors: [{ field, rule: 'a JSON object', message: `${field} must be a JSON object, got ${show(input)}` }] };
+  }
+  for (const key of Object.keys(input)) {
+    if (!(ENQUEUE_FIELDS as readonly string[]).includes(key)) fail(key, `absent (known fields: ${ENQUEUE_FIELDS.join(', ')})`);
+  }
+
+  const targetUrl = parseTargetUrl(input.targetUrl, fail);
+  const method = input.method;
+  if (typeof method !== 'string' || !(TARGET_METHODS as readonly string[]).includes(method)) {
+    fail('method', `one of ${TARGET_METHODS.join(', ')}`, show(method));
+  }
+  const headers = parseHeaders(input.headers, name, errors);
+  const headerKey = takeHeader(headers, 'idempotency-key');
+  const key = input.idempotencyKey;
+  if (key !== undefined && (typeof key !== 'string' || key.length > ENQUEUE_LIMITS.keyLength || !KEY.test(key))) {
+    fail('idempotencyKey', `a string of 1 to ${ENQUEUE_LIMITS.keyLength} visible ASCII characters`, show(key));
+  }
+  if (headerKey !== undefined && (headerKey.length > ENQUEUE_LIMITS.keyLength || !KEY.test(headerKey))) {
+    fail('headers.Idempotency-Key', `1 to ${ENQUEUE_LIMITS.keyLength} visible ASCII characters`);
+  } else if (headerKey !== undefined && typeof key === 'string' && key !== headerKey) {
+    fail('headers.Idempotency-Key', 'equal to idempotencyKey when both are given');
+  }
+
+  const body = encodeBody(input.body, headers, method, fail);
+  const { policyId, policy } = parsePolicyChoice(input, name, fail, errors);
+  const firstAttempt = parseFirstAttempt(input, fail);
+
+  if (errors.length > 0 || targetUrl === undefined) return { ok: false, errors };
+  const value: Omit<ParsedEnqueue, 'requestHash'> = {
+    targetUrl,
+    method: method as string,
+    headers,
+    body,
+    policyId,
+    policy,
+    idempotencyKey: typeof key === 'string' ? key : headerKey,
+    firstAttempt,
+  };
+  return { ok: true, value: { ...value, requestHash: requestHashOf(value, input.body) } };
+}
+
+type Fail = (field: string, rule: string, got?: string) => void;
+
+function parseTargetUrl(raw: unknown, fail: Fail): URL | undefined {
+  const rule = `an absolute http or https URL of at most ${ENQUEUE_LIMITS.urlLength} characters`;
+  if (typeof raw !== 'string' || raw.length > ENQUEUE_LIMITS.urlLength || !URL.canParse(raw)) {
+    fail('targetUrl', rule, show(raw));
+    return undefined;
+  }
+  const url = new URL(raw);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    fail('targetUrl', rule, JSON.stringify(url.protocol));
+    return undefined;
+  }
+  if (url.username !== '' || url.password !== '') {
+    // Credentials in a URL end up in logs and listings; an Authorization header is never logged.
+    fail('targetUrl', 'a URL without user:password (send an Authorization header instead)');
+    return undefined;
+  }
+  return url;
+}
+
+function parseHeaders(raw: unknown, name: (f: string) => string, errors: FieldError[]): Record<string, string> {
+  const headers: Record<string, string> = {};
+  if (raw === undefined) return headers;
+  const push = (field: string, rule: string) =>
+    errors.push({ field: name(field), rule, message: `${name(field)} must be ${rule}` });
+  if (!isRecord(raw)) {
+    push('headers', 'an object of header names to string values');
+    return headers;
+  }
+  const entries = Object.entries(raw);
+  if (entries.length > ENQUEUE_LIMITS.headers) push('headers', `an object of at most ${ENQUEUE_LIMITS.headers} headers`);
+  const seen = new Set<string>();
+  for (const [header, value] of entries) {
+    const lower = header.toLowerCase();
+    const field = `headers.${header}`;
+    if (!TOKEN.test(header)) push(field, 'a header name made of token characters (RFC 9110)');
+    else if (FORBIDDEN_HEADERS.has(lower)) push(field, 'absent: a hop-by-hop or framing header the HTTP client sets itself');
+    else if (seen.has(lower)) push(field, 'given once (header names ignore case)');
+    if (typeof value !== 'string') push(field, 'a string');
+    else if (value.length > ENQUEUE_LIMITS.headerValueLength || !HEADER_VALUE.test(value)) {
+      push(field, `a header value of at most ${ENQUEUE_LIMITS.headerValueLength} characters without CR, LF or NUL`);
+    }
+    seen.add(lower);
+    if (typeof value === 'string') headers[header] = value;
+  }
+  return headers;
+}
+
+/** Removes a header (any case) and returns its value. */
+function takeHeader(headers: Record<string, string>, lower: string): string | undefined {
+  const found = Object.keys(headers).find((h) => h.toLowerCase() === lower);
+  if (found === undefined) return undefined;
+  const value = headers[found];
+  delete headers[found];
+  return value;
+}
+
+function encodeBody(raw: unknown, headers: Record<string, string>, method: unknown, fail: Fail): string | null {
+  if (raw === undefined || raw === null) return null;
+  if (method === 'GET' || method === 'HEAD') {
+    fail('body', `absent for ${method} (the HTTP client sends no body with it)`);
+    return null;
+  }
+  if (typeof raw === 'string') return raw;
+  if (!Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) headers['content-type'] = 'application/json';
+  return JSON.stringify(raw);
+}
+
+function parsePolicyChoice(
+  input: Record<string, unknown>,
+  name: (f: string) => string,
+  fail: Fail,
+  errors: FieldError[],
+): { policyId: string | null; policy: RetryPolicy | null } {
+  const { policyId, policy } = input;
+  if (policyId !== undefined && policy !== undefined) {
+    fail('policy', 'absent when policyId is given (name a registered policy or give one inline, not both)');
+    return { policyId: null, policy: null };
+  }
+  if (policy !== undefined) {
+    const checked = validatePolicy(policy, name('policy'));
+    if (checked.ok) return { policyId: null, policy: checked.policy };
+    errors.push(...checked.violations);
+    return { policyId: null, policy: null };
+  }
+  if (policyId === undefined) return { policyId: DEFAULT_POLICY_ID, policy: null };
+  if (typeof policyId !== 'string' || !POLICY_ID_PATTERN.test(policyId)) fail('policyId', POLICY_ID_RULE, show(policyId));
+  return { policyId: typeof policyId === 'string' ? policyId : null, policy: null };
+}
+
+function parseFirstAttempt(input: Record<string, unknown>, fail: Fail): FirstAttempt {
+  const { delayMs, notBefore } = input;
+  if (delayMs !== undefined && notBefore !== undefined) {
+    fail('notBefore', 'absent when delayMs is given (give one of them)');
+    return { now: true };
+  }
+  if (delayMs !== undefined) {
+    if (Number.isInteger(delayMs) && (delayMs as number) >= 0 && (delayMs as number) <= MAX_POLICY_MS) {
+      return { delayMs: delayMs as number };
+    }
+    fail('delayMs', `an integer >= 0 and <= ${MAX_POLICY_MS}`, show(delayMs));
+  }
+  if (notBefore !== undefined) {
+    const ms = typeof notBefore === 'string' && ISO_DATE_TIME.test(notBefore) ? Date.parse(notBefore) : notBefore;
+    if (Number.isInteger(ms) && (ms as number) >= 0 && (ms as number) <= MAX_EPOCH_MS) return { notBefore: ms as number };
+    fail('notBefore', 'epoch milliseconds (an integer >= 0) or an ISO 8601 date-time with a time zone', show(notBefore));
+  }
+  return { now: true };
+}
+
+function requestHashOf(value: Omit<ParsedEnqueue, 'requestHash'>, rawBody: unknown): string {
+  const headers = Object.entries(value.headers)
+    .map(([h, v]) => [h.toLowerCase(), v] as const)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const canonical = canonicalJson({
+    method: value.method,
+    targetUrl: value.targetUrl.href,
+    headers,
+    // A JSON body is compared as data, so a client that re-sends it with its keys in another order replays.
+    body: rawBody === undefined || rawBody === null ? null : typeof rawBody === 'string' ? { text: rawBody } : { json: rawBody },
+    policyId: value.policyId,
+    policy: value.policy,
+    firstAttempt: value.firstAttempt,
+  });
+  return createHash('sha256').update(canonical).digest('hex');
+}

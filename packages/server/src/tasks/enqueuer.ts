@@ -1,0 +1,195 @@
+import type { Clock } from '@retryd/core';
+import type { BlobStore } from '../blobs/blob-store.js';
+import { RetrydError } from '../domain/errors.js';
+import type { RetryTask } from '../domain/task.js';
+import type { TargetGuard } from '../security/target-guard.js';
+import type { Store } from '../store/store.js';
+import type { EnqueueBatcher } from './enqueue-batcher.js';
+import { parseEnqueueInput, type FirstAttempt } from './enqueue-input.js';
+import type { PolicyRegistry } from './policy-registry.js';
+import { callStore, storeFailure } from './store-errors.js';
+
+/** A new task (201), or the task an earlier identical request created (200, `Idempotent-Replayed: true`). */
+export type EnqueueResult = { kind: 'created' | 'replayed'; task: RetryTask };
+
+/** One entry of a batch: as a single enqueue would answer, or the error it would get. */
+export type BatchEntryResult = EnqueueResult | { kind: 'error'; error: RetrydError };
+
+/** What the enqueue request carried besides its body. */
+export interface EnqueueContext {
+  /** W3C `traceparent` of the request, carried to every attempt. */
+  traceparent?: string | undefined;
+}
+
+export interface EnqueuerDeps {
+  store: Store;
+  blobs: BlobStore;
+  guard: TargetGuard;
+  policies: PolicyRegistry;
+  batcher: EnqueueBatcher;
+  clock: Pick<Clock, 'now'>;
+  newId: () => string;
+  inlineBodyLimit: number;
+  wake: () => void;
+}
+
+const TRACEPARENT = /^[\da-f]{2}-[\da-f]{32}-[\da-f]{16}-[\da-f]{2}$/;
+
+type Prepared = { task: RetryTask; blobRef: string | null } | { error: RetrydError };
+
+/**
+ * The enqueue pipeline shared by single and batch requests: validate each entry, check its policy and its
+ * target, put a large body in the blob store, then hand every valid task of the request to the batcher in
+ * one submission (one transaction) and tell created, replayed and conflicting keys apart.
+ */
+export class Enqueuer {
+  constructor(private readonly deps: EnqueuerDeps) {}
+
+  /**
+   * Enqueues each input; `pathOf(i)` prefixes field names (`tasks[3].`). Entries are independent except
+   * for the write: if the store fails, the whole call rejects with 503 and nothing was acknowledged.
+   */
+  async enqueue(
+    tenantId: string,
+    inputs: readonly unknown[],
+    pathOf: (index: number) => string,
+    context: EnqueueContext = {},
+  ): Promise<BatchEntryResult[]> {
+    const now = this.deps.clock.now();
+    const traceContext =
+      context.traceparent !== undefined && TRACEPARENT.test(context.traceparent) ? context.traceparent : null;
+    const prepared = await Promise.all(
+      inputs.map((input, i) => this.#prepare(tenantId, input, pathOf(i), now, traceContext)),
+    );
+    const valid = prepared.filter((p): p is Extract<Prepared, { task: RetryTask }> => 'task' in p);
+    // A store outage is no entry's fault: the whole request answers 503 rather than 200 with failed entries.
+    const outage = prepared.find((p) => 'error' in p && p.error.code === 'STORE_UNAVAILABLE');
+    if (outage !== undefined && 'error' in outage) {
+      await this.#dropBlobs(valid.map((p) => p.blobRef));
+      throw outage.error;
+    }
+    let inserted;
+    try {
+      inserted = await this.deps.batcher.submit(valid.map((p) => p.task));
+    } catch (error) {
+      await this.#dropBlobs(valid.map((p) => p.blobRef));
+      throw storeFailure(error, this.deps.store.kind, 'enqueue');
+    }
+    const results: BatchEntryResult[] = [];
+    let v = 0;
+    let created = false;
+    const orphans: (string | null)[] = [];
+    for (const p of prepared) {
+      if ('error' in p) {
+        results.push({ kind: 'error', error: p.error });
+        continue;
+      }
+      const outcome = inserted[v++];
+      if (outcome === undefined) throw new Error('the batcher returned fewer results than tasks');
+      if (outcome.kind === 'inserted') {
+        created = true;
+        results.push({ kind: 'created', task: outcome.task });
+        continue;
+      }
+      orphans.push(p.blobRef);
+      results.push(
+        outcome.task.requestHash === p.task.requestHash
+          ? { kind: 'replayed', task: outcome.task }
+          : { kind: 'error', error: keyReused(p.task.idempotencyKey, outcome.task.taskId) },
+      );
+    }
+    if (created) this.deps.wake();
+    await this.#dropBlobs(orphans);
+    return results;
+  }
+
+  async #prepare(tenantId: string, input: unknown, path: string, now: number, traceContext: string | null): Promise<Prepared> {
+    try {
+      return await this.#build(tenantId, input, path, now, traceContext);
+    } catch (error) {
+      return { error: storeFailure(error, this.deps.store.kind, 'enqueue') };
+    }
+  }
+
+  async #build(tenantId: string, input: unknown, path: string, now: number, traceContext: string | null): Promise<Prepared> {
+    const parsed = parseEnqueueInput(input, path);
+    if (!parsed.ok) return { error: RetrydError.validation(parsed.errors) };
+    const request = parsed.value;
+    if (request.policyId !== null && !(await this.deps.policies.exists(tenantId, request.policyId))) {
+      const field = `${path}policyId`;
+      const rule = 'the id of a registered policy (see GET /retry-policies)';
+      return { error: RetrydError.validation([{ field, rule, message: `${field} must be ${rule}; ${request.policyId} is not registered` }]) };
+    }
+    const verdict = await this.deps.guard.check(request.targetUrl);
+    if (!verdict.ok) {
+      const field = `${path}targetUrl`;
+      if (verdict.kind === 'lookup_failed') return { error: new RetrydError('TARGET_LOOKUP_FAILED', `${field}: ${verdict.detail}`) };
+      const rule = 'a public address, or one covered by --allow-targets';
+      return {
+        error: new RetrydError('TARGET_NOT_ALLOWED', `${field} is not allowed: ${verdict.detail}`, [
+          { field, rule, message: `${field} must be ${rule}: ${verdict.detail}` },
+        ]),
+      };
+    }
+    const taskId = this.deps.newId();
+    let body = request.body;
+    let blobRef: string | null = null;
+    if (body !== null && Buffer.byteLength(body) > this.deps.inlineBodyLimit) {
+      // The blob is durable before the task that refers to it is committed (see BlobStore).
+      const data = body;
+      blobRef = await callStore(this.deps.store.kind, 'store the body', () => this.deps.blobs.put(tenantId, taskId, data));
+      body = null;
+    }
+    const task: RetryTask = {
+      tenantId,
+      taskId,
+      idempotencyKey: request.idempotencyKey ?? this.deps.newId(),
+      requestHash: request.requestHash,
+      targetUrl: request.targetUrl.href,
+      method: request.method,
+      headers: request.headers,
+      body,
+      bodyRef: blobRef,
+      policyId: request.policyId,
+      policy: request.policy,
+      status: 'PENDING',
+      attemptNumber: 0,
+      runAttemptOffset: 0,
+      runStartedAt: null,
+      lastDelayMs: 0,
+      nextAttemptAt: dueAt(request.firstAttempt, now),
+      createdAt: now,
+      updatedAt: now,
+      leaseOwner: null,
+      leaseExpiresAt: null,
+      fencingToken: 0,
+      version: 1,
+      cancelRequested: false,
+      lastError: null,
+      lastResponseStatus: null,
+      deadLetterReason: null,
+      traceContext,
+    };
+    return { task, blobRef };
+  }
+
+  /** Removes blobs no task refers to (their task was a duplicate, or the write failed). Best effort. */
+  async #dropBlobs(refs: readonly (string | null)[]): Promise<void> {
+    await Promise.all(refs.map((ref) => (ref === null ? undefined : this.deps.blobs.delete(ref).catch(() => undefined))));
+  }
+}
+
+/** When the first attempt is due. An absolute time in the past means now, so it does not jump the queue. */
+function dueAt(first: FirstAttempt, now: number): number {
+  if ('delayMs' in first) return now + first.delayMs;
+  if ('notBefore' in first) return Math.max(now, first.notBefore);
+  return now;
+}
+
+function keyReused(key: string, taskId: string): RetrydError {
+  return new RetrydError(
+    'IDEMPOTENCY_KEY_REUSED',
+    `idempotency key ${JSON.stringify(key)} already belongs to task ${taskId}, created by a different request; ` +
+      'send the same request to get that task back, or use a new key for a new task',
+  );
+}

@@ -1,0 +1,156 @@
+import { canonicalJson, validatePolicy, type Clock, type RetryPolicy } from '@retryd/core';
+import { DEFAULT_POLICY_ID, DEFAULT_SERVICE_POLICY } from '../domain/default-policy.js';
+import { RetrydError, type FieldError } from '../domain/errors.js';
+import type { Page, StoredPolicy } from '../domain/task.js';
+import type { PageRequest, Store } from '../store/store.js';
+import { POLICY_ID_PATTERN } from './enqueue-input.js';
+import { callStore } from './store-errors.js';
+
+/** Options of {@link PolicyRegistry}. */
+export interface PolicyRegistryOptions {
+  store: Store;
+  clock: Pick<Clock, 'now'>;
+  /** Called after a `PUT` changed a policy, e.g. to drop an engine's cached copy. Errors it throws are ignored. */
+  onPolicyChanged?: (tenantId: string, policyId: string) => void;
+}
+
+/** The answer to a create: a new policy (201), or the same definition already registered (200). */
+export type CreatePolicyResult = { kind: 'created' | 'existing'; policy: StoredPolicy };
+
+const POLICY_ID_RULE = 'a string of 1 to 128 letters, digits, ".", "_", ":" or "-", starting with a letter or digit';
+/** Most (tenant, policy id) pairs remembered as existing; the set is cleared when it fills up. */
+const KNOWN_LIMIT = 10_000;
+
+/**
+ * Named retry policies: registration (idempotent by id), replacement for future scheduling, reads, and the
+ * `default` policy at start-up. Policies are validated with core's `validatePolicy`, so the API reports the
+ * same field and rule as the library would.
+ */
+export class PolicyRegistry {
+  readonly #store: Store;
+  readonly #clock: Pick<Clock, 'now'>;
+  readonly #onChanged: ((tenantId: string, policyId: string) => void) | undefined;
+  /**
+   * Policies known to exist. There is no way to delete a policy, so a positive answer never goes stale, even
+   * with several instances on one store; a miss always asks the store.
+   */
+  readonly #known = new Set<string>();
+
+  constructor(options: PolicyRegistryOptions) {
+    this.#store = options.store;
+    this.#clock = options.clock;
+    this.#onChanged = options.onPolicyChanged;
+  }
+
+  /**
+   * Registers `input` (`{ policyId, ...policy fields }`). Same definition already there → `existing`;
+   * a different one → 409 POLICY_CONFLICT.
+   */
+  async create(tenantId: string, input: unknown): Promise<CreatePolicyResult> {
+    const { policyId, policy } = parsePolicyBody(input, undefined);
+    const now = this.#clock.now();
+    const stored: StoredPolicy = { tenantId, policyId, policy, createdAt: now, updatedAt: now, version: 1 };
+    const result = await callStore(this.#store.kind, 'register the policy', () => this.#store.putPolicy(stored, 'create'));
+    if (result.kind === 'created') {
+      this.#remember(tenantId, policyId);
+      return { kind: 'created', policy: result.policy };
+    }
+    if (result.kind === 'exists') {
+      this.#remember(tenantId, policyId);
+      if (canonicalJson(result.policy.policy) === canonicalJson(policy)) return { kind: 'existing', policy: result.policy };
+      throw new RetrydError(
+        'POLICY_CONFLICT',
+        `policy ${policyId} is already registered with a different definition; change it with PUT /retry-policies/${policyId}`,
+      );
+    }
+    throw new Error(`putPolicy(create) answered ${result.kind}`);
+  }
+
+  /** Replaces a registered policy for future scheduling decisions (tasks in flight finish their attempt). */
+  async replace(tenantId: string, policyId: string, input: unknown): Promise<StoredPolicy> {
+    const parsed = parsePolicyBody(input, policyId);
+    const now = this.#clock.now();
+    const stored: StoredPolicy = { tenantId, policyId, policy: parsed.policy, createdAt: now, updatedAt: now, version: 1 };
+    const result = await callStore(this.#store.kind, 'replace the policy', () => this.#store.putPolicy(stored, 'replace'));
+    if (result.kind === 'not_found') throw notFound(policyId);
+    if (result.kind !== 'replaced') throw new Error(`putPolicy(replace) answered ${result.kind}`);
+    try {
+      this.#onChanged?.(tenantId, policyId);
+    } catch {
+      // A listener's failure must not turn a stored change into an error answer.
+    }
+    return result.policy;
+  }
+
+  async get(tenantId: string, policyId: string): Promise<StoredPolicy> {
+    const policy = await callStore(this.#store.kind, 'read the policy', () => this.#store.getPolicy(tenantId, policyId));
+    if (policy === undefined) throw notFound(policyId);
+    return policy;
+  }
+
+  list(tenantId: string, page: PageRequest): Promise<Page<StoredPolicy>> {
+    return callStore(this.#store.kind, 'list policies', () => this.#store.listPolicies(tenantId, page));
+  }
+
+  /** Whether a policy of this id is registered (cached once seen). */
+  async exists(tenantId: string, policyId: string): Promise<boolean> {
+    if (this.#known.has(`${tenantId}\u0000${policyId}`)) return true;
+    const policy = await callStore(this.#store.kind, 'read the policy', () => this.#store.getPolicy(tenantId, policyId));
+    if (policy !== undefined) this.#remember(tenantId, policyId);
+    return policy !== undefined;
+  }
+
+  /**
+   * Registers `DEFAULT_SERVICE_POLICY` as `default` for the tenant unless a `default` exists (an operator's
+   * changes are kept). Safe to run from several instances at once. Returns the policy in force.
+   */
+  async ensureDefault(tenantId: string): Promise<StoredPolicy> {
+    const now = this.#clock.now();
+    const stored: StoredPolicy = {
+      tenantId,
+      policyId: DEFAULT_POLICY_ID,
+      policy: { ...DEFAULT_SERVICE_POLICY },
+      createdAt: now,
+      updatedAt: now,
+      version: 1,
+    };
+    const result = await callStore(this.#store.kind, 'register the default policy', () =>
+      this.#store.putPolicy(stored, 'create'),
+    );
+    if (result.kind !== 'created' && result.kind !== 'exists') throw new Error(`putPolicy(create) answered ${result.kind}`);
+    this.#remember(tenantId, DEFAULT_POLICY_ID);
+    return result.policy;
+  }
+
+  #remember(tenantId: string, policyId: string): void {
+    if (this.#known.size >= KNOWN_LIMIT) this.#known.clear();
+    this.#known.add(`${tenantId}\u0000${policyId}`);
+  }
+}
+
+function notFound(policyId: string): RetrydError {
+  return new RetrydError('NOT_FOUND', `no policy ${policyId} is registered`);
+}
+
+/**
+ * Splits a policy body into its id and the core policy, checking both. For a `PUT`, `pathId` is the id in
+ * the path: the body may repeat it but not name another.
+ */
+export function parsePolicyBody(input: unknown, pathId: string | undefined): { policyId: string; policy: RetryPolicy } {
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) {
+    throw RetrydError.validation([{ field: 'body', rule: 'a JSON object', message: 'body must be a JSON object' }]);
+  }
+  const { policyId, ...fields } = input as Record<string, unknown>;
+  const errors: FieldError[] = [];
+  if (pathId === undefined && (typeof policyId !== 'string' || !POLICY_ID_PATTERN.test(policyId))) {
+    errors.push({ field: 'policyId', rule: POLICY_ID_RULE, message: `policyId must be ${POLICY_ID_RULE}` });
+  }
+  if (pathId !== undefined && policyId !== undefined && policyId !== pathId) {
+    const rule = 'absent or equal to the policyId in the path';
+    errors.push({ field: 'policyId', rule, message: `policyId must be ${rule} (${pathId})` });
+  }
+  const checked = validatePolicy(fields);
+  if (!checked.ok) errors.push(...checked.violations);
+  if (errors.length > 0 || !checked.ok) throw RetrydError.validation(errors);
+  return { policyId: pathId ?? (policyId as string), policy: checked.policy };
+}

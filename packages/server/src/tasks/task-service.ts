@@ -1,0 +1,258 @@
+import { randomUUID } from 'node:crypto';
+import { systemClock, TaskEvent, TaskStatus, transition, type Clock } from '@retryd/core';
+import { DEFAULT_INLINE_BODY_LIMIT, type BlobStore } from '../blobs/blob-store.js';
+import { RetrydError } from '../domain/errors.js';
+import { DEFAULT_TENANT, type AttemptLog, type Page, type RetryTask, type StoredPolicy } from '../domain/task.js';
+import { TargetGuard } from '../security/target-guard.js';
+import type { PageRequest, Store, TaskPatch, TaskQuery } from '../store/store.js';
+import { EnqueueBatcher } from './enqueue-batcher.js';
+import { Enqueuer, type BatchEntryResult, type EnqueueContext, type EnqueueResult } from './enqueuer.js';
+import { PolicyRegistry, type CreatePolicyResult } from './policy-registry.js';
+import { callStore } from './store-errors.js';
+
+/** Options of {@link TaskService}. */
+export interface TaskServiceOptions {
+  store: Store;
+  /** Where bodies larger than `inlineBodyLimit` go. */
+  blobs: BlobStore;
+  /** The SSRF check run on every new task's target. Default: a guard with an empty allow-list. */
+  targetGuard?: TargetGuard;
+  /** Called after tasks became due (enqueue, replay): the engine's immediate wake-up. Default: nothing. */
+  wake?: () => void;
+  /** Called after `PUT /retry-policies/{id}` changed a policy. Default: nothing. */
+  onPolicyChanged?: (tenantId: string, policyId: string) => void;
+  /** Source of "now" (epoch ms; rounded down to whole ms). Default `systemClock`. */
+  clock?: Pick<Clock, 'now'>;
+  /** Makes task ids and generated idempotency keys. Default `crypto.randomUUID`. */
+  newId?: () => string;
+  /** Bodies over this many bytes go to the blob store. Default `DEFAULT_INLINE_BODY_LIMIT` (64 KiB). */
+  inlineBodyLimit?: number;
+  /** Most tasks the enqueue batcher merges into one transaction. Default 5,000. */
+  maxTasksPerFlush?: number;
+}
+
+/** Most tasks one batch request may hold. */
+export const MAX_BATCH_TASKS = 1_000;
+
+/** The answer to a cancel: done at once (PENDING → CANCELLED, 200), or when the running attempt ends (202). */
+export type CancelResult = { kind: 'cancelled' | 'cancel_requested'; task: RetryTask };
+
+/** The answer to a replay: re-driven now, or already running again (a repeated replay), both 200. */
+export type ReplayResult = { kind: 'replayed' | 'already_live'; task: RetryTask };
+
+/** How often a cancel or replay re-reads a task that changed under it before giving up. */
+const MAX_RACES = 20;
+
+/**
+ * The application layer of the service: every use case of the HTTP API, independent of HTTP. Each call takes
+ * the tenant (`DEFAULT_TENANT` until API keys arrive). Errors are `RetrydError`s with their code; a failing
+ * store is 503 STORE_UNAVAILABLE, never a crash.
+ *
+ * All state changes go through core's lifecycle (`transition`) and the store's optimistic `updateTask`, so
+ * a cancel racing a worker's completion is decided again on the fresh task rather than overwriting it.
+ *
+ * @example
+ * ```ts
+ * const service = new TaskService({ store, blobs, targetGuard, wake: () => engine.wake() });
+ * await service.ensureDefaultPolicy();
+ * const { kind, task } = await service.enqueue(DEFAULT_TENANT, { targetUrl: 'https://api.example.com/x', method: 'POST' });
+ * ```
+ */
+export class TaskService implements AsyncDisposable {
+  readonly #store: Store;
+  readonly #clock: Pick<Clock, 'now'>;
+  readonly #wake: () => void;
+  readonly #batcher: EnqueueBatcher;
+  readonly #enqueuer: Enqueuer;
+  /** Named policies: create, replace, read. */
+  readonly policies: PolicyRegistry;
+
+  constructor(options: TaskServiceOptions) {
+    this.#store = options.store;
+    const clock = options.clock ?? systemClock;
+    // Stored times are whole epoch milliseconds; systemClock's are fractional (monotonic, epoch-anchored).
+    this.#clock = { now: () => Math.floor(clock.now()) };
+    this.#wake = options.wake ?? (() => undefined);
+    this.policies = new PolicyRegistry({
+      store: this.#store,
+      clock: this.#clock,
+      ...(options.onPolicyChanged === undefined ? {} : { onPolicyChanged: options.onPolicyChanged }),
+    });
+    this.#batcher = new EnqueueBatcher({
+      insert: (tasks) => this.#store.insertTasks(tasks),
+      ...(options.maxTasksPerFlush === undefined ? {} : { maxTasksPerFlush: options.maxTasksPerFlush }),
+    });
+    this.#enqueuer = new Enqueuer({
+      store: this.#store,
+      blobs: options.blobs,
+      guard: options.targetGuard ?? new TargetGuard(),
+      policies: this.policies,
+      batcher: this.#batcher,
+      clock: this.#clock,
+      newId: options.newId ?? randomUUID,
+      inlineBodyLimit: options.inlineBodyLimit ?? DEFAULT_INLINE_BODY_LIMIT,
+      wake: this.#wake,
+    });
+  }
+
+  /** Registers the `default` policy for a tenant unless it exists. Run at start-up. */
+  ensureDefaultPolicy(tenantId: string = DEFAULT_TENANT): Promise<StoredPolicy> {
+    return this.policies.ensureDefault(tenantId);
+  }
+
+  /** Enqueues one task (`POST /retry-tasks`); throws the `RetrydError` it fails with. */
+  async enqueue(tenantId: string, input: unknown, context?: EnqueueContext): Promise<EnqueueResult> {
+    const [result] = await this.#enqueuer.enqueue(tenantId, [input], () => '', context);
+    if (result === undefined) throw new Error('enqueue produced no result');
+    if (result.kind === 'error') throw result.error;
+    return result;
+  }
+
+  /**
+   * Enqueues up to {@link MAX_BATCH_TASKS} tasks in one transaction (`POST /retry-tasks/batch`). Each entry
+   * gets its own result, in order: an invalid entry gets its error and the others are still enqueued.
+   */
+  async enqueueBatch(tenantId: string, inputs: unknown, context?: EnqueueContext): Promise<BatchEntryResult[]> {
+    if (!Array.isArray(inputs) || inputs.length > MAX_BATCH_TASKS) {
+      const rule = `an array of at most ${MAX_BATCH_TASKS} tasks`;
+      const got = Array.isArray(inputs) ? `, got ${inputs.length}` : '';
+      throw RetrydError.validation([{ field: 'tasks', rule, message: `tasks must be ${rule}${got}` }]);
+    }
+    return this.#enqueuer.enqueue(tenantId, inputs, (i) => `tasks[${i}].`, context);
+  }
+
+  async getTask(tenantId: string, taskId: string): Promise<RetryTask> {
+    const task = await callStore(this.#store.kind, 'read the task', () => this.#store.getTask(tenantId, taskId));
+    if (task === undefined) throw taskNotFound(taskId);
+    return task;
+  }
+
+  /** A page of tasks, newest first, optionally of one status and one policy. */
+  listTasks(query: TaskQuery): Promise<Page<RetryTask>> {
+    return callStore(this.#store.kind, 'list tasks', () => this.#store.listTasks(query));
+  }
+
+  /** FAILED and EXHAUSTED tasks, newest first; each carries its `deadLetterReason`. */
+  listDeadLetters(tenantId: string, page: PageRequest): Promise<Page<RetryTask>> {
+    return this.listTasks({ ...page, tenantId, status: [TaskStatus.FAILED, TaskStatus.EXHAUSTED] });
+  }
+
+  /** A task's attempt log, oldest first; 404 when the task does not exist. */
+  async listAttempts(tenantId: string, taskId: string, page: PageRequest): Promise<Page<AttemptLog>> {
+    const attempts = await callStore(this.#store.kind, 'list attempts', () =>
+      this.#store.listAttempts(tenantId, taskId, page),
+    );
+    // An empty first page is either a task not tried yet or no task at all: only then is a read worth it.
+    if (attempts.items.length === 0 && page.cursor === undefined) await this.getTask(tenantId, taskId);
+    return attempts;
+  }
+
+  /**
+   * Cancels a task: PENDING → CANCELLED at once; IN_FLIGHT → `cancelRequested`, applied when its attempt ends
+   * (it is never retried after that); terminal → 409 TASK_NOT_CANCELLABLE.
+   */
+  cancel(tenantId: string, taskId: string): Promise<CancelResult> {
+    return this.#change(tenantId, taskId, 'cancel the task', (task, now) => {
+      if (task.status === TaskStatus.PENDING) {
+        const status = transition(task.status, TaskEvent.CANCEL);
+        return { patch: { status, nextAttemptAt: null, updatedAt: now }, kind: 'cancelled' as const };
+      }
+      if (task.status === TaskStatus.IN_FLIGHT) {
+        if (task.cancelRequested) return { unchanged: 'cancel_requested' as const };
+        return { patch: { cancelRequested: true, updatedAt: now }, kind: 'cancel_requested' as const };
+      }
+      throw new RetrydError(
+        'TASK_NOT_CANCELLABLE',
+        `task ${taskId} is ${task.status}: only PENDING and IN_FLIGHT tasks can be cancelled`,
+      );
+    });
+  }
+
+  /**
+   * Re-drives a FAILED or EXHAUSTED task with the same idempotency key and a fresh run (attempt budget and
+   * time budget count from now; the attempt history stays). A task already PENDING or IN_FLIGHT (replayed
+   * before) is returned as is, so replaying twice never runs it twice; SUCCEEDED and CANCELLED → 409.
+   */
+  async replay(tenantId: string, taskId: string): Promise<ReplayResult> {
+    const result = await this.#change(tenantId, taskId, 'replay the task', (task, now) => {
+      if (task.status === TaskStatus.FAILED || task.status === TaskStatus.EXHAUSTED) {
+        const patch: TaskPatch = {
+          status: transition(task.status, TaskEvent.REPLAY),
+          runAttemptOffset: task.attemptNumber,
+          runStartedAt: null,
+          lastDelayMs: 0,
+          deadLetterReason: null,
+          cancelRequested: false,
+          nextAttemptAt: now,
+          updatedAt: now,
+        };
+        return { patch, kind: 'replayed' as const };
+      }
+      if (task.status === TaskStatus.PENDING || task.status === TaskStatus.IN_FLIGHT) {
+        return { unchanged: 'already_live' as const };
+      }
+      throw new RetrydError(
+        'TASK_NOT_REPLAYABLE',
+        `task ${taskId} is ${task.status}: only FAILED and EXHAUSTED tasks can be replayed`,
+      );
+    });
+    if (result.kind === 'replayed') this.#wake();
+    return result;
+  }
+
+  /** Registers a policy (`{ policyId, ...fields }`): `created` (201), or `existing` with the same definition (200). */
+  createPolicy(tenantId: string, input: unknown): Promise<CreatePolicyResult> {
+    return this.policies.create(tenantId, input);
+  }
+
+  /** Replaces a registered policy (404 if absent); tasks use it from their next scheduling decision. */
+  replacePolicy(tenantId: string, policyId: string, input: unknown): Promise<StoredPolicy> {
+    return this.policies.replace(tenantId, policyId, input);
+  }
+
+  getPolicy(tenantId: string, policyId: string): Promise<StoredPolicy> {
+    return this.policies.get(tenantId, policyId);
+  }
+
+  listPolicies(tenantId: string, page: PageRequest): Promise<Page<StoredPolicy>> {
+    return this.policies.list(tenantId, page);
+  }
+
+  /** Waits for enqueues in progress to be written. Does not close the store (its owner does). */
+  async close(): Promise<void> {
+    await this.#batcher.drain();
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  /**
+   * Reads a task, lets `decide` choose a patch, and applies it if the task did not change meanwhile; on a
+   * version conflict decides again on the fresh task (a worker may have finished the attempt in between).
+   */
+  async #change<K extends string>(
+    tenantId: string,
+    taskId: string,
+    what: string,
+    decide: (task: RetryTask, now: number) => { patch: TaskPatch; kind: K } | { unchanged: K },
+  ): Promise<{ kind: K; task: RetryTask }> {
+    let task = await this.getTask(tenantId, taskId);
+    for (let race = 0; race < MAX_RACES; race++) {
+      const decision = decide(task, this.#clock.now());
+      if ('unchanged' in decision) return { kind: decision.unchanged, task };
+      const current = task;
+      const result = await callStore(this.#store.kind, what, () =>
+        this.#store.updateTask(tenantId, taskId, current.version, decision.patch),
+      );
+      if (result.kind === 'updated') return { kind: decision.kind, task: result.task };
+      if (result.kind === 'not_found') throw taskNotFound(taskId);
+      task = result.task;
+    }
+    throw new RetrydError('INTERNAL', `task ${taskId} kept changing while trying to ${what}; try again`);
+  }
+}
+
+function taskNotFound(taskId: string): RetrydError {
+  return new RetrydError('NOT_FOUND', `no task ${taskId}`);
+}

@@ -1,0 +1,119 @@
+import type { AddressInfo } from 'node:net';
+import type { FastifyInstance } from 'fastify';
+import { Agent, request } from 'undici';
+import { buildApp, type BuildAppOptions } from '../src/api/build-app.js';
+import type { BlobStore } from '../src/blobs/blob-store.js';
+import { DEFAULT_TENANT, type RetryTask } from '../src/domain/task.js';
+import { TargetGuard, parseAllowList, type HostLookup } from '../src/security/target-guard.js';
+import { openStore } from '../src/store/open-store.js';
+import type { Store } from '../src/store/store.js';
+import { TaskService, type TaskServiceOptions } from '../src/tasks/task-service.js';
+
+/** Host names the tests use, resolved without DNS: public, private, and one with both kinds of address. */
+export const FAKE_DNS: Record<string, string[]> = {
+  'api.example.com': ['93.184.216.34', '2606:2800:220:1:248:1893:25c8:1946'],
+  'internal.example.com': ['10.20.30.40'],
+  'mixed.example.com': ['93.184.216.34', '127.0.0.1'],
+};
+
+export const fakeLookup: HostLookup = async (hostname) => {
+  const addresses = FAKE_DNS[hostname.toLowerCase()];
+  if (addresses === undefined) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' });
+  return addresses;
+};
+
+/** A JSON answer of the API. */
+export interface ApiResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  // Tests read fields of whatever came back; the schemas are checked field by field.
+  body: Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  /** The raw text, for answers that are not JSON. */
+  text: string;
+}
+
+export interface ApiHarness {
+  url: string;
+  app: FastifyInstance;
+  store: Store;
+  blobs: BlobStore;
+  service: TaskService;
+  /** How often `wake()` was called. */
+  wakes: () => number;
+  /** Policy changes reported through `onPolicyChanged`. */
+  policyChanges: string[];
+  call(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<ApiResponse>;
+  /** Enqueues a valid task and returns it (201). */
+  enqueue(overrides?: Record<string, unknown>): Promise<ApiResponse>;
+  /** The stored task (with internal fields). */
+  stored(taskId: string): Promise<RetryTask>;
+  close(): Promise<void>;
+}
+
+export interface HarnessOptions {
+  allowTargets?: string;
+  /** Default `sqlite::memory:`. */
+  storeUrl?: string;
+  /** Wraps the store the service and the app see (fault injection). */
+  wrapStore?: (store: Store) => Store;
+  service?: Partial<TaskServiceOptions>;
+  app?: Partial<BuildAppOptions>;
+}
+
+const agent = new Agent({ connections: 128 });
+
+/** A real server on a random loopback port, on a fresh in-memory SQLite store. */
+export async function startApi(options: HarnessOptions = {}): Promise<ApiHarness> {
+  const opened = await openStore(options.storeUrl ?? 'sqlite::memory:');
+  const store = options.wrapStore?.(opened.store) ?? opened.store;
+  const blobs = opened.blobs;
+  let wakes = 0;
+  const policyChanges: string[] = [];
+  const service = new TaskService({
+    store,
+    blobs,
+    targetGuard: new TargetGuard({ allow: parseAllowList(options.allowTargets), lookup: fakeLookup }),
+    wake: () => void wakes++,
+    onPolicyChanged: (tenantId, policyId) => void policyChanges.push(`${tenantId}/${policyId}`),
+    ...options.service,
+  });
+  await service.ensureDefaultPolicy();
+  const app = await buildApp({ taskService: service, store, ...options.app });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+
+  const call: ApiHarness['call'] = async (method, path, body, headers = {}) => {
+    const res = await request(`${url}${path}`, {
+      method: method as 'GET',
+      dispatcher: agent,
+      headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
+      ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
+    });
+    const text = await res.body.text();
+    const isJson = String(res.headers['content-type'] ?? '').includes('json');
+    return { status: res.statusCode, headers: res.headers, body: isJson && text !== '' ? JSON.parse(text) : {}, text };
+  };
+
+  return {
+    url,
+    app,
+    store,
+    blobs,
+    service,
+    wakes: () => wakes,
+    policyChanges,
+    call,
+    enqueue: (overrides = {}) =>
+      call('POST', '/retry-tasks', { targetUrl: 'https://api.example.com/orders', method: 'POST', body: { order: 1 }, ...overrides }),
+    stored: async (taskId) => {
+      const task = await store.getTask(DEFAULT_TENANT, taskId);
+      if (task === undefined) throw new Error(`no task ${taskId}`);
+      return task;
+    },
+    close: async () => {
+      await app.close();
+      await service.close();
+      await opened.store.close();
+    },
+  };
+}

@@ -1,0 +1,319 @@
+import { IllegalTransitionError, type RetryPolicy } from '@retryd/core';
+import { seededRandom, sequenceRandom } from '@retryd/core/testing';
+import { describe, expect, it } from 'vitest';
+import type { RetryTask } from '../src/domain/task.js';
+import type { AttemptResult } from '../src/engine/attempt-result.js';
+import {
+  decideAttemptOutcome,
+  decideBeforeAttempt,
+  decideLeaseExpired,
+  permanentStatusReason,
+} from '../src/engine/decide-outcome.js';
+import { makeTask, T0 } from './fixtures/tasks.js';
+
+const POLICY: RetryPolicy = {
+  maxAttempts: 5,
+  backoffType: 'EXPONENTIAL',
+  initialDelayMs: 100,
+  multiplier: 2,
+  maxDelayMs: 10_000,
+  jitterType: 'NONE',
+};
+const NOW = T0 + 25;
+const ctx = (overrides: Partial<{ policy: RetryPolicy; now: number; random: () => number }> = {}) => ({
+  policy: POLICY,
+  now: NOW,
+  random: seededRandom(1),
+  workerId: 'w1',
+  ...overrides,
+});
+
+/** A task as `claimDue` hands it over: IN_FLIGHT under a lease, claimed at T0. */
+function claimed(overrides: Partial<RetryTask> = {}): RetryTask {
+  return makeTask({
+    status: 'IN_FLIGHT',
+    fencingToken: 3,
+    leaseOwner: 'w1',
+    leaseExpiresAt: T0 + 60_000,
+    updatedAt: T0,
+    ...overrides,
+  });
+}
+
+const response = (status: number, headers: Record<string, string> = {}, bodySnippet: string | null = null): AttemptResult => ({
+  kind: 'response',
+  status,
+  headers,
+  bodySnippet,
+});
+const failure = (code: string, message: string): AttemptResult => ({
+  kind: 'error',
+  error: Object.assign(new Error(message), { code }),
+  message,
+});
+const at = (result: AttemptResult, startedAt = T0) => ({ startedAt, result });
+
+describe('decideAttemptOutcome', () => {
+  it('a 2xx succeeds, logs the attempt, and offers no cancel alternative (the call did happen)', () => {
+    const task = claimed();
+    const completion = decideAttemptOutcome(task, at(response(201, {}, 'created')), ctx());
+    expect(completion).toEqual({
+      tenantId: task.tenantId,
+      taskId: task.taskId,
+      fencingToken: 3,
+      attempt: {
+        tenantId: task.tenantId,
+        taskId: task.taskId,
+        attemptNumber: 1,
+        startedAt: T0,
+        durationMs: 25,
+        responseStatus: 201,
+        errorMessage: null,
+        outcome: 'succeeded',
+        responseBodySnippet: 'created',
+        nextAttemptAt: null,
+        workerId: 'w1',
+      },
+      next: {
+        status: 'SUCCEEDED',
+        attemptNumber: 1,
+        nextAttemptAt: null,
+        runStartedAt: T0,
+        lastDelayMs: 0,
+        lastError: null,
+        lastResponseStatus: 201,
+        deadLetterReason: null,
+      },
+    });
+  });
+
+  it('a retryable status schedules the next attempt after the backoff, with a CANCELLED alternative', () => {
+    const completion = decideAttemptOutcome(claimed(), at(response(503, {}, 'busy')), ctx());
+    expect(completion.next).toEqual({
+      status: 'PENDING',
+      attemptNumber: 1,
+      nextAttemptAt: NOW + 100,
+      runStartedAt: T0,
+      lastDelayMs: 100,
+      lastError: 'HTTP 503',
+      lastResponseStatus: 503,
+      deadLetterReason: null,
+    });
+    expect(completion.attempt).toMatchObject({ outcome: 'retry_scheduled', nextAttemptAt: NOW + 100, errorMessage: 'HTTP 503', responseBodySnippet: 'busy' });
+    expect(completion.ifCancelRequested).toEqual({ ...completion.next, status: 'CANCELLED', nextAttemptAt: null });
+    expect(completion.requireLeaseExpiredBy).toBeUndefined();
+  });
+
+  it('counts attempts per run and measures the budget from the run start', () => {
+    // Attempt 8 of the task's life is the 3rd of a run replayed after 5: retry n=3 → 100 × 2² = 400.
+    const task = claimed({ attemptNumber: 7, runAttemptOffset: 5, runStartedAt: T0 - 1_000, lastDelayMs: 200 });
+    const completion = decideAttemptOutcome(task, at(response(500)), ctx());
+    expect(completion.next).toMatchObject({ status: 'PENDING', attemptNumber: 8, nextAttemptAt: NOW + 400, runStartedAt: T0 - 1_000 });
+    expect(completion.attempt?.attemptNumber).toBe(8);
+  });
+
+  it('sets runStartedAt at the run’s first attempt and keeps it afterwards', () => {
+    expect(decideAttemptOutcome(claimed(), at(response(503), T0 + 3), ctx()).next.runStartedAt).toBe(T0 + 3);
+    const later = claimed({ attemptNumber: 1, runStartedAt: T0 - 500 });
+    expect(decideAttemptOutcome(later, at(response(503)), ctx()).next.runStartedAt).toBe(T0 - 500);
+  });
+
+  it('applies jitter with the injected random, exactly', () => {
+    const policy = { ...POLICY, jitterType: 'FULL' as const };
+    const expected = seededRandom(42)() * 100;
+    const completion = decideAttemptOutcome(claimed(), at(response(503)), ctx({ policy, random: seededRandom(42) }));
+    expect(completion.next.lastDelayMs).toBe(expected);
+    expect(completion.next.nextAttemptAt).toBe(Math.ceil(NOW + expected));
+  });
+
+  it('feeds the previous delay to DECORRELATED jitter, but not across a replay', () => {
+    const policy = { ...POLICY, jitterType: 'DECORRELATED' as const };
+    const second = claimed({ attemptNumber: 1, runStartedAt: T0, lastDelayMs: 300 });
+    // uniform(100, 300 × 3) at 0.5 = 500
+    expect(decideAttemptOutcome(second, at(response(503)), ctx({ policy, random: sequenceRandom(0.5) })).next.lastDelayMs).toBe(500);
+    const replayed = claimed({ attemptNumber: 4, runAttemptOffset: 4, lastDelayMs: 3_000 });
+    // first retry of the new run: uniform(100, 100 × 3) at 0.5 = 200
+    expect(decideAttemptOutcome(replayed, at(response(503)), ctx({ policy, random: sequenceRandom(0.5) })).next.lastDelayMs).toBe(200);
+  });
+
+  it('honours Retry-After (seconds and HTTP-date) instead of the backoff, keeping the backoff state', () => {
+    const task = claimed({ attemptNumber: 1, runStartedAt: T0, lastDelayMs: 100 });
+    const seconds = decideAttemptOutcome(task, at(response(429, { 'retry-after': '2' })), ctx());
+    expect(seconds.next).toMatchObject({ status: 'PENDING', nextAttemptAt: NOW + 2_000, lastDelayMs: 100 });
+    const date = new Date(T0 + 5_000).toUTCString();
+    const dated = decideAttemptOutcome(task, at(response(503, { 'Retry-After': date })), ctx({ now: T0 }));
+    expect(dated.next.nextAttemptAt).toBe(T0 + 5_000);
+  });
+
+  it('exhausts when Retry-After asks for a wait past the budget', () => {
+    const policy = { ...POLICY, totalBudgetMs: 1_000 };
+    const completion = decideAttemptOutcome(claimed(), at(response(503, { 'retry-after': '5' })), ctx({ policy }));
+    expect(completion.next).toMatchObject({ status: 'EXHAUSTED', nextAttemptAt: null, deadLetterReason: 'retry_after_beyond_budget' });
+    expect(completion.attempt).toMatchObject({ outcome: 'exhausted', nextAttemptAt: null });
+  });
+
+  it('exhausts after maxAttempts attempts of the run', () => {
+    const task = claimed({ attemptNumber: 4, runStartedAt: T0, lastDelayMs: 800 });
+    const completion = decideAttemptOutcome(task, at(response(503)), ctx());
+    expect(completion.next).toEqual({
+      status: 'EXHAUSTED',
+      attemptNumber: 5,
+      nextAttemptAt: null,
+      runStartedAt: T0,
+      lastDelayMs: 800,
+      lastError: 'HTTP 503',
+      lastResponseStatus: 503,
+      deadLetterReason: 'max_attempts',
+    });
+    expect(completion.ifCancelRequested?.status).toBe('CANCELLED');
+  });
+
+  it('clips the delay to the budget, and exhausts once the budget has no room left', () => {
+    const policy = { ...POLICY, totalBudgetMs: 1_000, estimatedCallMs: 100 };
+    // latest start = 900; elapsed 850 → 50 ms left, less than the 100 ms backoff.
+    const clipped = decideAttemptOutcome(claimed({ runStartedAt: NOW - 850 }), at(response(503)), ctx({ policy }));
+    expect(clipped.next).toMatchObject({ status: 'PENDING', nextAttemptAt: NOW + 50 });
+    const spent = decideAttemptOutcome(claimed({ runStartedAt: NOW - 950 }), at(response(503)), ctx({ policy }));
+    expect(spent.next).toMatchObject({ status: 'EXHAUSTED', deadLetterReason: 'budget' });
+  });
+
+  it.each([400, 404, 409, 501, 302, 304, 101])('fails a %i at once, whatever attempts are left', (status) => {
+    const completion = decideAttemptOutcome(claimed(), at(response(status)), ctx());
+    expect(completion.next).toMatchObject({ status: 'FAILED', nextAttemptAt: null, deadLetterReason: `permanent_status:${status}` });
+    expect(completion.attempt).toMatchObject({ outcome: 'failed', responseStatus: status, errorMessage: `HTTP ${status}` });
+    expect(completion.ifCancelRequested?.status).toBe('CANCELLED');
+  });
+
+  it('retries the statuses the policy names, and only those', () => {
+    const policy = { ...POLICY, retryableStatusCodes: [409] };
+    expect(decideAttemptOutcome(claimed(), at(response(409)), ctx({ policy })).next.status).toBe('PENDING');
+    expect(decideAttemptOutcome(claimed(), at(response(503)), ctx({ policy })).next).toMatchObject({
+      status: 'FAILED',
+      deadLetterReason: 'permanent_status:503',
+    });
+  });
+
+  it.each([
+    ['ECONNREFUSED', 'connect ECONNREFUSED 127.0.0.1:9'],
+    ['UND_ERR_SOCKET', 'other side closed'],
+    ['UND_ERR_HEADERS_TIMEOUT', 'no response headers within 30000 ms'],
+    ['UND_ERR_CONNECT_TIMEOUT', 'could not connect within 5000 ms'],
+  ])('retries a network failure or timeout (%s) with its message logged', (code, message) => {
+    const completion = decideAttemptOutcome(claimed(), at(failure(code, message)), ctx());
+    expect(completion.next).toMatchObject({ status: 'PENDING', nextAttemptAt: NOW + 100, lastError: message, lastResponseStatus: null });
+    expect(completion.attempt).toMatchObject({ responseStatus: null, errorMessage: message, responseBodySnippet: null });
+  });
+
+  it('fails on an error that is neither a network failure nor a timeout', () => {
+    const result: AttemptResult = { kind: 'error', error: new TypeError('bad header'), message: 'bad header' };
+    expect(decideAttemptOutcome(claimed(), at(result), ctx()).next).toMatchObject({ status: 'FAILED', deadLetterReason: 'permanent_error' });
+  });
+
+  it('moves only through the lifecycle: a task that is not IN_FLIGHT cannot complete', () => {
+    expect(() => decideAttemptOutcome(makeTask(), at(response(200)), ctx())).toThrow(IllegalTransitionError);
+  });
+});
+
+describe('decideBeforeAttempt', () => {
+  it('lets a task with room in its run and budget go ahead', () => {
+    expect(decideBeforeAttempt(claimed(), { ...POLICY, totalBudgetMs: 1_000 }, NOW)).toBeNull();
+  });
+
+  it('exhausts a task whose budget is spent, with no attempt made or counted', () => {
+    const policy = { ...POLICY, totalBudgetMs: 1_000, estimatedCallMs: 200 };
+    const task = claimed({ attemptNumber: 2, runStartedAt: NOW - 801, lastError: 'HTTP 503', lastResponseStatus: 503, lastDelayMs: 200 });
+    const completion = decideBeforeAttempt(task, policy, NOW);
+    expect(completion).toEqual({
+      tenantId: task.tenantId,
+      taskId: task.taskId,
+      fencingToken: 3,
+      next: {
+        status: 'EXHAUSTED',
+        attemptNumber: 2,
+        nextAttemptAt: null,
+        runStartedAt: NOW - 801,
+        lastDelayMs: 200,
+        lastError: 'HTTP 503',
+        lastResponseStatus: 503,
+        deadLetterReason: 'budget',
+      },
+      ifCancelRequested: {
+        status: 'CANCELLED',
+        attemptNumber: 2,
+        nextAttemptAt: null,
+        runStartedAt: NOW - 801,
+        lastDelayMs: 200,
+        lastError: 'HTTP 503',
+        lastResponseStatus: 503,
+        deadLetterReason: null,
+      },
+    });
+    expect(decideBeforeAttempt({ ...task, runStartedAt: NOW - 800 }, policy, NOW)).toBeNull();
+  });
+
+  it('exhausts before the first attempt when the call alone exceeds the budget', () => {
+    const completion = decideBeforeAttempt(claimed(), { ...POLICY, totalBudgetMs: 100, estimatedCallMs: 101 }, NOW);
+    expect(completion?.next).toMatchObject({ status: 'EXHAUSTED', deadLetterReason: 'budget', runStartedAt: null });
+  });
+
+  it('exhausts a run that already made maxAttempts attempts (the policy was lowered)', () => {
+    const completion = decideBeforeAttempt(claimed({ attemptNumber: 6, runAttemptOffset: 2 }), { ...POLICY, maxAttempts: 4 }, NOW);
+    expect(completion?.next).toMatchObject({ status: 'EXHAUSTED', attemptNumber: 6, deadLetterReason: 'max_attempts' });
+    expect(decideBeforeAttempt(claimed({ attemptNumber: 5, runAttemptOffset: 2 }), { ...POLICY, maxAttempts: 4 }, NOW)).toBeNull();
+  });
+
+  it('cancels a claimed task on which a cancel was requested, without an attempt', () => {
+    const completion = decideBeforeAttempt(claimed({ cancelRequested: true }), POLICY, NOW);
+    expect(completion?.next).toMatchObject({ status: 'CANCELLED', nextAttemptAt: null, deadLetterReason: null });
+    expect(completion?.attempt).toBeUndefined();
+    expect(completion?.ifCancelRequested).toBeUndefined();
+  });
+});
+
+describe('decideLeaseExpired', () => {
+  it('counts and logs the lost attempt as lease_expired, then retries after the backoff', () => {
+    const task = claimed({ leaseOwner: 'dead-worker', leaseExpiresAt: T0 + 50, updatedAt: T0 });
+    const completion = decideLeaseExpired(task, ctx({ now: T0 + 70 }));
+    expect(completion).toEqual({
+      tenantId: task.tenantId,
+      taskId: task.taskId,
+      fencingToken: 3,
+      requireLeaseExpiredBy: T0 + 70,
+      attempt: {
+        tenantId: task.tenantId,
+        taskId: task.taskId,
+        attemptNumber: 1,
+        startedAt: T0,
+        durationMs: 50,
+        responseStatus: null,
+        errorMessage: `lease expired at ${new Date(T0 + 50).toISOString()}: worker dead-worker did not report the attempt's result`,
+        outcome: 'lease_expired',
+        responseBodySnippet: null,
+        nextAttemptAt: T0 + 170,
+        workerId: 'dead-worker',
+      },
+      next: {
+        status: 'PENDING',
+        attemptNumber: 1,
+        nextAttemptAt: T0 + 170,
+        runStartedAt: T0,
+        lastDelayMs: 100,
+        lastError: completion.attempt?.errorMessage,
+        lastResponseStatus: null,
+        deadLetterReason: null,
+      },
+      ifCancelRequested: { ...completion.next, status: 'CANCELLED', nextAttemptAt: null },
+    });
+  });
+
+  it('exhausts when the lost attempt was the run’s last', () => {
+    const task = claimed({ attemptNumber: 4, runStartedAt: T0 - 1_000, leaseExpiresAt: T0 + 50 });
+    const completion = decideLeaseExpired(task, ctx({ now: T0 + 60 }));
+    expect(completion.next).toMatchObject({ status: 'EXHAUSTED', attemptNumber: 5, deadLetterReason: 'max_attempts', nextAttemptAt: null });
+    expect(completion.attempt).toMatchObject({ outcome: 'lease_expired', attemptNumber: 5, nextAttemptAt: null });
+  });
+});
+
+it('names permanent statuses in dead-letter reasons', () => {
+  expect(permanentStatusReason(400)).toBe('permanent_status:400');
+});

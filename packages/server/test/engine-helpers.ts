@@ -1,0 +1,188 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { RetryPolicy } from '@retryd/core';
+import type { RetryTask } from '../src/domain/task.js';
+import { Engine } from '../src/engine/engine.js';
+import type { EngineOptions } from '../src/engine/engine-options.js';
+import type { Store } from '../src/store/store.js';
+import { SqliteStore } from '../src/stores/sqlite/sqlite-store.js';
+import { makeTask } from './fixtures/tasks.js';
+
+/** A request as the test server saw it. */
+export interface SeenRequest {
+  method: string;
+  url: string;
+  headers: IncomingMessage['headers'];
+  body: string;
+  at: number;
+}
+
+export interface TestServer {
+  url: string;
+  requests: SeenRequest[];
+  close(): Promise<void>;
+}
+
+type Handler = (req: SeenRequest, res: ServerResponse, index: number) => void | Promise<void>;
+
+/** A real HTTP server on 127.0.0.1 (port 0) that records every request and answers through `handler`. */
+export async function startServer(handler: Handler): Promise<TestServer> {
+  const requests: SeenRequest[] = [];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const seen: SeenRequest = {
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+        at: Date.now(),
+      };
+      requests.push(seen);
+      void Promise.resolve(handler(seen, res, requests.length - 1)).catch((error: unknown) => {
+        res.destroy(error instanceof Error ? error : new Error(String(error)));
+      });
+    });
+  });
+  server.keepAliveTimeout = 10_000;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** Answers `status` with an optional body and headers. */
+export function reply(res: ServerResponse, status: number, body = '', headers: Record<string, string> = {}): void {
+  res.writeHead(status, headers);
+  res.end(body);
+}
+
+/** A SQLite store on a fresh temporary file (WAL, synchronous=FULL), with its cleanup. */
+export async function openTempStore(): Promise<{ store: SqliteStore; dir: string; cleanup(): Promise<void> }> {
+  const dir = await mkdtemp(join(tmpdir(), 'retryd-engine-'));
+  const store = new SqliteStore(join(dir, 'retryd.db'));
+  await store.init();
+  return {
+    store,
+    dir,
+    cleanup: async () => {
+      await store.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Polls `probe` until it returns a value other than undefined/false, or fails after `timeoutMs`. */
+export async function waitFor<T>(
+  probe: () => T | undefined | false | Promise<T | undefined | false>,
+  { timeoutMs = 10_000, intervalMs = 5, what = 'condition' } = {},
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+}
+
+/** Waits until the task reaches `status` and returns it. */
+export function waitForStatus(store: Store, task: RetryTask, status: RetryTask['status'], timeoutMs = 10_000): Promise<RetryTask> {
+  return waitFor(
+    async () => {
+      const current = await store.getTask(task.tenantId, task.taskId);
+      return current?.status === status ? current : undefined;
+    },
+    { timeoutMs, what: `task ${task.taskId} to become ${status}` },
+  );
+}
+
+/** Short, deterministic retries for tests: fixed 5 ms, no jitter. */
+export const FAST_POLICY: RetryPolicy = {
+  maxAttempts: 5,
+  backoffType: 'FIXED',
+  initialDelayMs: 5,
+  multiplier: 1,
+  maxDelayMs: 5,
+  jitterType: 'NONE',
+};
+
+/** A PENDING task due now that calls `url` on an inline policy. */
+export function taskFor(url: string, policy: RetryPolicy = FAST_POLICY, overrides: Partial<RetryTask> = {}): RetryTask {
+  const now = Date.now();
+  return makeTask({ targetUrl: url, policy, policyId: null, nextAttemptAt: now, createdAt: now, updatedAt: now, ...overrides });
+}
+
+/** Inserts tasks and wakes the engine, as the API does on enqueue. */
+export async function enqueue(store: Store, engine: Engine | undefined, ...tasks: RetryTask[]): Promise<RetryTask[]> {
+  const results = await store.insertTasks(tasks);
+  engine?.wake();
+  return results.map((r) => r.task);
+}
+
+/** Every error the engine reported, with its context. */
+export type Reported = { error: unknown; operation: string; taskId?: string | undefined }[];
+
+/** An engine on `store` with test-friendly defaults, its reported errors collected. */
+export function testEngine(store: Store, options: Partial<EngineOptions> = {}): { engine: Engine; errors: Reported } {
+  const errors: Reported = [];
+  const engine = new Engine({
+    store,
+    workerId: 'test-worker',
+    attemptTimeoutMs: 2_000,
+    connectTimeoutMs: 1_000,
+    onError: (error, context) => errors.push({ error, operation: context.operation, taskId: context.taskId }),
+    ...options,
+  });
+  return { engine, errors };
+}
+
+type StoreMethod = { [K in keyof Store]: Store[K] extends (...args: never[]) => unknown ? K : never }[keyof Store];
+
+/**
+ * A fault-injecting decorator around a real store (Temporal-style persistence fault injection): a method can be made
+ * to fail (`failing`) or to wait at a gate (`hold`) before it reaches the store.
+ */
+export class FaultyStore {
+  readonly store: Store;
+  readonly failing = new Set<StoreMethod>();
+  readonly calls = new Map<StoreMethod, number>();
+  private readonly gates = new Map<StoreMethod, Promise<void>>();
+
+  constructor(inner: Store) {
+    this.store = new Proxy(inner, {
+      get: (target, prop) => {
+        const value: unknown = Reflect.get(target, prop, target);
+        if (typeof value !== 'function') return value;
+        const method = prop as StoreMethod;
+        return async (...args: unknown[]) => {
+          this.calls.set(method, (this.calls.get(method) ?? 0) + 1);
+          await this.gates.get(method);
+          if (this.failing.has(method)) throw new Error(`injected fault: ${String(method)} failed`);
+          return (value as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      },
+    });
+  }
+
+  /** Holds every call of `method` until the returned function is called. */
+  hold(method: StoreMethod): () => void {
+    let open!: () => void;
+    this.gates.set(method, new Promise<void>((resolve) => (open = resolve)));
+    return () => {
+      this.gates.delete(method);
+      open();
+    };
+  }
+}

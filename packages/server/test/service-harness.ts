@@ -1,0 +1,95 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+
+const CLI = join(import.meta.dirname, '..', 'dist', 'cli', 'main.js');
+
+/** A `retryd serve` child process and the URL its API listens on. */
+export interface ServiceProcess {
+  url: string;
+  child: ChildProcess;
+  /** Every log line it printed, parsed. */
+  logs: Record<string, unknown>[];
+  exited: Promise<number | null>;
+}
+
+/** Starts `retryd serve` (the built CLI) on a free port and resolves once its start line is logged. */
+export async function startServiceProcess(args: string[], env: NodeJS.ProcessEnv = {}): Promise<ServiceProcess> {
+  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const logs: Record<string, unknown>[] = [];
+  let stderr = '';
+  child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const url = await new Promise<string>((resolve, reject) => {
+    const lines = createInterface({ input: child.stdout! });
+    lines.on('line', (line) => {
+      try {
+        const entry = JSON.parse(line) as Record<string, unknown>;
+        logs.push(entry);
+        if (entry.event === 'start') resolve(entry.url as string);
+      } catch {
+        logs.push({ raw: line });
+      }
+    });
+    void exited.then((code) => reject(new Error(`retryd exited with ${code} before starting: ${stderr}`)));
+  });
+  return { url, child, logs, exited };
+}
+
+/** Polls `check` until it returns true, failing with `what` after `timeoutMs`. */
+export async function waitFor(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/**
+ * A downstream that implements idempotency the way a payment API does: the first request with a key that is
+ * answered 200 is processed; later requests with that key get the stored answer and are counted as replays.
+ * `failFirst` requests per key are answered 503 first.
+ */
+export class IdempotentDownstream {
+  readonly requests = new Map<string, number>();
+  readonly processed = new Map<string, number>();
+  replays = 0;
+  private server: Server | undefined;
+
+  constructor(private readonly failFirst = 1) {}
+
+  async start(): Promise<string> {
+    this.server = createServer((req: IncomingMessage, res) => {
+      req.resume();
+      req.on('end', () => {
+        const key = String(req.headers['idempotency-key'] ?? '');
+        const n = (this.requests.get(key) ?? 0) + 1;
+        this.requests.set(key, n);
+        if (this.processed.has(key)) {
+          this.replays += 1;
+          res.writeHead(200, { 'idempotent-replayed': 'true' }).end('ok');
+        } else if (n <= this.failFirst) {
+          res.writeHead(503).end('busy');
+        } else {
+          this.processed.set(key, (this.processed.get(key) ?? 0) + 1);
+          res.writeHead(200).end('ok');
+        }
+      });
+    });
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    const address = this.server.address();
+    if (address === null || typeof address === 'string') throw new Error('no address');
+    return `http://127.0.0.1:${address.port}`;
+  }
+
+  close(): Promise<void> {
+    return new Promise((resolve) => {
+      this.server?.closeAllConnections();
+      this.server?.close(() => resolve());
+    });
+  }
+}

@@ -1,0 +1,45 @@
+import { afterEach, beforeEach, describe } from 'vitest';
+import type { Store } from '../src/store/store.js';
+import { completionCases } from './store-conformance/completion-cases.js';
+import { listingCases } from './store-conformance/listing-cases.js';
+import { policyAndStateCases } from './store-conformance/policy-state-cases.js';
+import { schedulingCases } from './store-conformance/scheduling-cases.js';
+import { taskCases } from './store-conformance/task-cases.js';
+
+/**
+ * The one behavioural contract of the `Store` port, run unchanged against every store on a real backend
+ * (SQLite file, PostgreSQL, Redis).
+ *
+ * `makeStore` must return a new, empty store of its own (a fresh file, schema or key prefix) that is not yet
+ * initialised: the suite calls `init()` before each test and `close()` after it. Every time is an argument
+ * (`T0` and offsets from `fixtures/tasks.ts`), so no case sleeps or reads a clock.
+ *
+ * @example
+ * ```ts
+ * describeStoreConformance('sqlite', async () => new SqliteStore(freshPath()));
+ * ```
+ */
+export function describeStoreConformance(name: string, makeStore: () => Promise<Store>): void {
+  describe(`Store conformance: ${name}`, () => {
+    let current: Store | undefined;
+    const store = (): Store => {
+      if (current === undefined) throw new Error('The store is only available inside a test.');
+      return current;
+    };
+
+    beforeEach(async () => {
+      current = await makeStore();
+      await current.init();
+    });
+    afterEach(async () => {
+      await current?.close();
+      current = undefined;
+    });
+
+    describe('tasks', () => taskCases(store));
+    describe('listing', () => listingCases(store));
+    describe('claims and leases', () => schedulingCases(store));
+    describe('completions and the attempt log', () => completionCases(store));
+    describe('policies, target state and counts', () => policyAndStateCases(store));
+  });
+}

@@ -1,0 +1,170 @@
+import { expect, it } from 'vitest';
+import type { RetryTask } from '../../src/domain/task.js';
+import type { AttemptCompletion } from '../../src/store/store.js';
+import { T0, finalOutcome, makeAttempt, makeTask, retryOutcome } from '../fixtures/tasks.js';
+import type { CurrentStore } from './helpers.js';
+import { claimById, claimed, insertAll } from './helpers.js';
+
+/** A completion of `task`'s current attempt by its holder: logs attempt `attemptNumber + 1`. */
+function completion(task: RetryTask, overrides: Partial<AttemptCompletion> = {}): AttemptCompletion {
+  return {
+    tenantId: task.tenantId,
+    taskId: task.taskId,
+    fencingToken: task.fencingToken,
+    attempt: makeAttempt(task),
+    next: retryOutcome(task, T0 + 2_000),
+    ...overrides,
+  };
+}
+
+export function completionCases(store: CurrentStore): void {
+  it('applies the outcome for the claiming token and logs the attempt in the same change', async () => {
+    const task = await claimed(store(), makeTask());
+    const done = completion(task);
+    const [result] = await store().completeAttempts([done], T0 + 50);
+    const expected: RetryTask = {
+      ...task,
+      status: 'PENDING',
+      attemptNumber: 1,
+      nextAttemptAt: T0 + 2_000,
+      runStartedAt: T0,
+      lastDelayMs: 1_000,
+      lastError: 'HTTP 503',
+      lastResponseStatus: 503,
+      leaseOwner: null,
+      leaseExpiresAt: null,
+      updatedAt: T0 + 50,
+      version: expect.any(Number) as number,
+    };
+    expect(result).toEqual({ kind: 'applied', task: expected });
+    expect(result?.kind === 'applied' && result.task.version).toBeGreaterThan(task.version);
+    expect(await store().getTask('default', task.taskId)).toEqual(result?.kind === 'applied' ? result.task : undefined);
+    expect(await store().listAttempts('default', task.taskId, { limit: 10 })).toEqual({ items: [done.attempt] });
+    expect(await store().nextDueAt()).toBe(T0 + 2_000);
+    expect(await store().nextLeaseExpiryAt()).toBeNull();
+  });
+
+  it('fences out a completion with another token and changes nothing', async () => {
+    const task = await claimed(store(), makeTask());
+    const stale = completion(task, { fencingToken: task.fencingToken - 1 });
+    expect(await store().completeAttempts([stale], T0 + 50)).toEqual([{ kind: 'fenced_out', taskId: task.taskId }]);
+    expect(await store().getTask('default', task.taskId)).toEqual(task);
+    expect((await store().listAttempts('default', task.taskId, { limit: 10 })).items).toEqual([]);
+    const notInFlight = makeTask();
+    await insertAll(store(), [notInFlight]);
+    expect(await store().completeAttempts([completion(notInFlight)], T0)).toEqual([
+      { kind: 'fenced_out', taskId: notInFlight.taskId },
+    ]);
+  });
+
+  it('refuses a paused worker once its lapsed lease was reaped and the task claimed by another', async () => {
+    const first = await claimed(store(), makeTask(), T0, 1_000, 'worker-1');
+    // The lease reaper records the lost attempt and makes the task due again.
+    const [lapsed] = await store().findExpiredLeases(T0 + 1_000, 10);
+    expect(lapsed).toEqual(first);
+    const reaped = completion(first, {
+      requireLeaseExpiredBy: T0 + 1_000,
+      attempt: makeAttempt(first, { outcome: 'lease_expired', responseStatus: null, workerId: 'reaper' }),
+      next: retryOutcome(first, T0 + 1_000, { lastError: 'lease expired', lastResponseStatus: null }),
+    });
+    expect((await store().completeAttempts([reaped], T0 + 1_000))[0]?.kind).toBe('applied');
+    const second = await claimById(store(), first.taskId, T0 + 1_000, 1_000, 'worker-2');
+    expect(second.fencingToken).toBeGreaterThan(first.fencingToken);
+
+    // worker-1 wakes up and reports attempt 2 with its old token: refused.
+    const late = completion({ ...first, attemptNumber: 1 }, { next: finalOutcome({ ...first, attemptNumber: 1 }, 'SUCCEEDED') });
+    expect(await store().completeAttempts([late], T0 + 1_500)).toEqual([{ kind: 'fenced_out', taskId: first.taskId }]);
+    expect(await store().getTask('default', first.taskId)).toEqual(second);
+
+    const own = completion(second, {
+      attempt: makeAttempt(second, { workerId: 'worker-2', outcome: 'succeeded', responseStatus: 200 }),
+      next: finalOutcome(second, 'SUCCEEDED'),
+    });
+    expect((await store().completeAttempts([own], T0 + 1_600))[0]).toMatchObject({
+      kind: 'applied',
+      task: { status: 'SUCCEEDED', attemptNumber: 2 },
+    });
+    const log = await store().listAttempts('default', first.taskId, { limit: 10 });
+    expect(log.items.map((a) => [a.attemptNumber, a.outcome, a.workerId])).toEqual([
+      [1, 'lease_expired', 'reaper'],
+      [2, 'succeeded', 'worker-2'],
+    ]);
+  });
+
+  it('does not reap a lease before requireLeaseExpiredBy reaches its expiry', async () => {
+    const task = await claimed(store(), makeTask(), T0, 1_000);
+    const reap = (by: number) => completion(task, { requireLeaseExpiredBy: by });
+    expect(await store().completeAttempts([reap(T0 + 999)], T0 + 999)).toEqual([{ kind: 'fenced_out', taskId: task.taskId }]);
+    // The holder extends its lease meanwhile: a reaper that saw the old expiry is refused too.
+    expect(await store().extendLease('default', task.taskId, task.fencingToken, T0 + 5_000)).toBe(true);
+    expect(await store().completeAttempts([reap(T0 + 1_000)], T0 + 1_000)).toEqual([{ kind: 'fenced_out', taskId: task.taskId }]);
+    expect((await store().getTask('default', task.taskId))?.status).toBe('IN_FLIGHT');
+    expect((await store().completeAttempts([reap(T0 + 5_000)], T0 + 5_000))[0]?.kind).toBe('applied');
+  });
+
+  it('applies ifCancelRequested when a cancel was requested during the attempt, next otherwise, in input order', async () => {
+    const tasks = [0, 1, 2].map((i) => makeTask({ nextAttemptAt: T0 + i }));
+    await insertAll(store(), tasks);
+    const [a, b, c] = await store().claimDue(T0 + 10, { limit: 3, leaseMs: 1_000, workerId: 'w' });
+    if (a === undefined || b === undefined || c === undefined) throw new Error('expected three claims');
+    const requested = await store().updateTask('default', a.taskId, a.version, { cancelRequested: true, updatedAt: T0 + 20 });
+    expect(requested).toMatchObject({ kind: 'updated', task: { status: 'IN_FLIGHT', cancelRequested: true } });
+
+    const withCancel = (t: RetryTask) => completion(t, { ifCancelRequested: finalOutcome(t, 'CANCELLED') });
+    const results = await store().completeAttempts(
+      [withCancel(a), withCancel(b), completion(c, { fencingToken: c.fencingToken + 1 })],
+      T0 + 50,
+    );
+    expect(results.map((r) => [r.kind, r.kind === 'applied' ? r.task.status : r.taskId])).toEqual([
+      ['applied', 'CANCELLED'],
+      ['applied', 'PENDING'],
+      ['fenced_out', c.taskId],
+    ]);
+    expect(await store().getTask('default', a.taskId)).toMatchObject({
+      status: 'CANCELLED',
+      nextAttemptAt: null,
+      cancelRequested: true,
+      attemptNumber: 1,
+    });
+    expect(await store().getTask('default', b.taskId)).toMatchObject({
+      status: 'PENDING',
+      nextAttemptAt: T0 + 2_000,
+      cancelRequested: false,
+    });
+  });
+
+  it('never records one attempt number twice, and applies nothing of a call that tries', async () => {
+    const task = await claimed(store(), makeTask());
+    await store().completeAttempts([completion(task, { next: retryOutcome(task, T0 + 1_000) })], T0 + 10);
+    const again = await claimById(store(), task.taskId, T0 + 1_000);
+    const bystander = await claimed(store(), makeTask({ nextAttemptAt: T0 + 1_000 }), T0 + 1_000);
+    // An engine bug re-uses attempt number 1.
+    const duplicate = completion(again, { attempt: makeAttempt(task) });
+    await expect(store().completeAttempts([completion(bystander), duplicate], T0 + 1_100)).rejects.toThrow();
+    expect(await store().getTask('default', task.taskId)).toEqual(again);
+    expect(await store().getTask('default', bystander.taskId)).toEqual(bystander);
+    expect((await store().listAttempts('default', task.taskId, { limit: 10 })).items).toHaveLength(1);
+    expect((await store().listAttempts('default', bystander.taskId, { limit: 10 })).items).toEqual([]);
+  });
+
+  it('pages the attempt log oldest first, per tenant', async () => {
+    let task = await claimed(store(), makeTask());
+    const logged = [];
+    for (let n = 1; n <= 5; n++) {
+      const done = completion(task, { next: retryOutcome(task, T0 + n * 1_000) });
+      logged.push(done.attempt);
+      await store().completeAttempts([done], T0 + n * 1_000 - 1);
+      if (n < 5) task = await claimById(store(), task.taskId, T0 + n * 1_000);
+    }
+    const pages = [];
+    let cursor: string | undefined;
+    do {
+      const page = await store().listAttempts('default', task.taskId, cursor === undefined ? { limit: 2 } : { limit: 2, cursor });
+      pages.push(page.items);
+      cursor = page.nextCursor;
+    } while (cursor !== undefined && pages.length < 10);
+    expect(pages.map((p) => p.length)).toEqual([2, 2, 1]);
+    expect(pages.flat()).toEqual(logged);
+    expect((await store().listAttempts('other', task.taskId, { limit: 10 })).items).toEqual([]);
+  });
+}

@@ -1,0 +1,84 @@
+import { expect, it } from 'vitest';
+import type { TaskStatus } from '@retryd/core';
+import type { RetryTask } from '../../src/domain/task.js';
+import type { Store, TaskQuery } from '../../src/store/store.js';
+import { T0, makeTask } from '../fixtures/tasks.js';
+import type { CurrentStore } from './helpers.js';
+import { insertAll, newestFirst } from './helpers.js';
+
+/** Follows `nextCursor` to the end, returning every page. Stops with an error rather than loop forever. */
+async function walk(store: Store, query: Omit<TaskQuery, 'cursor'>): Promise<RetryTask[][]> {
+  const pages: RetryTask[][] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await store.listTasks(cursor === undefined ? query : { ...query, cursor });
+    pages.push(page.items);
+    cursor = page.nextCursor;
+    if (pages.length > 100) throw new Error('listTasks did not reach its last page');
+  } while (cursor !== undefined);
+  return pages;
+}
+
+const ids = (tasks: readonly RetryTask[]) => tasks.map((t) => t.taskId);
+
+function terminal(status: TaskStatus, overrides: Partial<RetryTask> = {}): RetryTask {
+  return makeTask({ status, nextAttemptAt: null, ...overrides });
+}
+
+export function listingCases(store: CurrentStore): void {
+  it('walks every task newest first with cursors, without duplicates or gaps', async () => {
+    // Three tasks per createdAt, so the taskId tie-break is exercised at page boundaries.
+    const tasks = Array.from({ length: 25 }, (_, i) => makeTask({ createdAt: T0 + Math.floor(i / 3) }));
+    await insertAll(store(), [...tasks, makeTask({ tenantId: 'elsewhere' })]);
+    const expected = ids([...tasks].sort(newestFirst));
+
+    const pages = await walk(store(), { tenantId: 'default', limit: 7 });
+    expect(pages.map((p) => p.length)).toEqual([7, 7, 7, 4]);
+    expect(ids(pages.flat())).toEqual(expected);
+
+    // A count that is a multiple of the page size ends without an empty page.
+    const even = await walk(store(), { tenantId: 'default', limit: 5 });
+    expect(even.map((p) => p.length)).toEqual([5, 5, 5, 5, 5]);
+    expect(ids(even.flat())).toEqual(expected);
+  });
+
+  it('filters by one status, by several statuses and by policy', async () => {
+    let at = T0;
+    const next = () => ({ createdAt: (at += 10) });
+    const pendingA = [makeTask({ policyId: 'a', ...next() }), makeTask({ policyId: 'a', ...next() })];
+    const pendingB = [makeTask({ policyId: 'b', ...next() })];
+    const succeeded = [terminal('SUCCEEDED', { policyId: 'a', ...next() }), terminal('SUCCEEDED', next())];
+    const failed = [terminal('FAILED', next()), terminal('FAILED', { policyId: 'b', ...next() }), terminal('FAILED', next())];
+    const exhausted = [terminal('EXHAUSTED', { policyId: 'a', ...next() }), terminal('EXHAUSTED', next())];
+    const oneShot = { maxAttempts: 1, backoffType: 'FIXED', initialDelayMs: 1, multiplier: 1, maxDelayMs: 1, jitterType: 'NONE' } as const;
+    const inline = [makeTask({ policyId: null, policy: oneShot, ...next() })];
+    const all = [...pendingA, ...pendingB, ...succeeded, ...failed, ...exhausted, ...inline];
+    await insertAll(store(), all);
+    const expectIds = (tasks: RetryTask[]) => ids([...tasks].sort(newestFirst));
+    const list = async (query: Omit<TaskQuery, 'cursor' | 'tenantId' | 'limit'>, limit = 2) =>
+      ids((await walk(store(), { tenantId: 'default', limit, ...query })).flat());
+
+    expect(await list({ status: 'FAILED' })).toEqual(expectIds(failed));
+    expect(await list({ status: ['FAILED'] }, 10)).toEqual(expectIds(failed));
+    expect(await list({ status: ['FAILED', 'EXHAUSTED'] })).toEqual(expectIds([...failed, ...exhausted]));
+    expect(await list({ status: ['PENDING', 'SUCCEEDED', 'EXHAUSTED'] }, 3)).toEqual(
+      expectIds([...pendingA, ...pendingB, ...inline, ...succeeded, ...exhausted]),
+    );
+    expect(await list({ status: 'CANCELLED' })).toEqual([]);
+    expect(await list({ policyId: 'a' })).toEqual(
+      expectIds([...pendingA, succeeded[0], exhausted[0]].filter((t) => t !== undefined)),
+    );
+    expect(await list({ policyId: 'a', status: 'PENDING' })).toEqual(expectIds(pendingA));
+    expect(await list({ policyId: 'b', status: ['FAILED', 'PENDING'] }, 1)).toEqual(
+      expectIds([...pendingB, failed[1]].filter((t) => t !== undefined)),
+    );
+    expect(await list({ policyId: 'missing' })).toEqual([]);
+    expect(await list({})).toEqual(expectIds(all));
+  });
+
+  it('refuses a cursor it did not make', async () => {
+    await insertAll(store(), [makeTask(), makeTask()]);
+    await expect(store().listTasks({ tenantId: 'default', limit: 1, cursor: 'not-a-cursor' })).rejects.toThrow();
+    await expect(store().listPolicies('default', { limit: 1, cursor: 'not-a-cursor' })).rejects.toThrow();
+  });
+}

@@ -1,0 +1,123 @@
+import { randomUUID } from 'node:crypto';
+import { expect, it } from 'vitest';
+import { T0, makeTask } from '../fixtures/tasks.js';
+import type { CurrentStore } from './helpers.js';
+import { insertAll } from './helpers.js';
+
+export function taskCases(store: CurrentStore): void {
+  it('inserts tasks and reads each back, field for field, by id and by idempotency key', async () => {
+    const plain = makeTask();
+    const rich = makeTask({
+      headers: { authorization: 'Bearer x', 'x-trace': 'é ✓' },
+      body: null,
+      bodyRef: 'default/big-body',
+      policyId: null,
+      policy: {
+        maxAttempts: 4,
+        backoffType: 'LINEAR',
+        initialDelayMs: 50,
+        multiplier: 1,
+        maxDelayMs: 500,
+        jitterType: 'NONE',
+        retryableStatusCodes: [503],
+      },
+      nextAttemptAt: T0 + 5_000,
+      lastDelayMs: 123.456,
+      traceContext: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+    });
+    expect(await store().insertTasks([plain, rich])).toEqual([
+      { kind: 'inserted', task: plain },
+      { kind: 'inserted', task: rich },
+    ]);
+    for (const task of [plain, rich]) {
+      expect(await store().getTask(task.tenantId, task.taskId)).toEqual(task);
+      expect(await store().getTaskByIdempotencyKey(task.tenantId, task.idempotencyKey)).toEqual(task);
+    }
+    expect(await store().getTask('default', randomUUID())).toBeUndefined();
+    expect(await store().getTaskByIdempotencyKey('default', 'no-such-key')).toBeUndefined();
+    expect(await store().insertTasks([])).toEqual([]);
+  });
+
+  it('inserts a key repeated within one batch once; the repeat is a duplicate carrying the stored task', async () => {
+    const first = makeTask({ idempotencyKey: 'order-1' });
+    const repeat = makeTask({ idempotencyKey: 'order-1', requestHash: 'another-request' });
+    const other = makeTask();
+    expect(await store().insertTasks([first, repeat, other])).toEqual([
+      { kind: 'inserted', task: first },
+      { kind: 'duplicate', task: first },
+      { kind: 'inserted', task: other },
+    ]);
+    expect(await store().getTask('default', repeat.taskId)).toBeUndefined();
+  });
+
+  it('answers a key stored by an earlier batch with duplicate and the stored task, requestHash included', async () => {
+    const stored = makeTask({ idempotencyKey: 'order-2', requestHash: 'hash-a' });
+    await insertAll(store(), [stored]);
+    const again = makeTask({ idempotencyKey: 'order-2', requestHash: 'hash-b' });
+    const fresh = makeTask();
+    expect(await store().insertTasks([again, fresh])).toEqual([
+      { kind: 'duplicate', task: stored },
+      { kind: 'inserted', task: fresh },
+    ]);
+  });
+
+  it('inserts exactly one task when 50 callers insert the same key at once', async () => {
+    const tasks = Array.from({ length: 50 }, () => makeTask({ idempotencyKey: 'same-key' }));
+    const results = (await Promise.all(tasks.map((task) => store().insertTasks([task])))).flat();
+    const inserted = results.filter((r) => r.kind === 'inserted');
+    expect(inserted).toHaveLength(1);
+    const winner = inserted[0]?.task.taskId;
+    expect(results.every((r) => r.task.taskId === winner)).toBe(true);
+    expect((await store().countByStatus('default')).PENDING).toBe(1);
+  });
+
+  it('keeps tenants apart: one key in two tenants is two tasks, and the wrong tenant reads nothing', async () => {
+    const a = makeTask({ tenantId: 'tenant-a', idempotencyKey: 'shared' });
+    const b = makeTask({ tenantId: 'tenant-b', idempotencyKey: 'shared' });
+    await insertAll(store(), [a, b]);
+    expect(await store().getTaskByIdempotencyKey('tenant-a', 'shared')).toEqual(a);
+    expect(await store().getTaskByIdempotencyKey('tenant-b', 'shared')).toEqual(b);
+    expect(await store().getTask('tenant-b', a.taskId)).toBeUndefined();
+    expect(await store().updateTask('tenant-b', a.taskId, a.version, { cancelRequested: true })).toEqual({
+      kind: 'not_found',
+    });
+    const page = await store().listTasks({ tenantId: 'tenant-a', limit: 10 });
+    expect(page.items).toEqual([a]);
+  });
+
+  it('updates a task at its current version only, changing just the patched fields', async () => {
+    const task = makeTask({ lastError: 'HTTP 503', lastResponseStatus: 503 });
+    await insertAll(store(), [task]);
+    const patch = { status: 'CANCELLED', nextAttemptAt: null, updatedAt: T0 + 5 } as const;
+    const result = await store().updateTask('default', task.taskId, task.version, patch);
+    const expected = { ...task, ...patch, version: task.version + 1 };
+    expect(result).toEqual({ kind: 'updated', task: expected });
+    expect(await store().getTask('default', task.taskId)).toEqual(expected);
+
+    expect(await store().updateTask('default', task.taskId, task.version, { status: 'PENDING', nextAttemptAt: T0 })).toEqual({
+      kind: 'conflict',
+      task: expected,
+    });
+    expect(await store().updateTask('default', randomUUID(), 1, { cancelRequested: true })).toEqual({ kind: 'not_found' });
+    // A cancelled task is no longer due.
+    expect(await store().nextDueAt()).toBeNull();
+    expect(await store().claimDue(T0 + 10, { limit: 10, leaseMs: 1_000, workerId: 'w' })).toEqual([]);
+  });
+
+  it('re-drives a dead task through updateTask (replay) and makes it due again', async () => {
+    const dead = makeTask({ status: 'FAILED', nextAttemptAt: null, attemptNumber: 3, deadLetterReason: 'HTTP 400' });
+    await insertAll(store(), [dead]);
+    const result = await store().updateTask('default', dead.taskId, dead.version, {
+      status: 'PENDING',
+      nextAttemptAt: T0 + 100,
+      runAttemptOffset: 3,
+      runStartedAt: null,
+      deadLetterReason: null,
+      updatedAt: T0 + 100,
+    });
+    expect(result.kind).toBe('updated');
+    expect(await store().nextDueAt()).toBe(T0 + 100);
+    const [claimedTask] = await store().claimDue(T0 + 100, { limit: 5, leaseMs: 1_000, workerId: 'w' });
+    expect(claimedTask).toMatchObject({ taskId: dead.taskId, attemptNumber: 3, runAttemptOffset: 3, deadLetterReason: null });
+  });
+}
