@@ -44,6 +44,10 @@ const MAX_VISITED = 64;
 
 /** Whether `test` holds for `error` or anything in its cause chain (bounded). */
 function someInChain(error: unknown, test: (link: object) => boolean): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  // Most errors have no chain: answer without allocating the walk's bookkeeping (this runs on every failure).
+  const { cause, errors } = error as { cause?: unknown; errors?: unknown };
+  if (cause === undefined && errors === undefined) return test(error);
   const visited = new Set<unknown>();
   let level: unknown[] = [error];
   for (let depth = 0; depth <= MAX_DEPTH && level.length > 0; depth++) {

@@ -23,7 +23,8 @@ export function isRetryableError(error: unknown): boolean {
     const status = [e.status, e.statusCode, e.response?.status].find((s) => typeof s === 'number');
     if (typeof status === 'number' && status >= 100 && status <= 599) return classifyHttpStatus(status) === 'retryable';
   }
-  return !PROGRAMMING_ERRORS.some((kind) => error instanceof kind);
+  for (const kind of PROGRAMMING_ERRORS) if (error instanceof kind) return false;
+  return true;
 }
 
 /** True for the error an aborted `AbortSignal` produces by default (a `DOMException` named `AbortError`). */

@@ -174,17 +174,6 @@ export async function retry<T>(
   }
 }
 
-const POLICY_KEYS = [
-  'maxAttempts',
-  'backoffType',
-  'initialDelayMs',
-  'multiplier',
-  'maxDelayMs',
-  'jitterType',
-  'totalBudgetMs',
-  'estimatedCallMs',
-  'retryableStatusCodes',
-] as const;
 /**
  * The context handed to `fn`. Most callers pass no signal and most functions never read one, so the
  * never-aborting stand-in is made only on first read: an AbortController costs microseconds on Node 20, more
@@ -209,29 +198,37 @@ const NO_OVERRIDES: Partial<RetryPolicy> = Object.freeze({});
 interface ResolvedPolicy {
   /** A copy of the fields the policy object had when it was validated. */
   seen: Partial<RetryPolicy>;
-  /** How many own keys it had: a key added since (perhaps not a policy field) forces a re-check. */
-  keyCount: number;
   policy: RetryPolicy;
 }
 const resolved = new WeakMap<object, ResolvedPolicy>();
 
 /**
  * The validated policy for `retry()`'s argument. Validation is cached per policy object (a policy is usually a
- * constant reused for every call), and re-done if any field of that object changed since.
+ * constant reused for every call) and re-done when a policy field of that object changed since. Policies are
+ * values: a `retryableStatusCodes` array changed in place, or an unknown key added after first use, is not noticed.
  */
 function resolvePolicy(input: Partial<RetryPolicy>): RetryPolicy {
   const cached = resolved.get(input);
   if (cached && unchanged(cached, input)) return cached.policy;
   const policy = assertValidPolicy({ ...DEFAULT_POLICY, ...input });
-  resolved.set(input, { seen: { ...input }, keyCount: Object.keys(input).length, policy });
+  resolved.set(input, { seen: { ...input }, policy });
   return policy;
 }
 
 function unchanged(cached: ResolvedPolicy, input: Partial<RetryPolicy>): boolean {
-  for (const key of POLICY_KEYS) if (cached.seen[key] !== input[key]) return false;
-  let count = 0;
-  for (const key in input) if (Object.hasOwn(input, key)) count++;
-  return count === cached.keyCount;
+  // Field by field, not a loop over keys: this runs on every call, and a keyed loop costs more than the attempt.
+  const seen = cached.seen;
+  return (
+    seen.maxAttempts === input.maxAttempts &&
+    seen.backoffType === input.backoffType &&
+    seen.initialDelayMs === input.initialDelayMs &&
+    seen.multiplier === input.multiplier &&
+    seen.maxDelayMs === input.maxDelayMs &&
+    seen.jitterType === input.jitterType &&
+    seen.totalBudgetMs === input.totalBudgetMs &&
+    seen.estimatedCallMs === input.estimatedCallMs &&
+    seen.retryableStatusCodes === input.retryableStatusCodes
+  );
 }
 
 /** Frees the connection behind a retried HTTP response (fetch `Response`, undici) instead of waiting for GC. */
