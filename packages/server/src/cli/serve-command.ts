@@ -54,7 +54,8 @@ export function serveCommand(): Command {
         .default(DEFAULT_CONFIG.sqliteSync),
     )
     .addOption(new Option('--log-level <level>', 'log level').env('RETRYD_LOG_LEVEL').choices(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default(DEFAULT_CONFIG.logLevel))
-    .action(async (options: RetrydConfig) => {
+    .action(async (flags: ServeFlags) => {
+      const options = configFromFlags(flags);
       const logger = createLogger(options.logLevel);
       let service;
       try {
@@ -88,6 +89,35 @@ export function serveCommand(): Command {
       process.on('SIGTERM', shutdown);
       process.on('SIGINT', shutdown);
     });
+}
+
+/** The parsed flags, named as commander names them (from the flag, not the config field). */
+interface ServeFlags {
+  port: number;
+  host: string;
+  store: string;
+  concurrency: number;
+  allowTargets: string[];
+  attemptTimeout: number;
+  visibilityTimeout?: number;
+  grace: number;
+  sync: 'full' | 'normal';
+  logLevel: string;
+}
+
+function configFromFlags(flags: ServeFlags): RetrydConfig {
+  return {
+    port: flags.port,
+    host: flags.host,
+    store: flags.store,
+    concurrency: flags.concurrency,
+    allowTargets: flags.allowTargets,
+    attemptTimeoutMs: flags.attemptTimeout,
+    ...(flags.visibilityTimeout === undefined ? {} : { visibilityTimeoutMs: flags.visibilityTimeout }),
+    graceMs: flags.grace,
+    sqliteSync: flags.sync,
+    logLevel: flags.logLevel,
+  };
 }
 
 /** Errors that mean the operator's flags are wrong: told in one line, exit code 2, no stack. */

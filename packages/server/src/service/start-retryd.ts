@@ -74,7 +74,18 @@ export async function startRetryd(config: RetrydConfig, logger: Logger): Promise
   const port = typeof address === 'object' && address !== null ? address.port : config.port;
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
   logger.info(
-    { event: 'start', url, store: redactUrl(config.store), storeKind: store.kind, concurrency: config.concurrency, allowTargets: allow.map((a) => a.cidr) },
+    {
+      event: 'start',
+      url,
+      store: redactUrl(config.store),
+      storeKind: store.kind,
+      concurrency: config.concurrency,
+      attemptTimeoutMs: config.attemptTimeoutMs,
+      visibilityTimeoutMs: config.visibilityTimeoutMs ?? config.attemptTimeoutMs + 30_000,
+      graceMs: config.graceMs,
+      sqliteSync: config.sqliteSync,
+      allowTargets: allow.map((a) => a.cidr),
+    },
     'retryd started',
   );
 

@@ -1,0 +1,78 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startServiceProcess } from './service-harness.js';
+
+const CLI = join(import.meta.dirname, '..', 'dist', 'cli', 'main.js');
+const run = (args: string[], env: NodeJS.ProcessEnv = {}) =>
+  promisify(execFile)(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, timeout: 20_000 }).then(
+    (r) => ({ code: 0, ...r }),
+    (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
+  );
+
+describe('retryd serve (the command)', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'retryd-cli-'));
+  });
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('--help explains every flag with its environment variable', async () => {
+    const { stdout, code } = await run(['serve', '--help']);
+    expect(code).toBe(0);
+    for (const [flag, env] of [
+      ['--port', 'RETRYD_PORT'],
+      ['--host', 'RETRYD_HOST'],
+      ['--store', 'RETRYD_STORE'],
+      ['--concurrency', 'RETRYD_CONCURRENCY'],
+      ['--allow-targets', 'RETRYD_ALLOW_TARGETS'],
+      ['--attempt-timeout', 'RETRYD_ATTEMPT_TIMEOUT_MS'],
+      ['--visibility-timeout', 'RETRYD_VISIBILITY_TIMEOUT_MS'],
+      ['--grace', 'RETRYD_GRACE_MS'],
+      ['--sync', 'RETRYD_SQLITE_SYNC'],
+    ]) {
+      expect(stdout).toContain(flag);
+      expect(stdout).toContain(env);
+    }
+  });
+
+  it('applies every flag, and environment variables where no flag is given', async () => {
+    const service = await startServiceProcess(
+      ['--store', `sqlite:${join(dir, 'flags.db')}`, '--attempt-timeout', '1000', '--visibility-timeout', '1500', '--grace', '250', '--sync', 'normal'],
+      { RETRYD_CONCURRENCY: '7', RETRYD_ALLOW_TARGETS: '127.0.0.1/32,10.0.0.0/8' },
+    );
+    try {
+      expect(service.logs.find((l) => l.event === 'start')).toMatchObject({
+        concurrency: 7,
+        attemptTimeoutMs: 1000,
+        visibilityTimeoutMs: 1500,
+        graceMs: 250,
+        sqliteSync: 'normal',
+        allowTargets: ['127.0.0.1/32', '10.0.0.0/8'],
+      });
+      expect((await fetch(`${service.url}/healthz`)).status).toBe(200);
+    } finally {
+      service.child.kill('SIGTERM');
+      expect(await service.exited).toBe(0);
+    }
+    expect(service.logs.some((l) => l.event === 'stop')).toBe(true);
+  });
+
+  it.each([
+    [['--port', 'abc'], '--port must be an integer from 0 to 65535, got "abc"'],
+    [['--concurrency', '0'], '--concurrency must be an integer from 1 to 100000, got "0"'],
+    [['--allow-targets', '10.0.0.0/99'], '--allow-targets: "10.0.0.0/99" is not a CIDR'],
+    [['--store', 'mysql://db'], '--store'],
+    [['--attempt-timeout', '2000', '--visibility-timeout', '1000'], '--visibility-timeout must be greater than --attempt-timeout (2000), got 1000'],
+  ])('refuses %j with one line naming the flag and the rule, exit code 2', async (args, message) => {
+    const { code, stderr } = await run(['serve', '--port', '0', '--store', `sqlite:${join(dir, 'bad.db')}`, ...args]);
+    expect(code).toBe(2);
+    expect(stderr).toContain(message);
+    expect(stderr).not.toContain('    at ');
+  });
+});
