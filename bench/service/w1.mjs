@@ -1,7 +1,7 @@
 // W1 — flaky downstream, fast retries (../../../shared/WORKLOADS.md): retryd, BullMQ and pg-boss side by side.
 //
 //   node bench/service/w1.mjs [--tasks 20000] [--only retryd,bullmq,pgboss] [--sync full|normal|both]
-//                             [--store sqlite] [--concurrency N] [--json]
+//                             [--rounds 1] [--store sqlite] [--concurrency N] [--cpu-prof DIR] [--json]
 //
 // Every contender gets the same 20,000 tasks (own idempotency key, small JSON body), the same downstream
 // (./downstream.mjs in its own process: 503, 503, then 200 per key) and the same HTTP client (undici).
@@ -15,7 +15,7 @@ import { startDownstream } from './lib/downstream-client.mjs';
 import { bullmqContender } from './lib/contenders/bullmq.mjs';
 import { pgbossContender } from './lib/contenders/pgboss.mjs';
 import { retrydContender } from './lib/contenders/retryd.mjs';
-import { fmt, printMachine, printTable, sleep } from './lib/report.mjs';
+import { fmt, machine as machineNow, printMachine, printTable, sleep, printDiskSync } from './lib/report.mjs';
 
 const { values: args } = parseArgs({
   options: {
@@ -25,9 +25,12 @@ const { values: args } = parseArgs({
     store: { type: 'string', default: 'sqlite' },
     concurrency: { type: 'string' },
     'cpu-prof': { type: 'string' },
+    rounds: { type: 'string', default: '1' },
     json: { type: 'boolean', default: false },
   },
 });
+const ROUNDS = Number(args.rounds);
+if (!Number.isInteger(ROUNDS) || ROUNDS < 1) throw new Error(`--rounds must be a positive integer, got ${args.rounds}`);
 const N = Number(args.tasks);
 if (!Number.isInteger(N) || N < 1) throw new Error(`--tasks must be a positive integer, got ${args.tasks}`);
 const only = new Set((args.only ?? 'retryd,bullmq,pgboss').split(',').map((s) => s.trim()));
@@ -44,76 +47,116 @@ if (only.has('bullmq')) contenders.push(bullmqContender());
 if (only.has('pgboss')) contenders.push(pgbossContender());
 
 const machine = printMachine();
+machine.diskSync = await printDiskSync();
 console.log(`W1: ${fmt(N)} tasks, 503 ×2 then 200 per key, expecting ${fmt(3 * N)} attempts per contender\n`);
 
 const runId = Date.now().toString(36);
 const body = (i) => JSON.stringify({ orderId: i, amountCents: 1250, currency: 'EUR', note: 'w1' });
 
 const ds = await startDownstream();
-const results = [];
+/** One W1 run of one contender. */
+async function runOnce(c) {
+  const tasks = Array.from({ length: N }, (_, i) => ({ key: `w1-${runId}-${c.id}-${i}`, body: body(i) }));
+  await ds.reset({ mode: 'flaky', failFirst: 2, expect: N });
+  const r = { id: c.id };
+  try {
+    await c.setup();
+    r.name = c.name;
+    r.durability = c.durability;
+    if (c.build) r.build = c.build;
+    const enq = await c.enqueue(tasks, ds.url);
+    r.enqueuePerSec = N / (enq.ms / 1000);
+    r.enqueueNote = enq.note;
+    await c.startWorkers(ds.url);
+    const cpu0 = await c.cpuMs();
+    const reached = await ds.waitReached({ stallMs: 30_000 });
+    r.attempts = reached.requestsAtLastFirstSuccess;
+    r.windowMs = reached.lastFirstSuccessAt - reached.firstRequestAt;
+    r.attemptsPerSec = r.attempts / (r.windowMs / 1000);
+    const recorded = await c.waitRecorded(N);
+    const cpu1 = await c.cpuMs();
+    r.recordedMs = recorded.at - reached.firstRequestAt; // both epoch ms
+    r.recorded = recorded;
+    r.cpuMsPerAttempt = (cpu1 - cpu0) / r.attempts;
+    // Late duplicates would arrive after the last success: give them a moment.
+    await sleep(1000);
+    const s = await ds.stats();
+    r.requests = s.requests;
+    r.firstSuccesses = s.firstSuccesses;
+    r.duplicates = s.duplicates;
+    r.pass = s.firstSuccesses === N && s.duplicates === 0 && s.requests === 3 * N && recorded.ok;
+  } catch (error) {
+    r.error = error.message;
+    r.pass = false;
+    console.error(`${c.name ?? c.id}: ${error.stack ?? error}`);
+    if (c.diagnose) console.error(`${c.name ?? c.id} state: ${await c.diagnose().catch((e) => e.message)}`);
+  } finally {
+    const t = await c.teardown().catch((e) => ({ error: e.message }));
+    if (t.storeBytes !== undefined) r.storeBytes = t.storeBytes;
+  }
+  console.log(
+    `${r.name ?? r.id}${r.build ? ` [build ${r.build}]` : ''}: enqueue ${fmt(r.enqueuePerSec)} tasks/s${r.enqueueNote ? ` (${r.enqueueNote})` : ''}, ` +
+      `${fmt(r.attempts)} attempts in ${fmt(r.windowMs)} ms = ${fmt(r.attemptsPerSec)} attempts/s, ` +
+      `all recorded after ${fmt(r.recordedMs)} ms (${r.recorded?.detail ?? '-'}), ` +
+      `downstream ${fmt(r.requests)} requests / ${fmt(r.firstSuccesses)} first successes / ${fmt(r.duplicates)} duplicates → ${r.pass ? 'PASS' : 'FAIL'}` +
+      `${r.error ? ` (${r.error})` : ''}`,
+  );
+  return r;
+}
+
+const runs = new Map(contenders.map((c) => [c.id, []]));
 try {
-  for (const c of contenders) {
-    const tasks = Array.from({ length: N }, (_, i) => ({ key: `w1-${runId}-${c.id}-${i}`, body: body(i) }));
-    await ds.reset({ mode: 'flaky', failFirst: 2, expect: N });
-    const r = { id: c.id };
-    try {
-      await c.setup();
-      r.name = c.name;
-      r.durability = c.durability;
-      const enq = await c.enqueue(tasks, ds.url);
-      r.enqueuePerSec = N / (enq.ms / 1000);
-      r.enqueueNote = enq.note;
-      await c.startWorkers(ds.url);
-      const cpu0 = await c.cpuMs();
-      const reached = await ds.waitReached({ stallMs: 30_000 });
-      const windowMs = reached.lastFirstSuccessAt - reached.firstRequestAt;
-      r.attempts = reached.requestsAtLastFirstSuccess;
-      r.windowMs = windowMs;
-      r.attemptsPerSec = r.attempts / (windowMs / 1000);
-      const recorded = await c.waitRecorded(N);
-      const cpu1 = await c.cpuMs();
-      r.recordedMs = recorded.at - reached.firstRequestAt; // both epoch ms
-      r.recorded = recorded;
-      r.cpuMsPerAttempt = (cpu1 - cpu0) / r.attempts;
-      // Late duplicates would arrive after the last success: give them a moment.
-      await sleep(1000);
-      const s = await ds.stats();
-      r.requests = s.requests;
-      r.firstSuccesses = s.firstSuccesses;
-      r.duplicates = s.duplicates;
-      r.pass = s.firstSuccesses === N && s.duplicates === 0 && s.requests === 3 * N && recorded.ok;
-    } catch (error) {
-      r.error = error.message;
-      r.pass = false;
-      console.error(`${c.name ?? c.id}: ${error.stack ?? error}`);
-      if (c.diagnose) console.error(`${c.name ?? c.id} state: ${await c.diagnose().catch((e) => e.message)}`);
-    } finally {
-      const t = await c.teardown().catch((e) => ({ error: e.message }));
-      if (t.storeBytes !== undefined) r.storeBytes = t.storeBytes;
-    }
-    results.push(r);
-    console.log(
-      `${r.name ?? r.id}: enqueue ${fmt(r.enqueuePerSec)} tasks/s${r.enqueueNote ? ` (${r.enqueueNote})` : ''}, ` +
-        `${fmt(r.attempts)} attempts in ${fmt(r.windowMs)} ms = ${fmt(r.attemptsPerSec)} attempts/s, ` +
-        `all recorded after ${fmt(r.recordedMs)} ms (${r.recorded?.detail ?? '-'}), ` +
-        `downstream ${fmt(r.requests)} requests / ${fmt(r.firstSuccesses)} first successes / ${fmt(r.duplicates)} duplicates → ${r.pass ? 'PASS' : 'FAIL'}` +
-        `${r.error ? ` (${r.error})` : ''}`,
-    );
+  for (let round = 0; round < ROUNDS; round++) {
+    if (ROUNDS > 1) console.log(`— round ${round + 1} of ${ROUNDS} (load average ${machineNow().load})`);
+    // Rotate the order every round, so drift on a shared machine hits every contender alike.
+    const order = contenders.map((_, i) => contenders[(i + round) % contenders.length]);
+    for (const c of order) runs.get(c.id).push(await runOnce(c));
   }
 } finally {
   await ds.close();
 }
 
+/** Per contender: the median round by attempts/s, with the spread of the rounds. */
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 === 1 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+const results = contenders.map((c) => {
+  const rs = runs.get(c.id);
+  const first = rs.find((r) => r.name !== undefined) ?? rs[0];
+  const ok = rs.filter((r) => r.attemptsPerSec !== undefined);
+  const pick = (k) => median(ok.map((r) => r[k]));
+  return {
+    id: c.id,
+    name: first.name,
+    durability: first.durability,
+    rounds: rs.length,
+    attemptsPerSec: pick('attemptsPerSec'),
+    attemptsPerSecMin: Math.min(...ok.map((r) => r.attemptsPerSec)),
+    attemptsPerSecMax: Math.max(...ok.map((r) => r.attemptsPerSec)),
+    enqueuePerSec: pick('enqueuePerSec'),
+    attempts: pick('attempts'),
+    windowMs: pick('windowMs'),
+    recordedMs: pick('recordedMs'),
+    cpuMsPerAttempt: pick('cpuMsPerAttempt'),
+    firstSuccesses: Math.min(...rs.map((r) => r.firstSuccesses ?? 0)),
+    duplicates: Math.max(...rs.map((r) => r.duplicates ?? 0)),
+    pass: rs.every((r) => r.pass),
+    runs: rs,
+  };
+});
+
 console.log('');
 printMachine('load after the run');
 console.log('');
+if (ROUNDS > 1) console.log(`median of ${ROUNDS} rounds (order rotated every round); attempts/s range in brackets\n`);
 printTable(
   ['contender', 'durability', 'enqueue (tasks/s)', 'attempts/s', 'attempts', 'dispatch → last success (ms)', 'all recorded (ms)', 'CPU ms / attempt', 'first successes', 'duplicates', 'check'],
   results.map((r) => [
     r.name ?? r.id,
     r.durability ?? '',
     fmt(r.enqueuePerSec),
-    fmt(r.attemptsPerSec),
+    ROUNDS > 1 ? `${fmt(r.attemptsPerSec)} [${fmt(r.attemptsPerSecMin)}–${fmt(r.attemptsPerSecMax)}]` : fmt(r.attemptsPerSec),
     fmt(r.attempts),
     fmt(r.windowMs),
     fmt(r.recordedMs),

@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { cpus, loadavg, totalmem } from 'node:os';
+import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { availableParallelism } from 'node:os';
 
 /** p-th percentile (0–100) of numbers, nearest-rank. */
@@ -62,14 +62,16 @@ export function printMachine(label = 'machine') {
   if (label === 'machine') {
     const b = serviceBuild();
     m.build = b;
-    console.log(`retryd build: packages/server/dist ${b.hash} (newest file ${b.newest})`);
+    console.log(`retryd build: ${process.env.RETRYD_CLI ?? 'packages/server/dist'} ${b.hash} (newest file ${b.newest})`);
   }
   return m;
 }
 
 /** A hash of the built service (packages/server/dist/**\/*.js) and its newest file's time: which code a figure is of. */
 export function serviceBuild() {
-  const root = join(import.meta.dirname, '..', '..', '..', 'packages', 'server', 'dist');
+  const root = process.env.RETRYD_CLI === undefined
+    ? join(import.meta.dirname, '..', '..', '..', 'packages', 'server', 'dist')
+    : join(process.env.RETRYD_CLI, '..', '..');
   const hash = createHash('sha256');
   let newest = 0;
   const walk = (dir) => {
@@ -111,4 +113,34 @@ export async function inParallel(count, limit, fn) {
     }
   };
   await Promise.all(Array.from({ length: Math.min(limit, count) }, lane));
+}
+
+/**
+ * Latency of a durable commit on the disk under `dir`: `count` appends of `bytes` to a file, each followed by
+ * fdatasync (what a WAL commit with synchronous=FULL costs at least). The floor under every durable figure.
+ */
+export async function diskSyncLatency(dir = tmpdir(), { count = 200, bytes = 4096 } = {}) {
+  const { open, rm } = await import('node:fs/promises');
+  const path = join(dir, `retryd-bench-fsync-${process.pid}`);
+  const handle = await open(path, 'w');
+  const buf = Buffer.alloc(bytes, 1);
+  const times = [];
+  try {
+    for (let i = 0; i < count; i++) {
+      await handle.write(buf);
+      const t = performance.now();
+      await handle.datasync();
+      times.push(performance.now() - t);
+    }
+  } finally {
+    await handle.close();
+    await rm(path, { force: true });
+  }
+  return summarize(times);
+}
+
+export async function printDiskSync(dir = tmpdir()) {
+  const s = await diskSyncLatency(dir);
+  console.log(`disk (${dir}): fdatasync after a 4 KiB append p50 ${fmt(s.p50, 2)} ms, p99 ${fmt(s.p99, 2)} ms, max ${fmt(s.max, 1)} ms (${s.n} samples)`);
+  return s;
 }

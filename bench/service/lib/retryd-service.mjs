@@ -8,7 +8,11 @@ import { createInterface } from 'node:readline';
 import { Pool } from 'undici';
 
 const ROOT = join(import.meta.dirname, '..', '..', '..');
-export const CLI = join(ROOT, 'packages', 'server', 'dist', 'cli', 'main.js');
+/**
+ * The built CLI. `RETRYD_CLI=/path/to/dist/cli/main.js` benchmarks another build (e.g. a patched copy, to measure
+ * a fix before it lands) with the same harness.
+ */
+export const CLI = process.env.RETRYD_CLI ?? join(ROOT, 'packages', 'server', 'dist', 'cli', 'main.js');
 const CLK_TCK = 100; // Linux USER_HZ; /proc/<pid>/stat reports utime and stime in these ticks.
 
 /**

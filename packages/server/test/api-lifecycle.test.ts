@@ -52,7 +52,9 @@ async function complete(task: RetryTask, next: TaskOutcome, ifCancelRequested?: 
     Date.now(),
   );
   if (result?.kind !== 'applied') throw new Error(`completion of ${task.taskId} was ${result?.kind}`);
-  return result.task;
+  const stored = await api.store.getTask(DEFAULT_TENANT, task.taskId);
+  if (stored === undefined) throw new Error(`task ${task.taskId} vanished`);
+  return stored;
 }
 
 const failed = (task: RetryTask): TaskOutcome => ({

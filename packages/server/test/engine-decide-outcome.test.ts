@@ -101,6 +101,8 @@ describe('decideAttemptOutcome', () => {
     });
     expect(completion.attempt).toMatchObject({ outcome: 'retry_scheduled', nextAttemptAt: NOW + 100, errorMessage: 'HTTP 503', responseBodySnippet: 'busy' });
     expect(completion.ifCancelRequested).toEqual({ ...completion.next, status: 'CANCELLED', nextAttemptAt: null });
+    // If the cancel is what the store applies, the log must not announce a retry that never comes.
+    expect(completion.attemptIfCancelRequested).toEqual({ ...completion.attempt, outcome: 'cancelled', nextAttemptAt: null });
     expect(completion.requireLeaseExpiredBy).toBeUndefined();
   });
 
@@ -303,6 +305,8 @@ describe('decideLeaseExpired', () => {
         deadLetterReason: null,
       },
       ifCancelRequested: { ...completion.next, status: 'CANCELLED', nextAttemptAt: null },
+      // Still `lease_expired` (the result is unknown), but no next time.
+      attemptIfCancelRequested: { ...completion.attempt, nextAttemptAt: null },
     });
   });
 

@@ -26,14 +26,20 @@ let errors: Reported;
 let server: TestServer | undefined;
 const deadLetters: RetryTask[] = [];
 const attempts: AttemptLog[] = [];
+/** The task each onAttempt call was given, rebuilt by the engine from its claim and the store's summary. */
+const attemptTasks: RetryTask[] = [];
 
 beforeEach(async () => {
   ({ store, cleanup } = await openTempStore());
   deadLetters.length = 0;
   attempts.length = 0;
+  attemptTasks.length = 0;
   ({ engine, errors } = testEngine(store, {
     onDeadLetter: (task) => deadLetters.push(task),
-    onAttempt: (_task, attempt) => attempts.push(attempt),
+    onAttempt: (task, attempt) => {
+      attemptTasks.push(task);
+      attempts.push(attempt);
+    },
   }));
   await engine.start();
 });
@@ -83,7 +89,10 @@ describe('Engine with a real downstream', () => {
     const failed = await waitForStatus(store, task!, 'FAILED');
     expect(failed).toMatchObject({ attemptNumber: 1, deadLetterReason: 'permanent_status:400', lastError: 'HTTP 400' });
     expect(server.requests).toHaveLength(1);
-    expect(deadLetters.map((t) => t.taskId)).toEqual([task!.taskId]);
+    // The hook gets the whole task exactly as stored, though the store only returned a summary.
+    await waitFor(() => deadLetters.length === 1);
+    expect(deadLetters).toEqual([failed]);
+    expect(attemptTasks).toEqual([failed]);
   });
 
   it('treats a 302 as a failure and does not follow it', async () => {
@@ -96,10 +105,20 @@ describe('Engine with a real downstream', () => {
   it('exhausts after maxAttempts', async () => {
     server = await startServer((_req, res) => reply(res, 500));
     const [task] = await enqueue(store, engine, taskFor(server.url, { ...FAST_POLICY, maxAttempts: 3 }));
-    expect(await waitForStatus(store, task!, 'EXHAUSTED')).toMatchObject({ attemptNumber: 3, deadLetterReason: 'max_attempts' });
+    const exhausted = await waitForStatus(store, task!, 'EXHAUSTED');
+    expect(exhausted).toMatchObject({ attemptNumber: 3, deadLetterReason: 'max_attempts' });
     expect(server.requests).toHaveLength(3);
-    expect((await attemptsOf(task!)).map((a) => a.outcome)).toEqual(['retry_scheduled', 'retry_scheduled', 'exhausted']);
-    expect(deadLetters).toHaveLength(1);
+    const log = await attemptsOf(task!);
+    expect(log.map((a) => a.outcome)).toEqual(['retry_scheduled', 'retry_scheduled', 'exhausted']);
+    await waitFor(() => attempts.length === 3 && deadLetters.length === 1);
+    expect(deadLetters).toEqual([exhausted]);
+    expect(attempts).toEqual(log);
+    expect(attemptTasks.map((t) => [t.status, t.attemptNumber, t.nextAttemptAt === null])).toEqual([
+      ['PENDING', 1, false],
+      ['PENDING', 2, false],
+      ['EXHAUSTED', 3, true],
+    ]);
+    expect(attemptTasks.at(-1)).toEqual(exhausted);
   });
 
   it('exhausts when the budget runs out', async () => {
@@ -176,10 +195,15 @@ describe('Engine with a real downstream', () => {
     expect(await store.updateTask(task!.tenantId, task!.taskId, inFlight.version, { cancelRequested: true })).toMatchObject({ kind: 'updated' });
     answer();
     const cancelled = await waitForStatus(store, task!, 'CANCELLED');
-    expect(cancelled).toMatchObject({ attemptNumber: 1, nextAttemptAt: null, deadLetterReason: null });
-    expect(await attemptsOf(task!)).toHaveLength(1);
+    expect(cancelled).toMatchObject({ attemptNumber: 1, nextAttemptAt: null, deadLetterReason: null, cancelRequested: true });
+    // The 503 would have scheduled a retry; the log says what happened instead.
+    const log = await attemptsOf(task!);
+    expect(log).toMatchObject([{ attemptNumber: 1, responseStatus: 503, outcome: 'cancelled', nextAttemptAt: null }]);
     expect(server.requests).toHaveLength(1);
     expect(deadLetters).toEqual([]);
+    await waitFor(() => attempts.length === 1);
+    expect(attempts).toEqual(log);
+    expect(attemptTasks).toEqual([cancelled]);
   });
 
   it('lets a successful attempt stand even if a cancel was requested meanwhile', async () => {
@@ -194,7 +218,10 @@ describe('Engine with a real downstream', () => {
     await waitFor(() => server!.requests.length === 1);
     await store.updateTask(task!.tenantId, task!.taskId, inFlight.version, { cancelRequested: true });
     answer();
-    await waitForStatus(store, task!, 'SUCCEEDED');
+    const succeeded = await waitForStatus(store, task!, 'SUCCEEDED');
+    expect(succeeded.cancelRequested).toBe(true);
+    await waitFor(() => attemptTasks.length === 1);
+    expect(attemptTasks).toEqual([succeeded]);
   });
 
   it('runs named policies as the store holds them, re-read after invalidatePolicy()', async () => {

@@ -151,6 +151,7 @@ describe('with a real store', () => {
       await store.insertTasks(Array.from({ length: n }, () => taskFor('http://127.0.0.1:9/')));
       const claimed: RetryTask[] = await store.claimDue(Date.now(), { limit: n, leaseMs: 60_000, workerId: 'w' });
       return claimed.map((task) => ({
+        task,
         completion: decideAttemptOutcome(
           task,
           { startedAt: Date.now(), result: { kind: 'response', status: 200, headers: {}, bodySnippet: null } },

@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import type { TaskStatus } from '@retryd/core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DEFAULT_STORE_URL, openStore, parseStoreUrl } from '../src/store/open-store.js';
 import { TaskListing } from '../src/stores/sqlite/list-tasks.js';
@@ -10,6 +11,8 @@ import { loadMigrations } from '../src/stores/sqlite/migrate.js';
 import { SqliteStore } from '../src/stores/sqlite/sqlite-store.js';
 import {
   CLAIM_DUE,
+  COUNT_BY_STATUS,
+  COUNT_BY_STATUS_OF_TENANT,
   FIND_EXPIRED_LEASES,
   NEXT_DUE_AT,
   NEXT_LEASE_EXPIRY_AT,
@@ -80,7 +83,12 @@ describe('SqliteStore', () => {
     await store.close();
 
     await using reopened = await opened(path);
-    expect(await reopened.getTask('default', task.taskId)).toEqual(done?.kind === 'applied' ? done.task : undefined);
+    expect(await reopened.getTask('default', task.taskId)).toMatchObject({
+      status: 'PENDING',
+      nextAttemptAt: T0 + 9,
+      attemptNumber: 1,
+      version: done?.kind === 'applied' ? done.version : -1,
+    });
     expect((await reopened.listAttempts('default', task.taskId, { limit: 5 })).items).toEqual([attempt]);
     expect(await reopened.getPolicy('default', 'kept')).toEqual(policy);
     expect(await reopened.getTargetState('default', 'breaker:x')).toEqual({ value: '{}', version: 1, updatedAt: T0 });
@@ -150,19 +158,36 @@ describe('SqliteStore', () => {
 
     it('lists pages from the listing indexes without sorting the table', async () => {
       const db = await planDatabase(true);
-      for (const [statuses, byPolicy, withCursor] of [
-        [0, false, false],
-        [1, false, true],
-        [2, false, true],
-        [3, true, true],
-        [0, true, false],
-      ] as const) {
-        const params: Record<string, unknown> = { tenantId: 'default', limit: 10, policyId: 'default' };
-        for (let i = 0; i < statuses; i++) params[`status${i}`] = 'FAILED';
+      const shapes: [TaskStatus[], boolean, boolean, RegExp[]][] = [
+        [[], false, false, [/tasks_live/, /tasks_ended/]],
+        [['PENDING'], false, true, [/tasks_live/]],
+        [['IN_FLIGHT'], false, true, [/tasks_in_flight/]],
+        [['FAILED', 'EXHAUSTED'], false, true, [/tasks_ended \(tenant_id=\? AND status=\?/]],
+        [['PENDING', 'IN_FLIGHT', 'CANCELLED'], false, false, [/tasks_live/, /tasks_ended/]],
+        [['SUCCEEDED'], true, true, []],
+        [[], true, false, [/tasks_by_policy/]],
+      ];
+      for (const [statuses, byPolicy, withCursor, indexes] of shapes) {
+        const params: Record<string, unknown> = { tenantId: 'default', limit: 10 };
+        if (byPolicy) params['policyId'] = 'default';
         if (withCursor) Object.assign(params, { afterCreatedAt: T0, afterTaskId: 'x' });
-        if (!byPolicy) delete params['policyId'];
         const details = plan(db, TaskListing.sql(statuses, byPolicy, withCursor), params).join('\n');
-        expect(details).not.toMatch(/SCAN tasks(?! USING)|TEMP B-TREE/);
+        expect(details, `${statuses.join(',')}`).not.toMatch(/SCAN tasks(?! USING)|TEMP B-TREE/);
+        for (const index of indexes) expect(details, `${statuses.join(',')}`).toMatch(index);
+      }
+      expect(() => TaskListing.sql(['DONE' as TaskStatus], false, false)).toThrow(/Unknown task status "DONE"/);
+      db.close();
+    });
+
+    it('counts by status from the listing indexes alone', async () => {
+      const db = await planDatabase(true);
+      for (const [sql, params] of [
+        [COUNT_BY_STATUS_OF_TENANT, { tenantId: 'default' }],
+        [COUNT_BY_STATUS, {}],
+      ] as const) {
+        const details = plan(db, sql, params);
+        expect(details.join('\n')).not.toMatch(/SCAN tasks(?! USING COVERING)|TEMP B-TREE/);
+        expect(details.join('\n')).toMatch(/COVERING INDEX tasks_ended/);
       }
       db.close();
     });
@@ -180,9 +205,9 @@ describe('openStore', () => {
     for (const url of ['', 'retryd.db', 'sqlite:', 'sqlite://x.db', 'mysql://localhost/db', 'sqlite:./dir/']) {
       expect(() => parseStoreUrl(url)).toThrow(/`--store`.*sqlite:\.\/retryd\.db.*sqlite::memory:/);
     }
-    for (const url of ['postgres://localhost/retryd', 'postgresql://h/db', 'redis://localhost:6379']) {
-      expect(() => parseStoreUrl(url)).toThrow(/later/);
-    }
+    expect(parseStoreUrl('postgres://localhost/retryd')).toEqual({ kind: 'postgres', url: 'postgres://localhost/retryd' });
+    expect(parseStoreUrl('postgresql://h/db')).toEqual({ kind: 'postgres', url: 'postgresql://h/db' });
+    expect(parseStoreUrl('redis://localhost:6379')).toEqual({ kind: 'redis', url: 'redis://localhost:6379' });
   });
 
   it('creates the database directory and puts blobs beside the file', async () => {

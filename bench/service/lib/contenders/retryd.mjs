@@ -3,7 +3,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { inParallel, sleep, waitFor } from '../report.mjs';
+import { inParallel, serviceBuild, sleep, waitFor } from '../report.mjs';
 import { startRetryd, sqliteStoreSize } from '../retryd-service.mjs';
 
 /** The W1 policy (WORKLOADS.md): exponential, 1 ms initial, ×2, 10 ms max, 5 attempts, full jitter, no budget. */
@@ -48,6 +48,7 @@ export function retrydContender({ storeKind = 'sqlite', sync = 'full', concurren
   let store;
   let service;
   let dueAt;
+  let build;
   return {
     id: `retryd-${storeKind}-${sync}`,
     get name() {
@@ -56,12 +57,17 @@ export function retrydContender({ storeKind = 'sqlite', sync = 'full', concurren
     get durability() {
       return store?.durability ?? '';
     },
+    /** Hash of packages/server/dist when this run started (colleagues may rebuild it between runs). */
+    get build() {
+      return build;
+    },
     get pid() {
       return service?.pid;
     },
     /** Where CPU is spent during dispatch: the service process (the store is embedded). */
     cpuMs: () => service.cpuMs(),
     async setup() {
+      build = serviceBuild().hash;
       store = await retrydStore(storeKind, { sync, name: 'w1' });
       service = await startRetryd({ store: store.url, sync, concurrency, nodeArgs });
     },

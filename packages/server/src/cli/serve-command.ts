@@ -2,7 +2,7 @@ import { Command, Option } from 'commander';
 import { InvalidAllowListError } from '../security/target-guard.js';
 import { StoreUrlError } from '../store/open-store.js';
 import { createLogger } from '../service/logger.js';
-import { ConfigError, DEFAULT_CONFIG, parseIntegerOption, parseListOption, type RetrydConfig } from '../service/retryd-config.js';
+import { ConfigError, DEFAULT_CONFIG, parseIntegerOption, parseListOption, type RetrydConfig, type RetrydRole } from '../service/retryd-config.js';
 import { startRetryd } from '../service/start-retryd.js';
 
 const int = (flag: string, min: number, max?: number) => (value: string) => parseIntegerOption(flag, value, min, max);
@@ -52,6 +52,12 @@ export function serveCommand(): Command {
         .env('RETRYD_SQLITE_SYNC')
         .choices(['full', 'normal'])
         .default(DEFAULT_CONFIG.sqliteSync),
+    )
+    .addOption(
+      new Option('--role <role>', 'all: the API and the workers; api: only the HTTP API; worker: only the workers (no HTTP port)')
+        .env('RETRYD_ROLE')
+        .choices(['all', 'api', 'worker'])
+        .default(DEFAULT_CONFIG.role),
     )
     .addOption(new Option('--log-level <level>', 'log level').env('RETRYD_LOG_LEVEL').choices(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default(DEFAULT_CONFIG.logLevel))
     .action(async (flags: ServeFlags) => {
@@ -103,6 +109,7 @@ interface ServeFlags {
   grace: number;
   sync: 'full' | 'normal';
   logLevel: string;
+  role: RetrydRole;
 }
 
 function configFromFlags(flags: ServeFlags): RetrydConfig {
@@ -117,6 +124,7 @@ function configFromFlags(flags: ServeFlags): RetrydConfig {
     graceMs: flags.grace,
     sqliteSync: flags.sync,
     logLevel: flags.logLevel,
+    role: flags.role,
   };
 }
 

@@ -137,7 +137,7 @@ export class AttemptRunner {
         void this.attempt(entry, policy);
       } else {
         entry.open = false;
-        this.options.submit({ completion: early, leaseExpiresAt: entry.leaseExpiresAt });
+        this.options.submit({ task: entry.task, completion: early, leaseExpiresAt: entry.leaseExpiresAt });
         this.ended();
       }
     }
@@ -167,7 +167,7 @@ export class AttemptRunner {
         this.options.report(error, { operation: 'decide', taskId: task.taskId });
         this.held.delete(task.taskId);
       }
-      if (completion !== undefined) this.options.submit({ completion, leaseExpiresAt: entry.leaseExpiresAt });
+      if (completion !== undefined) this.options.submit({ task, completion, leaseExpiresAt: entry.leaseExpiresAt });
     }
     this.ended();
   }

@@ -1,9 +1,15 @@
 import type { Clock } from '@retryd/core';
+import type { RetryTask } from '../domain/task.js';
 import type { AttemptCompletion, CompletionResult, Store } from '../store/store.js';
 import { StoreBackoff } from './store-backoff.js';
 
 /** A completion waiting to be written, with what the batcher needs to know about its lease. */
 export interface QueuedCompletion {
+  /**
+   * The task as this engine claimed it (or, for the reaper, found it lapsed): with the store's summary, what hooks
+   * are given once the completion is applied (see `taskAfterCompletion`).
+   */
+  task: RetryTask;
   completion: AttemptCompletion;
   /**
    * When the lease behind it lapses (epoch ms). While the write keeps failing the completion is kept and retried;
@@ -25,8 +31,8 @@ export interface CompletionBatcherOptions {
   now: () => number;
   /** Most completions in one `completeAttempts` call. Default 1 000. */
   maxBatch?: number;
-  /** Each written batch with its results, in the same order. */
-  onResults: (items: readonly QueuedCompletion[], results: readonly CompletionResult[]) => void;
+  /** Each written batch with its results, in the same order, and the `now` it was written with. */
+  onResults: (items: readonly QueuedCompletion[], results: readonly CompletionResult[], now: number) => void;
   /** A write failed; it will be retried after a back-off. */
   onWriteError: (error: unknown) => void;
   /** A completion was given up (lease lapsed while the store was failing, or the drain deadline passed). */
@@ -121,10 +127,11 @@ export class CompletionBatcher {
       batch = this.queue.splice(0, this.maxBatch);
     }
     let results: CompletionResult[];
+    const writtenAt = this.options.now();
     try {
       results = await this.options.store.completeAttempts(
         batch.map((item) => item.completion),
-        this.options.now(),
+        writtenAt,
       );
     } catch (error) {
       this.options.onWriteError(error);
@@ -143,7 +150,7 @@ export class CompletionBatcher {
       return;
     }
     this.backoff.reset();
-    this.options.onResults(batch, results);
+    this.options.onResults(batch, results, writtenAt);
     for (let i = 0; i < batch.length; i++) batch[i]?.onSettled?.(results[i]);
   }
 

@@ -114,8 +114,26 @@ function cancelledInstead(task: RetryTask, next: TaskOutcome): TaskOutcome {
   return outcomeOf(next, transition(task.status, TaskEvent.CANCEL), null, next.lastDelayMs, null);
 }
 
+// With the cancel alternative goes its own log entry: the attempt led to no retry, so it must not say
+// `retry_scheduled` with a next time. A lapsed lease keeps `lease_expired` (its result is unknown either way).
 function withCancel(task: RetryTask, completion: AttemptCompletion): AttemptCompletion {
   completion.ifCancelRequested = cancelledInstead(task, completion.next);
+  const { attempt } = completion;
+  if (attempt !== undefined) {
+    completion.attemptIfCancelRequested = {
+      tenantId: attempt.tenantId,
+      taskId: attempt.taskId,
+      attemptNumber: attempt.attemptNumber,
+      startedAt: attempt.startedAt,
+      durationMs: attempt.durationMs,
+      responseStatus: attempt.responseStatus,
+      errorMessage: attempt.errorMessage,
+      outcome: attempt.outcome === AttemptOutcome.LEASE_EXPIRED ? AttemptOutcome.LEASE_EXPIRED : AttemptOutcome.CANCELLED,
+      responseBodySnippet: attempt.responseBodySnippet,
+      nextAttemptAt: null,
+      workerId: attempt.workerId,
+    };
+  }
   return completion;
 }
 
@@ -166,7 +184,8 @@ function logOutcome(next: TaskOutcome): AttemptOutcome {
  *   `now + delay` (Retry-After honoured), or EXHAUSTED when {@link planRetry} gives up (`max_attempts`, `budget`,
  *   `retry_after_beyond_budget`).
  * - Any other status, 3xx included → FAILED (`permanent_status:<code>`); any other error → FAILED (`permanent_error`).
- * - Unless it succeeded, `ifCancelRequested` makes it CANCELLED if a cancel arrived during the attempt.
+ * - Unless it succeeded, `ifCancelRequested` makes it CANCELLED if a cancel arrived during the attempt, and then
+ *   `attemptIfCancelRequested` is logged: outcome `cancelled`, no next time.
  *
  * Attempts are counted per run (`attemptNumber - runAttemptOffset`); the run's clock starts at its first attempt.
  *

@@ -11,6 +11,7 @@ import { resolveEngineOptions, type EngineOptions, type ResolvedEngineOptions, t
 import { HttpDispatcher } from './http-dispatcher.js';
 import { LeaseReaper } from './lease-reaper.js';
 import { PolicyResolver } from './policy-resolver.js';
+import { attemptLogged, taskAfterCompletion } from './settled-task.js';
 import { StoreBackoff } from './store-backoff.js';
 
 /** Extra time after the grace period for writing the last results and handing back leases, in ms. */
@@ -77,7 +78,7 @@ export class Engine implements AsyncDisposable {
       store: this.store,
       clock: this.opts.clock,
       now: () => this.now(),
-      onResults: (items, results) => this.onResults(items, results),
+      onResults: (items, results, now) => this.onResults(items, results, now),
       onWriteError: (error) => this.report(error, { operation: 'complete' }),
       onGiveUp: (item, reason) => this.onGiveUp(item, reason),
     });
@@ -200,13 +201,14 @@ export class Engine implements AsyncDisposable {
     const written = tasks.map((task, i) => {
       const completion = decideLeaseExpired(task, { policy: policies[i] as RetryPolicy, now, random: this.opts.random, workerId: this.workerId });
       return new Promise<void>((resolve) =>
-        this.batcher.add({ completion, leaseExpiresAt: now, fromReaper: true, onSettled: () => resolve() }),
+        this.batcher.add({ task, completion, leaseExpiresAt: now, fromReaper: true, onSettled: () => resolve() }),
       );
     });
     await Promise.all(written);
   }
 
-  private onResults(items: readonly QueuedCompletion[], results: readonly CompletionResult[]): void {
+  private onResults(items: readonly QueuedCompletion[], results: readonly CompletionResult[], now: number): void {
+    const { onAttempt, onDeadLetter } = this.options;
     let earliest = Infinity;
     for (let i = 0; i < items.length; i++) {
       const item = items[i] as QueuedCompletion;
@@ -218,10 +220,16 @@ export class Engine implements AsyncDisposable {
         if (!item.fromReaper) this.report(new FencedOutError(completion.taskId, completion.fencingToken), { operation: 'complete', taskId: completion.taskId });
         continue;
       }
-      const { task } = result;
-      if (completion.attempt !== undefined && this.options.onAttempt !== undefined) this.hook(this.options.onAttempt, task, completion.attempt);
-      if ((task.status === 'FAILED' || task.status === 'EXHAUSTED') && this.options.onDeadLetter !== undefined) this.hook(this.options.onDeadLetter, task);
-      if (task.status === 'PENDING' && task.nextAttemptAt !== null && task.nextAttemptAt < earliest) earliest = task.nextAttemptAt;
+      const { status, nextAttemptAt } = result;
+      const dead = status === 'FAILED' || status === 'EXHAUSTED';
+      // The whole task is rebuilt only for a hook that wants it: most attempts have none.
+      const attempt = onAttempt === undefined ? undefined : attemptLogged(completion, result);
+      if (attempt !== undefined || (dead && onDeadLetter !== undefined)) {
+        const task = taskAfterCompletion(item.task, completion, result, now);
+        if (attempt !== undefined && onAttempt !== undefined) this.hook(onAttempt, task, attempt);
+        if (dead && onDeadLetter !== undefined) this.hook(onDeadLetter, task);
+      }
+      if (status === 'PENDING' && nextAttemptAt !== null && nextAttemptAt < earliest) earliest = nextAttemptAt;
     }
     if (earliest !== Infinity) this.aim(earliest);
     this.pump();

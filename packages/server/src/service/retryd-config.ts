@@ -25,7 +25,15 @@ export interface RetrydConfig {
   sqliteSync: 'full' | 'normal';
   /** `--log-level` / `RETRYD_LOG_LEVEL`: pino level. Default `info`. */
   logLevel: string;
+  /**
+   * `--role` / `RETRYD_ROLE`: `all` (default) runs the API and the workers; `api` only takes and answers requests;
+   * `worker` only makes attempts (no HTTP port). Instances on one PostgreSQL or Redis store share the work.
+   */
+  role: RetrydRole;
 }
+
+/** What one `retryd serve` process runs. */
+export type RetrydRole = 'all' | 'api' | 'worker';
 
 /** The defaults of {@link RetrydConfig}. */
 export const DEFAULT_CONFIG: Readonly<RetrydConfig> = Object.freeze({
@@ -38,6 +46,7 @@ export const DEFAULT_CONFIG: Readonly<RetrydConfig> = Object.freeze({
   graceMs: 10_000,
   sqliteSync: 'full',
   logLevel: 'info',
+  role: 'all',
 });
 
 /** A flag or variable with a value that breaks its rule; the message names both. */

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { buildApp } from '../api/build-app.js';
+import { FencedOutError } from '../engine/engine-errors.js';
 import { Engine } from '../engine/engine.js';
 import { parseAllowList, TargetGuard } from '../security/target-guard.js';
 import { openStore } from '../store/open-store.js';
@@ -8,7 +9,7 @@ import { ConfigError, type RetrydConfig } from './retryd-config.js';
 
 /** A running service: its address, and how to stop it. */
 export interface RunningRetryd extends AsyncDisposable {
-  /** `http://host:port` the API listens on. */
+  /** `http://host:port` the API listens on (empty for `--role worker`). */
   url: string;
   /**
    * Graceful stop: the API stops accepting, the engine stops claiming and lets in-flight calls finish within
@@ -28,7 +29,13 @@ export async function startRetryd(config: RetrydConfig, logger: Logger): Promise
     );
   }
   const allow = parseAllowList(config.allowTargets);
-  const { store, blobs } = await openStore(config.store, { synchronous: config.sqliteSync === 'normal' ? 'NORMAL' : 'FULL' });
+  const { store, blobs } = await openStore(config.store, {
+    synchronous: config.sqliteSync === 'normal' ? 'NORMAL' : 'FULL',
+    // A networked store reconnects by itself; meanwhile the API answers 503 and the engine backs off.
+    onError: (error) => logger.warn({ event: 'store_error', err: error }, 'store connection error'),
+  });
+  const runsApi = config.role !== 'worker';
+  const runsWorkers = config.role !== 'api';
   const engine = new Engine({
     store,
     loadBody: (ref) => blobs.get(ref),
@@ -49,36 +56,58 @@ export async function startRetryd(config: RetrydConfig, logger: Logger): Promise
         },
         'task dead-lettered',
       ),
-    onError: (error, context) => logger.error({ event: 'engine_error', err: error, context }, 'engine error'),
+    onError: (error, context) => {
+      // Expected after a pause longer than the lease (GC, SIGSTOP, a frozen VM): the task was reaped and has a new
+      // owner, so the store refused the late result. Not an engine fault; one line per task, without a stack.
+      if (error instanceof FencedOutError) {
+        logger.warn(
+          { event: 'fenced_out', taskId: error.taskId, fencingToken: error.fencingToken },
+          'late completion refused: the lease lapsed and the task has a new owner',
+        );
+        return;
+      }
+      logger.error({ event: 'engine_error', err: error, context }, 'engine error');
+    },
   });
   const taskService = new TaskService({
     store,
     blobs,
     targetGuard: new TargetGuard({ allow }),
-    wake: () => engine.wake(),
+    // An API-only instance wakes the workers of other instances through the store (LISTEN/NOTIFY, pub/sub).
+    wake: () => {
+      if (runsWorkers) engine.wake();
+    },
     onPolicyChanged: (tenantId, policyId) => engine.invalidatePolicy(tenantId, policyId),
   });
   const verbose = logger.isLevelEnabled('debug');
-  const app = await buildApp({ taskService, store, ...(verbose ? { logger } : {}) });
+  const app = runsApi ? await buildApp({ taskService, store, ...(verbose ? { logger } : {}) }) : undefined;
   try {
     await taskService.ensureDefaultPolicy();
-    await app.listen({ port: config.port, host: config.host });
+    if (app) await app.listen({ port: config.port, host: config.host });
   } catch (error) {
-    await app.close();
+    await app?.close();
     await taskService.close();
     await store.close();
     throw error;
   }
-  await engine.start();
-  const address = app.server.address();
+  let stopListening: (() => void) | undefined;
+  if (runsWorkers) {
+    await engine.start();
+    stopListening = store.onDue?.(() => engine.wake());
+  }
+  const address = app?.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.port;
-  const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+  const url = runsApi ? `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}` : '';
   logger.info(
     {
       event: 'start',
-      url,
+      role: config.role,
+      ...(runsApi ? { url } : {}),
+      // The name on this instance's leases and in the attempt log (`workerId`), to tell instances apart.
+      ...(runsWorkers ? { workerId: engine.workerId } : {}),
       store: redactUrl(config.store),
       storeKind: store.kind,
+      ...(durabilityOf(store) === undefined ? {} : { storeDurability: durabilityOf(store) }),
       concurrency: config.concurrency,
       attemptTimeoutMs: config.attemptTimeoutMs,
       visibilityTimeoutMs: config.visibilityTimeoutMs ?? config.attemptTimeoutMs + 30_000,
@@ -93,13 +122,20 @@ export async function startRetryd(config: RetrydConfig, logger: Logger): Promise
   const close = () =>
     (closing ??= (async () => {
       const started = Date.now();
-      await app.close();
-      await engine.stop({ graceMs: config.graceMs });
+      await app?.close();
+      stopListening?.();
+      if (runsWorkers) await engine.stop({ graceMs: config.graceMs });
       await taskService.close();
       await store.close();
       logger.info({ event: 'stop', durationMs: Date.now() - started }, 'retryd stopped');
     })());
   return { url, close, [Symbol.asyncDispose]: close };
+}
+
+/** A store's own account of its durability (Redis: AOF settings), when it gives one. */
+function durabilityOf(store: object): string | undefined {
+  const describe = (store as { durability?: unknown }).durability;
+  return typeof describe === 'function' ? String(describe.call(store)) : undefined;
 }
 
 /** A store or target URL without its password or query (which may carry tokens), for logs. */

@@ -5,21 +5,18 @@ import type { BlobStore } from '../blobs/blob-store.js';
 import { FileBlobStore } from '../blobs/file-blob-store.js';
 import { SqliteStore } from '../stores/sqlite/sqlite-store.js';
 import type { SqliteStoreOptions } from '../stores/sqlite/connection.js';
+import { openPostgresStore } from '../stores/postgres/open-postgres-store.js';
+import { openRedisStore } from '../stores/redis/open-redis-store.js';
 import type { Store } from './store.js';
+import { StoreUrlError } from './store-url-error.js';
 
 /** The `--store` value used when none is given. */
 export const DEFAULT_STORE_URL = 'sqlite:./retryd.db';
 
-const ACCEPTED_FORMS = '`sqlite:./retryd.db`, `sqlite:/abs/path.db` or `sqlite::memory:`';
+const ACCEPTED_FORMS =
+  '`sqlite:./retryd.db`, `sqlite:/abs/path.db`, `sqlite::memory:`, `postgres://user@host:5432/db?schema=retryd` or `redis://host:6379?prefix=retryd`';
 
-/** A `--store` / `RETRYD_STORE` value that names no store this release can open. */
-export class StoreUrlError extends Error {
-  readonly code = 'INVALID_STORE_URL';
-  constructor(message: string) {
-    super(message);
-    this.name = 'StoreUrlError';
-  }
-}
+export { StoreUrlError };
 
 /** Options of {@link openStore}. */
 export interface OpenStoreOptions extends SqliteStoreOptions {
@@ -28,10 +25,12 @@ export interface OpenStoreOptions extends SqliteStoreOptions {
    * for `sqlite::memory:`, a fresh temporary directory.
    */
   blobDir?: string;
+  /** Background failures of a networked store (a lost connection, a failed reconnect): logged, never thrown. */
+  onError?: (error: unknown) => void;
 }
 
 /** What a `--store` URL names, once parsed. */
-export type StoreLocation = { kind: 'sqlite'; path: string };
+export type StoreLocation = { kind: 'sqlite'; path: string } | { kind: 'postgres'; url: string } | { kind: 'redis'; url: string };
 
 /**
  * Parses a `--store` URL. Relative SQLite paths are resolved against the working directory.
@@ -44,12 +43,8 @@ export type StoreLocation = { kind: 'sqlite'; path: string };
  */
 export function parseStoreUrl(url: string): StoreLocation {
   const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url)?.[1]?.toLowerCase();
-  if (scheme === 'postgres' || scheme === 'postgresql' || scheme === 'redis' || scheme === 'rediss') {
-    throw new StoreUrlError(
-      `\`--store\` ${scheme}:// is not available in this release: the PostgreSQL and Redis stores come in a later one. ` +
-        `Use ${ACCEPTED_FORMS}.`,
-    );
-  }
+  if (scheme === 'postgres' || scheme === 'postgresql') return { kind: 'postgres', url };
+  if (scheme === 'redis' || scheme === 'rediss') return { kind: 'redis', url };
   if (scheme !== 'sqlite') {
     throw new StoreUrlError(`Expected \`--store\` to be ${ACCEPTED_FORMS}; got ${JSON.stringify(url)}.`);
   }
@@ -64,8 +59,8 @@ export function parseStoreUrl(url: string): StoreLocation {
 }
 
 /**
- * Opens the store a `--store` URL names, creates or migrates its schema, and opens the blob store beside it.
- * Creates the database's parent directory if it is missing.
+ * Opens the store a `--store` URL names, creates or migrates its schema, and opens its blob store: a directory
+ * beside a SQLite file (created if missing), or a table / keys in PostgreSQL and Redis, which every instance shares.
  *
  * @example
  * ```ts
@@ -77,7 +72,10 @@ export async function openStore(
   options: OpenStoreOptions = {},
 ): Promise<{ store: Store; blobs: BlobStore }> {
   const location = parseStoreUrl(url);
-  const { blobDir, ...sqliteOptions } = options;
+  const { blobDir, onError, ...sqliteOptions } = options;
+  const networked = onError === undefined ? {} : { onError };
+  if (location.kind === 'postgres') return openPostgresStore(location.url, networked);
+  if (location.kind === 'redis') return openRedisStore(location.url, networked);
   const inMemory = location.path === ':memory:';
   if (!inMemory) await mkdir(dirname(location.path), { recursive: true });
   const blobRoot =

@@ -76,8 +76,12 @@ export interface Store extends AsyncDisposable {
    * Applies the end of attempts (or of lapsed leases) in one transaction: for each, only if the task is still
    * IN_FLIGHT with the same `fencingToken` (and, for `requireLeaseExpiredBy`, a lease lapsed by then), writes the
    * attempt log entry (if any) and the new state; a task on which a cancel was requested takes `ifCancelRequested`
-   * instead of `next` when that is given. Anything else is `fenced_out` and changes nothing: a worker that was
-   * paused past its lease cannot overwrite the task's new owner. Results are in input order.
+   * instead of `next` when that is given, and then logs `attemptIfCancelRequested` (when given) instead of `attempt`.
+   * Anything else is `fenced_out` and changes nothing: a worker that was paused past its lease cannot overwrite the
+   * task's new owner. Results are in input order.
+   *
+   * An applied result is a summary, not the task: the caller already holds the claimed task and the outcomes it
+   * decided, and reading every column back on the hottest path costs more than the change itself.
    */
   completeAttempts(completions: readonly AttemptCompletion[], now: number): Promise<CompletionResult[]>;
 
@@ -200,10 +204,28 @@ export interface AttemptCompletion extends LeaseRef {
   next: TaskOutcome;
   /** Applied instead of `next` when a cancel was requested during the attempt. */
   ifCancelRequested?: TaskOutcome;
+  /**
+   * Logged instead of `attempt` when `ifCancelRequested` is applied (so the log does not announce a retry that will
+   * never happen). Absent: `attempt` is logged either way.
+   */
+  attemptIfCancelRequested?: AttemptLog;
 }
 
+/**
+ * What `completeAttempts` did with one completion. `applied` sums up the stored task after the change: its
+ * `status` and `nextAttemptAt` (those of `next`, or of `ifCancelRequested` when a cancel was requested), its new
+ * `version`, and `cancelRequested` as stored (true exactly when `ifCancelRequested`, if given, was the one applied).
+ * Every other field is the claimed task's, or the applied outcome's, with no lease and `updatedAt` = the call's `now`.
+ */
 export type CompletionResult =
-  | { kind: 'applied'; task: RetryTask }
+  | {
+      kind: 'applied';
+      taskId: string;
+      status: TaskStatus;
+      nextAttemptAt: number | null;
+      version: number;
+      cancelRequested: boolean;
+    }
   | { kind: 'fenced_out'; taskId: string };
 
 export type PutPolicyResult =

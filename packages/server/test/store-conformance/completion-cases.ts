@@ -36,9 +36,18 @@ export function completionCases(store: CurrentStore): void {
       updatedAt: T0 + 50,
       version: expect.any(Number) as number,
     };
-    expect(result).toEqual({ kind: 'applied', task: expected });
-    expect(result?.kind === 'applied' && result.task.version).toBeGreaterThan(task.version);
-    expect(await store().getTask('default', task.taskId)).toEqual(result?.kind === 'applied' ? result.task : undefined);
+    expect(result).toEqual({
+      kind: 'applied',
+      taskId: task.taskId,
+      status: 'PENDING',
+      nextAttemptAt: T0 + 2_000,
+      version: expect.any(Number) as number,
+      cancelRequested: false,
+    });
+    const version = result?.kind === 'applied' ? result.version : 0;
+    expect(version).toBeGreaterThan(task.version);
+    // The summary is the stored task's: its version is the one the next optimistic update must present.
+    expect(await store().getTask('default', task.taskId)).toEqual({ ...expected, version });
     expect(await store().listAttempts('default', task.taskId, { limit: 10 })).toEqual({ items: [done.attempt] });
     expect(await store().nextDueAt()).toBe(T0 + 2_000);
     expect(await store().nextLeaseExpiryAt()).toBeNull();
@@ -82,8 +91,11 @@ export function completionCases(store: CurrentStore): void {
     });
     expect((await store().completeAttempts([own], T0 + 1_600))[0]).toMatchObject({
       kind: 'applied',
-      task: { status: 'SUCCEEDED', attemptNumber: 2 },
+      taskId: first.taskId,
+      status: 'SUCCEEDED',
+      nextAttemptAt: null,
     });
+    expect(await store().getTask('default', first.taskId)).toMatchObject({ status: 'SUCCEEDED', attemptNumber: 2 });
     const log = await store().listAttempts('default', first.taskId, { limit: 10 });
     expect(log.items.map((a) => [a.attemptNumber, a.outcome, a.workerId])).toEqual([
       [1, 'lease_expired', 'reaper'],
@@ -115,22 +127,49 @@ export function completionCases(store: CurrentStore): void {
       [withCancel(a), withCancel(b), completion(c, { fencingToken: c.fencingToken + 1 })],
       T0 + 50,
     );
-    expect(results.map((r) => [r.kind, r.kind === 'applied' ? r.task.status : r.taskId])).toEqual([
-      ['applied', 'CANCELLED'],
-      ['applied', 'PENDING'],
-      ['fenced_out', c.taskId],
+    expect(results).toEqual([
+      { kind: 'applied', taskId: a.taskId, status: 'CANCELLED', nextAttemptAt: null, version: expect.any(Number), cancelRequested: true },
+      { kind: 'applied', taskId: b.taskId, status: 'PENDING', nextAttemptAt: T0 + 2_000, version: expect.any(Number), cancelRequested: false },
+      { kind: 'fenced_out', taskId: c.taskId },
     ]);
-    expect(await store().getTask('default', a.taskId)).toMatchObject({
+    const storedA = await store().getTask('default', a.taskId);
+    expect(storedA).toMatchObject({
       status: 'CANCELLED',
       nextAttemptAt: null,
       cancelRequested: true,
       attemptNumber: 1,
     });
-    expect(await store().getTask('default', b.taskId)).toMatchObject({
+    expect(results[0]).toMatchObject({ version: storedA?.version });
+    const storedB = await store().getTask('default', b.taskId);
+    expect(storedB).toMatchObject({
       status: 'PENDING',
       nextAttemptAt: T0 + 2_000,
       cancelRequested: false,
     });
+    expect(results[1]).toMatchObject({ version: storedB?.version });
+  });
+
+  it('logs attemptIfCancelRequested when it applies ifCancelRequested, attempt otherwise', async () => {
+    const tasks = [0, 1, 2].map((i) => makeTask({ nextAttemptAt: T0 + i }));
+    await insertAll(store(), tasks);
+    const [a, b, c] = await store().claimDue(T0 + 10, { limit: 3, leaseMs: 1_000, workerId: 'w' });
+    if (a === undefined || b === undefined || c === undefined) throw new Error('expected three claims');
+    for (const t of [a, c]) {
+      expect((await store().updateTask('default', t.taskId, t.version, { cancelRequested: true, updatedAt: T0 + 20 })).kind).toBe('updated');
+    }
+    const withCancelLog = (t: RetryTask) =>
+      completion(t, {
+        ifCancelRequested: finalOutcome(t, 'CANCELLED'),
+        attemptIfCancelRequested: makeAttempt(t, { outcome: 'cancelled', nextAttemptAt: null }),
+      });
+    // c: a cancel was requested, but there is no separate log entry for it: `attempt` is logged.
+    const withoutCancelLog = completion(c, { ifCancelRequested: finalOutcome(c, 'CANCELLED') });
+    const results = await store().completeAttempts([withCancelLog(a), withCancelLog(b), withoutCancelLog], T0 + 50);
+    expect(results.map((r) => (r.kind === 'applied' ? r.status : r.kind))).toEqual(['CANCELLED', 'PENDING', 'CANCELLED']);
+    const logOf = async (t: RetryTask) => (await store().listAttempts('default', t.taskId, { limit: 10 })).items;
+    expect(await logOf(a)).toEqual([makeAttempt(a, { outcome: 'cancelled', nextAttemptAt: null })]);
+    expect(await logOf(b)).toEqual([makeAttempt(b)]);
+    expect(await logOf(c)).toEqual([makeAttempt(c)]);
   });
 
   it('never records one attempt number twice, and applies nothing of a call that tries', async () => {

@@ -76,6 +76,56 @@ export function listingCases(store: CurrentStore): void {
     expect(await list({})).toEqual(expectIds(all));
   });
 
+  it('lists each task under its current status through claims, retries, ends, cancels and replays', async () => {
+    const [a, b, c, d] = [0, 1, 2, 3].map((i) => makeTask({ createdAt: T0 + i, nextAttemptAt: T0 + i }));
+    if (a === undefined || b === undefined || c === undefined || d === undefined) throw new Error('four tasks');
+    await insertAll(store(), [a, b, c, d, terminal('FAILED', { createdAt: T0 + 4 })]);
+    const byStatus = async () => {
+      const listed: Record<string, string[]> = {};
+      for (const status of ['PENDING', 'IN_FLIGHT', 'SUCCEEDED', 'FAILED', 'EXHAUSTED', 'CANCELLED'] as const) {
+        listed[status] = ids((await walk(store(), { tenantId: 'default', limit: 2, status })).flat());
+      }
+      listed['live'] = ids((await walk(store(), { tenantId: 'default', limit: 2, status: ['IN_FLIGHT', 'PENDING'] })).flat());
+      return listed;
+    };
+    const lease = { leaseMs: 1_000, workerId: 'w' };
+    // a, b, c claimed; a retried, b succeeded, c stays in flight; d stays pending and is then cancelled.
+    const claims = await store().claimDue(T0 + 2, { limit: 3, ...lease });
+    const held = (t: RetryTask) => claims.find((x) => x.taskId === t.taskId) as RetryTask;
+    const outcome = (t: RetryTask, status: TaskStatus, nextAttemptAt: number | null) => ({
+      tenantId: t.tenantId,
+      taskId: t.taskId,
+      fencingToken: held(t).fencingToken,
+      next: { status, attemptNumber: 1, nextAttemptAt, runStartedAt: T0, lastDelayMs: 0, lastError: null, lastResponseStatus: null, deadLetterReason: null },
+    });
+    await store().completeAttempts([outcome(a, 'PENDING', T0 + 100), outcome(b, 'SUCCEEDED', null)], T0 + 3);
+    expect(await byStatus()).toMatchObject({
+      PENDING: ids([d, a]),
+      IN_FLIGHT: ids([c]),
+      SUCCEEDED: ids([b]),
+      FAILED: [expect.any(String)],
+      live: ids([d, c, a]),
+    });
+
+    const pendingD = await store().getTask('default', d.taskId);
+    await store().updateTask('default', d.taskId, pendingD?.version ?? 0, { status: 'CANCELLED', nextAttemptAt: null, updatedAt: T0 + 5 });
+    const dead = (await walk(store(), { tenantId: 'default', limit: 5, status: 'FAILED' })).flat()[0] as RetryTask;
+    await store().updateTask('default', dead.taskId, dead.version, { status: 'PENDING', nextAttemptAt: T0 + 6, updatedAt: T0 + 6 });
+    await store().completeAttempts([outcome(c, 'EXHAUSTED', null)], T0 + 7);
+    expect(await byStatus()).toEqual({
+      PENDING: ids([dead, a]),
+      IN_FLIGHT: [],
+      SUCCEEDED: ids([b]),
+      FAILED: [],
+      EXHAUSTED: ids([c]),
+      CANCELLED: ids([d]),
+      live: ids([dead, a]),
+    });
+    expect(ids((await walk(store(), { tenantId: 'default', limit: 3 })).flat())).toEqual(ids([dead, d, c, b, a]));
+    const zero = { PENDING: 0, IN_FLIGHT: 0, SUCCEEDED: 0, FAILED: 0, EXHAUSTED: 0, CANCELLED: 0 };
+    expect(await store().countByStatus('default')).toEqual({ ...zero, PENDING: 2, SUCCEEDED: 1, EXHAUSTED: 1, CANCELLED: 1 });
+  });
+
   it('refuses a cursor it did not make', async () => {
     await insertAll(store(), [makeTask(), makeTask()]);
     await expect(store().listTasks({ tenantId: 'default', limit: 1, cursor: 'not-a-cursor' })).rejects.toThrow();

@@ -1,5 +1,5 @@
 import type { Database, Statement } from 'better-sqlite3';
-import type { TaskStatus } from '@retryd/core';
+import { TaskStatus } from '@retryd/core';
 import type { TaskQuery } from '../../store/store.js';
 import { TASK_COLUMNS } from './task-row.js';
 import type { TaskRow } from './task-row.js';
@@ -12,14 +12,31 @@ export interface TaskCursor {
 
 type ListParams = Record<string, string | number>;
 
+const ALL_STATUSES: readonly TaskStatus[] = Object.values(TaskStatus);
+
+// The WHERE terms that lead SQLite to each status's index (001-init.sql). They are literals, not parameters: the
+// planner can only use a partial index whose condition the query's own terms imply. `ended_at IS NULL` names
+// `tasks_live`, `ended_at IS NOT NULL` names `tasks_ended`, `status = 'IN_FLIGHT'` names `tasks_in_flight`.
+const ARM_TERMS: Readonly<Record<TaskStatus, string>> = {
+  PENDING: ` AND ended_at IS NULL AND status = 'PENDING'`,
+  IN_FLIGHT: ` AND status = 'IN_FLIGHT'`,
+  SUCCEEDED: ` AND ended_at IS NOT NULL AND status = 'SUCCEEDED'`,
+  FAILED: ` AND ended_at IS NOT NULL AND status = 'FAILED'`,
+  EXHAUSTED: ` AND ended_at IS NOT NULL AND status = 'EXHAUSTED'`,
+  CANCELLED: ` AND ended_at IS NOT NULL AND status = 'CANCELLED'`,
+};
+/** Both live statuses at once: one walk of `tasks_live`, no status filter. */
+const LIVE_TERMS = ' AND ended_at IS NULL';
+
 /**
- * Builds and caches the task listing for each shape of query (how many statuses, with or without a policy
- * filter and a cursor): at most 28 statements, each prepared once.
+ * Builds and caches the task listing for each shape of query (which statuses, with or without a policy filter
+ * and a cursor): at most 2^6 × 4 statements, each prepared once.
  *
- * One status walks `tasks_by_status` (or `tasks_by_policy`, or `tasks_by_created`) backwards and stops after
- * `limit` rows. Several statuses become one arm per status joined by UNION ALL under one ORDER BY: SQLite
- * merges the already ordered arms (`MERGE (UNION ALL)`), so listing dead letters never sorts the whole table,
- * which a plain `status IN (…)` would.
+ * Every arm walks one index backwards and stops after `limit` rows (see the index notes in 001-init.sql): PENDING
+ * walks `tasks_live`, IN_FLIGHT `tasks_in_flight`, a terminal status its range of `tasks_ended`, and a policy
+ * without a status `tasks_by_policy`. Several statuses (no filter means all six) become one arm per status joined
+ * by UNION ALL under one ORDER BY: SQLite merges the already ordered arms (`MERGE (UNION ALL)`), so no listing
+ * ever sorts the table, which a plain `status IN (…)` would.
  */
 export class TaskListing {
   readonly #db: Database;
@@ -33,42 +50,63 @@ export class TaskListing {
   list(query: TaskQuery, after: TaskCursor | undefined): TaskRow[] {
     const statuses = statusesOf(query.status);
     const params: ListParams = { tenantId: query.tenantId, limit: query.limit + 1 };
-    statuses.forEach((status, i) => (params[`status${i}`] = status));
     if (query.policyId !== undefined) params['policyId'] = query.policyId;
     if (after !== undefined) {
       params['afterCreatedAt'] = after.createdAt;
       params['afterTaskId'] = after.taskId;
     }
-    return this.#statement(statuses.length, query.policyId !== undefined, after !== undefined).all(params);
+    return this.#statement(statuses, query.policyId !== undefined, after !== undefined).all(params);
   }
 
-  /** The SQL for one shape; exported through the class for the query-plan test. */
-  static sql(statusCount: number, byPolicy: boolean, withCursor: boolean): string {
-    const arm = (status: number | undefined) =>
+  /**
+   * The SQL for one shape; exported through the class for the query-plan test. Params: `tenantId`, `limit`, and
+   * with `byPolicy` `policyId`, with `withCursor` `afterCreatedAt` and `afterTaskId`.
+   * @throws Error for a status that is not one of {@link TaskStatus} (statuses are written into the SQL).
+   */
+  static sql(statuses: readonly TaskStatus[], byPolicy: boolean, withCursor: boolean): string {
+    for (const status of statuses) {
+      if (!Object.hasOwn(ARM_TERMS, status)) throw new Error(`Unknown task status ${JSON.stringify(status)}.`);
+    }
+    const wanted = new Set(statuses.length === 0 ? ALL_STATUSES : statuses);
+    const arm = (terms: string) =>
       [
         `SELECT ${TASK_COLUMNS} FROM tasks WHERE tenant_id = @tenantId`,
-        status === undefined ? '' : ` AND status = @status${status}`,
+        terms,
         byPolicy ? ' AND policy_id = @policyId' : '',
         withCursor ? ' AND (created_at, task_id) < (@afterCreatedAt, @afterTaskId)' : '',
       ].join('');
-    const arms =
-      statusCount === 0 ? [arm(undefined)] : Array.from({ length: statusCount }, (_, i) => arm(i));
+    let arms: string[];
+    if (byPolicy && wanted.size === ALL_STATUSES.length) {
+      arms = [arm('')];
+    } else {
+      arms = [];
+      if (wanted.has(TaskStatus.PENDING) && wanted.has(TaskStatus.IN_FLIGHT)) {
+        arms.push(arm(LIVE_TERMS));
+        wanted.delete(TaskStatus.PENDING);
+        wanted.delete(TaskStatus.IN_FLIGHT);
+      }
+      for (const status of ALL_STATUSES) if (wanted.has(status)) arms.push(arm(ARM_TERMS[status]));
+    }
     return `${arms.join('\nUNION ALL\n')}\nORDER BY created_at DESC, task_id DESC LIMIT @limit`;
   }
 
-  #statement(statusCount: number, byPolicy: boolean, withCursor: boolean): Statement<[ListParams], TaskRow> {
-    const key = `${statusCount}:${byPolicy}:${withCursor}`;
+  #statement(statuses: readonly TaskStatus[], byPolicy: boolean, withCursor: boolean): Statement<[ListParams], TaskRow> {
+    const key = `${statuses.join(',')}:${byPolicy}:${withCursor}`;
     let statement = this.#cache.get(key);
     if (statement === undefined) {
-      statement = this.#db.prepare<ListParams, TaskRow>(TaskListing.sql(statusCount, byPolicy, withCursor));
+      statement = this.#db.prepare<ListParams, TaskRow>(TaskListing.sql(statuses, byPolicy, withCursor));
       this.#cache.set(key, statement);
     }
     return statement;
   }
 }
 
-/** The distinct statuses of a filter; none (absent or empty) means every status. */
+/** The distinct statuses of a filter, in a fixed order (one cache entry per set); none means every status. */
 function statusesOf(status: TaskQuery['status']): TaskStatus[] {
   if (status === undefined) return [];
-  return [...new Set(typeof status === 'string' ? [status] : status)];
+  const wanted = new Set<TaskStatus>(typeof status === 'string' ? [status] : status);
+  const known = ALL_STATUSES.filter((s) => wanted.has(s));
+  // An unknown value is kept so that `sql()` refuses it loudly rather than dropping the filter.
+  for (const s of wanted) if (!known.includes(s)) known.push(s);
+  return known;
 }

@@ -11,6 +11,7 @@ import type {
   PutPolicyResult,
   Store,
   TargetState,
+  TaskOutcome,
   TaskPatch,
   TaskQuery,
   UpdateResult,
@@ -21,8 +22,8 @@ import { decodeCursor, encodeCursor } from './cursor.js';
 import { DuplicateAttemptError } from './errors.js';
 import { TaskListing } from './list-tasks.js';
 import { loadMigrations, migrate } from './migrate.js';
-import { completeParams, patchParams, prepareStatements } from './statements.js';
-import type { Statements } from './statements.js';
+import { completeParams, isLive, patchParams, prepareStatements } from './statements.js';
+import type { CompletedRow, Statements } from './statements.js';
 import { attemptFromRow, attemptToParams, policyFromRow, taskFromRow, taskToParams } from './task-row.js';
 
 export type { SqliteSettings, SqliteStoreOptions } from './connection.js';
@@ -164,14 +165,7 @@ export class SqliteStore implements Store {
   async completeAttempts(completions: readonly AttemptCompletion[], now: number): Promise<CompletionResult[]> {
     if (completions.length === 0) return [];
     const s = this.#s;
-    const completeAll = this.#db.transaction(() =>
-      completions.map((completion): CompletionResult => {
-        const row = s.completeAttempt.get(completeParams(completion, now));
-        if (row === undefined) return { kind: 'fenced_out', taskId: completion.taskId };
-        if (completion.attempt !== undefined) insertAttempt(s, completion.attempt);
-        return { kind: 'applied', task: taskFromRow(row) };
-      }),
-    );
+    const completeAll = this.#db.transaction(() => completions.map((completion) => completeOne(s, completion, now)));
     return completeAll.immediate();
   }
 
@@ -256,12 +250,17 @@ export class SqliteStore implements Store {
 
   // ---- observability -------------------------------------------------------------------------------
 
-  /** Counts through `tasks_by_status` (a covering index walk, no table rows read); linear in the task count. */
+  /** Covering walks of the listing indexes (no table row read); linear in the task count. */
   async countByStatus(tenantId?: string): Promise<Record<TaskStatus, number>> {
     const s = this.#s;
     const counts = Object.fromEntries(Object.values(TaskStatus).map((status) => [status, 0])) as Record<TaskStatus, number>;
-    const rows = tenantId === undefined ? s.countByStatus.all() : s.countByStatusOfTenant.all(tenantId);
-    for (const { status, n } of rows) counts[status] += n;
+    const rows = tenantId === undefined ? s.countByStatus.all() : s.countByStatusOfTenant.all({ tenantId });
+    let live = 0;
+    for (const { status, n } of rows) {
+      if (status === 'LIVE') live += n;
+      else counts[status] += n;
+    }
+    counts.PENDING = live - counts.IN_FLIGHT;
     return counts;
   }
 
@@ -274,6 +273,44 @@ export class SqliteStore implements Store {
     if (this.#listing === undefined) throw new Error('SqliteStore: call init() before using the store.');
     return this.#listing;
   }
+}
+
+/**
+ * One completion, fenced. With a cancel alternative, `next` applies only if no cancel was requested and the
+ * alternative only if one was: two guarded statements (the second runs only when a cancel was requested, or when
+ * the task is fenced out), each writing `ended_at` only for an outcome that ends the task.
+ */
+function completeOne(s: Statements, completion: AttemptCompletion, now: number): CompletionResult {
+  const cancel = completion.ifCancelRequested;
+  let outcome = completion.next;
+  let row = applyOutcome(s, completion, outcome, cancel === undefined ? null : 0, now);
+  if (row === undefined && cancel !== undefined) {
+    outcome = cancel;
+    row = applyOutcome(s, completion, cancel, 1, now);
+  }
+  if (row === undefined) return { kind: 'fenced_out', taskId: completion.taskId };
+  const attempt = outcome === cancel ? (completion.attemptIfCancelRequested ?? completion.attempt) : completion.attempt;
+  if (attempt !== undefined) insertAttempt(s, attempt);
+  return {
+    kind: 'applied',
+    taskId: completion.taskId,
+    status: outcome.status,
+    nextAttemptAt: outcome.nextAttemptAt,
+    version: row[0],
+    cancelRequested: row[1] === 1,
+  };
+}
+
+function applyOutcome(
+  s: Statements,
+  completion: AttemptCompletion,
+  outcome: TaskOutcome,
+  cancelRequested: 0 | 1 | null,
+  now: number,
+): CompletedRow | undefined {
+  const ends = !isLive(outcome.status);
+  const statement = ends ? s.completeToEnded : s.completeToLive;
+  return statement.get(...completeParams(completion, outcome, ends, cancelRequested, now));
 }
 
 function insertAttempt(s: Statements, attempt: AttemptLog): void {

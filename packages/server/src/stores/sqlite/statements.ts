@@ -41,47 +41,69 @@ ORDER BY lease_expires_at LIMIT @limit`;
 export const NEXT_LEASE_EXPIRY_AT = `
 SELECT lease_expires_at AS at FROM tasks WHERE status = 'IN_FLIGHT' ORDER BY lease_expires_at LIMIT 1`;
 
-// The end of an attempt, fenced by status, token and (for the lease reaper) lapse. The `c_*` values apply
-// instead of the plain ones when `hasCancel = 1` and a cancel was requested; SET reads the row as it was.
-const outcomeFields = [
-  'status',
-  'attempt_number',
-  'next_attempt_at',
-  'run_started_at',
-  'last_delay_ms',
-  'last_error',
-  'last_response_status',
-  'dead_letter_reason',
-] as const;
+// The end of an attempt, fenced by status, token and (for the lease reaper) lapse, in two forms: one for an outcome
+// that keeps the task live (PENDING), one for an outcome that ends it, which also writes `ended_at`. A retry must not
+// write `ended_at`, or SQLite would rewrite the task's `tasks_live` entry (see 001-init.sql). Positional parameters:
+// this runs once per attempt, and binding an object by name costs more per call than an array.
+const COMPLETE_SET = `status = ?, attempt_number = ?, next_attempt_at = ?, run_started_at = ?, last_delay_ms = ?,
+  last_error = ?, last_response_status = ?, dead_letter_reason = ?,
+  lease_owner = NULL, lease_expires_at = NULL, version = version + 1, updated_at = ?`;
+const COMPLETE_FENCE = `WHERE tenant_id = ? AND task_id = ? AND status = 'IN_FLIGHT' AND fencing_token = ?
+  AND (? IS NULL OR lease_expires_at <= ?) AND (? IS NULL OR cancel_requested = ?)`;
 
 /**
- * Params: `tenantId`, `taskId`, `fencingToken`, `requireLeaseExpiredBy` (null: no lapse check), `now`,
- * `hasCancel`, and each outcome field both plain and `c_`-prefixed. Returns the changed row, or nothing when
- * fenced out.
+ * Applies an outcome that keeps the task live. Params, in order ({@link CompleteParams}): the outcome's `status`,
+ * `attempt_number`, `next_attempt_at`, `run_started_at`, `last_delay_ms`, `last_error`, `last_response_status`,
+ * `dead_letter_reason`; `now`; then the fence: `tenantId`, `taskId`, `fencingToken`, `requireLeaseExpiredBy` twice
+ * (null: no lapse check), `cancelRequested` twice (null: either; 0 or 1: only if `cancel_requested` is that).
+ * Returns `[version, cancel_requested]` of the changed row, or nothing when fenced out.
  */
-export const COMPLETE_ATTEMPT = `
-UPDATE tasks SET
-  ${outcomeFields
-    .map((f) => `${f} = CASE WHEN @hasCancel = 1 AND cancel_requested = 1 THEN @c_${f} ELSE @${f} END`)
-    .join(',\n  ')},
-  lease_owner = NULL, lease_expires_at = NULL, version = version + 1, updated_at = @now
-WHERE tenant_id = @tenantId AND task_id = @taskId AND status = 'IN_FLIGHT' AND fencing_token = @fencingToken
-  AND (@requireLeaseExpiredBy IS NULL OR lease_expires_at <= @requireLeaseExpiredBy)
-RETURNING ${TASK_COLUMNS}`;
+export const COMPLETE_TO_LIVE = `UPDATE tasks SET ${COMPLETE_SET}
+${COMPLETE_FENCE}
+RETURNING version, cancel_requested`;
 
-/** The outcome half of {@link COMPLETE_ATTEMPT}'s parameters: each field plain and `c_`-prefixed. */
-export type OutcomeParams = {
-  [F in (typeof outcomeFields)[number] as F | `c_${F}`]: F extends 'status' ? TaskStatus : number | string | null;
-};
+/** Applies an outcome that ends the task: as {@link COMPLETE_TO_LIVE}, with `now` once more (`ended_at`) after `now`. */
+export const COMPLETE_TO_ENDED = `UPDATE tasks SET ${COMPLETE_SET}, ended_at = ?
+${COMPLETE_FENCE}
+RETURNING version, cancel_requested`;
 
-/** All named parameters of {@link COMPLETE_ATTEMPT}. */
-export interface CompleteParams extends OutcomeParams {
-  tenantId: string;
-  taskId: string;
-  fencingToken: number;
-  requireLeaseExpiredBy: number | null;
-  now: number;
-  hasCancel: 0 | 1;
+/** What {@link COMPLETE_TO_LIVE} and {@link COMPLETE_TO_ENDED} return: `[version, cancel_requested]`. */
+export type CompletedRow = [version: number, cancelRequested: number];
+
+/** Positional parameters of {@link COMPLETE_TO_LIVE} (of {@link COMPLETE_TO_ENDED}, with `now` twice). */
+export type CompleteParams = (string | number | null)[];
+
+/**
+ * Binds `outcome` of `completion` to {@link COMPLETE_TO_LIVE} or {@link COMPLETE_TO_ENDED} (`ends`), applied only
+ * if `cancel_requested` is `cancelRequested` (null: whatever it is).
+ */
+export function completeParams(
+  completion: AttemptCompletion,
+  outcome: TaskOutcome,
+  ends: boolean,
+  cancelRequested: 0 | 1 | null,
+  now: number,
+): CompleteParams {
+  const lapse = completion.requireLeaseExpiredBy ?? null;
+  const set = [
+    outcome.status,
+    outcome.attemptNumber,
+    outcome.nextAttemptAt,
+    outcome.runStartedAt,
+    outcome.lastDelayMs,
+    outcome.lastError,
+    outcome.lastResponseStatus,
+    outcome.deadLetterReason,
+    now,
+  ];
+  if (ends) set.push(now);
+  set.push(completion.tenantId, completion.taskId, completion.fencingToken, lapse, lapse, cancelRequested, cancelRequested);
+  return set;
+}
+
+/** Whether a task in `status` is live (PENDING or IN_FLIGHT): its `ended_at` is NULL. */
+export function isLive(status: TaskStatus): boolean {
+  return status === 'PENDING' || status === 'IN_FLIGHT';
 }
 
 // `updateTask`: each patchable field is changed only when its `set_*` flag is 1, so one prepared statement
@@ -114,6 +136,9 @@ UPDATE tasks SET
   ${patchFields.map((f) => `${f} = CASE WHEN @set_${f} = 1 THEN @${f} ELSE ${f} END`).join(',\n  ')},
   lease_owner = CASE WHEN @set_status = 1 AND @status <> 'IN_FLIGHT' THEN NULL ELSE lease_owner END,
   lease_expires_at = CASE WHEN @set_status = 1 AND @status <> 'IN_FLIGHT' THEN NULL ELSE lease_expires_at END,
+  ended_at = CASE WHEN @set_status = 0 THEN ended_at
+    WHEN @status IN ('PENDING', 'IN_FLIGHT') THEN NULL
+    ELSE coalesce(ended_at, @updated_at, updated_at) END,
   version = version + 1
 WHERE tenant_id = @tenantId AND task_id = @taskId AND version = @expectedVersion
 RETURNING ${TASK_COLUMNS}`;
@@ -142,43 +167,22 @@ export function patchParams(tenantId: string, taskId: string, expectedVersion: n
   return params as PatchParams;
 }
 
-/** Binds one completion to {@link COMPLETE_ATTEMPT}. */
-export function completeParams(completion: AttemptCompletion, now: number): CompleteParams {
-  // Plain literals on purpose: this runs once per attempt, and spreads or Object.fromEntries here cost more than
-  // the SQL statement itself.
-  const n = completion.next;
-  const c = completion.ifCancelRequested ?? n;
-  return {
-    status: n.status,
-    attempt_number: n.attemptNumber,
-    next_attempt_at: n.nextAttemptAt,
-    run_started_at: n.runStartedAt,
-    last_delay_ms: n.lastDelayMs,
-    last_error: n.lastError,
-    last_response_status: n.lastResponseStatus,
-    dead_letter_reason: n.deadLetterReason,
-    c_status: c.status,
-    c_attempt_number: c.attemptNumber,
-    c_next_attempt_at: c.nextAttemptAt,
-    c_run_started_at: c.runStartedAt,
-    c_last_delay_ms: c.lastDelayMs,
-    c_last_error: c.lastError,
-    c_last_response_status: c.lastResponseStatus,
-    c_dead_letter_reason: c.deadLetterReason,
-    tenantId: completion.tenantId,
-    taskId: completion.taskId,
-    fencingToken: completion.fencingToken,
-    requireLeaseExpiredBy: completion.requireLeaseExpiredBy ?? null,
-    now,
-    hasCancel: completion.ifCancelRequested === undefined ? 0 : 1,
-  };
-}
-
 interface LeaseParams {
   tenantId: string;
   taskId: string;
   fencingToken: number;
 }
+
+// Counts by status without reading a table row: covering walks of `tasks_ended` (by status), `tasks_live` and
+// `tasks_in_flight` (PENDING is live minus in flight). One statement, so one snapshot: the three agree.
+const COUNTS = (tenant: string) => `
+SELECT status, count(*) AS n FROM tasks WHERE ${tenant} ended_at IS NOT NULL GROUP BY ${tenant === '' ? 'tenant_id, ' : ''}status
+UNION ALL SELECT 'LIVE', count(*) FROM tasks WHERE ${tenant} ended_at IS NULL
+UNION ALL SELECT 'IN_FLIGHT', count(*) FROM tasks WHERE ${tenant} status = 'IN_FLIGHT'`;
+/** Params: `tenantId`. Rows `{ status, n }`: one per terminal status present, then `LIVE` and `IN_FLIGHT`. */
+export const COUNT_BY_STATUS_OF_TENANT = COUNTS('tenant_id = @tenantId AND');
+/** As {@link COUNT_BY_STATUS_OF_TENANT} over every tenant (a terminal status may come once per tenant). */
+export const COUNT_BY_STATUS = COUNTS('');
 
 /** The part of a prepared better-sqlite3 statement the store uses. */
 export interface Prepared<P extends unknown[], R> {
@@ -194,12 +198,21 @@ function prepare<P extends unknown[] | object, R = never>(
   return db.prepare(sql) as unknown as Prepared<P extends unknown[] ? P : [P], R>;
 }
 
+/** A statement whose rows are arrays of column values, in SELECT order (no object per row). */
+function prepareRaw<P extends unknown[] | object, R = never>(
+  db: Database,
+  sql: string,
+): Prepared<P extends unknown[] ? P : [P], R> {
+  return db.prepare(sql).raw(true) as unknown as Prepared<P extends unknown[] ? P : [P], R>;
+}
+
 /** Creates every fixed statement once. Listings with optional filters are built in `list-tasks.ts`. */
 export function prepareStatements(db: Database) {
   return {
     insertTask: prepare<TaskParams>(
       db,
-      `INSERT INTO tasks (${TASK_COLUMNS}) VALUES (${taskValues}) ON CONFLICT (tenant_id, idempotency_key) DO NOTHING`,
+      `INSERT INTO tasks (${TASK_COLUMNS}, ended_at) VALUES (${taskValues}, @ended_at)
+       ON CONFLICT (tenant_id, idempotency_key) DO NOTHING`,
     ),
     getTask: prepare<[string, string], TaskRow>(
       db,
@@ -217,7 +230,8 @@ export function prepareStatements(db: Database) {
     nextDueAt: prepare<[], { at: number }>(db, NEXT_DUE_AT),
     findExpiredLeases: prepare<{ now: number; limit: number }, TaskRow>(db, FIND_EXPIRED_LEASES),
     nextLeaseExpiryAt: prepare<[], { at: number }>(db, NEXT_LEASE_EXPIRY_AT),
-    completeAttempt: prepare<CompleteParams, TaskRow>(db, COMPLETE_ATTEMPT),
+    completeToLive: prepareRaw<CompleteParams, CompletedRow>(db, COMPLETE_TO_LIVE),
+    completeToEnded: prepareRaw<CompleteParams, CompletedRow>(db, COMPLETE_TO_ENDED),
     insertAttempt: prepare<AttemptRow>(
       db,
       `INSERT INTO attempts (${ATTEMPT_COLUMNS}) VALUES (${ATTEMPT_COLUMNS.split(',')
@@ -280,15 +294,8 @@ export function prepareStatements(db: Database) {
       `UPDATE target_state SET value = ?, version = version + 1, updated_at = ?
        WHERE tenant_id = ? AND key = ? AND version = ?`,
     ),
-    // Both counts walk `tasks_by_status` in (tenant_id, status) order, so GROUP BY needs no sort.
-    countByStatusOfTenant: prepare<[string], { status: TaskStatus; n: number }>(
-      db,
-      'SELECT status, count(*) AS n FROM tasks WHERE tenant_id = ? GROUP BY status',
-    ),
-    countByStatus: prepare<[], { status: TaskStatus; n: number }>(
-      db,
-      'SELECT status, count(*) AS n FROM tasks GROUP BY tenant_id, status',
-    ),
+    countByStatusOfTenant: prepare<{ tenantId: string }, { status: TaskStatus | 'LIVE'; n: number }>(db, COUNT_BY_STATUS_OF_TENANT),
+    countByStatus: prepare<[], { status: TaskStatus | 'LIVE'; n: number }>(db, COUNT_BY_STATUS),
     ping: prepare<[], { ok: number }>(db, 'SELECT 1 AS ok'),
   };
 }

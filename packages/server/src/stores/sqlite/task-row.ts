@@ -39,8 +39,11 @@ export interface TaskRow {
   trace_context: string | null;
 }
 
-/** Named parameters of the task INSERT: the row with JSON and booleans encoded. */
-export type TaskParams = TaskRow;
+/** Named parameters of the task INSERT: the row with JSON and booleans encoded, and `ended_at`. */
+export interface TaskParams extends TaskRow {
+  /** `updated_at` for a task inserted in a terminal status (its end), else null: see 001-init.sql. */
+  ended_at: number | null;
+}
 
 /** A stored row as the domain's task: JSON decoded, 0/1 as boolean. */
 export function taskFromRow(row: TaskRow): RetryTask {
@@ -107,6 +110,7 @@ export function taskToParams(task: RetryTask): TaskParams {
     last_response_status: task.lastResponseStatus,
     dead_letter_reason: task.deadLetterReason,
     trace_context: task.traceContext,
+    ended_at: task.status === 'PENDING' || task.status === 'IN_FLIGHT' ? null : task.updatedAt,
   };
 }
 

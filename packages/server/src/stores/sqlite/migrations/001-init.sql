@@ -39,10 +39,16 @@ CREATE TABLE tasks (
   last_response_status INTEGER,
   dead_letter_reason   TEXT,
   trace_context        TEXT,
+  -- When the task reached a terminal status (SUCCEEDED, FAILED, EXHAUSTED, CANCELLED); NULL while it is live
+  -- (PENDING or IN_FLIGHT). Not part of the domain's task: it exists so that the listing indexes can tell live
+  -- from ended tasks through a column that claims and retries never write (see the indexes below).
+  ended_at             REAL,
   -- A PENDING task without a due time would never be claimed, and an IN_FLIGHT one without a lease
   -- never reclaimed: refuse both rather than lose the task silently.
   CHECK (status <> 'PENDING' OR next_attempt_at IS NOT NULL),
-  CHECK (status <> 'IN_FLIGHT' OR lease_expires_at IS NOT NULL)
+  CHECK (status <> 'IN_FLIGHT' OR lease_expires_at IS NOT NULL),
+  -- A statement that moved a task in or out of the live statuses without `ended_at` would hide it from listings.
+  CHECK ((ended_at IS NULL) = (status IN ('PENDING', 'IN_FLIGHT')))
 ) STRICT;
 
 CREATE UNIQUE INDEX tasks_pk ON tasks (tenant_id, task_id);
@@ -51,9 +57,27 @@ CREATE UNIQUE INDEX tasks_idempotency_key ON tasks (tenant_id, idempotency_key);
 CREATE INDEX tasks_due ON tasks (next_attempt_at) WHERE status = 'PENDING';
 -- The lease reaper's way in: IN_FLIGHT tasks by lease expiry.
 CREATE INDEX tasks_lease ON tasks (lease_expires_at) WHERE status = 'IN_FLIGHT';
--- Listings, newest first, each walked by a (created_at, task_id) keyset cursor.
-CREATE INDEX tasks_by_created ON tasks (tenant_id, created_at, task_id);
-CREATE INDEX tasks_by_status ON tasks (tenant_id, status, created_at, task_id);
+-- Listings, newest first, each walked backwards by a (created_at, task_id) keyset cursor.
+--
+-- Claims (PENDING -> IN_FLIGHT) and retries (IN_FLIGHT -> PENDING) are the hottest writes, and SQLite rewrites
+-- an index entry whenever a column of its key or of its WHERE clause is set. An index keyed on status would move
+-- an entry at every claim and every retry; tasks enqueued together share `created_at`, so their entries sit in
+-- random-UUID order and each move dirties another page, written to the WAL at every commit. So no listing index
+-- holds the status of a live task:
+--   tasks_live       PENDING and IN_FLIGHT tasks, through `ended_at IS NULL`, which only the move to a terminal
+--                    status (and a replay) writes. A PENDING page filters out the IN_FLIGHT rows: at most the
+--                    instances' total concurrency.
+--   tasks_in_flight  IN_FLIGHT tasks only. Rewritten by every claim and completion, but as small as the number of
+--                    attempts in flight, so its few pages stay hot. Pages IN_FLIGHT tasks without walking the
+--                    pending ones (a million in a backlog).
+--   tasks_ended      terminal tasks by status (dead letters, cancelled, succeeded): one entry per finished run.
+--   tasks_by_policy  by named policy, every status; never rewritten (its columns never change).
+-- A listing of several statuses (or of all) merges one ordered walk per index and status (see list-tasks.ts).
+-- `ended_at` trails two keys only so that `countByStatus` reads those indexes alone (SQLite must otherwise read
+-- the row to check the very condition the partial index guarantees).
+CREATE INDEX tasks_live ON tasks (tenant_id, created_at, task_id, ended_at) WHERE ended_at IS NULL;
+CREATE INDEX tasks_in_flight ON tasks (tenant_id, created_at, task_id) WHERE status = 'IN_FLIGHT';
+CREATE INDEX tasks_ended ON tasks (tenant_id, status, created_at, task_id, ended_at) WHERE ended_at IS NOT NULL;
 CREATE INDEX tasks_by_policy ON tasks (tenant_id, policy_id, created_at, task_id) WHERE policy_id IS NOT NULL;
 
 -- The primary key makes a second record of the same attempt impossible.

@@ -1,0 +1,33 @@
+import { TaskStatus } from '@retryd/core';
+import type { Page } from '../../domain/task.js';
+import type { TaskQuery } from '../../store/store.js';
+import { decodeCursor } from '../sqlite/cursor.js';
+import type { QueryName } from './queries.js';
+
+/**
+ * The statement and parameters of one `listTasks` page. Each shape has its own statement (and so its own plan):
+ * by policy alone (one walk of `tasks_by_policy`), else by status, one walk of `tasks_by_status` per status
+ * merged, every status when none is asked for. The first page starts after `('Infinity', '')`, so one statement
+ * serves the first page and the next ones.
+ *
+ * @throws InvalidCursorError when `query.cursor` was not made by the task listing
+ */
+export function taskListing(query: TaskQuery): { name: QueryName; values: unknown[] } {
+  const after = query.cursor === undefined ? [Infinity, ''] : decodeCursor('tasks', query.cursor, 'ns');
+  const status = query.status ?? [];
+  const statuses = [...new Set(typeof status === 'string' ? [status] : status)];
+  const rows = query.limit + 1;
+  if (statuses.length === 0 && query.policyId !== undefined) {
+    return { name: 'list-tasks-by-policy', values: [query.tenantId, query.policyId, ...after, rows] };
+  }
+  const walked = statuses.length > 0 ? statuses : Object.values(TaskStatus);
+  return { name: 'list-tasks-by-status', values: [query.tenantId, walked, query.policyId ?? null, ...after, rows] };
+}
+
+/** Cuts the extra row fetched past `limit` and, when there was one, points the cursor at the page's last item. */
+export function pageOf<T>(items: T[], limit: number, cursorOf: (last: T) => string): Page<T> {
+  if (items.length <= limit) return { items };
+  const page = items.slice(0, limit);
+  const last = page[page.length - 1];
+  return last === undefined ? { items: page } : { items: page, nextCursor: cursorOf(last) };
+}

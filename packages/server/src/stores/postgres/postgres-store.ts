@@ -1,0 +1,300 @@
+import type pg from 'pg';
+import { TaskStatus } from '@retryd/core';
+import type { AttemptLog, Page, RetryTask, StoredPolicy } from '../../domain/task.js';
+import type {
+  AttemptCompletion,
+  ClaimOptions,
+  CompletionResult,
+  InsertResult,
+  LeaseRef,
+  PageRequest,
+  PutPolicyResult,
+  Store,
+  TargetState,
+  TaskPatch,
+  TaskQuery,
+  UpdateResult,
+} from '../../store/store.js';
+import { decodeCursor, encodeCursor } from '../sqlite/cursor.js';
+import { DEFAULT_SCHEMA, checkSchemaName, clientConfig, createPool, dueChannel } from './connection.js';
+import type { PostgresStoreOptions } from './connection.js';
+import { DueListener } from './due-listener.js';
+import { storeError } from './errors.js';
+import { insertResults } from './insert-results.js';
+import { loadMigrations, migrate } from './migrate.js';
+import { pageOf, taskListing } from './paging.js';
+import { PostgresBlobStore } from './postgres-blob-store.js';
+import { loadQueries } from './queries.js';
+import type { Queries, QueryName } from './queries.js';
+import { attemptFromRow, completionRecord, patchRecord, policyFromRow, taskFromRow, taskRecord } from './task-row.js';
+import type { AttemptRow, CompletedRow, PolicyRow, TaskRow } from './task-row.js';
+
+/** Runs one of the store's statements (by file name) on a pooled connection. */
+export type RunQuery = <R extends pg.QueryResultRow>(
+  name: QueryName,
+  values: unknown[],
+) => Promise<pg.QueryResult<R>>;
+
+/**
+ * The shared store: tasks, attempts, policies, target state and blobs in one PostgreSQL schema, used by any number
+ * of retryd instances at once.
+ *
+ * Every operation is one statement, i.e. one round trip and one commit: a batch (`insertTasks`, `claimDue`,
+ * `completeAttempts`, `releaseLeases`) is a single multi-row statement over a JSON array, so 1,000 tasks cost one
+ * write-ahead-log flush. Each statement is a named prepared statement from `queries/*.sql`, parsed once per
+ * connection. Claims take `FOR UPDATE SKIP LOCKED` rows through the partial due index, so concurrent claims
+ * from any number of instances never return the same task; completions are fenced by token in the same statement
+ * that logs the attempt. Statements that leave a task PENDING `NOTIFY retryd_due_<schema>` at commit, which
+ * {@link PostgresStore.onDue} listens for.
+ *
+ * While the server is unreachable, calls reject with a `STORE_UNAVAILABLE` error within `connectTimeoutMs`;
+ * the pool reconnects by itself when it is back.
+ *
+ * @example
+ * ```ts
+ * const store = new PostgresStore({ connectionString: 'postgres://retryd@db:5432/retryd', schema: 'retryd' });
+ * await store.init();
+ * ```
+ */
+export class PostgresStore implements Store {
+  readonly kind = 'postgres';
+  /** The schema holding the store's tables. */
+  readonly schema: string;
+  readonly #pool: pg.Pool;
+  readonly #channel: string;
+  readonly #listener: DueListener;
+  #queries: Queries | undefined;
+  #blobs: PostgresBlobStore | undefined;
+  #closing: Promise<void> | undefined;
+
+  /** Checks the options and creates the pool (no connection yet); `init()` connects and migrates. */
+  constructor(options: PostgresStoreOptions) {
+    this.schema = checkSchemaName(options.schema ?? DEFAULT_SCHEMA, '`schema`');
+    this.#pool = createPool(options, this.schema);
+    this.#channel = dueChannel(this.schema);
+    const onError = options.onError ?? (() => undefined);
+    this.#listener = new DueListener(clientConfig(options, this.schema), this.#channel, onError);
+  }
+
+  async init(): Promise<void> {
+    if (this.#queries !== undefined) return;
+    try {
+      await migrate(this.#pool, this.schema, await loadMigrations());
+    } catch (error) {
+      throw storeError(error);
+    }
+    this.#queries = await loadQueries();
+  }
+
+  async ping(): Promise<void> {
+    await this.#run('ping', []);
+  }
+
+  /** Stops listening and closes every connection once the calls in progress have finished. Idempotent. */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      await this.#listener.close();
+      await this.#pool.end();
+    })();
+    return this.#closing;
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  /** Large bodies, in this store's schema and pool (closed with the store). */
+  get blobs(): PostgresBlobStore {
+    this.#blobs ??= new PostgresBlobStore((name, values) => this.#run(name, values));
+    return this.#blobs;
+  }
+
+  // ---- tasks ---------------------------------------------------------------------------------------
+
+  async insertTasks(tasks: readonly RetryTask[]): Promise<InsertResult[]> {
+    if (tasks.length === 0) return [];
+    const records = JSON.stringify(tasks.map(taskRecord));
+    const inserted = await this.#run<{ tenant_id: string; task_id: string }>('insert-tasks', [records, this.#channel]);
+    return insertResults(tasks, inserted.rows, async (unknown) => {
+      const values = [unknown.map((task) => task.tenantId), unknown.map((task) => task.idempotencyKey)];
+      return (await this.#run<TaskRow>('select-tasks-by-keys', values)).rows.map(taskFromRow);
+    });
+  }
+
+  async getTask(tenantId: string, taskId: string): Promise<RetryTask | undefined> {
+    return this.#one('get-task', [tenantId, taskId]);
+  }
+
+  async getTaskByIdempotencyKey(tenantId: string, idempotencyKey: string): Promise<RetryTask | undefined> {
+    return this.#one('get-task-by-key', [tenantId, idempotencyKey]);
+  }
+
+  async listTasks(query: TaskQuery): Promise<Page<RetryTask>> {
+    const { name, values } = taskListing(query);
+    const rows = (await this.#run<TaskRow>(name, values)).rows.map(taskFromRow);
+    return pageOf(rows, query.limit, (t) => encodeCursor('tasks', [t.createdAt, t.taskId]));
+  }
+
+  async updateTask(
+    tenantId: string,
+    taskId: string,
+    expectedVersion: number,
+    patch: TaskPatch,
+  ): Promise<UpdateResult> {
+    const values = [tenantId, taskId, expectedVersion, patchRecord(patch), this.#channel];
+    const updated = await this.#one('update-task', values);
+    if (updated !== undefined) return { kind: 'updated', task: updated };
+    const current = await this.getTask(tenantId, taskId);
+    return current === undefined ? { kind: 'not_found' } : { kind: 'conflict', task: current };
+  }
+
+  // ---- scheduling ----------------------------------------------------------------------------------
+
+  async claimDue(now: number, options: ClaimOptions): Promise<RetryTask[]> {
+    if (options.limit <= 0) return [];
+    const values = [now, options.limit, options.workerId, now + options.leaseMs];
+    const claimed = (await this.#run<TaskRow>('claim-due', values)).rows.map(taskFromRow);
+    // RETURNING does not keep the CTE's order.
+    return claimed.sort((a, b) => (a.nextAttemptAt ?? 0) - (b.nextAttemptAt ?? 0));
+  }
+
+  async nextDueAt(): Promise<number | null> {
+    return (await this.#run<{ at: number }>('next-due-at', [])).rows[0]?.at ?? null;
+  }
+
+  async findExpiredLeases(now: number, limit: number): Promise<RetryTask[]> {
+    return (await this.#run<TaskRow>('find-expired-leases', [now, limit])).rows.map(taskFromRow);
+  }
+
+  async nextLeaseExpiryAt(): Promise<number | null> {
+    return (await this.#run<{ at: number }>('next-lease-expiry-at', [])).rows[0]?.at ?? null;
+  }
+
+  async completeAttempts(completions: readonly AttemptCompletion[], now: number): Promise<CompletionResult[]> {
+    if (completions.length === 0) return [];
+    const records = JSON.stringify(completions.map(completionRecord));
+    const applied = await this.#run<CompletedRow>('complete-attempts', [records, now]);
+    const byIndex = new Map(applied.rows.map((row) => [row.i, row]));
+    return completions.map(({ taskId }, i): CompletionResult => {
+      const row = byIndex.get(i);
+      if (row === undefined) return { kind: 'fenced_out', taskId };
+      const { status, next_attempt_at: nextAttemptAt, version, cancel_requested: cancelRequested } = row;
+      return { kind: 'applied', taskId, status, nextAttemptAt, version, cancelRequested };
+    });
+  }
+
+  async extendLease(tenantId: string, taskId: string, fencingToken: number, leaseExpiresAt: number): Promise<boolean> {
+    return (await this.#run('extend-lease', [tenantId, taskId, fencingToken, leaseExpiresAt])).rowCount === 1;
+  }
+
+  async releaseLeases(leases: readonly LeaseRef[], now: number): Promise<number> {
+    if (leases.length === 0) return 0;
+    const records = JSON.stringify(
+      leases.map((lease) => ({ tenant_id: lease.tenantId, task_id: lease.taskId, fencing_token: lease.fencingToken })),
+    );
+    const result = await this.#run<{ released: number }>('release-leases', [records, now, this.#channel]);
+    return result.rows[0]?.released ?? 0;
+  }
+
+  // ---- attempts ------------------------------------------------------------------------------------
+
+  async listAttempts(tenantId: string, taskId: string, page: PageRequest): Promise<Page<AttemptLog>> {
+    const after = page.cursor === undefined ? 0 : (decodeCursor('attempts', page.cursor, 'n')[0] as number);
+    const rows = await this.#run<AttemptRow>('list-attempts', [tenantId, taskId, after, page.limit + 1]);
+    return pageOf(rows.rows.map(attemptFromRow), page.limit, (a) => encodeCursor('attempts', [a.attemptNumber]));
+  }
+
+  // ---- policies ------------------------------------------------------------------------------------
+
+  async putPolicy(policy: StoredPolicy, mode: 'create' | 'replace'): Promise<PutPolicyResult> {
+    const { tenantId, policyId } = policy;
+    const definition = JSON.stringify(policy.policy);
+    if (mode === 'replace') {
+      const replaced = await this.#run<PolicyRow>('replace-policy', [tenantId, policyId, definition, policy.updatedAt]);
+      const row = replaced.rows[0];
+      return row === undefined ? { kind: 'not_found' } : { kind: 'replaced', policy: policyFromRow(row) };
+    }
+    const values = [tenantId, policyId, definition, policy.createdAt, policy.updatedAt, policy.version];
+    if ((await this.#run('insert-policy', values)).rowCount === 1) return { kind: 'created', policy };
+    const stored = await this.getPolicy(tenantId, policyId);
+    if (stored === undefined) throw new Error(`Policy ${policyId} was neither created nor found.`);
+    return { kind: 'exists', policy: stored };
+  }
+
+  async getPolicy(tenantId: string, policyId: string): Promise<StoredPolicy | undefined> {
+    const row = (await this.#run<PolicyRow>('get-policy', [tenantId, policyId])).rows[0];
+    return row === undefined ? undefined : policyFromRow(row);
+  }
+
+  async listPolicies(tenantId: string, page: PageRequest): Promise<Page<StoredPolicy>> {
+    const after = page.cursor === undefined ? '' : (decodeCursor('policies', page.cursor, 's')[0] as string);
+    const rows = await this.#run<PolicyRow>('list-policies', [tenantId, after, page.limit + 1]);
+    return pageOf(rows.rows.map(policyFromRow), page.limit, (p) => encodeCursor('policies', [p.policyId]));
+  }
+
+  // ---- per-target state ----------------------------------------------------------------------------
+
+  async getTargetState(tenantId: string, key: string): Promise<TargetState | undefined> {
+    type Row = { value: string; version: number; updated_at: number };
+    const row = (await this.#run<Row>('get-target-state', [tenantId, key])).rows[0];
+    return row === undefined ? undefined : { value: row.value, version: row.version, updatedAt: row.updated_at };
+  }
+
+  async putTargetState(
+    tenantId: string,
+    key: string,
+    expectedVersion: number,
+    value: string,
+    now: number,
+  ): Promise<boolean> {
+    const result =
+      expectedVersion === 0
+        ? await this.#run('insert-target-state', [tenantId, key, value, now])
+        : await this.#run('update-target-state', [tenantId, key, expectedVersion, value, now]);
+    return result.rowCount === 1;
+  }
+
+  // ---- wake-ups ------------------------------------------------------------------------------------
+
+  /**
+   * Calls `listener` whenever any store on this schema (this process or another) inserts a PENDING task,
+   * re-drives one through `updateTask`, or hands leases back. The first subscriber opens one dedicated LISTEN
+   * connection, which reconnects by itself after an outage (and then calls every listener once, since
+   * notifications sent meanwhile are lost); the last unsubscribe closes it. Listener errors go to `onError`.
+   */
+  onDue(listener: () => void): () => void {
+    return this.#listener.subscribe(listener);
+  }
+
+  /** Resolves once the LISTEN behind {@link onDue} is in place (after a subscription): for start-up and tests. */
+  whenListening(): Promise<void> {
+    return this.#listener.listening();
+  }
+
+  // ---- observability -------------------------------------------------------------------------------
+
+  async countByStatus(tenantId?: string): Promise<Record<TaskStatus, number>> {
+    const counts = Object.fromEntries(Object.values(TaskStatus).map((s) => [s, 0])) as Record<TaskStatus, number>;
+    type Row = { status: TaskStatus; n: number };
+    const result =
+      tenantId === undefined
+        ? await this.#run<Row>('count-by-status', [])
+        : await this.#run<Row>('count-by-status-of-tenant', [tenantId]);
+    for (const { status, n } of result.rows) counts[status] += n;
+    return counts;
+  }
+
+  async #one(name: 'get-task' | 'get-task-by-key' | 'update-task', values: unknown[]): Promise<RetryTask | undefined> {
+    const row = (await this.#run<TaskRow>(name, values)).rows[0];
+    return row === undefined ? undefined : taskFromRow(row);
+  }
+
+  async #run<R extends pg.QueryResultRow>(name: QueryName, values: unknown[]): Promise<pg.QueryResult<R>> {
+    if (this.#queries === undefined) throw new Error('PostgresStore: call init() before using the store.');
+    try {
+      return await this.#pool.query<R>({ ...this.#queries[name], values });
+    } catch (error) {
+      throw storeError(error);
+    }
+  }
+}

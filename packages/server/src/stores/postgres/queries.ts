@@ -1,0 +1,89 @@
+import { readFile } from 'node:fs/promises';
+
+/** The statement files beside this module (copied into `dist` by `scripts/copy-assets.mjs`). */
+const QUERIES_DIR = new URL('./queries/', import.meta.url);
+
+/** Every statement of the PostgreSQL store: `queries/<name>.sql`. */
+export const QUERY_NAMES = [
+  'ping',
+  'insert-tasks',
+  'select-tasks-by-keys',
+  'get-task',
+  'get-task-by-key',
+  'list-tasks-by-policy',
+  'list-tasks-by-status',
+  'update-task',
+  'claim-due',
+  'next-due-at',
+  'find-expired-leases',
+  'next-lease-expiry-at',
+  'complete-attempts',
+  'extend-lease',
+  'release-leases',
+  'list-attempts',
+  'insert-policy',
+  'replace-policy',
+  'get-policy',
+  'list-policies',
+  'get-target-state',
+  'insert-target-state',
+  'update-target-state',
+  'count-by-status',
+  'count-by-status-of-tenant',
+  'put-blob',
+  'get-blob',
+  'delete-blob',
+] as const;
+
+/** The name of one statement file. */
+export type QueryName = (typeof QUERY_NAMES)[number];
+
+/**
+ * One statement: `name` is also its prepared-statement name, so each connection parses and plans it once and
+ * later calls send only the parameters.
+ */
+export interface Query {
+  readonly name: string;
+  readonly text: string;
+}
+
+/** Every statement, by file name. */
+export type Queries = Readonly<Record<QueryName, Query>>;
+
+let cached: Promise<Queries> | undefined;
+
+/**
+ * Reads every statement file once per process (later calls share the first read). Each file must open with its
+ * contract header: `-- <name>: <what it does>`, then `-- args:`, `-- results:` and `-- errors:` lines.
+ *
+ * @throws Error naming the file whose header is missing or malformed (a packaging or editing mistake)
+ */
+export function loadQueries(): Promise<Queries> {
+  cached ??= readQueries().catch((error: unknown) => {
+    cached = undefined;
+    throw error;
+  });
+  return cached;
+}
+
+async function readQueries(): Promise<Queries> {
+  const entries = await Promise.all(
+    QUERY_NAMES.map(async (name): Promise<[QueryName, Query]> => {
+      const text = await readFile(new URL(`${name}.sql`, QUERIES_DIR), 'utf8');
+      checkContract(name, text);
+      return [name, { name: `retryd:${name}`, text }];
+    }),
+  );
+  return Object.fromEntries(entries) as Record<QueryName, Query>;
+}
+
+function checkContract(name: string, text: string): void {
+  const header = text.split('\n').filter((line) => line.startsWith('--'));
+  const has = (prefix: string) => header.some((line) => line.startsWith(prefix));
+  if (!header[0]?.startsWith(`-- ${name}: `) || !has('-- args:') || !has('-- results:') || !has('-- errors:')) {
+    throw new Error(
+      `queries/${name}.sql lacks its contract header: it must open with \`-- ${name}: ...\` and have ` +
+        '`-- args:`, `-- results:` and `-- errors:` lines.',
+    );
+  }
+}

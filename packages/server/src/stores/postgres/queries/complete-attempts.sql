@@ -1,0 +1,92 @@
+-- complete-attempts: applies the ends of attempts (or of lapsed leases) and logs the attempts, in one statement.
+--
+-- A completion applies only while its task is IN_FLIGHT with the same fencing token (and, with
+-- `require_lease_expired_by`, a lease lapsed by then); anything else is fenced out and changes nothing, so a
+-- worker paused past its lease cannot overwrite the task's new owner. A task on which a cancel was requested
+-- takes the `c_` outcome instead when `has_cancel`, and then logs the `ac_` attempt when there is one. The attempt
+-- rows are inserted by the same statement, so a recorded attempt and the task change it led to commit together,
+-- or not at all.
+--
+-- args:    $1 json: an array of completion records: `i` (index in the call), tenant_id, task_id,
+--          fencing_token, require_lease_expired_by (or null), has_cancel, the outcome columns both plain and
+--          `c_`-prefixed, the attempt's columns `a_`-prefixed and the attempt logged instead when the `c_` outcome
+--          applies `ac_`-prefixed (all null when there is none);
+--          $2 float8: now
+-- results: for each completion applied, `i` and a summary of the changed row (status, next_attempt_at, version,
+--          cancel_requested); the others were fenced out
+-- errors:  23505 on attempts_pkey when an attempt number is already logged: the whole statement (every
+--          completion of the call) is rolled back
+--
+-- The fence is written `CASE WHEN status = 'IN_FLIGHT' THEN fencing_token END = <token>` (the token holding the
+-- lease, NULL when none does) rather than `status = 'IN_FLIGHT' AND fencing_token = <token>`: the plain form lets
+-- the planner reach the row through tasks_by_status's IN_FLIGHT range, whose length (dead entries included)
+-- grows with the load, instead of through the primary key.
+WITH input AS (
+  SELECT * FROM json_to_recordset($1::json) AS r(
+    i integer, tenant_id text, task_id text, fencing_token bigint, require_lease_expired_by float8,
+    has_cancel boolean,
+    status text, attempt_number integer, next_attempt_at float8, run_started_at float8,
+    last_delay_ms float8, last_error text, last_response_status integer, dead_letter_reason text,
+    c_status text, c_attempt_number integer, c_next_attempt_at float8, c_run_started_at float8,
+    c_last_delay_ms float8, c_last_error text, c_last_response_status integer, c_dead_letter_reason text,
+    a_tenant_id text, a_task_id text, a_attempt_number integer, a_started_at float8, a_duration_ms float8,
+    a_response_status integer, a_error_message text, a_outcome text, a_response_body_snippet text,
+    a_next_attempt_at float8, a_worker_id text,
+    ac_tenant_id text, ac_task_id text, ac_attempt_number integer, ac_started_at float8, ac_duration_ms float8,
+    ac_response_status integer, ac_error_message text, ac_outcome text, ac_response_body_snippet text,
+    ac_next_attempt_at float8, ac_worker_id text)
+),
+-- A task named twice in one call: the first completion (in input order) that holds its lease applies, as if
+-- the completions were applied one after another; the later ones are fenced out.
+holding AS (
+  SELECT DISTINCT ON (input.tenant_id, input.task_id) input.*
+  FROM input
+  JOIN tasks AS t ON t.tenant_id = input.tenant_id AND t.task_id = input.task_id
+  WHERE CASE WHEN t.status = 'IN_FLIGHT' THEN t.fencing_token END = input.fencing_token
+    AND (input.require_lease_expired_by IS NULL OR t.lease_expires_at <= input.require_lease_expired_by)
+  ORDER BY input.tenant_id, input.task_id, input.i
+),
+applied AS (
+  UPDATE tasks AS t SET
+    status = CASE WHEN h.has_cancel AND t.cancel_requested THEN h.c_status ELSE h.status END,
+    attempt_number = CASE WHEN h.has_cancel AND t.cancel_requested THEN h.c_attempt_number ELSE h.attempt_number END,
+    next_attempt_at = CASE WHEN h.has_cancel AND t.cancel_requested THEN h.c_next_attempt_at ELSE h.next_attempt_at END,
+    run_started_at = CASE WHEN h.has_cancel AND t.cancel_requested THEN h.c_run_started_at ELSE h.run_started_at END,
+    last_delay_ms = CASE WHEN h.has_cancel AND t.cancel_requested THEN h.c_last_delay_ms ELSE h.last_delay_ms END,
+    last_error = CASE WHEN h.has_cancel AND t.cancel_requested THEN h.c_last_error ELSE h.last_error END,
+    last_response_status = CASE WHEN h.has_cancel AND t.cancel_requested THEN h.c_last_response_status ELSE h.last_response_status END,
+    dead_letter_reason = CASE WHEN h.has_cancel AND t.cancel_requested THEN h.c_dead_letter_reason ELSE h.dead_letter_reason END,
+    lease_owner = NULL,
+    lease_expires_at = NULL,
+    version = t.version + 1,
+    updated_at = $2::float8
+  FROM holding AS h
+  WHERE t.tenant_id = h.tenant_id AND t.task_id = h.task_id
+    AND CASE WHEN t.status = 'IN_FLIGHT' THEN t.fencing_token END = h.fencing_token
+    AND (h.require_lease_expired_by IS NULL OR t.lease_expires_at <= h.require_lease_expired_by)
+  RETURNING
+    h.i, t.status, t.next_attempt_at, t.version, t.cancel_requested,
+    -- `cancel_requested` is never changed here: true with has_cancel means the `c_` branch was applied.
+    h.has_cancel AND t.cancel_requested AS cancelled,
+    h.a_tenant_id, h.a_task_id, h.a_attempt_number, h.a_started_at, h.a_duration_ms, h.a_response_status,
+    h.a_error_message, h.a_outcome, h.a_response_body_snippet, h.a_next_attempt_at, h.a_worker_id,
+    h.ac_tenant_id, h.ac_task_id, h.ac_attempt_number, h.ac_started_at, h.ac_duration_ms, h.ac_response_status,
+    h.ac_error_message, h.ac_outcome, h.ac_response_body_snippet, h.ac_next_attempt_at, h.ac_worker_id
+),
+logged AS (
+  INSERT INTO attempts (
+    tenant_id, task_id, attempt_number, started_at, duration_ms, response_status, error_message,
+    outcome, response_body_snippet, next_attempt_at, worker_id)
+  SELECT
+    ac_tenant_id, ac_task_id, ac_attempt_number, ac_started_at, ac_duration_ms, ac_response_status,
+    ac_error_message, ac_outcome, ac_response_body_snippet, ac_next_attempt_at, ac_worker_id
+  FROM applied
+  WHERE cancelled AND ac_attempt_number IS NOT NULL
+  UNION ALL
+  SELECT
+    a_tenant_id, a_task_id, a_attempt_number, a_started_at, a_duration_ms, a_response_status,
+    a_error_message, a_outcome, a_response_body_snippet, a_next_attempt_at, a_worker_id
+  FROM applied
+  WHERE a_attempt_number IS NOT NULL AND NOT (cancelled AND ac_attempt_number IS NOT NULL)
+)
+SELECT i, status, next_attempt_at, version, cancel_requested FROM applied

@@ -1,0 +1,115 @@
+import { Redis } from 'ioredis';
+import type { RedisOptions } from 'ioredis';
+import { StoreUrlError } from '../../store/store-url-error.js';
+import { DEFAULT_REDIS_PREFIX, PREFIX_RULE } from './keys.js';
+
+/** Where a `redis://` / `rediss://` `--store` URL points, once parsed. */
+export interface RedisLocation {
+  /** The URL for ioredis, without retryd's own query parameters. */
+  url: string;
+  /** Key prefix (`?prefix=`), default `retryd`. */
+  prefix?: string;
+}
+
+/**
+ * Parses a `--store` Redis URL: `redis://[user:password@]host[:port][/db][?prefix=name]`, or `rediss://` for TLS.
+ * `prefix` names the key space, so several retryd deployments can share one Redis.
+ *
+ * @example
+ * ```ts
+ * parseRedisUrl('redis://127.0.0.1:6379/0?prefix=staging'); // { url: 'redis://127.0.0.1:6379/0', prefix: 'staging' }
+ * ```
+ */
+export function parseRedisUrl(url: string): RedisLocation {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new StoreUrlError('Expected `--store` to be a URL such as `redis://127.0.0.1:6379?prefix=retryd`.');
+  }
+  if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') {
+    throw new StoreUrlError(`Expected \`--store\` to start with redis:// or rediss://; got ${parsed.protocol}//.`);
+  }
+  if (parsed.hostname === '') throw new StoreUrlError('Expected `--store` redis:// URL to name a host.');
+  if (parsed.pathname !== '' && parsed.pathname !== '/' && !/^\/\d+$/.test(parsed.pathname)) {
+    throw new StoreUrlError(`Expected \`--store\` redis:// URL path to be a database number such as /0; got ${parsed.pathname}.`);
+  }
+  const location: RedisLocation = { url: '' };
+  for (const [name, value] of parsed.searchParams) {
+    if (name !== 'prefix') {
+      throw new StoreUrlError(`Expected \`--store\` redis:// URL to take only the \`prefix\` query parameter; got \`${name}\`.`);
+    }
+    location.prefix = checkPrefix(value);
+  }
+  parsed.search = '';
+  location.url = parsed.toString();
+  return location;
+}
+
+/** Checks a key prefix, naming `--store` in the message (the prefix normally comes from its `?prefix=`). */
+export function checkPrefix(prefix: string): string {
+  if (!PREFIX_RULE.test(prefix)) {
+    throw new StoreUrlError(
+      `Expected \`--store\` \`prefix\` to be 1 to 64 letters, digits, '.', '_' or '-'; got ${JSON.stringify(prefix)}.`,
+    );
+  }
+  return prefix;
+}
+
+/** The default prefix, for callers that want to show it. */
+export { DEFAULT_REDIS_PREFIX };
+
+/** Connection settings of {@link RedisStore}. */
+export interface RedisConnectionOptions {
+  /** How long a connection attempt may take, in ms. Default 5000. */
+  connectTimeoutMs?: number;
+  /**
+   * How long a command may wait for its reply, in ms, before it fails (an unreachable host that does not refuse
+   * the connection). Default 10000. A write that timed out may still have been applied; every write of the store
+   * is safe to send again (enqueue by idempotency key, completions by fencing token).
+   */
+  commandTimeoutMs?: number;
+}
+
+/**
+ * Client settings that make an outage visible at once instead of hiding it in a queue:
+ *
+ * - `enableOfflineQueue: false`: a command sent while disconnected fails at once ("Stream isn't writeable"),
+ *   which the API answers with 503, instead of waiting in memory for a server that may not come back;
+ * - `maxRetriesPerRequest: 0` with `autoResendUnfulfilledCommands: false`: commands in flight when the connection
+ *   drops fail at once rather than being sent again later (a resent claim could lease tasks nobody runs);
+ * - a retry strategy that keeps reconnecting for ever, at most a second apart, so the store recovers by itself;
+ * - `lazyConnect`, so `init()` can wait for the first connection and report it failing.
+ */
+export function clientOptions(options: RedisConnectionOptions, connectionName: string): RedisOptions {
+  return {
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    autoResendUnfulfilledCommands: false,
+    connectTimeout: options.connectTimeoutMs ?? 5_000,
+    commandTimeout: options.commandTimeoutMs ?? 10_000,
+    keepAlive: 10_000,
+    connectionName,
+    retryStrategy: (attempt) => Math.min(50 * attempt, 1_000),
+  };
+}
+
+/** Opens a client on `url` with {@link clientOptions}; it connects when `connect()` is called. */
+export function createClient(url: string, options: RedisConnectionOptions, connectionName: string): Redis {
+  return new Redis(url, clientOptions(options, connectionName));
+}
+
+/** QUIT once pending replies are in, or drop a connection that is not up (QUIT would fail without the offline queue). */
+export async function quit(client: Redis): Promise<void> {
+  if (client.status === 'end') return;
+  if (client.status === 'ready') {
+    try {
+      await client.quit();
+      return;
+    } catch {
+      // Lost meanwhile: fall through.
+    }
+  }
+  client.disconnect();
+}

@@ -1,0 +1,50 @@
+import { DuplicateAttemptError } from '../sqlite/errors.js';
+
+/**
+ * The Redis store cannot reach its server: the command was not sent (disconnected), was lost with the
+ * connection, or got no reply in time. Coded `STORE_UNAVAILABLE`, which the API answers with 503.
+ */
+export class RedisUnavailableError extends Error {
+  readonly code = 'STORE_UNAVAILABLE';
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'RedisUnavailableError';
+  }
+}
+
+/** A task id taken by another task (with another idempotency key): an id generator bug, never a race. */
+export class TaskIdTakenError extends Error {
+  readonly code = 'TASK_ID_TAKEN';
+  constructor(readonly taskId: string) {
+    super(`Task id ${taskId} is already used by another task.`);
+    this.name = 'TaskIdTakenError';
+  }
+}
+
+/** A change the store refuses because it would leave a task it could never schedule or reclaim. */
+export class InvalidTaskStateError extends Error {
+  readonly code = 'INVALID_TASK_STATE';
+  constructor(message: string) {
+    super(message);
+    this.name = 'InvalidTaskStateError';
+  }
+}
+
+// ioredis's own messages for "not sent" and "lost with the connection" (see isStoreUnavailable).
+const UNAVAILABLE = [/Command timed out/, /Connection is closed/, /Stream isn't writeable/, /Reached the max retries/];
+
+/** Turns a driver or script error into the store's typed errors; anything else passes through. */
+export function translateError(error: unknown): unknown {
+  if (!(error instanceof Error)) return error;
+  const message = error.message;
+  let match = /^DUPLICATE_ATTEMPT (\S+) (\S+)/.exec(message);
+  if (match !== null) return new DuplicateAttemptError(match[1] ?? '', Number(match[2]), { cause: error });
+  match = /^TASK_EXISTS (\S+)/.exec(message);
+  if (match !== null) return new TaskIdTakenError(match[1] ?? '');
+  match = /^INVALID_PATCH (.*)/.exec(message);
+  if (match !== null) return new InvalidTaskStateError(`updateTask refused: ${match[1] ?? ''}.`);
+  if (error.name === 'MaxRetriesPerRequestError' || UNAVAILABLE.some((rule) => rule.test(message))) {
+    return new RedisUnavailableError(`Redis is unavailable: ${message}`, { cause: error });
+  }
+  return error;
+}

@@ -1,0 +1,64 @@
+import type { ChainableCommander, Redis } from 'ioredis';
+import { queueScript, runScript } from './scripts.js';
+import type { ScriptName } from './scripts.js';
+import { partitionOf } from './keys.js';
+
+/** One script call: its keys and arguments. */
+export interface ScriptCall {
+  keys: readonly string[];
+  args: readonly (string | number)[];
+}
+
+/**
+ * Runs one call of a script per partition: alone when there is one (the usual case, one tenant), else all in
+ * one pipeline (one round trip). Each call is atomic in its partition; calls in different partitions are not
+ * atomic together — on Redis Cluster they may run on different nodes. The first failure is thrown after every
+ * call has run.
+ */
+export async function runEach(client: Redis, name: ScriptName, calls: readonly ScriptCall[]): Promise<unknown[]> {
+  if (calls.length === 0) return [];
+  if (calls.length === 1) {
+    const [call] = calls as [ScriptCall];
+    return [await runScript(client, name, call.keys, call.args)];
+  }
+  const pipeline = client.pipeline();
+  for (const call of calls) queueScript(pipeline, name, call.keys, call.args);
+  return execAll(pipeline);
+}
+
+/** The replies of a pipeline or MULTI, or its first error. */
+export async function execAll(pipeline: ChainableCommander): Promise<unknown[]> {
+  const replies = (await pipeline.exec()) ?? [];
+  const failed = replies.find(([error]) => error !== null);
+  if (failed !== undefined) throw failed[0];
+  return replies.map(([, reply]) => reply);
+}
+
+/** Indices of `items` grouped by partition, in first-seen order. */
+export function groupByPartition<T>(items: readonly T[], partitionOf: (item: T) => string): Map<string, number[]> {
+  const groups = new Map<string, number[]>();
+  items.forEach((item, i) => {
+    const partition = partitionOf(item);
+    const group = groups.get(partition);
+    if (group === undefined) groups.set(partition, [i]);
+    else group.push(i);
+  });
+  return groups;
+}
+
+/**
+ * Runs a batch script once per partition of `items` ({@link runEach}) and hands each item its own entry of its
+ * partition's reply (scripts reply with one entry per item, in the order given), in input order.
+ */
+export async function runPerItem<T extends { readonly tenantId: string }>(
+  client: Redis,
+  name: ScriptName,
+  items: readonly T[],
+  callOf: (partition: string, group: T[]) => ScriptCall,
+): Promise<unknown[]> {
+  const groups = [...groupByPartition(items, partitionOf).entries()];
+  const replies = await runEach(client, name, groups.map(([partition, indices]) => callOf(partition, indices.map((i) => items[i] as T))));
+  const perItem = new Array<unknown>(items.length);
+  groups.forEach(([, indices], g) => indices.forEach((i, j) => (perItem[i] = (replies[g] as unknown[])[j])));
+  return perItem;
+}

@@ -1,0 +1,11 @@
+export { RedisStore } from './redis-store.js';
+export type { RedisStoreOptions } from './redis-store.js';
+export { openRedisStore } from './open-redis-store.js';
+export type { OpenRedisStoreOptions } from './open-redis-store.js';
+export { RedisBlobStore } from './redis-blob-store.js';
+export { parseRedisUrl } from './connection.js';
+export type { RedisConnectionOptions, RedisLocation } from './connection.js';
+export { describeDurability, durabilityMode } from './durability.js';
+export type { RedisDurabilityMode, RedisPersistence } from './durability.js';
+export { DEFAULT_REDIS_PREFIX, partitionOf } from './keys.js';
+export { RedisUnavailableError, TaskIdTakenError, InvalidTaskStateError } from './errors.js';

@@ -1,0 +1,135 @@
+import type { TaskStatus } from '@retryd/core';
+
+/** The key prefix used when `--store` names none (`redis://host:6379`). */
+export const DEFAULT_REDIS_PREFIX = 'retryd';
+
+/** A prefix is a plain name, so it can never open or close a hash tag or forge another prefix's keys. */
+export const PREFIX_RULE = /^[A-Za-z0-9._-]{1,64}$/;
+
+/**
+ * Which partition a task lives in. Every key of one partition shares one hash tag, `{prefix:partition}`, so a
+ * script that touches several of them runs in one slot on Redis Cluster.
+ *
+ * Today a partition is a tenant: idempotency keys and policy ids are unique per tenant, so the `idem` hash and
+ * the policies must live beside the tasks. Partitioning by policy later means changing this function (and the
+ * `tenantOf*` callers below that derive it from a tenant alone) and keeping a `taskId → partition` map for
+ * reads by id; the scripts take every key from the caller and need no change.
+ */
+export function partitionOf(task: { readonly tenantId: string }): string {
+  return task.tenantId;
+}
+
+/** The partition that holds a tenant's tasks, policies, target state and blobs (see {@link partitionOf}). */
+export function partitionOfTenant(tenantId: string): string {
+  return partitionOf({ tenantId });
+}
+
+// `%`, `{`, `}` and `:` are escaped so that a tenant id can neither end the hash tag early nor make two
+// partitions' keys collide (percent-encoding is injective).
+function escapePart(part: string): string {
+  return part.replace(/[%{}:]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+}
+
+/** Keys that are not in any partition: the partition registry and the wake-up channel. */
+export interface GlobalKeys {
+  /** Set of every partition id that ever held data: claims, due times and counts visit each. */
+  partitions: string;
+  /** Pub/sub channel (not a key) on which scripts announce that a task became due. */
+  dueChannel: string;
+}
+
+export function globalKeys(prefix: string): GlobalKeys {
+  return { partitions: `{${prefix}}:partitions`, dueChannel: `{${prefix}}:due` };
+}
+
+/**
+ * The keys of one partition. Scripts receive the fixed ones as KEYS and `base` as an argument, from which they
+ * build the per-task keys (`task:<id>`, `data:<id>`, `attempts:<id>`) and the listing sets: all begin with the
+ * same hash tag, so they hash to the slot of KEYS[1].
+ */
+export class PartitionKeys {
+  /** `{prefix:partition}:`, the start of every key below. */
+  readonly base: string;
+
+  constructor(
+    prefix: string,
+    readonly partition: string,
+  ) {
+    this.base = `{${prefix}:${escapePart(partition)}}:`;
+  }
+
+  /** Hash: the task's changing state (status, due time, lease, token, version, ...). */
+  task(taskId: string): string {
+    return `${this.base}task:${taskId}`;
+  }
+  /** String: the task's fixed part as JSON (target, headers, body, policy, ...). */
+  data(taskId: string): string {
+    return `${this.base}data:${taskId}`;
+  }
+  /** Sorted set: attempt log entries (JSON) scored by attempt number. */
+  attempts(taskId: string): string {
+    return `${this.base}attempts:${taskId}`;
+  }
+  /** Hash: idempotency key → task id. */
+  get idem(): string {
+    return `${this.base}idem`;
+  }
+  /** Sorted set: PENDING task ids scored by `nextAttemptAt`. */
+  get due(): string {
+    return `${this.base}due`;
+  }
+  /** Sorted set: IN_FLIGHT task ids scored by `leaseExpiresAt`. */
+  get leases(): string {
+    return `${this.base}leases`;
+  }
+  /** Hash: status → number of tasks. */
+  get counts(): string {
+    return `${this.base}counts`;
+  }
+  /** Sorted set (all scores 0, ordered by member): the listing keys of the tasks in `status`. */
+  status(status: TaskStatus): string {
+    return `${this.base}status:${status}`;
+  }
+  /** As {@link status}, for the tasks of one named policy. */
+  policyStatus(status: TaskStatus, policyId: string): string {
+    return `${this.base}ps:${status}:${policyId}`;
+  }
+  /** Hash: one named policy (`policy` JSON, `created`, `updated`, `version`). */
+  policy(policyId: string): string {
+    return `${this.base}policy:${policyId}`;
+  }
+  /** Sorted set (all scores 0): policy ids, for listing in id order. */
+  get policies(): string {
+    return `${this.base}policies`;
+  }
+  /** Hash: one per-target state (`value`, `version`, `updated`). */
+  target(key: string): string {
+    return `${this.base}target:${key}`;
+  }
+  /** String: one large body. */
+  blob(key: string): string {
+    return `${this.base}blob:${key}`;
+  }
+}
+
+/**
+ * The listing key of a task: its `createdAt` as 16 hex digits that sort like the number, then its id. Members of
+ * a sorted set whose scores are all equal sort bytewise, so `ZRANGE … BYLEX REV` walks tasks newest first with
+ * ties broken by `taskId` descending — the port's listing order — and a cursor is just the last member.
+ */
+export function sortKeyOf(createdAt: number, taskId: string): string {
+  const bytes = Buffer.allocUnsafe(8);
+  bytes.writeDoubleBE(createdAt);
+  // IEEE 754 order trick: flip the sign bit of a positive number, every bit of a negative one.
+  if ((bytes[0] ?? 0) & 0x80) for (let i = 0; i < 8; i++) bytes[i] = ~(bytes[i] ?? 0) & 0xff;
+  else bytes[0] = (bytes[0] ?? 0) ^ 0x80;
+  return bytes.toString('hex') + taskId;
+}
+
+/** The `createdAt` a listing key (see {@link sortKeyOf}) was made from. */
+export function createdAtOfSortKey(sortKey: string): number {
+  const bytes = Buffer.from(sortKey.slice(0, 16), 'hex');
+  if ((bytes[0] ?? 0) & 0x80) bytes[0] = (bytes[0] ?? 0) ^ 0x80;
+  else for (let i = 0; i < 8; i++) bytes[i] = ~(bytes[i] ?? 0) & 0xff;
+  return bytes.readDoubleBE(0);
+}

@@ -1,0 +1,87 @@
+import { TaskStatus } from '@retryd/core';
+import type { Redis } from 'ioredis';
+import type { AttemptLog, Page, RetryTask } from '../../domain/task.js';
+import type { PageRequest, TaskQuery } from '../../store/store.js';
+import { decodeCursor, encodeCursor } from '../sqlite/cursor.js';
+import { createdAtOfSortKey, sortKeyOf } from './keys.js';
+import type { PartitionKeys } from './keys.js';
+import { decodeAttempt } from './task-codec.js';
+
+const ALL_STATUSES = Object.values(TaskStatus);
+
+/**
+ * One page of tasks, newest first, through the listing sets (never a scan):
+ *
+ * 1. one `ZRANGE … BYLEX REV LIMIT 0 limit+1` per status asked for (every status when none), on the per-status
+ *    sets or, with `policyId`, the per-policy-and-status sets, all in one MULTI so a task moving between two of
+ *    them is seen in exactly one;
+ * 2. a merge of those ordered lists, newest first, cut to `limit + 1` (the extra entry only tells that a next
+ *    page exists);
+ * 3. one script call that reads the page's tasks.
+ *
+ * A task that changed status between steps 1 and 3 so that it no longer matches the filter is left out of the
+ * page (which is then shorter than `limit`; `nextCursor` still continues after it). The cursor is the last
+ * listing key of the page, as `(createdAt, taskId)`, so it stays valid whatever happens to that task.
+ */
+export async function listTasks(
+  client: Redis,
+  keys: PartitionKeys,
+  query: TaskQuery,
+  readTasks: (ids: readonly string[]) => Promise<(RetryTask | undefined)[]>,
+): Promise<Page<RetryTask>> {
+  let start = '+';
+  if (query.cursor !== undefined) {
+    const [createdAt, taskId] = decodeCursor('tasks', query.cursor, 'ns') as [number, string];
+    start = `(${sortKeyOf(createdAt, taskId)}`;
+  }
+  const wanted = statusesOf(query.status);
+  const statuses = wanted.length === 0 ? ALL_STATUSES : wanted;
+  const multi = client.multi();
+  for (const status of statuses) {
+    const key = query.policyId === undefined ? keys.status(status) : keys.policyStatus(status, query.policyId);
+    multi.zrange(key, start, '-', 'BYLEX', 'REV', 'LIMIT', 0, query.limit + 1);
+  }
+  const replies = (await multi.exec()) ?? [];
+  const members: string[] = [];
+  for (const [error, reply] of replies) {
+    if (error !== null) throw error;
+    members.push(...(reply as string[]));
+  }
+  // Bytewise, as Redis orders members (JavaScript's < compares UTF-16 units, which differs beyond the BMP).
+  const listed = members
+    .map((member) => ({ member, bytes: Buffer.from(member, 'utf8') }))
+    .sort((a, b) => Buffer.compare(b.bytes, a.bytes))
+    .slice(0, query.limit + 1)
+    .map(({ member }) => member);
+  const page = listed.slice(0, query.limit);
+  const tasks = await readTasks(page.map((member) => member.slice(16)));
+  const allowed = new Set<string>(statuses);
+  const items = tasks.filter(
+    (task): task is RetryTask =>
+      task !== undefined && allowed.has(task.status) && (query.policyId === undefined || task.policyId === query.policyId),
+  );
+  const last = page[page.length - 1];
+  if (listed.length <= query.limit || last === undefined) return { items };
+  return { items, nextCursor: encodeCursor('tasks', [createdAtOfSortKey(last), last.slice(16)]) };
+}
+
+/** A task's attempt log, oldest first: the `attempts:<id>` set by score (attempt number) after the cursor's. */
+export async function listAttempts(client: Redis, keys: PartitionKeys, taskId: string, page: PageRequest): Promise<Page<AttemptLog>> {
+  const after = page.cursor === undefined ? 0 : (decodeCursor('attempts', page.cursor, 'n')[0] as number);
+  const members = await client.zrangebyscore(keys.attempts(taskId), `(${after}`, '+inf', 'LIMIT', 0, page.limit + 1);
+  return pageOf(members.map(decodeAttempt), page.limit, (a) => encodeCursor('attempts', [a.attemptNumber]));
+}
+
+/** The distinct statuses of a filter; none (absent or empty) means every status. */
+function statusesOf(status: TaskQuery['status']): TaskStatus[] {
+  if (status === undefined) return [];
+  return [...new Set(typeof status === 'string' ? [status] : status)];
+}
+
+/** Cuts the extra item fetched past `limit` and, when there was one, points the cursor at the page's last item. */
+function pageOf<T>(items: T[], limit: number, cursorOf: (last: T) => string): Page<T> {
+  if (items.length <= limit) return { items };
+  const page = items.slice(0, limit);
+  const last = page[page.length - 1];
+  return last === undefined ? { items: page } : { items: page, nextCursor: cursorOf(last) };
+}

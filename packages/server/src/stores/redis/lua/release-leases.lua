@@ -1,0 +1,34 @@
+--[[
+  release-leases: hands held leases of one partition back at shutdown, without counting an attempt.
+
+  KEYS[1] due      zset   PENDING task ids by nextAttemptAt
+  KEYS[2] leases   zset   IN_FLIGHT task ids by leaseExpiresAt
+  KEYS[3] counts   hash   status -> number of tasks
+
+  ARGV[1] base     the partition's key prefix, `{prefix:partition}:`
+  ARGV[2] now      epoch ms: the released tasks' due time and `updated`
+  ARGV[3] channel  pub/sub channel of due wake-ups
+  ARGV[4] message  wake-up message (`<instance id> <partition>`)
+  ARGV[5..]        pairs of task id, fencing token
+
+  Each task still IN_FLIGHT with its token becomes PENDING, due now, without lease, version raised.
+  Returns how many were released; publishes one wake-up when any was. Errors: none.
+]]
+--- @include "task-state"
+
+local base, now = ARGV[1], ARGV[2]
+local released = 0
+for i = 5, #ARGV - 1, 2 do
+  local id = ARGV[i]
+  local key = base .. 'task:' .. id
+  local state = redis.call('HMGET', key, 'status', 'token', 'version', 'sortKey', 'policyId')
+  if state[1] == 'IN_FLIGHT' and tonumber(state[2]) == tonumber(ARGV[i + 1]) then
+    redis.call('HSET', key, 'status', 'PENDING', 'due', now, 'updated', now, 'version', format_int(tonumber(state[3]) + 1))
+    redis.call('HDEL', key, 'owner', 'leaseUntil')
+    reindex(base, KEYS[1], KEYS[2], id, 'IN_FLIGHT', 'PENDING', now, nil, state[4], state[5] or nil)
+    released = released + 1
+  end
+end
+flush_indexes(KEYS[3])
+if released > 0 then redis.call('PUBLISH', ARGV[3], ARGV[4]) end
+return released

@@ -1,0 +1,68 @@
+import type { Redis } from 'ioredis';
+import { BlobNotFoundError } from '../../blobs/blob-store.js';
+import type { BlobStore } from '../../blobs/blob-store.js';
+import { PartitionKeys, partitionOfTenant } from './keys.js';
+
+// The same rule as the file blob store's, so a ref is portable between the two: a plain name, no separator,
+// not starting with '.', bounded.
+const NAME = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}$/;
+
+/**
+ * Large bodies as Redis strings, `{prefix:tenant}:blob:<key>`, beside the tenant's tasks (same hash tag), so
+ * instances on different machines share them through the store they already share. The ref is `tenant/key`,
+ * as with `FileBlobStore`.
+ *
+ * `put` resolves once Redis acknowledged the write: durable as far as the server's AOF setting makes any write
+ * durable (see `docs/stores.md`), and always before the task that refers to it is inserted.
+ *
+ * @example
+ * ```ts
+ * const blobs = new RedisBlobStore(store.redis, store.prefix);
+ * const ref = await blobs.put('default', taskId, largeBody);
+ * ```
+ */
+export class RedisBlobStore implements BlobStore {
+  constructor(
+    private readonly client: Redis,
+    private readonly prefix: string,
+  ) {}
+
+  async put(tenantId: string, key: string, data: Buffer | string): Promise<string> {
+    checkName('tenantId', tenantId);
+    checkName('key', key);
+    await this.client.set(this.#keyOf(tenantId, key), data);
+    return `${tenantId}/${key}`;
+  }
+
+  async get(ref: string): Promise<Buffer> {
+    const [tenantId, key] = parseRef(ref);
+    const data = await this.client.getBuffer(this.#keyOf(tenantId, key));
+    if (data === null) throw new BlobNotFoundError(ref);
+    return data;
+  }
+
+  async delete(ref: string): Promise<void> {
+    const [tenantId, key] = parseRef(ref);
+    await this.client.del(this.#keyOf(tenantId, key));
+  }
+
+  #keyOf(tenantId: string, key: string): string {
+    return new PartitionKeys(this.prefix, partitionOfTenant(tenantId)).blob(key);
+  }
+}
+
+function parseRef(ref: string): [string, string] {
+  const parts = ref.split('/');
+  if (parts.length !== 2 || !parts.every((part) => NAME.test(part))) {
+    throw new TypeError(`Expected a blob ref of the form \`tenant/key\` made by put(), got ${JSON.stringify(ref)}.`);
+  }
+  return parts as [string, string];
+}
+
+function checkName(field: 'tenantId' | 'key', value: string): void {
+  if (!NAME.test(value)) {
+    throw new TypeError(
+      `Expected \`${field}\` to be 1 to 200 letters, digits, '.', '_' or '-', not starting with '.'; got ${JSON.stringify(value)}.`,
+    );
+  }
+}

@@ -1,0 +1,326 @@
+import { randomBytes } from 'node:crypto';
+import type { TaskStatus } from '@retryd/core';
+import type { Redis } from 'ioredis';
+import type { AttemptLog, Page, RetryTask, StoredPolicy } from '../../domain/task.js';
+import type {
+  AttemptCompletion,
+  ClaimOptions,
+  CompletionResult,
+  InsertResult,
+  LeaseRef,
+  PageRequest,
+  PutPolicyResult,
+  Store,
+  TargetState,
+  TaskPatch,
+  TaskQuery,
+  UpdateResult,
+} from '../../store/store.js';
+import { checkCompletion, checkInsertable } from './checks.js';
+import { checkPrefix, createClient, parseRedisUrl, quit } from './connection.js';
+import type { RedisConnectionOptions } from './connection.js';
+import { DueChannel } from './due-channel.js';
+import { describeDurability, durabilityMode, readPersistence } from './durability.js';
+import type { RedisDurabilityMode, RedisPersistence } from './durability.js';
+import { claimShares, earliestScore, sumCounts } from './cross-partition.js';
+import { translateError } from './errors.js';
+import { groupByPartition, runEach, runPerItem } from './fan-out.js';
+import type { ScriptCall } from './fan-out.js';
+import { DEFAULT_REDIS_PREFIX, globalKeys, partitionOf, partitionOfTenant } from './keys.js';
+import type { GlobalKeys, PartitionKeys } from './keys.js';
+import { listAttempts, listTasks } from './list-tasks.js';
+import { PartitionRegistry } from './partitions.js';
+import { getPolicy, getTargetState, listPolicies, putPolicy, putTargetState } from './policy-state.js';
+import { defineScripts, runScript } from './scripts.js';
+import { decodeCompletion, decodeTask, encodeCompletion, encodePatch, encodeTask } from './task-codec.js';
+import type { CompletionReply, TaskReply } from './task-codec.js';
+
+/** Options of {@link RedisStore}. */
+export interface RedisStoreOptions extends RedisConnectionOptions {
+  /** Server URL, `redis://` or `rediss://`. Default `redis://127.0.0.1:6379`. A `?prefix=` in it wins over `prefix`. */
+  url?: string;
+  /** Key prefix: every key and the wake-up channel start with `{prefix`. Default `retryd`. */
+  prefix?: string;
+  /** Connection errors (refused, reset, ...) and failing `onDue` listeners; the store recovers by itself. */
+  onError?: (error: unknown) => void;
+}
+
+/**
+ * The Redis store (ioredis): tasks, attempt logs, policies and target state in Redis, every transition one Lua
+ * script (`lua/*.lua`, each with its contract), so it is atomic and one round trip.
+ *
+ * Keys are partitioned by tenant under the hash tag `{prefix:tenant}` (see `keys.ts` and `docs/stores.md`), so
+ * every script touches one slot and the layout is valid on Redis Cluster. Work that spans tenants (claims, due
+ * times, counts) visits the partitions of the registry one by one; each visit is atomic in its partition.
+ * Times come from the engine as arguments, never from Redis `TIME`.
+ *
+ * @example
+ * ```ts
+ * const store = new RedisStore({ url: 'redis://127.0.0.1:6379', prefix: 'retryd' });
+ * await store.init();
+ * ```
+ */
+export class RedisStore implements Store {
+  readonly kind = 'redis';
+  /** The key prefix in use. */
+  readonly prefix: string;
+  /** Tells this store's wake-ups from other instances'. */
+  readonly instanceId = randomBytes(8).toString('hex');
+  readonly #client: Redis;
+  readonly #subscriber: Redis;
+  readonly #globals: GlobalKeys;
+  readonly #registry: PartitionRegistry;
+  readonly #due: DueChannel;
+  #persistence: RedisPersistence = {};
+  #init: Promise<void> | undefined;
+
+  /** Creates the connections (not yet open: `init()` opens them). */
+  constructor(options: RedisStoreOptions = {}) {
+    const location = parseRedisUrl(options.url ?? 'redis://127.0.0.1:6379');
+    this.prefix = checkPrefix(location.prefix ?? options.prefix ?? DEFAULT_REDIS_PREFIX);
+    const onError = options.onError ?? (() => undefined);
+    this.#client = createClient(location.url, options, `retryd:${this.prefix}`);
+    this.#subscriber = createClient(location.url, options, `retryd:${this.prefix}:due`);
+    // Without a listener an 'error' would be logged by ioredis; with one, reconnection goes on quietly.
+    this.#client.on('error', onError);
+    this.#subscriber.on('error', onError);
+    defineScripts(this.#client);
+    this.#globals = globalKeys(this.prefix);
+    this.#registry = new PartitionRegistry(this.#client, this.prefix, this.#globals.partitions);
+    this.#due = new DueChannel(this.#subscriber, this.#globals.dueChannel, this.instanceId, (p) => this.#registry.learn(p), onError);
+  }
+
+  /** The command connection, for the blob store and diagnostics. */
+  get redis(): Redis {
+    return this.#client;
+  }
+
+  /**
+   * Connects, subscribes to wake-ups and reads the server's persistence settings. Nothing to migrate: keys are
+   * created as they are written. Rejects (and closes) if Redis cannot be reached.
+   */
+  init(): Promise<void> {
+    this.#init ??= (async () => {
+      try {
+        await this.#client.connect();
+        await this.#due.start();
+        this.#persistence = await readPersistence(this.#client);
+        await this.#registry.list();
+      } catch (error) {
+        this.#client.disconnect();
+        this.#subscriber.disconnect();
+        throw translateError(error);
+      }
+    })();
+    return this.#init;
+  }
+
+  /** One line for the start-up log: the server's persistence and what a crash would lose (`docs/stores.md`). */
+  durability(): string {
+    return describeDurability(this.#persistence);
+  }
+
+  /** The server's persistence, classified (see {@link RedisDurabilityMode}). */
+  get durabilityMode(): RedisDurabilityMode {
+    return durabilityMode(this.#persistence);
+  }
+
+  async ping(): Promise<void> {
+    await this.#run(() => this.#client.ping());
+  }
+
+  /** Sends QUIT after every pending command (so their replies arrive first); drops a connection that is down. */
+  async close(): Promise<void> {
+    await Promise.all([quit(this.#subscriber), quit(this.#client)]);
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  onDue(listener: () => void): () => void {
+    return this.#due.add(listener);
+  }
+
+  // ---- tasks ---------------------------------------------------------------------------------------
+
+  async insertTasks(tasks: readonly RetryTask[]): Promise<InsertResult[]> {
+    if (tasks.length === 0) return [];
+    for (const task of tasks) checkInsertable(task);
+    return this.#run(async () => {
+      await this.#registry.register(tasks.map(partitionOf));
+      const replies = await runPerItem(this.#client, 'insertTasks', tasks, (partition, group) => {
+        const k = this.#keysOf(partition);
+        return { keys: [k.idem, k.due, k.leases, k.counts], args: [...this.#wakeArgs(k), group.length, ...group.flatMap(encodeTask)] };
+      });
+      return replies.map((r, i): InsertResult =>
+        r === 1 ? { kind: 'inserted', task: tasks[i] as RetryTask } : { kind: 'duplicate', task: decodeTask(r as TaskReply) },
+      );
+    });
+  }
+
+  async getTask(tenantId: string, taskId: string): Promise<RetryTask | undefined> {
+    return (await this.#read(tenantId, 'id', [taskId]))[0];
+  }
+
+  async getTaskByIdempotencyKey(tenantId: string, idempotencyKey: string): Promise<RetryTask | undefined> {
+    return (await this.#read(tenantId, 'key', [idempotencyKey]))[0];
+  }
+
+  async listTasks(query: TaskQuery): Promise<Page<RetryTask>> {
+    const keys = this.#keysOf(partitionOfTenant(query.tenantId));
+    return this.#run(() => listTasks(this.#client, keys, query, (ids) => this.#read(query.tenantId, 'id', ids)));
+  }
+
+  async updateTask(tenantId: string, taskId: string, expectedVersion: number, patch: TaskPatch): Promise<UpdateResult> {
+    const k = this.#keysOf(partitionOfTenant(tenantId));
+    const [base, ...wake] = this.#wakeArgs(k);
+    const args = [base, taskId, expectedVersion, ...wake, ...encodePatch(patch)];
+    const reply = (await this.#run(() => runScript(this.#client, 'updateTask', [k.due, k.leases, k.counts], args))) as
+      | ['not_found']
+      | ['conflict' | 'updated', TaskReply];
+    if (reply[0] === 'not_found') return { kind: 'not_found' };
+    return { kind: reply[0], task: decodeTask(reply[1]) };
+  }
+
+  // ---- scheduling ----------------------------------------------------------------------------------
+
+  async claimDue(now: number, options: ClaimOptions): Promise<RetryTask[]> {
+    if (options.limit <= 0) return [];
+    return this.#run(async () => {
+      const partitions = await this.#registry.all();
+      const shares = partitions.length <= 1 ? partitions.map((k) => [k, options.limit] as const) : await claimShares(this.#client, partitions, now, options.limit);
+      const leaseUntil = String(now + options.leaseMs);
+      const calls = shares.map(([k, limit]): ScriptCall => ({
+        keys: [k.due, k.leases, k.counts],
+        args: [k.base, String(now), limit, options.workerId, leaseUntil],
+      }));
+      const claimed = (await runEach(this.#client, 'claimDue', calls)).flatMap((reply) => (reply as TaskReply[]).map(decodeTask));
+      return shares.length > 1 ? claimed.sort((a, b) => (a.nextAttemptAt ?? 0) - (b.nextAttemptAt ?? 0)) : claimed;
+    });
+  }
+
+  async nextDueAt(): Promise<number | null> {
+    return this.#run(async () => earliestScore(this.#client, await this.#registry.all(), (k) => k.due));
+  }
+
+  async findExpiredLeases(now: number, limit: number): Promise<RetryTask[]> {
+    return this.#run(async () => {
+      const calls = (await this.#registry.all()).map((k): ScriptCall => ({ keys: [k.leases], args: [k.base, String(now), limit] }));
+      const tasks = (await runEach(this.#client, 'readLeases', calls)).flatMap((reply) => (reply as TaskReply[]).map(decodeTask));
+      if (calls.length > 1) tasks.sort((a, b) => (a.leaseExpiresAt ?? 0) - (b.leaseExpiresAt ?? 0));
+      return tasks.slice(0, limit);
+    });
+  }
+
+  async nextLeaseExpiryAt(): Promise<number | null> {
+    return this.#run(async () => earliestScore(this.#client, await this.#registry.all(), (k) => k.leases));
+  }
+
+  async completeAttempts(completions: readonly AttemptCompletion[], now: number): Promise<CompletionResult[]> {
+    if (completions.length === 0) return [];
+    for (const completion of completions) checkCompletion(completion);
+    const replies = await this.#run(() =>
+      runPerItem(this.#client, 'completeAttempts', completions, (partition, group) => {
+        const k = this.#keysOf(partition);
+        const [base, ...wake] = this.#wakeArgs(k);
+        return { keys: [k.due, k.leases, k.counts], args: [base, String(now), ...wake, group.length, ...group.flatMap(encodeCompletion)] };
+      }),
+    );
+    return replies.map((r, i): CompletionResult => {
+      const { taskId } = completions[i] as AttemptCompletion;
+      return r === null ? { kind: 'fenced_out', taskId } : decodeCompletion(taskId, r as CompletionReply);
+    });
+  }
+
+  async extendLease(tenantId: string, taskId: string, fencingToken: number, leaseExpiresAt: number): Promise<boolean> {
+    const k = this.#keysOf(partitionOfTenant(tenantId));
+    const args = [k.base, taskId, fencingToken, String(leaseExpiresAt)];
+    return (await this.#run(() => runScript(this.#client, 'extendLease', [k.leases], args))) === 1;
+  }
+
+  async releaseLeases(leases: readonly LeaseRef[], now: number): Promise<number> {
+    if (leases.length === 0) return 0;
+    const calls = [...groupByPartition(leases, partitionOf)].map(([partition, indices]): ScriptCall => {
+      const k = this.#keysOf(partition);
+      const [base, ...wake] = this.#wakeArgs(k);
+      const held = indices.flatMap((i) => [(leases[i] as LeaseRef).taskId, (leases[i] as LeaseRef).fencingToken]);
+      return { keys: [k.due, k.leases, k.counts], args: [base, String(now), ...wake, ...held] };
+    });
+    const replies = await this.#run(() => runEach(this.#client, 'releaseLeases', calls));
+    return replies.reduce<number>((sum, n) => sum + Number(n), 0);
+  }
+
+  // ---- attempts ------------------------------------------------------------------------------------
+
+  async listAttempts(tenantId: string, taskId: string, page: PageRequest): Promise<Page<AttemptLog>> {
+    return this.#run(() => listAttempts(this.#client, this.#keysOf(partitionOfTenant(tenantId)), taskId, page));
+  }
+
+  // ---- policies ------------------------------------------------------------------------------------
+
+  async putPolicy(policy: StoredPolicy, mode: 'create' | 'replace'): Promise<PutPolicyResult> {
+    const partition = partitionOfTenant(policy.tenantId);
+    return this.#run(async () => {
+      await this.#registry.register([partition]);
+      return putPolicy(this.#client, this.#keysOf(partition), policy, mode);
+    });
+  }
+
+  async getPolicy(tenantId: string, policyId: string): Promise<StoredPolicy | undefined> {
+    return this.#run(() => getPolicy(this.#client, this.#keysOf(partitionOfTenant(tenantId)), tenantId, policyId));
+  }
+
+  async listPolicies(tenantId: string, page: PageRequest): Promise<Page<StoredPolicy>> {
+    return this.#run(() => listPolicies(this.#client, this.#keysOf(partitionOfTenant(tenantId)), tenantId, page));
+  }
+
+  // ---- per-target state ----------------------------------------------------------------------------
+
+  async getTargetState(tenantId: string, key: string): Promise<TargetState | undefined> {
+    return this.#run(() => getTargetState(this.#client, this.#keysOf(partitionOfTenant(tenantId)), key));
+  }
+
+  async putTargetState(tenantId: string, key: string, expectedVersion: number, value: string, now: number): Promise<boolean> {
+    const partition = partitionOfTenant(tenantId);
+    return this.#run(async () => {
+      await this.#registry.register([partition]);
+      return putTargetState(this.#client, this.#keysOf(partition), key, expectedVersion, value, now);
+    });
+  }
+
+  // ---- observability -------------------------------------------------------------------------------
+
+  /** Sums the `counts` hash of each partition (kept by every script): no key is scanned. */
+  async countByStatus(tenantId?: string): Promise<Record<TaskStatus, number>> {
+    return this.#run(async () =>
+      sumCounts(this.#client, tenantId === undefined ? await this.#registry.all() : [this.#keysOf(partitionOfTenant(tenantId))]),
+    );
+  }
+
+  // ---- internals -----------------------------------------------------------------------------------
+
+  #keysOf(partition: string): PartitionKeys {
+    return this.#registry.keysOf(partition);
+  }
+
+  async #run<T>(operation: () => Promise<T>): Promise<T> {
+    try {
+      return await operation();
+    } catch (error) {
+      throw translateError(error);
+    }
+  }
+
+  async #read(tenantId: string, by: 'id' | 'key', values: readonly string[]): Promise<(RetryTask | undefined)[]> {
+    if (values.length === 0) return [];
+    const k = this.#keysOf(partitionOfTenant(tenantId));
+    const reply = (await this.#run(() => runScript(this.#client, 'getTasks', [k.idem], [k.base, by, ...values]))) as (TaskReply | null)[];
+    return reply.map((r) => (r === null ? undefined : decodeTask(r)));
+  }
+
+  /** The first arguments of a script that may publish a wake-up: base, channel, message. */
+  #wakeArgs(k: PartitionKeys): [string, string, string] {
+    return [k.base, this.#globals.dueChannel, this.#due.message(k.partition)];
+  }
+}

@@ -1,0 +1,82 @@
+import { readFileSync } from 'node:fs';
+import type { ChainableCommander, Redis } from 'ioredis';
+
+/** The scripts beside this module (copied into `dist` by `scripts/copy-assets.mjs`). */
+const LUA_DIR = new URL('./lua/', import.meta.url);
+const INCLUDE = /^--- @include "([a-z0-9-]+)"$/gm;
+
+/** Every script of the store, with how many of its arguments are keys. */
+export const SCRIPTS = {
+  insertTasks: { file: 'insert-tasks.lua', keys: 4 },
+  claimDue: { file: 'claim-due.lua', keys: 3 },
+  completeAttempts: { file: 'complete-attempts.lua', keys: 3 },
+  getTasks: { file: 'get-tasks.lua', keys: 1 },
+  readLeases: { file: 'read-leases.lua', keys: 1 },
+  extendLease: { file: 'extend-lease.lua', keys: 1 },
+  releaseLeases: { file: 'release-leases.lua', keys: 3 },
+  updateTask: { file: 'update-task.lua', keys: 3 },
+  putPolicy: { file: 'put-policy.lua', keys: 2 },
+  putTargetState: { file: 'put-target-state.lua', keys: 1 },
+} as const;
+
+export type ScriptName = keyof typeof SCRIPTS;
+
+/** A script's source, includes spliced in. */
+export interface LoadedScript {
+  name: ScriptName;
+  lua: string;
+  numberOfKeys: number;
+}
+
+let loaded: readonly LoadedScript[] | undefined;
+
+/**
+ * Reads every script once per process and splices in its `--- @include "name"` lines (from `lua/includes/`),
+ * as BullMQ's command loader does: Redis runs one self-contained source per script.
+ */
+export function loadScripts(): readonly LoadedScript[] {
+  loaded ??= (Object.entries(SCRIPTS) as [ScriptName, (typeof SCRIPTS)[ScriptName]][]).map(([name, { file, keys }]) => ({
+    name,
+    numberOfKeys: keys,
+    lua: readFileSync(new URL(file, LUA_DIR), 'utf8').replace(INCLUDE, (_, include: string) =>
+      readFileSync(new URL(`includes/${include}.lua`, LUA_DIR), 'utf8'),
+    ),
+  }));
+  return loaded;
+}
+
+/** The ioredis command a script is defined as (a prefix keeps it clear of Redis's own command names). */
+function commandOf(name: ScriptName): string {
+  return `retryd_${name}`;
+}
+
+/**
+ * Defines every script as a command of `client` (ioredis `defineCommand`): each call sends EVALSHA, the
+ * script's source goes over a connection once (the first call on it), and a server that lost its script cache
+ * (a restart) gets the source again automatically on NOSCRIPT.
+ */
+export function defineScripts(client: Redis): void {
+  for (const { name, lua, numberOfKeys } of loadScripts()) client.defineCommand(commandOf(name), { lua, numberOfKeys });
+}
+
+type ScriptArg = string | number;
+type ScriptCall<R> = (...args: ScriptArg[]) => R;
+
+/** Runs a defined script on `client`: `keys` first, then `args`. */
+export function runScript(client: Redis, name: ScriptName, keys: readonly string[], args: readonly ScriptArg[]): Promise<unknown> {
+  const call = (client as unknown as Record<string, ScriptCall<Promise<unknown>>>)[commandOf(name)];
+  if (call === undefined) throw new Error(`Script ${name} is not defined on this connection.`);
+  return call.call(client, ...keys, ...args);
+}
+
+/** Queues a defined script on a pipeline or MULTI; its reply comes from `exec()`. */
+export function queueScript(
+  pipeline: ChainableCommander,
+  name: ScriptName,
+  keys: readonly string[],
+  args: readonly ScriptArg[],
+): void {
+  const call = (pipeline as unknown as Record<string, ScriptCall<unknown>>)[commandOf(name)];
+  if (call === undefined) throw new Error(`Script ${name} is not defined on this connection.`);
+  call.call(pipeline, ...keys, ...args);
+}

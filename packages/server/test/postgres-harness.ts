@@ -1,0 +1,71 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { clientConfig } from '../src/stores/postgres/connection.js';
+import type { PostgresStoreOptions } from '../src/stores/postgres/connection.js';
+import { PostgresStore } from '../src/stores/postgres/postgres-store.js';
+
+/** The shared test server (trust auth). `RETRYD_TEST_POSTGRES_URL` points the tests elsewhere. */
+export const POSTGRES_URL = process.env['RETRYD_TEST_POSTGRES_URL'] ?? 'postgres://root@127.0.0.1:5432/test';
+
+/**
+ * Schemas made by {@link freshSchema} and not yet dropped. Each test works in its own schema, so runs and
+ * parallel test files never see each other's rows.
+ */
+const made = new Set<string>();
+
+/** A new, unused schema name (the schema itself is created by the store's `init()`). */
+export function freshSchema(): string {
+  const schema = `retryd_test_${randomBytes(8).toString('hex')}`;
+  made.add(schema);
+  return schema;
+}
+
+/** A store on a fresh schema (or on `schema`), not yet initialised, with a small pool: the server is shared. */
+export function makeStore(schema = freshSchema(), options: Partial<PostgresStoreOptions> = {}): PostgresStore {
+  return new PostgresStore({ connectionString: POSTGRES_URL, schema, poolSize: 4, ...options });
+}
+
+/**
+ * Runs `fn` with a client of its own whose search path is `schema`: a plain one, or with `settings: 'store'` one
+ * with exactly the settings of the store's connections (for EXPLAIN).
+ */
+export async function withClient<T>(
+  schema: string,
+  fn: (client: pg.Client) => Promise<T>,
+  settings: 'plain' | 'store' = 'plain',
+): Promise<T> {
+  const config =
+    settings === 'store'
+      ? clientConfig({ connectionString: POSTGRES_URL }, schema)
+      : { connectionString: POSTGRES_URL, options: `-c search_path=${schema}` };
+  const client = new pg.Client(config);
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Drops every schema made so far (call after the stores on them are closed). */
+export async function dropSchemas(): Promise<void> {
+  if (made.size === 0) return;
+  const schemas = [...made];
+  made.clear();
+  await withClient('public', async (client) => {
+    for (const schema of schemas) await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+  });
+}
+
+/** Polls `condition` every 10 ms until it holds, failing after `timeoutMs`. */
+export async function waitFor(
+  condition: () => boolean | Promise<boolean>,
+  what: string,
+  timeoutMs = 10_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}.`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}

@@ -1,0 +1,180 @@
+import pg from 'pg';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { RetryTask } from '../src/domain/task.js';
+import { DuplicateAttemptError } from '../src/stores/sqlite/errors.js';
+import { dueChannel } from '../src/stores/postgres/connection.js';
+import type { PostgresStore } from '../src/stores/postgres/postgres-store.js';
+import { T0, makeAttempt, makeTask, retryOutcome } from './fixtures/tasks.js';
+import { dropSchemas, freshSchema, makeStore, waitFor, withClient } from './postgres-harness.js';
+
+const opened: PostgresStore[] = [];
+
+/** Initialised stores on one schema, each with its own pool: stand-ins for separate retryd instances. */
+async function instances(count: number, schema = freshSchema()): Promise<PostgresStore[]> {
+  const stores = Array.from({ length: count }, () => makeStore(schema));
+  opened.push(...stores);
+  for (const store of stores) await store.init();
+  return stores;
+}
+
+afterEach(async () => {
+  await Promise.all(opened.splice(0).map((store) => store.close()));
+  await dropSchemas();
+});
+
+/** Counts the statements sent while `fn` runs (each pg `query` call is one round trip). */
+async function roundTrips<T>(fn: () => Promise<T>): Promise<{ result: T; trips: number }> {
+  const spy = vi.spyOn(pg.Client.prototype, 'query');
+  try {
+    const result = await fn();
+    return { result, trips: spy.mock.calls.length };
+  } finally {
+    spy.mockRestore();
+  }
+}
+
+describe('PostgresStore across instances', () => {
+  it('never hands one task to two instances claiming at once from separate pools', async () => {
+    const stores = await instances(3);
+    const tasks = Array.from({ length: 600 }, (_, i) => makeTask({ nextAttemptAt: T0 + (i % 13) }));
+    await stores[0]?.insertTasks(tasks);
+    const claimed: RetryTask[] = [];
+    // Every instance claims in a loop, 4 claims in flight each, until nothing is due.
+    await Promise.all(
+      stores.flatMap((store, s) =>
+        Array.from({ length: 4 }, async (_, c) => {
+          for (;;) {
+            const batch = await store.claimDue(T0 + 20, { limit: 16, leaseMs: 30_000, workerId: `w${s}-${c}` });
+            if (batch.length === 0) return;
+            claimed.push(...batch);
+          }
+        }),
+      ),
+    );
+    const ids = claimed.map((t) => t.taskId);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(new Set(ids)).toEqual(new Set(tasks.map((t) => t.taskId)));
+    expect(new Set(claimed.map((t) => t.leaseOwner?.slice(0, 2)))).toEqual(new Set(['w0', 'w1', 'w2']));
+    expect((await stores[1]?.countByStatus())?.IN_FLIGHT).toBe(600);
+  });
+
+  it('wakes the other instances when one inserts a due task, releases leases or re-drives a task', async () => {
+    const [writer, reader] = await instances(2);
+    if (writer === undefined || reader === undefined) throw new Error('expected two stores');
+    let wakes = 0;
+    const unsubscribe = reader.onDue(() => wakes++);
+    await reader.whenListening();
+
+    await writer.insertTasks([makeTask()]);
+    await waitFor(() => wakes === 1, 'the wake-up of an insert');
+
+    const [held] = await writer.claimDue(T0, { limit: 1, leaseMs: 1_000, workerId: 'w' });
+    if (held === undefined) throw new Error('expected a claim');
+    await writer.releaseLeases([{ tenantId: 'default', taskId: held.taskId, fencingToken: held.fencingToken }], T0 + 1);
+    await waitFor(() => wakes === 2, 'the wake-up of a release');
+
+    const dead = makeTask({ status: 'FAILED', nextAttemptAt: null });
+    await writer.insertTasks([dead]); // not PENDING: no wake-up
+    await writer.updateTask('default', dead.taskId, dead.version, { status: 'PENDING', nextAttemptAt: T0 + 5 });
+    await waitFor(() => wakes === 3, 'the wake-up of a replay');
+
+    unsubscribe();
+    await writer.insertTasks([makeTask()]);
+    await expect(reader.whenListening()).rejects.toThrow('Nothing is subscribed');
+  });
+
+  it('stays quiet on changes that make nothing newly due', async () => {
+    const [store] = await instances(1);
+    if (store === undefined) throw new Error('expected a store');
+    await store.insertTasks([makeTask()]);
+    const [held] = await store.claimDue(T0, { limit: 1, leaseMs: 1_000, workerId: 'w' });
+    if (held === undefined) throw new Error('expected a claim');
+    const heard = await withClient(store.schema, async (client) => {
+      const payloads: string[] = [];
+      client.on('notification', (message) => payloads.push(message.payload ?? ''));
+      await client.query(`LISTEN ${dueChannel(store.schema)}`);
+      await store.updateTask('default', held.taskId, held.version, { cancelRequested: true });
+      const stale = { tenantId: 'default', taskId: held.taskId, fencingToken: held.fencingToken + 1 };
+      await store.releaseLeases([stale], T0);
+      await store.insertTasks([makeTask({ status: 'SUCCEEDED', nextAttemptAt: null })]);
+      await store.completeAttempts([{ ...held, next: retryOutcome(held, T0 + 5) }], T0 + 1);
+      // Notifications arrive in commit order: once the marker is in, anything the changes above sent is too.
+      await client.query(`SELECT pg_notify($1, 'marker')`, [dueChannel(store.schema)]);
+      await waitFor(() => payloads.includes('marker'), 'the marker notification');
+      return payloads;
+    });
+    expect(heard).toEqual(['marker']);
+  });
+
+  it('inserts a 1,000-task batch in one round trip, two when some keys were stored before', async () => {
+    const [store] = await instances(1);
+    if (store === undefined) throw new Error('expected a store');
+    const first = Array.from({ length: 1_000 }, () => makeTask());
+    const fresh = await roundTrips(() => store.insertTasks(first));
+    expect(fresh.trips).toBe(1);
+    expect(fresh.result.every((r) => r.kind === 'inserted')).toBe(true);
+
+    const mixed = first.map((task, i) => makeTask(i % 2 === 0 ? { idempotencyKey: task.idempotencyKey } : {}));
+    const replay = await roundTrips(() => store.insertTasks(mixed));
+    expect(replay.trips).toBe(2);
+    expect(replay.result.map((r) => r.kind)).toEqual(mixed.map((_, i) => (i % 2 === 0 ? 'duplicate' : 'inserted')));
+    expect(replay.result[0]).toEqual({ kind: 'duplicate', task: first[0] });
+  });
+
+  it('claims and completes a 1,000-task batch in one round trip each', async () => {
+    const [store] = await instances(1);
+    if (store === undefined) throw new Error('expected a store');
+    await store.insertTasks(Array.from({ length: 1_000 }, () => makeTask()));
+    const claim = await roundTrips(() => store.claimDue(T0, { limit: 1_000, leaseMs: 5_000, workerId: 'w' }));
+    expect(claim.trips).toBe(1);
+    expect(claim.result).toHaveLength(1_000);
+    const completions = claim.result.map((task) => ({
+      tenantId: task.tenantId,
+      taskId: task.taskId,
+      fencingToken: task.fencingToken,
+      attempt: makeAttempt(task),
+      next: retryOutcome(task, T0 + 1_000),
+    }));
+    const complete = await roundTrips(() => store.completeAttempts(completions, T0 + 10));
+    expect(complete.trips).toBe(1);
+    expect(complete.result.every((r) => r.kind === 'applied')).toBe(true);
+    expect((await store.countByStatus()).PENDING).toBe(1_000);
+  });
+
+  it('applies the first holding completion of a task named twice; a repeated attempt is DUPLICATE_ATTEMPT', async () => {
+    const [store] = await instances(1);
+    if (store === undefined) throw new Error('expected a store');
+    await store.insertTasks([makeTask()]);
+    const [task] = await store.claimDue(T0, { limit: 1, leaseMs: 1_000, workerId: 'w' });
+    if (task === undefined) throw new Error('expected a claim');
+    const ref = { tenantId: task.tenantId, taskId: task.taskId, fencingToken: task.fencingToken };
+    const reaper = { ...ref, requireLeaseExpiredBy: T0 + 500, next: retryOutcome(task, T0 + 9_000) };
+    const worker = { ...ref, attempt: makeAttempt(task), next: retryOutcome(task, T0 + 2_000) };
+    // The reaper's completion comes first but does not hold (the lease lapses at T0+1000): the worker's applies.
+    const results = await store.completeAttempts([reaper, worker, worker], T0 + 50);
+    expect(results.map((r) => r.kind)).toEqual(['fenced_out', 'applied', 'fenced_out']);
+    expect((await store.getTask('default', task.taskId))?.nextAttemptAt).toBe(T0 + 2_000);
+
+    const [again] = await store.claimDue(T0 + 2_000, { limit: 1, leaseMs: 1_000, workerId: 'w' });
+    if (again === undefined) throw new Error('expected a claim');
+    const next = retryOutcome(again, T0 + 3_000);
+    const duplicate = { ...ref, fencingToken: again.fencingToken, attempt: makeAttempt(task), next };
+    const error = await store.completeAttempts([duplicate], T0 + 2_100).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(DuplicateAttemptError);
+    expect(error).toMatchObject({ code: 'DUPLICATE_ATTEMPT', taskId: task.taskId, attemptNumber: 1 });
+  });
+
+  it('keeps a body holding U+0000 exactly; diagnostics holding it are stored with U+FFFD', async () => {
+    const [store] = await instances(1);
+    if (store === undefined) throw new Error('expected a store');
+    const task = makeTask({ body: 'a\u0000b "quoted" \\ é', lastError: 'bad\u0000byte' });
+    await store.insertTasks([task]);
+    expect(await store.getTask('default', task.taskId)).toEqual({ ...task, lastError: 'bad\uFFFDbyte' });
+    const [held] = await store.claimDue(T0, { limit: 1, leaseMs: 1_000, workerId: 'w' });
+    if (held === undefined) throw new Error('expected a claim');
+    const attempt = makeAttempt(held, { responseBodySnippet: '\u0000\u0001PNG' });
+    await store.completeAttempts([{ ...held, attempt, next: retryOutcome(held, T0 + 5) }], T0 + 1);
+    const [logged] = (await store.listAttempts('default', task.taskId, { limit: 5 })).items;
+    expect(logged?.responseBodySnippet).toBe('\uFFFD\u0001PNG');
+  });
+});

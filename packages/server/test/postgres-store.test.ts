@@ -1,0 +1,148 @@
+import { TaskStatus } from '@retryd/core';
+import { afterEach, describe, expect, it } from 'vitest';
+import { StoreUrlError } from '../src/store/open-store.js';
+import { loadMigrations } from '../src/stores/postgres/migrate.js';
+import { openPostgresStore, parsePostgresStoreUrl } from '../src/stores/postgres/open-postgres-store.js';
+import { PostgresStore } from '../src/stores/postgres/postgres-store.js';
+import { loadQueries } from '../src/stores/postgres/queries.js';
+import { T0, makeTask } from './fixtures/tasks.js';
+import { POSTGRES_URL, dropSchemas, freshSchema, makeStore, withClient } from './postgres-harness.js';
+import { describeStoreConformance } from './store-conformance.js';
+
+// Registered before the suite's own hooks, so it runs after them: every store of the test is closed by then.
+afterEach(dropSchemas);
+
+describeStoreConformance('postgres (fresh schema per test)', async () => makeStore());
+
+describe('parsePostgresStoreUrl', () => {
+  it('accepts postgres:// and postgresql://, with the schema from ?schema= (default retryd)', () => {
+    expect(parsePostgresStoreUrl('postgres://root@127.0.0.1:5432/test')).toEqual({
+      connectionString: 'postgres://root@127.0.0.1:5432/test',
+      schema: 'retryd',
+    });
+    expect(parsePostgresStoreUrl('postgresql://u:p@db/retryd?schema=jobs_2&sslmode=require')).toEqual({
+      connectionString: 'postgresql://u:p@db/retryd?sslmode=require',
+      schema: 'jobs_2',
+    });
+  });
+
+  it.each([
+    ['postgres://db/x?schema=Jobs', 'lowercase'],
+    ['postgres://db/x?schema=', 'lowercase'],
+    ['postgres://db/x?schema=1jobs', 'not starting with a digit'],
+    ['postgres://db/x?schema=pg_jobs', "'pg_'"],
+    ['postgres://db/x?schema=a%22;drop', 'lowercase'],
+    [`postgres://db/x?schema=${'a'.repeat(49)}`, '1 to 48'],
+    ['postgres://db/x?schema=a&schema=b', 'at most once'],
+    ['mysql://db/x', 'postgres://'],
+    ['not a url', 'postgres://'],
+  ])('refuses %s, naming --store and the rule', (url, rule) => {
+    const parse = () => parsePostgresStoreUrl(url);
+    expect(parse).toThrow(StoreUrlError);
+    expect(parse).toThrow('`--store`');
+    expect(parse).toThrow(rule);
+  });
+
+  it('refuses a bad schema given as an option too', () => {
+    expect(() => new PostgresStore({ connectionString: POSTGRES_URL, schema: 'Bad-Name' })).toThrow(
+      /Expected the schema of `schema` to be 1 to 48 lowercase letters/,
+    );
+  });
+});
+
+describe('PostgresStore migrations', () => {
+  it('applies each migration once when five instances start on a fresh schema at the same moment', async () => {
+    const schema = freshSchema();
+    const stores = Array.from({ length: 5 }, () => makeStore(schema, { poolSize: 1 }));
+    try {
+      await Promise.all(stores.map((store) => store.init()));
+      const rows = await withClient(schema, async (client) =>
+        (await client.query('SELECT version, name FROM schema_migrations ORDER BY version')).rows,
+      );
+      const expected = (await loadMigrations()).map(({ version, name }) => ({ version, name }));
+      expect(expected.length).toBeGreaterThanOrEqual(2);
+      expect(rows).toEqual(expected);
+      // Every instance works on the schema the first one made.
+      await stores[4]?.insertTasks([makeTask()]);
+      expect((await stores[0]?.countByStatus())?.PENDING).toBe(1);
+    } finally {
+      await Promise.all(stores.map((store) => store.close()));
+    }
+  });
+
+  it('opens through openPostgresStore with the URL schema; a second instance opens the migrated schema', async () => {
+    const schema = freshSchema();
+    const first = await openPostgresStore(`${POSTGRES_URL}?schema=${schema}`, { poolSize: 2 });
+    const second = await openPostgresStore(POSTGRES_URL, { schema, poolSize: 2 });
+    try {
+      expect(first.store.kind).toBe('postgres');
+      expect(second.store.schema).toBe(schema);
+      await first.store.insertTasks([makeTask()]);
+      expect((await second.store.countByStatus()).PENDING).toBe(1);
+      const ref = await first.blobs.put('default', 'body-1', 'large');
+      expect((await second.blobs.get(ref)).toString()).toBe('large');
+    } finally {
+      await first.store.close();
+      await second.store.close();
+    }
+  });
+
+  it('leaves nothing open when it cannot reach the server', async () => {
+    const closed = 'postgres://root@127.0.0.1:1/test';
+    await expect(openPostgresStore(closed, { schema: freshSchema(), connectTimeoutMs: 1_000 })).rejects.toMatchObject({
+      code: 'STORE_UNAVAILABLE',
+    });
+  });
+});
+
+describe('PostgresStore query plans', () => {
+  it('claims and lists through indexes, not scans, on a table large enough for the planner', async () => {
+    await using store = makeStore();
+    await store.init();
+    const { schema } = store;
+    const queries = await loadQueries();
+    // The store's own connection settings; no planner switch is turned off for the test.
+    const plan = await withClient(schema, async (client) => {
+      // 20,000 finished tasks and 2,000 pending ones with headers of a realistic size, then fresh statistics.
+      await client.query(`
+        INSERT INTO tasks (tenant_id, task_id, idempotency_key, request_hash, target_url, method, headers, status,
+          attempt_number, run_attempt_offset, last_delay_ms, next_attempt_at, created_at, updated_at,
+          fencing_token, version, cancel_requested)
+        SELECT 'default', 'task-' || n, 'key-' || n, 'h', 'https://api.example.com', 'POST',
+          jsonb_build_object('content-type', 'application/json', 'authorization', repeat('x', 200)),
+          CASE WHEN n % 11 = 0 THEN 'PENDING' ELSE 'SUCCEEDED' END, 1, 0, 0,
+          CASE WHEN n % 11 = 0 THEN ${T0} + n ELSE NULL END, ${T0}, ${T0}, 1, 1, false
+        FROM generate_series(1, 22000) AS n`);
+      await client.query('ANALYZE tasks');
+      const explain = async (sql: string, values: unknown[]) =>
+        JSON.stringify((await client.query(`EXPLAIN (FORMAT JSON) ${sql}`, values)).rows[0]);
+      return {
+        claim: await explain(queries['claim-due'].text, [T0 + 100, 128, 'w', T0 + 30_100]),
+        nextDue: await explain(queries['next-due-at'].text, []),
+        lease: await explain(queries['find-expired-leases'].text, [T0, 100]),
+        deadLetters: await explain(queries['list-tasks-by-status'].text, ['default', ['FAILED', 'EXHAUSTED'], null, Infinity, '', 51]),
+        everything: await explain(queries['list-tasks-by-status'].text, ['default', Object.values(TaskStatus), null, T0, 'x', 51]),
+        byPolicy: await explain(queries['list-tasks-by-policy'].text, ['default', 'default', Infinity, '', 51]),
+      };
+    }, 'store');
+    const expected = [
+      ['claim', 'tasks_due'],
+      ['nextDue', 'tasks_due'],
+      ['lease', 'tasks_lease'],
+      ['deadLetters', 'tasks_by_status'],
+      ['everything', 'tasks_by_status'],
+      ['byPolicy', 'tasks_by_policy'],
+    ] as const;
+    for (const [name, index] of expected) {
+      expect(plan[name], name).toContain(`"Index Name":"${index}"`);
+      expect(plan[name], name).not.toContain('Seq Scan');
+    }
+    expect(plan.claim).toContain('LockRows');
+    // Each status's walk goes newest first and stops after one page (a Limit of its own under the outer one):
+    // only those few rows are merged and sorted, never a whole status.
+    for (const name of ['deadLetters', 'everything'] as const) {
+      expect(plan[name], name).toContain('"Scan Direction":"Backward"');
+      expect(plan[name].split('"Node Type":"Limit"').length - 1, name).toBe(2);
+    }
+  });
+});
