@@ -1,0 +1,261 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { AttemptLog, RetryTask } from '../src/domain/task.js';
+import { openStore } from '../src/store/open-store.js';
+import type { Store } from '../src/store/store.js';
+import { POSTGRES_URL, dropSchemas, freshSchema } from './postgres-harness.js';
+import { REDIS_URL, dropPrefixes, freshPrefix } from './redis-harness.js';
+import { IdempotentDownstream, startServiceProcess, waitFor, type ServiceProcess } from './service-harness.js';
+
+/**
+ * Several `retryd serve` processes on one PostgreSQL or Redis store, one of them killed and another frozen past its
+ * lease mid-run (issue 4, "Many instances"). Everything here is real: the built CLI, the shared servers (each run on
+ * its own schema / key prefix), a downstream on loopback, and signals to the processes.
+ */
+
+const TASKS = 5_000;
+const BATCH = 1_000;
+const ATTEMPT_TIMEOUT_MS = 1_000;
+const LEASE_MS = 2_000;
+const TENANT = 'default';
+// Every key is answered 503 once, so every task retries; the short delays keep 10,000+ attempts within seconds.
+const policy = { maxAttempts: 20, backoffType: 'EXPONENTIAL', initialDelayMs: 1, multiplier: 2, maxDelayMs: 10, jitterType: 'FULL' };
+
+interface StoreCase {
+  name: string;
+  /** A `--store` URL on a schema or key prefix of its own. */
+  freshUrl: () => string;
+  /** Drops every schema or prefix made by `freshUrl`. */
+  drop: () => Promise<void>;
+}
+
+const STORES: StoreCase[] = [
+  {
+    name: 'PostgreSQL',
+    freshUrl: () => {
+      const url = new URL(POSTGRES_URL);
+      url.searchParams.set('schema', freshSchema());
+      return url.toString();
+    },
+    drop: dropSchemas,
+  },
+  {
+    name: 'Redis',
+    freshUrl: () => {
+      const url = new URL(REDIS_URL);
+      url.searchParams.set('prefix', freshPrefix());
+      return url.toString();
+    },
+    drop: dropPrefixes,
+  },
+];
+
+/** The `workerId` an instance's start line names: the owner on its leases and in the attempt log. */
+function workerIdOf(service: ServiceProcess): string {
+  const id = service.logs.find((line) => line.event === 'start')?.workerId;
+  if (typeof id !== 'string') throw new Error('the start line names no workerId');
+  return id;
+}
+
+/** Every task of `status` (or of any status), read page by page from the store. */
+async function listAll(store: Store, status?: RetryTask['status']): Promise<RetryTask[]> {
+  const tasks: RetryTask[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await store.listTasks({ tenantId: TENANT, limit: 1_000, ...(status ? { status } : {}), ...(cursor ? { cursor } : {}) });
+    tasks.push(...page.items);
+    cursor = page.nextCursor;
+  } while (cursor !== undefined);
+  return tasks;
+}
+
+/** The leases `workerId` holds now: task id → fencing token. */
+async function leasesOf(store: Store, workerId: string): Promise<Map<string, number>> {
+  const held = await listAll(store, 'IN_FLIGHT');
+  return new Map(held.filter((task) => task.leaseOwner === workerId).map((task) => [task.taskId, task.fencingToken]));
+}
+
+async function attemptsOf(store: Store, taskId: string): Promise<AttemptLog[]> {
+  const attempts: AttemptLog[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await store.listAttempts(TENANT, taskId, { limit: 1_000, ...(cursor ? { cursor } : {}) });
+    attempts.push(...page.items);
+    cursor = page.nextCursor;
+  } while (cursor !== undefined);
+  return attempts;
+}
+
+/** Maps `items` through `fn`, `width` at a time. */
+async function mapLimited<T, R>(items: readonly T[], width: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array<R>(items.length);
+  let next = 0;
+  const lane = async () => {
+    while (next < items.length) {
+      const i = next++;
+      results[i] = await fn(items[i] as T);
+    }
+  };
+  await Promise.all(Array.from({ length: width }, lane));
+  return results;
+}
+
+/** Of `taskIds`, those whose attempt log holds a `lease_expired` attempt of `workerId`: the leases others reaped. */
+async function reapedFrom(store: Store, workerId: string, taskIds: Iterable<string>): Promise<Set<string>> {
+  const ids = [...taskIds];
+  const logs = await mapLimited(ids, 16, (id) => attemptsOf(store, id));
+  return new Set(ids.filter((_, i) => logs[i]?.some((a) => a.outcome === 'lease_expired' && a.workerId === workerId)));
+}
+
+/** SIGTERM (after SIGCONT, in case it is frozen) and the exit code; SIGKILL if it does not stop in time. */
+async function stop(service: ServiceProcess): Promise<number | null> {
+  if (service.child.exitCode !== null || service.child.signalCode !== null) return service.exited;
+  service.child.kill('SIGCONT');
+  service.child.kill('SIGTERM');
+  const timer = setTimeout(() => service.child.kill('SIGKILL'), 15_000);
+  try {
+    return await service.exited;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+const CASES = STORES.map((store) => [store.name, store] as const);
+
+describe.each(CASES)('%s: three retryd instances on one store, one killed and one frozen mid-run', (_name, { freshUrl, drop }) => {
+  const cleanup: (() => Promise<unknown>)[] = [];
+  afterEach(async () => {
+    for (const fn of cleanup.splice(0).reverse()) await fn();
+  });
+
+  it('runs 5,000 flaky tasks to SUCCEEDED, records no attempt twice and fences out the frozen instance', async () => {
+    const storeUrl = freshUrl();
+    cleanup.push(drop);
+    const downstream = new IdempotentDownstream(1);
+    const target = await downstream.start();
+    cleanup.push(() => downstream.close());
+    const common = [
+      '--store', storeUrl,
+      '--allow-targets', '127.0.0.1/32',
+      '--attempt-timeout', String(ATTEMPT_TIMEOUT_MS),
+      '--visibility-timeout', String(LEASE_MS),
+      '--concurrency', '64',
+      '--grace', '1000',
+    ];
+    // All at once: the migrations run from several instances together, as in a real roll-out.
+    const [api, a, b, c] = await Promise.all([
+      startServiceProcess([...common, '--role', 'api']),
+      startServiceProcess([...common, '--role', 'all']),
+      startServiceProcess([...common, '--role', 'all']),
+      startServiceProcess([...common, '--role', 'all']),
+    ]);
+    for (const service of [api, a, b, c]) cleanup.push(() => stop(service));
+    const [aId, bId, cId] = [workerIdOf(a), workerIdOf(b), workerIdOf(c)];
+    expect(new Set([aId, bId, cId]).size).toBe(3);
+    // The test's own view of the store, for what the API does not show (lease owners, fencing tokens).
+    const { store } = await openStore(storeUrl);
+    cleanup.push(() => store.close());
+
+    // Enqueued through the API-only instance: the workers of the others are woken through the store.
+    const keys: string[] = [];
+    for (let offset = 0; offset < TASKS; offset += BATCH) {
+      const tasks = Array.from({ length: BATCH }, (_, i) => {
+        const key = `order-${offset + i}`;
+        keys.push(key);
+        return { targetUrl: `${target}/charge`, method: 'POST', idempotencyKey: key, body: { n: offset + i }, policy };
+      });
+      const res = await fetch(`${api.url}/retry-tasks/batch`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ tasks }),
+      });
+      expect(res.status).toBe(200);
+      const { results } = (await res.json()) as { results: { status: number }[] };
+      expect(results.filter((r) => r.status !== 201)).toEqual([]);
+    }
+
+    // kill -9 C while it holds leases: what it claimed is only recovered once those leases lapse.
+    await waitFor(
+      'C to hold leases mid-run',
+      async () => downstream.processed.size >= TASKS / 10 && (await leasesOf(store, cId)).size > 0,
+      60_000,
+    );
+    c.child.kill('SIGKILL');
+    await c.exited;
+    const lostWithC = await leasesOf(store, cId);
+    expect(lostWithC.size).toBeGreaterThan(0);
+
+    // SIGSTOP B while it holds leases (if it happened to hold none, let it run on and try again).
+    let frozen = new Map<string, number>();
+    for (;;) {
+      b.child.kill('SIGSTOP');
+      frozen = await leasesOf(store, bId);
+      if (frozen.size > 0) break;
+      b.child.kill('SIGCONT');
+      await waitFor('B to hold leases', async () => (await leasesOf(store, bId)).size > 0);
+    }
+    expect(downstream.processed.size, 'B was frozen mid-run').toBeLessThan(TASKS);
+
+    // Frozen past its lease: A reaps B's lapsed leases (a lease_expired attempt each) and runs the tasks again.
+    await waitFor(
+      "B's leases to lapse and be reaped",
+      async () => {
+        const held = await leasesOf(store, bId);
+        return [...frozen].every(([taskId, token]) => held.get(taskId) !== token);
+      },
+      30_000,
+    );
+    const reapedFromB = await reapedFrom(store, bId, frozen.keys());
+    expect(reapedFromB.size).toBeGreaterThan(0);
+    b.child.kill('SIGCONT');
+
+    // B wakes up with results for tasks that have a new owner: the store refuses each by its fencing token.
+    const fencedOut = () =>
+      new Set(b.logs.filter((line) => line.event === 'fenced_out').map((line) => String(line.taskId)));
+    await waitFor('B to report its late completions fenced out', () => [...reapedFromB].every((id) => fencedOut().has(id)), 30_000);
+
+    await waitFor('every key processed downstream', () => downstream.processed.size === TASKS, 90_000);
+    await waitFor('every task SUCCEEDED', async () => (await store.countByStatus()).SUCCEEDED === TASKS, 30_000);
+
+    // Every task, from the store: SUCCEEDED, attempts numbered 1..n with none recorded twice, one success, last.
+    const tasks = await listAll(store);
+    expect(tasks).toHaveLength(TASKS);
+    const logs = await mapLimited(tasks, 16, (task) => attemptsOf(store, task.taskId));
+    const wrong: string[] = [];
+    tasks.forEach((task, i) => {
+      const attempts = logs[i] ?? [];
+      const numbers = attempts.map((attempt) => attempt.attemptNumber);
+      const expected = Array.from({ length: task.attemptNumber }, (_, n) => n + 1);
+      const successes = attempts.filter((attempt) => attempt.outcome === 'succeeded').length;
+      if (task.status !== 'SUCCEEDED' || numbers.join() !== expected.join() || successes !== 1 || attempts.at(-1)?.outcome !== 'succeeded') {
+        wrong.push(`${task.taskId} ${task.status}: attempts ${numbers.join()} (${attempts.map((x) => x.outcome).join()})`);
+      }
+    });
+    expect(wrong).toEqual([]);
+
+    // C's lost leases were reaped too: an attempt it never reported is counted once, as lease_expired.
+    const reapedFromC = await reapedFrom(store, cId, lostWithC.keys());
+    expect(reapedFromC.size).toBeGreaterThan(0);
+
+    // The API shows the same for a fenced-out task: the reaped attempt, then the retries, each number once.
+    const [sample] = reapedFromB;
+    const res = await fetch(`${a.url}/retry-tasks/${sample}/attempts?limit=100`);
+    expect(res.status).toBe(200);
+    const shown = ((await res.json()) as { items: { attemptNumber: number; outcome: string }[] }).items;
+    expect(shown.map((x) => x.attemptNumber)).toEqual(shown.map((_, n) => n + 1));
+    expect(shown.map((x) => x.outcome)).toContain('lease_expired');
+    expect(shown.at(-1)?.outcome).toBe('succeeded');
+
+    // The downstream processed each key exactly once; replays of an already processed key were answered, not redone.
+    expect(keys.filter((key) => downstream.processed.get(key) !== 1)).toEqual([]);
+    console.info(
+      `${TASKS} tasks, ${[...downstream.requests.values()].reduce((n, v) => n + v, 0)} requests downstream, ` +
+        `${downstream.replays} replays; leases reaped from killed C: ${reapedFromC.size} of ${lostWithC.size} it held, ` +
+        `from frozen B: ${reapedFromB.size} of ${frozen.size}; late completions of B fenced out: ${fencedOut().size}`,
+    );
+
+    // Nothing went wrong inside the survivors, and they stop cleanly (B too, after its freeze).
+    const engineErrors = [a, b].flatMap((service) => service.logs.filter((line) => line.event === 'engine_error'));
+    expect(engineErrors).toEqual([]);
+    expect(await Promise.all([stop(a), stop(b), stop(api)])).toEqual([0, 0, 0]);
+  }, 150_000);
+});
