@@ -1,7 +1,7 @@
 // W1 — flaky downstream, fast retries (../../../shared/WORKLOADS.md): retryd, BullMQ and pg-boss side by side.
 //
 //   node bench/service/w1.mjs [--tasks 20000] [--only retryd,bullmq,pgboss] [--sync full|normal|both]
-//                             [--rounds 1] [--store sqlite] [--concurrency N] [--cpu-prof DIR] [--json]
+//                             [--rounds 1] [--store sqlite[,postgres,redis]] [--concurrency N] [--cpu-prof DIR] [--json]
 //
 // Every contender gets the same 20,000 tasks (own idempotency key, small JSON body), the same downstream
 // (./downstream.mjs in its own process: 503, 503, then 200 per key) and the same HTTP client (undici).
@@ -42,7 +42,13 @@ const concurrency = args.concurrency === undefined ? undefined : Number(args.con
 const nodeArgs = args['cpu-prof'] === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', args['cpu-prof']];
 
 const contenders = [];
-if (only.has('retryd')) for (const sync of syncs) contenders.push(retrydContender({ storeKind: args.store, sync, concurrency, nodeArgs }));
+// --store sqlite,postgres,redis runs retryd on each store, side by side (--sync applies to SQLite only).
+const storeKinds = args.store.split(',').map((s) => s.trim());
+if (only.has('retryd')) {
+  for (const storeKind of storeKinds) {
+    for (const sync of storeKind === 'sqlite' ? syncs : ['full']) contenders.push(retrydContender({ storeKind, sync, concurrency, nodeArgs }));
+  }
+}
 if (only.has('bullmq')) contenders.push(bullmqContender());
 if (only.has('pgboss')) contenders.push(pgbossContender());
 

@@ -1,6 +1,6 @@
 // W4 — steady load, dispatch lag (../../../shared/WORKLOADS.md).
 //
-//   node bench/service/w4.mjs [--seconds 60] [--warmup 10] [--rate 2000] [--sync full|normal] [--store sqlite]
+//   node bench/service/w4.mjs [--seconds 60] [--warmup 10] [--rate 2000] [--sync full|normal] [--store sqlite|postgres|redis]
 //                             [--concurrency N] [--cpu-prof DIR] [--json]
 //
 // Tasks arrive at a steady 2,000/s (a batch of 20 every 10 ms through POST /retry-tasks/batch, open loop) for
@@ -49,6 +49,7 @@ await ds.reset({ mode: 'ok', expect: total });
 const nodeArgs = args['cpu-prof'] === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', args['cpu-prof']];
 const concurrency = args.concurrency === undefined ? undefined : Number(args.concurrency);
 const service = await startRetryd({ store: store.url, sync: args.sync, concurrency, nodeArgs });
+if (store.kind === 'sqlite' && !service.syncConfirmed) console.log(`note: this build does not report its SQLite synchronous mode; --sync ${args.sync} is as asked`);
 const runId = Date.now().toString(36);
 const target = `${ds.url}/w4`;
 const makeTask = (i) => ({

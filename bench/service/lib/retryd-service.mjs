@@ -15,6 +15,13 @@ const ROOT = join(import.meta.dirname, '..', '..', '..');
 export const CLI = process.env.RETRYD_CLI ?? join(ROOT, 'packages', 'server', 'dist', 'cli', 'main.js');
 const CLK_TCK = 100; // Linux USER_HZ; /proc/<pid>/stat reports utime and stime in these ticks.
 
+/** Services started by this process: killed if the benchmark exits early (Ctrl-C, a timeout, an error). */
+const children = new Set();
+process.once('exit', () => {
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+});
+for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => process.exit(130));
+
 /**
  * Starts `retryd serve --port 0 --store <store> --allow-targets 127.0.0.1/32 [...]` and resolves once its
  * `"event":"start"` line is printed. `nodeArgs` go before the script (e.g. `--cpu-prof`).
@@ -24,10 +31,13 @@ export async function startRetryd({ store, sync = 'full', concurrency, extraArgs
   if (concurrency !== undefined) args.push('--concurrency', String(concurrency));
   args.push(...extraArgs);
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  children.add(child);
+  child.once('exit', () => children.delete(child));
   const logs = [];
   let stderr = '';
   child.stderr.on('data', (d) => (stderr += d.toString()));
   const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal)));
+  let startLine;
   const url = await new Promise((resolve, reject) => {
     createInterface({ input: child.stdout }).on('line', (line) => {
       let entry;
@@ -38,10 +48,22 @@ export async function startRetryd({ store, sync = 'full', concurrency, extraArgs
       }
       // Keep the log small: a W2 run must not hold a line per task in the bench process.
       if (logs.length < 10_000) logs.push(entry);
-      if (entry.event === 'start') resolve(entry.url);
+      if (entry.event === 'start') {
+        startLine = entry;
+        resolve(entry.url);
+      }
     });
     void exited.then((code) => reject(new Error(`retryd exited with ${code} before starting: ${stderr}`)));
   });
+  // A durability figure is only worth its label if the service ran with it: builds before 4d3f0ad ignored --sync.
+  let syncConfirmed = false;
+  if (store.startsWith('sqlite:') && startLine.sqliteSync !== undefined) {
+    if (startLine.sqliteSync !== sync) {
+      child.kill('SIGKILL');
+      throw new Error(`retryd ran with sqliteSync=${startLine.sqliteSync} although --sync ${sync} was given`);
+    }
+    syncConfirmed = true;
+  }
   const api = new Pool(url, { connections: 8, keepAliveTimeout: 120_000 });
   const pid = child.pid;
 
@@ -67,6 +89,10 @@ export async function startRetryd({ store, sync = 'full', concurrency, extraArgs
     pid,
     child,
     logs,
+    /** The `"event":"start"` log line (effective settings). */
+    startLine,
+    /** The service's start line confirmed the SQLite synchronous mode asked for (false: it did not say). */
+    syncConfirmed,
     stderr: () => stderr,
     call,
     /** `POST /retry-tasks/batch`; throws unless every entry was created (201) or replayed (200). */

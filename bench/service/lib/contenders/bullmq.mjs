@@ -3,33 +3,14 @@
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { inParallel, sleep, waitFor } from '../report.mjs';
+import { deleteKeys, redisDurability } from '../servers.mjs';
 import { callDownstream, cpuMsOfCommand, ownCpuMs } from './call-downstream.mjs';
 
 const PREFIX = 'retryd-bench-w1-bullmq';
 const QUEUE = 'w1';
 const redisOptions = { host: '127.0.0.1', port: 6379, maxRetriesPerRequest: null };
 
-async function deletePrefix(redis) {
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${PREFIX}:*`, 'COUNT', 1000);
-    cursor = next;
-    if (keys.length > 0) await redis.unlink(...keys);
-  } while (cursor !== '0');
-}
-
-/** Redis's persistence settings, read back from the server. */
-async function redisDurability(redis) {
-  const get = async (k) => (await redis.config('GET', k))[1];
-  const appendonly = await get('appendonly');
-  const appendfsync = await get('appendfsync');
-  const save = await get('save');
-  const label =
-    appendonly === 'yes'
-      ? `AOF on, appendfsync ${appendfsync}${appendfsync === 'always' ? ' (durable)' : ' (NOT durable: up to 1 s lost)'}`
-      : `NO durability: appendonly no, save "${save}" (everything since start is lost on a crash)`;
-  return { appendonly, appendfsync, save, label };
-}
+const deletePrefix = (redis) => deleteKeys(redis, `${PREFIX}:*`);
 
 /** W1 for BullMQ: `attempts: 5`, `backoff: {type:'exponential', delay: 1}`, worker concurrency 200, `addBulk`. */
 export function bullmqContender() {

@@ -2,42 +2,17 @@
 // workers in the bench process.
 
 import PgBoss from 'pg-boss';
-import pg from 'pg';
 import { inParallel, waitFor } from '../report.mjs';
+import { POSTGRES_URL, postgresDurability, withPostgres } from '../servers.mjs';
 import { callDownstream, cpuMsOfCommand, ownCpuMs } from './call-downstream.mjs';
 
-const CONNECTION = process.env.PGBOSS_URL ?? 'postgres://root@127.0.0.1:5432/test';
+const CONNECTION = POSTGRES_URL;
 const SCHEMA = 'retryd_bench_w1_pgboss';
 const QUEUE = 'w1';
 /** pg-boss's minimum: its worker loop waits this long after every fetch (src/worker.js), jobs or not. */
 const POLLING_INTERVAL_SECONDS = 0.5;
 
-async function withClient(fn) {
-  const client = new pg.Client({ connectionString: CONNECTION });
-  await client.connect();
-  try {
-    return await fn(client);
-  } finally {
-    await client.end();
-  }
-}
-
-/** PostgreSQL's durability settings, read back from the server. */
-export async function postgresDurability() {
-  return withClient(async (c) => {
-    const show = async (k) => (await c.query(`SHOW ${k}`)).rows[0][k];
-    const fsync = await show('fsync');
-    const synchronousCommit = await show('synchronous_commit');
-    const walSyncMethod = await show('wal_sync_method');
-    const durable = fsync === 'on' && synchronousCommit !== 'off';
-    return {
-      fsync,
-      synchronousCommit,
-      walSyncMethod,
-      label: `${durable ? 'durable' : 'NOT durable'}: fsync=${fsync}, synchronous_commit=${synchronousCommit}, wal_sync_method=${walSyncMethod}`,
-    };
-  });
-}
+const withClient = (fn) => withPostgres(fn, CONNECTION);
 
 /** W1 for pg-boss: `retryLimit: 4`, `retryDelay: 0`, 4 workers × batch 500, `insert`. */
 export function pgbossContender() {
@@ -52,7 +27,7 @@ export function pgbossContender() {
     /** Dispatch runs in this process; PostgreSQL does the queue work (all its processes are counted). */
     cpuMs: async () => ownCpuMs() + (await cpuMsOfCommand('postgres')),
     async setup() {
-      durability = await postgresDurability();
+      durability = await postgresDurability(CONNECTION);
       await withClient((c) => c.query(`DROP SCHEMA IF EXISTS ${SCHEMA} CASCADE`));
       boss = new PgBoss({ connectionString: CONNECTION, schema: SCHEMA, schedule: false });
       boss.on('error', (e) => console.error('pg-boss error:', e.message));

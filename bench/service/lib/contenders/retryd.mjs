@@ -1,9 +1,12 @@
 // retryd as a W1 contender: the service in its own process, tasks enqueued through POST /retry-tasks/batch.
 
+import { rmSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Redis } from 'ioredis';
 import { inParallel, serviceBuild, sleep, waitFor } from '../report.mjs';
+import { POSTGRES_URL, REDIS_URL, deleteKeys, dropSchema, postgresDurability, redisDurability, schemaSize } from '../servers.mjs';
 import { startRetryd, sqliteStoreSize } from '../retryd-service.mjs';
 
 /** The W1 policy (WORKLOADS.md): exponential, 1 ms initial, ×2, 10 ms max, 5 attempts, full jitter, no budget. */
@@ -17,16 +20,27 @@ export const W1_POLICY = Object.freeze({
 });
 
 /**
- * Where a retryd contender keeps its state. `kind` is the `--store` argument of the benchmark: today `sqlite`;
- * issue 4 adds `postgres://…` and `redis://…` here (a URL, the durability read back from the server —
- * `SHOW synchronous_commit` / `CONFIG GET appendfsync` — and a cleanup of its schema or key prefix).
+ * Where a retryd contender keeps its state: the `--store` argument of the benchmarks.
+ *
+ * - `sqlite` (default): a fresh database file in a temporary directory; `--sync full|normal`.
+ * - `postgres` or `postgres://user@host:port/db`: the schema `retryd_bench_<name>` of that server (default
+ *   BENCH_POSTGRES_URL or postgres://root@127.0.0.1:5432/test), dropped before and after.
+ * - `redis` or `redis://host:port`: the key prefix `retryd-bench-<name>` (default BENCH_REDIS_URL or
+ *   redis://127.0.0.1:6379), deleted before and after.
+ *
+ * The durability of a networked store is read back from its server (`SHOW synchronous_commit`, `CONFIG GET
+ * appendfsync`), not assumed.
  */
 export async function retrydStore(kind, { sync = 'full', name = 'bench' } = {}) {
   if (kind === 'sqlite') {
     const dir = await mkdtemp(join(tmpdir(), `retryd-${name}-`));
     const path = join(dir, `${name}.db`);
     const full = sync === 'full';
+    // Removed at exit too, so that an interrupted W2 run does not leave a 700 MB database behind.
+    const removeAtExit = () => rmSync(dir, { recursive: true, force: true });
+    process.once('exit', removeAtExit);
     return {
+      kind: 'sqlite',
       url: `sqlite:${path}`,
       sync,
       label: `SQLite, synchronous=${full ? 'FULL' : 'NORMAL'}`,
@@ -34,13 +48,65 @@ export async function retrydStore(kind, { sync = 'full', name = 'bench' } = {}) 
         ? 'durable: WAL fsynced at every commit (synchronous=FULL)'
         : 'NOT power-loss durable: synchronous=NORMAL (safe against kill -9; the last commits may be lost on power loss)',
       size: () => sqliteStoreSize(path),
-      cleanup: () => rm(dir, { recursive: true, force: true }),
+      cleanup: async () => {
+        process.off('exit', removeAtExit);
+        await rm(dir, { recursive: true, force: true });
+      },
     };
   }
-  throw new Error(
-    `--store ${kind}: not available yet. The PostgreSQL and Redis stores arrive with issue 4; add them in retrydStore() ` +
-      '(bench/service/lib/contenders/retryd.mjs) with their durability read back from the server.',
-  );
+  if (kind === 'postgres' || /^postgres(ql)?:\/\//.test(kind)) {
+    const base = kind === 'postgres' ? POSTGRES_URL : kind;
+    const schema = `retryd_bench_${name.replace(/[^a-z0-9]/gi, '_')}`;
+    const durability = await postgresDurability(base);
+    await dropSchema(schema, base);
+    const url = new URL(base);
+    url.searchParams.set('schema', schema);
+    return {
+      kind: 'postgres',
+      url: url.toString(),
+      sync,
+      label: `PostgreSQL, schema ${schema}`,
+      durability: durability.label,
+      size: async () => ({ total: await schemaSize(schema, base) }),
+      cleanup: () => dropSchema(schema, base),
+    };
+  }
+  if (kind === 'redis' || /^rediss?:\/\//.test(kind)) {
+    const base = kind === 'redis' ? REDIS_URL : kind;
+    const prefix = `retryd-bench-${name.replace(/[^a-z0-9._-]/gi, '-')}`;
+    const redis = new Redis(base, { maxRetriesPerRequest: null });
+    const durability = await redisDurability(redis);
+    // Keys are `{prefix:partition}:…` and `prefix:…` (see packages/server/src/stores/redis/keys.ts).
+    await deleteKeys(redis, `*${prefix}*`);
+    await redis.quit();
+    const url = new URL(base);
+    url.searchParams.set('prefix', prefix);
+    return {
+      kind: 'redis',
+      url: url.toString(),
+      sync,
+      label: `Redis, prefix ${prefix}`,
+      durability: durability.label,
+      size: async () => {
+        const r = new Redis(base);
+        try {
+          const used = /used_memory:(\d+)/.exec(await r.info('memory'))?.[1];
+          return { total: Number(used), note: 'used_memory of the whole Redis server' };
+        } finally {
+          await r.quit();
+        }
+      },
+      cleanup: async () => {
+        const r = new Redis(base, { maxRetriesPerRequest: null });
+        try {
+          await deleteKeys(r, `*${prefix}*`);
+        } finally {
+          await r.quit();
+        }
+      },
+    };
+  }
+  throw new Error(`--store must be sqlite, postgres[://…] or redis[://…]; got ${kind}`);
 }
 
 /** W1 for retryd: tasks are enqueued to become due all at once, after the whole enqueue, like a full peer queue. */
@@ -50,12 +116,15 @@ export function retrydContender({ storeKind = 'sqlite', sync = 'full', concurren
   let dueAt;
   let build;
   return {
-    id: `retryd-${storeKind}-${sync}`,
+    id: storeKind === 'sqlite' ? `retryd-sqlite-${sync}` : `retryd-${storeKind.replace(/:.*$/, '')}`,
     get name() {
       return `retryd (${store?.label ?? storeKind})`;
     },
     get durability() {
-      return store?.durability ?? '';
+      if (store === undefined) return '';
+      return store.kind === 'sqlite' && service?.syncConfirmed === false
+        ? `${store.durability} (as asked; this build does not report it)`
+        : store.durability;
     },
     /** Hash of packages/server/dist when this run started (colleagues may rebuild it between runs). */
     get build() {
