@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { uuidv7 } from './uuid-v7.js';
 import { systemClock, TaskEvent, TaskStatus, transition, type Clock } from '@retryd/core';
 import { DEFAULT_INLINE_BODY_LIMIT, type BlobStore } from '../blobs/blob-store.js';
 import { RetrydError } from '../domain/errors.js';
@@ -23,7 +23,7 @@ export interface TaskServiceOptions {
   onPolicyChanged?: (tenantId: string, policyId: string) => void;
   /** Source of "now" (epoch ms; rounded down to whole ms). Default `systemClock`. */
   clock?: Pick<Clock, 'now'>;
-  /** Makes task ids and generated idempotency keys. Default `crypto.randomUUID`. */
+  /** Makes task ids and generated idempotency keys. Default {@link uuidv7} (time-ordered, so index writes stay local). */
   newId?: () => string;
   /** Bodies over this many bytes go to the blob store. Default `DEFAULT_INLINE_BODY_LIMIT` (64 KiB). */
   inlineBodyLimit?: number;
@@ -89,7 +89,7 @@ export class TaskService implements AsyncDisposable {
       policies: this.policies,
       batcher: this.#batcher,
       clock: this.#clock,
-      newId: options.newId ?? randomUUID,
+      newId: options.newId ?? (() => uuidv7()),
       inlineBodyLimit: options.inlineBodyLimit ?? DEFAULT_INLINE_BODY_LIMIT,
       wake: this.#wake,
     });
