@@ -1,7 +1,8 @@
 // W1 — flaky downstream, fast retries (../../../shared/WORKLOADS.md): retryd, BullMQ and pg-boss side by side.
 //
 //   node bench/service/w1.mjs [--tasks 20000] [--only retryd,bullmq,pgboss] [--sync full|normal|both]
-//                             [--rounds 1] [--store sqlite[,postgres,redis]] [--concurrency N] [--cpu-prof DIR] [--json]
+//                             [--rounds 1] [--store sqlite[,postgres,redis]] [--instances 1[,2,3]] [--concurrency N]
+//                             [--cpu-prof DIR] [--json]
 //
 // Every contender gets the same 20,000 tasks (own idempotency key, small JSON body), the same downstream
 // (./downstream.mjs in its own process: 503, 503, then 200 per key) and the same HTTP client (undici).
@@ -26,6 +27,7 @@ const { values: args } = parseArgs({
     concurrency: { type: 'string' },
     'cpu-prof': { type: 'string' },
     rounds: { type: 'string', default: '1' },
+    instances: { type: 'string', default: '1' },
     json: { type: 'boolean', default: false },
   },
 });
@@ -38,6 +40,9 @@ for (const o of only) if (!['retryd', 'bullmq', 'pgboss'].includes(o)) throw new
 if (!['full', 'normal', 'both'].includes(args.sync)) throw new Error(`--sync must be full, normal or both, got ${args.sync}`);
 const syncs = args.sync === 'both' ? ['full', 'normal'] : [args.sync];
 const concurrency = args.concurrency === undefined ? undefined : Number(args.concurrency);
+// --instances 1,2,3: retryd with that many `retryd serve` processes on the one store, each count a contender.
+const instanceCounts = args.instances.split(',').map(Number);
+for (const n of instanceCounts) if (!Number.isInteger(n) || n < 1) throw new Error(`--instances must list positive integers, got ${args.instances}`);
 // --cpu-prof <dir>: profile the retryd service process (node --cpu-prof) during the run.
 const nodeArgs = args['cpu-prof'] === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', args['cpu-prof']];
 
@@ -46,7 +51,9 @@ const contenders = [];
 const storeKinds = args.store.split(',').map((s) => s.trim());
 if (only.has('retryd')) {
   for (const storeKind of storeKinds) {
-    for (const sync of storeKind === 'sqlite' ? syncs : ['full']) contenders.push(retrydContender({ storeKind, sync, concurrency, nodeArgs }));
+    for (const sync of storeKind === 'sqlite' ? syncs : ['full']) {
+      for (const instances of instanceCounts) contenders.push(retrydContender({ storeKind, sync, concurrency, nodeArgs, instances }));
+    }
   }
 }
 if (only.has('bullmq')) contenders.push(bullmqContender());

@@ -10,12 +10,13 @@ import { TaskListing } from '../src/stores/sqlite/list-tasks.js';
 import { loadMigrations } from '../src/stores/sqlite/migrate.js';
 import { SqliteStore } from '../src/stores/sqlite/sqlite-store.js';
 import {
-  CLAIM_DUE,
+  CLAIM_ONE,
   COUNT_BY_STATUS,
   COUNT_BY_STATUS_OF_TENANT,
   FIND_EXPIRED_LEASES,
   NEXT_DUE_AT,
   NEXT_LEASE_EXPIRY_AT,
+  SELECT_DUE,
 } from '../src/stores/sqlite/statements.js';
 import { T0, makeAttempt, makePolicy, makeTask, retryOutcome } from './fixtures/tasks.js';
 import { describeStoreConformance } from './store-conformance.js';
@@ -116,8 +117,10 @@ describe('SqliteStore', () => {
   });
 
   describe('query plans', () => {
-    const plan = (db: Database.Database, sql: string, params: Record<string, unknown> = {}) =>
-      (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(params) as { detail: string }[]).map((r) => r.detail);
+    const plan = (db: Database.Database, sql: string, params: Record<string, unknown> | unknown[] = {}) =>
+      (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...(Array.isArray(params) ? params : [params])) as { detail: string }[]).map(
+        (r) => r.detail,
+      );
 
     async function planDatabase(populated: boolean): Promise<Database.Database> {
       const path = freshPath();
@@ -140,8 +143,9 @@ describe('SqliteStore', () => {
       const data = populated ? 'analyzed data' : 'empty';
       it(`claims, due times and leases go through their partial indexes, never a scan (${data})`, async () => {
         const db = await planDatabase(populated);
-        const claim = plan(db, CLAIM_DUE, { now: T0, limit: 10, workerId: 'w', leaseExpiresAt: T0 });
+        const claim = [...plan(db, SELECT_DUE, [T0, 10]), ...plan(db, CLAIM_ONE, ['w', T0, T0, 1])];
         expect(claim.join('\n')).toMatch(/INDEX tasks_due \(next_attempt_at<\?\)/);
+        expect(claim.join('\n')).toMatch(/SEARCH tasks USING INTEGER PRIMARY KEY \(rowid=\?\)/);
         for (const [sql, index, params] of [
           [NEXT_DUE_AT, 'tasks_due', {}],
           [FIND_EXPIRED_LEASES, 'tasks_lease', { now: T0, limit: 10 }],

@@ -109,16 +109,21 @@ export async function retrydStore(kind, { sync = 'full', name = 'bench' } = {}) 
   throw new Error(`--store must be sqlite, postgres[://…] or redis[://…]; got ${kind}`);
 }
 
-/** W1 for retryd: tasks are enqueued to become due all at once, after the whole enqueue, like a full peer queue. */
-export function retrydContender({ storeKind = 'sqlite', sync = 'full', concurrency, nodeArgs = [] }) {
+/**
+ * W1 for retryd: tasks are enqueued to become due all at once, after the whole enqueue, like a full peer queue.
+ * With `instances` > 1, that many `retryd serve` processes share the store (the enqueue goes through the first;
+ * every instance's engine takes tasks from the store) and CPU is summed over them.
+ */
+export function retrydContender({ storeKind = 'sqlite', sync = 'full', concurrency, nodeArgs = [], instances = 1 }) {
   let store;
   let service;
+  let services = [];
   let dueAt;
   let build;
   return {
-    id: storeKind === 'sqlite' ? `retryd-sqlite-${sync}` : `retryd-${storeKind.replace(/:.*$/, '')}`,
+    id: `${storeKind === 'sqlite' ? `retryd-sqlite-${sync}` : `retryd-${storeKind.replace(/:.*$/, '')}`}${instances > 1 ? `-x${instances}` : ''}`,
     get name() {
-      return `retryd (${store?.label ?? storeKind})`;
+      return `retryd (${store?.label ?? storeKind}${instances > 1 ? `, ${instances} instances` : ''})`;
     },
     get durability() {
       if (store === undefined) return '';
@@ -133,12 +138,14 @@ export function retrydContender({ storeKind = 'sqlite', sync = 'full', concurren
     get pid() {
       return service?.pid;
     },
-    /** Where CPU is spent during dispatch: the service process (the store is embedded). */
-    cpuMs: () => service.cpuMs(),
+    /** Where CPU is spent during dispatch: the service processes (plus the server of a networked store, not counted here). */
+    cpuMs: async () => (await Promise.all(services.map((s) => s.cpuMs()))).reduce((a, b) => a + b, 0),
     async setup() {
       build = serviceBuild().hash;
       store = await retrydStore(storeKind, { sync, name: 'w1' });
-      service = await startRetryd({ store: store.url, sync, concurrency, nodeArgs });
+      services = [];
+      for (let i = 0; i < instances; i++) services.push(await startRetryd({ store: store.url, sync, concurrency, nodeArgs }));
+      service = services[0];
     },
     async enqueue(tasks, downstreamUrl) {
       // All tasks become due at `dueAt`, after the enqueue (at ≥ 4,000 tasks/s), so the dispatch figure is not
@@ -187,7 +194,7 @@ export function retrydContender({ storeKind = 'sqlite', sync = 'full', concurren
     },
     async teardown() {
       const size = await store?.size();
-      await service?.stop();
+      await Promise.all(services.map((s) => s.stop()));
       await store?.cleanup();
       return { storeBytes: size?.total };
     },

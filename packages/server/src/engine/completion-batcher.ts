@@ -1,6 +1,6 @@
 import type { Clock } from '@retryd/core';
 import type { RetryTask } from '../domain/task.js';
-import type { AttemptCompletion, CompletionResult, Store } from '../store/store.js';
+import type { AttemptCompletion, ClaimOptions, CompletionResult, Store } from '../store/store.js';
 import { StoreBackoff } from './store-backoff.js';
 
 /** A completion waiting to be written, with what the batcher needs to know about its lease. */
@@ -25,7 +25,7 @@ export interface QueuedCompletion {
 
 /** Options of {@link CompletionBatcher}. */
 export interface CompletionBatcherOptions {
-  store: Pick<Store, 'completeAttempts'>;
+  store: Pick<Store, 'completeAttempts' | 'completeAndClaim'>;
   clock: Clock;
   /** "Now" as the store wants it: whole epoch ms. */
   now: () => number;
@@ -39,10 +39,18 @@ export interface CompletionBatcherOptions {
   onGiveUp: (item: QueuedCompletion, reason: string) => void;
 }
 
+/** A claim waiting to travel with the next write (see {@link CompletionBatcher.claimAlong}). */
+interface RidingClaim {
+  options: ClaimOptions;
+  resolve: (tasks: RetryTask[]) => void;
+  reject: (error: unknown) => void;
+}
+
 /**
  * Group commit for attempt results: completions queue up while one `completeAttempts` write is in progress and go
  * out together in the next, which starts as soon as the previous one finishes (no fixed delay). With `fsync` on,
- * this is where throughput comes from: one durable write for hundreds of attempts.
+ * this is where throughput comes from: one durable write for hundreds of attempts. A claim can ride along
+ * ({@link CompletionBatcher.claimAlong}), so a busy worker hands back results and takes new work in one write.
  *
  * A failing store does not lose results: the batch is put back and retried with a back-off for as long as its
  * leases hold.
@@ -54,6 +62,7 @@ export class CompletionBatcher {
   private readonly backoff: StoreBackoff;
   private readonly maxBatch: number;
   private idleWaiters: (() => void)[] = [];
+  private riding: RidingClaim | undefined;
 
   constructor(private readonly options: CompletionBatcherOptions) {
     this.maxBatch = options.maxBatch ?? 1_000;
@@ -73,6 +82,19 @@ export class CompletionBatcher {
     setImmediate(() => {
       this.scheduled = false;
       void this.flush();
+    });
+  }
+
+  /**
+   * Makes the claim `options` part of the next write (`completeAndClaim`) and resolves with the tasks claimed; or,
+   * when no write is coming (nothing queued) or a claim already rides, returns undefined and the caller claims on
+   * its own. The claim's `now` is the write's. If the write fails, the claim rejects with its error (the completions
+   * are kept and retried as usual).
+   */
+  claimAlong(options: ClaimOptions): Promise<RetryTask[]> | undefined {
+    if (this.queue.length === 0 || this.riding !== undefined) return undefined;
+    return new Promise<RetryTask[]>((resolve, reject) => {
+      this.riding = { options, resolve, reject };
     });
   }
 
@@ -98,6 +120,7 @@ export class CompletionBatcher {
   }
 
   private giveUpAll(reason: string): void {
+    this.takeRiding()?.reject(new Error(`Claim not made: ${reason}.`));
     const left = this.queue;
     this.queue = [];
     for (const item of left) {
@@ -127,13 +150,18 @@ export class CompletionBatcher {
       batch = this.queue.splice(0, this.maxBatch);
     }
     let results: CompletionResult[];
+    let claimed: RetryTask[] = [];
+    const riding = this.takeRiding();
     const writtenAt = this.options.now();
     try {
-      results = await this.options.store.completeAttempts(
-        batch.map((item) => item.completion),
-        writtenAt,
-      );
+      const completions = batch.map((item) => item.completion);
+      if (riding === undefined) {
+        results = await this.options.store.completeAttempts(completions, writtenAt);
+      } else {
+        ({ results, claimed } = await this.options.store.completeAndClaim(completions, writtenAt, riding.options));
+      }
     } catch (error) {
+      riding?.reject(error);
       this.options.onWriteError(error);
       const now = this.options.now();
       const kept: QueuedCompletion[] = [];
@@ -152,6 +180,13 @@ export class CompletionBatcher {
     this.backoff.reset();
     this.options.onResults(batch, results, writtenAt);
     for (let i = 0; i < batch.length; i++) batch[i]?.onSettled?.(results[i]);
+    riding?.resolve(claimed);
+  }
+
+  private takeRiding(): RidingClaim | undefined {
+    const riding = this.riding;
+    this.riding = undefined;
+    return riding;
   }
 
   private notifyIdle(): void {

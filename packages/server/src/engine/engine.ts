@@ -175,7 +175,9 @@ export class Engine implements AsyncDisposable {
   private async claim(limit: number): Promise<void> {
     this.woken = false;
     try {
-      const tasks = await this.store.claimDue(this.now(), { limit, leaseMs: this.opts.leaseMs, workerId: this.workerId });
+      const options = { limit, leaseMs: this.opts.leaseMs, workerId: this.workerId };
+      // With results about to be written, the claim goes in the same write: one commit per cycle, not two.
+      const tasks = await (this.batcher.claimAlong(options) ?? this.store.claimDue(this.now(), options));
       this.claimBackoff.reset();
       // Claimed while stopping: held but never started; shutdown hands them back.
       if (tasks.length > 0) this.runner.run(tasks, this.state === 'running');

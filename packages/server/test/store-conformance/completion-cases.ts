@@ -53,6 +53,36 @@ export function completionCases(store: CurrentStore): void {
     expect(await store().nextLeaseExpiryAt()).toBeNull();
   });
 
+  it('completes and claims in one call: results in order, fenced ones refused, the earliest due claimed up to the limit', async () => {
+    const held = await claimed(store(), makeTask({ nextAttemptAt: T0 - 10 }));
+    const other = await claimed(store(), makeTask({ nextAttemptAt: T0 - 5 }));
+    const due = [30, 10, 20].map((offset) => makeTask({ nextAttemptAt: T0 + offset }));
+    await insertAll(store(), due);
+    const done = completion(held);
+    const stale = completion(other, { fencingToken: other.fencingToken - 1 });
+    const now = T0 + 50;
+
+    const { results, claimed: taken } = await store().completeAndClaim([done, stale], now, { limit: 2, leaseMs: 5_000, workerId: 'w2' });
+    expect(results).toEqual([
+      { kind: 'applied', taskId: held.taskId, status: 'PENDING', nextAttemptAt: T0 + 2_000, version: expect.any(Number) as number, cancelRequested: false },
+      { kind: 'fenced_out', taskId: other.taskId },
+    ]);
+    expect(taken.map((t) => t.nextAttemptAt)).toEqual([T0 + 10, T0 + 20]);
+    for (const task of taken) {
+      expect(task).toMatchObject({ status: 'IN_FLIGHT', leaseOwner: 'w2', leaseExpiresAt: now + 5_000, updatedAt: now });
+      expect(await store().getTask('default', task.taskId)).toEqual(task);
+    }
+    expect(await store().listAttempts('default', held.taskId, { limit: 10 })).toEqual({ items: [done.attempt] });
+    expect(await store().getTask('default', other.taskId)).toEqual(other);
+    expect(await store().nextDueAt()).toBe(T0 + 30);
+
+    // A claim of nothing still writes the completions.
+    const [third] = await store().claimDue(now, { limit: 1, leaseMs: 5_000, workerId: 'w3' });
+    if (third === undefined) throw new Error('expected the third due task');
+    const none = await store().completeAndClaim([completion(third)], now, { limit: 0, leaseMs: 5_000, workerId: 'w3' });
+    expect(none).toEqual({ results: [expect.objectContaining({ kind: 'applied', taskId: third.taskId })], claimed: [] });
+  });
+
   it('fences out a completion with another token and changes nothing', async () => {
     const task = await claimed(store(), makeTask());
     const stale = completion(task, { fencingToken: task.fencingToken - 1 });

@@ -1,9 +1,11 @@
 import type pg from 'pg';
 import { TaskStatus } from '@retryd/core';
+import { completeAlongsideClaim } from '../../store/complete-and-claim.js';
 import type { AttemptLog, Page, RetryTask, StoredPolicy } from '../../domain/task.js';
 import type {
   AttemptCompletion,
   ClaimOptions,
+  CompleteAndClaimResult,
   CompletionResult,
   InsertResult,
   LeaseRef,
@@ -168,6 +170,10 @@ export class PostgresStore implements Store {
 
   async nextLeaseExpiryAt(): Promise<number | null> {
     return (await this.#run<{ at: number }>('next-lease-expiry-at', [])).rows[0]?.at ?? null;
+  }
+
+  completeAndClaim(completions: readonly AttemptCompletion[], now: number, claim: ClaimOptions): Promise<CompleteAndClaimResult> {
+    return completeAlongsideClaim(this, completions, now, claim);
   }
 
   async completeAttempts(completions: readonly AttemptCompletion[], now: number): Promise<CompletionResult[]> {

@@ -1,10 +1,12 @@
 import { randomBytes } from 'node:crypto';
+import { completeAlongsideClaim } from '../../store/complete-and-claim.js';
 import type { TaskStatus } from '@retryd/core';
 import type { Redis } from 'ioredis';
 import type { AttemptLog, Page, RetryTask, StoredPolicy } from '../../domain/task.js';
 import type {
   AttemptCompletion,
   ClaimOptions,
+  CompleteAndClaimResult,
   CompletionResult,
   InsertResult,
   LeaseRef,
@@ -215,6 +217,10 @@ export class RedisStore implements Store {
 
   async nextLeaseExpiryAt(): Promise<number | null> {
     return this.#run(async () => earliestScore(this.#client, await this.#registry.all(), (k) => k.leases));
+  }
+
+  completeAndClaim(completions: readonly AttemptCompletion[], now: number, claim: ClaimOptions): Promise<CompleteAndClaimResult> {
+    return completeAlongsideClaim(this, completions, now, claim);
   }
 
   async completeAttempts(completions: readonly AttemptCompletion[], now: number): Promise<CompletionResult[]> {

@@ -94,7 +94,7 @@ export class TaskListing {
     const key = `${statuses.join(',')}:${byPolicy}:${withCursor}`;
     let statement = this.#cache.get(key);
     if (statement === undefined) {
-      statement = this.#db.prepare<ListParams, TaskRow>(TaskListing.sql(statuses, byPolicy, withCursor));
+      statement = this.#db.prepare<ListParams, TaskRow>(TaskListing.sql(statuses, byPolicy, withCursor)).raw(true);
       this.#cache.set(key, statement);
     }
     return statement;

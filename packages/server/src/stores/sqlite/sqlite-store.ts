@@ -4,6 +4,7 @@ import type { AttemptLog, Page, RetryTask, StoredPolicy } from '../../domain/tas
 import type {
   AttemptCompletion,
   ClaimOptions,
+  CompleteAndClaimResult,
   CompletionResult,
   InsertResult,
   LeaseRef,
@@ -11,7 +12,6 @@ import type {
   PutPolicyResult,
   Store,
   TargetState,
-  TaskOutcome,
   TaskPatch,
   TaskQuery,
   UpdateResult,
@@ -19,19 +19,21 @@ import type {
 import { openConnection, readSettings } from './connection.js';
 import type { SqliteSettings, SqliteStoreOptions } from './connection.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
-import { DuplicateAttemptError } from './errors.js';
 import { TaskListing } from './list-tasks.js';
 import { loadMigrations, migrate } from './migrate.js';
-import { completeParams, isLive, patchParams, prepareStatements } from './statements.js';
-import type { CompletedRow, Statements } from './statements.js';
-import { attemptFromRow, attemptToParams, policyFromRow, taskFromRow, taskToParams } from './task-row.js';
+import { JsonCache } from './json-cache.js';
+import { patchParams, prepareStatements } from './statements.js';
+import type { DueRow, Statements } from './statements.js';
+import { attemptFromRow, policyFromRow, taskFromRow } from './task-row.js';
+import { prepareTransactions } from './transactions.js';
+import type { Transactions } from './transactions.js';
 
 export type { SqliteSettings, SqliteStoreOptions } from './connection.js';
 
 /**
  * The embedded store: one SQLite file in WAL mode through better-sqlite3, durable by default.
  *
- * better-sqlite3 is synchronous, so each call runs to completion on the event loop and calls never
+ * better-sqlite3 is synchronous, so each call runs to completion on the calling thread and calls never
  * interleave inside one process; IMMEDIATE transactions keep several processes on one file correct. Every
  * batch (`insertTasks`, `completeAttempts`, `releaseLeases`) is one transaction, i.e. one fsync.
  *
@@ -46,8 +48,11 @@ export class SqliteStore implements Store {
   /** The database file, or `:memory:`. */
   readonly path: string;
   readonly #db: Database;
+  /** Parsed `headers` and `policy` texts, shared by the tasks that carry the same text. */
+  readonly #json = new JsonCache();
   #statements: Statements | undefined;
   #listing: TaskListing | undefined;
+  #transactions: Transactions | undefined;
 
   /** Opens (creating if needed) the file and applies the connection settings; `init()` creates the schema. */
   constructor(path: string, options: SqliteStoreOptions = {}) {
@@ -58,8 +63,10 @@ export class SqliteStore implements Store {
   async init(): Promise<void> {
     if (this.#statements !== undefined) return;
     migrate(this.#db, loadMigrations());
-    this.#statements = prepareStatements(this.#db);
+    const statements = prepareStatements(this.#db);
+    this.#statements = statements;
     this.#listing = new TaskListing(this.#db);
+    this.#transactions = prepareTransactions(this.#db, statements, this.#json);
   }
 
   async ping(): Promise<void> {
@@ -87,27 +94,17 @@ export class SqliteStore implements Store {
 
   async insertTasks(tasks: readonly RetryTask[]): Promise<InsertResult[]> {
     if (tasks.length === 0) return [];
-    const s = this.#s;
-    const insertAll = this.#db.transaction((batch: readonly RetryTask[]) =>
-      batch.map((task): InsertResult => {
-        if (s.insertTask.run(taskToParams(task)).changes === 1) return { kind: 'inserted', task };
-        // ON CONFLICT names the idempotency key only, so the row that won is found by that key.
-        const stored = s.getTaskByKey.get(task.tenantId, task.idempotencyKey);
-        if (stored === undefined) throw new Error(`Task ${task.taskId} was neither inserted nor found by its key.`);
-        return { kind: 'duplicate', task: taskFromRow(stored) };
-      }),
-    );
-    return insertAll.immediate(tasks);
+    return this.#tx.insert.immediate(tasks);
   }
 
   async getTask(tenantId: string, taskId: string): Promise<RetryTask | undefined> {
     const row = this.#s.getTask.get(tenantId, taskId);
-    return row === undefined ? undefined : taskFromRow(row);
+    return row === undefined ? undefined : taskFromRow(row, this.#json);
   }
 
   async getTaskByIdempotencyKey(tenantId: string, idempotencyKey: string): Promise<RetryTask | undefined> {
     const row = this.#s.getTaskByKey.get(tenantId, idempotencyKey);
-    return row === undefined ? undefined : taskFromRow(row);
+    return row === undefined ? undefined : taskFromRow(row, this.#json);
   }
 
   async listTasks(query: TaskQuery): Promise<Page<RetryTask>> {
@@ -117,7 +114,7 @@ export class SqliteStore implements Store {
       query,
       after === undefined ? undefined : { createdAt: after[0] as number, taskId: after[1] as string },
     );
-    return pageOf(rows.map(taskFromRow), query.limit, (t) => encodeCursor('tasks', [t.createdAt, t.taskId]));
+    return pageOf(rows.map((row) => taskFromRow(row, this.#json)), query.limit, (t) => encodeCursor('tasks', [t.createdAt, t.taskId]));
   }
 
   async updateTask(
@@ -128,26 +125,16 @@ export class SqliteStore implements Store {
   ): Promise<UpdateResult> {
     const s = this.#s;
     const updated = s.updateTask.get(patchParams(tenantId, taskId, expectedVersion, patch));
-    if (updated !== undefined) return { kind: 'updated', task: taskFromRow(updated) };
+    if (updated !== undefined) return { kind: 'updated', task: taskFromRow(updated, this.#json) };
     const current = s.getTask.get(tenantId, taskId);
-    return current === undefined ? { kind: 'not_found' } : { kind: 'conflict', task: taskFromRow(current) };
+    return current === undefined ? { kind: 'not_found' } : { kind: 'conflict', task: taskFromRow(current, this.#json) };
   }
 
   // ---- scheduling ----------------------------------------------------------------------------------
 
   async claimDue(now: number, options: ClaimOptions): Promise<RetryTask[]> {
     if (options.limit <= 0) return [];
-    const s = this.#s;
-    const claim = this.#db.transaction(() =>
-      s.claimDue.all({
-        now,
-        limit: options.limit,
-        workerId: options.workerId,
-        leaseExpiresAt: now + options.leaseMs,
-      }),
-    );
-    const tasks = claim.immediate().map(taskFromRow);
-    return tasks.sort((a, b) => (a.nextAttemptAt ?? 0) - (b.nextAttemptAt ?? 0));
+    return this.#tasksOf(this.#tx.claim.immediate(now, options.limit, options.workerId, now + options.leaseMs));
   }
 
   async nextDueAt(): Promise<number | null> {
@@ -155,7 +142,7 @@ export class SqliteStore implements Store {
   }
 
   async findExpiredLeases(now: number, limit: number): Promise<RetryTask[]> {
-    return this.#s.findExpiredLeases.all({ now, limit }).map(taskFromRow);
+    return this.#s.findExpiredLeases.all({ now, limit }).map((row) => taskFromRow(row, this.#json));
   }
 
   async nextLeaseExpiryAt(): Promise<number | null> {
@@ -164,9 +151,13 @@ export class SqliteStore implements Store {
 
   async completeAttempts(completions: readonly AttemptCompletion[], now: number): Promise<CompletionResult[]> {
     if (completions.length === 0) return [];
-    const s = this.#s;
-    const completeAll = this.#db.transaction(() => completions.map((completion) => completeOne(s, completion, now)));
-    return completeAll.immediate();
+    return this.#tx.complete.immediate(completions, now);
+  }
+
+  async completeAndClaim(completions: readonly AttemptCompletion[], now: number, claim: ClaimOptions): Promise<CompleteAndClaimResult> {
+    if (claim.limit <= 0) return { results: await this.completeAttempts(completions, now), claimed: [] };
+    const { results, rows } = this.#tx.completeAndClaim.immediate(completions, now, claim.limit, claim.workerId, now + claim.leaseMs);
+    return { results, claimed: this.#tasksOf(rows) };
   }
 
   async extendLease(tenantId: string, taskId: string, fencingToken: number, leaseExpiresAt: number): Promise<boolean> {
@@ -175,11 +166,7 @@ export class SqliteStore implements Store {
 
   async releaseLeases(leases: readonly LeaseRef[], now: number): Promise<number> {
     if (leases.length === 0) return 0;
-    const s = this.#s;
-    const releaseAll = this.#db.transaction(() =>
-      leases.reduce((released, lease) => released + s.releaseLease.run({ ...pickLease(lease), now }).changes, 0),
-    );
-    return releaseAll.immediate();
+    return this.#tx.release.immediate(leases, now);
   }
 
   // ---- attempts ------------------------------------------------------------------------------------
@@ -269,63 +256,21 @@ export class SqliteStore implements Store {
     return this.#statements;
   }
 
+  #tasksOf(rows: readonly DueRow[]): RetryTask[] {
+    const tasks: RetryTask[] = new Array<RetryTask>(rows.length);
+    for (let i = 0; i < rows.length; i++) tasks[i] = taskFromRow(rows[i] as DueRow, this.#json);
+    return tasks;
+  }
+
+  get #tx(): Transactions {
+    if (this.#transactions === undefined) throw new Error('SqliteStore: call init() before using the store.');
+    return this.#transactions;
+  }
+
   #listingOf(): TaskListing {
     if (this.#listing === undefined) throw new Error('SqliteStore: call init() before using the store.');
     return this.#listing;
   }
-}
-
-/**
- * One completion, fenced. With a cancel alternative, `next` applies only if no cancel was requested and the
- * alternative only if one was: two guarded statements (the second runs only when a cancel was requested, or when
- * the task is fenced out), each writing `ended_at` only for an outcome that ends the task.
- */
-function completeOne(s: Statements, completion: AttemptCompletion, now: number): CompletionResult {
-  const cancel = completion.ifCancelRequested;
-  let outcome = completion.next;
-  let row = applyOutcome(s, completion, outcome, cancel === undefined ? null : 0, now);
-  if (row === undefined && cancel !== undefined) {
-    outcome = cancel;
-    row = applyOutcome(s, completion, cancel, 1, now);
-  }
-  if (row === undefined) return { kind: 'fenced_out', taskId: completion.taskId };
-  const attempt = outcome === cancel ? (completion.attemptIfCancelRequested ?? completion.attempt) : completion.attempt;
-  if (attempt !== undefined) insertAttempt(s, attempt);
-  return {
-    kind: 'applied',
-    taskId: completion.taskId,
-    status: outcome.status,
-    nextAttemptAt: outcome.nextAttemptAt,
-    version: row[0],
-    cancelRequested: row[1] === 1,
-  };
-}
-
-function applyOutcome(
-  s: Statements,
-  completion: AttemptCompletion,
-  outcome: TaskOutcome,
-  cancelRequested: 0 | 1 | null,
-  now: number,
-): CompletedRow | undefined {
-  const ends = !isLive(outcome.status);
-  const statement = ends ? s.completeToEnded : s.completeToLive;
-  return statement.get(...completeParams(completion, outcome, ends, cancelRequested, now));
-}
-
-function insertAttempt(s: Statements, attempt: AttemptLog): void {
-  try {
-    s.insertAttempt.run(attemptToParams(attempt));
-  } catch (error) {
-    if ((error as { code?: unknown }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY') {
-      throw new DuplicateAttemptError(attempt.taskId, attempt.attemptNumber, { cause: error });
-    }
-    throw error;
-  }
-}
-
-function pickLease(lease: LeaseRef): LeaseRef {
-  return { tenantId: lease.tenantId, taskId: lease.taskId, fencingToken: lease.fencingToken };
 }
 
 /** Cuts the extra row fetched past `limit` and, when there was one, points the cursor at the page's last item. */
