@@ -1,6 +1,6 @@
 // W1 — flaky downstream, fast retries (../../../shared/WORKLOADS.md): retryd, BullMQ and pg-boss side by side.
 //
-//   node bench/service/w1.mjs [--tasks 20000] [--only retryd,bullmq,pgboss] [--sync full|normal|both]
+//   node bench/service/w1.mjs [--tasks 20000] [--only retryd,bullmq,pgboss,bare] [--sync full|normal|both]
 //                             [--rounds 1] [--store sqlite[,postgres,redis]] [--instances 1[,2,3]] [--concurrency N]
 //                             [--cpu-prof DIR] [--json]
 //
@@ -13,6 +13,7 @@
 
 import { parseArgs } from 'node:util';
 import { startDownstream } from './lib/downstream-client.mjs';
+import { bareContender } from './lib/contenders/bare.mjs';
 import { bullmqContender } from './lib/contenders/bullmq.mjs';
 import { pgbossContender } from './lib/contenders/pgboss.mjs';
 import { retrydContender } from './lib/contenders/retryd.mjs';
@@ -35,8 +36,8 @@ const ROUNDS = Number(args.rounds);
 if (!Number.isInteger(ROUNDS) || ROUNDS < 1) throw new Error(`--rounds must be a positive integer, got ${args.rounds}`);
 const N = Number(args.tasks);
 if (!Number.isInteger(N) || N < 1) throw new Error(`--tasks must be a positive integer, got ${args.tasks}`);
-const only = new Set((args.only ?? 'retryd,bullmq,pgboss').split(',').map((s) => s.trim()));
-for (const o of only) if (!['retryd', 'bullmq', 'pgboss'].includes(o)) throw new Error(`--only: unknown contender ${o}`);
+const only = new Set((args.only ?? 'retryd,bullmq,pgboss,bare').split(',').map((s) => s.trim()));
+for (const o of only) if (!['retryd', 'bullmq', 'pgboss', 'bare'].includes(o)) throw new Error(`--only: unknown contender ${o}`);
 if (!['full', 'normal', 'both'].includes(args.sync)) throw new Error(`--sync must be full, normal or both, got ${args.sync}`);
 const syncs = args.sync === 'both' ? ['full', 'normal'] : [args.sync];
 const concurrency = args.concurrency === undefined ? undefined : Number(args.concurrency);
@@ -58,6 +59,7 @@ if (only.has('retryd')) {
 }
 if (only.has('bullmq')) contenders.push(bullmqContender());
 if (only.has('pgboss')) contenders.push(pgbossContender());
+if (only.has('bare')) contenders.push(bareContender());
 
 const machine = printMachine();
 machine.diskSync = await printDiskSync();
@@ -180,7 +182,16 @@ printTable(
   ]),
 );
 
-const peers = results.filter((r) => !r.id.startsWith('retryd'));
+const peers = results.filter((r) => !r.id.startsWith('retryd') && r.id !== 'bare');
+// The bare loop is a ceiling, not a peer: every contender's share of it, peers included.
+const bare = results.find((r) => r.id === 'bare');
+if (bare !== undefined && bare.attemptsPerSec > 0) {
+  console.log('');
+  printTable(
+    ['share of the machine\'s ceiling (attempts/s ÷ bare undici loop)', 'share'],
+    results.filter((r) => r !== bare).map((r) => [r.name ?? r.id, `${Math.round((100 * r.attemptsPerSec) / bare.attemptsPerSec)} %`]),
+  );
+}
 const ours = results.filter((r) => r.id.startsWith('retryd'));
 if (ours.length > 0 && peers.length > 0) {
   console.log('');

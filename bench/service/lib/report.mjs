@@ -29,7 +29,7 @@ export function summarize(values) {
 }
 
 export const fmt = (n, digits = 0) =>
-  Number.isFinite(n) ? n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits }) : String(n);
+  Number.isFinite(n) ? n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits }) : n === Infinity ? '–' : String(n);
 
 /** Prints a Markdown table (so that a run can be pasted into docs/benchmarks.md as is). */
 export function printTable(headers, rows) {
