@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { RetryTask } from '../src/domain/task.js';
-import { DuplicateAttemptError } from '../src/stores/sqlite/errors.js';
+import { DuplicateAttemptError } from '../src/store/store-errors.js';
 import { dueChannel } from '../src/stores/postgres/connection.js';
 import type { PostgresStore } from '../src/stores/postgres/postgres-store.js';
 import { T0, makeAttempt, makeTask, retryOutcome } from './fixtures/tasks.js';

@@ -1,12 +1,14 @@
 import { TaskStatus } from '@retryd/core';
+import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { StoreUrlError } from '../src/store/open-store.js';
 import { loadMigrations } from '../src/stores/postgres/migrate.js';
 import { openPostgresStore, parsePostgresStoreUrl } from '../src/stores/postgres/open-postgres-store.js';
 import { PostgresStore } from '../src/stores/postgres/postgres-store.js';
+import { TaskVacuum } from '../src/stores/postgres/task-vacuum.js';
 import { loadQueries } from '../src/stores/postgres/queries.js';
 import { T0, makeTask } from './fixtures/tasks.js';
-import { POSTGRES_URL, dropSchemas, freshSchema, makeStore, withClient } from './postgres-harness.js';
+import { POSTGRES_URL, dropSchemas, freshSchema, makeStore, waitFor, withClient } from './postgres-harness.js';
 import { describeStoreConformance } from './store-conformance.js';
 
 // Registered before the suite's own hooks, so it runs after them: every store of the test is closed by then.
@@ -143,6 +145,57 @@ describe('PostgresStore query plans', () => {
     for (const name of ['deadLetters', 'everything'] as const) {
       expect(plan[name], name).toContain('"Scan Direction":"Backward"');
       expect(plan[name].split('"Node Type":"Limit"').length - 1, name).toBe(2);
+    }
+  });
+});
+
+describe('PostgresStore vacuum', () => {
+  const lastVacuum = (schema: string) =>
+    withClient(schema, async (client) => {
+      const { rows } = await client.query<{ at: Date | null }>(
+        'SELECT last_vacuum AS at FROM pg_stat_user_tables WHERE schemaname = $1 AND relname = $2',
+        [schema, 'tasks'],
+      );
+      return rows[0]?.at ?? null;
+    });
+
+  it('vacuums its tasks table once a thousand rows changed, and not before', async () => {
+    const schema = freshSchema();
+    const store = makeStore(schema, { vacuumIntervalMs: 20 });
+    try {
+      await store.init();
+      await store.insertTasks(Array.from({ length: 1_000 }, () => makeTask()));
+      await store.claimDue(T0, { limit: 999, leaseMs: 60_000, workerId: 'w' });
+      // 999 rows changed: below the threshold, the looks of the next 100 ms do nothing.
+      const quiet = Date.now() + 100;
+      await waitFor(() => Date.now() > quiet, 'the quiet period');
+      expect(await lastVacuum(schema)).toBeNull();
+      await store.claimDue(T0, { limit: 1, leaseMs: 60_000, workerId: 'w' });
+      await waitFor(async () => (await lastVacuum(schema)) !== null, 'a vacuum of tasks');
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('skips its turn while another instance of the schema vacuums, instead of waiting', async () => {
+    const schema = freshSchema();
+    const store = makeStore(schema, { vacuumIntervalMs: 0 });
+    await store.init();
+    await store.close();
+    const pool = new pg.Pool({ connectionString: POSTGRES_URL, max: 1 });
+    const vacuum = new TaskVacuum(pool, schema, { intervalMs: 0, minChanges: 0, onError: (error) => expect.fail(error.message) });
+    try {
+      const lock = [`retryd.vacuum.${schema}`];
+      await withClient(schema, async (client) => {
+        await client.query('SELECT pg_advisory_lock(hashtextextended($1::text, 0))', lock);
+        expect(await vacuum.vacuum()).toBe(false);
+        await client.query('SELECT pg_advisory_unlock(hashtextextended($1::text, 0))', lock);
+      });
+      expect(await vacuum.vacuum()).toBe(true);
+      expect(await lastVacuum(schema)).not.toBeNull();
+    } finally {
+      await vacuum.close();
+      await pool.end();
     }
   });
 });

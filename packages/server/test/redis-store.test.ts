@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
-import { DuplicateAttemptError } from '../src/stores/sqlite/errors.js';
+import { DuplicateAttemptError } from '../src/store/store-errors.js';
 import { durabilityMode, describeDurability, readPersistence } from '../src/stores/redis/durability.js';
 import { InvalidTaskStateError, TaskIdTakenError } from '../src/stores/redis/errors.js';
 import { PartitionKeys, createdAtOfSortKey, sortKeyOf } from '../src/stores/redis/keys.js';

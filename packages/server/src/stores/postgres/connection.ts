@@ -30,6 +30,11 @@ export interface PostgresStoreOptions {
    * made again.
    */
   synchronousCommit?: 'on' | 'off';
+  /**
+   * How often the store vacuums its `tasks` table while tasks change, in ms (see `TaskVacuum`). Default 5000;
+   * 0 leaves it to autovacuum (then set `autovacuum_naptime` to a few seconds on the server).
+   */
+  vacuumIntervalMs?: number;
   /** `application_name` shown in `pg_stat_activity`. Default `retryd`. */
   applicationName?: string;
   /**

@@ -1,4 +1,4 @@
-import { DuplicateAttemptError } from '../sqlite/errors.js';
+import { DuplicateAttemptError } from '../../store/store-errors.js';
 
 /**
  * A call could not reach PostgreSQL (connection refused, lost mid-call, or no connection within

@@ -1,7 +1,7 @@
 import { TaskStatus } from '@retryd/core';
 import type { Page } from '../../domain/task.js';
 import type { TaskQuery } from '../../store/store.js';
-import { decodeCursor } from '../sqlite/cursor.js';
+import { decodeCursor } from '../../store/cursor.js';
 import type { QueryName } from './queries.js';
 
 /**

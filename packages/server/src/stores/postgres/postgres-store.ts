@@ -17,7 +17,7 @@ import type {
   TaskQuery,
   UpdateResult,
 } from '../../store/store.js';
-import { decodeCursor, encodeCursor } from '../sqlite/cursor.js';
+import { decodeCursor, encodeCursor } from '../../store/cursor.js';
 import { DEFAULT_SCHEMA, checkSchemaName, clientConfig, createPool, dueChannel } from './connection.js';
 import type { PostgresStoreOptions } from './connection.js';
 import { DueListener } from './due-listener.js';
@@ -27,9 +27,12 @@ import { loadMigrations, migrate } from './migrate.js';
 import { pageOf, taskListing } from './paging.js';
 import { PostgresBlobStore } from './postgres-blob-store.js';
 import { loadQueries } from './queries.js';
+import { TaskVacuum } from './task-vacuum.js';
 import type { Queries, QueryName } from './queries.js';
-import { attemptFromRow, completionRecord, patchRecord, policyFromRow, taskFromRow, taskRecord } from './task-row.js';
-import type { AttemptRow, CompletedRow, PolicyRow, TaskRow } from './task-row.js';
+import { attemptFromRow } from '../sql-rows.js';
+import type { AttemptRow } from '../sql-rows.js';
+import { completionRecord, patchRecord, policyFromRow, taskFromRow, taskRecord } from './task-row.js';
+import type { CompletedRow, PolicyRow, TaskRow } from './task-row.js';
 
 /** Runs one of the store's statements (by file name) on a pooled connection. */
 export type RunQuery = <R extends pg.QueryResultRow>(
@@ -65,6 +68,7 @@ export class PostgresStore implements Store {
   readonly #pool: pg.Pool;
   readonly #channel: string;
   readonly #listener: DueListener;
+  readonly #vacuum: TaskVacuum;
   #queries: Queries | undefined;
   #blobs: PostgresBlobStore | undefined;
   #closing: Promise<void> | undefined;
@@ -76,6 +80,7 @@ export class PostgresStore implements Store {
     this.#channel = dueChannel(this.schema);
     const onError = options.onError ?? (() => undefined);
     this.#listener = new DueListener(clientConfig(options, this.schema), this.#channel, onError);
+    this.#vacuum = new TaskVacuum(this.#pool, this.schema, { intervalMs: options.vacuumIntervalMs ?? 5_000, minChanges: 1_000, onError });
   }
 
   async init(): Promise<void> {
@@ -86,6 +91,7 @@ export class PostgresStore implements Store {
       throw storeError(error);
     }
     this.#queries = await loadQueries();
+    this.#vacuum.start();
   }
 
   async ping(): Promise<void> {
@@ -95,6 +101,7 @@ export class PostgresStore implements Store {
   /** Stops listening and closes every connection once the calls in progress have finished. Idempotent. */
   close(): Promise<void> {
     this.#closing ??= (async () => {
+      await this.#vacuum.close();
       await this.#listener.close();
       await this.#pool.end();
     })();
@@ -156,6 +163,7 @@ export class PostgresStore implements Store {
     if (options.limit <= 0) return [];
     const values = [now, options.limit, options.workerId, now + options.leaseMs];
     const claimed = (await this.#run<TaskRow>('claim-due', values)).rows.map(taskFromRow);
+    this.#vacuum.noteChanges(claimed.length);
     // RETURNING does not keep the CTE's order.
     return claimed.sort((a, b) => (a.nextAttemptAt ?? 0) - (b.nextAttemptAt ?? 0));
   }
@@ -180,6 +188,7 @@ export class PostgresStore implements Store {
     if (completions.length === 0) return [];
     const records = JSON.stringify(completions.map(completionRecord));
     const applied = await this.#run<CompletedRow>('complete-attempts', [records, now]);
+    this.#vacuum.noteChanges(applied.rows.length);
     const byIndex = new Map(applied.rows.map((row) => [row.i, row]));
     return completions.map(({ taskId }, i): CompletionResult => {
       const row = byIndex.get(i);

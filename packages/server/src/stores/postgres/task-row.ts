@@ -1,6 +1,7 @@
 import type { RetryPolicy, TaskStatus } from '@retryd/core';
-import type { AttemptLog, AttemptOutcome, RetryTask, StoredPolicy } from '../../domain/task.js';
+import type { AttemptLog, RetryTask, StoredPolicy } from '../../domain/task.js';
 import type { AttemptCompletion, TaskOutcome, TaskPatch } from '../../store/store.js';
+import { PATCH_COLUMNS } from '../sql-rows.js';
 
 /** A `tasks` row as pg returns it: jsonb and json decoded, bigint as number (see `connection.ts`). */
 export interface TaskRow {
@@ -160,18 +161,6 @@ export function completionRecord(completion: AttemptCompletion, i: number): Reco
   };
 }
 
-const PATCH_COLUMNS: { readonly [K in keyof Required<TaskPatch>]: string } = {
-  status: 'status',
-  nextAttemptAt: 'next_attempt_at',
-  cancelRequested: 'cancel_requested',
-  runAttemptOffset: 'run_attempt_offset',
-  runStartedAt: 'run_started_at',
-  lastDelayMs: 'last_delay_ms',
-  deadLetterReason: 'dead_letter_reason',
-  lastError: 'last_error',
-  lastResponseStatus: 'last_response_status',
-  updatedAt: 'updated_at',
-};
 
 /** `update-task`'s `$4`: one key per patched column, absent fields left out (the stored value stays). */
 export function patchRecord(patch: TaskPatch): string {
@@ -190,38 +179,6 @@ export interface CompletedRow {
   next_attempt_at: number | null;
   version: number;
   cancel_requested: boolean;
-}
-
-/** An `attempts` row as pg returns it. */
-export interface AttemptRow {
-  tenant_id: string;
-  task_id: string;
-  attempt_number: number;
-  started_at: number;
-  duration_ms: number;
-  response_status: number | null;
-  error_message: string | null;
-  outcome: AttemptOutcome;
-  response_body_snippet: string | null;
-  next_attempt_at: number | null;
-  worker_id: string;
-}
-
-/** A stored attempt row as the domain's attempt log entry. */
-export function attemptFromRow(row: AttemptRow): AttemptLog {
-  return {
-    tenantId: row.tenant_id,
-    taskId: row.task_id,
-    attemptNumber: row.attempt_number,
-    startedAt: row.started_at,
-    durationMs: row.duration_ms,
-    responseStatus: row.response_status,
-    errorMessage: row.error_message,
-    outcome: row.outcome,
-    responseBodySnippet: row.response_body_snippet,
-    nextAttemptAt: row.next_attempt_at,
-    workerId: row.worker_id,
-  };
 }
 
 /** A `policies` row as pg returns it (jsonb decoded). */

@@ -1,4 +1,4 @@
-import { DuplicateAttemptError } from '../sqlite/errors.js';
+import { DuplicateAttemptError } from '../../store/store-errors.js';
 
 /**
  * The Redis store cannot reach its server: the command was not sent (disconnected), was lost with the

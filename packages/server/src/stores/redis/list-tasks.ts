@@ -2,7 +2,7 @@ import { TaskStatus } from '@retryd/core';
 import type { Redis } from 'ioredis';
 import type { AttemptLog, Page, RetryTask } from '../../domain/task.js';
 import type { PageRequest, TaskQuery } from '../../store/store.js';
-import { decodeCursor, encodeCursor } from '../sqlite/cursor.js';
+import { decodeCursor, encodeCursor } from '../../store/cursor.js';
 import { createdAtOfSortKey, sortKeyOf } from './keys.js';
 import type { PartitionKeys } from './keys.js';
 import { decodeAttempt } from './task-codec.js';

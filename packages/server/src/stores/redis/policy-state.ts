@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { Page, StoredPolicy } from '../../domain/task.js';
 import type { PageRequest, PutPolicyResult, TargetState } from '../../store/store.js';
-import { decodeCursor, encodeCursor } from '../sqlite/cursor.js';
+import { decodeCursor, encodeCursor } from '../../store/cursor.js';
 import { execAll } from './fan-out.js';
 import type { PartitionKeys } from './keys.js';
 import { runScript } from './scripts.js';

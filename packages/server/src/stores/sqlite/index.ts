@@ -1,3 +1,3 @@
 export { SqliteStore } from './sqlite-store.js';
 export type { SqliteSettings, SqliteStoreOptions } from './connection.js';
-export { DuplicateAttemptError, InvalidCursorError } from './errors.js';
+export { DuplicateAttemptError, InvalidCursorError } from '../../store/store-errors.js';

@@ -18,13 +18,14 @@ import type {
 } from '../../store/store.js';
 import { openConnection, readSettings } from './connection.js';
 import type { SqliteSettings, SqliteStoreOptions } from './connection.js';
-import { decodeCursor, encodeCursor } from './cursor.js';
+import { decodeCursor, encodeCursor } from '../../store/cursor.js';
 import { TaskListing } from './list-tasks.js';
 import { loadMigrations, migrate } from './migrate.js';
 import { JsonCache } from './json-cache.js';
 import { patchParams, prepareStatements } from './statements.js';
 import type { DueRow, Statements } from './statements.js';
-import { attemptFromRow, policyFromRow, taskFromRow } from './task-row.js';
+import { attemptFromRow } from '../sql-rows.js';
+import { policyFromRow, taskFromRow } from './task-row.js';
 import { prepareTransactions } from './transactions.js';
 import type { Transactions } from './transactions.js';
 

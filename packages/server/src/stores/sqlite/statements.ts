@@ -2,7 +2,9 @@ import type { Database } from 'better-sqlite3';
 import type { TaskStatus } from '@retryd/core';
 import type { AttemptCompletion, TaskOutcome, TaskPatch } from '../../store/store.js';
 import { ATTEMPT_COLUMNS, TASK_COLUMN_NAMES, TASK_COLUMNS } from './task-row.js';
-import type { AttemptRow, PolicyRow, TaskParams, TaskRow } from './task-row.js';
+import { PATCH_COLUMNS } from '../sql-rows.js';
+import type { AttemptRow } from '../sql-rows.js';
+import type { PolicyRow, TaskParams, TaskRow } from './task-row.js';
 
 // Every statement of the SQLite store, each with its contract. Prepared once, in `prepareStatements`.
 // Statements run once per task or per attempt take positional parameters and return raw rows (arrays): binding an
@@ -151,23 +153,11 @@ UPDATE tasks SET
 WHERE tenant_id = @tenantId AND task_id = @taskId AND version = @expectedVersion
 RETURNING ${TASK_COLUMNS}`;
 
-const patchColumns: { readonly [K in keyof Required<TaskPatch>]: PatchField } = {
-  status: 'status',
-  nextAttemptAt: 'next_attempt_at',
-  cancelRequested: 'cancel_requested',
-  runAttemptOffset: 'run_attempt_offset',
-  runStartedAt: 'run_started_at',
-  lastDelayMs: 'last_delay_ms',
-  deadLetterReason: 'dead_letter_reason',
-  lastError: 'last_error',
-  lastResponseStatus: 'last_response_status',
-  updatedAt: 'updated_at',
-};
 
 /** Binds a patch to {@link UPDATE_TASK}: fields absent from `patch` keep their stored value. */
 export function patchParams(tenantId: string, taskId: string, expectedVersion: number, patch: TaskPatch): PatchParams {
   const params: Record<string, string | number | null> = { tenantId, taskId, expectedVersion };
-  for (const [property, column] of Object.entries(patchColumns) as [keyof TaskPatch, PatchField][]) {
+  for (const [property, column] of Object.entries(PATCH_COLUMNS) as [keyof TaskPatch, PatchField][]) {
     const value = patch[property];
     params[`set_${column}`] = value === undefined ? 0 : 1;
     params[column] = value === undefined ? null : typeof value === 'boolean' ? Number(value) : value;

@@ -1,5 +1,5 @@
 import type { RetryPolicy, TaskStatus } from '@retryd/core';
-import type { AttemptLog, AttemptOutcome, RetryTask, StoredPolicy } from '../../domain/task.js';
+import type { AttemptLog, RetryTask, StoredPolicy } from '../../domain/task.js';
 import type { JsonCache } from './json-cache.js';
 
 /** Every task column, in one order shared by SELECT, RETURNING and INSERT (never `*`, so a new column is a choice). */
@@ -152,38 +152,6 @@ export function taskToParams(task: RetryTask): TaskParams {
 /** Every attempt column, in the order of {@link AttemptRow}. */
 export const ATTEMPT_COLUMNS = `tenant_id, task_id, attempt_number, started_at, duration_ms, response_status,
   error_message, outcome, response_body_snippet, next_attempt_at, worker_id`;
-
-/** An `attempts` row, which is also the attempt INSERT's named parameters. */
-export interface AttemptRow {
-  tenant_id: string;
-  task_id: string;
-  attempt_number: number;
-  started_at: number;
-  duration_ms: number;
-  response_status: number | null;
-  error_message: string | null;
-  outcome: AttemptOutcome;
-  response_body_snippet: string | null;
-  next_attempt_at: number | null;
-  worker_id: string;
-}
-
-/** A stored attempt row as the domain's attempt log entry. */
-export function attemptFromRow(row: AttemptRow): AttemptLog {
-  return {
-    tenantId: row.tenant_id,
-    taskId: row.task_id,
-    attemptNumber: row.attempt_number,
-    startedAt: row.started_at,
-    durationMs: row.duration_ms,
-    responseStatus: row.response_status,
-    errorMessage: row.error_message,
-    outcome: row.outcome,
-    responseBodySnippet: row.response_body_snippet,
-    nextAttemptAt: row.next_attempt_at,
-    workerId: row.worker_id,
-  };
-}
 
 /** An attempt log entry as positional parameters of the attempt INSERT, in {@link ATTEMPT_COLUMNS} order. */
 export function attemptToParams(attempt: AttemptLog): (string | number | null)[] {

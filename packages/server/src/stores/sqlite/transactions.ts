@@ -1,7 +1,7 @@
 import type { Database, Transaction } from 'better-sqlite3';
 import type { AttemptLog, RetryTask } from '../../domain/task.js';
 import type { AttemptCompletion, CompletionResult, InsertResult, LeaseRef, TaskOutcome } from '../../store/store.js';
-import { DuplicateAttemptError } from './errors.js';
+import { DuplicateAttemptError } from '../../store/store-errors.js';
 import type { JsonCache } from './json-cache.js';
 import { completeParams, isLive } from './statements.js';
 import type { CompletedRow, DueRow, Statements } from './statements.js';

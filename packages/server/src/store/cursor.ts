@@ -1,4 +1,4 @@
-import { InvalidCursorError } from './errors.js';
+import { InvalidCursorError } from './store-errors.js';
 
 type KeyPart = string | number;
 
