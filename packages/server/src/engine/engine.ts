@@ -1,6 +1,7 @@
 import type { RetryPolicy } from '@retryd/core';
 import type { RetryTask } from '../domain/task.js';
 import type { CompletionResult, Store } from '../store/store.js';
+import type { HandOff, HandOffGrant } from '../tasks/hand-off.js';
 import type { AttemptDispatcher } from './attempt-result.js';
 import { AttemptRunner, type Held } from './attempt-runner.js';
 import { CompletionBatcher, type QueuedCompletion } from './completion-batcher.js';
@@ -33,7 +34,7 @@ const SETTLE_MS = 5_000;
  * await engine.stop({ graceMs: 10_000 });
  * ```
  */
-export class Engine implements AsyncDisposable {
+export class Engine implements AsyncDisposable, HandOff {
   /** This worker's name on leases and in attempt logs. */
   readonly workerId: string;
   private readonly store: Store;
@@ -54,6 +55,8 @@ export class Engine implements AsyncDisposable {
   private stopping: Promise<void> | undefined;
   /** Claim only when at least this much capacity is free, so a busy engine claims in batches, not one by one. */
   private readonly claimLowWater: number;
+  /** Slots promised to enqueues in progress ({@link Engine.reserve}), not yet adopted or given back. */
+  private reserved = 0;
 
   constructor(private readonly options: EngineOptions) {
     this.opts = resolveEngineOptions(options);
@@ -131,6 +134,36 @@ export class Engine implements AsyncDisposable {
     this.pump();
   }
 
+  /**
+   * Hand-off from this process's API: reserves up to `wanted` free slots for tasks due now that the enqueue inserts
+   * already leased to this engine (see `HandOff`). None while not running.
+   */
+  reserve(wanted: number): HandOffGrant {
+    const free = this.state === 'running' ? this.opts.concurrency - this.runner.inFlight - this.reserved : 0;
+    const count = Math.max(0, Math.min(wanted, free));
+    this.reserved += count;
+    return { count, workerId: this.workerId, leaseMs: this.opts.leaseMs };
+  }
+
+  /** Runs tasks inserted with a lease from {@link Engine.reserve}, as if this engine had claimed them. */
+  adopt(tasks: readonly RetryTask[]): void {
+    this.reserved = Math.max(0, this.reserved - tasks.length);
+    if (tasks.length === 0) return;
+    if (this.state === 'running') {
+      this.runner.run(tasks, true);
+      return;
+    }
+    // Stopping: hand them back at once rather than let their leases lapse (the reaper would count a lost attempt).
+    const leases = tasks.map((task) => ({ tenantId: task.tenantId, taskId: task.taskId, fencingToken: task.fencingToken }));
+    this.store.releaseLeases(leases, this.now()).catch((error: unknown) => this.report(error, { operation: 'release' }));
+  }
+
+  /** Returns reserved slots that no task used. */
+  giveBack(count: number): void {
+    this.reserved = Math.max(0, this.reserved - count);
+    this.pump();
+  }
+
   /** Forgets a cached named policy so the next decision reads it afresh (after `PUT /retry-policies/{id}`). */
   invalidatePolicy(tenantId: string, policyId: string): void {
     this.policies.invalidate(tenantId, policyId);
@@ -164,7 +197,7 @@ export class Engine implements AsyncDisposable {
     // Back-pressure: while the store falls behind on results, do not take on more work.
     if (this.batcher.size >= 4 * this.opts.concurrency) return;
     const { inFlight } = this.runner;
-    const free = this.opts.concurrency - inFlight;
+    const free = this.opts.concurrency - inFlight - this.reserved;
     if (free <= 0 || (free < this.claimLowWater && inFlight > 0)) return;
     this.claiming = this.claim(Math.min(this.opts.claimBatchSize, free)).finally(() => {
       this.claiming = undefined;

@@ -78,6 +78,8 @@ export async function startRetryd(config: RetrydConfig, logger: Logger): Promise
       if (runsWorkers) engine.wake();
     },
     onPolicyChanged: (tenantId, policyId) => engine.invalidatePolicy(tenantId, policyId),
+    // Tasks due at once go straight to this process's engine when it has room: one commit fewer before dispatch.
+    ...(runsWorkers ? { handOff: engine } : {}),
   });
   const verbose = logger.isLevelEnabled('debug');
   const app = runsApi ? await buildApp({ taskService, store, ...(verbose ? { logger } : {}) }) : undefined;

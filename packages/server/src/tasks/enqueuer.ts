@@ -6,6 +6,7 @@ import type { TargetGuard } from '../security/target-guard.js';
 import type { Store } from '../store/store.js';
 import type { EnqueueBatcher } from './enqueue-batcher.js';
 import { parseEnqueueInput, type FirstAttempt } from './enqueue-input.js';
+import { leasedTo, type HandOff } from './hand-off.js';
 import type { PolicyRegistry } from './policy-registry.js';
 import { callStore, storeFailure } from './store-errors.js';
 
@@ -31,6 +32,8 @@ export interface EnqueuerDeps {
   newId: () => string;
   inlineBodyLimit: number;
   wake: () => void;
+  /** The local engine, which takes tasks due at once straight from the enqueue. Absent: every task waits for a claim. */
+  handOff?: HandOff | undefined;
 }
 
 const TRACEPARENT = /^[\da-f]{2}-[\da-f]{32}-[\da-f]{16}-[\da-f]{2}$/;
@@ -68,16 +71,24 @@ export class Enqueuer {
       await this.#dropBlobs(valid.map((p) => p.blobRef));
       throw outage.error;
     }
+    // Tasks due at once go in already leased to the local engine, as many as it has room for.
+    const grant = this.#lease(valid, now);
     let inserted;
     try {
       inserted = await this.deps.batcher.submit(valid.map((p) => p.task));
     } catch (error) {
+      this.deps.handOff?.giveBack(grant);
       await this.#dropBlobs(valid.map((p) => p.blobRef));
       throw storeFailure(error, this.deps.store.kind, 'enqueue');
     }
+    const adopted = valid.flatMap((p, i) => (p.task.status === 'IN_FLIGHT' && inserted[i]?.kind === 'inserted' ? [p.task] : []));
+    if (grant > 0) {
+      this.deps.handOff?.adopt(adopted);
+      this.deps.handOff?.giveBack(grant - adopted.length);
+    }
     const results: BatchEntryResult[] = [];
     let v = 0;
-    let created = false;
+    let waiting = false;
     const orphans: (string | null)[] = [];
     for (const p of prepared) {
       if ('error' in p) {
@@ -87,7 +98,7 @@ export class Enqueuer {
       const outcome = inserted[v++];
       if (outcome === undefined) throw new Error('the batcher returned fewer results than tasks');
       if (outcome.kind === 'inserted') {
-        created = true;
+        waiting ||= outcome.task.status === 'PENDING';
         results.push({ kind: 'created', task: outcome.task });
         continue;
       }
@@ -98,9 +109,21 @@ export class Enqueuer {
           : { kind: 'error', error: keyReused(p.task.idempotencyKey, outcome.task.taskId) },
       );
     }
-    if (created) this.deps.wake();
+    // A handed-off task needs no claim; a task left waiting does, now or at its due time.
+    if (waiting) this.deps.wake();
     await this.#dropBlobs(orphans);
     return results;
+  }
+
+  /** Leases the due-now tasks among `valid` to the local engine, as many as it grants; returns how many it granted. */
+  #lease(valid: { task: RetryTask }[], now: number): number {
+    const handOff = this.deps.handOff;
+    if (handOff === undefined) return 0;
+    const due = valid.filter((p) => p.task.nextAttemptAt !== null && p.task.nextAttemptAt <= now);
+    if (due.length === 0) return 0;
+    const grant = handOff.reserve(due.length);
+    for (const p of due.slice(0, grant.count)) p.task = leasedTo(p.task, grant, now);
+    return grant.count;
   }
 
   async #prepare(tenantId: string, input: unknown, path: string, now: number, traceContext: string | null): Promise<Prepared> {

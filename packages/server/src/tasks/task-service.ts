@@ -7,6 +7,7 @@ import { TargetGuard } from '../security/target-guard.js';
 import type { PageRequest, Store, TaskPatch, TaskQuery } from '../store/store.js';
 import { EnqueueBatcher } from './enqueue-batcher.js';
 import { Enqueuer, type BatchEntryResult, type EnqueueContext, type EnqueueResult } from './enqueuer.js';
+import type { HandOff } from './hand-off.js';
 import { PolicyRegistry, type CreatePolicyResult } from './policy-registry.js';
 import { callStore } from './store-errors.js';
 
@@ -19,6 +20,11 @@ export interface TaskServiceOptions {
   targetGuard?: TargetGuard;
   /** Called after tasks became due (enqueue, replay): the engine's immediate wake-up. Default: nothing. */
   wake?: () => void;
+  /**
+   * The local engine: tasks due at once are inserted already leased to it and handed over when the insert commits,
+   * a claim fewer on their way to dispatch. Default: none (every task waits for a claim).
+   */
+  handOff?: HandOff;
   /** Called after `PUT /retry-policies/{id}` changed a policy. Default: nothing. */
   onPolicyChanged?: (tenantId: string, policyId: string) => void;
   /** Source of "now" (epoch ms; rounded down to whole ms). Default `systemClock`. */
@@ -92,6 +98,7 @@ export class TaskService implements AsyncDisposable {
       newId: options.newId ?? (() => uuidv7()),
       inlineBodyLimit: options.inlineBodyLimit ?? DEFAULT_INLINE_BODY_LIMIT,
       wake: this.#wake,
+      handOff: options.handOff,
     });
   }
 
