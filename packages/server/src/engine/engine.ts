@@ -150,7 +150,12 @@ export class Engine implements AsyncDisposable, HandOff {
     this.reserved = Math.max(0, this.reserved - tasks.length);
     if (tasks.length === 0) return;
     if (this.state === 'running') {
-      this.runner.run(tasks, true);
+      try {
+        this.runner.run(tasks, true);
+      } catch (error) {
+        // The enqueue has committed and must still answer; unstarted, these tasks' leases lapse and the reaper frees them.
+        this.report(error, { operation: 'hand_off' });
+      }
       return;
     }
     // Stopping: hand them back at once rather than let their leases lapse (the reaper would count a lost attempt).
