@@ -26,6 +26,11 @@ describe('parsePostgresStoreUrl', () => {
       connectionString: 'postgresql://u:p@db/retryd?sslmode=require',
       schema: 'jobs_2',
     });
+    expect(parsePostgresStoreUrl('postgres://db/x?vacuum_interval_ms=0&schema=jobs')).toEqual({
+      connectionString: 'postgres://db/x',
+      schema: 'jobs',
+      vacuumIntervalMs: 0,
+    });
   });
 
   it.each([
@@ -36,6 +41,9 @@ describe('parsePostgresStoreUrl', () => {
     ['postgres://db/x?schema=a%22;drop', 'lowercase'],
     [`postgres://db/x?schema=${'a'.repeat(49)}`, '1 to 48'],
     ['postgres://db/x?schema=a&schema=b', 'at most once'],
+    ['postgres://db/x?vacuum_interval_ms=soon', 'a whole number of milliseconds'],
+    ['postgres://db/x?vacuum_interval_ms=-1', 'a whole number of milliseconds'],
+    ['postgres://db/x?vacuum_interval_ms=1&vacuum_interval_ms=2', 'at most once'],
     ['mysql://db/x', 'postgres://'],
     ['not a url', 'postgres://'],
   ])('refuses %s, naming --store and the rule', (url, rule) => {

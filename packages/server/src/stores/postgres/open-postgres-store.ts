@@ -9,9 +9,19 @@ export type OpenPostgresStoreOptions = Omit<PostgresStoreOptions, 'connectionStr
 
 const FORM = '`postgres://user[:password]@host[:port]/database[?schema=name]` (or `postgresql://…`)';
 
+/** The parts of a `--store` PostgreSQL URL that are retryd's, not pg's. */
+export interface PostgresStoreUrl {
+  connectionString: string;
+  schema: string;
+  /** From `?vacuum_interval_ms=`, when given (see `PostgresStoreOptions.vacuumIntervalMs`). */
+  vacuumIntervalMs?: number;
+}
+
 /**
- * Reads a `--store` PostgreSQL URL: the connection string pg receives (without `schema`, which pg does not know)
- * and the schema from `?schema=` (default `retryd`). Other parameters (`sslmode`, `options`, …) pass through.
+ * Reads a `--store` PostgreSQL URL: the connection string pg receives (without retryd's own parameters, which pg
+ * does not know), the schema from `?schema=` (default `retryd`) and, from `?vacuum_interval_ms=`, how often the
+ * store vacuums its tasks table (0: never; leave it to autovacuum). Other parameters (`sslmode`, `options`, …) pass
+ * through.
  *
  * @throws StoreUrlError naming `--store` when the URL is not a PostgreSQL URL or its schema breaks the naming rule
  * @example
@@ -20,7 +30,7 @@ const FORM = '`postgres://user[:password]@host[:port]/database[?schema=name]` (o
  * // { connectionString: 'postgres://retryd@db/retryd', schema: 'jobs' }
  * ```
  */
-export function parsePostgresStoreUrl(url: string): { connectionString: string; schema: string } {
+export function parsePostgresStoreUrl(url: string): PostgresStoreUrl {
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -38,9 +48,19 @@ export function parsePostgresStoreUrl(url: string): { connectionString: string; 
   } catch (error) {
     throw new StoreUrlError((error as Error).message);
   }
-  if (schemas.length === 0) return { connectionString: url, schema };
+  const vacuum = parsed.searchParams.getAll('vacuum_interval_ms');
+  if (vacuum.length > 1) throw new StoreUrlError('Expected `--store` to give `?vacuum_interval_ms=` at most once.');
+  const vacuumIntervalMs = vacuum[0] === undefined ? undefined : Number(vacuum[0]);
+  if (vacuumIntervalMs !== undefined && !(/^\d+$/.test(vacuum[0] ?? '') && Number.isSafeInteger(vacuumIntervalMs))) {
+    throw new StoreUrlError(
+      `Expected \`--store\` (\`?vacuum_interval_ms=\`) to be a whole number of milliseconds, 0 to turn the vacuum off; got ${JSON.stringify(vacuum[0])}.`,
+    );
+  }
+  const extra = vacuumIntervalMs === undefined ? {} : { vacuumIntervalMs };
+  if (schemas.length === 0 && vacuum.length === 0) return { connectionString: url, schema };
   parsed.searchParams.delete('schema');
-  return { connectionString: parsed.toString(), schema };
+  parsed.searchParams.delete('vacuum_interval_ms');
+  return { connectionString: parsed.toString(), schema, ...extra };
 }
 
 /**
@@ -57,8 +77,13 @@ export async function openPostgresStore(
   url: string,
   options: OpenPostgresStoreOptions = {},
 ): Promise<{ store: PostgresStore; blobs: PostgresBlobStore }> {
-  const { connectionString, schema } = parsePostgresStoreUrl(url);
-  const store = new PostgresStore({ ...options, connectionString, schema: options.schema ?? schema });
+  const { connectionString, schema, vacuumIntervalMs } = parsePostgresStoreUrl(url);
+  const store = new PostgresStore({
+    ...(vacuumIntervalMs === undefined ? {} : { vacuumIntervalMs }),
+    ...options,
+    connectionString,
+    schema: options.schema ?? schema,
+  });
   try {
     await store.init();
   } catch (error) {
