@@ -69,7 +69,7 @@ describe('PostgresStore migrations', () => {
       const rows = await withClient(schema, async (client) =>
         (await client.query('SELECT version, name FROM schema_migrations ORDER BY version')).rows,
       );
-      const expected = (await loadMigrations()).map(({ version, name }) => ({ version, name }));
+      const expected = loadMigrations().map(({ version, name }) => ({ version, name }));
       expect(expected.length).toBeGreaterThanOrEqual(2);
       expect(rows).toEqual(expected);
       // Every instance works on the schema the first one made.

@@ -1,6 +1,6 @@
 import type { RetryPolicy } from '@retryd/core';
 import type { RetryTask } from '../domain/task.js';
-import type { CompletionResult, Store } from '../store/store.js';
+import type { CompletionResult, LeaseRef, Store } from '../store/store.js';
 import type { HandOff, HandOffGrant } from '../tasks/hand-off.js';
 import type { AttemptDispatcher } from './attempt-result.js';
 import { AttemptRunner, type Held } from './attempt-runner.js';
@@ -159,8 +159,7 @@ export class Engine implements AsyncDisposable, HandOff {
       return;
     }
     // Stopping: hand them back at once rather than let their leases lapse (the reaper would count a lost attempt).
-    const leases = tasks.map((task) => ({ tenantId: task.tenantId, taskId: task.taskId, fencingToken: task.fencingToken }));
-    this.store.releaseLeases(leases, this.now()).catch((error: unknown) => this.report(error, { operation: 'release' }));
+    this.store.releaseLeases(tasks.map(leaseOf), this.now()).catch((error: unknown) => this.report(error, { operation: 'release' }));
   }
 
   /** Returns reserved slots that no task used. */
@@ -322,7 +321,7 @@ export class Engine implements AsyncDisposable, HandOff {
   }
 
   private async release(entries: Held[], deadline: number): Promise<void> {
-    const leases = entries.map(({ task }) => ({ tenantId: task.tenantId, taskId: task.taskId, fencingToken: task.fencingToken }));
+    const leases = entries.map(({ task }) => leaseOf(task));
     const backoff = new StoreBackoff(this.opts.clock);
     for (;;) {
       try {
@@ -336,4 +335,9 @@ export class Engine implements AsyncDisposable, HandOff {
       }
     }
   }
+}
+
+/** The lease a claimed task holds, as `releaseLeases` takes it. */
+function leaseOf(task: RetryTask): LeaseRef {
+  return { tenantId: task.tenantId, taskId: task.taskId, fencingToken: task.fencingToken };
 }

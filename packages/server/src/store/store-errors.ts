@@ -26,3 +26,19 @@ export class DuplicateAttemptError extends Error {
     this.attemptNumber = attemptNumber;
   }
 }
+
+/**
+ * Socket error codes that mean a networked store's server is down, restarting or unreachable (not that a call was
+ * refused): the stores turn them into `STORE_UNAVAILABLE`, and the API answers them with 503.
+ */
+export const SOCKET_FAILURE_CODES: ReadonlySet<string> = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+]);

@@ -1,4 +1,5 @@
 import { RetrydError } from '../domain/errors.js';
+import { SOCKET_FAILURE_CODES } from '../store/store-errors.js';
 
 /** Longest driver message repeated in a 503's detail. */
 const MAX_DETAIL = 200;
@@ -7,16 +8,9 @@ const MAX_DETAIL = 200;
 const UNAVAILABLE_CODES = new Set([
   // Set by a store itself (the port's way to say it, whatever the driver).
   'STORE_UNAVAILABLE',
-  // Sockets (PostgreSQL, Redis) and files (SQLite, blobs).
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ECONNABORTED',
-  'ETIMEDOUT',
-  'EPIPE',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
+  // Sockets (PostgreSQL, Redis).
+  ...SOCKET_FAILURE_CODES,
+  // Files (SQLite, blobs).
   'ENOSPC',
   'EDQUOT',
   'EIO',

@@ -1,4 +1,4 @@
-import { DuplicateAttemptError } from '../../store/store-errors.js';
+import { DuplicateAttemptError, SOCKET_FAILURE_CODES } from '../../store/store-errors.js';
 
 /**
  * A call could not reach PostgreSQL (connection refused, lost mid-call, or no connection within
@@ -14,18 +14,6 @@ export class PostgresUnavailableError extends Error {
   }
 }
 
-/** Socket failures of the driver (no SQLSTATE): the server is down, restarting or unreachable. */
-const SOCKET_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ECONNABORTED',
-  'ETIMEDOUT',
-  'EPIPE',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-]);
 
 /** Messages of pg and pg-pool errors that carry no code. */
 const LOST_CONNECTION =
@@ -41,7 +29,7 @@ const UNAVAILABLE_SQLSTATE = /^(?:08...|57P0[1-3])$/;
 export function isConnectionFailure(error: unknown): boolean {
   if (typeof error !== 'object' || error === null) return false;
   const { code, message } = error as { code?: unknown; message?: unknown };
-  if (typeof code === 'string' && (SOCKET_CODES.has(code) || UNAVAILABLE_SQLSTATE.test(code))) return true;
+  if (typeof code === 'string' && (SOCKET_FAILURE_CODES.has(code) || UNAVAILABLE_SQLSTATE.test(code))) return true;
   return typeof message === 'string' && LOST_CONNECTION.test(message);
 }
 

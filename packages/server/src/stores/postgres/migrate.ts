@@ -1,36 +1,14 @@
-import { readdir, readFile } from 'node:fs/promises';
+import { readMigrations, type Migration } from '../migration-files.js';
 import type pg from 'pg';
+
+export type { Migration } from '../migration-files.js';
 
 /** The numbered schema files beside this module (copied into `dist` by `scripts/copy-assets.mjs`). */
 const MIGRATIONS_DIR = new URL('./migrations/', import.meta.url);
-const MIGRATION_FILE = /^(\d+)-[a-z0-9-]+\.sql$/;
 
-/** One schema step: `NNN-name.sql`, applied in ascending `version` order. */
-export interface Migration {
-  version: number;
-  name: string;
-  sql: string;
-}
-
-/**
- * Reads every migration file, in version order. Two files with the same number are refused: which of them ran
- * would depend on directory order.
- */
-export async function loadMigrations(): Promise<Migration[]> {
-  const migrations: Migration[] = [];
-  for (const file of await readdir(MIGRATIONS_DIR)) {
-    const match = MIGRATION_FILE.exec(file);
-    if (match?.[1] === undefined) continue;
-    const sql = await readFile(new URL(file, MIGRATIONS_DIR), 'utf8');
-    migrations.push({ version: Number(match[1]), name: file, sql });
-  }
-  migrations.sort((a, b) => a.version - b.version);
-  for (let i = 1; i < migrations.length; i++) {
-    if (migrations[i]?.version === migrations[i - 1]?.version) {
-      throw new Error(`Two PostgreSQL migrations share version ${migrations[i]?.version}: rename one of them.`);
-    }
-  }
-  return migrations;
+/** Every migration file of this store, in version order (see `readMigrations`). */
+export function loadMigrations(): Migration[] {
+  return readMigrations(MIGRATIONS_DIR, 'PostgreSQL');
 }
 
 /**

@@ -86,7 +86,7 @@ export class PostgresStore implements Store {
   async init(): Promise<void> {
     if (this.#queries !== undefined) return;
     try {
-      await migrate(this.#pool, this.schema, await loadMigrations());
+      await migrate(this.#pool, this.schema, loadMigrations());
     } catch (error) {
       throw storeError(error);
     }

@@ -1,39 +1,14 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readMigrations, type Migration } from '../migration-files.js';
 import type { Database } from 'better-sqlite3';
+
+export type { Migration } from '../migration-files.js';
 
 /** The numbered schema files beside this module (copied into `dist` by `scripts/copy-assets.mjs`). */
 const MIGRATIONS_DIR = new URL('./migrations/', import.meta.url);
-const MIGRATION_FILE = /^(\d+)-[a-z0-9-]+\.sql$/;
 
-/** One schema step: `NNN-name.sql`, applied in ascending `version` order. */
-export interface Migration {
-  version: number;
-  name: string;
-  sql: string;
-}
-
-/**
- * Reads every migration file once, in version order. Two files with the same number are refused: which
- * of them ran would depend on directory order.
- */
+/** Every migration file of `dir` (default: this store's), in version order (see `readMigrations`). */
 export function loadMigrations(dir: URL = MIGRATIONS_DIR): Migration[] {
-  const migrations: Migration[] = [];
-  for (const file of readdirSync(dir)) {
-    const match = MIGRATION_FILE.exec(file);
-    if (match?.[1] === undefined) continue;
-    migrations.push({
-      version: Number(match[1]),
-      name: file,
-      sql: readFileSync(new URL(file, dir), 'utf8'),
-    });
-  }
-  migrations.sort((a, b) => a.version - b.version);
-  for (let i = 1; i < migrations.length; i++) {
-    if (migrations[i]?.version === migrations[i - 1]?.version) {
-      throw new Error(`Two SQLite migrations share version ${migrations[i]?.version}: rename one of them.`);
-    }
-  }
-  return migrations;
+  return readMigrations(dir, 'SQLite');
 }
 
 /**
