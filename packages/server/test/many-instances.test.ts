@@ -74,6 +74,23 @@ async function leasesOf(store: Store, workerId: string): Promise<Map<string, num
   return new Map(held.filter((task) => task.leaseOwner === workerId).map((task) => [task.taskId, task.fencingToken]));
 }
 
+/**
+ * The leases a stopped instance holds once the store has settled: a statement it sent just before SIGSTOP still runs
+ * in the server (a batch completion, say), so one read can list leases that are completed a moment later. Two equal
+ * reads in a row, 100 ms apart, mean nothing of the instance's is still in flight.
+ */
+async function settledLeasesOf(store: Store, workerId: string): Promise<Map<string, number>> {
+  let before = await leasesOf(store, workerId);
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    await new Promise((r) => setTimeout(r, 100));
+    const now = await leasesOf(store, workerId);
+    if (now.size === before.size && [...now].every(([taskId, token]) => before.get(taskId) === token)) return now;
+    if (Date.now() > deadline) throw new Error(`the leases of ${workerId} did not settle after it was stopped`);
+    before = now;
+  }
+}
+
 async function attemptsOf(store: Store, taskId: string): Promise<AttemptLog[]> {
   const attempts: AttemptLog[] = [];
   let cursor: string | undefined;
@@ -181,14 +198,14 @@ describe.each(CASES)('%s: three retryd instances on one store, one killed and on
     );
     c.child.kill('SIGKILL');
     await c.exited;
-    const lostWithC = await leasesOf(store, cId);
+    const lostWithC = await settledLeasesOf(store, cId);
     expect(lostWithC.size).toBeGreaterThan(0);
 
     // SIGSTOP B while it holds leases (if it happened to hold none, let it run on and try again).
     let frozen = new Map<string, number>();
     for (;;) {
       b.child.kill('SIGSTOP');
-      frozen = await leasesOf(store, bId);
+      frozen = await settledLeasesOf(store, bId);
       if (frozen.size > 0) break;
       b.child.kill('SIGCONT');
       await waitFor('B to hold leases', async () => (await leasesOf(store, bId)).size > 0);
