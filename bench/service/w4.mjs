@@ -1,9 +1,10 @@
 // W4 — steady load, dispatch lag (../../../shared/WORKLOADS.md).
 //
-//   node bench/service/w4.mjs [--seconds 60] [--warmup 10] [--rate 2000] [--sync full|normal] [--store sqlite|postgres|redis]
-//                             [--concurrency N] [--cpu-prof DIR] [--json]
+//   node bench/service/w4.mjs [--seconds 60] [--warmup 10] [--rate 2000] [--per-tick 20] [--sync full|normal]
+//                             [--store sqlite|postgres|redis] [--concurrency N] [--cpu-prof DIR] [--json]
 //
-// Tasks arrive at a steady 2,000/s (a batch of 20 every 10 ms through POST /retry-tasks/batch, open loop) for
+// Tasks arrive at a steady 2,000/s (a batch of 20 every 10 ms through POST /retry-tasks/batch, open loop; --per-tick
+// sets the batch, and the interval follows from the rate) for
 // 60 s, each due immediately, against a downstream (own process) that answers 200. Figures: dispatch lag
 // p50 / p99 / max (see ./lib/dispatch-lag.mjs for exactly what is measured) and the service's CPU time per
 // attempt (utime + stime of the service process from /proc/<pid>/stat, over the whole run, so it includes the
@@ -22,6 +23,7 @@ const { values: args } = parseArgs({
     seconds: { type: 'string', default: '60' },
     warmup: { type: 'string', default: '10' },
     rate: { type: 'string', default: '2000' },
+    'per-tick': { type: 'string', default: '20' },
     sync: { type: 'string', default: 'full' },
     store: { type: 'string', default: 'sqlite' },
     concurrency: { type: 'string' },
@@ -31,10 +33,11 @@ const { values: args } = parseArgs({
 });
 const seconds = Number(args.seconds);
 const rate = Number(args.rate);
-const perTick = 20;
+const perTick = Number(args['per-tick']);
 const tickMs = (1000 * perTick) / rate;
 const total = Math.round(seconds * rate);
 if (!(total > 0)) throw new Error('--seconds and --rate must be positive');
+if (!(Number.isInteger(perTick) && perTick >= 1)) throw new Error('--per-tick must be an integer >= 1');
 
 const machine = printMachine();
 machine.diskSync = await printDiskSync();
