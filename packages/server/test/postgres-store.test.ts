@@ -7,7 +7,8 @@ import { openPostgresStore, parsePostgresStoreUrl } from '../src/stores/postgres
 import { PostgresStore } from '../src/stores/postgres/postgres-store.js';
 import { TaskVacuum } from '../src/stores/postgres/task-vacuum.js';
 import { loadQueries } from '../src/stores/postgres/queries.js';
-import { T0, makeTask } from './fixtures/tasks.js';
+import { completionRecord } from '../src/stores/postgres/task-row.js';
+import { T0, finalOutcome, makeAttempt, makeTask } from './fixtures/tasks.js';
 import { POSTGRES_URL, dropSchemas, freshSchema, makeStore, waitFor, withClient } from './postgres-harness.js';
 import { describeStoreConformance } from './store-conformance.js';
 
@@ -154,6 +155,38 @@ describe('PostgresStore query plans', () => {
       expect(plan[name], name).toContain('"Scan Direction":"Backward"');
       expect(plan[name].split('"Node Type":"Limit"').length - 1, name).toBe(2);
     }
+  });
+});
+
+describe('PostgresStore on a young table', () => {
+  it('completes attempts by primary key while the table has no statistics yet, not by scanning it', async () => {
+    await using store = makeStore();
+    await store.init();
+    const queries = await loadQueries();
+    // 20,000 tasks, one in ten IN_FLIGHT, never analyzed: a new schema in its first seconds of load, before
+    // autovacuum's first ANALYZE. Under the planner's defaults the completions were joined by a sequential scan.
+    const plan = await withClient(store.schema, async (client) => {
+      await client.query(`
+        INSERT INTO tasks (tenant_id, task_id, idempotency_key, request_hash, target_url, method, headers, status,
+          attempt_number, run_attempt_offset, last_delay_ms, next_attempt_at, created_at, updated_at,
+          lease_owner, lease_expires_at, fencing_token, version, cancel_requested)
+        SELECT 'default', 'task-' || n, 'key-' || n, 'h', 'https://api.example.com', 'POST', '{}',
+          CASE WHEN n % 10 = 0 THEN 'IN_FLIGHT' ELSE 'SUCCEEDED' END, 0, 0, 0, NULL, ${T0}, ${T0},
+          CASE WHEN n % 10 = 0 THEN 'w' END, CASE WHEN n % 10 = 0 THEN ${T0 + 30_000} END, 1, 1, false
+        FROM generate_series(1, 20000) AS n`);
+      const stats = await client.query<{ analyzed: Date | null }>(
+        "SELECT last_analyze AS analyzed FROM pg_stat_user_tables WHERE relname = 'tasks' AND schemaname = current_schema()",
+      );
+      expect(stats.rows[0]?.analyzed ?? null).toBeNull();
+      const completions = Array.from({ length: 200 }, (_, i) => {
+        const task = makeTask({ taskId: `task-${(i + 1) * 10}`, status: 'IN_FLIGHT', fencingToken: 1, leaseOwner: 'w' });
+        return completionRecord({ taskId: task.taskId, tenantId: task.tenantId, fencingToken: 1, attempt: makeAttempt(task), next: finalOutcome(task, 'SUCCEEDED') }, i);
+      });
+      const { rows } = await client.query(`EXPLAIN (FORMAT JSON) ${queries['complete-attempts'].text}`, [JSON.stringify(completions), T0 + 100]);
+      return JSON.stringify(rows[0]);
+    }, 'store');
+    expect(plan).toContain('"Index Name":"tasks_pkey"');
+    expect(plan).not.toContain('Seq Scan');
   });
 });
 

@@ -90,6 +90,12 @@ export function clientConfig(options: PostgresStoreOptions, schema: string): pg.
     // every due task and sorts them (37 ms instead of 1 ms for 200 of 19,000 due); without bitmap scans it walks
     // tasks_due and stops after `limit` rows whatever it estimates.
     '-c enable_bitmapscan=off',
+    // A young table has no statistics yet (autovacuum's first ANALYZE can be a minute away), and a freshly loaded
+    // one has stale ones: the planner then took the few completions of a call for many and joined them to the
+    // whole tasks table by a sequential scan, dead rows included: 40 ms per call growing to 1.3 s within the
+    // first 10 s of steady load on a new schema, instead of one primary-key lookup per completion. Scans are
+    // still made where no index applies; they are only priced out where one does.
+    '-c enable_seqscan=off',
   ];
   return {
     connectionString,
