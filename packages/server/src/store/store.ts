@@ -89,9 +89,11 @@ export interface Store extends AsyncDisposable {
    * `completeAttempts(completions, now)` and then `claimDue(now, claim)`, in one write where the store can (one
    * transaction, one statement or one round trip): the engine's hot path hands back finished attempts and takes new
    * work together, so a busy worker pays one commit per cycle instead of two. Results are those of the two calls
-   * (whether the claim can take a task that this call's completions made due at once is up to the store). Rejects if either part fails, and then leaves the store as
-   * the two calls would have if their answers had been lost: what was applied stays applied (completions are fenced,
-   * so writing them again is refused rather than doubled; an unanswered claim's leases lapse and are reaped).
+   * (whether the claim can take a task that this call's completions made due at once is up to the store).
+   *
+   * Rejects if either part fails, and then leaves the store as the two calls would have if their answers had been
+   * lost: what was applied stays applied (completions are fenced, so writing them again is refused rather than
+   * doubled; an unanswered claim's leases lapse and are reaped).
    */
   completeAndClaim(completions: readonly AttemptCompletion[], now: number, claim: ClaimOptions): Promise<CompleteAndClaimResult>;
 

@@ -14,7 +14,6 @@ export class PostgresUnavailableError extends Error {
   }
 }
 
-
 /** Messages of pg and pg-pool errors that carry no code. */
 const LOST_CONNECTION =
   /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection ended/i;

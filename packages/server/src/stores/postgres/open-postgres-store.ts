@@ -50,14 +50,14 @@ export function parsePostgresStoreUrl(url: string): PostgresStoreUrl {
   }
   const vacuum = parsed.searchParams.getAll('vacuum_interval_ms');
   if (vacuum.length > 1) throw new StoreUrlError('Expected `--store` to give `?vacuum_interval_ms=` at most once.');
-  const vacuumIntervalMs = vacuum[0] === undefined ? undefined : Number(vacuum[0]);
-  if (vacuumIntervalMs !== undefined && !(/^\d+$/.test(vacuum[0] ?? '') && Number.isSafeInteger(vacuumIntervalMs))) {
+  const [rawVacuum] = vacuum;
+  if (rawVacuum !== undefined && !(/^\d+$/.test(rawVacuum) && Number.isSafeInteger(Number(rawVacuum)))) {
     throw new StoreUrlError(
-      `Expected \`--store\` (\`?vacuum_interval_ms=\`) to be a whole number of milliseconds, 0 to turn the vacuum off; got ${JSON.stringify(vacuum[0])}.`,
+      `Expected \`--store\` (\`?vacuum_interval_ms=\`) to be a whole number of milliseconds, 0 to turn the vacuum off; got ${JSON.stringify(rawVacuum)}.`,
     );
   }
-  const extra = vacuumIntervalMs === undefined ? {} : { vacuumIntervalMs };
-  if (schemas.length === 0 && vacuum.length === 0) return { connectionString: url, schema };
+  const extra = rawVacuum === undefined ? {} : { vacuumIntervalMs: Number(rawVacuum) };
+  if (schemas.length === 0 && rawVacuum === undefined) return { connectionString: url, schema };
   parsed.searchParams.delete('schema');
   parsed.searchParams.delete('vacuum_interval_ms');
   return { connectionString: parsed.toString(), schema, ...extra };
@@ -77,13 +77,9 @@ export async function openPostgresStore(
   url: string,
   options: OpenPostgresStoreOptions = {},
 ): Promise<{ store: PostgresStore; blobs: PostgresBlobStore }> {
-  const { connectionString, schema, vacuumIntervalMs } = parsePostgresStoreUrl(url);
-  const store = new PostgresStore({
-    ...(vacuumIntervalMs === undefined ? {} : { vacuumIntervalMs }),
-    ...options,
-    connectionString,
-    schema: options.schema ?? schema,
-  });
+  // What the URL sets (the vacuum interval) yields to an explicit option; the connection string is the URL's.
+  const { connectionString, schema, ...fromUrl } = parsePostgresStoreUrl(url);
+  const store = new PostgresStore({ ...fromUrl, ...options, connectionString, schema: options.schema ?? schema });
   try {
     await store.init();
   } catch (error) {

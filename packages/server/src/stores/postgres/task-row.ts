@@ -161,7 +161,6 @@ export function completionRecord(completion: AttemptCompletion, i: number): Reco
   };
 }
 
-
 /** `update-task`'s `$4`: one key per patched column, absent fields left out (the stored value stays). */
 export function patchRecord(patch: TaskPatch): string {
   const record: Record<string, unknown> = {};

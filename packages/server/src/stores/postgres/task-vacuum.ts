@@ -46,7 +46,7 @@ export class TaskVacuum {
     this.#timer.unref();
   }
 
-  /** Counts rows this store changed (claimed, completed, inserted). */
+  /** Counts task rows this store rewrote (claimed, completed): each leaves a dead version behind until a vacuum. */
   noteChanges(rows: number): void {
     this.#changes += rows;
   }

@@ -153,7 +153,6 @@ UPDATE tasks SET
 WHERE tenant_id = @tenantId AND task_id = @taskId AND version = @expectedVersion
 RETURNING ${TASK_COLUMNS}`;
 
-
 /** Binds a patch to {@link UPDATE_TASK}: fields absent from `patch` keep their stored value. */
 export function patchParams(tenantId: string, taskId: string, expectedVersion: number, patch: TaskPatch): PatchParams {
   const params: Record<string, string | number | null> = { tenantId, taskId, expectedVersion };

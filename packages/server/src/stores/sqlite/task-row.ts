@@ -114,6 +114,19 @@ export function taskFromRow(r: TaskRow | [...TaskRow, ...unknown[]], json: JsonC
   };
 }
 
+/**
+ * Writes into `row` (in place, positions as in {@link TaskRow}) what claiming it changed: the row as the claim left
+ * it, without reading it again. Mirrors `CLAIM_ONE` in statements.ts.
+ */
+export function markClaimed(row: TaskRow | [...TaskRow, ...unknown[]], workerId: string, leaseExpiresAt: number, now: number): void {
+  row[11] = 'IN_FLIGHT'; // status
+  row[18] = now; // updated_at
+  row[19] = workerId; // lease_owner
+  row[20] = leaseExpiresAt; // lease_expires_at
+  row[21] += 1; // fencing_token
+  row[22] += 1; // version
+}
+
 /** A task as parameters of the task INSERT (the inverse of {@link taskFromRow}), with `ended_at` (see 001-init.sql). */
 export function taskToParams(task: RetryTask): TaskParams {
   return [

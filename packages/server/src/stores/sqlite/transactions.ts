@@ -5,9 +5,12 @@ import { DuplicateAttemptError } from '../../store/store-errors.js';
 import type { JsonCache } from './json-cache.js';
 import { completeParams, isLive } from './statements.js';
 import type { CompletedRow, DueRow, Statements } from './statements.js';
-import { attemptToParams, taskFromRow, taskToParams } from './task-row.js';
+import { TASK_COLUMN_NAMES, attemptToParams, markClaimed, taskFromRow, taskToParams } from './task-row.js';
 
 // The multi-statement writes of the SQLite store: claims, completions, inserts and lease hand-backs.
+
+/** Where a {@link DueRow} keeps the rowid: after every task column. */
+const ROWID = TASK_COLUMN_NAMES.length;
 
 /**
  * The store's transactions, each created once (better-sqlite3 builds several wrapper functions per `transaction()`).
@@ -70,16 +73,10 @@ export interface Transactions {
 function claimRows(s: Statements, now: number, limit: number, workerId: string, leaseExpiresAt: number): DueRow[] {
   const rows = s.selectDue.all(now, limit);
   for (const row of rows) {
-    if (s.claimOne.run(workerId, leaseExpiresAt, now, row[28]).changes !== 1) {
+    if (s.claimOne.run(workerId, leaseExpiresAt, now, row[ROWID]).changes !== 1) {
       throw new Error(`Task ${row[1]} was due but could not be claimed.`);
     }
-    // The row as CLAIM_ONE left it, without reading it again.
-    row[11] = 'IN_FLIGHT';
-    row[18] = now;
-    row[19] = workerId;
-    row[20] = leaseExpiresAt;
-    row[21] += 1;
-    row[22] += 1;
+    markClaimed(row, workerId, leaseExpiresAt, now);
   }
   return rows;
 }
