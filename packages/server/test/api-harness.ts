@@ -5,7 +5,7 @@ import { buildApp, type BuildAppOptions } from '../src/api/build-app.js';
 import type { BlobStore } from '../src/blobs/blob-store.js';
 import { DEFAULT_TENANT, type RetryTask } from '../src/domain/task.js';
 import { TargetGuard, parseAllowList, type HostLookup } from '../src/security/target-guard.js';
-import { openStore } from '../src/store/open-store.js';
+import { openStore } from '../src/service/open-store.js';
 import type { Store } from '../src/store/store.js';
 import { TaskService, type TaskServiceOptions } from '../src/tasks/task-service.js';
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_SERVICE_POLICY } from '../src/domain/default-policy.js';
+import { DEFAULT_SERVICE_POLICY } from '../src/policies/default-policy.js';
 import { startApi, type ApiHarness } from './api-harness.js';
 
 let api: ApiHarness;

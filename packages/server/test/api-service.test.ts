@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Store } from '../src/store/store.js';
-import { isStoreUnavailable } from '../src/tasks/store-errors.js';
+import { isStoreUnavailable } from '../src/tasks/store-failure.js';
 import { startApi, type ApiHarness } from './api-harness.js';
 
 let api: ApiHarness | undefined;

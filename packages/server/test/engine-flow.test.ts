@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AttemptLog, RetryTask } from '../src/domain/task.js';
 import type { Engine } from '../src/engine/engine.js';
-import type { SqliteStore } from '../src/stores/sqlite/sqlite-store.js';
+import type { SqliteStore } from '../src/backends/sqlite/sqlite-store.js';
 import {
   enqueue,
   FAST_POLICY,

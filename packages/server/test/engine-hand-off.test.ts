@@ -4,7 +4,7 @@ import { FileBlobStore } from '../src/blobs/file-blob-store.js';
 import { DEFAULT_TENANT } from '../src/domain/task.js';
 import type { Engine } from '../src/engine/engine.js';
 import { TargetGuard, parseAllowList } from '../src/security/target-guard.js';
-import type { SqliteStore } from '../src/stores/sqlite/sqlite-store.js';
+import type { SqliteStore } from '../src/backends/sqlite/sqlite-store.js';
 import { TaskService } from '../src/tasks/task-service.js';
 import { FaultyStore, FAST_POLICY, openTempStore, reply, startServer, testEngine, waitFor, waitForStatus, type TestServer } from './engine-helpers.js';
 

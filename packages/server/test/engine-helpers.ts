@@ -8,7 +8,7 @@ import type { RetryTask } from '../src/domain/task.js';
 import { Engine } from '../src/engine/engine.js';
 import type { EngineOptions } from '../src/engine/engine-options.js';
 import type { Store } from '../src/store/store.js';
-import { SqliteStore } from '../src/stores/sqlite/sqlite-store.js';
+import { SqliteStore } from '../src/backends/sqlite/sqlite-store.js';
 import { makeTask } from './fixtures/tasks.js';
 
 /** A request as the test server saw it. */

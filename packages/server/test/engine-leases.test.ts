@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { RetryTask } from '../src/domain/task.js';
 import type { Engine } from '../src/engine/engine.js';
 import { CompletionAbandonedError, FencedOutError } from '../src/engine/engine-errors.js';
-import type { SqliteStore } from '../src/stores/sqlite/sqlite-store.js';
+import type { SqliteStore } from '../src/backends/sqlite/sqlite-store.js';
 import {
   enqueue,
   FaultyStore,

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import type { RetryPolicy } from '@retryd/core';
 import type { Engine } from '../src/engine/engine.js';
-import type { SqliteStore } from '../src/stores/sqlite/sqlite-store.js';
+import type { SqliteStore } from '../src/backends/sqlite/sqlite-store.js';
 import { enqueue, openTempStore, reply, startServer, taskFor, testEngine, waitFor, type Reported, type TestServer } from './engine-helpers.js';
 
 let store: SqliteStore;

@@ -1,7 +1,7 @@
 import { systemClock } from '@retryd/core';
 import { ManualClock } from '@retryd/core/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DEFAULT_SERVICE_POLICY } from '../src/domain/default-policy.js';
+import { DEFAULT_SERVICE_POLICY } from '../src/policies/default-policy.js';
 import type { RetryTask } from '../src/domain/task.js';
 import { CompletionBatcher, type QueuedCompletion } from '../src/engine/completion-batcher.js';
 import { decideAttemptOutcome } from '../src/engine/decide-outcome.js';
@@ -10,7 +10,7 @@ import { resolveEngineOptions } from '../src/engine/engine-options.js';
 import { PolicyResolver, type PolicyNotFoundError } from '../src/engine/policy-resolver.js';
 import { StoreBackoff } from '../src/engine/store-backoff.js';
 import type { CompletionResult } from '../src/store/store.js';
-import type { SqliteStore } from '../src/stores/sqlite/sqlite-store.js';
+import type { SqliteStore } from '../src/backends/sqlite/sqlite-store.js';
 import { FAST_POLICY, FaultyStore, openTempStore, taskFor, waitFor } from './engine-helpers.js';
 import { makePolicy, makeTask } from './fixtures/tasks.js';
 

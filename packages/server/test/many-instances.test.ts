@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AttemptLog, RetryTask } from '../src/domain/task.js';
-import { openStore } from '../src/store/open-store.js';
+import { openStore } from '../src/service/open-store.js';
 import type { Store } from '../src/store/store.js';
 import { POSTGRES_URL, dropSchemas, freshSchema } from './postgres-harness.js';
 import { REDIS_URL, dropPrefixes, freshPrefix } from './redis-harness.js';

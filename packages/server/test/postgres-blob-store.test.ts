@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BlobNotFoundError } from '../src/blobs/blob-store.js';
-import type { PostgresStore } from '../src/stores/postgres/postgres-store.js';
+import type { PostgresStore } from '../src/backends/postgres/postgres-store.js';
 import { dropSchemas, freshSchema, makeStore, withClient } from './postgres-harness.js';
 
 const stores: PostgresStore[] = [];

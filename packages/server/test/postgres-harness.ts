@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { clientConfig } from '../src/stores/postgres/connection.js';
-import type { PostgresStoreOptions } from '../src/stores/postgres/connection.js';
-import { PostgresStore } from '../src/stores/postgres/postgres-store.js';
+import { clientConfig } from '../src/backends/postgres/connection.js';
+import type { PostgresStoreOptions } from '../src/backends/postgres/connection.js';
+import { PostgresStore } from '../src/backends/postgres/postgres-store.js';
 
 /** The shared test server (trust auth). `RETRYD_TEST_POSTGRES_URL` points the tests elsewhere. */
 export const POSTGRES_URL = process.env['RETRYD_TEST_POSTGRES_URL'] ?? 'postgres://root@127.0.0.1:5432/test';

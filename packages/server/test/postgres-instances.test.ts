@@ -2,8 +2,8 @@ import pg from 'pg';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { RetryTask } from '../src/domain/task.js';
 import { DuplicateAttemptError } from '../src/store/store-errors.js';
-import { dueChannel } from '../src/stores/postgres/connection.js';
-import type { PostgresStore } from '../src/stores/postgres/postgres-store.js';
+import { dueChannel } from '../src/backends/postgres/connection.js';
+import type { PostgresStore } from '../src/backends/postgres/postgres-store.js';
 import { T0, makeAttempt, makeTask, retryOutcome } from './fixtures/tasks.js';
 import { dropSchemas, freshSchema, makeStore, waitFor, withClient } from './postgres-harness.js';
 

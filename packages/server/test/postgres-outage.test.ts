@@ -1,8 +1,8 @@
 import { createServer, connect } from 'node:net';
 import type { Server, Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { isStoreUnavailable } from '../src/tasks/store-errors.js';
-import type { PostgresStore } from '../src/stores/postgres/postgres-store.js';
+import { isStoreUnavailable } from '../src/tasks/store-failure.js';
+import type { PostgresStore } from '../src/backends/postgres/postgres-store.js';
 import { T0, makeTask } from './fixtures/tasks.js';
 import { POSTGRES_URL, dropSchemas, freshSchema, makeStore, waitFor, withClient } from './postgres-harness.js';
 

@@ -2,11 +2,11 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { BlobNotFoundError } from '../src/blobs/blob-store.js';
 import type { BlobStore } from '../src/blobs/blob-store.js';
-import { StoreUrlError } from '../src/store/open-store.js';
-import { parseRedisUrl } from '../src/stores/redis/connection.js';
-import { openRedisStore } from '../src/stores/redis/open-redis-store.js';
-import type { RedisStore } from '../src/stores/redis/redis-store.js';
-import { PartitionKeys } from '../src/stores/redis/keys.js';
+import { StoreUrlError } from '../src/service/open-store.js';
+import { parseRedisUrl } from '../src/backends/redis/connection.js';
+import { openRedisStore } from '../src/backends/redis/open-redis-store.js';
+import type { RedisStore } from '../src/backends/redis/redis-store.js';
+import { PartitionKeys } from '../src/backends/redis/keys.js';
 import { T0, makeTask } from './fixtures/tasks.js';
 import { REDIS_URL, dropPrefixes, freshPrefix } from './redis-harness.js';
 

@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { createServer, connect } from 'node:net';
 import type { AddressInfo, Server, Socket } from 'node:net';
 import { Redis } from 'ioredis';
-import { RedisStore } from '../src/stores/redis/redis-store.js';
-import type { RedisStoreOptions } from '../src/stores/redis/redis-store.js';
+import { RedisStore } from '../src/backends/redis/redis-store.js';
+import type { RedisStoreOptions } from '../src/backends/redis/redis-store.js';
 
 /** The shared test server (never restarted or reconfigured by these tests). */
 export const REDIS_URL = process.env['RETRYD_TEST_REDIS_URL'] ?? 'redis://127.0.0.1:6379';

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
-import { RedisStore } from '../src/stores/redis/redis-store.js';
-import { isStoreUnavailable } from '../src/tasks/store-errors.js';
+import { RedisStore } from '../src/backends/redis/redis-store.js';
+import { isStoreUnavailable } from '../src/tasks/store-failure.js';
 import { T0, makeTask } from './fixtures/tasks.js';
 import { REDIS_URL, TcpProxy, dropPrefixes, freshPrefix, waitFor } from './redis-harness.js';
 

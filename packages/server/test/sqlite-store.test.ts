@@ -5,10 +5,10 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { TaskStatus } from '@retryd/core';
 import { afterAll, describe, expect, it } from 'vitest';
-import { DEFAULT_STORE_URL, openStore, parseStoreUrl } from '../src/store/open-store.js';
-import { TaskListing } from '../src/stores/sqlite/list-tasks.js';
-import { loadMigrations } from '../src/stores/sqlite/migrate.js';
-import { SqliteStore } from '../src/stores/sqlite/sqlite-store.js';
+import { DEFAULT_STORE_URL, openStore, parseStoreUrl } from '../src/service/open-store.js';
+import { TaskListing } from '../src/backends/sqlite/list-tasks.js';
+import { loadMigrations } from '../src/backends/sqlite/migrate.js';
+import { SqliteStore } from '../src/backends/sqlite/sqlite-store.js';
 import {
   CLAIM_ONE,
   COUNT_BY_STATUS,
@@ -17,7 +17,7 @@ import {
   NEXT_DUE_AT,
   NEXT_LEASE_EXPIRY_AT,
   SELECT_DUE,
-} from '../src/stores/sqlite/statements.js';
+} from '../src/backends/sqlite/statements.js';
 import { T0, makeAttempt, makePolicy, makeTask, retryOutcome } from './fixtures/tasks.js';
 import { describeStoreConformance } from './store-conformance.js';
 

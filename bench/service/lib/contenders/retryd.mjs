@@ -76,7 +76,7 @@ export async function retrydStore(kind, { sync = 'full', name = 'bench' } = {}) 
     const prefix = `retryd-bench-${name.replace(/[^a-z0-9._-]/gi, '-')}`;
     const redis = new Redis(base, { maxRetriesPerRequest: null });
     const durability = await redisDurability(redis);
-    // Keys are `{prefix:partition}:…` and `prefix:…` (see packages/server/src/stores/redis/keys.ts).
+    // Keys are `{prefix:partition}:…` and `prefix:…` (see packages/server/src/backends/redis/keys.ts).
     await deleteKeys(redis, `*${prefix}*`);
     await redis.quit();
     const url = new URL(base);

@@ -1,5 +1,5 @@
 import { BackoffType, JitterType, MAX_ATTEMPTS_LIMIT, TaskStatus } from '@retryd/core';
-import { AttemptOutcome } from '../domain/task.js';
+import { AttemptLogOutcome } from '../domain/task.js';
 import { ENQUEUE_LIMITS, TARGET_METHODS } from '../tasks/enqueue-input.js';
 import { MAX_BATCH_TASKS } from '../tasks/task-service.js';
 
@@ -140,7 +140,7 @@ export const SHARED_SCHEMAS = [
       durationMs: { type: 'number' },
       responseStatus: nullable('integer'),
       errorMessage: nullable('string'),
-      outcome: { type: 'string', enum: Object.values(AttemptOutcome) },
+      outcome: { type: 'string', enum: Object.values(AttemptLogOutcome) },
       responseBodySnippet: { ...nullable('string'), description: 'The first 4 KiB of the response body.' },
       nextAttemptAt: nullable('integer'),
     },

@@ -1,5 +1,5 @@
 import type { RetryPolicy, TaskStatus } from '@retryd/core';
-import type { AttemptLog, AttemptOutcome, RetryTask, StoredPolicy } from '../domain/task.js';
+import type { AttemptLog, AttemptLogOutcome, RetryTask, StoredPolicy } from '../domain/task.js';
 
 /**
  * A task as the API shows it.
@@ -46,7 +46,7 @@ export interface AttemptView {
   durationMs: number;
   responseStatus: number | null;
   errorMessage: string | null;
-  outcome: AttemptOutcome;
+  outcome: AttemptLogOutcome;
   responseBodySnippet: string | null;
   nextAttemptAt: number | null;
 }

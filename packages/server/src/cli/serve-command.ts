@@ -1,6 +1,6 @@
 import { Command, Option } from 'commander';
 import { InvalidAllowListError } from '../security/target-guard.js';
-import { StoreUrlError } from '../store/open-store.js';
+import { StoreUrlError } from '../service/open-store.js';
 import { createLogger } from '../service/logger.js';
 import { ConfigError, DEFAULT_CONFIG, parseIntegerOption, parseListOption, type RetrydConfig, type RetrydRole } from '../service/retryd-config.js';
 import { startRetryd } from '../service/start-retryd.js';

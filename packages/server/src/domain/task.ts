@@ -58,7 +58,7 @@ export interface RetryTask {
 }
 
 /** The outcome an attempt log entry records. */
-export const AttemptOutcome = {
+export const AttemptLogOutcome = {
   SUCCEEDED: 'succeeded',
   RETRY_SCHEDULED: 'retry_scheduled',
   FAILED: 'failed',
@@ -67,7 +67,7 @@ export const AttemptOutcome = {
   /** The worker's lease lapsed before it reported: the attempt counts, its result is unknown. */
   LEASE_EXPIRED: 'lease_expired',
 } as const;
-export type AttemptOutcome = (typeof AttemptOutcome)[keyof typeof AttemptOutcome];
+export type AttemptLogOutcome = (typeof AttemptLogOutcome)[keyof typeof AttemptLogOutcome];
 
 /** One attempt, as recorded in the same transaction as the task change it led to. */
 export interface AttemptLog {
@@ -79,7 +79,7 @@ export interface AttemptLog {
   durationMs: number;
   responseStatus: number | null;
   errorMessage: string | null;
-  outcome: AttemptOutcome;
+  outcome: AttemptLogOutcome;
   /** The first 4 KiB of the response body. */
   responseBodySnippet: string | null;
   /** When the task was scheduled next because of this attempt (null if it was the last). */

@@ -12,7 +12,7 @@ import {
   type RetryPolicy,
   type TaskStatus,
 } from '@retryd/core';
-import { AttemptOutcome, type AttemptLog, type RetryTask } from '../domain/task.js';
+import { AttemptLogOutcome, type AttemptLog, type RetryTask } from '../domain/task.js';
 import type { AttemptCompletion, TaskOutcome } from '../store/store.js';
 import type { AttemptResult } from './attempt-result.js';
 
@@ -128,7 +128,7 @@ function withCancel(task: RetryTask, completion: AttemptCompletion): AttemptComp
       durationMs: attempt.durationMs,
       responseStatus: attempt.responseStatus,
       errorMessage: attempt.errorMessage,
-      outcome: attempt.outcome === AttemptOutcome.LEASE_EXPIRED ? AttemptOutcome.LEASE_EXPIRED : AttemptOutcome.CANCELLED,
+      outcome: attempt.outcome === AttemptLogOutcome.LEASE_EXPIRED ? AttemptLogOutcome.LEASE_EXPIRED : AttemptLogOutcome.CANCELLED,
       responseBodySnippet: attempt.responseBodySnippet,
       nextAttemptAt: null,
       workerId: attempt.workerId,
@@ -162,16 +162,16 @@ function retryOrExhaust(
   return outcomeOf(base, transition(task.status, TaskEvent.EXHAUST), null, task.lastDelayMs, plan.reason);
 }
 
-function logOutcome(next: TaskOutcome): AttemptOutcome {
+function logOutcome(next: TaskOutcome): AttemptLogOutcome {
   switch (next.status) {
     case 'SUCCEEDED':
-      return AttemptOutcome.SUCCEEDED;
+      return AttemptLogOutcome.SUCCEEDED;
     case 'FAILED':
-      return AttemptOutcome.FAILED;
+      return AttemptLogOutcome.FAILED;
     case 'EXHAUSTED':
-      return AttemptOutcome.EXHAUSTED;
+      return AttemptLogOutcome.EXHAUSTED;
     default:
-      return AttemptOutcome.RETRY_SCHEDULED;
+      return AttemptLogOutcome.RETRY_SCHEDULED;
   }
 }
 
@@ -288,7 +288,7 @@ export function decideLeaseExpired(task: RetryTask, ctx: DecisionContext): Attem
     durationMs: Math.max(0, leaseEnd - startedAt),
     responseStatus: null,
     errorMessage,
-    outcome: AttemptOutcome.LEASE_EXPIRED,
+    outcome: AttemptLogOutcome.LEASE_EXPIRED,
     responseBodySnippet: null,
     nextAttemptAt: next.nextAttemptAt,
     // The attempt was the lost worker's, not the reaper's.

@@ -1,5 +1,5 @@
 import type { RetryPolicy } from '@retryd/core';
-import { DEFAULT_POLICY_ID, DEFAULT_SERVICE_POLICY } from '../domain/default-policy.js';
+import { DEFAULT_POLICY_ID, DEFAULT_SERVICE_POLICY } from '../policies/default-policy.js';
 import type { RetryTask } from '../domain/task.js';
 import type { Store } from '../store/store.js';
 

@@ -1,4 +1,4 @@
-import { DEFAULT_STORE_URL } from '../store/open-store.js';
+import { DEFAULT_STORE_URL } from './open-store.js';
 
 /** Everything `retryd serve` can be told, with its flag and environment variable. */
 export interface RetrydConfig {

@@ -3,7 +3,7 @@ import { buildApp } from '../api/build-app.js';
 import { FencedOutError } from '../engine/engine-errors.js';
 import { Engine } from '../engine/engine.js';
 import { parseAllowList, TargetGuard } from '../security/target-guard.js';
-import { openStore } from '../store/open-store.js';
+import { openStore } from './open-store.js';
 import { TaskService } from '../tasks/task-service.js';
 import { ConfigError, type RetrydConfig } from './retryd-config.js';
 

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { canonicalJson, MAX_POLICY_MS, validatePolicy, type RetryPolicy } from '@retryd/core';
-import { DEFAULT_POLICY_ID } from '../domain/default-policy.js';
+import { DEFAULT_POLICY_ID } from '../policies/default-policy.js';
+import { POLICY_ID_PATTERN, POLICY_ID_RULE } from '../policies/policy-id.js';
 import type { FieldError } from '../domain/errors.js';
 
 /** Methods a task may use. CONNECT and TRACE are refused: neither makes sense through a retry service. */
@@ -42,9 +43,6 @@ export const ENQUEUE_FIELDS = Object.freeze([
 /** Most headers a task may carry; longest URL, header value and idempotency key. */
 export const ENQUEUE_LIMITS = Object.freeze({ headers: 100, urlLength: 8192, headerValueLength: 8192, keyLength: 255 });
 
-/** Policy ids: a letter or digit, then up to 127 letters, digits, `.`, `_`, `:` or `-`. */
-export const POLICY_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
-const POLICY_ID_RULE = 'a string of 1 to 128 letters, digits, ".", "_", ":" or "-", starting with a letter or digit';
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 const KEY = /^[\x21-\x7e]+$/;

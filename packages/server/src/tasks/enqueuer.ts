@@ -7,8 +7,8 @@ import type { Store } from '../store/store.js';
 import type { EnqueueBatcher } from './enqueue-batcher.js';
 import { parseEnqueueInput, type FirstAttempt } from './enqueue-input.js';
 import { leasedTo, type HandOff } from './hand-off.js';
-import type { PolicyRegistry } from './policy-registry.js';
-import { callStore, storeFailure } from './store-errors.js';
+import type { PolicyRegistry } from '../policies/policy-registry.js';
+import { callStore, storeFailure } from './store-failure.js';
 
 /** A new task (201), or the task an earlier identical request created (200, `Idempotent-Replayed: true`). */
 export type EnqueueResult = { kind: 'created' | 'replayed'; task: RetryTask };

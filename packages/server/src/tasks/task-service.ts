@@ -8,8 +8,8 @@ import type { PageRequest, Store, TaskPatch, TaskQuery } from '../store/store.js
 import { EnqueueBatcher } from './enqueue-batcher.js';
 import { Enqueuer, type BatchEntryResult, type EnqueueContext, type EnqueueResult } from './enqueuer.js';
 import type { HandOff } from './hand-off.js';
-import { PolicyRegistry, type CreatePolicyResult } from './policy-registry.js';
-import { callStore } from './store-errors.js';
+import { PolicyRegistry, type CreatePolicyResult } from '../policies/policy-registry.js';
+import { callStore } from './store-failure.js';
 
 /** Options of {@link TaskService}. */
 export interface TaskServiceOptions {

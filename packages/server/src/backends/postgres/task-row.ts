@@ -1,7 +1,7 @@
 import type { RetryPolicy, TaskStatus } from '@retryd/core';
 import type { AttemptLog, RetryTask, StoredPolicy } from '../../domain/task.js';
 import type { AttemptCompletion, TaskOutcome, TaskPatch } from '../../store/store.js';
-import { PATCH_COLUMNS } from '../sql-rows.js';
+import { PATCH_COLUMNS } from '../sql/sql-rows.js';
 
 /** A `tasks` row as pg returns it: jsonb and json decoded, bigint as number (see `connection.ts`). */
 export interface TaskRow {

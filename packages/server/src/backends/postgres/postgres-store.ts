@@ -29,8 +29,8 @@ import { PostgresBlobStore } from './postgres-blob-store.js';
 import { loadQueries } from './queries.js';
 import { TaskVacuum } from './task-vacuum.js';
 import type { Queries, QueryName } from './queries.js';
-import { attemptFromRow } from '../sql-rows.js';
-import type { AttemptRow } from '../sql-rows.js';
+import { attemptFromRow } from '../sql/sql-rows.js';
+import type { AttemptRow } from '../sql/sql-rows.js';
 import { completionRecord, patchRecord, policyFromRow, taskFromRow, taskRecord } from './task-row.js';
 import type { CompletedRow, PolicyRow, TaskRow } from './task-row.js';
 

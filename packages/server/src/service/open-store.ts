@@ -3,12 +3,12 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import type { BlobStore } from '../blobs/blob-store.js';
 import { FileBlobStore } from '../blobs/file-blob-store.js';
-import { SqliteStore } from '../stores/sqlite/sqlite-store.js';
-import type { SqliteStoreOptions } from '../stores/sqlite/connection.js';
-import { openPostgresStore } from '../stores/postgres/open-postgres-store.js';
-import { openRedisStore } from '../stores/redis/open-redis-store.js';
-import type { Store } from './store.js';
-import { StoreUrlError } from './store-url-error.js';
+import { SqliteStore } from '../backends/sqlite/sqlite-store.js';
+import type { SqliteStoreOptions } from '../backends/sqlite/connection.js';
+import { openPostgresStore } from '../backends/postgres/open-postgres-store.js';
+import { openRedisStore } from '../backends/redis/open-redis-store.js';
+import type { Store } from '../store/store.js';
+import { StoreUrlError } from '../store/store-url-error.js';
 
 /** The `--store` value used when none is given. */
 export const DEFAULT_STORE_URL = 'sqlite:./retryd.db';

@@ -1,10 +1,10 @@
 import { canonicalJson, validatePolicy, type Clock, type RetryPolicy } from '@retryd/core';
-import { DEFAULT_POLICY_ID, DEFAULT_SERVICE_POLICY } from '../domain/default-policy.js';
+import { DEFAULT_POLICY_ID, DEFAULT_SERVICE_POLICY } from './default-policy.js';
 import { RetrydError, type FieldError } from '../domain/errors.js';
 import type { Page, StoredPolicy } from '../domain/task.js';
 import type { PageRequest, Store } from '../store/store.js';
-import { POLICY_ID_PATTERN } from './enqueue-input.js';
-import { callStore } from './store-errors.js';
+import { POLICY_ID_PATTERN, POLICY_ID_RULE } from './policy-id.js';
+import { callStore } from '../tasks/store-failure.js';
 
 /** Options of {@link PolicyRegistry}. */
 export interface PolicyRegistryOptions {
@@ -17,7 +17,6 @@ export interface PolicyRegistryOptions {
 /** The answer to a create: a new policy (201), or the same definition already registered (200). */
 export type CreatePolicyResult = { kind: 'created' | 'existing'; policy: StoredPolicy };
 
-const POLICY_ID_RULE = 'a string of 1 to 128 letters, digits, ".", "_", ":" or "-", starting with a letter or digit';
 /** Most (tenant, policy id) pairs remembered as existing; the set is cleared when it fills up. */
 const KNOWN_LIMIT = 10_000;
 

@@ -1,5 +1,5 @@
-import type { AttemptLog, AttemptOutcome } from '../domain/task.js';
-import type { TaskPatch } from '../store/store.js';
+import type { AttemptLog, AttemptLogOutcome } from '../../domain/task.js';
+import type { TaskPatch } from '../../store/store.js';
 
 // Row shapes that the two SQL stores (SQLite and PostgreSQL) share: their `attempts` tables have the same columns,
 // and `updateTask` patches the same task columns in both.
@@ -13,7 +13,7 @@ export interface AttemptRow {
   duration_ms: number;
   response_status: number | null;
   error_message: string | null;
-  outcome: AttemptOutcome;
+  outcome: AttemptLogOutcome;
   response_body_snippet: string | null;
   next_attempt_at: number | null;
   worker_id: string;

@@ -24,7 +24,7 @@ import { loadMigrations, migrate } from './migrate.js';
 import { JsonCache } from './json-cache.js';
 import { patchParams, prepareStatements } from './statements.js';
 import type { DueRow, Statements } from './statements.js';
-import { attemptFromRow } from '../sql-rows.js';
+import { attemptFromRow } from '../sql/sql-rows.js';
 import { policyFromRow, taskFromRow } from './task-row.js';
 import { prepareTransactions } from './transactions.js';
 import type { Transactions } from './transactions.js';

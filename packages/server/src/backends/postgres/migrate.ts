@@ -1,7 +1,7 @@
-import { readMigrations, type Migration } from '../migration-files.js';
+import { readMigrations, type Migration } from '../sql/migration-files.js';
 import type pg from 'pg';
 
-export type { Migration } from '../migration-files.js';
+export type { Migration } from '../sql/migration-files.js';
 
 /** The numbered schema files beside this module (copied into `dist` by `scripts/copy-assets.mjs`). */
 const MIGRATIONS_DIR = new URL('./migrations/', import.meta.url);

@@ -2,8 +2,8 @@ import type { Database } from 'better-sqlite3';
 import type { TaskStatus } from '@retryd/core';
 import type { AttemptCompletion, TaskOutcome, TaskPatch } from '../../store/store.js';
 import { ATTEMPT_COLUMNS, TASK_COLUMN_NAMES, TASK_COLUMNS } from './task-row.js';
-import { PATCH_COLUMNS } from '../sql-rows.js';
-import type { AttemptRow } from '../sql-rows.js';
+import { PATCH_COLUMNS } from '../sql/sql-rows.js';
+import type { AttemptRow } from '../sql/sql-rows.js';
 import type { PolicyRow, TaskParams, TaskRow } from './task-row.js';
 
 // Every statement of the SQLite store, each with its contract. Prepared once, in `prepareStatements`.
