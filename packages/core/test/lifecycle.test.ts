@@ -4,6 +4,10 @@ import {
   IllegalTransitionError,
   TASK_TRANSITIONS,
   TERMINAL_STATUSES,
+  LIVE_STATUSES,
+  DEAD_LETTER_STATUSES,
+  statusesAllowing,
+  isLive,
   TaskEvent,
   TaskStatus,
   canTransition,
@@ -107,6 +111,27 @@ describe('illegal transitions', () => {
     for (const status of bogusStatuses) {
       expect(() => transition(status, 'claim')).toThrow(`cannot apply event "claim" to a task in status ${status}`);
       expect(canTransition(status, 'claim')).toBe(false);
+    }
+  });
+});
+
+describe('status sets', () => {
+  it('live statuses are exactly the non-terminal ones, and isLive agrees', () => {
+    expect([...LIVE_STATUSES]).toEqual(['PENDING', 'IN_FLIGHT']);
+    expect(STATUSES.filter(isLive)).toEqual([...LIVE_STATUSES]);
+    expect(STATUSES.filter((s) => !isTerminal(s))).toEqual([...LIVE_STATUSES]);
+  });
+
+  it('dead letters are the statuses a replay may start from', () => {
+    expect([...DEAD_LETTER_STATUSES]).toEqual(['FAILED', 'EXHAUSTED']);
+    expect(statusesAllowing('replay')).toEqual([...DEAD_LETTER_STATUSES]);
+  });
+
+  it('statusesAllowing reads the transition table', () => {
+    expect(statusesAllowing('claim')).toEqual(['PENDING']);
+    expect(statusesAllowing('cancel')).toEqual(['PENDING', 'IN_FLIGHT']);
+    for (const event of EVENTS) {
+      expect(statusesAllowing(event)).toEqual(STATUSES.filter((s) => canTransition(s, event)));
     }
   });
 });

@@ -14,5 +14,7 @@ export { openStore, parseStoreUrl, DEFAULT_STORE_URL } from './service/open-stor
 export type * from './store/store.js';
 export type * from './domain/task.js';
 export { AttemptLogOutcome, DEFAULT_TENANT } from './domain/task.js';
+export { TASK_FIELDS, TASK_FIELD_NAMES, type TaskFieldName, type FieldSpec } from './domain/task-fields.js';
+export { targetKeyOf } from './domain/target-key.js';
 export { DEFAULT_POLICY_ID, DEFAULT_SERVICE_POLICY } from './policies/default-policy.js';
 export { TargetGuard, parseAllowList } from './security/target-guard.js';

@@ -119,7 +119,7 @@ describe('idempotent enqueue', () => {
     expect(created[0]?.headers['idempotent-replayed']).toBeUndefined();
     for (const r of replayed) expect(r.headers['idempotent-replayed']).toBe('true');
     expect(new Set(answers.map((a) => a.body.taskId)).size).toBe(1);
-    const existing = await api.store.getTaskByIdempotencyKey(DEFAULT_TENANT, 'pay-50');
+    const existing = await api.store.admin.getTaskByIdempotencyKey(DEFAULT_TENANT, 'pay-50');
     expect(existing?.taskId).toBe(created[0]?.body.taskId);
   });
 

@@ -1,24 +1,26 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_TENANT, type RetryTask } from '../src/domain/task.js';
-import type { Store, TaskOutcome } from '../src/store/store.js';
+import type { Store, TaskOutcome, TransitionResult } from '../src/store/store.js';
 import { startApi, type ApiHarness } from './api-harness.js';
 import { finalOutcome, makeAttempt, retryOutcome } from './fixtures/tasks.js';
 
 let api: ApiHarness;
-/** Runs once just before the next `updateTask`: simulates a worker acting between the API's read and write. */
+/** Runs once just before the next named transition: simulates a worker acting between the API's read and write. */
 let beforeNextUpdate: (() => Promise<void>) | undefined;
 
 beforeEach(async () => {
   beforeNextUpdate = undefined;
   api = await startApi({
     wrapStore: (store: Store) => {
-      const updateTask = store.updateTask.bind(store);
-      store.updateTask = async (...args) => {
-        const hook = beforeNextUpdate;
-        beforeNextUpdate = undefined;
-        await hook?.();
-        return updateTask(...args);
-      };
+      for (const name of ['cancelTask', 'requestCancel', 'replayTask'] as const) {
+        const transition = store[name].bind(store) as (...args: unknown[]) => Promise<TransitionResult>;
+        (store as unknown as Record<string, unknown>)[name] = async (...args: unknown[]) => {
+          const hook = beforeNextUpdate;
+          beforeNextUpdate = undefined;
+          await hook?.();
+          return transition(...args);
+        };
+      }
       return store;
     },
   });

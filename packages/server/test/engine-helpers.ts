@@ -152,15 +152,18 @@ type StoreMethod = { [K in keyof Store]: Store[K] extends (...args: never[]) => 
 
 /**
  * A fault-injecting decorator around a real store (Temporal-style persistence fault injection): a method can be made
- * to fail (`failing`) or to wait at a gate (`hold`) before it reaches the store.
+ * to fail (`failing`) or to wait at a gate (`hold`) before it reaches the store. Given a clock, it also logs when
+ * each call was made.
  */
 export class FaultyStore {
   readonly store: Store;
   readonly failing = new Set<StoreMethod>();
   readonly calls = new Map<StoreMethod, number>();
+  /** Every call with the time it was made (only when constructed with `now`). */
+  readonly log: { method: StoreMethod; at: number }[] = [];
   private readonly gates = new Map<StoreMethod, Promise<void>>();
 
-  constructor(inner: Store) {
+  constructor(inner: Store, now?: () => number) {
     this.store = new Proxy(inner, {
       get: (target, prop) => {
         const value: unknown = Reflect.get(target, prop, target);
@@ -168,12 +171,18 @@ export class FaultyStore {
         const method = prop as StoreMethod;
         return async (...args: unknown[]) => {
           this.calls.set(method, (this.calls.get(method) ?? 0) + 1);
+          if (now !== undefined) this.log.push({ method, at: now() });
           await this.gates.get(method);
           if (this.failing.has(method)) throw new Error(`injected fault: ${String(method)} failed`);
           return (value as (...a: unknown[]) => unknown).apply(target, args);
         };
       },
     });
+  }
+
+  /** When each call of `method` was made, in order. */
+  timesOf(method: StoreMethod): number[] {
+    return this.log.filter((call) => call.method === method).map((call) => call.at);
   }
 
   /** Holds every call of `method` until the returned function is called. */

@@ -1,10 +1,12 @@
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { classifyError, isTimeoutError } from '@retryd/core';
+import { ManualClock } from '@retryd/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { AttemptResult } from '../src/engine/attempt-result.js';
 import { describeError } from '../src/engine/describe-error.js';
 import { attemptHeaders, HttpDispatcher, SNIPPET_BYTES } from '../src/engine/http-dispatcher.js';
-import { reply, startServer, taskFor, type TestServer } from './engine-helpers.js';
+import { reply, startServer, taskFor, waitFor, type TestServer } from './engine-helpers.js';
 
 let server: TestServer | undefined;
 let dispatcher: HttpDispatcher | undefined;
@@ -78,15 +80,29 @@ describe('HttpDispatcher', () => {
     expect(await dispatcher.dispatch(taskFor(`${server.url}/text`), 1)).toMatchObject({ bodySnippet: 'héllo ✓' });
   });
 
-  it('times out an attempt whose response does not come, as a retryable timeout', async () => {
+  it('times each attempt on the injected clock: no timeout before attemptTimeoutMs has passed on it, then a retryable one', async () => {
     server = await startServer(() => undefined);
-    dispatcher = new HttpDispatcher({ attemptTimeoutMs: 150 });
-    const started = Date.now();
-    const result = await dispatcher.dispatch(taskFor(server.url), 1);
-    expect(Date.now() - started).toBeGreaterThanOrEqual(140);
-    expect(Date.now() - started).toBeLessThan(600);
+    const clock = new ManualClock();
+    dispatcher = new HttpDispatcher({ attemptTimeoutMs: 150, clock });
+    let result: AttemptResult | undefined;
+    const dispatched = dispatcher.dispatch(taskFor(server.url), 1).then((r) => (result = r));
+    await waitFor(() => server!.requests.length === 1, { what: 'the request to reach the server' });
+    await clock.advance(149);
+    expect(result).toBeUndefined();
+    await clock.advance(1);
+    await dispatched;
     expect(result).toMatchObject({ kind: 'error', message: 'no response within 150 ms (ATTEMPT_TIMEOUT)' });
-    expect(result.kind === 'error' && isTimeoutError(result.error)).toBe(true);
+    expect(result?.kind === 'error' && isTimeoutError(result.error)).toBe(true);
+    expect(clock.sleeps).toEqual([150]);
+  });
+
+  it('leaves no timer behind once an attempt has its answer', async () => {
+    server = await startServer((_req, res) => reply(res, 200, 'ok'));
+    const clock = new ManualClock();
+    dispatcher = new HttpDispatcher({ attemptTimeoutMs: 30_000, clock });
+    expect(await dispatcher.dispatch(taskFor(server.url), 1)).toMatchObject({ kind: 'response', status: 200 });
+    expect(clock.sleeps).toEqual([30_000]);
+    expect(clock.pendingCount).toBe(0);
   });
 
   it('keeps the status and what was read when the body stalls past the timeout', async () => {

@@ -47,7 +47,7 @@ it('drives 1,000 tasks through a flaky downstream: every key succeeds exactly on
   const tasks = Array.from({ length: 1_000 }, (_, i) => taskFor(server.url, policy, { idempotencyKey: `key-${i}` }));
   for (let i = 0; i < tasks.length; i += 250) await enqueue(store, engine, ...tasks.slice(i, i + 250));
 
-  await waitFor(async () => (await store.countByStatus()).SUCCEEDED === 1_000, { timeoutMs: 30_000, intervalMs: 20, what: '1,000 successes' });
+  await waitFor(async () => (await store.admin.countByStatus()).SUCCEEDED === 1_000, { timeoutMs: 30_000, intervalMs: 20, what: '1,000 successes' });
   expect(succeeded.size).toBe(1_000);
   const twice = tasks.filter((t) => succeeded.get(t.idempotencyKey) !== 1);
   const logs = await Promise.all(twice.map((t) => store.listAttempts(t.tenantId, t.taskId, { limit: 10 })));
@@ -55,7 +55,7 @@ it('drives 1,000 tasks through a flaky downstream: every key succeeds exactly on
   expect(duplicates).toBe(0);
   // 334 keys fail none, 333 once, 333 twice: 1,000 + 333 + 666 attempts.
   expect(server.requests).toHaveLength(1_999);
-  const counts = await store.countByStatus();
+  const counts = await store.admin.countByStatus();
   expect(counts).toMatchObject({ PENDING: 0, IN_FLIGHT: 0, FAILED: 0, EXHAUSTED: 0 });
   expect(errors).toEqual([]);
   const sample = tasks[5]!;

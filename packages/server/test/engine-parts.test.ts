@@ -1,5 +1,4 @@
-import { systemClock } from '@retryd/core';
-import { ManualClock } from '@retryd/core/testing';
+import { ManualClock, seededRandom } from '@retryd/core/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_SERVICE_POLICY } from '../src/policies/default-policy.js';
 import type { RetryTask } from '../src/domain/task.js';
@@ -8,11 +7,12 @@ import { decideAttemptOutcome } from '../src/engine/decide-outcome.js';
 import { DueTimer } from '../src/engine/due-timer.js';
 import { resolveEngineOptions } from '../src/engine/engine-options.js';
 import { PolicyResolver, type PolicyNotFoundError } from '../src/engine/policy-resolver.js';
-import { StoreBackoff } from '../src/engine/store-backoff.js';
-import type { CompletionResult } from '../src/store/store.js';
+import { lastQueueServed } from '../src/engine/claim-cursor.js';
+import { ringOrder } from '../src/store/claim-shares.js';
+import type { CompletionResult, TargetRef } from '../src/store/store.js';
 import type { SqliteStore } from '../src/backends/sqlite/sqlite-store.js';
-import { FAST_POLICY, FaultyStore, openTempStore, taskFor, waitFor } from './engine-helpers.js';
-import { makePolicy, makeTask } from './fixtures/tasks.js';
+import { FAST_POLICY, FaultyStore, openTempStore, taskFor } from './engine-helpers.js';
+import { makePolicy, makeTask, T0 } from './fixtures/tasks.js';
 
 describe('DueTimer', () => {
   it('fires once at the earliest time it was aimed at, and not after clear()', async () => {
@@ -46,18 +46,36 @@ describe('DueTimer', () => {
   });
 });
 
-describe('StoreBackoff', () => {
-  it('waits 50 ms doubling to 5 s, and starts over after a success', async () => {
-    const clock = new ManualClock();
-    const backoff = new StoreBackoff(clock);
-    for (let i = 0; i < 9; i++) {
-      const waited = backoff.wait();
-      await clock.runAll();
-      await waited;
+describe('lastQueueServed: the ring cursor of fair claims', () => {
+  const q = (tenantId: string, targetKey: string): TargetRef => ({ tenantId, targetKey });
+  const A = q('t1', 'https://a.example');
+  const B = q('t1', 'https://b.example');
+  const C = q('t1', 'https://c.example');
+  const D = q('t2', 'https://a.example');
+
+  it('is the last queue served in ring order, wrapping past the end; the cursor as it was when nothing was claimed', () => {
+    expect(lastQueueServed([B, A, B], undefined)).toEqual(B);
+    expect(lastQueueServed([C, D], B)).toEqual(D);
+    // Started after C: D, then round to A.
+    expect(lastQueueServed([D, A], C)).toEqual(A);
+    expect(lastQueueServed([A, D, B], B)).toEqual(B);
+    expect(lastQueueServed([], C)).toEqual(C);
+    expect(lastQueueServed([], undefined)).toBeUndefined();
+  });
+
+  it('agrees with ringOrder on every subset and cursor', () => {
+    const all = [A, B, C, D];
+    for (let mask = 1; mask < 16; mask++) {
+      const served = all.filter((_, i) => mask & (1 << i));
+      for (const after of [undefined, ...all, q('t0', 'x'), q('t9', 'x')]) {
+        expect(lastQueueServed([...served, ...served], after)).toEqual(ringOrder(served, after).at(-1));
+      }
     }
-    expect(clock.sleeps).toEqual([50, 100, 200, 400, 800, 1_600, 3_200, 5_000, 5_000]);
-    backoff.reset();
-    expect(backoff.nextDelayMs).toBe(50);
+  });
+
+  it('keeps only the key, not the claimed task', () => {
+    const task = makeTask({ targetUrl: 'https://a.example/x' });
+    expect(lastQueueServed([task], undefined)).toStrictEqual({ tenantId: task.tenantId, targetKey: 'https://a.example' });
   });
 });
 
@@ -147,15 +165,26 @@ describe('with a real store', () => {
   });
 
   describe('CompletionBatcher', () => {
-    async function claimedCompletions(n: number, leaseExpiresAt = Date.now() + 60_000): Promise<QueuedCompletion[]> {
-      await store.insertTasks(Array.from({ length: n }, () => taskFor('http://127.0.0.1:9/')));
-      const claimed: RetryTask[] = await store.claimDue(Date.now(), { limit: n, leaseMs: 60_000, workerId: 'w' });
+    // On a manual clock with a seeded random: the back-off between failed writes is exact (seed 42 waits 30 ms,
+    // then 45 ms; see engine-store-backoff.test.ts), and no test waits on real time.
+    let clock: ManualClock;
+    beforeEach(() => {
+      clock = new ManualClock(T0);
+    });
+
+    /** Lets the batcher's `setImmediate` flush (and what it awaits) run. */
+    const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+    async function claimedCompletions(n: number, leaseExpiresAt = T0 + 60_000): Promise<QueuedCompletion[]> {
+      const tasks = Array.from({ length: n }, () => makeTask({ targetUrl: 'http://127.0.0.1:9/', policy: FAST_POLICY, policyId: null }));
+      await store.insertTasks(tasks);
+      const claimed: RetryTask[] = await store.claimDue(T0, { limit: n, leaseMs: 60_000, workerId: 'w' });
       return claimed.map((task) => ({
         task,
         completion: decideAttemptOutcome(
           task,
-          { startedAt: Date.now(), result: { kind: 'response', status: 200, headers: {}, bodySnippet: null } },
-          { policy: FAST_POLICY, now: Date.now(), random: Math.random, workerId: 'w' },
+          { startedAt: T0, result: { kind: 'response', status: 200, headers: {}, bodySnippet: null } },
+          { policy: FAST_POLICY, now: T0, random: Math.random, workerId: 'w' },
         ),
         leaseExpiresAt,
       }));
@@ -164,8 +193,9 @@ describe('with a real store', () => {
     function batcherOn(faulty: FaultyStore, log: { results: CompletionResult[]; writeErrors: number; givenUp: string[] }) {
       return new CompletionBatcher({
         store: faulty.store,
-        clock: systemClock,
-        now: () => Date.now(),
+        clock,
+        random: seededRandom(42),
+        now: () => clock.now(),
         onResults: (_items, results) => log.results.push(...results),
         onWriteError: () => log.writeErrors++,
         onGiveUp: (item, reason) => log.givenUp.push(`${item.completion.taskId}: ${reason}`),
@@ -179,7 +209,8 @@ describe('with a real store', () => {
       const items = await claimedCompletions(60);
       const release = faulty.hold('completeAttempts');
       for (const item of items.slice(0, 20)) batcher.add(item);
-      await waitFor(() => faulty.calls.get('completeAttempts') === 1);
+      await turn();
+      expect(faulty.calls.get('completeAttempts')).toBe(1);
       // While the first write is in progress, the rest queue up and go out together right after it.
       for (const item of items.slice(20)) batcher.add(item);
       expect(batcher.size).toBe(41);
@@ -190,18 +221,25 @@ describe('with a real store', () => {
       expect(batcher.size).toBe(0);
     });
 
-    it('keeps failed writes and retries them until the store is back', async () => {
-      const faulty = new FaultyStore(store);
+    it('keeps failed writes and retries them, after jittered waits, until the store is back', async () => {
+      const faulty = new FaultyStore(store, () => clock.now());
       const log = { results: [] as CompletionResult[], writeErrors: 0, givenUp: [] as string[] };
       const batcher = batcherOn(faulty, log);
       const settled: (CompletionResult | undefined)[] = [];
       const [item] = await claimedCompletions(1);
       faulty.failing.add('completeAttempts');
       batcher.add({ ...item!, onSettled: (r) => settled.push(r) });
-      await waitFor(() => log.writeErrors >= 2);
+      await turn();
+      await clock.advance(30);
+      await clock.advance(45);
+      expect(faulty.timesOf('completeAttempts')).toEqual([T0, T0 + 30, T0 + 75]);
+      expect(log.writeErrors).toBe(3);
       faulty.failing.delete('completeAttempts');
-      await batcher.drain();
+      const drained = batcher.drain();
+      await clock.runAll();
+      await drained;
       expect(settled.map((r) => r?.kind)).toEqual(['applied']);
+      expect(faulty.timesOf('completeAttempts')).toHaveLength(4);
       expect(log.givenUp).toEqual([]);
     });
 
@@ -209,18 +247,21 @@ describe('with a real store', () => {
       const faulty = new FaultyStore(store);
       const log = { results: [] as CompletionResult[], writeErrors: 0, givenUp: [] as string[] };
       const batcher = batcherOn(faulty, log);
-      const [lapsed] = await claimedCompletions(1, Date.now() - 1);
+      const [lapsed] = await claimedCompletions(1, T0 - 1);
       const [live] = await claimedCompletions(1);
       faulty.failing.add('completeAttempts');
       const settled: (CompletionResult | undefined)[] = [];
       batcher.add({ ...lapsed!, onSettled: (r) => settled.push(r) });
       batcher.add(live!);
-      await waitFor(() => log.givenUp.length === 1);
-      expect(log.givenUp[0]).toBe(`${lapsed!.completion.taskId}: its lease lapsed while the store was failing`);
+      await turn();
+      expect(log.givenUp).toEqual([`${lapsed!.completion.taskId}: its lease lapsed while the store was failing`]);
       expect(settled).toEqual([undefined]);
-      const started = Date.now();
-      await batcher.drain(Date.now() + 100);
-      expect(Date.now() - started).toBeLessThan(1_000);
+      let drained = false;
+      const draining = batcher.drain(T0 + 100).then(() => (drained = true));
+      await clock.advance(99);
+      expect(drained).toBe(false);
+      await clock.advance(1);
+      await draining;
       expect(log.givenUp[1]).toBe(`${live!.completion.taskId}: the engine stopped before the store accepted it`);
     });
   });

@@ -231,7 +231,7 @@ describe.each(CASES)('%s: three retryd instances on one store, one killed and on
     await waitFor('B to report its late completions fenced out', () => [...reapedFromB].every((id) => fencedOut().has(id)), 30_000);
 
     await waitFor('every key processed downstream', () => downstream.processed.size === TASKS, 90_000);
-    await waitFor('every task SUCCEEDED', async () => (await store.countByStatus()).SUCCEEDED === TASKS, 30_000);
+    await waitFor('every task SUCCEEDED', async () => (await store.admin.countByStatus()).SUCCEEDED === TASKS, 30_000);
 
     // Every task, from the store: SUCCEEDED, attempts numbered 1..n with none recorded twice, one success, last.
     const tasks = await listAll(store);

@@ -55,7 +55,7 @@ describe('PostgresStore across instances', () => {
     expect(new Set(ids).size).toBe(ids.length);
     expect(new Set(ids)).toEqual(new Set(tasks.map((t) => t.taskId)));
     expect(new Set(claimed.map((t) => t.leaseOwner?.slice(0, 2)))).toEqual(new Set(['w0', 'w1', 'w2']));
-    expect((await stores[1]?.countByStatus())?.IN_FLIGHT).toBe(600);
+    expect((await stores[1]?.admin.countByStatus())?.IN_FLIGHT).toBe(600);
   });
 
   it('wakes the other instances when one inserts a due task, releases leases or re-drives a task', async () => {
@@ -75,7 +75,10 @@ describe('PostgresStore across instances', () => {
 
     const dead = makeTask({ status: 'FAILED', nextAttemptAt: null });
     await writer.insertTasks([dead]); // not PENDING: no wake-up
-    await writer.updateTask('default', dead.taskId, dead.version, { status: 'PENDING', nextAttemptAt: T0 + 5 });
+    await writer.replayTask(
+      { tenantId: 'default', taskId: dead.taskId },
+      { expectedVersion: dead.version, runAttemptOffset: 0, runStartedAt: null, nextAttemptAt: T0 + 5, updatedAt: T0 + 5 },
+    );
     await waitFor(() => wakes === 3, 'the wake-up of a replay');
 
     unsubscribe();
@@ -93,7 +96,7 @@ describe('PostgresStore across instances', () => {
       const payloads: string[] = [];
       client.on('notification', (message) => payloads.push(message.payload ?? ''));
       await client.query(`LISTEN ${dueChannel(store.schema)}`);
-      await store.updateTask('default', held.taskId, held.version, { cancelRequested: true });
+      await store.requestCancel({ tenantId: 'default', taskId: held.taskId }, T0);
       const stale = { tenantId: 'default', taskId: held.taskId, fencingToken: held.fencingToken + 1 };
       await store.releaseLeases([stale], T0);
       await store.insertTasks([makeTask({ status: 'SUCCEEDED', nextAttemptAt: null })]);
@@ -138,7 +141,7 @@ describe('PostgresStore across instances', () => {
     const complete = await roundTrips(() => store.completeAttempts(completions, T0 + 10));
     expect(complete.trips).toBe(1);
     expect(complete.result.every((r) => r.kind === 'applied')).toBe(true);
-    expect((await store.countByStatus()).PENDING).toBe(1_000);
+    expect((await store.admin.countByStatus()).PENDING).toBe(1_000);
   });
 
   it('applies the first holding completion of a task named twice; a repeated attempt is DUPLICATE_ATTEMPT', async () => {

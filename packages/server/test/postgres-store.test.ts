@@ -1,13 +1,19 @@
+import { readFile, readdir } from 'node:fs/promises';
 import { TaskStatus } from '@retryd/core';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { StoreUrlError } from '../src/service/open-store.js';
-import { loadMigrations } from '../src/backends/postgres/migrate.js';
+import { clientConfig } from '../src/backends/postgres/connection.js';
+import { loadMigrations, migrate } from '../src/backends/postgres/migrate.js';
 import { openPostgresStore, parsePostgresStoreUrl } from '../src/backends/postgres/open-postgres-store.js';
 import { PostgresStore } from '../src/backends/postgres/postgres-store.js';
+import { expandMacros } from '../src/backends/postgres/query-macros.js';
 import { TaskVacuum } from '../src/backends/postgres/task-vacuum.js';
-import { loadQueries } from '../src/backends/postgres/queries.js';
-import { completionRecord } from '../src/backends/postgres/task-row.js';
+import { QUERY_NAMES, loadQueries } from '../src/backends/postgres/queries.js';
+import { completionRecord, taskRecord } from '../src/backends/postgres/task-row.js';
+import { targetKeyOf } from '../src/domain/target-key.js';
+import { TASK_FIELD_SPECS } from '../src/domain/task-fields.js';
+import type { RetryTask } from '../src/domain/task.js';
 import { T0, finalOutcome, makeAttempt, makeTask } from './fixtures/tasks.js';
 import { POSTGRES_URL, dropSchemas, freshSchema, makeStore, waitFor, withClient } from './postgres-harness.js';
 import { describeStoreConformance } from './store-conformance.js';
@@ -106,6 +112,98 @@ describe('PostgresStore migrations', () => {
   });
 });
 
+/**
+ * Tasks stored as a store at migration 002 kept them (no `target_key`): `json_populate_recordset` over the table's
+ * row type takes each record's columns by name, and the body as the JSON value its `json` column holds.
+ */
+async function insertAt002(client: pg.Client, tasks: readonly RetryTask[]): Promise<void> {
+  const records = tasks.map((task, i) => ({ ...taskRecord(task, i), body: task.body }));
+  await client.query('INSERT INTO tasks SELECT * FROM json_populate_recordset(NULL::tasks, $1::json)', [JSON.stringify(records)]);
+}
+
+describe('PostgresStore migration 003 (targets)', () => {
+  it('migrates a store made by 001 and 002 in place: every task gets its target, every target a queue', async () => {
+    const schema = freshSchema();
+    const pool = new pg.Pool({ ...clientConfig({ connectionString: POSTGRES_URL }, schema), max: 1 });
+    const urls = ['https://api.example.com/orders', 'HTTP://Hooks.Example.com:80/a?b=1', 'http://[::1]:8080/x#y', 'https://b.example.com:8443'];
+    const [a, hooks, local, b] = urls.map((url) => new URL(url).href) as [string, string, string, string];
+    const tasks = {
+      dueA: makeTask({ targetUrl: a, nextAttemptAt: T0 - 20 }),
+      dueB: makeTask({ targetUrl: b, nextAttemptAt: T0 - 10 }),
+      later: makeTask({ targetUrl: hooks, nextAttemptAt: T0 + 60_000 }),
+      leased: makeTask({ targetUrl: local, status: 'IN_FLIGHT', leaseOwner: 'w', leaseExpiresAt: T0 - 1, fencingToken: 3 }),
+      done: makeTask({ targetUrl: a, status: 'SUCCEEDED', nextAttemptAt: null }),
+      dead: makeTask({ targetUrl: b, status: 'FAILED', nextAttemptAt: null, attemptNumber: 2, deadLetterReason: 'permanent_status:400' }),
+      cancelled: makeTask({ targetUrl: hooks, status: 'CANCELLED', nextAttemptAt: null }),
+    };
+    try {
+      expect(await migrate(pool, schema, loadMigrations().filter((m) => m.version <= 2))).toEqual([1, 2]);
+      const client = await pool.connect();
+      try {
+        await insertAt002(client as unknown as pg.Client, Object.values(tasks));
+      } finally {
+        client.release();
+      }
+    } finally {
+      await pool.end();
+    }
+
+    await using store = makeStore(schema);
+    await store.init();
+    for (const task of Object.values(tasks)) {
+      expect(task.targetKey).toBe(targetKeyOf(task.targetUrl));
+      expect(await store.getTask(task.tenantId, task.taskId)).toEqual(task);
+    }
+    const queues = await withClient(schema, async (client) =>
+      (await client.query('SELECT target_key, next_due_at FROM target_queues ORDER BY target_key')).rows,
+    );
+    expect(queues).toEqual([
+      { target_key: 'http://[::1]:8080', next_due_at: null },
+      { target_key: 'http://hooks.example.com', next_due_at: T0 + 60_000 },
+      { target_key: 'https://api.example.com', next_due_at: T0 - 20 },
+      { target_key: 'https://b.example.com:8443', next_due_at: T0 - 10 },
+    ]);
+    // The migrated rows are claimed, shared, reaped and replayed like new ones.
+    expect(await store.nextDueAt()).toBe(T0 - 20);
+    const claimed = await store.claimDue(T0, { limit: 10, leaseMs: 1_000, workerId: 'w' });
+    expect(claimed.map((t) => t.taskId)).toEqual([tasks.dueA.taskId, tasks.dueB.taskId]);
+    expect(await store.nextDueAt()).toBe(T0 + 60_000);
+    expect((await store.findExpiredLeases(T0, 10)).map((t) => t.taskId)).toEqual([tasks.leased.taskId]);
+    const change = { expectedVersion: tasks.dead.version, runAttemptOffset: 2, runStartedAt: null, nextAttemptAt: T0 + 5, updatedAt: T0 + 5 };
+    expect((await store.replayTask(tasks.dead, change)).kind).toBe('applied');
+    expect((await store.claimDue(T0 + 5, { limit: 10, leaseMs: 1_000, workerId: 'w' })).map((t) => t.taskId)).toEqual([tasks.dead.taskId]);
+    const indexes = await withClient(schema, async (client) =>
+      (await client.query<{ def: string }>("SELECT pg_get_indexdef(indexrelid) AS def FROM pg_index WHERE indexrelid = 'tasks_due'::regclass")).rows,
+    );
+    expect(indexes[0]?.def).toContain('(tenant_id, target_key, next_attempt_at) WHERE (status = \'PENDING\'::text)');
+  });
+});
+
+describe('PostgresStore statements', () => {
+  it('name the task columns only through macros, so a new field needs no statement edited', async () => {
+    const dir = new URL('../src/backends/postgres/queries/', import.meta.url);
+    // Columns that no statement reads on their own: they could only appear in a hand-written column list.
+    const listedOnly = TASK_FIELD_SPECS.map((f) => f.column).filter((c) => ['request_hash', 'method', 'body_ref', 'trace_context'].includes(c));
+    expect(listedOnly).toHaveLength(4);
+    for (const file of await readdir(dir)) {
+      const text = await readFile(new URL(file, dir), 'utf8');
+      for (const column of listedOnly) expect(text, `${file} names ${column}`).not.toMatch(new RegExp(`\\b${column}\\b`));
+    }
+    const queries = await loadQueries();
+    for (const name of ['get-task', 'claim-due', 'insert-tasks', 'cancel-task', 'replay-task'] as const) {
+      for (const { column } of TASK_FIELD_SPECS) expect(queries[name].text, `${name} has ${column}`).toMatch(new RegExp(`\\b${column}\\b`));
+    }
+    expect(QUERY_NAMES).not.toContain('update-task');
+  });
+
+  it('refuses an unknown or malformed macro, naming the file', () => {
+    expect(() => expandMacros('x.sql', 'SELECT {{task_colums}}')).toThrow('x.sql: unknown macro {{task_colums}}');
+    expect(() => expandMacros('x.sql', 'SELECT {{due_status:t}}')).toThrow('x.sql: {{due_status}} takes no argument');
+    expect(() => expandMacros('x.sql', 'SELECT {{ task_columns }}')).toThrow('x.sql: a macro is malformed');
+    expect(expandMacros('x.sql', 'SELECT {{task_columns:t}}')).toMatch(/^SELECT t\.tenant_id, t\.task_id, /);
+  });
+});
+
 describe('PostgresStore query plans', () => {
   it('claims and lists through indexes, not scans, on a table large enough for the planner', async () => {
     await using store = makeStore();
@@ -116,19 +214,26 @@ describe('PostgresStore query plans', () => {
     const plan = await withClient(schema, async (client) => {
       // 20,000 finished tasks and 2,000 pending ones with headers of a realistic size, then fresh statistics.
       await client.query(`
-        INSERT INTO tasks (tenant_id, task_id, idempotency_key, request_hash, target_url, method, headers, status,
-          attempt_number, run_attempt_offset, last_delay_ms, next_attempt_at, created_at, updated_at,
+        INSERT INTO tasks (tenant_id, task_id, idempotency_key, request_hash, target_url, target_key, method, headers,
+          status, attempt_number, run_attempt_offset, last_delay_ms, next_attempt_at, created_at, updated_at,
           fencing_token, version, cancel_requested)
-        SELECT 'default', 'task-' || n, 'key-' || n, 'h', 'https://api.example.com', 'POST',
+        SELECT 'default', 'task-' || n, 'key-' || n, 'h', 'https://api.example.com/', 'https://api.example.com', 'POST',
           jsonb_build_object('content-type', 'application/json', 'authorization', repeat('x', 200)),
           CASE WHEN n % 11 = 0 THEN 'PENDING' ELSE 'SUCCEEDED' END, 1, 0, 0,
           CASE WHEN n % 11 = 0 THEN ${T0} + n ELSE NULL END, ${T0}, ${T0}, 1, 1, false
         FROM generate_series(1, 22000) AS n`);
-      await client.query('ANALYZE tasks');
+      // 200 more targets, of which a few are ready.
+      await client.query(`
+        INSERT INTO target_queues (tenant_id, target_key, next_due_at)
+        SELECT 'default', 'https://api.example.com', ${T0 + 11}
+        UNION ALL
+        SELECT 'default', 'https://t' || n || '.example.com', CASE WHEN n % 50 = 0 THEN ${T0} WHEN n % 2 = 0 THEN ${T0 + 3_600_000} END
+        FROM generate_series(1, 200) AS n`);
+      await client.query('ANALYZE tasks, target_queues');
       const explain = async (sql: string, values: unknown[]) =>
         JSON.stringify((await client.query(`EXPLAIN (FORMAT JSON) ${sql}`, values)).rows[0]);
       return {
-        claim: await explain(queries['claim-due'].text, [T0 + 100, 128, 'w', T0 + 30_100]),
+        claim: await explain(queries['claim-due'].text, [T0 + 100, 128, 'w', T0 + 30_100, null, null]),
         nextDue: await explain(queries['next-due-at'].text, []),
         lease: await explain(queries['find-expired-leases'].text, [T0, 100]),
         deadLetters: await explain(queries['list-tasks-by-status'].text, ['default', ['FAILED', 'EXHAUSTED'], null, Infinity, '', 51]),
@@ -138,6 +243,8 @@ describe('PostgresStore query plans', () => {
     }, 'store');
     const expected = [
       ['claim', 'tasks_due'],
+      ['claim', 'target_queues_ready'],
+      ['nextDue', 'target_queues_ready'],
       ['nextDue', 'tasks_due'],
       ['lease', 'tasks_lease'],
       ['deadLetters', 'tasks_by_status'],
@@ -167,10 +274,10 @@ describe('PostgresStore on a young table', () => {
     // autovacuum's first ANALYZE. Under the planner's defaults the completions were joined by a sequential scan.
     const plan = await withClient(store.schema, async (client) => {
       await client.query(`
-        INSERT INTO tasks (tenant_id, task_id, idempotency_key, request_hash, target_url, method, headers, status,
-          attempt_number, run_attempt_offset, last_delay_ms, next_attempt_at, created_at, updated_at,
+        INSERT INTO tasks (tenant_id, task_id, idempotency_key, request_hash, target_url, target_key, method, headers,
+          status, attempt_number, run_attempt_offset, last_delay_ms, next_attempt_at, created_at, updated_at,
           lease_owner, lease_expires_at, fencing_token, version, cancel_requested)
-        SELECT 'default', 'task-' || n, 'key-' || n, 'h', 'https://api.example.com', 'POST', '{}',
+        SELECT 'default', 'task-' || n, 'key-' || n, 'h', 'https://api.example.com/', 'https://api.example.com', 'POST', '{}',
           CASE WHEN n % 10 = 0 THEN 'IN_FLIGHT' ELSE 'SUCCEEDED' END, 0, 0, 0, NULL, ${T0}, ${T0},
           CASE WHEN n % 10 = 0 THEN 'w' END, CASE WHEN n % 10 = 0 THEN ${T0 + 30_000} END, 1, 1, false
         FROM generate_series(1, 20000) AS n`);

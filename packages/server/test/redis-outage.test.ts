@@ -57,7 +57,7 @@ describe('Redis outage (through a loopback proxy; the shared server is never tou
     await failsPromptly(() => store.insertTasks([makeTask()]));
     await failsPromptly(() => store.claimDue(T0, { limit: 10, leaseMs: 1_000, workerId: 'w' }));
     await failsPromptly(() => store.getTask('default', before.taskId));
-    await failsPromptly(() => store.countByStatus());
+    await failsPromptly(() => store.admin.countByStatus());
     // Meanwhile another instance makes work due: the wake-up is lost with the subscriber's connection.
     await witness.insertTasks([makeTask()]);
     // The store keeps trying to reconnect, reporting each refusal through onError (no unhandled 'error' event),

@@ -5,6 +5,8 @@ import { listingCases } from './store-conformance/listing-cases.js';
 import { policyAndStateCases } from './store-conformance/policy-state-cases.js';
 import { schedulingCases } from './store-conformance/scheduling-cases.js';
 import { taskCases } from './store-conformance/task-cases.js';
+import { targetCases } from './store-conformance/target-cases.js';
+import { transitionCases } from './store-conformance/transition-cases.js';
 
 /**
  * The one behavioural contract of the `Store` port, run unchanged against every store on a real backend
@@ -40,6 +42,8 @@ export function describeStoreConformance(name: string, makeStore: () => Promise<
     describe('listing', () => listingCases(store));
     describe('claims and leases', () => schedulingCases(store));
     describe('completions and the attempt log', () => completionCases(store));
+    describe('named transitions', () => transitionCases(store));
+    describe('targets: fair claims and the gate', () => targetCases(store));
     describe('policies, target state and counts', () => policyAndStateCases(store));
   });
 }

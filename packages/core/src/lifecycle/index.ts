@@ -7,6 +7,10 @@ export { IllegalTransitionError } from './illegal-transition-error.js';
 export {
   TASK_TRANSITIONS,
   TERMINAL_STATUSES,
+  LIVE_STATUSES,
+  DEAD_LETTER_STATUSES,
+  statusesAllowing,
+  isLive,
   canTransition,
   isTerminal,
   transition,

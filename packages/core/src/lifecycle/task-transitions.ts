@@ -72,6 +72,38 @@ export const TERMINAL_STATUSES: readonly TaskStatus[] = Object.freeze([
   TaskStatus.CANCELLED,
 ]);
 
+/**
+ * The statuses in which a task is live: waiting for an attempt or in one. Every other status is terminal.
+ * Stores index live tasks apart from ended ones through this set (and nowhere else).
+ */
+export const LIVE_STATUSES: readonly TaskStatus[] = Object.freeze([TaskStatus.PENDING, TaskStatus.IN_FLIGHT]);
+
+/**
+ * The dead letters: terminal statuses that an operator may `replay` (FAILED and EXHAUSTED). The dead-letter
+ * listing and the store's replay guard both read this set.
+ */
+export const DEAD_LETTER_STATUSES: readonly TaskStatus[] = Object.freeze(
+  (Object.keys(TASK_TRANSITIONS) as TaskStatus[]).filter((s) => Object.hasOwn(TASK_TRANSITIONS[s], TaskEvent.REPLAY)),
+);
+
+/**
+ * The statuses in which `event` is legal, in table order: what a store's guard for that move must allow.
+ *
+ * @example
+ * ```ts
+ * statusesAllowing('replay'); // ['FAILED', 'EXHAUSTED']
+ * statusesAllowing('claim');  // ['PENDING']
+ * ```
+ */
+export function statusesAllowing(event: TaskEvent): readonly TaskStatus[] {
+  return (Object.keys(TASK_TRANSITIONS) as TaskStatus[]).filter((s) => Object.hasOwn(TASK_TRANSITIONS[s], event));
+}
+
+/** Whether a task in `status` is live (see {@link LIVE_STATUSES}): PENDING or IN_FLIGHT. */
+export function isLive(status: TaskStatus): boolean {
+  return status === TaskStatus.PENDING || status === TaskStatus.IN_FLIGHT;
+}
+
 // Statuses and events often come from a database row or a request body. Looking them up with hasOwn
 // keeps a value such as "constructor" or "__proto__" from finding Object.prototype's members.
 function nextStatus(status: TaskStatus, event: TaskEvent): TaskStatus | undefined {

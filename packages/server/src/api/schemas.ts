@@ -1,5 +1,6 @@
-import { BackoffType, JitterType, MAX_ATTEMPTS_LIMIT, TaskStatus } from '@retryd/core';
+import { BackoffType, JitterType, MAX_ATTEMPTS_LIMIT } from '@retryd/core';
 import { AttemptLogOutcome } from '../domain/task.js';
+import { TASK_FIELDS, TASK_VIEW_FIELD_NAMES } from '../domain/task-fields.js';
 import { ENQUEUE_LIMITS, TARGET_METHODS } from '../tasks/enqueue-input.js';
 import { MAX_BATCH_TASKS } from '../tasks/task-service.js';
 
@@ -87,7 +88,14 @@ export const SHARED_SCHEMAS = [
         additionalProperties: { type: 'string' },
         description: 'Sent on every attempt. Hop-by-hop and framing headers (Host, Content-Length, Connection, ...) are refused; an Idempotency-Key entry is taken as the key.',
       },
-      body: { description: 'A string, sent as is; or any other JSON value, sent as JSON (content-type application/json unless given).' },
+      body: { description: 'A string, sent as is; or any other JSON value, sent as JSON (content-type application/json unless given). Not with bodyRef.' },
+      bodyRef: {
+        type: 'string',
+        maxLength: ENQUEUE_LIMITS.bodyRefLength,
+        description:
+          'Instead of body: s3://<bucket>/<key> of an object the caller put in the bucket --blobs names, under <prefix>/<tenant>/; ' +
+          'checked to exist at enqueue, read at each attempt, never deleted by retryd. Set content-type in headers.',
+      },
       policyId: { type: 'string', description: 'A registered policy; default "default". Not with policy.' },
       policy: { $ref: 'RetryPolicy#' },
       idempotencyKey: { type: 'string', maxLength: ENQUEUE_LIMITS.keyLength, description: 'Sent as Idempotency-Key on every attempt; generated when absent.' },
@@ -102,28 +110,8 @@ export const SHARED_SCHEMAS = [
       'fencing token and version (concurrency internals), the run bookkeeping and the tenant. Credential header ' +
       'values (Authorization, Cookie, API keys) are shown as [redacted].',
     type: 'object',
-    required: ['taskId', 'idempotencyKey', 'status', 'targetUrl', 'method', 'attemptNumber', 'createdAt', 'updatedAt'],
-    properties: {
-      taskId: { type: 'string', format: 'uuid' },
-      idempotencyKey: { type: 'string' },
-      status: { type: 'string', enum: Object.values(TaskStatus) },
-      targetUrl: { type: 'string' },
-      method: { type: 'string' },
-      headers: { type: 'object', additionalProperties: { type: 'string' }, description: 'Credential values shown as [redacted].' },
-      body: nullable('string'),
-      bodyRef: { ...nullable('string'), description: 'Set when the body is kept in the blob store (body is then null).' },
-      policyId: nullable('string'),
-      policy: { anyOf: [{ $ref: 'RetryPolicy#' }, { type: 'null' }] },
-      attemptNumber: { type: 'integer', description: 'Attempts made so far, replays included.' },
-      nextAttemptAt: { ...nullable('integer'), description: 'When a PENDING task is due (epoch ms).' },
-      createdAt: { type: 'integer' },
-      updatedAt: { type: 'integer' },
-      leaseExpiresAt: { ...nullable('integer'), description: 'When an IN_FLIGHT task is due again if its worker dies.' },
-      cancelRequested: { type: 'boolean' },
-      lastError: nullable('string'),
-      lastResponseStatus: nullable('integer'),
-      deadLetterReason: nullable('string'),
-    },
+    required: [...TASK_VIEW_FIELD_NAMES],
+    properties: Object.fromEntries(TASK_VIEW_FIELD_NAMES.map((name) => [name, TASK_FIELDS[name].api.schema])),
   },
   {
     $id: 'TaskPage',

@@ -1,43 +1,21 @@
-import type { RetryPolicy, TaskStatus } from '@retryd/core';
+import type { RetryPolicy } from '@retryd/core';
 import type { AttemptLog, AttemptLogOutcome, RetryTask, StoredPolicy } from '../domain/task.js';
+import { TASK_VIEW_FIELD_NAMES, type TaskViewFieldName } from '../domain/task-fields.js';
 
 /**
- * A task as the API shows it.
+ * A task as the API shows it: the fields of `TASK_FIELDS` that carry an `api` entry, every one always present.
  *
  * Shown: what the caller asked for and where the task stands (status, attempts, next due time, last error,
- * dead-letter reason), `leaseExpiresAt` (when an IN_FLIGHT task becomes due again if its worker dies) and
- * `cancelRequested` (after a 202 to DELETE).
+ * dead-letter reason), its target, `leaseExpiresAt` (when an IN_FLIGHT task becomes due again if its worker dies)
+ * and `cancelRequested` (after a 202 to DELETE).
  *
- * Left out, on purpose: `tenantId` (implied by the caller's credentials), `requestHash` (an internal
- * comparison value), the lease owner, fencing token and version (concurrency internals that a client must
- * not build on), the run bookkeeping (`runAttemptOffset`, `runStartedAt`, `lastDelayMs`) and `traceContext`.
- * Values of credential headers (`Authorization`, `Cookie`, API-key headers) are replaced by `[redacted]`:
- * whoever lists tasks is not necessarily allowed to call the target.
+ * Left out, on purpose: `tenantId` (implied by the caller's credentials), `requestHash` (an internal comparison
+ * value), the lease owner, fencing token and version (concurrency internals that a client must not build on), the
+ * run bookkeeping (`runAttemptOffset`, `runStartedAt`, `lastDelayMs`) and `traceContext`. Values of credential
+ * headers (`Authorization`, `Cookie`, API-key headers) are replaced by `[redacted]`: whoever lists tasks is not
+ * necessarily allowed to call the target.
  */
-export interface TaskView {
-  taskId: string;
-  idempotencyKey: string;
-  status: TaskStatus;
-  targetUrl: string;
-  method: string;
-  headers: Record<string, string>;
-  /** The body as it will be sent, when kept inline. */
-  body: string | null;
-  /** Where a large body is kept in the blob store (then `body` is null). */
-  bodyRef: string | null;
-  policyId: string | null;
-  policy: RetryPolicy | null;
-  /** Attempts made so far, replays included. */
-  attemptNumber: number;
-  nextAttemptAt: number | null;
-  createdAt: number;
-  updatedAt: number;
-  leaseExpiresAt: number | null;
-  cancelRequested: boolean;
-  lastError: string | null;
-  lastResponseStatus: number | null;
-  deadLetterReason: string | null;
-}
+export type TaskView = Pick<RetryTask, TaskViewFieldName>;
 
 /** An attempt as the API shows it (the worker id and tenant are left out). */
 export interface AttemptView {
@@ -75,28 +53,12 @@ export function redactHeaders(headers: Record<string, string>): Record<string, s
   return out;
 }
 
+/** The API view of a task (see {@link TaskView}), credential headers redacted. */
 export function toTaskView(task: RetryTask): TaskView {
-  return {
-    taskId: task.taskId,
-    idempotencyKey: task.idempotencyKey,
-    status: task.status,
-    targetUrl: task.targetUrl,
-    method: task.method,
-    headers: redactHeaders(task.headers),
-    body: task.body,
-    bodyRef: task.bodyRef,
-    policyId: task.policyId,
-    policy: task.policy,
-    attemptNumber: task.attemptNumber,
-    nextAttemptAt: task.nextAttemptAt,
-    createdAt: task.createdAt,
-    updatedAt: task.updatedAt,
-    leaseExpiresAt: task.leaseExpiresAt,
-    cancelRequested: task.cancelRequested,
-    lastError: task.lastError,
-    lastResponseStatus: task.lastResponseStatus,
-    deadLetterReason: task.deadLetterReason,
-  };
+  const view = {} as Record<TaskViewFieldName, unknown>;
+  for (const name of TASK_VIEW_FIELD_NAMES) view[name] = task[name];
+  view.headers = redactHeaders(task.headers);
+  return view as TaskView;
 }
 
 export function toAttemptView(attempt: AttemptLog): AttemptView {

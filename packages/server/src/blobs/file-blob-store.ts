@@ -1,11 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
+import { checkBlobName, parseBlobRef } from './blob-name.js';
 import { BlobNotFoundError } from './blob-store.js';
 import type { BlobStore } from './blob-store.js';
-
-// A plain name: no separator, no leading dot (so no `.`, `..` or hidden temp file), no NUL, bounded.
-const NAME = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}$/;
 
 /**
  * Blobs as files, one directory per tenant: the ref `tenant/key` is the file `<dir>/tenant/key`.
@@ -32,8 +30,8 @@ export class FileBlobStore implements BlobStore {
   }
 
   async put(tenantId: string, key: string, data: Buffer | string): Promise<string> {
-    checkName('tenantId', tenantId);
-    checkName('key', key);
+    checkBlobName('tenantId', tenantId);
+    checkBlobName('key', key);
     const tenantDir = join(this.dir, tenantId);
     await this.#ensureDurableDir(tenantDir);
     const temp = join(tenantDir, `.${key}.${randomBytes(6).toString('hex')}.tmp`);
@@ -70,11 +68,7 @@ export class FileBlobStore implements BlobStore {
   }
 
   #pathOf(ref: string): string {
-    const parts = ref.split('/');
-    if (parts.length !== 2 || !parts.every((part) => NAME.test(part))) {
-      throw new TypeError(`Expected a blob ref of the form \`tenant/key\` made by put(), got ${JSON.stringify(ref)}.`);
-    }
-    return join(this.dir, ...parts);
+    return join(this.dir, ...parseBlobRef(ref));
   }
 
   /** Creates `dir` if missing, and fsyncs the parent of each directory created so the new entries survive. */
@@ -88,14 +82,6 @@ export class FileBlobStore implements BlobStore {
       }
     }
     this.#durableDirs.add(dir);
-  }
-}
-
-function checkName(field: 'tenantId' | 'key', value: string): void {
-  if (!NAME.test(value)) {
-    throw new TypeError(
-      `Expected \`${field}\` to be 1 to 200 letters, digits, '.', '_' or '-', not starting with '.'; got ${JSON.stringify(value)}.`,
-    );
   }
 }
 

@@ -1,4 +1,5 @@
 import { Command, Option } from 'commander';
+import { BlobsUrlError } from '../blobs/s3-blobs-url.js';
 import { InvalidAllowListError } from '../security/target-guard.js';
 import { StoreUrlError } from '../service/open-store.js';
 import { createLogger } from '../service/logger.js';
@@ -17,6 +18,14 @@ export function serveCommand(): Command {
       new Option('--store <url>', 'where tasks live: sqlite:<file> (embedded, the default), later postgres://… and redis://…')
         .env('RETRYD_STORE')
         .default(DEFAULT_CONFIG.store),
+    )
+    .addOption(
+      new Option(
+        '--blobs <url>',
+        'where bodies over 64 KiB live: s3://bucket/prefix?endpoint=http://127.0.0.1:9000&region=us-east-1&force_path_style=true ' +
+          '(credentials from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or the AWS SDK default chain; lets callers enqueue by bodyRef). ' +
+          "Default: the store's own (a directory beside SQLite, the PostgreSQL blobs table, Redis keys)",
+      ).env('RETRYD_BLOBS'),
     )
     .addOption(
       new Option('--concurrency <n>', 'most dispatches in flight at once').env('RETRYD_CONCURRENCY').default(DEFAULT_CONFIG.concurrency).argParser(int('--concurrency', 1, 100_000)),
@@ -102,6 +111,7 @@ interface ServeFlags {
   port: number;
   host: string;
   store: string;
+  blobs?: string;
   concurrency: number;
   allowTargets: string[];
   attemptTimeout: number;
@@ -117,6 +127,7 @@ function configFromFlags(flags: ServeFlags): RetrydConfig {
     port: flags.port,
     host: flags.host,
     store: flags.store,
+    ...(flags.blobs === undefined ? {} : { blobs: flags.blobs }),
     concurrency: flags.concurrency,
     allowTargets: flags.allowTargets,
     attemptTimeoutMs: flags.attemptTimeout,
@@ -130,5 +141,10 @@ function configFromFlags(flags: ServeFlags): RetrydConfig {
 
 /** Errors that mean the operator's flags are wrong: told in one line, exit code 2, no stack. */
 export function isUsageError(error: unknown): error is Error {
-  return error instanceof ConfigError || error instanceof InvalidAllowListError || error instanceof StoreUrlError;
+  return (
+    error instanceof ConfigError ||
+    error instanceof InvalidAllowListError ||
+    error instanceof StoreUrlError ||
+    error instanceof BlobsUrlError
+  );
 }

@@ -100,7 +100,7 @@ export class AttemptRunner {
   }
 
   private async resolveThenLaunch(entries: Held[]): Promise<void> {
-    const backoff = new StoreBackoff(this.options.clock);
+    const backoff = new StoreBackoff(this.options.clock, this.options.random);
     for (;;) {
       try {
         this.launch(entries, await this.options.policies.resolve(entries.map((entry) => entry.task)));

@@ -1,4 +1,4 @@
-import type { Clock } from '@retryd/core';
+import type { Clock, Random } from '@retryd/core';
 import type { RetryTask } from '../domain/task.js';
 import type { AttemptCompletion, ClaimOptions, CompletionResult, Store } from '../store/store.js';
 import { StoreBackoff } from './store-backoff.js';
@@ -27,6 +27,8 @@ export interface QueuedCompletion {
 export interface CompletionBatcherOptions {
   store: Pick<Store, 'completeAttempts' | 'completeAndClaim'>;
   clock: Clock;
+  /** Jitters the back-off between failed writes. Default `Math.random`. */
+  random?: Random;
   /** "Now" as the store wants it: whole epoch ms. */
   now: () => number;
   /** Most completions in one `completeAttempts` call. Default 1 000. */
@@ -66,7 +68,7 @@ export class CompletionBatcher {
 
   constructor(private readonly options: CompletionBatcherOptions) {
     this.maxBatch = options.maxBatch ?? 1_000;
-    this.backoff = new StoreBackoff(options.clock);
+    this.backoff = new StoreBackoff(options.clock, options.random);
   }
 
   /** Completions queued or being written. */

@@ -15,9 +15,9 @@ export interface EngineOptions {
   loadBody?: LoadBody;
   /** Makes the HTTP attempts. Default: an {@link HttpDispatcher} built from the timeouts below. */
   dispatcher?: AttemptDispatcher;
-  /** Default `systemClock`. */
+  /** Every time the engine reads and every wait it makes (timers, back-offs, attempt timeouts). Default `systemClock`. */
   clock?: Clock;
-  /** Default `Math.random`. */
+  /** Draws the jitter of retry delays and of the engine's own store back-off. Default `Math.random`. */
   random?: Random;
   /** This worker's name on leases and in attempt logs. Default `<hostname>-<pid>-<6 hex>`. */
   workerId?: string;

@@ -1,9 +1,10 @@
 import type { RetryPolicy } from '@retryd/core';
 import type { RetryTask } from '../domain/task.js';
-import type { CompletionResult, LeaseRef, Store } from '../store/store.js';
+import type { ClaimOptions, CompletionResult, LeaseRef, Store, TargetRef } from '../store/store.js';
 import type { HandOff, HandOffGrant } from '../tasks/hand-off.js';
 import type { AttemptDispatcher } from './attempt-result.js';
 import { AttemptRunner, type Held } from './attempt-runner.js';
+import { lastQueueServed } from './claim-cursor.js';
 import { CompletionBatcher, type QueuedCompletion } from './completion-batcher.js';
 import { decideLeaseExpired } from './decide-outcome.js';
 import { DueTimer } from './due-timer.js';
@@ -24,7 +25,9 @@ const SETTLE_MS = 5_000;
  *
  * It never scans: it claims while tasks are due and capacity allows, then sleeps on one timer aimed at the store's
  * `nextDueAt()` (and the lease reaper on `nextLeaseExpiryAt()`); {@link Engine.wake} starts a claim at once.
- * Store failures are survived with a back-off; attempt results are kept and rewritten while their lease holds.
+ * Store failures are survived with a back-off (jittered, see `StoreBackoff`); attempt results are kept and rewritten
+ * while their lease holds. Claims are fair: each passes the last target queue the previous one served as the ring
+ * cursor (`ClaimOptions.after`), so targets with due work take turns. Every wait is on the injected clock.
  *
  * @example
  * ```ts
@@ -57,6 +60,11 @@ export class Engine implements AsyncDisposable, HandOff {
   private readonly claimLowWater: number;
   /** Slots promised to enqueues in progress ({@link Engine.reserve}), not yet adopted or given back. */
   private reserved = 0;
+  /**
+   * The ring cursor of fair claims: the last target queue the previous claim served (see `ClaimOptions.after`), so
+   * that with more ready queues than slots, successive claims go round all of them instead of serving the first ones.
+   */
+  private claimCursor: TargetRef | undefined;
 
   constructor(private readonly options: EngineOptions) {
     this.opts = resolveEngineOptions(options);
@@ -70,6 +78,7 @@ export class Engine implements AsyncDisposable, HandOff {
         attemptTimeoutMs: this.opts.attemptTimeoutMs,
         connectTimeoutMs: this.opts.connectTimeoutMs,
         connectionsPerOrigin: this.opts.connectionsPerOrigin,
+        clock: this.opts.clock,
       });
     this.policies = new PolicyResolver({
       store: this.store,
@@ -80,6 +89,7 @@ export class Engine implements AsyncDisposable, HandOff {
     this.batcher = new CompletionBatcher({
       store: this.store,
       clock: this.opts.clock,
+      random: this.opts.random,
       now: () => this.now(),
       onResults: (items, results, now) => this.onResults(items, results, now),
       onWriteError: (error) => this.report(error, { operation: 'complete' }),
@@ -88,6 +98,7 @@ export class Engine implements AsyncDisposable, HandOff {
     this.reaper = new LeaseReaper({
       store: this.store,
       clock: this.opts.clock,
+      random: this.opts.random,
       now: () => this.now(),
       batchSize: this.opts.claimBatchSize,
       maxIdleMs: this.opts.maxIdleMs,
@@ -109,7 +120,7 @@ export class Engine implements AsyncDisposable, HandOff {
       report: (error, context) => this.report(error, context),
     });
     this.dueTimer = new DueTimer(this.opts.clock, () => this.wake());
-    this.claimBackoff = new StoreBackoff(this.opts.clock);
+    this.claimBackoff = new StoreBackoff(this.opts.clock, this.opts.random);
   }
 
   /** Attempts in flight and results not yet written: for readiness checks and metrics. */
@@ -212,10 +223,11 @@ export class Engine implements AsyncDisposable, HandOff {
   private async claim(limit: number): Promise<void> {
     this.woken = false;
     try {
-      const options = { limit, leaseMs: this.opts.leaseMs, workerId: this.workerId };
+      const options: ClaimOptions = { limit, leaseMs: this.opts.leaseMs, workerId: this.workerId, after: this.claimCursor };
       // With results about to be written, the claim goes in the same write: one commit per cycle, not two.
       const tasks = await (this.batcher.claimAlong(options) ?? this.store.claimDue(this.now(), options));
       this.claimBackoff.reset();
+      this.claimCursor = lastQueueServed(tasks, options.after);
       // Claimed while stopping: held but never started; shutdown hands them back.
       if (tasks.length > 0) this.runner.run(tasks, this.state === 'running');
       let moreDue = tasks.length >= limit;
@@ -322,7 +334,7 @@ export class Engine implements AsyncDisposable, HandOff {
 
   private async release(entries: Held[], deadline: number): Promise<void> {
     const leases = entries.map(({ task }) => leaseOf(task));
-    const backoff = new StoreBackoff(this.opts.clock);
+    const backoff = new StoreBackoff(this.opts.clock, this.opts.random);
     for (;;) {
       try {
         await this.store.releaseLeases(leases, this.now());

@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import { systemClock, type Clock } from '@retryd/core';
 import { Agent, type Dispatcher } from 'undici';
 import type { RetryTask } from '../domain/task.js';
 import type { AttemptDispatcher, AttemptResult } from './attempt-result.js';
@@ -24,6 +25,8 @@ export interface HttpDispatcherOptions {
    * connect-time address check, or a proxy). The dispatcher does not close or destroy one it was given.
    */
   agent?: Dispatcher | undefined;
+  /** Times each attempt (`attemptTimeoutMs`). Default `systemClock`; the engine passes its own. */
+  clock?: Clock | undefined;
 }
 
 /**
@@ -48,6 +51,15 @@ export const SNIPPET_BYTES = 4096;
 const DRAIN_LIMIT_BYTES = 64 * 1024;
 
 /**
+ * The reason an attempt's timer is aborted with when the attempt settles first: one shared value, so ending a timer
+ * builds no `DOMException` (an abort without a reason makes one, with its stack, per attempt).
+ */
+const SETTLED = Symbol('attempt settled');
+
+/** The timer's sleep was aborted because the attempt settled: nothing to do. */
+const ignore = (): void => undefined;
+
+/**
  * One attempt as an undici dispatch handler: keeps the status, the headers and the first {@link SNIPPET_BYTES} of
  * the body, discards the rest as it streams by (nothing is buffered), and settles exactly once. Used instead of
  * `request()`, whose body stream, abort-signal wiring and async-hooks resource per call cost more CPU than the
@@ -62,14 +74,16 @@ class AttemptHandler implements Dispatcher.DispatchHandler {
   private seen = 0;
   private settled = false;
   private timedOut: Error | null = null;
-  private readonly timer: NodeJS.Timeout;
+  /** Aborts the attempt's timer (a sleep on the injected clock) when the attempt settles first. */
+  private readonly timer = new AbortController();
 
   constructor(
     private readonly resolve: (result: AttemptResult) => void,
     private readonly describe: (error: unknown) => string,
     timeoutMs: number,
+    clock: Clock,
   ) {
-    this.timer = setTimeout(() => this.timeout(new AttemptTimeoutError(timeoutMs)), timeoutMs);
+    clock.sleep(timeoutMs, this.timer.signal).then(() => this.timeout(new AttemptTimeoutError(timeoutMs)), ignore);
   }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
@@ -112,6 +126,8 @@ class AttemptHandler implements Dispatcher.DispatchHandler {
   }
 
   private timeout(error: Error): void {
+    // The sleep resolved, but the attempt settled before this callback ran: the connection is not ours to abort.
+    if (this.settled) return;
     this.timedOut = error;
     if (this.status !== 0) this.settleResponse();
     this.controller?.abort(error);
@@ -125,7 +141,7 @@ class AttemptHandler implements Dispatcher.DispatchHandler {
   private settle(result: AttemptResult): void {
     if (this.settled) return;
     this.settled = true;
-    clearTimeout(this.timer);
+    this.timer.abort(SETTLED);
     this.resolve(result);
   }
 }
@@ -167,9 +183,11 @@ export class HttpDispatcher implements AttemptDispatcher {
   private readonly loadBody: LoadBody | undefined;
   private readonly attemptTimeoutMs: number;
   private readonly connectTimeoutMs: number;
+  private readonly clock: Clock;
 
   constructor(options: HttpDispatcherOptions = {}) {
     this.loadBody = options.loadBody;
+    this.clock = options.clock ?? systemClock;
     this.attemptTimeoutMs = options.attemptTimeoutMs ?? 30_000;
     this.connectTimeoutMs = options.connectTimeoutMs ?? 5_000;
     this.ownsAgent = options.agent === undefined;
@@ -215,7 +233,7 @@ export class HttpDispatcher implements AttemptDispatcher {
     return new Promise<AttemptResult>((resolve) => {
       // undici's own headers/body timeouts tick at about 1 s resolution; the handler's timer makes the deadline
       // exact and bounds the whole attempt, from queueing for a connection to the end of the snippet.
-      const handler = new AttemptHandler(resolve, (error) => describeError(error, this.timeouts()), this.attemptTimeoutMs);
+      const handler = new AttemptHandler(resolve, (error) => describeError(error, this.timeouts()), this.attemptTimeoutMs, this.clock);
       try {
         this.agent.dispatch(options, handler);
       } catch (error) {

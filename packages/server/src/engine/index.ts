@@ -23,3 +23,4 @@ export { LeaseReaper, type LeaseReaperOptions } from './lease-reaper.js';
 export { DueTimer } from './due-timer.js';
 export { describeError, type TimeoutSettings } from './describe-error.js';
 export { StoreBackoff } from './store-backoff.js';
+export { lastQueueServed } from './claim-cursor.js';

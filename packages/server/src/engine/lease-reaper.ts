@@ -1,4 +1,4 @@
-import type { Clock } from '@retryd/core';
+import type { Clock, Random } from '@retryd/core';
 import type { RetryTask } from '../domain/task.js';
 import type { Store } from '../store/store.js';
 import { StoreBackoff } from './store-backoff.js';
@@ -10,6 +10,8 @@ const RECHECK_HELD_MS = 1_000;
 export interface LeaseReaperOptions {
   store: Pick<Store, 'findExpiredLeases' | 'nextLeaseExpiryAt'>;
   clock: Clock;
+  /** Jitters the back-off after a failed look. Default `Math.random`. */
+  random?: Random;
   /** "Now" in whole epoch ms. */
   now: () => number;
   /** Most lapsed leases handled per store read. */
@@ -40,7 +42,7 @@ export class LeaseReaper {
   private readonly backoff: StoreBackoff;
 
   constructor(private readonly options: LeaseReaperOptions) {
-    this.backoff = new StoreBackoff(options.clock);
+    this.backoff = new StoreBackoff(options.clock, options.random);
   }
 
   /** Starts looking (at once, then as leases come due). */

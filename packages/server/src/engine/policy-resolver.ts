@@ -90,7 +90,7 @@ export class PolicyResolver {
     if (stored !== undefined) {
       policy = stored.policy;
     } else {
-      // The `default` policy is registered at start-up; a missing one means a store that was never initialised.
+      // A tenant's `default` is the built-in one until it is stored (the rule in default-policy.ts): not an error.
       if (policyId !== DEFAULT_POLICY_ID) this.options.onMissing?.(new PolicyNotFoundError(tenantId, policyId));
       policy = DEFAULT_SERVICE_POLICY;
     }

@@ -26,13 +26,14 @@ export function taskAfterCompletion(
 ): RetryTask {
   const outcome =
     result.cancelRequested && completion.ifCancelRequested !== undefined ? completion.ifCancelRequested : completion.next;
-  // One literal in the field order of RetryTask: a fixed shape, no spread (see decide-outcome.ts).
+  // One literal in the row order of TASK_FIELDS: a fixed shape, no spread (see decide-outcome.ts); a test checks the order.
   return {
     tenantId: claimed.tenantId,
     taskId: claimed.taskId,
     idempotencyKey: claimed.idempotencyKey,
     requestHash: claimed.requestHash,
     targetUrl: claimed.targetUrl,
+    targetKey: claimed.targetKey,
     method: claimed.method,
     headers: claimed.headers,
     body: claimed.body,

@@ -4,7 +4,13 @@ import type { RetryPolicy } from '@retryd/core';
 export const DEFAULT_POLICY_ID = 'default';
 
 /**
- * The `default` policy, registered for every tenant at start-up (an existing one is left as the operator set it):
+ * What a tenant's `default` policy is, one rule everywhere: until the tenant registers (or changes) its own, its
+ * `default` is this built-in policy. It is registered for the tenant the first time the tenant needs it (an enqueue
+ * that names no policy or `default`, a read of `default`), so it can be read and changed like any other; and the
+ * engine runs a task whose tenant's `default` is somehow not stored on this same built-in policy. The `default`
+ * tenant's is registered at start-up. An existing `default` is never overwritten.
+ *
+ * The built-in policy:
  * 10 attempts; exponential from 1 s, ×3, capped at 1 h (1 s, 3 s, 9 s, … 36 min, 1 h); equal jitter, so a retry
  * waits at least half its step yet many failing tasks spread out; a 24 h budget from the first attempt with 30 s
  * (the default attempt timeout) kept for the call; the standard retryable statuses.

@@ -81,22 +81,32 @@ export class PolicyRegistry {
     return result.policy;
   }
 
+  /** A registered policy; a tenant's `default` is registered on this first read if it is not yet (see `DEFAULT_SERVICE_POLICY`). */
   async get(tenantId: string, policyId: string): Promise<StoredPolicy> {
     const policy = await callStore(this.#store.kind, 'read the policy', () => this.#store.getPolicy(tenantId, policyId));
-    if (policy === undefined) throw notFound(policyId);
-    return policy;
+    if (policy !== undefined) return policy;
+    if (policyId === DEFAULT_POLICY_ID) return this.ensureDefault(tenantId);
+    throw notFound(policyId);
   }
 
   list(tenantId: string, page: PageRequest): Promise<Page<StoredPolicy>> {
     return callStore(this.#store.kind, 'list policies', () => this.#store.listPolicies(tenantId, page));
   }
 
-  /** Whether a policy of this id is registered (cached once seen). */
+  /**
+   * Whether a policy of this id is registered (cached once seen). A tenant's `default` always exists: it is
+   * registered here on the tenant's first use (see `DEFAULT_SERVICE_POLICY`).
+   */
   async exists(tenantId: string, policyId: string): Promise<boolean> {
     if (this.#known.has(`${tenantId}\u0000${policyId}`)) return true;
     const policy = await callStore(this.#store.kind, 'read the policy', () => this.#store.getPolicy(tenantId, policyId));
-    if (policy !== undefined) this.#remember(tenantId, policyId);
-    return policy !== undefined;
+    if (policy !== undefined) {
+      this.#remember(tenantId, policyId);
+      return true;
+    }
+    if (policyId !== DEFAULT_POLICY_ID) return false;
+    await this.ensureDefault(tenantId);
+    return true;
   }
 
   /**

@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import type { BlobStore } from '../blobs/blob-store.js';
 import { FileBlobStore } from '../blobs/file-blob-store.js';
+import { openS3BlobStore } from '../blobs/s3-blob-store.js';
+import { parseBlobsUrl } from '../blobs/s3-blobs-url.js';
 import { SqliteStore } from '../backends/sqlite/sqlite-store.js';
 import type { SqliteStoreOptions } from '../backends/sqlite/connection.js';
 import { openPostgresStore } from '../backends/postgres/open-postgres-store.js';
@@ -25,6 +27,11 @@ export interface OpenStoreOptions extends SqliteStoreOptions {
    * for `sqlite::memory:`, a fresh temporary directory.
    */
   blobDir?: string;
+  /**
+   * A `--blobs` URL (`s3://bucket/prefix?endpoint=…`): large bodies go to that bucket instead of the store's own blob
+   * store (and `blobDir` is not used). Default: none.
+   */
+  blobs?: string;
   /** Background failures of a networked store (a lost connection, a failed reconnect): logged, never thrown. */
   onError?: (error: unknown) => void;
 }
@@ -59,8 +66,9 @@ export function parseStoreUrl(url: string): StoreLocation {
 }
 
 /**
- * Opens the store a `--store` URL names, creates or migrates its schema, and opens its blob store: a directory
- * beside a SQLite file (created if missing), or a table / keys in PostgreSQL and Redis, which every instance shares.
+ * Opens the store a `--store` URL names, creates or migrates its schema, and opens its blob store: the bucket of
+ * `options.blobs` (`--blobs`) when given, else a directory beside a SQLite file (created if missing), or a table /
+ * keys in PostgreSQL and Redis, which every instance shares. A bad `--blobs` throws `BlobsUrlError`.
  *
  * @example
  * ```ts
@@ -72,15 +80,41 @@ export async function openStore(
   options: OpenStoreOptions = {},
 ): Promise<{ store: Store; blobs: BlobStore }> {
   const location = parseStoreUrl(url);
-  const { blobDir, onError, ...sqliteOptions } = options;
+  const { blobDir, blobs, onError, ...sqliteOptions } = options;
+  // Parsed and opened (it does not contact S3) before the store, so a bad --blobs stops the start untouched.
+  const s3 = blobs === undefined ? undefined : await openS3BlobStore(parseBlobsUrl(blobs));
+  try {
+    return await openWithBlobs(location, s3, blobDir, onError, sqliteOptions);
+  } catch (error) {
+    await s3?.close();
+    throw error;
+  }
+}
+
+/**
+ * Opens the store, with `blobs` if given, else with the blob store that comes with it (a directory beside SQLite,
+ * a table, keys). The directory is only made when it is used.
+ */
+async function openWithBlobs(
+  location: StoreLocation,
+  blobs: BlobStore | undefined,
+  blobDir: string | undefined,
+  onError: ((error: unknown) => void) | undefined,
+  sqliteOptions: SqliteStoreOptions,
+): Promise<{ store: Store; blobs: BlobStore }> {
   const networked = onError === undefined ? {} : { onError };
-  if (location.kind === 'postgres') return openPostgresStore(location.url, networked);
-  if (location.kind === 'redis') return openRedisStore(location.url, networked);
+  if (location.kind !== 'sqlite') {
+    const opened =
+      location.kind === 'postgres' ? await openPostgresStore(location.url, networked) : await openRedisStore(location.url, networked);
+    return { store: opened.store, blobs: blobs ?? opened.blobs };
+  }
   const inMemory = location.path === ':memory:';
   if (!inMemory) await mkdir(dirname(location.path), { recursive: true });
-  const blobRoot =
-    blobDir ?? (inMemory ? await mkdtemp(join(tmpdir(), 'retryd-blobs-')) : `${location.path}.blobs`);
-  await mkdir(blobRoot, { recursive: true });
+  if (blobs === undefined) {
+    const blobRoot = blobDir ?? (inMemory ? await mkdtemp(join(tmpdir(), 'retryd-blobs-')) : `${location.path}.blobs`);
+    await mkdir(blobRoot, { recursive: true });
+    blobs = new FileBlobStore(blobRoot);
+  }
 
   const store = new SqliteStore(location.path, sqliteOptions);
   try {
@@ -89,5 +123,5 @@ export async function openStore(
     await store.close();
     throw error;
   }
-  return { store, blobs: new FileBlobStore(blobRoot) };
+  return { store, blobs };
 }

@@ -8,6 +8,12 @@ export interface RetrydConfig {
   host: string;
   /** `--store` / `RETRYD_STORE`: where state lives. Default `sqlite:./retryd.db`. */
   store: string;
+  /**
+   * `--blobs` / `RETRYD_BLOBS`: where bodies over 64 KiB live, `s3://bucket/prefix?endpoint=…&region=…&force_path_style=true`
+   * (credentials from the AWS environment variables or the SDK's default chain). Default: the store's own (a directory
+   * beside SQLite, the PostgreSQL `blobs` table, Redis keys).
+   */
+  blobs?: string;
   /** `--concurrency` / `RETRYD_CONCURRENCY`: most dispatches in flight. Default 256. */
   concurrency: number;
   /** `--allow-targets` / `RETRYD_ALLOW_TARGETS`: CIDRs exempt from the private-address block. Default none. */

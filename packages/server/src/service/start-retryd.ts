@@ -31,6 +31,7 @@ export async function startRetryd(config: RetrydConfig, logger: Logger): Promise
   const allow = parseAllowList(config.allowTargets);
   const { store, blobs } = await openStore(config.store, {
     synchronous: config.sqliteSync === 'normal' ? 'NORMAL' : 'FULL',
+    ...(config.blobs === undefined ? {} : { blobs: config.blobs }),
     // A networked store reconnects by itself; meanwhile the API answers 503 and the engine backs off.
     onError: (error) => logger.warn({ event: 'store_error', err: error }, 'store connection error'),
   });
@@ -90,6 +91,7 @@ export async function startRetryd(config: RetrydConfig, logger: Logger): Promise
     await app?.close();
     await taskService.close();
     await store.close();
+    await blobs.close?.();
     throw error;
   }
   let stopListening: (() => void) | undefined;
@@ -109,6 +111,7 @@ export async function startRetryd(config: RetrydConfig, logger: Logger): Promise
       ...(runsWorkers ? { workerId: engine.workerId } : {}),
       store: redactUrl(config.store),
       storeKind: store.kind,
+      ...(config.blobs === undefined ? {} : { blobs: redactUrl(config.blobs) }),
       ...(durabilityOf(store) === undefined ? {} : { storeDurability: durabilityOf(store) }),
       concurrency: config.concurrency,
       attemptTimeoutMs: config.attemptTimeoutMs,
@@ -129,6 +132,7 @@ export async function startRetryd(config: RetrydConfig, logger: Logger): Promise
       if (runsWorkers) await engine.stop({ graceMs: config.graceMs });
       await taskService.close();
       await store.close();
+      await blobs.close?.();
       logger.info({ event: 'stop', durationMs: Date.now() - started }, 'retryd stopped');
     })());
   return { url, close, [Symbol.asyncDispose]: close };

@@ -2,21 +2,46 @@ import type { TaskStatus } from '@retryd/core';
 import type { AttemptLog, Page, RetryTask, StoredPolicy } from '../domain/task.js';
 
 /**
- * The store port: durable state for tasks, attempts, policies and per-target state.
+ * The store port: durable state for tasks, attempts, policies and the gate of each target.
  *
  * The engine decides (next status, next due time, dead-letter reason, all computed in TypeScript from
- * `@retryd/core`); a store only applies atomic, fenced transitions. No store computes a backoff, reads a
- * clock or interprets a policy: "now" is always an argument, so instances whose clocks differ slightly
- * still agree on ownership through leases and fencing tokens.
+ * `@retryd/core`); a store only applies atomic, fenced, **named transitions**, each guarded inside the store (the
+ * SQL `WHERE`, the Lua check) by the statuses it may start from, so an illegal move is refused even by a caller that
+ * skips the core state machine. No store computes a backoff, reads a clock or interprets a policy: "now" is always an
+ * argument, so instances whose clocks differ slightly still agree on ownership through leases and fencing tokens.
+ *
+ * | transition       | from (core's lifecycle)        | to                         | guard                              |
+ * | ---------------- | ------------------------------ | -------------------------- | ---------------------------------- |
+ * | `insertTasks`    | —                              | PENDING, or IN_FLIGHT (hand-off) | idempotency key              |
+ * | `claimDue`       | PENDING, due, target not held  | IN_FLIGHT, leased          | status, due time, target gate      |
+ * | `completeAttempts` | IN_FLIGHT                    | the engine's outcome       | status and fencing token           |
+ * | `extendLease`    | IN_FLIGHT                      | IN_FLIGHT                  | status and fencing token           |
+ * | `releaseLeases`  | IN_FLIGHT                      | PENDING, due now           | status and fencing token           |
+ * | `cancelTask`     | PENDING                        | CANCELLED                  | status                             |
+ * | `requestCancel`  | IN_FLIGHT                      | IN_FLIGHT, cancel requested | status                            |
+ * | `replayTask`     | FAILED, EXHAUSTED (dead letters) | PENDING, a fresh run     | status and version                 |
+ * | `holdTarget` / `releaseTarget` | a target         | held until a time / not held | —                                |
+ *
+ * **Targets and fair claims.** Every task carries its `targetKey` (the origin of its URL). The PENDING tasks of one
+ * `(tenantId, targetKey)` form a *target queue*; a queue is *ready* when one of its tasks is due and the target is not
+ * held. `claimDue` shares its slots among ready queues round robin (see {@link ClaimOptions}), so one target's backlog
+ * cannot delay the others, and it finds ready queues through an index: a held target with any backlog costs a claim
+ * nothing.
  *
  * Deliberately not in the port: HTTP concerns, validation, policy resolution, retry decisions, blob bodies
- * (see `BlobStore`), and any scan of all tasks — every read is by key, by index, or a bounded page.
+ * (see `BlobStore`), and any scan of all tasks — every read is by key, by index, or a bounded page. Reads that only
+ * operators and metrics need are in the {@link AdminReads} sub-port, opaque per-target state in
+ * {@link TargetStateStore}.
  *
  * Every implementation passes the one conformance suite (`test/store-conformance.ts`).
  */
 export interface Store extends AsyncDisposable {
   /** `sqlite`, `postgres` or `redis`: shown by `/readyz` and in logs. */
   readonly kind: string;
+  /** Reads for operators and metrics (by idempotency key, counts). */
+  readonly admin: AdminReads;
+  /** Opaque per-target state shared by every instance (breaker snapshots, rate limits). */
+  readonly targetState: TargetStateStore;
 
   /** Creates or migrates the schema. Safe to call from several instances at once. */
   init(): Promise<void>;
@@ -33,37 +58,54 @@ export interface Store extends AsyncDisposable {
    * with the stored task, and the caller compares `requestHash` to tell a replay from a conflict.
    * Concurrent inserts of the same key yield exactly one `inserted`. Results are in input order.
    * When the promise resolves, every `inserted` task is durable.
+   *
+   * A task is inserted either PENDING (with `nextAttemptAt`) or, for the **hand-off**, already IN_FLIGHT: leased to
+   * the local engine (`leaseOwner`, `leaseExpiresAt`, `fencingToken` as a claim would have set them). Such a task is
+   * never claimed; its holder completes it with its token, and if the lease lapses the reaper finds it like any other.
    */
   insertTasks(tasks: readonly RetryTask[]): Promise<InsertResult[]>;
 
   getTask(tenantId: string, taskId: string): Promise<RetryTask | undefined>;
-  getTaskByIdempotencyKey(tenantId: string, idempotencyKey: string): Promise<RetryTask | undefined>;
 
   /** Newest first (`createdAt`, then `taskId`, descending). Cursors are opaque strings made by the store. */
   listTasks(query: TaskQuery): Promise<Page<RetryTask>>;
 
   /**
-   * Optimistic change for moves the API makes (cancel, replay, cancel-requested): applies `patch` only if the
-   * task's `version` is still `expectedVersion`, raising the version. `conflict` returns the current task so the
-   * caller can decide again.
+   * PENDING → CANCELLED at once: no due time any more, `updatedAt = now`, version raised. `refused` (with the task as
+   * it is) in any other status: an IN_FLIGHT task takes {@link Store.requestCancel} instead.
    */
-  updateTask(
-    tenantId: string,
-    taskId: string,
-    expectedVersion: number,
-    patch: TaskPatch,
-  ): Promise<UpdateResult>;
+  cancelTask(ref: TaskRef, now: number): Promise<TransitionResult>;
+
+  /**
+   * IN_FLIGHT: sets `cancelRequested` (the end of the attempt then applies the cancel; see `AttemptCompletion`),
+   * `updatedAt = now`, version raised. `refused` in any other status.
+   */
+  requestCancel(ref: TaskRef, now: number): Promise<TransitionResult>;
+
+  /**
+   * A dead letter (FAILED or EXHAUSTED) → PENDING, due at `change.nextAttemptAt`, with the fresh run the caller
+   * decided: its `runAttemptOffset` and `runStartedAt`, `lastDelayMs` 0, no dead-letter reason, no cancel request.
+   * The idempotency key and the attempt log stay. Applied only at `change.expectedVersion` (the values were decided
+   * on that version); `refused` with the task as it is otherwise.
+   */
+  replayTask(ref: TaskRef, change: ReplayChange): Promise<TransitionResult>;
 
   // ---- scheduling ---------------------------------------------------------------------------------
 
   /**
-   * Claims up to `limit` PENDING tasks with `nextAttemptAt <= now`, earliest due first, through the due-time
-   * index (never a scan): each becomes IN_FLIGHT with `leaseOwner = workerId`, `leaseExpiresAt = now + leaseMs`,
-   * a raised `fencingToken` and `version`. Two concurrent claims never return the same task.
+   * Claims up to `limit` PENDING tasks with `nextAttemptAt <= now` from ready target queues, shared among them round
+   * robin (see {@link ClaimOptions}) and returned in that dealt order, each queue's earliest due first. Each claimed
+   * task becomes IN_FLIGHT with `leaseOwner = workerId`, `leaseExpiresAt = now + leaseMs`, a raised `fencingToken`
+   * and `version`. Tasks of a target held past `now` are not claimed. Two concurrent claims never return the same
+   * task. Ready queues are found through an index, never by walking tasks.
    */
   claimDue(now: number, options: ClaimOptions): Promise<RetryTask[]>;
 
-  /** The earliest `nextAttemptAt` of any PENDING task, or null: the scheduler's single timer aims at it. */
+  /**
+   * When a claim may next find work: the earliest time at which some target queue is ready (its earliest due task,
+   * or its hold's end if that is later), or null when no task is PENDING. It may be earlier than the truth (a claim
+   * then finds nothing and the store corrects it), never later: the scheduler's single timer aims at it.
+   */
   nextDueAt(): Promise<number | null>;
 
   /** IN_FLIGHT tasks whose lease lapsed at or before `now`, earliest first, at most `limit`. Does not change them. */
@@ -106,6 +148,18 @@ export interface Store extends AsyncDisposable {
    */
   releaseLeases(leases: readonly LeaseRef[], now: number): Promise<number>;
 
+  // ---- the target gate ------------------------------------------------------------------------------
+
+  /**
+   * Holds a target: until `until`, claims skip its tasks (they stay PENDING, burn no attempt, and cost claims nothing)
+   * and `nextDueAt` does not count them before `until`. A later hold replaces an earlier one. `now` is the time of
+   * the change, for the record.
+   */
+  holdTarget(target: TargetRef, until: number, now: number): Promise<void>;
+
+  /** Ends a target's hold at once: its due tasks are claimable again. A target not held is left as it is. */
+  releaseTarget(target: TargetRef, now: number): Promise<void>;
+
   // ---- attempts -----------------------------------------------------------------------------------
 
   /** A task's attempt log, oldest first. */
@@ -121,16 +175,6 @@ export interface Store extends AsyncDisposable {
   getPolicy(tenantId: string, policyId: string): Promise<StoredPolicy | undefined>;
   listPolicies(tenantId: string, page: PageRequest): Promise<Page<StoredPolicy>>;
 
-  // ---- per-target state -----------------------------------------------------------------------------
-
-  /**
-   * Per-target state shared by every instance (breaker snapshots, rate limits, retry budgets), as opaque JSON
-   * under a key such as `breaker:https://api.example.com`. Versioned so concurrent writers cannot lose updates.
-   */
-  getTargetState(tenantId: string, key: string): Promise<TargetState | undefined>;
-  /** Writes if the stored version is `expectedVersion` (0 = absent); false on a lost race. */
-  putTargetState(tenantId: string, key: string, expectedVersion: number, value: string, now: number): Promise<boolean>;
-
   // ---- wake-ups ---------------------------------------------------------------------------------------
 
   /**
@@ -139,11 +183,53 @@ export interface Store extends AsyncDisposable {
    * process) rely on the in-process wake-up from the API. Returns an unsubscribe function.
    */
   onDue?(listener: () => void): () => void;
+}
 
-  // ---- observability ------------------------------------------------------------------------------
-
+/** Reads for operators and metrics, apart from the engine's and the API's narrow port. */
+export interface AdminReads {
+  /** The task holding an idempotency key in a tenant, if any. */
+  getTaskByIdempotencyKey(tenantId: string, idempotencyKey: string): Promise<RetryTask | undefined>;
   /** Task counts by status (readiness, metrics). May be approximate on very large stores but never scans rows in a hot path. */
   countByStatus(tenantId?: string): Promise<Record<TaskStatus, number>>;
+}
+
+/**
+ * Per-target state shared by every instance (breaker snapshots, rate limits, retry budgets), as opaque JSON under a
+ * key such as `breaker:https://api.example.com`. Versioned so concurrent writers cannot lose updates.
+ */
+export interface TargetStateStore {
+  getTargetState(tenantId: string, key: string): Promise<TargetState | undefined>;
+  /** Writes if the stored version is `expectedVersion` (0 = absent); false on a lost race. */
+  putTargetState(tenantId: string, key: string, expectedVersion: number, value: string, now: number): Promise<boolean>;
+}
+
+/** One task. */
+export interface TaskRef {
+  tenantId: string;
+  taskId: string;
+}
+
+/** One target queue: a tenant's tasks for one origin. */
+export interface TargetRef {
+  tenantId: string;
+  targetKey: string;
+}
+
+/** What a named transition did: `applied` with the task after it, `refused` with the task as it is, or no such task. */
+export type TransitionResult =
+  | { kind: 'applied'; task: RetryTask }
+  | { kind: 'refused'; task: RetryTask }
+  | { kind: 'not_found' };
+
+/** The fresh run a replay starts, decided by the caller on the task it read at `expectedVersion`. */
+export interface ReplayChange {
+  expectedVersion: number;
+  /** The attempts made before this run (the task's `attemptNumber` when it was read). */
+  runAttemptOffset: number;
+  /** Where the run's time budget counts from; null: from its first attempt. */
+  runStartedAt: number | null;
+  nextAttemptAt: number;
+  updatedAt: number;
 }
 
 export type InsertResult = { kind: 'inserted'; task: RetryTask } | { kind: 'duplicate'; task: RetryTask };
@@ -162,32 +248,28 @@ export interface TaskQuery extends PageRequest {
   policyId?: string;
 }
 
-/** Fields the API may change through `updateTask`. */
-export type TaskPatch = Partial<
-  Pick<
-    RetryTask,
-    | 'status'
-    | 'nextAttemptAt'
-    | 'cancelRequested'
-    | 'runAttemptOffset'
-    | 'runStartedAt'
-    | 'lastDelayMs'
-    | 'deadLetterReason'
-    | 'lastError'
-    | 'lastResponseStatus'
-    | 'updatedAt'
-  >
->;
-
-export type UpdateResult =
-  | { kind: 'updated'; task: RetryTask }
-  | { kind: 'conflict'; task: RetryTask }
-  | { kind: 'not_found' };
-
+/**
+ * A claim. How its `limit` slots are shared: the ready target queues are taken in *ring order* — `(tenantId,
+ * targetKey)` in byte order, starting after `after` and wrapping round — and the first `min(E, limit)` of them
+ * (E ready queues) are each offered `ceil(limit / min(E, limit))` slots, filled with that queue's earliest due tasks.
+ * Of the tasks so found, the claim keeps `limit` in round-robin order (each queue's first, then each one's second,
+ * …; queues in ring order). A queue with fewer due tasks than its share leaves its slots unused by this claim.
+ *
+ * So with E ≤ limit every ready queue gets an equal share of the claim; with more ready queues than slots, each
+ * claim serves `limit` of them and the caller moves `after` to the last queue served, so every ready queue is served
+ * within `ceil(E / limit)` claims. A tenant's backlog on one target counts as one queue however large it is.
+ *
+ * Readiness is exact as far as claims go: a queue whose due tasks a claim took all of (a store can tell by looking
+ * one task past the queue's share) is not ready for the next claim until another of its tasks falls due. Only a
+ * queue emptied otherwise (its last due task cancelled) may be counted once more by the next claim, which finds it
+ * empty and corrects it; with several instances claiming at once, a queue may likewise be counted once too often.
+ */
 export interface ClaimOptions {
   limit: number;
   leaseMs: number;
   workerId: string;
+  /** Where the ring starts: after this queue (the last one the caller's previous claim served). Default: the start. */
+  after?: TargetRef | undefined;
 }
 
 export interface LeaseRef {
@@ -240,7 +322,7 @@ export type CompletionResult =
     }
   | { kind: 'fenced_out'; taskId: string };
 
-/** What `completeAndClaim` did: one result per completion, in order, and the tasks claimed (earliest due first). */
+/** What `completeAndClaim` did: one result per completion, in order, and the tasks claimed (in the order `claimDue` gives). */
 export interface CompleteAndClaimResult {
   results: CompletionResult[];
   claimed: RetryTask[];

@@ -33,6 +33,7 @@ export const ENQUEUE_FIELDS = Object.freeze([
   'method',
   'headers',
   'body',
+  'bodyRef',
   'policyId',
   'policy',
   'idempotencyKey',
@@ -40,8 +41,8 @@ export const ENQUEUE_FIELDS = Object.freeze([
   'notBefore',
 ] as const);
 
-/** Most headers a task may carry; longest URL, header value and idempotency key. */
-export const ENQUEUE_LIMITS = Object.freeze({ headers: 100, urlLength: 8192, headerValueLength: 8192, keyLength: 255 });
+/** Most headers a task may carry; longest URL, header value, idempotency key and `bodyRef`. */
+export const ENQUEUE_LIMITS = Object.freeze({ headers: 100, urlLength: 8192, headerValueLength: 8192, keyLength: 255, bodyRefLength: 2048 });
 
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
@@ -61,6 +62,11 @@ export interface ParsedEnqueue {
   headers: Record<string, string>;
   /** The bytes to send, as text (a JSON value already serialised), or null for none. */
   body: string | null;
+  /**
+   * The caller's own object holding the body (`s3://bucket/key`), checked against the blob store at enqueue; null
+   * when the body is inline or absent. Never set together with `body`.
+   */
+  bodyRef: string | null;
   /** The named policy (`default` when the request names none and gives none inline), or null with `policy`. */
   policyId: string | null;
   policy: RetryPolicy | null;
@@ -121,6 +127,7 @@ export function parseEnqueueInput(input: unknown, path = ''): EnqueueParse {
   }
 
   const body = encodeBody(input.body, headers, method, fail);
+  const bodyRef = parseBodyRef(input, method, fail);
   const { policyId, policy } = parsePolicyChoice(input, name, fail, errors);
   const firstAttempt = parseFirstAttempt(input, fail);
 
@@ -130,6 +137,7 @@ export function parseEnqueueInput(input: unknown, path = ''): EnqueueParse {
     method: method as string,
     headers,
     body,
+    bodyRef,
     policyId,
     policy,
     idempotencyKey: typeof key === 'string' ? key : headerKey,
@@ -207,6 +215,25 @@ function encodeBody(raw: unknown, headers: Record<string, string>, method: unkno
   return JSON.stringify(raw);
 }
 
+/** The syntax of `bodyRef`; the blob store checks the rest (bucket, tenant, existence) at enqueue. */
+function parseBodyRef(input: Record<string, unknown>, method: unknown, fail: Fail): string | null {
+  const raw = input.bodyRef;
+  if (raw === undefined || raw === null) return null;
+  if (input.body !== undefined && input.body !== null) {
+    fail('bodyRef', 'absent when body is given (send the body inline in body, or name an object holding it in bodyRef, not both)');
+    return null;
+  }
+  if (method === 'GET' || method === 'HEAD') {
+    fail('bodyRef', `absent for ${method} (the HTTP client sends no body with it)`);
+    return null;
+  }
+  if (typeof raw !== 'string' || raw.length > ENQUEUE_LIMITS.bodyRefLength || !raw.startsWith('s3://')) {
+    fail('bodyRef', `an object URL, s3://<bucket>/<key>, of at most ${ENQUEUE_LIMITS.bodyRefLength} characters`, show(raw));
+    return null;
+  }
+  return raw;
+}
+
 function parsePolicyChoice(
   input: Record<string, unknown>,
   name: (f: string) => string,
@@ -259,6 +286,8 @@ function requestHashOf(value: Omit<ParsedEnqueue, 'requestHash'>, rawBody: unkno
     headers,
     // A JSON body is compared as data, so a client that re-sends it with its keys in another order replays.
     body: rawBody === undefined || rawBody === null ? null : typeof rawBody === 'string' ? { text: rawBody } : { json: rawBody },
+    // Only when given, so that the hash of every request without it is what it was before bodyRef existed.
+    ...(value.bodyRef === null ? {} : { bodyRef: value.bodyRef }),
     policyId: value.policyId,
     policy: value.policy,
     firstAttempt: value.firstAttempt,

@@ -2,6 +2,7 @@ import type { Clock } from '@retryd/core';
 import type { BlobStore } from '../blobs/blob-store.js';
 import { RetrydError } from '../domain/errors.js';
 import type { RetryTask } from '../domain/task.js';
+import { targetKeyOf } from '../domain/target-key.js';
 import type { TargetGuard } from '../security/target-guard.js';
 import type { Store } from '../store/store.js';
 import type { EnqueueBatcher } from './enqueue-batcher.js';
@@ -154,13 +155,16 @@ export class Enqueuer {
         ]),
       };
     }
+    const adopted = request.bodyRef === null ? null : await this.#adopt(tenantId, request.bodyRef, `${path}bodyRef`);
+    if (adopted !== null && 'error' in adopted) return adopted;
     const taskId = this.deps.newId();
     let body = request.body;
+    // Only a blob retryd wrote itself; a caller's object (bodyRef) is never dropped.
     let blobRef: string | null = null;
     if (body !== null && Buffer.byteLength(body) > this.deps.inlineBodyLimit) {
       // The blob is durable before the task that refers to it is committed (see BlobStore).
       const data = body;
-      blobRef = await callStore(this.deps.store.kind, 'store the body', () => this.deps.blobs.put(tenantId, taskId, data));
+      blobRef = await callStore('blob', 'store the body', () => this.deps.blobs.put(tenantId, taskId, data));
       body = null;
     }
     const task: RetryTask = {
@@ -169,10 +173,11 @@ export class Enqueuer {
       idempotencyKey: request.idempotencyKey ?? this.deps.newId(),
       requestHash: request.requestHash,
       targetUrl: request.targetUrl.href,
+      targetKey: targetKeyOf(request.targetUrl),
       method: request.method,
       headers: request.headers,
       body,
-      bodyRef: blobRef,
+      bodyRef: adopted?.ref ?? blobRef,
       policyId: request.policyId,
       policy: request.policy,
       status: 'PENDING',
@@ -194,6 +199,22 @@ export class Enqueuer {
       traceContext,
     };
     return { task, blobRef };
+  }
+
+  /**
+   * Checks a caller's `bodyRef` with the blob store (`BlobStore.adopt`): a 400 naming `field` and the rule it
+   * breaks, 503 when the blob store cannot answer, else the ref the task keeps.
+   */
+  async #adopt(tenantId: string, url: string, field: string): Promise<{ ref: string } | { error: RetrydError }> {
+    const adopt = this.deps.blobs.adopt?.bind(this.deps.blobs);
+    if (adopt === undefined) {
+      const rule = 'absent: this retryd keeps bodies in its own store; a body given by reference needs --blobs s3://…';
+      return { error: RetrydError.validation([{ field, rule, message: `${field} must be ${rule}` }]) };
+    }
+    const adopted = await callStore('S3 blob', 'check bodyRef', () => adopt(tenantId, url));
+    if (adopted.ok) return { ref: adopted.ref };
+    const got = adopted.got === undefined ? '' : `, got ${adopted.got}`;
+    return { error: RetrydError.validation([{ field, rule: adopted.rule, message: `${field} must be ${adopted.rule}${got}` }]) };
   }
 
   /** Removes blobs no task refers to (their task was a duplicate, or the write failed). Best effort. */

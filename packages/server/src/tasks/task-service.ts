@@ -1,10 +1,10 @@
 import { uuidv7 } from './uuid-v7.js';
-import { systemClock, TaskEvent, TaskStatus, transition, type Clock } from '@retryd/core';
+import { canTransition, DEAD_LETTER_STATUSES, isLive, systemClock, TaskEvent, TaskStatus, type Clock } from '@retryd/core';
 import { DEFAULT_INLINE_BODY_LIMIT, type BlobStore } from '../blobs/blob-store.js';
 import { RetrydError } from '../domain/errors.js';
 import { DEFAULT_TENANT, type AttemptLog, type Page, type RetryTask, type StoredPolicy } from '../domain/task.js';
 import { TargetGuard } from '../security/target-guard.js';
-import type { PageRequest, Store, TaskPatch, TaskQuery } from '../store/store.js';
+import type { PageRequest, ReplayChange, Store, TaskQuery, TransitionResult } from '../store/store.js';
 import { EnqueueBatcher } from './enqueue-batcher.js';
 import { Enqueuer, type BatchEntryResult, type EnqueueContext, type EnqueueResult } from './enqueuer.js';
 import type { HandOff } from './hand-off.js';
@@ -54,8 +54,9 @@ const MAX_RACES = 20;
  * the tenant (`DEFAULT_TENANT` until API keys arrive). Errors are `RetrydError`s with their code; a failing
  * store is 503 STORE_UNAVAILABLE, never a crash.
  *
- * All state changes go through core's lifecycle (`transition`) and the store's optimistic `updateTask`, so
- * a cancel racing a worker's completion is decided again on the fresh task rather than overwriting it.
+ * Every state change is a named transition of the store (`cancelTask`, `requestCancel`, `replayTask`), chosen
+ * with core's lifecycle table and guarded again by the store, so a cancel racing a worker's completion is refused
+ * and decided again on the fresh task rather than overwriting it.
  *
  * @example
  * ```ts
@@ -141,7 +142,7 @@ export class TaskService implements AsyncDisposable {
 
   /** FAILED and EXHAUSTED tasks, newest first; each carries its `deadLetterReason`. */
   listDeadLetters(tenantId: string, page: PageRequest): Promise<Page<RetryTask>> {
-    return this.listTasks({ ...page, tenantId, status: [TaskStatus.FAILED, TaskStatus.EXHAUSTED] });
+    return this.listTasks({ ...page, tenantId, status: DEAD_LETTER_STATUSES });
   }
 
   /** A task's attempt log, oldest first; 404 when the task does not exist. */
@@ -155,23 +156,24 @@ export class TaskService implements AsyncDisposable {
   }
 
   /**
-   * Cancels a task: PENDING → CANCELLED at once; IN_FLIGHT → `cancelRequested`, applied when its attempt ends
-   * (it is never retried after that); terminal → 409 TASK_NOT_CANCELLABLE.
+   * Cancels a task: PENDING → CANCELLED at once (200); IN_FLIGHT → `cancelRequested`, applied when its attempt ends
+   * (202; it is never retried after that); terminal → 409 TASK_NOT_CANCELLABLE.
    */
   cancel(tenantId: string, taskId: string): Promise<CancelResult> {
-    return this.#change(tenantId, taskId, 'cancel the task', (task, now) => {
-      if (task.status === TaskStatus.PENDING) {
-        const status = transition(task.status, TaskEvent.CANCEL);
-        return { patch: { status, nextAttemptAt: null, updatedAt: now }, kind: 'cancelled' as const };
+    return this.#move(tenantId, taskId, 'cancel the task', (task, now) => {
+      // The store guards each move by the status it may start from; core's table says which move applies.
+      if (!canTransition(task.status, TaskEvent.CANCEL)) {
+        throw new RetrydError(
+          'TASK_NOT_CANCELLABLE',
+          `task ${taskId} is ${task.status}: only PENDING and IN_FLIGHT tasks can be cancelled`,
+        );
       }
+      const ref = { tenantId, taskId };
       if (task.status === TaskStatus.IN_FLIGHT) {
         if (task.cancelRequested) return { unchanged: 'cancel_requested' as const };
-        return { patch: { cancelRequested: true, updatedAt: now }, kind: 'cancel_requested' as const };
+        return { kind: 'cancel_requested' as const, apply: () => this.#store.requestCancel(ref, now) };
       }
-      throw new RetrydError(
-        'TASK_NOT_CANCELLABLE',
-        `task ${taskId} is ${task.status}: only PENDING and IN_FLIGHT tasks can be cancelled`,
-      );
+      return { kind: 'cancelled' as const, apply: () => this.#store.cancelTask(ref, now) };
     });
   }
 
@@ -181,26 +183,21 @@ export class TaskService implements AsyncDisposable {
    * before) is returned as is, so replaying twice never runs it twice; SUCCEEDED and CANCELLED → 409.
    */
   async replay(tenantId: string, taskId: string): Promise<ReplayResult> {
-    const result = await this.#change(tenantId, taskId, 'replay the task', (task, now) => {
-      if (task.status === TaskStatus.FAILED || task.status === TaskStatus.EXHAUSTED) {
-        const patch: TaskPatch = {
-          status: transition(task.status, TaskEvent.REPLAY),
+    const result = await this.#move(tenantId, taskId, 'replay the task', (task, now) => {
+      if (canTransition(task.status, TaskEvent.REPLAY)) {
+        const change: ReplayChange = {
+          expectedVersion: task.version,
           runAttemptOffset: task.attemptNumber,
           runStartedAt: null,
-          lastDelayMs: 0,
-          deadLetterReason: null,
-          cancelRequested: false,
           nextAttemptAt: now,
           updatedAt: now,
         };
-        return { patch, kind: 'replayed' as const };
+        return { kind: 'replayed' as const, apply: () => this.#store.replayTask({ tenantId, taskId }, change) };
       }
-      if (task.status === TaskStatus.PENDING || task.status === TaskStatus.IN_FLIGHT) {
-        return { unchanged: 'already_live' as const };
-      }
+      if (isLive(task.status)) return { unchanged: 'already_live' as const };
       throw new RetrydError(
         'TASK_NOT_REPLAYABLE',
-        `task ${taskId} is ${task.status}: only FAILED and EXHAUSTED tasks can be replayed`,
+        `task ${taskId} is ${task.status}: only ${DEAD_LETTER_STATUSES.join(' and ')} tasks can be replayed`,
       );
     });
     if (result.kind === 'replayed') this.#wake();
@@ -235,24 +232,22 @@ export class TaskService implements AsyncDisposable {
   }
 
   /**
-   * Reads a task, lets `decide` choose a patch, and applies it if the task did not change meanwhile; on a
-   * version conflict decides again on the fresh task (a worker may have finished the attempt in between).
+   * Reads a task, lets `decide` choose a named transition (or none), and has the store apply it; when the store
+   * refuses it (the task moved on meanwhile: a worker finished the attempt, another caller got there first), decides
+   * again on the task the store returned.
    */
-  async #change<K extends string>(
+  async #move<K extends string>(
     tenantId: string,
     taskId: string,
     what: string,
-    decide: (task: RetryTask, now: number) => { patch: TaskPatch; kind: K } | { unchanged: K },
+    decide: (task: RetryTask, now: number) => { kind: K; apply: () => Promise<TransitionResult> } | { unchanged: K },
   ): Promise<{ kind: K; task: RetryTask }> {
     let task = await this.getTask(tenantId, taskId);
     for (let race = 0; race < MAX_RACES; race++) {
       const decision = decide(task, this.#clock.now());
       if ('unchanged' in decision) return { kind: decision.unchanged, task };
-      const current = task;
-      const result = await callStore(this.#store.kind, what, () =>
-        this.#store.updateTask(tenantId, taskId, current.version, decision.patch),
-      );
-      if (result.kind === 'updated') return { kind: decision.kind, task: result.task };
+      const result = await callStore(this.#store.kind, what, decision.apply);
+      if (result.kind === 'applied') return { kind: decision.kind, task: result.task };
       if (result.kind === 'not_found') throw taskNotFound(taskId);
       task = result.task;
     }

@@ -149,8 +149,8 @@ export function completionCases(store: CurrentStore): void {
     await insertAll(store(), tasks);
     const [a, b, c] = await store().claimDue(T0 + 10, { limit: 3, leaseMs: 1_000, workerId: 'w' });
     if (a === undefined || b === undefined || c === undefined) throw new Error('expected three claims');
-    const requested = await store().updateTask('default', a.taskId, a.version, { cancelRequested: true, updatedAt: T0 + 20 });
-    expect(requested).toMatchObject({ kind: 'updated', task: { status: 'IN_FLIGHT', cancelRequested: true } });
+    const requested = await store().requestCancel({ tenantId: 'default', taskId: a.taskId }, T0 + 20);
+    expect(requested).toMatchObject({ kind: 'applied', task: { status: 'IN_FLIGHT', cancelRequested: true } });
 
     const withCancel = (t: RetryTask) => completion(t, { ifCancelRequested: finalOutcome(t, 'CANCELLED') });
     const results = await store().completeAttempts(
@@ -185,7 +185,7 @@ export function completionCases(store: CurrentStore): void {
     const [a, b, c] = await store().claimDue(T0 + 10, { limit: 3, leaseMs: 1_000, workerId: 'w' });
     if (a === undefined || b === undefined || c === undefined) throw new Error('expected three claims');
     for (const t of [a, c]) {
-      expect((await store().updateTask('default', t.taskId, t.version, { cancelRequested: true, updatedAt: T0 + 20 })).kind).toBe('updated');
+      expect((await store().requestCancel({ tenantId: 'default', taskId: t.taskId }, T0 + 20)).kind).toBe('applied');
     }
     const withCancelLog = (t: RetryTask) =>
       completion(t, {

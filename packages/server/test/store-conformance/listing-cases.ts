@@ -108,9 +108,11 @@ export function listingCases(store: CurrentStore): void {
     });
 
     const pendingD = await store().getTask('default', d.taskId);
-    await store().updateTask('default', d.taskId, pendingD?.version ?? 0, { status: 'CANCELLED', nextAttemptAt: null, updatedAt: T0 + 5 });
+    expect(pendingD?.status).toBe('PENDING');
+    expect((await store().cancelTask({ tenantId: 'default', taskId: d.taskId }, T0 + 5)).kind).toBe('applied');
     const dead = (await walk(store(), { tenantId: 'default', limit: 5, status: 'FAILED' })).flat()[0] as RetryTask;
-    await store().updateTask('default', dead.taskId, dead.version, { status: 'PENDING', nextAttemptAt: T0 + 6, updatedAt: T0 + 6 });
+    const replay = { expectedVersion: dead.version, runAttemptOffset: dead.attemptNumber, runStartedAt: null, nextAttemptAt: T0 + 6, updatedAt: T0 + 6 };
+    expect((await store().replayTask({ tenantId: 'default', taskId: dead.taskId }, replay)).kind).toBe('applied');
     await store().completeAttempts([outcome(c, 'EXHAUSTED', null)], T0 + 7);
     expect(await byStatus()).toEqual({
       PENDING: ids([dead, a]),
@@ -123,7 +125,7 @@ export function listingCases(store: CurrentStore): void {
     });
     expect(ids((await walk(store(), { tenantId: 'default', limit: 3 })).flat())).toEqual(ids([dead, d, c, b, a]));
     const zero = { PENDING: 0, IN_FLIGHT: 0, SUCCEEDED: 0, FAILED: 0, EXHAUSTED: 0, CANCELLED: 0 };
-    expect(await store().countByStatus('default')).toEqual({ ...zero, PENDING: 2, SUCCEEDED: 1, EXHAUSTED: 1, CANCELLED: 1 });
+    expect(await store().admin.countByStatus('default')).toEqual({ ...zero, PENDING: 2, SUCCEEDED: 1, EXHAUSTED: 1, CANCELLED: 1 });
   });
 
   it('refuses a cursor it did not make', async () => {

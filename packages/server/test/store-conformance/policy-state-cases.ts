@@ -53,24 +53,24 @@ export function policyAndStateCases(store: CurrentStore): void {
 
   it('writes target state only over the expected version', async () => {
     const key = 'breaker:https://api.example.com';
-    expect(await store().getTargetState('default', key)).toBeUndefined();
-    expect(await store().putTargetState('default', key, 0, '{"state":"closed"}', T0)).toBe(true);
-    expect(await store().getTargetState('default', key)).toEqual({ value: '{"state":"closed"}', version: 1, updatedAt: T0 });
-    expect(await store().putTargetState('default', key, 0, '{"state":"open"}', T0 + 1)).toBe(false);
-    expect(await store().putTargetState('default', key, 1, '{"state":"open"}', T0 + 2)).toBe(true);
-    expect(await store().putTargetState('default', key, 1, '{"state":"half"}', T0 + 3)).toBe(false);
-    expect(await store().putTargetState('default', key, 7, '{"state":"half"}', T0 + 3)).toBe(false);
-    expect(await store().getTargetState('default', key)).toEqual({ value: '{"state":"open"}', version: 2, updatedAt: T0 + 2 });
-    expect(await store().getTargetState('tenant-b', key)).toBeUndefined();
-    expect(await store().putTargetState('tenant-b', key, 1, 'x', T0)).toBe(false);
+    expect(await store().targetState.getTargetState('default', key)).toBeUndefined();
+    expect(await store().targetState.putTargetState('default', key, 0, '{"state":"closed"}', T0)).toBe(true);
+    expect(await store().targetState.getTargetState('default', key)).toEqual({ value: '{"state":"closed"}', version: 1, updatedAt: T0 });
+    expect(await store().targetState.putTargetState('default', key, 0, '{"state":"open"}', T0 + 1)).toBe(false);
+    expect(await store().targetState.putTargetState('default', key, 1, '{"state":"open"}', T0 + 2)).toBe(true);
+    expect(await store().targetState.putTargetState('default', key, 1, '{"state":"half"}', T0 + 3)).toBe(false);
+    expect(await store().targetState.putTargetState('default', key, 7, '{"state":"half"}', T0 + 3)).toBe(false);
+    expect(await store().targetState.getTargetState('default', key)).toEqual({ value: '{"state":"open"}', version: 2, updatedAt: T0 + 2 });
+    expect(await store().targetState.getTargetState('tenant-b', key)).toBeUndefined();
+    expect(await store().targetState.putTargetState('tenant-b', key, 1, 'x', T0)).toBe(false);
   });
 
   it('lets exactly one of several concurrent writers win each version of target state', async () => {
     const write = (expected: number) =>
-      Promise.all(Array.from({ length: 10 }, (_, i) => store().putTargetState('default', 'rate:x', expected, `v${i}`, T0)));
+      Promise.all(Array.from({ length: 10 }, (_, i) => store().targetState.putTargetState('default', 'rate:x', expected, `v${i}`, T0)));
     expect((await write(0)).filter(Boolean)).toHaveLength(1);
     expect((await write(1)).filter(Boolean)).toHaveLength(1);
-    expect((await store().getTargetState('default', 'rate:x'))?.version).toBe(2);
+    expect((await store().targetState.getTargetState('default', 'rate:x'))?.version).toBe(2);
   });
 
   it('counts tasks by status, per tenant and overall, with every status present', async () => {
@@ -85,9 +85,9 @@ export function policyAndStateCases(store: CurrentStore): void {
     ]);
     await store().claimDue(T0, { limit: 1, leaseMs: 1_000, workerId: 'w' });
     const zero = { PENDING: 0, IN_FLIGHT: 0, SUCCEEDED: 0, FAILED: 0, EXHAUSTED: 0, CANCELLED: 0 };
-    expect(await store().countByStatus('default')).toEqual({ ...zero, PENDING: 2, IN_FLIGHT: 1, SUCCEEDED: 2 });
-    expect(await store().countByStatus('tenant-b')).toEqual({ ...zero, FAILED: 1, EXHAUSTED: 1 });
-    expect(await store().countByStatus('nobody')).toEqual(zero);
-    expect(await store().countByStatus()).toEqual({ ...zero, PENDING: 2, IN_FLIGHT: 1, SUCCEEDED: 2, FAILED: 1, EXHAUSTED: 1 });
+    expect(await store().admin.countByStatus('default')).toEqual({ ...zero, PENDING: 2, IN_FLIGHT: 1, SUCCEEDED: 2 });
+    expect(await store().admin.countByStatus('tenant-b')).toEqual({ ...zero, FAILED: 1, EXHAUSTED: 1 });
+    expect(await store().admin.countByStatus('nobody')).toEqual(zero);
+    expect(await store().admin.countByStatus()).toEqual({ ...zero, PENDING: 2, IN_FLIGHT: 1, SUCCEEDED: 2, FAILED: 1, EXHAUSTED: 1 });
   });
 }

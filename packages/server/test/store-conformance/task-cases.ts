@@ -31,10 +31,10 @@ export function taskCases(store: CurrentStore): void {
     ]);
     for (const task of [plain, rich]) {
       expect(await store().getTask(task.tenantId, task.taskId)).toEqual(task);
-      expect(await store().getTaskByIdempotencyKey(task.tenantId, task.idempotencyKey)).toEqual(task);
+      expect(await store().admin.getTaskByIdempotencyKey(task.tenantId, task.idempotencyKey)).toEqual(task);
     }
     expect(await store().getTask('default', randomUUID())).toBeUndefined();
-    expect(await store().getTaskByIdempotencyKey('default', 'no-such-key')).toBeUndefined();
+    expect(await store().admin.getTaskByIdempotencyKey('default', 'no-such-key')).toBeUndefined();
     expect(await store().insertTasks([])).toEqual([]);
   });
 
@@ -68,56 +68,18 @@ export function taskCases(store: CurrentStore): void {
     expect(inserted).toHaveLength(1);
     const winner = inserted[0]?.task.taskId;
     expect(results.every((r) => r.task.taskId === winner)).toBe(true);
-    expect((await store().countByStatus('default')).PENDING).toBe(1);
+    expect((await store().admin.countByStatus('default')).PENDING).toBe(1);
   });
 
   it('keeps tenants apart: one key in two tenants is two tasks, and the wrong tenant reads nothing', async () => {
     const a = makeTask({ tenantId: 'tenant-a', idempotencyKey: 'shared' });
     const b = makeTask({ tenantId: 'tenant-b', idempotencyKey: 'shared' });
     await insertAll(store(), [a, b]);
-    expect(await store().getTaskByIdempotencyKey('tenant-a', 'shared')).toEqual(a);
-    expect(await store().getTaskByIdempotencyKey('tenant-b', 'shared')).toEqual(b);
+    expect(await store().admin.getTaskByIdempotencyKey('tenant-a', 'shared')).toEqual(a);
+    expect(await store().admin.getTaskByIdempotencyKey('tenant-b', 'shared')).toEqual(b);
     expect(await store().getTask('tenant-b', a.taskId)).toBeUndefined();
-    expect(await store().updateTask('tenant-b', a.taskId, a.version, { cancelRequested: true })).toEqual({
-      kind: 'not_found',
-    });
+    expect(await store().cancelTask({ tenantId: 'tenant-b', taskId: a.taskId }, T0 + 1)).toEqual({ kind: 'not_found' });
     const page = await store().listTasks({ tenantId: 'tenant-a', limit: 10 });
     expect(page.items).toEqual([a]);
-  });
-
-  it('updates a task at its current version only, changing just the patched fields', async () => {
-    const task = makeTask({ lastError: 'HTTP 503', lastResponseStatus: 503 });
-    await insertAll(store(), [task]);
-    const patch = { status: 'CANCELLED', nextAttemptAt: null, updatedAt: T0 + 5 } as const;
-    const result = await store().updateTask('default', task.taskId, task.version, patch);
-    const expected = { ...task, ...patch, version: task.version + 1 };
-    expect(result).toEqual({ kind: 'updated', task: expected });
-    expect(await store().getTask('default', task.taskId)).toEqual(expected);
-
-    expect(await store().updateTask('default', task.taskId, task.version, { status: 'PENDING', nextAttemptAt: T0 })).toEqual({
-      kind: 'conflict',
-      task: expected,
-    });
-    expect(await store().updateTask('default', randomUUID(), 1, { cancelRequested: true })).toEqual({ kind: 'not_found' });
-    // A cancelled task is no longer due.
-    expect(await store().nextDueAt()).toBeNull();
-    expect(await store().claimDue(T0 + 10, { limit: 10, leaseMs: 1_000, workerId: 'w' })).toEqual([]);
-  });
-
-  it('re-drives a dead task through updateTask (replay) and makes it due again', async () => {
-    const dead = makeTask({ status: 'FAILED', nextAttemptAt: null, attemptNumber: 3, deadLetterReason: 'HTTP 400' });
-    await insertAll(store(), [dead]);
-    const result = await store().updateTask('default', dead.taskId, dead.version, {
-      status: 'PENDING',
-      nextAttemptAt: T0 + 100,
-      runAttemptOffset: 3,
-      runStartedAt: null,
-      deadLetterReason: null,
-      updatedAt: T0 + 100,
-    });
-    expect(result.kind).toBe('updated');
-    expect(await store().nextDueAt()).toBe(T0 + 100);
-    const [claimedTask] = await store().claimDue(T0 + 100, { limit: 5, leaseMs: 1_000, workerId: 'w' });
-    expect(claimedTask).toMatchObject({ taskId: dead.taskId, attemptNumber: 3, runAttemptOffset: 3, deadLetterReason: null });
   });
 }

@@ -1,17 +1,15 @@
 import pg from 'pg';
-
-/** First and longest wait before reconnecting the LISTEN connection, in ms (doubling in between). */
-const RECONNECT_MIN_MS = 100;
-const RECONNECT_MAX_MS = 5_000;
+import { storeRetryDelay } from '../../store/store-retry-delay.js';
 
 /**
  * The receiving half of cross-instance wake-ups: one dedicated connection that `LISTEN`s on the schema's channel
  * while anyone is subscribed, and calls every subscriber on each notification.
  *
  * A pooled connection cannot listen (it is handed to other calls), hence a client of its own. When that
- * connection breaks (server restarted, network lost), it reconnects by itself, from 100 ms doubling up to 5 s
- * between tries, and on success calls every subscriber once: notifications sent while it was away are lost,
- * and a spurious wake-up costs one empty claim. Errors go to `onError`, never to an unhandled 'error' event.
+ * connection breaks (server restarted, network lost), it reconnects by itself, waiting the service's jittered
+ * back-off between tries (`storeRetryDelay`: 50 ms up to 5 s, so instances do not reconnect in lockstep), and on
+ * success calls every subscriber once: notifications sent while it was away are lost, and a spurious wake-up costs
+ * one empty claim. Errors go to `onError`, never to an unhandled 'error' event.
  */
 export class DueListener {
   readonly #config: pg.ClientConfig;
@@ -25,7 +23,9 @@ export class DueListener {
   /** Callers of {@link listening} waiting for the LISTEN. */
   #waiters: { resolve: () => void; reject: (error: Error) => void }[] = [];
   #retry: NodeJS.Timeout | undefined;
-  #delayMs = RECONNECT_MIN_MS;
+  /** Reconnects tried since the LISTEN was last in place, and the last wait before one. */
+  #reconnects = 0;
+  #delayMs = 0;
   #closed = false;
 
   constructor(config: pg.ClientConfig, channel: string, onError: (error: Error) => void) {
@@ -82,7 +82,8 @@ export class DueListener {
       () => {
         if (this.#client !== client) return;
         this.#ready = true;
-        this.#delayMs = RECONNECT_MIN_MS;
+        this.#reconnects = 0;
+        this.#delayMs = 0;
         for (const waiter of this.#waiters.splice(0)) waiter.resolve();
         if (reconnected) this.#notify();
       },
@@ -100,8 +101,8 @@ export class DueListener {
     this.#client = undefined;
     this.#ready = false;
     if (this.#closed || this.#listeners.size === 0 || this.#retry !== undefined) return;
-    const delay = this.#delayMs;
-    this.#delayMs = Math.min(this.#delayMs * 2, RECONNECT_MAX_MS);
+    const delay = storeRetryDelay(++this.#reconnects, this.#delayMs);
+    this.#delayMs = delay;
     this.#retry = setTimeout(() => {
       this.#retry = undefined;
       this.#connect(true);

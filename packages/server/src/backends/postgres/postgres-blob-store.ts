@@ -1,10 +1,7 @@
 import { BlobNotFoundError } from '../../blobs/blob-store.js';
 import type { BlobStore } from '../../blobs/blob-store.js';
 import type { RunQuery } from './postgres-store.js';
-
-// The rule of `FileBlobStore`, so a ref is valid in either store: letters, digits, '.', '_', '-', not starting
-// with '.', at most 200 characters.
-const NAME = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}$/;
+import { checkBlobName, parseBlobRef } from '../../blobs/blob-name.js';
 
 /**
  * Large bodies in the `blobs` table (bytea) of the store's schema, so that instances on different machines, which
@@ -30,39 +27,21 @@ export class PostgresBlobStore implements BlobStore {
   }
 
   async put(tenantId: string, key: string, data: Buffer | string): Promise<string> {
-    checkName('tenantId', tenantId);
-    checkName('key', key);
+    checkBlobName('tenantId', tenantId);
+    checkBlobName('key', key);
     await this.#run('put-blob', [tenantId, key, typeof data === 'string' ? Buffer.from(data, 'utf8') : data]);
     return `${tenantId}/${key}`;
   }
 
   async get(ref: string): Promise<Buffer> {
-    const [tenantId, key] = partsOf(ref);
+    const [tenantId, key] = parseBlobRef(ref);
     const row = (await this.#run<{ data: Buffer }>('get-blob', [tenantId, key])).rows[0];
     if (row === undefined) throw new BlobNotFoundError(ref);
     return row.data;
   }
 
   async delete(ref: string): Promise<void> {
-    const [tenantId, key] = partsOf(ref);
+    const [tenantId, key] = parseBlobRef(ref);
     await this.#run('delete-blob', [tenantId, key]);
   }
-}
-
-function checkName(field: 'tenantId' | 'key', value: string): void {
-  if (!NAME.test(value)) {
-    throw new TypeError(
-      `Expected \`${field}\` to be 1 to 200 letters, digits, '.', '_' or '-', not starting with '.'; ` +
-        `got ${JSON.stringify(value)}.`,
-    );
-  }
-}
-
-function partsOf(ref: string): [string, string] {
-  const parts = ref.split('/');
-  const [tenantId, key] = parts;
-  if (parts.length !== 2 || tenantId === undefined || key === undefined || !NAME.test(tenantId) || !NAME.test(key)) {
-    throw new TypeError(`Expected a blob ref of the form \`tenant/key\` made by put(), got ${JSON.stringify(ref)}.`);
-  }
-  return [tenantId, key];
 }

@@ -3,6 +3,7 @@ import { TaskStatus } from '@retryd/core';
 import { completeAlongsideClaim } from '../../store/complete-and-claim.js';
 import type { AttemptLog, Page, RetryTask, StoredPolicy } from '../../domain/task.js';
 import type {
+  AdminReads,
   AttemptCompletion,
   ClaimOptions,
   CompleteAndClaimResult,
@@ -11,11 +12,14 @@ import type {
   LeaseRef,
   PageRequest,
   PutPolicyResult,
+  ReplayChange,
   Store,
+  TargetRef,
   TargetState,
-  TaskPatch,
+  TargetStateStore,
   TaskQuery,
-  UpdateResult,
+  TaskRef,
+  TransitionResult,
 } from '../../store/store.js';
 import { decodeCursor, encodeCursor } from '../../store/cursor.js';
 import { DEFAULT_SCHEMA, checkSchemaName, clientConfig, createPool, dueChannel } from './connection.js';
@@ -31,8 +35,9 @@ import { TaskVacuum } from './task-vacuum.js';
 import type { Queries, QueryName } from './queries.js';
 import { attemptFromRow } from '../sql/sql-rows.js';
 import type { AttemptRow } from '../sql/sql-rows.js';
-import { completionRecord, patchRecord, policyFromRow, taskFromRow, taskRecord } from './task-row.js';
+import { completionRecord, policyFromRow, taskFromRow, taskRecord } from './task-row.js';
 import type { CompletedRow, PolicyRow, TaskRow } from './task-row.js';
+import { CANCELLED_STATUS, CANCEL_AT_ONCE_FROM, CANCEL_REQUEST_FROM, REPLAYED_STATUS, REPLAY_FROM } from '../../store/transition-guards.js';
 
 /** Runs one of the store's statements (by file name) on a pooled connection. */
 export type RunQuery = <R extends pg.QueryResultRow>(
@@ -41,16 +46,18 @@ export type RunQuery = <R extends pg.QueryResultRow>(
 ) => Promise<pg.QueryResult<R>>;
 
 /**
- * The shared store: tasks, attempts, policies, target state and blobs in one PostgreSQL schema, used by any number
- * of retryd instances at once.
+ * The shared store: tasks, attempts, policies, target queues, target state and blobs in one PostgreSQL schema, used
+ * by any number of retryd instances at once. It is its own {@link AdminReads} and {@link TargetStateStore}.
  *
  * Every operation is one statement, i.e. one round trip and one commit: a batch (`insertTasks`, `claimDue`,
  * `completeAttempts`, `releaseLeases`) is a single multi-row statement over a JSON array, so 1,000 tasks cost one
  * write-ahead-log flush. Each statement is a named prepared statement from `queries/*.sql`, parsed once per
- * connection. Claims take `FOR UPDATE SKIP LOCKED` rows through the partial due index, so concurrent claims
- * from any number of instances never return the same task; completions are fenced by token in the same statement
- * that logs the attempt. Statements that leave a task PENDING `NOTIFY retryd_due_<schema>` at commit, which
- * {@link PostgresStore.onDue} listens for.
+ * connection. Claims find the ready target queues through `target_queues` (a held target is never entered), share
+ * their slots among them round robin, and take `FOR UPDATE SKIP LOCKED` rows through the partial due index, so
+ * concurrent claims from any number of instances never return the same task (see `claim-due.sql`); completions are
+ * fenced by token in the same statement that logs the attempt. Named transitions are guarded by the statuses core's
+ * lifecycle allows them from, inside their statement. Statements that leave a task PENDING, and the end of a hold,
+ * `NOTIFY retryd_due_<schema>` at commit, which {@link PostgresStore.onDue} listens for.
  *
  * While the server is unreachable, calls reject with a `STORE_UNAVAILABLE` error within `connectTimeoutMs`;
  * the pool reconnects by itself when it is back.
@@ -112,6 +119,16 @@ export class PostgresStore implements Store {
     await this.close();
   }
 
+  /** This store: it serves the admin reads itself. */
+  get admin(): AdminReads {
+    return this;
+  }
+
+  /** This store: it keeps per-target state itself. */
+  get targetState(): TargetStateStore {
+    return this;
+  }
+
   /** Large bodies, in this store's schema and pool (closed with the store). */
   get blobs(): PostgresBlobStore {
     this.#blobs ??= new PostgresBlobStore((name, values) => this.#run(name, values));
@@ -134,38 +151,43 @@ export class PostgresStore implements Store {
     return this.#one('get-task', [tenantId, taskId]);
   }
 
-  async getTaskByIdempotencyKey(tenantId: string, idempotencyKey: string): Promise<RetryTask | undefined> {
-    return this.#one('get-task-by-key', [tenantId, idempotencyKey]);
-  }
-
   async listTasks(query: TaskQuery): Promise<Page<RetryTask>> {
     const { name, values } = taskListing(query);
     const rows = (await this.#run<TaskRow>(name, values)).rows.map(taskFromRow);
     return pageOf(rows, query.limit, (t) => encodeCursor('tasks', [t.createdAt, t.taskId]));
   }
 
-  async updateTask(
-    tenantId: string,
-    taskId: string,
-    expectedVersion: number,
-    patch: TaskPatch,
-  ): Promise<UpdateResult> {
-    const values = [tenantId, taskId, expectedVersion, patchRecord(patch), this.#channel];
-    const updated = await this.#one('update-task', values);
-    if (updated !== undefined) return { kind: 'updated', task: updated };
-    const current = await this.getTask(tenantId, taskId);
-    return current === undefined ? { kind: 'not_found' } : { kind: 'conflict', task: current };
+  async cancelTask(ref: TaskRef, now: number): Promise<TransitionResult> {
+    return this.#transition(ref, 'cancel-task', [CANCEL_AT_ONCE_FROM, CANCELLED_STATUS, now]);
+  }
+
+  async requestCancel(ref: TaskRef, now: number): Promise<TransitionResult> {
+    return this.#transition(ref, 'request-cancel', [CANCEL_REQUEST_FROM, now]);
+  }
+
+  async replayTask(ref: TaskRef, change: ReplayChange): Promise<TransitionResult> {
+    const { expectedVersion, nextAttemptAt, runAttemptOffset, runStartedAt, updatedAt } = change;
+    const values = [expectedVersion, REPLAY_FROM, REPLAYED_STATUS, nextAttemptAt, runAttemptOffset, runStartedAt, updatedAt, this.#channel];
+    return this.#transition(ref, 'replay-task', values);
+  }
+
+  /** Runs a guarded transition on one task; when its guard refuses, reads the task as it is to say why. */
+  async #transition(ref: TaskRef, name: 'cancel-task' | 'request-cancel' | 'replay-task', values: unknown[]): Promise<TransitionResult> {
+    const changed = await this.#one(name, [ref.tenantId, ref.taskId, ...values]);
+    if (changed !== undefined) return { kind: 'applied', task: changed };
+    const current = await this.getTask(ref.tenantId, ref.taskId);
+    return current === undefined ? { kind: 'not_found' } : { kind: 'refused', task: current };
   }
 
   // ---- scheduling ----------------------------------------------------------------------------------
 
   async claimDue(now: number, options: ClaimOptions): Promise<RetryTask[]> {
     if (options.limit <= 0) return [];
-    const values = [now, options.limit, options.workerId, now + options.leaseMs];
+    const { after } = options;
+    const values = [now, options.limit, options.workerId, now + options.leaseMs, after?.tenantId ?? null, after?.targetKey ?? null];
     const claimed = (await this.#run<TaskRow>('claim-due', values)).rows.map(taskFromRow);
     this.#vacuum.noteChanges(claimed.length);
-    // RETURNING does not keep the CTE's order.
-    return claimed.sort((a, b) => (a.nextAttemptAt ?? 0) - (b.nextAttemptAt ?? 0));
+    return claimed;
   }
 
   async nextDueAt(): Promise<number | null> {
@@ -180,6 +202,12 @@ export class PostgresStore implements Store {
     return (await this.#run<{ at: number }>('next-lease-expiry-at', [])).rows[0]?.at ?? null;
   }
 
+  /**
+   * Two statements sent at once on two pooled connections: one round trip of latency, two commits that the server's
+   * group commit may flush together. One statement would save a commit, but a retry among the completions and the
+   * claim's refresh could then write the same target queue row twice in one statement, and PostgreSQL keeps only one
+   * of two such writes, unpredictably (a lost version bump could let a late hint through).
+   */
   completeAndClaim(completions: readonly AttemptCompletion[], now: number, claim: ClaimOptions): Promise<CompleteAndClaimResult> {
     return completeAlongsideClaim(this, completions, now, claim);
   }
@@ -209,6 +237,16 @@ export class PostgresStore implements Store {
     );
     const result = await this.#run<{ released: number }>('release-leases', [records, now, this.#channel]);
     return result.rows[0]?.released ?? 0;
+  }
+
+  // ---- the target gate -----------------------------------------------------------------------------
+
+  async holdTarget(target: TargetRef, until: number, _now: number): Promise<void> {
+    await this.#run('hold-target', [target.tenantId, target.targetKey, until]);
+  }
+
+  async releaseTarget(target: TargetRef, _now: number): Promise<void> {
+    await this.#run('release-target', [target.tenantId, target.targetKey, this.#channel]);
   }
 
   // ---- attempts ------------------------------------------------------------------------------------
@@ -273,7 +311,7 @@ export class PostgresStore implements Store {
 
   /**
    * Calls `listener` whenever any store on this schema (this process or another) inserts a PENDING task,
-   * re-drives one through `updateTask`, or hands leases back. The first subscriber opens one dedicated LISTEN
+   * replays one, hands leases back, or ends a target's hold. The first subscriber opens one dedicated LISTEN
    * connection, which reconnects by itself after an outage (and then calls every listener once, since
    * notifications sent meanwhile are lost); the last unsubscribe closes it. Listener errors go to `onError`.
    */
@@ -286,7 +324,11 @@ export class PostgresStore implements Store {
     return this.#listener.listening();
   }
 
-  // ---- observability -------------------------------------------------------------------------------
+  // ---- admin reads -------------------------------------------------------------------------------
+
+  async getTaskByIdempotencyKey(tenantId: string, idempotencyKey: string): Promise<RetryTask | undefined> {
+    return this.#one('get-task-by-key', [tenantId, idempotencyKey]);
+  }
 
   async countByStatus(tenantId?: string): Promise<Record<TaskStatus, number>> {
     const counts = Object.fromEntries(Object.values(TaskStatus).map((s) => [s, 0])) as Record<TaskStatus, number>;
@@ -299,7 +341,7 @@ export class PostgresStore implements Store {
     return counts;
   }
 
-  async #one(name: 'get-task' | 'get-task-by-key' | 'update-task', values: unknown[]): Promise<RetryTask | undefined> {
+  async #one(name: 'get-task' | 'get-task-by-key' | 'cancel-task' | 'request-cancel' | 'replay-task', values: unknown[]): Promise<RetryTask | undefined> {
     const row = (await this.#run<TaskRow>(name, values)).rows[0];
     return row === undefined ? undefined : taskFromRow(row);
   }

@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { expandMacros } from './query-macros.js';
 
 /** The statement files beside this module (copied into `dist` by `scripts/copy-assets.mjs`). */
 const QUERIES_DIR = new URL('./queries/', import.meta.url);
@@ -12,7 +13,9 @@ export const QUERY_NAMES = [
   'get-task-by-key',
   'list-tasks-by-policy',
   'list-tasks-by-status',
-  'update-task',
+  'cancel-task',
+  'request-cancel',
+  'replay-task',
   'claim-due',
   'next-due-at',
   'find-expired-leases',
@@ -20,6 +23,8 @@ export const QUERY_NAMES = [
   'complete-attempts',
   'extend-lease',
   'release-leases',
+  'hold-target',
+  'release-target',
   'list-attempts',
   'insert-policy',
   'replace-policy',
@@ -53,10 +58,12 @@ export type Queries = Readonly<Record<QueryName, Query>>;
 let cached: Promise<Queries> | undefined;
 
 /**
- * Reads every statement file once per process (later calls share the first read). Each file must open with its
- * contract header: `-- <name>: <what it does>`, then `-- args:`, `-- results:` and `-- errors:` lines.
+ * Reads every statement file once per process (later calls share the first read) and expands its macros (the task
+ * column lists and statuses, see `query-macros.ts`). Each file must open with its contract header:
+ * `-- <name>: <what it does>`, then `-- args:`, `-- results:` and `-- errors:` lines.
  *
- * @throws Error naming the file whose header is missing or malformed (a packaging or editing mistake)
+ * @throws Error naming the file whose header is missing or malformed, or whose macro is unknown (a packaging or
+ *   editing mistake)
  */
 export function loadQueries(): Promise<Queries> {
   cached ??= readQueries().catch((error: unknown) => {
@@ -71,7 +78,7 @@ async function readQueries(): Promise<Queries> {
     QUERY_NAMES.map(async (name): Promise<[QueryName, Query]> => {
       const text = await readFile(new URL(`${name}.sql`, QUERIES_DIR), 'utf8');
       checkContract(name, text);
-      return [name, { name: `retryd:${name}`, text }];
+      return [name, { name: `retryd:${name}`, text: expandMacros(`queries/${name}.sql`, text) }];
     }),
   );
   return Object.fromEntries(entries) as Record<QueryName, Query>;

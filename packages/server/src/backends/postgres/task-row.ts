@@ -1,117 +1,48 @@
 import type { RetryPolicy, TaskStatus } from '@retryd/core';
 import type { AttemptLog, RetryTask, StoredPolicy } from '../../domain/task.js';
-import type { AttemptCompletion, TaskOutcome, TaskPatch } from '../../store/store.js';
-import { PATCH_COLUMNS } from '../sql/sql-rows.js';
+import { TASK_FIELD_SPECS, type FieldCodec } from '../../domain/task-fields.js';
+import type { AttemptCompletion, TaskOutcome } from '../../store/store.js';
 
-/** A `tasks` row as pg returns it: jsonb and json decoded, bigint as number (see `connection.ts`). */
-export interface TaskRow {
-  tenant_id: string;
-  task_id: string;
-  idempotency_key: string;
-  request_hash: string;
-  target_url: string;
-  method: string;
-  headers: Record<string, string>;
-  /** The body as stored in its `json` column: pg decodes the JSON string back to the body. */
-  body: string | null;
-  body_ref: string | null;
-  policy_id: string | null;
-  policy: RetryPolicy | null;
-  status: TaskStatus;
-  attempt_number: number;
-  run_attempt_offset: number;
-  run_started_at: number | null;
-  last_delay_ms: number;
-  next_attempt_at: number | null;
-  created_at: number;
-  updated_at: number;
-  lease_owner: string | null;
-  lease_expires_at: number | null;
-  fencing_token: number;
-  version: number;
-  cancel_requested: boolean;
-  last_error: string | null;
-  last_response_status: number | null;
-  dead_letter_reason: string | null;
-  trace_context: string | null;
-}
+/**
+ * A `tasks` row as pg returns it, one property per column of `TASK_FIELDS`: jsonb and json decoded (the body's
+ * `json` column back to its string), bigint as a number (see `connection.ts`). Statements may return more columns
+ * (a claim's rank), which the mapping ignores.
+ */
+export type TaskRow = Readonly<Record<string, unknown>>;
 
-/** A stored row as the domain's task. */
+/**
+ * A stored row as the domain's task, in row order (the order of `TASK_FIELDS`). pg already decodes every codec to
+ * the value the field holds, so the mapping is a copy, column to property.
+ */
 export function taskFromRow(row: TaskRow): RetryTask {
-  return {
-    tenantId: row.tenant_id,
-    taskId: row.task_id,
-    idempotencyKey: row.idempotency_key,
-    requestHash: row.request_hash,
-    targetUrl: row.target_url,
-    method: row.method,
-    headers: row.headers,
-    body: row.body,
-    bodyRef: row.body_ref,
-    policyId: row.policy_id,
-    policy: row.policy,
-    status: row.status,
-    attemptNumber: row.attempt_number,
-    runAttemptOffset: row.run_attempt_offset,
-    runStartedAt: row.run_started_at,
-    lastDelayMs: row.last_delay_ms,
-    nextAttemptAt: row.next_attempt_at,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-    leaseOwner: row.lease_owner,
-    leaseExpiresAt: row.lease_expires_at,
-    fencingToken: row.fencing_token,
-    version: row.version,
-    cancelRequested: row.cancel_requested,
-    lastError: row.last_error,
-    lastResponseStatus: row.last_response_status,
-    deadLetterReason: row.dead_letter_reason,
-    traceContext: row.trace_context,
-  };
+  const task: Record<string, unknown> = {};
+  for (const spec of TASK_FIELD_SPECS) task[spec.name] = row[spec.column];
+  return task as RetryTask;
 }
 
 /**
- * PostgreSQL text cannot hold U+0000. The free-text diagnostics (errors, reasons, a response body's first bytes,
- * which a binary response may contain) have it replaced by U+FFFD rather than failing the whole batch they are
- * written in. The request body keeps it: it is stored as JSON (see `001-init.sql`).
+ * PostgreSQL text cannot hold U+0000. Text values (free-text diagnostics above all: errors, reasons, a response
+ * body's first bytes, which a binary response may contain) have it replaced by U+FFFD rather than failing the whole
+ * batch they are written in. The request body keeps it: it is stored as JSON (see `001-init.sql`).
  */
 export function text(value: string | null): string | null {
   return value === null || !value.includes('\u0000') ? value : value.replaceAll('\u0000', '\uFFFD');
 }
 
-/** One element of `insert-tasks`' `$1`: the task's columns, `body` JSON-encoded, and its index `i`. */
+/** A field's value as its record column carries it (see `task_record_types` in query-macros.ts). */
+function recordValue(codec: FieldCodec, value: unknown): unknown {
+  if (value === null) return null;
+  if (codec === 'text') return text(value as string);
+  // The body travels as its JSON text, cast to json by the statement.
+  if (codec === 'json-string') return JSON.stringify(value);
+  return value;
+}
+
+/** One element of `insert-tasks`' `$1`: every task column under its own name, and the task's index `i`. */
 export function taskRecord(task: RetryTask, i: number): Record<string, unknown> {
-  return {
-    i,
-    tenant_id: task.tenantId,
-    task_id: task.taskId,
-    idempotency_key: task.idempotencyKey,
-    request_hash: task.requestHash,
-    target_url: task.targetUrl,
-    method: task.method,
-    headers: task.headers,
-    body: task.body === null ? null : JSON.stringify(task.body),
-    body_ref: task.bodyRef,
-    policy_id: task.policyId,
-    policy: task.policy,
-    status: task.status,
-    attempt_number: task.attemptNumber,
-    run_attempt_offset: task.runAttemptOffset,
-    run_started_at: task.runStartedAt,
-    last_delay_ms: task.lastDelayMs,
-    next_attempt_at: task.nextAttemptAt,
-    created_at: task.createdAt,
-    updated_at: task.updatedAt,
-    lease_owner: task.leaseOwner,
-    lease_expires_at: task.leaseExpiresAt,
-    fencing_token: task.fencingToken,
-    version: task.version,
-    cancel_requested: task.cancelRequested,
-    last_error: text(task.lastError),
-    last_response_status: task.lastResponseStatus,
-    dead_letter_reason: text(task.deadLetterReason),
-    trace_context: task.traceContext,
-  };
+  const record: Record<string, unknown> = { i };
+  for (const spec of TASK_FIELD_SPECS) record[spec.column] = recordValue(spec.codec, task[spec.name]);
+  return record;
 }
 
 function outcomeRecord(outcome: TaskOutcome, prefix: '' | 'c_'): Record<string, unknown> {
@@ -159,16 +90,6 @@ export function completionRecord(completion: AttemptCompletion, i: number): Reco
     // Only meaningful with ifCancelRequested, which alone can make it apply.
     ...attemptRecord(completion.ifCancelRequested === undefined ? undefined : completion.attemptIfCancelRequested, 'ac_'),
   };
-}
-
-/** `update-task`'s `$4`: one key per patched column, absent fields left out (the stored value stays). */
-export function patchRecord(patch: TaskPatch): string {
-  const record: Record<string, unknown> = {};
-  for (const [property, column] of Object.entries(PATCH_COLUMNS) as [keyof TaskPatch, string][]) {
-    const value = patch[property];
-    if (value !== undefined) record[column] = typeof value === 'string' ? text(value) : value;
-  }
-  return JSON.stringify(record);
 }
 
 /** What `complete-attempts` returns for each completion applied: its index in the call and a summary of the row. */

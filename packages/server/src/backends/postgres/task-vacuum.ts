@@ -11,7 +11,8 @@ export interface TaskVacuumOptions {
 }
 
 /**
- * Vacuums the `tasks` table of one schema every few seconds while tasks change, so that claims stay fast.
+ * Vacuums the `tasks` and `target_queues` tables of one schema every few seconds while tasks change, so that claims
+ * stay fast.
  *
  * Every claim and every retry rewrites a task row, and PostgreSQL leaves the old version and its index entries
  * behind until a vacuum. The claim reads `tasks_due` from its start, where the entries of tasks claimed since the
@@ -79,8 +80,9 @@ export class TaskVacuum {
       const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock(hashtextextended($1::text, 0)) AS locked', lock);
       if (rows[0]?.locked !== true) return false;
       try {
-        // The schema name is checked to be a plain identifier (connection.ts), so it is safe unquoted.
-        await client.query(`VACUUM (SKIP_LOCKED) ${this.#schema}.tasks`);
+        // The schema name is checked to be a plain identifier (connection.ts), so it is safe unquoted. The target
+        // queues go along: a busy target's row is rewritten by most statements, and claims walk target_queues_ready.
+        await client.query(`VACUUM (SKIP_LOCKED) ${this.#schema}.tasks, ${this.#schema}.target_queues`);
         return true;
       } finally {
         await client.query('SELECT pg_advisory_unlock(hashtextextended($1::text, 0))', lock);

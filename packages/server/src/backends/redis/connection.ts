@@ -1,6 +1,7 @@
 import { Redis } from 'ioredis';
 import type { RedisOptions } from 'ioredis';
 import { StoreUrlError } from '../../store/store-url-error.js';
+import { storeRetryDelay } from '../../store/store-retry-delay.js';
 import { DEFAULT_REDIS_PREFIX, PREFIX_RULE } from './keys.js';
 
 /** Where a `redis://` / `rediss://` `--store` URL points, once parsed. */
@@ -78,7 +79,8 @@ export interface RedisConnectionOptions {
  *   which the API answers with 503, instead of waiting in memory for a server that may not come back;
  * - `maxRetriesPerRequest: 0` with `autoResendUnfulfilledCommands: false`: commands in flight when the connection
  *   drops fail at once rather than being sent again later (a resent claim could lease tasks nobody runs);
- * - a retry strategy that keeps reconnecting for ever, at most a second apart, so the store recovers by itself;
+ * - a retry strategy that keeps reconnecting for ever, with the service's jittered back-off (`storeRetryDelay`: 50 ms
+ *   up to 5 s), so the store recovers by itself and instances do not reconnect in lockstep;
  * - `lazyConnect`, so `init()` can wait for the first connection and report it failing.
  */
 export function clientOptions(options: RedisConnectionOptions, connectionName: string): RedisOptions {
@@ -91,7 +93,8 @@ export function clientOptions(options: RedisConnectionOptions, connectionName: s
     commandTimeout: options.commandTimeoutMs ?? 10_000,
     keepAlive: 10_000,
     connectionName,
-    retryStrategy: (attempt) => Math.min(50 * attempt, 1_000),
+    // ioredis counts `attempt` from 1 and starts again after a connection succeeds; full jitter needs nothing else.
+    retryStrategy: (attempt) => storeRetryDelay(attempt, 0),
   };
 }
 

@@ -6,7 +6,7 @@ import type { PartitionKeys } from './keys.js';
 // Reads that span partitions: a script runs in one slot, so these read the head of one index per partition in
 // one pipeline and merge in JavaScript. Only the first entries of each index are read: no scan.
 
-/** The lowest score of one index (due times, lease expiries) over `partitions`, or null when all are empty. */
+/** The lowest score of one index (ready times, lease expiries) over `partitions`, or null when all are empty. */
 export async function earliestScore(client: Redis, partitions: readonly PartitionKeys[], index: (keys: PartitionKeys) => string): Promise<number | null> {
   if (partitions.length === 0) return null;
   const pipeline = client.pipeline();
@@ -17,29 +17,6 @@ export async function earliestScore(client: Redis, partitions: readonly Partitio
     if (score !== undefined && (earliest === null || Number(score) < earliest)) earliest = Number(score);
   }
   return earliest;
-}
-
-/**
- * How many tasks to claim from each partition so that together they are the `limit` earliest due at `now`:
- * the due heads (up to `limit` each) are read in one round trip and merged. A partition with nothing due gets
- * no share. Another instance may claim some of them meanwhile; the claims then return fewer, never other ones
- * out of order within a partition.
- */
-export async function claimShares(
-  client: Redis,
-  partitions: readonly PartitionKeys[],
-  now: number,
-  limit: number,
-): Promise<[PartitionKeys, number][]> {
-  const pipeline = client.pipeline();
-  for (const keys of partitions) pipeline.zrangebyscore(keys.due, '-inf', String(now), 'WITHSCORES', 'LIMIT', 0, limit);
-  const heads: { keys: PartitionKeys; at: number }[] = [];
-  ((await execAll(pipeline)) as string[][]).forEach((reply, p) => {
-    for (let i = 1; i < reply.length; i += 2) heads.push({ keys: partitions[p] as PartitionKeys, at: Number(reply[i]) });
-  });
-  const shares = new Map<PartitionKeys, number>();
-  for (const { keys } of heads.sort((a, b) => a.at - b.at).slice(0, limit)) shares.set(keys, (shares.get(keys) ?? 0) + 1);
-  return [...shares];
 }
 
 /** Task counts by status summed over `partitions`, from the `counts` hash each script keeps: no key is scanned. */

@@ -2,9 +2,9 @@ import type { Redis } from 'ioredis';
 
 /**
  * The wake-up channel: scripts PUBLISH `<instance id> <partition>` on `{prefix}:due` when they make a task due
- * (insert, release, replay, a reaped lease retried at once); every store keeps one dedicated subscriber
- * connection on it and calls its `onDue` listeners for messages from other instances. Its own messages only
- * teach it partitions: the API wakes the engine of its own process directly.
+ * (insert, release, replay, a reaped lease retried at once, a target's hold released); every store keeps one
+ * dedicated subscriber connection on it and calls its `onDue` listeners for messages from other instances. Its own
+ * messages only teach it partitions: the API wakes the engine of its own process directly.
  *
  * Pub/sub is fire-and-forget: a message sent while the subscriber is reconnecting is lost, so the listeners
  * are also called once the subscriber is back (work may have become due meanwhile). A wake-up is a hint; the

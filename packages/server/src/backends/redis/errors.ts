@@ -41,8 +41,6 @@ export function translateError(error: unknown): unknown {
   if (match !== null) return new DuplicateAttemptError(match[1] ?? '', Number(match[2]), { cause: error });
   match = /^TASK_EXISTS (\S+)/.exec(message);
   if (match !== null) return new TaskIdTakenError(match[1] ?? '');
-  match = /^INVALID_PATCH (.*)/.exec(message);
-  if (match !== null) return new InvalidTaskStateError(`updateTask refused: ${match[1] ?? ''}.`);
   if (error.name === 'MaxRetriesPerRequestError' || UNAVAILABLE.some((rule) => rule.test(message))) {
     return new RedisUnavailableError(`Redis is unavailable: ${message}`, { cause: error });
   }

@@ -24,28 +24,45 @@ export function partitionOfTenant(tenantId: string): string {
   return partitionOf({ tenantId });
 }
 
+/**
+ * The tenant whose tasks a partition holds: claims order target queues by `(tenantId, targetKey)`, and a
+ * partition's script orders its own queues, so a partition must be one tenant (see {@link partitionOf}).
+ */
+export function tenantOfPartition(partition: string): string {
+  return partition;
+}
+
 // `%`, `{`, `}` and `:` are escaped so that a tenant id can neither end the hash tag early nor make two
 // partitions' keys collide (percent-encoding is injective).
 function escapePart(part: string): string {
   return part.replace(/[%{}:]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 }
 
-/** Keys that are not in any partition: the partition registry and the wake-up channel. */
+/** Keys that are not in any partition: the partition registry, the wake-up channel and the layout version. */
 export interface GlobalKeys {
   /** Set of every partition id that ever held data: claims, due times and counts visit each. */
   partitions: string;
   /** Pub/sub channel (not a key) on which scripts announce that a task became due. */
   dueChannel: string;
+  /** String: the version of the key layout the data is in (see `layout-migration.ts`); absent before version 2. */
+  layout: string;
+  /** String: held (SET NX PX) by the one instance that migrates the layout. */
+  migrationLock: string;
 }
 
 export function globalKeys(prefix: string): GlobalKeys {
-  return { partitions: `{${prefix}}:partitions`, dueChannel: `{${prefix}}:due` };
+  return {
+    partitions: `{${prefix}}:partitions`,
+    dueChannel: `{${prefix}}:due`,
+    layout: `{${prefix}}:layout`,
+    migrationLock: `{${prefix}}:layout-lock`,
+  };
 }
 
 /**
  * The keys of one partition. Scripts receive the fixed ones as KEYS and `base` as an argument, from which they
- * build the per-task keys (`task:<id>`, `data:<id>`, `attempts:<id>`) and the listing sets: all begin with the
- * same hash tag, so they hash to the slot of KEYS[1].
+ * build the per-task keys (`task:<id>`, `data:<id>`, `attempts:<id>`), the per-target queues (`due:<target>`) and
+ * the listing sets: all begin with the same hash tag, so they hash to the slot of KEYS[1].
  */
 export class PartitionKeys {
   /** `{prefix:partition}:`, the start of every key below. */
@@ -74,8 +91,32 @@ export class PartitionKeys {
   get idem(): string {
     return `${this.base}idem`;
   }
-  /** Sorted set: PENDING task ids scored by `nextAttemptAt`. */
-  get due(): string {
+  /** Sorted set: the queue of one target, its PENDING task ids scored by `nextAttemptAt`. */
+  queue(targetKey: string): string {
+    return `${this.base}due:${targetKey}`;
+  }
+  /**
+   * Sorted set: one member per target with a PENDING task, scored by when its queue is next claimable —
+   * max(its earliest due time, its hold). Claims range it up to now; kept exact by every script that changes a
+   * queue or a hold.
+   */
+  get ready(): string {
+    return `${this.base}ready`;
+  }
+  /** Hash: target → held until (epoch ms). */
+  get holds(): string {
+    return `${this.base}holds`;
+  }
+  /** Sorted set (all scores 0, ordered by member): every target that ever had a task. */
+  get targets(): string {
+    return `${this.base}targets`;
+  }
+  /** Sorted set that `claim-due.lua` sorts ready targets in and deletes before it ends. */
+  get claimOrder(): string {
+    return `${this.base}claim-order`;
+  }
+  /** Layout 1's one sorted set of PENDING task ids (by `nextAttemptAt`): read and deleted by the migration. */
+  get legacyDue(): string {
     return `${this.base}due`;
   }
   /** Sorted set: IN_FLIGHT task ids scored by `leaseExpiresAt`. */

@@ -2,10 +2,7 @@ import type { Redis } from 'ioredis';
 import { BlobNotFoundError } from '../../blobs/blob-store.js';
 import type { BlobStore } from '../../blobs/blob-store.js';
 import { PartitionKeys, partitionOfTenant } from './keys.js';
-
-// The same rule as the file blob store's, so a ref is portable between the two: a plain name, no separator,
-// not starting with '.', bounded.
-const NAME = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}$/;
+import { checkBlobName, parseBlobRef } from '../../blobs/blob-name.js';
 
 /**
  * Large bodies as Redis strings, `{prefix:tenant}:blob:<key>`, beside the tenant's tasks (same hash tag), so
@@ -28,41 +25,25 @@ export class RedisBlobStore implements BlobStore {
   ) {}
 
   async put(tenantId: string, key: string, data: Buffer | string): Promise<string> {
-    checkName('tenantId', tenantId);
-    checkName('key', key);
+    checkBlobName('tenantId', tenantId);
+    checkBlobName('key', key);
     await this.client.set(this.#keyOf(tenantId, key), data);
     return `${tenantId}/${key}`;
   }
 
   async get(ref: string): Promise<Buffer> {
-    const [tenantId, key] = parseRef(ref);
+    const [tenantId, key] = parseBlobRef(ref);
     const data = await this.client.getBuffer(this.#keyOf(tenantId, key));
     if (data === null) throw new BlobNotFoundError(ref);
     return data;
   }
 
   async delete(ref: string): Promise<void> {
-    const [tenantId, key] = parseRef(ref);
+    const [tenantId, key] = parseBlobRef(ref);
     await this.client.del(this.#keyOf(tenantId, key));
   }
 
   #keyOf(tenantId: string, key: string): string {
     return new PartitionKeys(this.prefix, partitionOfTenant(tenantId)).blob(key);
-  }
-}
-
-function parseRef(ref: string): [string, string] {
-  const parts = ref.split('/');
-  if (parts.length !== 2 || !parts.every((part) => NAME.test(part))) {
-    throw new TypeError(`Expected a blob ref of the form \`tenant/key\` made by put(), got ${JSON.stringify(ref)}.`);
-  }
-  return parts as [string, string];
-}
-
-function checkName(field: 'tenantId' | 'key', value: string): void {
-  if (!NAME.test(value)) {
-    throw new TypeError(
-      `Expected \`${field}\` to be 1 to 200 letters, digits, '.', '_' or '-', not starting with '.'; got ${JSON.stringify(value)}.`,
-    );
   }
 }

@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { completeAlongsideClaim } from '../../store/complete-and-claim.js';
 import type { TaskStatus } from '@retryd/core';
 import type { Redis } from 'ioredis';
 import type { AttemptLog, Page, RetryTask, StoredPolicy } from '../../domain/task.js';
+import { completeAlongsideClaim } from '../../store/complete-and-claim.js';
 import type {
+  AdminReads,
   AttemptCompletion,
   ClaimOptions,
   CompleteAndClaimResult,
@@ -12,30 +13,37 @@ import type {
   LeaseRef,
   PageRequest,
   PutPolicyResult,
+  ReplayChange,
   Store,
+  TargetRef,
   TargetState,
-  TaskPatch,
+  TargetStateStore,
   TaskQuery,
-  UpdateResult,
+  TaskRef,
+  TransitionResult,
 } from '../../store/store.js';
 import { checkCompletion, checkInsertable } from './checks.js';
+import { claimFairly } from './claims.js';
 import { checkPrefix, createClient, parseRedisUrl, quit } from './connection.js';
 import type { RedisConnectionOptions } from './connection.js';
+import { earliestScore, sumCounts } from './cross-partition.js';
 import { DueChannel } from './due-channel.js';
 import { describeDurability, durabilityMode, readPersistence } from './durability.js';
 import type { RedisDurabilityMode, RedisPersistence } from './durability.js';
-import { claimShares, earliestScore, sumCounts } from './cross-partition.js';
 import { translateError } from './errors.js';
 import { groupByPartition, runEach, runPerItem } from './fan-out.js';
 import type { ScriptCall } from './fan-out.js';
 import { DEFAULT_REDIS_PREFIX, globalKeys, partitionOf, partitionOfTenant } from './keys.js';
 import type { GlobalKeys, PartitionKeys } from './keys.js';
+import { ensureLayout } from './layout-migration.js';
 import { listAttempts, listTasks } from './list-tasks.js';
 import { PartitionRegistry } from './partitions.js';
 import { getPolicy, getTargetState, listPolicies, putPolicy, putTargetState } from './policy-state.js';
 import { defineScripts, runScript } from './scripts.js';
-import { decodeCompletion, decodeTask, encodeCompletion, encodePatch, encodeTask } from './task-codec.js';
+import type { ScriptName } from './scripts.js';
+import { decodeCompletion, decodeTask, encodeCompletion, encodeTask, encodeValue } from './task-codec.js';
 import type { CompletionReply, TaskReply } from './task-codec.js';
+import { CANCEL_MOVES, REPLAY_MOVES, REQUEST_CANCEL_FROM } from './transition-guards.js';
 
 /** Options of {@link RedisStore}. */
 export interface RedisStoreOptions extends RedisConnectionOptions {
@@ -52,9 +60,14 @@ export interface RedisStoreOptions extends RedisConnectionOptions {
  * script (`lua/*.lua`, each with its contract), so it is atomic and one round trip.
  *
  * Keys are partitioned by tenant under the hash tag `{prefix:tenant}` (see `keys.ts` and `docs/stores.md`), so
- * every script touches one slot and the layout is valid on Redis Cluster. Work that spans tenants (claims, due
- * times, counts) visits the partitions of the registry one by one; each visit is atomic in its partition.
+ * every script touches one slot and the layout is valid on Redis Cluster. Within a partition, the PENDING tasks
+ * of each target form a queue (`due:<target>`), and the `ready` sorted set scores each target by when its queue
+ * is next claimable (its earliest due task, or its hold's end if later): claims range `ready` and read only the
+ * queues they serve, so a held target costs them nothing. Work that spans tenants (claims, due times, counts)
+ * visits the partitions of the registry; each visit is atomic in its partition.
  * Times come from the engine as arguments, never from Redis `TIME`.
+ *
+ * The class is also its own {@link AdminReads} and {@link TargetStateStore}.
  *
  * @example
  * ```ts
@@ -62,7 +75,7 @@ export interface RedisStoreOptions extends RedisConnectionOptions {
  * await store.init();
  * ```
  */
-export class RedisStore implements Store {
+export class RedisStore implements Store, AdminReads, TargetStateStore {
   readonly kind = 'redis';
   /** The key prefix in use. */
   readonly prefix: string;
@@ -97,9 +110,18 @@ export class RedisStore implements Store {
     return this.#client;
   }
 
+  get admin(): AdminReads {
+    return this;
+  }
+
+  get targetState(): TargetStateStore {
+    return this;
+  }
+
   /**
-   * Connects, subscribes to wake-ups and reads the server's persistence settings. Nothing to migrate: keys are
-   * created as they are written. Rejects (and closes) if Redis cannot be reached.
+   * Connects, subscribes to wake-ups, reads the server's persistence settings, and brings older data to the current
+   * key layout (one instance migrates, the others wait: see `layout-migration.ts`). Keys are otherwise created as
+   * they are written. Rejects (and closes) if Redis cannot be reached.
    */
   init(): Promise<void> {
     this.#init ??= (async () => {
@@ -107,6 +129,7 @@ export class RedisStore implements Store {
         await this.#client.connect();
         await this.#due.start();
         this.#persistence = await readPersistence(this.#client);
+        await ensureLayout(this.#client, this.#globals, (partition) => this.#keysOf(partition));
         await this.#registry.list();
       } catch (error) {
         this.#client.disconnect();
@@ -153,7 +176,10 @@ export class RedisStore implements Store {
       await this.#registry.register(tasks.map(partitionOf));
       const replies = await runPerItem(this.#client, 'insertTasks', tasks, (partition, group) => {
         const k = this.#keysOf(partition);
-        return { keys: [k.idem, k.due, k.leases, k.counts], args: [...this.#wakeArgs(k), group.length, ...group.flatMap(encodeTask)] };
+        return {
+          keys: [k.idem, k.leases, k.counts, k.ready, k.holds, k.targets],
+          args: [...this.#wakeArgs(k), group.length, ...group.flatMap(encodeTask)],
+        };
       });
       return replies.map((r, i): InsertResult =>
         r === 1 ? { kind: 'inserted', task: tasks[i] as RetryTask } : { kind: 'duplicate', task: decodeTask(r as TaskReply) },
@@ -174,36 +200,43 @@ export class RedisStore implements Store {
     return this.#run(() => listTasks(this.#client, keys, query, (ids) => this.#read(query.tenantId, 'id', ids)));
   }
 
-  async updateTask(tenantId: string, taskId: string, expectedVersion: number, patch: TaskPatch): Promise<UpdateResult> {
-    const k = this.#keysOf(partitionOfTenant(tenantId));
+  async cancelTask(ref: TaskRef, now: number): Promise<TransitionResult> {
+    const k = this.#keysOf(partitionOfTenant(ref.tenantId));
+    return this.#transition('cancelTask', [k.leases, k.counts, k.ready, k.holds], [k.base, ref.taskId, String(now), ...CANCEL_MOVES]);
+  }
+
+  async requestCancel(ref: TaskRef, now: number): Promise<TransitionResult> {
+    const k = this.#keysOf(partitionOfTenant(ref.tenantId));
+    return this.#transition('requestCancel', [k.task(ref.taskId)], [k.base, ref.taskId, String(now), ...REQUEST_CANCEL_FROM]);
+  }
+
+  async replayTask(ref: TaskRef, change: ReplayChange): Promise<TransitionResult> {
+    const k = this.#keysOf(partitionOfTenant(ref.tenantId));
     const [base, ...wake] = this.#wakeArgs(k);
-    const args = [base, taskId, expectedVersion, ...wake, ...encodePatch(patch)];
-    const reply = (await this.#run(() => runScript(this.#client, 'updateTask', [k.due, k.leases, k.counts], args))) as
-      | ['not_found']
-      | ['conflict' | 'updated', TaskReply];
-    if (reply[0] === 'not_found') return { kind: 'not_found' };
-    return { kind: reply[0], task: decodeTask(reply[1]) };
+    const args = [
+      base,
+      ref.taskId,
+      change.expectedVersion,
+      String(change.nextAttemptAt),
+      change.runAttemptOffset,
+      encodeValue(change.runStartedAt),
+      String(change.updatedAt),
+      ...wake,
+      ...REPLAY_MOVES,
+    ];
+    return this.#transition('replayTask', [k.leases, k.counts, k.ready, k.holds], args);
   }
 
   // ---- scheduling ----------------------------------------------------------------------------------
 
   async claimDue(now: number, options: ClaimOptions): Promise<RetryTask[]> {
     if (options.limit <= 0) return [];
-    return this.#run(async () => {
-      const partitions = await this.#registry.all();
-      const shares = partitions.length <= 1 ? partitions.map((k) => [k, options.limit] as const) : await claimShares(this.#client, partitions, now, options.limit);
-      const leaseUntil = String(now + options.leaseMs);
-      const calls = shares.map(([k, limit]): ScriptCall => ({
-        keys: [k.due, k.leases, k.counts],
-        args: [k.base, String(now), limit, options.workerId, leaseUntil],
-      }));
-      const claimed = (await runEach(this.#client, 'claimDue', calls)).flatMap((reply) => (reply as TaskReply[]).map(decodeTask));
-      return shares.length > 1 ? claimed.sort((a, b) => (a.nextAttemptAt ?? 0) - (b.nextAttemptAt ?? 0)) : claimed;
-    });
+    return this.#run(async () => claimFairly(this.#client, await this.#registry.all(), now, options));
   }
 
+  /** The lowest `ready` score over partitions: exact (every script keeps `ready` so), holds included. */
   async nextDueAt(): Promise<number | null> {
-    return this.#run(async () => earliestScore(this.#client, await this.#registry.all(), (k) => k.due));
+    return this.#run(async () => earliestScore(this.#client, await this.#registry.all(), (k) => k.ready));
   }
 
   async findExpiredLeases(now: number, limit: number): Promise<RetryTask[]> {
@@ -230,7 +263,10 @@ export class RedisStore implements Store {
       runPerItem(this.#client, 'completeAttempts', completions, (partition, group) => {
         const k = this.#keysOf(partition);
         const [base, ...wake] = this.#wakeArgs(k);
-        return { keys: [k.due, k.leases, k.counts], args: [base, String(now), ...wake, group.length, ...group.flatMap(encodeCompletion)] };
+        return {
+          keys: [k.leases, k.counts, k.ready, k.holds],
+          args: [base, String(now), ...wake, group.length, ...group.flatMap(encodeCompletion)],
+        };
       }),
     );
     return replies.map((r, i): CompletionResult => {
@@ -251,10 +287,23 @@ export class RedisStore implements Store {
       const k = this.#keysOf(partition);
       const [base, ...wake] = this.#wakeArgs(k);
       const held = indices.flatMap((i) => [(leases[i] as LeaseRef).taskId, (leases[i] as LeaseRef).fencingToken]);
-      return { keys: [k.due, k.leases, k.counts], args: [base, String(now), ...wake, ...held] };
+      return { keys: [k.leases, k.counts, k.ready, k.holds], args: [base, String(now), ...wake, ...held] };
     });
     const replies = await this.#run(() => runEach(this.#client, 'releaseLeases', calls));
     return replies.reduce<number>((sum, n) => sum + Number(n), 0);
+  }
+
+  // ---- the target gate -----------------------------------------------------------------------------
+
+  async holdTarget(target: TargetRef, until: number, now: number): Promise<void> {
+    const k = this.#keysOf(partitionOfTenant(target.tenantId));
+    await this.#run(() => runScript(this.#client, 'holdTarget', [k.ready, k.holds], [k.base, target.targetKey, String(until), String(now)]));
+  }
+
+  async releaseTarget(target: TargetRef, now: number): Promise<void> {
+    const k = this.#keysOf(partitionOfTenant(target.tenantId));
+    const [base, ...wake] = this.#wakeArgs(k);
+    await this.#run(() => runScript(this.#client, 'releaseTarget', [k.ready, k.holds], [base, target.targetKey, String(now), ...wake]));
   }
 
   // ---- attempts ------------------------------------------------------------------------------------
@@ -281,7 +330,7 @@ export class RedisStore implements Store {
     return this.#run(() => listPolicies(this.#client, this.#keysOf(partitionOfTenant(tenantId)), tenantId, page));
   }
 
-  // ---- per-target state ----------------------------------------------------------------------------
+  // ---- per-target state (TargetStateStore) ---------------------------------------------------------
 
   async getTargetState(tenantId: string, key: string): Promise<TargetState | undefined> {
     return this.#run(() => getTargetState(this.#client, this.#keysOf(partitionOfTenant(tenantId)), key));
@@ -295,7 +344,7 @@ export class RedisStore implements Store {
     });
   }
 
-  // ---- observability -------------------------------------------------------------------------------
+  // ---- observability (AdminReads) ------------------------------------------------------------------
 
   /** Sums the `counts` hash of each partition (kept by every script): no key is scanned. */
   async countByStatus(tenantId?: string): Promise<Record<TaskStatus, number>> {
@@ -316,6 +365,13 @@ export class RedisStore implements Store {
     } catch (error) {
       throw translateError(error);
     }
+  }
+
+  /** Runs a named transition's script; each replies `{ 'applied' | 'refused', task }` or `{ 'not_found' }`. */
+  async #transition(name: ScriptName, keys: readonly string[], args: readonly (string | number)[]): Promise<TransitionResult> {
+    const reply = (await this.#run(() => runScript(this.#client, name, keys, args))) as ['not_found'] | ['applied' | 'refused', TaskReply];
+    if (reply[0] === 'not_found') return { kind: 'not_found' };
+    return { kind: reply[0], task: decodeTask(reply[1]) };
   }
 
   async #read(tenantId: string, by: 'id' | 'key', values: readonly string[]): Promise<(RetryTask | undefined)[]> {

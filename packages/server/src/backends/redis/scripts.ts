@@ -7,16 +7,23 @@ const INCLUDE = /^--- @include "([a-z0-9-]+)"$/gm;
 
 /** Every script of the store, with how many of its arguments are keys. */
 export const SCRIPTS = {
-  insertTasks: { file: 'insert-tasks.lua', keys: 4 },
-  claimDue: { file: 'claim-due.lua', keys: 3 },
-  completeAttempts: { file: 'complete-attempts.lua', keys: 3 },
+  insertTasks: { file: 'insert-tasks.lua', keys: 6 },
+  claimDue: { file: 'claim-due.lua', keys: 5 },
+  readReady: { file: 'read-ready.lua', keys: 1 },
+  completeAttempts: { file: 'complete-attempts.lua', keys: 4 },
   getTasks: { file: 'get-tasks.lua', keys: 1 },
   readLeases: { file: 'read-leases.lua', keys: 1 },
   extendLease: { file: 'extend-lease.lua', keys: 1 },
-  releaseLeases: { file: 'release-leases.lua', keys: 3 },
-  updateTask: { file: 'update-task.lua', keys: 3 },
+  releaseLeases: { file: 'release-leases.lua', keys: 4 },
+  cancelTask: { file: 'cancel-task.lua', keys: 4 },
+  requestCancel: { file: 'request-cancel.lua', keys: 1 },
+  replayTask: { file: 'replay-task.lua', keys: 4 },
+  holdTarget: { file: 'hold-target.lua', keys: 2 },
+  releaseTarget: { file: 'release-target.lua', keys: 2 },
   putPolicy: { file: 'put-policy.lua', keys: 2 },
   putTargetState: { file: 'put-target-state.lua', keys: 1 },
+  migrateTasks: { file: 'migrate-tasks.lua', keys: 5 },
+  migrationLock: { file: 'migration-lock.lua', keys: 1 },
 } as const;
 
 export type ScriptName = keyof typeof SCRIPTS;

@@ -1,39 +1,60 @@
 import type { RetryPolicy, TaskStatus } from '@retryd/core';
 import type { AttemptLog, RetryTask, StoredPolicy } from '../../domain/task.js';
-import type { AttemptCompletion, CompletionResult, TaskOutcome, TaskPatch } from '../../store/store.js';
+import { TASK_FIELDS, TASK_FIELD_SPECS } from '../../domain/task-fields.js';
+import type { FieldCodec, TaskFieldName } from '../../domain/task-fields.js';
+import type { AttemptCompletion, CompletionResult, TaskOutcome } from '../../store/store.js';
 import { sortKeyOf } from './keys.js';
 
-// How a task is kept in Redis: its changing state in a hash (`task:<id>`, small values, so Redis keeps it in the
-// compact listpack encoding) and its fixed part as one JSON string (`data:<id>`). Scripts read and write the hash
-// by the field names below; they never parse the JSON.
+// How a task is kept in Redis, derived from the one definition of its fields (domain/task-fields.ts): the fields
+// whose `redis` placement names a hash field live in the state hash `task:<id>` (small values, so Redis keeps it
+// in the compact listpack encoding; scripts read and write them by name), the others in one JSON string
+// `data:<id>` that no script parses. The store adds one field of its own to the hash, `sortKey` (the listing
+// key, see keys.ts).
 //
 // Times stay exact: JavaScript writes every number with `String(n)` (the shortest text that reads back as the same
 // double) and reads it with `Number`; scripts only compare numbers (`tonumber`, exact) and never format one —
 // Lua's `tostring` keeps 14 digits and would round `1700000000000.375`. Scores go to ZADD as the same strings.
 
-/** State hash fields in the order scripts take and return them (TASK_FIELDS of `lua/includes/task-state.lua`). */
-export const STATE_FIELDS = [
-  'status',
-  'attempt',
-  'runOffset',
-  'runStart',
-  'lastDelay',
-  'due',
-  'updated',
-  'owner',
-  'leaseUntil',
-  'token',
-  'version',
-  'cancel',
-  'error',
-  'httpStatus',
-  'deadReason',
-  'policyId',
-  'sortKey',
-] as const;
+/** The store's own hash field after the definition's: the task's listing key. */
+export const SORT_KEY_FIELD = 'sortKey';
 
-/** Outcome fields in the order `complete-attempts.lua` receives them (its OUTCOME_FIELDS must match). */
-export const OUTCOME_FIELDS = ['status', 'attempt', 'due', 'runStart', 'lastDelay', 'error', 'httpStatus', 'deadReason'] as const;
+const HASH_SPECS = TASK_FIELD_SPECS.filter((spec) => spec.redis !== 'data');
+
+/** The hash field of a task field that lives in the state hash. Throws for a field kept in the JSON part. */
+export function hashFieldOf(name: TaskFieldName): string {
+  const placement = TASK_FIELDS[name].redis;
+  if (placement === 'data') throw new Error(`Task field ${name} is kept in the data JSON, not in the state hash.`);
+  return placement.hash;
+}
+
+/**
+ * The state hash fields in the order scripts take and return them: the definition's hash fields in row order,
+ * then {@link SORT_KEY_FIELD}. TASK_FIELDS of `lua/includes/task-state.lua` must be the same list.
+ */
+export const STATE_FIELDS: readonly string[] = Object.freeze([...HASH_SPECS.map((spec) => hashFieldOf(spec.name)), SORT_KEY_FIELD]);
+
+/** The task fields kept in the data JSON, in row order (the JSON's property order). */
+export const DATA_FIELDS: readonly TaskFieldName[] = Object.freeze(
+  TASK_FIELD_SPECS.filter((spec) => spec.redis === 'data').map((spec) => spec.name),
+);
+
+/** The properties of an outcome in the order `complete-attempts.lua` receives them. */
+const OUTCOME_PROPERTIES = [
+  'status',
+  'attemptNumber',
+  'nextAttemptAt',
+  'runStartedAt',
+  'lastDelayMs',
+  'lastError',
+  'lastResponseStatus',
+  'deadLetterReason',
+] as const satisfies readonly (keyof TaskOutcome & TaskFieldName)[];
+// Fails to compile when TaskOutcome gains a property the list above does not send.
+const OUTCOME_COMPLETE: Exclude<keyof TaskOutcome, (typeof OUTCOME_PROPERTIES)[number]> extends never ? true : never = true;
+void OUTCOME_COMPLETE;
+
+/** Outcome hash fields in the order `complete-attempts.lua` receives them (its OUTCOME_FIELDS must match). */
+export const OUTCOME_FIELDS: readonly string[] = Object.freeze(OUTCOME_PROPERTIES.map(hashFieldOf));
 
 type Scalar = string | number | boolean | null;
 
@@ -47,73 +68,47 @@ export function encodeValue(value: Scalar): string {
   return `=${String(value)}`;
 }
 
-/** The fixed part of a task, stored as JSON. */
-interface TaskData {
-  tenantId: string;
-  taskId: string;
-  idempotencyKey: string;
-  requestHash: string;
-  targetUrl: string;
-  method: string;
-  headers: Record<string, string>;
-  body: string | null;
-  bodyRef: string | null;
-  policy: RetryPolicy | null;
-  createdAt: number;
-  traceContext: string | null;
+/** How a hash value is written and read back: by codec, as a small integer so the loops below stay monomorphic. */
+const NUMBER = 0;
+const TEXT = 1;
+const BOOLEAN = 2;
+const JSON_VALUE = 3;
+
+function kindOf(codec: FieldCodec): number {
+  switch (codec) {
+    case 'integer':
+    case 'bigint':
+    case 'real':
+      return NUMBER;
+    case 'boolean':
+      return BOOLEAN;
+    case 'json':
+      return JSON_VALUE;
+    case 'text':
+    case 'json-string':
+      return TEXT;
+  }
 }
+
+const HASH_NAMES: readonly TaskFieldName[] = HASH_SPECS.map((spec) => spec.name);
+const HASH_KINDS: readonly number[] = HASH_SPECS.map((spec) => kindOf(spec.codec));
 
 /** A task as `insert-tasks.lua` takes it: id, idempotency key, data JSON, then each of {@link STATE_FIELDS}. */
 export function encodeTask(task: RetryTask): string[] {
-  const data: TaskData = {
-    tenantId: task.tenantId,
-    taskId: task.taskId,
-    idempotencyKey: task.idempotencyKey,
-    requestHash: task.requestHash,
-    targetUrl: task.targetUrl,
-    method: task.method,
-    headers: task.headers,
-    body: task.body,
-    bodyRef: task.bodyRef,
-    policy: task.policy,
-    createdAt: task.createdAt,
-    traceContext: task.traceContext,
-  };
-  const state: Record<(typeof STATE_FIELDS)[number], Scalar> = {
-    status: task.status,
-    attempt: task.attemptNumber,
-    runOffset: task.runAttemptOffset,
-    runStart: task.runStartedAt,
-    lastDelay: task.lastDelayMs,
-    due: task.nextAttemptAt,
-    updated: task.updatedAt,
-    owner: task.leaseOwner,
-    leaseUntil: task.leaseExpiresAt,
-    token: task.fencingToken,
-    version: task.version,
-    cancel: task.cancelRequested,
-    error: task.lastError,
-    httpStatus: task.lastResponseStatus,
-    deadReason: task.deadLetterReason,
-    policyId: task.policyId,
-    sortKey: sortKeyOf(task.createdAt, task.taskId),
-  };
-  return [task.taskId, task.idempotencyKey, JSON.stringify(data), ...STATE_FIELDS.map((f) => encodeValue(state[f]))];
+  const data: Partial<Record<TaskFieldName, unknown>> = {};
+  for (const name of DATA_FIELDS) data[name] = task[name];
+  const encoded = [task.taskId, task.idempotencyKey, JSON.stringify(data)];
+  for (let i = 0; i < HASH_NAMES.length; i++) {
+    const value = task[HASH_NAMES[i] as TaskFieldName];
+    encoded.push(value === null ? '' : HASH_KINDS[i] === JSON_VALUE ? `=${JSON.stringify(value)}` : encodeValue(value as Scalar));
+  }
+  encoded.push(`=${sortKeyOf(task.createdAt, task.taskId)}`);
+  return encoded;
 }
 
-/** An outcome as the eight values `complete-attempts.lua` takes, in {@link OUTCOME_FIELDS} order. */
+/** An outcome as the values `complete-attempts.lua` takes, in {@link OUTCOME_FIELDS} order. */
 export function encodeOutcome(outcome: TaskOutcome): string[] {
-  const values: Record<(typeof OUTCOME_FIELDS)[number], Scalar> = {
-    status: outcome.status,
-    attempt: outcome.attemptNumber,
-    due: outcome.nextAttemptAt,
-    runStart: outcome.runStartedAt,
-    lastDelay: outcome.lastDelayMs,
-    error: outcome.lastError,
-    httpStatus: outcome.lastResponseStatus,
-    deadReason: outcome.deadLetterReason,
-  };
-  return OUTCOME_FIELDS.map((f) => encodeValue(values[f]));
+  return OUTCOME_PROPERTIES.map((property) => encodeValue(outcome[property]));
 }
 
 /** The arguments of one completion for `complete-attempts.lua` (see its contract for the layout). */
@@ -148,73 +143,34 @@ export function decodeCompletion(taskId: string, reply: CompletionReply): Comple
   };
 }
 
-const PATCH_FIELDS: { readonly [K in keyof Required<TaskPatch>]: (typeof STATE_FIELDS)[number] } = {
-  status: 'status',
-  nextAttemptAt: 'due',
-  cancelRequested: 'cancel',
-  runAttemptOffset: 'runOffset',
-  runStartedAt: 'runStart',
-  lastDelayMs: 'lastDelay',
-  deadLetterReason: 'deadReason',
-  lastError: 'error',
-  lastResponseStatus: 'httpStatus',
-  updatedAt: 'updated',
-};
-
-/** A patch as `field, value` pairs for `update-task.lua`; fields absent from the patch are not sent. */
-export function encodePatch(patch: TaskPatch): string[] {
-  const pairs: string[] = [];
-  for (const [property, field] of Object.entries(PATCH_FIELDS) as [keyof TaskPatch, string][]) {
-    const value = patch[property];
-    if (value !== undefined) pairs.push(field, encodeValue(value));
-  }
-  return pairs;
-}
-
 /** What scripts return for a task: the values of {@link STATE_FIELDS} (null where absent), and the data JSON. */
 export type TaskReply = [state: (string | null)[], data: string];
 
-const FIELD_INDEX = new Map<string, number>(STATE_FIELDS.map((field, i) => [field, i]));
+/** The fields kept in the state hash, in row order, with their position in a script's reply and their codec. */
+const HASH_POSITIONS: readonly number[] = HASH_SPECS.map((spec) => STATE_FIELDS.indexOf(hashFieldOf(spec.name)));
+const HASH_NULLABLE: readonly boolean[] = HASH_SPECS.map((spec) => spec.nullable);
+// Every field present from the start, in row order: a decoded task is a copy of it with the values set, so all
+// tasks share one object shape (adding properties one by one under computed names is twice as slow).
+const TASK_SHAPE: Readonly<Record<TaskFieldName, unknown>> = Object.fromEntries(TASK_FIELD_SPECS.map((spec) => [spec.name, null])) as Record<
+  TaskFieldName,
+  unknown
+>;
 
-/** Rebuilds a task from a script's reply. */
+/** Rebuilds a task from a script's reply: the data JSON's fields as they are, the hash's through their codecs. */
 export function decodeTask(reply: TaskReply): RetryTask {
-  const [values, json] = reply;
-  const data = JSON.parse(json) as TaskData;
-  const text = (field: (typeof STATE_FIELDS)[number]) => values[FIELD_INDEX.get(field) as number] ?? null;
-  const num = (field: (typeof STATE_FIELDS)[number]) => {
-    const value = text(field);
-    return value === null ? null : Number(value);
-  };
-  return {
-    tenantId: data.tenantId,
-    taskId: data.taskId,
-    idempotencyKey: data.idempotencyKey,
-    requestHash: data.requestHash,
-    targetUrl: data.targetUrl,
-    method: data.method,
-    headers: data.headers,
-    body: data.body,
-    bodyRef: data.bodyRef,
-    policyId: text('policyId'),
-    policy: data.policy,
-    status: text('status') as TaskStatus,
-    attemptNumber: num('attempt') ?? 0,
-    runAttemptOffset: num('runOffset') ?? 0,
-    runStartedAt: num('runStart'),
-    lastDelayMs: num('lastDelay') ?? 0,
-    nextAttemptAt: num('due'),
-    createdAt: data.createdAt,
-    updatedAt: num('updated') ?? data.createdAt,
-    leaseOwner: text('owner'),
-    leaseExpiresAt: num('leaseUntil'),
-    fencingToken: num('token') ?? 0,
-    version: num('version') ?? 0,
-    cancelRequested: text('cancel') === '1',
-    lastError: text('error'),
-    lastResponseStatus: num('httpStatus'),
-    deadLetterReason: text('deadReason'),
-    traceContext: data.traceContext,
-  };
+  const [state, json] = reply;
+  const task: Record<TaskFieldName, unknown> = { ...TASK_SHAPE, ...(JSON.parse(json) as Partial<Record<TaskFieldName, unknown>>) };
+  for (let i = 0; i < HASH_NAMES.length; i++) {
+    const text = state[HASH_POSITIONS[i] as number] ?? null;
+    if (text === null) {
+      if (!HASH_NULLABLE[i]) throw new Error(`A stored task has no ${HASH_NAMES[i]}: its keys are not in this version's layout.`);
+      continue;
+    }
+    const kind = HASH_KINDS[i];
+    task[HASH_NAMES[i] as TaskFieldName] =
+      kind === NUMBER ? Number(text) : kind === BOOLEAN ? text === '1' : kind === JSON_VALUE ? (JSON.parse(text) as unknown) : text;
+  }
+  return task as RetryTask;
 }
 
 /** An attempt log entry as stored (a sorted-set member: unique, since it holds the attempt number). */

@@ -1,8 +1,6 @@
 import type { AttemptLog, AttemptLogOutcome } from '../../domain/task.js';
-import type { TaskPatch } from '../../store/store.js';
 
-// Row shapes that the two SQL stores (SQLite and PostgreSQL) share: their `attempts` tables have the same columns,
-// and `updateTask` patches the same task columns in both.
+// Row shapes that the two SQL stores (SQLite and PostgreSQL) share: their `attempts` tables have the same columns.
 
 /** An `attempts` row as either SQL driver returns it. */
 export interface AttemptRow {
@@ -35,20 +33,3 @@ export function attemptFromRow(row: AttemptRow): AttemptLog {
     workerId: row.worker_id,
   };
 }
-
-/** The column each field of a {@link TaskPatch} is stored in. */
-export const PATCH_COLUMNS = {
-  status: 'status',
-  nextAttemptAt: 'next_attempt_at',
-  cancelRequested: 'cancel_requested',
-  runAttemptOffset: 'run_attempt_offset',
-  runStartedAt: 'run_started_at',
-  lastDelayMs: 'last_delay_ms',
-  deadLetterReason: 'dead_letter_reason',
-  lastError: 'last_error',
-  lastResponseStatus: 'last_response_status',
-  updatedAt: 'updated_at',
-} as const satisfies { readonly [K in keyof Required<TaskPatch>]: string };
-
-/** A column {@link PATCH_COLUMNS} names. */
-export type PatchColumn = (typeof PATCH_COLUMNS)[keyof typeof PATCH_COLUMNS];

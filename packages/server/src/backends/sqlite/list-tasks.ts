@@ -1,7 +1,9 @@
 import type { Database, Statement } from 'better-sqlite3';
-import { TaskStatus } from '@retryd/core';
+import { LIVE_STATUSES, TaskStatus, isLive } from '@retryd/core';
 import type { TaskQuery } from '../../store/store.js';
-import { TASK_COLUMNS } from './task-row.js';
+import { taskColumnList } from '../sql/task-columns.js';
+import { LEASED_STATUS } from '../../store/transition-guards.js';
+import { statusIn } from './status-guards.js';
 import type { TaskRow } from './task-row.js';
 
 /** The keyset position after which a page starts: the last row of the previous page. */
@@ -14,18 +16,19 @@ type ListParams = Record<string, string | number>;
 
 const ALL_STATUSES: readonly TaskStatus[] = Object.values(TaskStatus);
 
+const TASK_COLUMNS = taskColumnList();
+
 // The WHERE terms that lead SQLite to each status's index (001-init.sql). They are literals, not parameters: the
 // planner can only use a partial index whose condition the query's own terms imply. `ended_at IS NULL` names
-// `tasks_live`, `ended_at IS NOT NULL` names `tasks_ended`, `status = 'IN_FLIGHT'` names `tasks_in_flight`.
-const ARM_TERMS: Readonly<Record<TaskStatus, string>> = {
-  PENDING: ` AND ended_at IS NULL AND status = 'PENDING'`,
-  IN_FLIGHT: ` AND status = 'IN_FLIGHT'`,
-  SUCCEEDED: ` AND ended_at IS NOT NULL AND status = 'SUCCEEDED'`,
-  FAILED: ` AND ended_at IS NOT NULL AND status = 'FAILED'`,
-  EXHAUSTED: ` AND ended_at IS NOT NULL AND status = 'EXHAUSTED'`,
-  CANCELLED: ` AND ended_at IS NOT NULL AND status = 'CANCELLED'`,
-};
-/** Both live statuses at once: one walk of `tasks_live`, no status filter. */
+// `tasks_live` (live statuses), `ended_at IS NOT NULL` names `tasks_ended` (terminal ones), and the leased status
+// (IN_FLIGHT) alone names `tasks_in_flight`.
+const ARM_TERMS = Object.fromEntries(
+  ALL_STATUSES.map((status) => {
+    if (status === LEASED_STATUS) return [status, ` AND ${statusIn([status])}`];
+    return [status, ` AND ended_at IS ${isLive(status) ? '' : 'NOT '}NULL AND ${statusIn([status])}`];
+  }),
+) as Readonly<Record<TaskStatus, string>>;
+/** All live statuses at once: one walk of `tasks_live`, no status filter. */
 const LIVE_TERMS = ' AND ended_at IS NULL';
 
 /**
@@ -80,10 +83,9 @@ export class TaskListing {
       arms = [arm('')];
     } else {
       arms = [];
-      if (wanted.has(TaskStatus.PENDING) && wanted.has(TaskStatus.IN_FLIGHT)) {
+      if (LIVE_STATUSES.every((status) => wanted.has(status))) {
         arms.push(arm(LIVE_TERMS));
-        wanted.delete(TaskStatus.PENDING);
-        wanted.delete(TaskStatus.IN_FLIGHT);
+        for (const status of LIVE_STATUSES) wanted.delete(status);
       }
       for (const status of ALL_STATUSES) if (wanted.has(status)) arms.push(arm(ARM_TERMS[status]));
     }

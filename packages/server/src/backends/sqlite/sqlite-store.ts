@@ -2,6 +2,7 @@ import type { Database } from 'better-sqlite3';
 import { TaskStatus } from '@retryd/core';
 import type { AttemptLog, Page, RetryTask, StoredPolicy } from '../../domain/task.js';
 import type {
+  AdminReads,
   AttemptCompletion,
   ClaimOptions,
   CompleteAndClaimResult,
@@ -10,11 +11,14 @@ import type {
   LeaseRef,
   PageRequest,
   PutPolicyResult,
+  ReplayChange,
   Store,
+  TargetRef,
   TargetState,
-  TaskPatch,
+  TargetStateStore,
   TaskQuery,
-  UpdateResult,
+  TaskRef,
+  TransitionResult,
 } from '../../store/store.js';
 import { openConnection, readSettings } from './connection.js';
 import type { SqliteSettings, SqliteStoreOptions } from './connection.js';
@@ -22,10 +26,12 @@ import { decodeCursor, encodeCursor } from '../../store/cursor.js';
 import { TaskListing } from './list-tasks.js';
 import { loadMigrations, migrate } from './migrate.js';
 import { JsonCache } from './json-cache.js';
-import { patchParams, prepareStatements } from './statements.js';
+import { prepareStatements } from './statements.js';
 import type { DueRow, Statements } from './statements.js';
+import { DUE_STATUS, LEASED_STATUS } from '../../store/transition-guards.js';
 import { attemptFromRow } from '../sql/sql-rows.js';
 import { policyFromRow, taskFromRow } from './task-row.js';
+import type { TaskRow } from './task-row.js';
 import { prepareTransactions } from './transactions.js';
 import type { Transactions } from './transactions.js';
 
@@ -38,13 +44,17 @@ export type { SqliteSettings, SqliteStoreOptions } from './connection.js';
  * interleave inside one process; IMMEDIATE transactions keep several processes on one file correct. Every
  * batch (`insertTasks`, `completeAttempts`, `releaseLeases`) is one transaction, i.e. one fsync.
  *
+ * Target queues live in `target_queues` (see 002-targets.sql): claims find ready queues there and share their
+ * slots among them (transactions.ts), and the target gate is a column of it. The store is its own
+ * {@link AdminReads} and {@link TargetStateStore} (`admin` and `targetState` return it).
+ *
  * @example
  * ```ts
  * const store = new SqliteStore('./retryd.db');
  * await store.init();
  * ```
  */
-export class SqliteStore implements Store {
+export class SqliteStore implements Store, AdminReads, TargetStateStore {
   readonly kind = 'sqlite';
   /** The database file, or `:memory:`. */
   readonly path: string;
@@ -54,6 +64,16 @@ export class SqliteStore implements Store {
   #statements: Statements | undefined;
   #listing: TaskListing | undefined;
   #transactions: Transactions | undefined;
+
+  /** Reads for operators and metrics: this store itself. */
+  get admin(): AdminReads {
+    return this;
+  }
+
+  /** Per-target state: this store itself. */
+  get targetState(): TargetStateStore {
+    return this;
+  }
 
   /** Opens (creating if needed) the file and applies the connection settings; `init()` creates the schema. */
   constructor(path: string, options: SqliteStoreOptions = {}) {
@@ -103,11 +123,6 @@ export class SqliteStore implements Store {
     return row === undefined ? undefined : taskFromRow(row, this.#json);
   }
 
-  async getTaskByIdempotencyKey(tenantId: string, idempotencyKey: string): Promise<RetryTask | undefined> {
-    const row = this.#s.getTaskByKey.get(tenantId, idempotencyKey);
-    return row === undefined ? undefined : taskFromRow(row, this.#json);
-  }
-
   async listTasks(query: TaskQuery): Promise<Page<RetryTask>> {
     const after =
       query.cursor === undefined ? undefined : decodeCursor('tasks', query.cursor, 'ns');
@@ -118,28 +133,41 @@ export class SqliteStore implements Store {
     return pageOf(rows.map((row) => taskFromRow(row, this.#json)), query.limit, (t) => encodeCursor('tasks', [t.createdAt, t.taskId]));
   }
 
-  async updateTask(
-    tenantId: string,
-    taskId: string,
-    expectedVersion: number,
-    patch: TaskPatch,
-  ): Promise<UpdateResult> {
-    const s = this.#s;
-    const updated = s.updateTask.get(patchParams(tenantId, taskId, expectedVersion, patch));
-    if (updated !== undefined) return { kind: 'updated', task: taskFromRow(updated, this.#json) };
-    const current = s.getTask.get(tenantId, taskId);
-    return current === undefined ? { kind: 'not_found' } : { kind: 'conflict', task: taskFromRow(current, this.#json) };
+  async cancelTask(ref: TaskRef, now: number): Promise<TransitionResult> {
+    return this.#transitionResult(ref, this.#tx.cancel.immediate(ref, now));
+  }
+
+  async requestCancel(ref: TaskRef, now: number): Promise<TransitionResult> {
+    return this.#transitionResult(ref, this.#s.requestCancel.get({ tenantId: ref.tenantId, taskId: ref.taskId, now }));
+  }
+
+  async replayTask(ref: TaskRef, change: ReplayChange): Promise<TransitionResult> {
+    return this.#transitionResult(ref, this.#tx.replay.immediate(ref, change));
   }
 
   // ---- scheduling ----------------------------------------------------------------------------------
 
   async claimDue(now: number, options: ClaimOptions): Promise<RetryTask[]> {
     if (options.limit <= 0) return [];
-    return this.#tasksOf(this.#tx.claim.immediate(now, options.limit, options.workerId, now + options.leaseMs));
+    return this.#tasksOf(this.#tx.claim.immediate(now, options));
   }
 
+  /**
+   * Exact in the usual case: the queues are read in hint order with their true heads, and the walk stops at the
+   * first hint past the best head found (hints are never late). After {@link NEXT_DUE_PROBES} queues whose hints
+   * were all early, the next hint is returned: early, as the port allows, and corrected by the claim it leads to.
+   */
   async nextDueAt(): Promise<number | null> {
-    return this.#s.nextDueAt.get()?.at ?? null;
+    let best: number | null = null;
+    let probes = 0;
+    for (const [readyAt, heldUntil, head] of this.#s.readyTimes.iterate()) {
+      if (best !== null && readyAt >= best) break;
+      if (++probes > NEXT_DUE_PROBES) return readyAt;
+      if (head === null) continue;
+      const at = heldUntil !== null && heldUntil > head ? heldUntil : head;
+      if (best === null || at < best) best = at;
+    }
+    return best;
   }
 
   async findExpiredLeases(now: number, limit: number): Promise<RetryTask[]> {
@@ -157,7 +185,7 @@ export class SqliteStore implements Store {
 
   async completeAndClaim(completions: readonly AttemptCompletion[], now: number, claim: ClaimOptions): Promise<CompleteAndClaimResult> {
     if (claim.limit <= 0) return { results: await this.completeAttempts(completions, now), claimed: [] };
-    const { results, rows } = this.#tx.completeAndClaim.immediate(completions, now, claim.limit, claim.workerId, now + claim.leaseMs);
+    const { results, rows } = this.#tx.completeAndClaim.immediate(completions, now, claim);
     return { results, claimed: this.#tasksOf(rows) };
   }
 
@@ -168,6 +196,16 @@ export class SqliteStore implements Store {
   async releaseLeases(leases: readonly LeaseRef[], now: number): Promise<number> {
     if (leases.length === 0) return 0;
     return this.#tx.release.immediate(leases, now);
+  }
+
+  // ---- the target gate ----------------------------------------------------------------------------
+
+  async holdTarget(target: TargetRef, until: number, now: number): Promise<void> {
+    this.#s.holdTarget.run(target.tenantId, target.targetKey, until, now);
+  }
+
+  async releaseTarget(target: TargetRef, now: number): Promise<void> {
+    this.#s.releaseTarget.run(now, target.tenantId, target.targetKey);
   }
 
   // ---- attempts ------------------------------------------------------------------------------------
@@ -214,7 +252,7 @@ export class SqliteStore implements Store {
     return pageOf(rows.map(policyFromRow), page.limit, (p) => encodeCursor('policies', [p.policyId]));
   }
 
-  // ---- per-target state ----------------------------------------------------------------------------
+  // ---- per-target state (TargetStateStore) ----------------------------------------------------------------------
 
   async getTargetState(tenantId: string, key: string): Promise<TargetState | undefined> {
     const row = this.#s.getTargetState.get(tenantId, key);
@@ -236,7 +274,13 @@ export class SqliteStore implements Store {
     return result.changes === 1;
   }
 
-  // ---- observability -------------------------------------------------------------------------------
+  // ---- admin reads (AdminReads) ---------------------------------------------------------------------
+
+  async getTaskByIdempotencyKey(tenantId: string, idempotencyKey: string): Promise<RetryTask | undefined> {
+    const row = this.#s.getTaskByKey.get(tenantId, idempotencyKey);
+    return row === undefined ? undefined : taskFromRow(row, this.#json);
+  }
+
 
   /** Covering walks of the listing indexes (no table row read); linear in the task count. */
   async countByStatus(tenantId?: string): Promise<Record<TaskStatus, number>> {
@@ -248,13 +292,21 @@ export class SqliteStore implements Store {
       if (status === 'LIVE') live += n;
       else counts[status] += n;
     }
-    counts.PENDING = live - counts.IN_FLIGHT;
+    // Live tasks are the due ones and the leased ones (`tasks_live` holds both).
+    counts[DUE_STATUS] = live - counts[LEASED_STATUS];
     return counts;
   }
 
   get #s(): Statements {
     if (this.#statements === undefined) throw new Error('SqliteStore: call init() before using the store.');
     return this.#statements;
+  }
+
+  /** A named transition's answer: the row it changed, or else the task as it is (refused) or none. */
+  #transitionResult(ref: TaskRef, changed: TaskRow | undefined): TransitionResult {
+    if (changed !== undefined) return { kind: 'applied', task: taskFromRow(changed, this.#json) };
+    const current = this.#s.getTask.get(ref.tenantId, ref.taskId);
+    return current === undefined ? { kind: 'not_found' } : { kind: 'refused', task: taskFromRow(current, this.#json) };
   }
 
   #tasksOf(rows: readonly DueRow[]): RetryTask[] {
@@ -273,6 +325,9 @@ export class SqliteStore implements Store {
     return this.#listing;
   }
 }
+
+/** How many queues `nextDueAt` reads the head of before it settles for a hint. */
+const NEXT_DUE_PROBES = 16;
 
 /** Cuts the extra row fetched past `limit` and, when there was one, points the cursor at the page's last item. */
 function pageOf<T>(items: T[], limit: number, cursorOf: (last: T) => string): Page<T> {

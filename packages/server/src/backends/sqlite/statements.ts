@@ -1,19 +1,28 @@
 import type { Database } from 'better-sqlite3';
 import type { TaskStatus } from '@retryd/core';
-import type { AttemptCompletion, TaskOutcome, TaskPatch } from '../../store/store.js';
-import { ATTEMPT_COLUMNS, TASK_COLUMN_NAMES, TASK_COLUMNS } from './task-row.js';
-import { PATCH_COLUMNS } from '../sql/sql-rows.js';
+import { TASK_COLUMN_NAMES, taskColumnList } from '../sql/task-columns.js';
+import type { AttemptCompletion, TaskOutcome } from '../../store/store.js';
 import type { AttemptRow } from '../sql/sql-rows.js';
-import type { PolicyRow, TaskParams, TaskRow } from './task-row.js';
+import { ATTEMPT_COLUMNS } from './task-row.js';
+import type { PolicyRow, SqlValue, TaskParams, TaskRow } from './task-row.js';
+import { CANCELLED_STATUS, CANCEL_AT_ONCE_FROM, CANCEL_REQUEST_FROM, DUE_STATUS, LEASED_STATUS, RELEASED_STATUS, REPLAYED_STATUS, REPLAY_FROM } from '../../store/transition-guards.js';
+import { endedAtFor, statusIn, statusLiteral } from './status-guards.js';
+import { prepareQueueStatements } from './queue-statements.js';
+import { prepare } from './prepared.js';
 
 // Every statement of the SQLite store, each with its contract. Prepared once, in `prepareStatements`.
 // Statements run once per task or per attempt take positional parameters and return raw rows (arrays): binding an
 // object by name and building one object per row cost more than the SQL of a claim or a completion. The others
 // keep named parameters (`@name`), which better-sqlite3 requires to be bound, every one.
+// Statuses are never typed here: see status-guards.ts.
+
+/** The task columns, in row order (see `taskColumnList`). */
+const TASK_COLUMNS = taskColumnList();
 
 /**
- * The due tasks to claim, earliest due first. Params: `now`, `limit`. Returns raw {@link TaskRow}s followed by the
- * rowid ({@link DueRow}). Walks `tasks_due` from its start and stops after `limit` rows: it never scans.
+ * One ready queue's due tasks, earliest due first. Params: `tenantId`, `targetKey`, `now`, `limit` (the queue's
+ * share). Returns raw {@link TaskRow}s followed by the rowid ({@link DueRow}). Walks `tasks_due` from the queue's
+ * head and stops after `limit` rows: it never scans, and never looks at another queue.
  *
  * A claim reads the rows, then moves each by rowid ({@link CLAIM_ONE}) in the same IMMEDIATE transaction, rather
  * than one `UPDATE … RETURNING`: SQLite buffers RETURNING rows in a temporary table, and measured, that costs a
@@ -21,35 +30,42 @@ import type { PolicyRow, TaskParams, TaskRow } from './task-row.js';
  */
 export const SELECT_DUE = `
 SELECT ${TASK_COLUMNS}, rowid FROM tasks
-WHERE status = 'PENDING' AND next_attempt_at <= ?
+WHERE tenant_id = ? AND target_key = ? AND ${statusIn([DUE_STATUS])} AND next_attempt_at <= ?
 ORDER BY next_attempt_at
 LIMIT ?`;
 
-/** A {@link SELECT_DUE} row: the task's columns, then its rowid. */
-export type DueRow = [...TaskRow, rowid: number];
+/**
+ * Whether a queue has a task due by now. Params: `tenantId`, `targetKey`, `now`. Returns a row or nothing. One seek
+ * into `tasks_due`, which covers it (no table row read).
+ */
+export const HAS_DUE = `
+SELECT 1 FROM tasks
+WHERE tenant_id = ? AND target_key = ? AND ${statusIn([DUE_STATUS])} AND next_attempt_at <= ?
+LIMIT 1`;
+
+/** A {@link SELECT_DUE} row: the task's columns, then its rowid at {@link ROWID_POSITION}. */
+export type DueRow = TaskRow;
+/** Where a {@link DueRow} keeps the rowid: after every task column. */
+export const ROWID_POSITION = TASK_COLUMN_NAMES.length;
 
 /**
  * Claims one task read by {@link SELECT_DUE}. Params: `workerId`, `leaseExpiresAt`, `now`, `rowid`. Changes nothing
- * (0 changes) unless the task is still PENDING.
+ * (0 changes) unless the task is still due. `markClaimed` (task-row.ts) mirrors its SET list.
  */
 export const CLAIM_ONE = `
-UPDATE tasks SET status = 'IN_FLIGHT', lease_owner = ?, lease_expires_at = ?,
+UPDATE tasks SET status = ${statusLiteral(LEASED_STATUS)}, lease_owner = ?, lease_expires_at = ?,
   fencing_token = fencing_token + 1, version = version + 1, updated_at = ?
-WHERE rowid = ? AND status = 'PENDING'`;
-
-/** The first entry of `tasks_due`. No params. Returns `{ at }` or nothing. */
-export const NEXT_DUE_AT = `
-SELECT next_attempt_at AS at FROM tasks WHERE status = 'PENDING' ORDER BY next_attempt_at LIMIT 1`;
+WHERE rowid = ? AND ${statusIn([DUE_STATUS])}`;
 
 /** Lapsed leases through `tasks_lease`. Params: `now`, `limit`. Returns raw {@link TaskRow}s. */
 export const FIND_EXPIRED_LEASES = `
 SELECT ${TASK_COLUMNS} FROM tasks
-WHERE status = 'IN_FLIGHT' AND lease_expires_at <= @now
+WHERE ${statusIn([LEASED_STATUS])} AND lease_expires_at <= @now
 ORDER BY lease_expires_at LIMIT @limit`;
 
 /** The first entry of `tasks_lease`. No params. Returns `{ at }` or nothing. */
 export const NEXT_LEASE_EXPIRY_AT = `
-SELECT lease_expires_at AS at FROM tasks WHERE status = 'IN_FLIGHT' ORDER BY lease_expires_at LIMIT 1`;
+SELECT lease_expires_at AS at FROM tasks WHERE ${statusIn([LEASED_STATUS])} ORDER BY lease_expires_at LIMIT 1`;
 
 // The end of an attempt, fenced by status, token and (for the lease reaper) lapse, in two forms: one for an outcome
 // that keeps the task live (PENDING), one for an outcome that ends it, which also writes `ended_at`. A retry must not
@@ -58,30 +74,31 @@ SELECT lease_expires_at AS at FROM tasks WHERE status = 'IN_FLIGHT' ORDER BY lea
 const COMPLETE_SET = `status = ?, attempt_number = ?, next_attempt_at = ?, run_started_at = ?, last_delay_ms = ?,
   last_error = ?, last_response_status = ?, dead_letter_reason = ?,
   lease_owner = NULL, lease_expires_at = NULL, version = version + 1, updated_at = ?`;
-const COMPLETE_FENCE = `WHERE tenant_id = ? AND task_id = ? AND status = 'IN_FLIGHT' AND fencing_token = ?
+const COMPLETE_FENCE = `WHERE tenant_id = ? AND task_id = ? AND ${statusIn([LEASED_STATUS])} AND fencing_token = ?
   AND (? IS NULL OR lease_expires_at <= ?) AND (? IS NULL OR cancel_requested = ?)`;
 
 /**
- * Applies an outcome that keeps the task live. Params, in order ({@link CompleteParams}): the outcome's `status`,
+ * Applies an outcome that keeps the task live. Params, in order ({@link completeParams}): the outcome's `status`,
  * `attempt_number`, `next_attempt_at`, `run_started_at`, `last_delay_ms`, `last_error`, `last_response_status`,
  * `dead_letter_reason`; `now`; then the fence: `tenantId`, `taskId`, `fencingToken`, `requireLeaseExpiredBy` twice
  * (null: no lapse check), `cancelRequested` twice (null: either; 0 or 1: only if `cancel_requested` is that).
- * Returns `[version, cancel_requested]` of the changed row, or nothing when fenced out.
+ * Returns `[version, cancel_requested, target_key]` of the changed row (the key, to lower its queue's hint), or
+ * nothing when fenced out.
  */
 export const COMPLETE_TO_LIVE = `UPDATE tasks SET ${COMPLETE_SET}
 ${COMPLETE_FENCE}
-RETURNING version, cancel_requested`;
+RETURNING version, cancel_requested, target_key`;
 
-/** Applies an outcome that ends the task: as {@link COMPLETE_TO_LIVE}, with `now` once more (`ended_at`) after `now`. */
+/**
+ * Applies an outcome that ends the task: as {@link COMPLETE_TO_LIVE}, with `now` once more (`ended_at`) after `now`.
+ * Returns `[version, cancel_requested]`.
+ */
 export const COMPLETE_TO_ENDED = `UPDATE tasks SET ${COMPLETE_SET}, ended_at = ?
 ${COMPLETE_FENCE}
 RETURNING version, cancel_requested`;
 
-/** What {@link COMPLETE_TO_LIVE} and {@link COMPLETE_TO_ENDED} return: `[version, cancel_requested]`. */
-export type CompletedRow = [version: number, cancelRequested: number];
-
-/** Positional parameters of {@link COMPLETE_TO_LIVE} (of {@link COMPLETE_TO_ENDED}, with `now` twice). */
-export type CompleteParams = (string | number | null)[];
+/** What {@link COMPLETE_TO_LIVE} and {@link COMPLETE_TO_ENDED} return. */
+export type CompletedRow = [version: number, cancelRequested: number, targetKey?: string];
 
 /**
  * Binds `outcome` of `completion` to {@link COMPLETE_TO_LIVE} or {@link COMPLETE_TO_ENDED} (`ends`), applied only
@@ -93,7 +110,7 @@ export function completeParams(
   ends: boolean,
   cancelRequested: 0 | 1 | null,
   now: number,
-): CompleteParams {
+): SqlValue[] {
   const lapse = completion.requireLeaseExpiredBy ?? null;
   const set = [
     outcome.status,
@@ -111,139 +128,109 @@ export function completeParams(
   return set;
 }
 
-/** Whether a task in `status` is live (PENDING or IN_FLIGHT): its `ended_at` is NULL. */
-export function isLive(status: TaskStatus): boolean {
-  return status === 'PENDING' || status === 'IN_FLIGHT';
-}
+// The named transitions of the API (see the port's table). Each is guarded by the statuses core's lifecycle allows
+// it from, in its own WHERE: a caller that skipped the state machine is refused by the store. Each returns the
+// task as it is after the change, or nothing when the guard refused (the store then reads the task as it is).
+const TASK_KEY = 'tenant_id = @tenantId AND task_id = @taskId';
 
-// `updateTask`: each patchable field is changed only when its `set_*` flag is 1, so one prepared statement
-// serves every patch. Leaving IN_FLIGHT drops the lease, which also fences out its holder.
-/** The columns `updateTask` may change, in the order of {@link UPDATE_TASK}'s SET list. */
-export const patchFields = [
-  'status',
-  'next_attempt_at',
-  'cancel_requested',
-  'run_attempt_offset',
-  'run_started_at',
-  'last_delay_ms',
-  'dead_letter_reason',
-  'last_error',
-  'last_response_status',
-  'updated_at',
-] as const;
-/** One column `updateTask` may change. */
-export type PatchField = (typeof patchFields)[number];
-/** Named parameters of {@link UPDATE_TASK}: each field with its `set_*` flag, plus the key and expected version. */
-export type PatchParams = { [F in PatchField as F | `set_${F}`]: number | string | null } & {
-  tenantId: string;
-  taskId: string;
-  expectedVersion: number;
-};
-
-/** Params: see {@link PatchParams}. Returns the changed raw row, or nothing on a version mismatch or absent task. */
-export const UPDATE_TASK = `
-UPDATE tasks SET
-  ${patchFields.map((f) => `${f} = CASE WHEN @set_${f} = 1 THEN @${f} ELSE ${f} END`).join(',\n  ')},
-  lease_owner = CASE WHEN @set_status = 1 AND @status <> 'IN_FLIGHT' THEN NULL ELSE lease_owner END,
-  lease_expires_at = CASE WHEN @set_status = 1 AND @status <> 'IN_FLIGHT' THEN NULL ELSE lease_expires_at END,
-  ended_at = CASE WHEN @set_status = 0 THEN ended_at
-    WHEN @status IN ('PENDING', 'IN_FLIGHT') THEN NULL
-    ELSE coalesce(ended_at, @updated_at, updated_at) END,
-  version = version + 1
-WHERE tenant_id = @tenantId AND task_id = @taskId AND version = @expectedVersion
+/** `cancelTask`: PENDING → CANCELLED. Params: `tenantId`, `taskId`, `now`. Returns the raw row after it. */
+export const CANCEL_TASK = `
+UPDATE tasks SET status = ${statusLiteral(CANCELLED_STATUS)}, next_attempt_at = NULL, updated_at = @now,
+  ${endedAtFor(CANCELLED_STATUS, '@now')}, version = version + 1
+WHERE ${TASK_KEY} AND ${statusIn(CANCEL_AT_ONCE_FROM)}
 RETURNING ${TASK_COLUMNS}`;
 
-/** Binds a patch to {@link UPDATE_TASK}: fields absent from `patch` keep their stored value. */
-export function patchParams(tenantId: string, taskId: string, expectedVersion: number, patch: TaskPatch): PatchParams {
-  const params: Record<string, string | number | null> = { tenantId, taskId, expectedVersion };
-  for (const [property, column] of Object.entries(PATCH_COLUMNS) as [keyof TaskPatch, PatchField][]) {
-    const value = patch[property];
-    params[`set_${column}`] = value === undefined ? 0 : 1;
-    params[column] = value === undefined ? null : typeof value === 'boolean' ? Number(value) : value;
-  }
-  return params as PatchParams;
-}
+/** `requestCancel`: IN_FLIGHT, cancel requested. Params: `tenantId`, `taskId`, `now`. Returns the raw row after it. */
+export const REQUEST_CANCEL = `
+UPDATE tasks SET cancel_requested = 1, updated_at = @now, version = version + 1
+WHERE ${TASK_KEY} AND ${statusIn(CANCEL_REQUEST_FROM)}
+RETURNING ${TASK_COLUMNS}`;
 
-interface LeaseParams {
-  tenantId: string;
-  taskId: string;
-  fencingToken: number;
-}
+/**
+ * `replayTask`: a dead letter → PENDING, a fresh run, at the expected version. Params: `tenantId`, `taskId`,
+ * `expectedVersion`, `runAttemptOffset`, `runStartedAt`, `nextAttemptAt`, `updatedAt`. Returns the raw row after it.
+ */
+export const REPLAY_TASK = `
+UPDATE tasks SET status = ${statusLiteral(REPLAYED_STATUS)}, next_attempt_at = @nextAttemptAt,
+  run_attempt_offset = @runAttemptOffset, run_started_at = @runStartedAt, last_delay_ms = 0,
+  dead_letter_reason = NULL, cancel_requested = 0, lease_owner = NULL, lease_expires_at = NULL,
+  updated_at = @updatedAt, ${endedAtFor(REPLAYED_STATUS, '@updatedAt')}, version = version + 1
+WHERE ${TASK_KEY} AND ${statusIn(REPLAY_FROM)} AND version = @expectedVersion
+RETURNING ${TASK_COLUMNS}`;
+
+/**
+ * Hands one lease back, due now. Params: `tenantId`, `taskId`, `fencingToken`, `now`. Returns `{ target_key }` of a
+ * released task (its queue's hint is lowered), nothing when the token no longer holds the task.
+ */
+export const RELEASE_LEASE = `
+UPDATE tasks SET status = ${statusLiteral(RELEASED_STATUS)}, next_attempt_at = @now, lease_owner = NULL,
+  lease_expires_at = NULL, version = version + 1, updated_at = @now
+WHERE ${TASK_KEY} AND ${statusIn([LEASED_STATUS])} AND fencing_token = @fencingToken
+RETURNING target_key`;
 
 // Counts by status without reading a table row: covering walks of `tasks_ended` (by status), `tasks_live` and
 // `tasks_in_flight` (PENDING is live minus in flight). One statement, so one snapshot: the three agree.
 const COUNTS = (tenant: string) => `
 SELECT status, count(*) AS n FROM tasks WHERE ${tenant} ended_at IS NOT NULL GROUP BY ${tenant === '' ? 'tenant_id, ' : ''}status
 UNION ALL SELECT 'LIVE', count(*) FROM tasks WHERE ${tenant} ended_at IS NULL
-UNION ALL SELECT 'IN_FLIGHT', count(*) FROM tasks WHERE ${tenant} status = 'IN_FLIGHT'`;
-/** Params: `tenantId`. Rows `{ status, n }`: one per terminal status present, then `LIVE` and `IN_FLIGHT`. */
+UNION ALL SELECT ${statusLiteral(LEASED_STATUS)}, count(*) FROM tasks WHERE ${tenant} ${statusIn([LEASED_STATUS])}`;
+/** Params: `tenantId`. Rows `{ status, n }`: one per terminal status present, then `LIVE` and the leased status. */
 export const COUNT_BY_STATUS_OF_TENANT = COUNTS('tenant_id = @tenantId AND');
 /** As {@link COUNT_BY_STATUS_OF_TENANT} over every tenant (a terminal status may come once per tenant). */
 export const COUNT_BY_STATUS = COUNTS('');
 
-/** The part of a prepared better-sqlite3 statement the store uses. */
-export interface Prepared<P extends unknown[], R> {
-  run(...params: P): { changes: number };
-  get(...params: P): R | undefined;
-  all(...params: P): R[];
-}
-
-function prepare<P extends unknown[] | object, R = never>(
-  db: Database,
-  sql: string,
-): Prepared<P extends unknown[] ? P : [P], R> {
-  return db.prepare(sql) as unknown as Prepared<P extends unknown[] ? P : [P], R>;
-}
-
-/** A statement whose rows are arrays of column values, in SELECT order (no object per row). */
-function prepareRaw<P extends unknown[] | object, R = never>(
-  db: Database,
-  sql: string,
-): Prepared<P extends unknown[] ? P : [P], R> {
-  return db.prepare(sql).raw(true) as unknown as Prepared<P extends unknown[] ? P : [P], R>;
+/** Named parameters of the statements that address one task. */
+interface TaskKey {
+  tenantId: string;
+  taskId: string;
 }
 
 /** Creates every fixed statement once. Listings with optional filters are built in `list-tasks.ts`. */
 export function prepareStatements(db: Database) {
   return {
+    ...prepareQueueStatements(db),
     insertTask: prepare<TaskParams>(
       db,
       `INSERT INTO tasks (${TASK_COLUMNS}, ended_at) VALUES (${TASK_COLUMN_NAMES.map(() => '?').join(', ')}, ?)
        ON CONFLICT (tenant_id, idempotency_key) DO NOTHING`,
     ),
-    getTask: prepareRaw<[string, string], TaskRow>(
-      db,
-      `SELECT ${TASK_COLUMNS} FROM tasks WHERE tenant_id = ? AND task_id = ?`,
-    ),
-    getTaskByKey: prepareRaw<[string, string], TaskRow>(
+    getTask: prepare<[string, string], TaskRow>(db, `SELECT ${TASK_COLUMNS} FROM tasks WHERE tenant_id = ? AND task_id = ?`, true),
+    getTaskByKey: prepare<[string, string], TaskRow>(
       db,
       `SELECT ${TASK_COLUMNS} FROM tasks WHERE tenant_id = ? AND idempotency_key = ?`,
+      true,
     ),
-    updateTask: prepareRaw<PatchParams, TaskRow>(db, UPDATE_TASK),
-    selectDue: prepareRaw<[now: number, limit: number], DueRow>(db, SELECT_DUE),
+    selectDue: prepare<[tenantId: string, targetKey: string, now: number, limit: number], DueRow>(db, SELECT_DUE, true),
+    hasDue: prepare<[tenantId: string, targetKey: string, now: number], [1]>(db, HAS_DUE, true),
     claimOne: prepare<[workerId: string, leaseExpiresAt: number, now: number, rowid: number]>(db, CLAIM_ONE),
-    nextDueAt: prepare<[], { at: number }>(db, NEXT_DUE_AT),
-    findExpiredLeases: prepareRaw<{ now: number; limit: number }, TaskRow>(db, FIND_EXPIRED_LEASES),
+    findExpiredLeases: prepare<{ now: number; limit: number }, TaskRow>(db, FIND_EXPIRED_LEASES, true),
     nextLeaseExpiryAt: prepare<[], { at: number }>(db, NEXT_LEASE_EXPIRY_AT),
-    completeToLive: prepareRaw<CompleteParams, CompletedRow>(db, COMPLETE_TO_LIVE),
-    completeToEnded: prepareRaw<CompleteParams, CompletedRow>(db, COMPLETE_TO_ENDED),
-    insertAttempt: prepare<(string | number | null)[]>(
+    completeToLive: prepare<SqlValue[], CompletedRow>(db, COMPLETE_TO_LIVE, true),
+    completeToEnded: prepare<SqlValue[], CompletedRow>(db, COMPLETE_TO_ENDED, true),
+    insertAttempt: prepare<SqlValue[]>(
       db,
       `INSERT INTO attempts (${ATTEMPT_COLUMNS}) VALUES (${ATTEMPT_COLUMNS.split(',')
         .map(() => '?')
         .join(', ')})`,
     ),
-    extendLease: prepare<LeaseParams & { leaseExpiresAt: number }>(
+    cancelTask: prepare<TaskKey & { now: number }, TaskRow>(db, CANCEL_TASK, true),
+    requestCancel: prepare<TaskKey & { now: number }, TaskRow>(db, REQUEST_CANCEL, true),
+    replayTask: prepare<
+      TaskKey & {
+        expectedVersion: number;
+        runAttemptOffset: number;
+        runStartedAt: number | null;
+        nextAttemptAt: number;
+        updatedAt: number;
+      },
+      TaskRow
+    >(db, REPLAY_TASK, true),
+    extendLease: prepare<TaskKey & { fencingToken: number; leaseExpiresAt: number }>(
       db,
       `UPDATE tasks SET lease_expires_at = @leaseExpiresAt, version = version + 1
-       WHERE tenant_id = @tenantId AND task_id = @taskId AND status = 'IN_FLIGHT' AND fencing_token = @fencingToken`,
+       WHERE ${TASK_KEY} AND ${statusIn([LEASED_STATUS])} AND fencing_token = @fencingToken`,
     ),
-    releaseLease: prepare<LeaseParams & { now: number }>(
-      db,
-      `UPDATE tasks SET status = 'PENDING', next_attempt_at = @now, lease_owner = NULL, lease_expires_at = NULL,
-         version = version + 1, updated_at = @now
-       WHERE tenant_id = @tenantId AND task_id = @taskId AND status = 'IN_FLIGHT' AND fencing_token = @fencingToken`,
-    ),
+    releaseLease: prepare<TaskKey & { fencingToken: number; now: number }, { target_key: string }>(db, RELEASE_LEASE),
     listAttempts: prepare<[string, string, number, number], AttemptRow>(
       db,
       `SELECT ${ATTEMPT_COLUMNS} FROM attempts

@@ -1,173 +1,86 @@
-import type { RetryPolicy, TaskStatus } from '@retryd/core';
+import { isLive, type RetryPolicy } from '@retryd/core';
+import { TASK_FIELD_NAMES, TASK_FIELD_SPECS, type FieldSpec, type TaskFieldName } from '../../domain/task-fields.js';
 import type { AttemptLog, RetryTask, StoredPolicy } from '../../domain/task.js';
 import type { JsonCache } from './json-cache.js';
 
-/** Every task column, in one order shared by SELECT, RETURNING and INSERT (never `*`, so a new column is a choice). */
-export const TASK_COLUMN_NAMES = [
-  'tenant_id',
-  'task_id',
-  'idempotency_key',
-  'request_hash',
-  'target_url',
-  'method',
-  'headers',
-  'body',
-  'body_ref',
-  'policy_id',
-  'policy',
-  'status',
-  'attempt_number',
-  'run_attempt_offset',
-  'run_started_at',
-  'last_delay_ms',
-  'next_attempt_at',
-  'created_at',
-  'updated_at',
-  'lease_owner',
-  'lease_expires_at',
-  'fencing_token',
-  'version',
-  'cancel_requested',
-  'last_error',
-  'last_response_status',
-  'dead_letter_reason',
-  'trace_context',
-] as const;
+// A task's SQLite row and its mappings, all derived from the one definition of a task's fields
+// (domain/task-fields.ts): a field added there is read, written and claimed here with no edit.
 
-/** {@link TASK_COLUMN_NAMES} as a column list. */
-export const TASK_COLUMNS = TASK_COLUMN_NAMES.join(', ');
+/** What a field name must look like to be written into the compiled mappers below. */
+const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
+
+/** A value as better-sqlite3 binds and returns it (INTEGER and REAL both come back as numbers). */
+export type SqlValue = string | number | null;
 
 /**
- * A `tasks` row as a raw better-sqlite3 statement returns it: the values of {@link TASK_COLUMN_NAMES}, in order.
- * Arrays, not objects: reading a row as an object makes better-sqlite3 build one keyed object per row, which on
- * a claim of a hundred rows costs more than mapping them.
+ * A `tasks` row as a raw better-sqlite3 statement returns it: the task columns in row order (the order of
+ * `TASK_FIELDS`, see `taskColumnList`), possibly followed by more columns (a claim reads the rowid last).
+ * Arrays, not objects: reading a row as an object makes better-sqlite3 build one keyed object per row, which on a
+ * claim of a hundred rows costs more than mapping them.
  */
-export type TaskRow = [
-  tenant_id: string,
-  task_id: string,
-  idempotency_key: string,
-  request_hash: string,
-  target_url: string,
-  method: string,
-  headers: string,
-  body: string | null,
-  body_ref: string | null,
-  policy_id: string | null,
-  policy: string | null,
-  status: TaskStatus,
-  attempt_number: number,
-  run_attempt_offset: number,
-  run_started_at: number | null,
-  last_delay_ms: number,
-  next_attempt_at: number | null,
-  created_at: number,
-  updated_at: number,
-  lease_owner: string | null,
-  lease_expires_at: number | null,
-  fencing_token: number,
-  version: number,
-  cancel_requested: number,
-  last_error: string | null,
-  last_response_status: number | null,
-  dead_letter_reason: string | null,
-  trace_context: string | null,
-];
+export type TaskRow = SqlValue[];
 
-/** Positional parameters of the task INSERT: a {@link TaskRow} followed by `ended_at`. */
-export type TaskParams = [...TaskRow, ended_at: number | null];
+/** Where `name`'s value sits in a {@link TaskRow}. */
+export function rowPosition(name: TaskFieldName): number {
+  return TASK_FIELD_NAMES.indexOf(name);
+}
+
+/** A stored row as the domain's task. See {@link taskFromRow}. */
+export type TaskFromRow = (row: readonly SqlValue[], json: JsonCache) => RetryTask;
 
 /**
  * A stored row (possibly followed by more columns) as the domain's task: JSON decoded through `json`, so tasks
  * sharing headers or a policy share one frozen object; 0/1 as boolean.
+ *
+ * Compiled once from the field definitions into one object literal in field order (what a hand-written mapper
+ * would be): every task then has the same shape, and the mapper costs no loop or per-field dispatch on the claim
+ * path.
  */
-export function taskFromRow(r: TaskRow | [...TaskRow, ...unknown[]], json: JsonCache): RetryTask {
-  const policy = r[10];
-  return {
-    tenantId: r[0],
-    taskId: r[1],
-    idempotencyKey: r[2],
-    requestHash: r[3],
-    targetUrl: r[4],
-    method: r[5],
-    headers: json.parse<Record<string, string>>(r[6]),
-    body: r[7],
-    bodyRef: r[8],
-    policyId: r[9],
-    policy: policy === null ? null : json.parse<RetryPolicy>(policy),
-    status: r[11],
-    attemptNumber: r[12],
-    runAttemptOffset: r[13],
-    runStartedAt: r[14],
-    lastDelayMs: r[15],
-    nextAttemptAt: r[16],
-    createdAt: r[17],
-    updatedAt: r[18],
-    leaseOwner: r[19],
-    leaseExpiresAt: r[20],
-    fencingToken: r[21],
-    version: r[22],
-    cancelRequested: r[23] === 1,
-    lastError: r[24],
-    lastResponseStatus: r[25],
-    deadLetterReason: r[26],
-    traceContext: r[27],
-  };
-}
+export const taskFromRow: TaskFromRow = compile<TaskFromRow>(
+  'taskFromRow(r, json)',
+  `return {\n${TASK_FIELD_SPECS.map((spec, i) => `    ${spec.name}: ${decodeSource(spec, `r[${i}]`)},`).join('\n')}\n  };`,
+);
+
+/** Positional parameters of the task INSERT: the task's columns in row order, then `ended_at`. */
+export type TaskParams = SqlValue[];
 
 /**
- * Writes into `row` (in place, positions as in {@link TaskRow}) what claiming it changed: the row as the claim left
- * it, without reading it again. Mirrors `CLAIM_ONE` in statements.ts.
+ * A task as parameters of the task INSERT (the inverse of {@link taskFromRow}), followed by `ended_at`: NULL while
+ * the task is live, its `updatedAt` once it ended (see 001-init.sql). Compiled once, as {@link taskFromRow}.
  */
-export function markClaimed(row: TaskRow | [...TaskRow, ...unknown[]], workerId: string, leaseExpiresAt: number, now: number): void {
-  row[11] = 'IN_FLIGHT'; // status
-  row[18] = now; // updated_at
-  row[19] = workerId; // lease_owner
-  row[20] = leaseExpiresAt; // lease_expires_at
-  row[21] += 1; // fencing_token
-  row[22] += 1; // version
+export const taskToParams: (task: RetryTask) => TaskParams = compile<(task: RetryTask) => TaskParams>(
+  'taskToParams(t)',
+  `return [\n${TASK_FIELD_SPECS.map((spec) => `    ${encodeSource(spec, `t.${spec.name}`)},`).join('\n')}\n    endedAt(t),\n  ];`,
+  { endedAt: (task: RetryTask): number | null => (isLive(task.status) ? null : task.updatedAt) },
+);
+
+// What a claim changes, by position: see `CLAIM_ONE` in statements.ts, which this mirrors.
+const STATUS = rowPosition('status');
+const UPDATED_AT = rowPosition('updatedAt');
+const LEASE_OWNER = rowPosition('leaseOwner');
+const LEASE_EXPIRES_AT = rowPosition('leaseExpiresAt');
+const FENCING_TOKEN = rowPosition('fencingToken');
+const VERSION = rowPosition('version');
+
+/**
+ * Writes into `row` (in place) what claiming it changed: the row as the claim left it, without reading it again.
+ * Mirrors `CLAIM_ONE` in statements.ts.
+ */
+export function markClaimed(row: TaskRow, status: string, workerId: string, leaseExpiresAt: number, now: number): void {
+  row[STATUS] = status;
+  row[UPDATED_AT] = now;
+  row[LEASE_OWNER] = workerId;
+  row[LEASE_EXPIRES_AT] = leaseExpiresAt;
+  row[FENCING_TOKEN] = (row[FENCING_TOKEN] as number) + 1;
+  row[VERSION] = (row[VERSION] as number) + 1;
 }
 
-/** A task as parameters of the task INSERT (the inverse of {@link taskFromRow}), with `ended_at` (see 001-init.sql). */
-export function taskToParams(task: RetryTask): TaskParams {
-  return [
-    task.tenantId,
-    task.taskId,
-    task.idempotencyKey,
-    task.requestHash,
-    task.targetUrl,
-    task.method,
-    JSON.stringify(task.headers),
-    task.body,
-    task.bodyRef,
-    task.policyId,
-    task.policy === null ? null : JSON.stringify(task.policy),
-    task.status,
-    task.attemptNumber,
-    task.runAttemptOffset,
-    task.runStartedAt,
-    task.lastDelayMs,
-    task.nextAttemptAt,
-    task.createdAt,
-    task.updatedAt,
-    task.leaseOwner,
-    task.leaseExpiresAt,
-    task.fencingToken,
-    task.version,
-    task.cancelRequested ? 1 : 0,
-    task.lastError,
-    task.lastResponseStatus,
-    task.deadLetterReason,
-    task.traceContext,
-    task.status === 'PENDING' || task.status === 'IN_FLIGHT' ? null : task.updatedAt,
-  ];
-}
-
-/** Every attempt column, in the order of {@link AttemptRow}. */
+/** Every attempt column, in the order of `AttemptRow` (attempts are not task fields; their table is fixed). */
 export const ATTEMPT_COLUMNS = `tenant_id, task_id, attempt_number, started_at, duration_ms, response_status,
   error_message, outcome, response_body_snippet, next_attempt_at, worker_id`;
 
 /** An attempt log entry as positional parameters of the attempt INSERT, in {@link ATTEMPT_COLUMNS} order. */
-export function attemptToParams(attempt: AttemptLog): (string | number | null)[] {
+export function attemptToParams(attempt: AttemptLog): SqlValue[] {
   return [
     attempt.tenantId,
     attempt.taskId,
@@ -203,4 +116,49 @@ export function policyFromRow(row: PolicyRow): StoredPolicy {
     updatedAt: row.updated_at,
     version: row.version,
   };
+}
+
+/** JavaScript reading a field's SQLite value (`value`, an expression) as the domain's value. */
+function decodeSource(spec: FieldSpec, value: string): string {
+  switch (spec.codec) {
+    case 'boolean':
+      return `${value} === 1`;
+    case 'json':
+      return spec.nullable ? `${value} === null ? null : json.parse(${value})` : `json.parse(${value})`;
+    case 'text':
+    case 'json-string': // SQLite TEXT holds U+0000, so a body is kept as it is.
+    case 'integer':
+    case 'bigint':
+    case 'real':
+      return value;
+  }
+}
+
+/** JavaScript writing a field's domain value (`value`, an expression) as its SQLite value. */
+function encodeSource(spec: FieldSpec, value: string): string {
+  switch (spec.codec) {
+    case 'boolean':
+      return `${value} ? 1 : 0`;
+    case 'json':
+      return spec.nullable ? `${value} === null ? null : JSON.stringify(${value})` : `JSON.stringify(${value})`;
+    case 'text':
+    case 'json-string':
+    case 'integer':
+    case 'bigint':
+    case 'real':
+      return value;
+  }
+}
+
+/**
+ * Compiles `function <signature> { <body> }` once, with `scope`'s entries in its closure. The source is built from
+ * the field definitions only (names checked to be plain identifiers), never from data.
+ */
+function compile<F>(signature: string, body: string, scope: Readonly<Record<string, unknown>> = {}): F {
+  for (const name of TASK_FIELD_NAMES) {
+    if (!IDENTIFIER.test(name)) throw new Error(`Task field ${JSON.stringify(name)} is not a plain identifier.`);
+  }
+  const names = Object.keys(scope);
+  const factory = new Function(...names, `'use strict';\nreturn function ${signature} {\n  ${body}\n};`) as (...values: unknown[]) => F;
+  return factory(...names.map((name) => scope[name]));
 }

@@ -14,6 +14,9 @@
 --          $2 float8: now
 -- results: for each completion applied, `i` and a summary of the changed row (status, next_attempt_at, version,
 --          cancel_requested); the others were fenced out
+-- effects: the target queue of every task made PENDING (a retry, a lapsed lease) has its hint lowered to the task's
+--          due time if later and its version raised, always (the rule of 003-targets.sql), in key order after the
+--          task rows. No NOTIFY: the instance that decided a retry schedules it itself.
 -- errors:  23505 on attempts_pkey when an attempt number is already logged: the whole statement (every
 --          completion of the call) is rolled back
 --
@@ -42,7 +45,7 @@ holding AS (
   SELECT DISTINCT ON (input.tenant_id, input.task_id) input.*
   FROM input
   JOIN tasks AS t ON t.tenant_id = input.tenant_id AND t.task_id = input.task_id
-  WHERE CASE WHEN t.status = 'IN_FLIGHT' THEN t.fencing_token END = input.fencing_token
+  WHERE CASE WHEN t.status = {{leased_status}} THEN t.fencing_token END = input.fencing_token
     AND (input.require_lease_expired_by IS NULL OR t.lease_expires_at <= input.require_lease_expired_by)
   ORDER BY input.tenant_id, input.task_id, input.i
 ),
@@ -62,10 +65,10 @@ applied AS (
     updated_at = $2::float8
   FROM holding AS h
   WHERE t.tenant_id = h.tenant_id AND t.task_id = h.task_id
-    AND CASE WHEN t.status = 'IN_FLIGHT' THEN t.fencing_token END = h.fencing_token
+    AND CASE WHEN t.status = {{leased_status}} THEN t.fencing_token END = h.fencing_token
     AND (h.require_lease_expired_by IS NULL OR t.lease_expires_at <= h.require_lease_expired_by)
   RETURNING
-    h.i, t.status, t.next_attempt_at, t.version, t.cancel_requested,
+    h.i, t.tenant_id, t.target_key, t.status, t.next_attempt_at, t.version, t.cancel_requested,
     -- `cancel_requested` is never changed here: true with has_cancel means the `c_` branch was applied.
     h.has_cancel AND t.cancel_requested AS cancelled,
     h.a_tenant_id, h.a_task_id, h.a_attempt_number, h.a_started_at, h.a_duration_ms, h.a_response_status,
@@ -88,5 +91,15 @@ logged AS (
     a_error_message, a_outcome, a_response_body_snippet, a_next_attempt_at, a_worker_id
   FROM applied
   WHERE a_attempt_number IS NOT NULL AND NOT (cancelled AND ac_attempt_number IS NOT NULL)
+),
+requeued AS (
+  INSERT INTO target_queues AS q (tenant_id, target_key, next_due_at)
+  SELECT tenant_id, target_key, min(next_attempt_at)
+  FROM applied
+  WHERE status = {{due_status}}
+  GROUP BY tenant_id, target_key
+  ORDER BY tenant_id, target_key
+  ON CONFLICT (tenant_id, target_key) DO UPDATE
+    SET next_due_at = least(q.next_due_at, excluded.next_due_at), version = q.version + 1
 )
 SELECT i, status, next_attempt_at, version, cancel_requested FROM applied

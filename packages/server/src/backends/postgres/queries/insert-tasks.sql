@@ -1,4 +1,4 @@
--- insert-tasks: inserts a batch of new tasks in one statement, and wakes idle instances if any is PENDING.
+-- insert-tasks: inserts a batch of new tasks in one statement, keeps their target queues, and wakes idle instances.
 --
 -- args:    $1 json: an array of task records, one per task: every task column under its own name (`body`
 --             holding the body's JSON encoding, a JSON string or null) plus `i`, the task's index in the batch;
@@ -6,35 +6,46 @@
 -- results: (tenant_id, task_id) of each task inserted. A task whose (tenant_id, idempotency_key) is already
 --          stored, by an earlier call or earlier in the same batch (lower `i`), is skipped: `ON CONFLICT ... DO
 --          NOTHING` waits for a concurrent insert of the same key to end, so exactly one of them inserts.
--- effects: `NOTIFY` on $2 when a PENDING task was inserted, delivered at commit (one per transaction).
+-- effects: the target queue of every inserted task exists afterwards. A queue given a PENDING task has its hint
+--          lowered to that task's due time if later (`least`) and its version raised, always (the rule of
+--          003-targets.sql: a claim's refresh from an older snapshot must not raise the hint past this task). A queue
+--          given only tasks already leased (the hand-off) is created if missing and otherwise left alone: no row
+--          lock, so hand-offs to one target do not queue behind each other. `NOTIFY` on $2 when a PENDING task was
+--          inserted, delivered at commit (one per transaction).
 -- errors:  23505 on tasks_pkey when a task id is reused under another idempotency key (a caller bug).
+--
+-- The queue rows are written from the grouped RETURNING of the task insert, so every task row is inserted before
+-- any queue row is locked (a key conflict waits on another insert while holding no queue row), and in key order.
 WITH input AS (
-  SELECT * FROM json_to_recordset($1::json) AS r(
-    i integer, tenant_id text, task_id text, idempotency_key text, request_hash text, target_url text,
-    method text, headers jsonb, body text, body_ref text, policy_id text, policy jsonb, status text,
-    attempt_number integer, run_attempt_offset integer, run_started_at float8, last_delay_ms float8,
-    next_attempt_at float8, created_at float8, updated_at float8, lease_owner text,
-    lease_expires_at float8, fencing_token bigint, version bigint, cancel_requested boolean, last_error text,
-    last_response_status integer, dead_letter_reason text, trace_context text)
+  SELECT * FROM json_to_recordset($1::json) AS r(i integer, {{task_record_types}})
 ),
 inserted AS (
-  INSERT INTO tasks (
-    tenant_id, task_id, idempotency_key, request_hash, target_url, method, headers, body, body_ref,
-    policy_id, policy, status, attempt_number, run_attempt_offset, run_started_at, last_delay_ms,
-    next_attempt_at, created_at, updated_at, lease_owner, lease_expires_at, fencing_token, version,
-    cancel_requested, last_error, last_response_status, dead_letter_reason, trace_context)
-  SELECT
-  tenant_id, task_id, idempotency_key, request_hash, target_url, method, headers, body::json, body_ref,
-  policy_id, policy, status, attempt_number, run_attempt_offset, run_started_at, last_delay_ms,
-  next_attempt_at, created_at, updated_at, lease_owner, lease_expires_at, fencing_token, version,
-  cancel_requested, last_error, last_response_status, dead_letter_reason, trace_context
+  INSERT INTO tasks ({{task_columns}})
+  SELECT {{task_insert_values}}
   FROM input
   ORDER BY i
   ON CONFLICT (tenant_id, idempotency_key) DO NOTHING
-  RETURNING tenant_id, task_id, status
+  RETURNING tenant_id, task_id, target_key, status, next_attempt_at
+),
+queues AS (
+  SELECT tenant_id, target_key, min(next_attempt_at) FILTER (WHERE status = {{due_status}}) AS due
+  FROM inserted
+  GROUP BY tenant_id, target_key
+),
+queued AS (
+  INSERT INTO target_queues AS q (tenant_id, target_key, next_due_at)
+  SELECT n.tenant_id, n.target_key, n.due
+  FROM queues AS n
+  -- A queue with no PENDING task here is only created: left out when it exists, so it is neither locked nor bumped.
+  WHERE n.due IS NOT NULL
+    OR NOT EXISTS (SELECT FROM target_queues AS e WHERE e.tenant_id = n.tenant_id AND e.target_key = n.target_key)
+  ORDER BY n.tenant_id, n.target_key
+  ON CONFLICT (tenant_id, target_key) DO UPDATE
+    SET next_due_at = least(q.next_due_at, excluded.next_due_at), version = q.version + 1
+    WHERE excluded.next_due_at IS NOT NULL
 ),
 woken AS (
   SELECT count(pg_notify($2::text, '')) AS notified
-  FROM (SELECT FROM inserted WHERE status = 'PENDING' LIMIT 1) AS pending
+  FROM (SELECT FROM inserted WHERE status = {{due_status}} LIMIT 1) AS pending
 )
 SELECT inserted.tenant_id, inserted.task_id FROM inserted CROSS JOIN woken

@@ -13,12 +13,7 @@
 SELECT page.*
 FROM unnest($2::text[]) AS s(status)
 CROSS JOIN LATERAL (
-  SELECT
-    t.tenant_id, t.task_id, t.idempotency_key, t.request_hash, t.target_url, t.method, t.headers,
-    t.body, t.body_ref, t.policy_id, t.policy, t.status, t.attempt_number, t.run_attempt_offset,
-    t.run_started_at, t.last_delay_ms, t.next_attempt_at, t.created_at, t.updated_at, t.lease_owner,
-    t.lease_expires_at, t.fencing_token, t.version, t.cancel_requested, t.last_error,
-    t.last_response_status, t.dead_letter_reason, t.trace_context
+  SELECT {{task_columns:t}}
   FROM tasks AS t
   WHERE t.tenant_id = $1::text AND t.status = s.status AND ($3::text IS NULL OR t.policy_id = $3::text)
     AND (t.created_at, t.task_id) < ($4::float8, $5::text)

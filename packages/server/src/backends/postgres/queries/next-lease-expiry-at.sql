@@ -3,4 +3,4 @@
 -- args:    none
 -- results: one row `at`, or none
 -- errors:  none
-SELECT lease_expires_at AS at FROM tasks WHERE status = 'IN_FLIGHT' ORDER BY lease_expires_at LIMIT 1
+SELECT lease_expires_at AS at FROM tasks WHERE status = {{leased_status}} ORDER BY lease_expires_at LIMIT 1

@@ -2,7 +2,9 @@
 --
 -- args:    $1 json: an array of {tenant_id, task_id, fencing_token}; $2 float8: now; $3 text: the wake-up channel
 -- results: one row `released`: how many tasks went back to PENDING (those still IN_FLIGHT with their token)
--- effects: `NOTIFY` on $3 when any was released, delivered at commit
+-- effects: the target queue of every released task has its hint lowered to now if later and its version raised,
+--          always (the rule of 003-targets.sql), in key order after the task rows. `NOTIFY` on $3 when any was
+--          released, delivered at commit.
 -- errors:  none
 --
 -- The fence is written as in complete-attempts.sql, so that each row is found by its primary key.
@@ -11,7 +13,7 @@ WITH input AS (
 ),
 released AS (
   UPDATE tasks AS t SET
-    status = 'PENDING',
+    status = {{due_status}},
     next_attempt_at = $2::float8,
     lease_owner = NULL,
     lease_expires_at = NULL,
@@ -19,8 +21,17 @@ released AS (
     updated_at = $2::float8
   FROM input
   WHERE t.tenant_id = input.tenant_id AND t.task_id = input.task_id
-    AND CASE WHEN t.status = 'IN_FLIGHT' THEN t.fencing_token END = input.fencing_token
-  RETURNING t.task_id
+    AND CASE WHEN t.status = {{leased_status}} THEN t.fencing_token END = input.fencing_token
+  RETURNING t.tenant_id, t.target_key
+),
+requeued AS (
+  INSERT INTO target_queues AS q (tenant_id, target_key, next_due_at)
+  SELECT tenant_id, target_key, $2::float8
+  FROM released
+  GROUP BY tenant_id, target_key
+  ORDER BY tenant_id, target_key
+  ON CONFLICT (tenant_id, target_key) DO UPDATE
+    SET next_due_at = least(q.next_due_at, excluded.next_due_at), version = q.version + 1
 ),
 woken AS (
   SELECT count(pg_notify($3::text, '')) AS notified FROM (SELECT FROM released LIMIT 1) AS any_released

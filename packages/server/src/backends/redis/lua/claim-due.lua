@@ -1,40 +1,116 @@
 --[[
-  claim-due: leases up to `limit` due PENDING tasks of one partition, earliest due first.
+  claim-due: leases due PENDING tasks of one partition, shared among its ready target queues.
 
-  KEYS[1] due      zset   PENDING task ids by nextAttemptAt
-  KEYS[2] leases   zset   IN_FLIGHT task ids by leaseExpiresAt
-  KEYS[3] counts   hash   status -> number of tasks
+  KEYS[1] ready    zset   targets with PENDING tasks, by when their queue is next claimable
+  KEYS[2] holds    hash   target -> held until (epoch ms)
+  KEYS[3] leases   zset   IN_FLIGHT task ids by leaseExpiresAt
+  KEYS[4] counts   hash   status -> number of tasks
+  KEYS[5] order    zset   scratch: the ready targets in byte order (deleted before the script ends)
 
   ARGV[1] base         the partition's key prefix, `{prefix:partition}:`
   ARGV[2] now          epoch ms (the engine's clock, never Redis TIME)
   ARGV[3] limit        most tasks to claim
   ARGV[4] owner        worker id
   ARGV[5] leaseUntil   now + leaseMs, computed by the caller
+  ARGV[6] after        the ring starts after this target ('' = at the first target)
+  ARGV[7..]            optional pairs of target, count: claim that many of each given queue instead (the caller
+                       shared the slots over several partitions; limit and after are then ignored)
+
+  Without pairs, applies the port's sharing rule (store.ts ClaimOptions) to this partition: the ready queues
+  are those whose `ready` score is <= now (a due task, and no hold past now); in byte order of target, starting
+  after `after` and wrapping round, the first min(E, limit) of the E ready queues are each offered
+  ceil(limit / min(E, limit)) slots, filled with the queue's earliest due tasks, and the tasks so found are
+  dealt round robin (each queue's first, then each one's second, ...) until `limit`.
+
+  Reads `ready` by score up to now and then only the queues it serves: a held target's queue is never read,
+  whatever its size. Costs O(E) in the number of ready queues (they are sorted in a scratch sorted set, whose
+  order is bytewise, where Lua's `<` would follow the server's locale).
 
   Each claimed task becomes IN_FLIGHT with owner and leaseUntil, a raised token and version, and
-  updated = now; its due time is left as it was. Reads the due index from its start and stops after
-  `limit` entries: no scan.
+  updated = now; its due time is left as it was.
 
-  Returns { state, data } per claimed task, earliest due first.
+  Returns { state, data } per claimed task: in the order dealt, or, with pairs, queue by queue in the order
+  given, each queue's earliest due first.
   Errors: none.
 ]]
 --- @include "task-state"
 
 local base, now, owner, lease_until = ARGV[1], ARGV[2], ARGV[4], ARGV[5]
-local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[3]))
 local claimed = {}
-for _, id in ipairs(ids) do
-  local key = base .. 'task:' .. id
-  local state = redis.call('HMGET', key, 'status', 'token', 'version', 'sortKey', 'policyId')
-  if state[1] ~= 'PENDING' then
-    -- The due index holds PENDING tasks only; drop a stray entry rather than hand out a task twice.
-    index_remove(KEYS[1], id)
-  else
-    redis.call('HSET', key, 'status', 'IN_FLIGHT', 'owner', owner, 'leaseUntil', lease_until, 'updated', now,
-      'token', format_int(tonumber(state[2]) + 1), 'version', format_int(tonumber(state[3]) + 1))
-    reindex(base, KEYS[1], KEYS[2], id, 'PENDING', 'IN_FLIGHT', nil, lease_until, state[4], state[5] or nil)
-    claimed[#claimed + 1] = read_task(base, id)
+
+local function claim(target, id)
+  local state = read_state(base, id)
+  if state[FIELD.status] ~= 'PENDING' then
+    -- A queue holds PENDING tasks only; drop a stray entry rather than hand out a task twice.
+    dequeue(base, target, id)
+    return
+  end
+  local token = format_int(tonumber(state[FIELD.token]) + 1)
+  local version = format_int(tonumber(state[FIELD.version]) + 1)
+  redis.call('HSET', base .. 'task:' .. id, 'status', 'IN_FLIGHT', 'owner', owner, 'leaseUntil', lease_until,
+    'updated', now, 'token', token, 'version', version)
+  reindex(base, KEYS[3], id, state, 'PENDING', 'IN_FLIGHT', nil, lease_until)
+  state[FIELD.status], state[FIELD.owner], state[FIELD.leaseUntil] = 'IN_FLIGHT', owner, lease_until
+  state[FIELD.updated], state[FIELD.token], state[FIELD.version] = now, token, version
+  claimed[#claimed + 1] = { state, redis.call('GET', base .. 'data:' .. id) }
+end
+
+local function due_ids(target, count)
+  return redis.call('ZRANGEBYSCORE', queue_key(base, target), '-inf', now, 'LIMIT', 0, count)
+end
+
+if #ARGV > 6 then
+  for i = 7, #ARGV - 1, 2 do
+    local target = ARGV[i]
+    -- Still ready: a hold placed since the caller read `ready` wins.
+    local score = redis.call('ZSCORE', KEYS[1], target)
+    if score and tonumber(score) <= tonumber(now) then
+      for _, id in ipairs(due_ids(target, tonumber(ARGV[i + 1]))) do claim(target, id) end
+    end
+  end
+else
+  local limit, after = tonumber(ARGV[3]), ARGV[6]
+  local ready = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now)
+  local e = #ready
+  if e == 0 then return claimed end
+  local considered = math.min(e, limit)
+  local share = math.ceil(limit / considered)
+  local ring = ready
+  if e > 1 then
+    -- Left over only if a call failed part-way; stale members would put targets that are not ready in the ring.
+    redis.call('DEL', KEYS[5])
+    for i = 1, e, CHUNK / 2 do
+      local entries = {}
+      for j = i, math.min(i + CHUNK / 2 - 1, e) do
+        entries[#entries + 1] = 0
+        entries[#entries + 1] = ready[j]
+      end
+      redis.call('ZADD', KEYS[5], unpack(entries))
+    end
+    if after == '' then
+      ring = redis.call('ZRANGEBYLEX', KEYS[5], '-', '+', 'LIMIT', 0, considered)
+    else
+      ring = redis.call('ZRANGEBYLEX', KEYS[5], '(' .. after, '+', 'LIMIT', 0, considered)
+      if #ring < considered then
+        local wrapped = redis.call('ZRANGEBYLEX', KEYS[5], '-', '[' .. after, 'LIMIT', 0, considered - #ring)
+        for _, target in ipairs(wrapped) do ring[#ring + 1] = target end
+      end
+    end
+    redis.call('DEL', KEYS[5])
+  end
+  local queues = {}
+  for q = 1, considered do queues[q] = due_ids(ring[q], share) end
+  local dealt = 0
+  for round = 1, share do
+    for q = 1, considered do
+      local id = queues[q][round]
+      if id and dealt < limit then
+        dealt = dealt + 1
+        claim(ring[q], id)
+      end
+    end
   end
 end
-flush_indexes(KEYS[3])
+
+flush_indexes(base, KEYS[4], KEYS[1], KEYS[2])
 return claimed

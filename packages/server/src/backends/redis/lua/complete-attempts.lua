@@ -1,9 +1,10 @@
 --[[
   complete-attempts: applies the end of attempts (or of lapsed leases) of one partition, fenced.
 
-  KEYS[1] due      zset   PENDING task ids by nextAttemptAt
-  KEYS[2] leases   zset   IN_FLIGHT task ids by leaseExpiresAt
-  KEYS[3] counts   hash   status -> number of tasks
+  KEYS[1] leases   zset   IN_FLIGHT task ids by leaseExpiresAt
+  KEYS[2] counts   hash   status -> number of tasks
+  KEYS[3] ready    zset   targets with PENDING tasks, by when their queue is next claimable
+  KEYS[4] holds    hash   target -> held until (epoch ms)
 
   ARGV[1] base     the partition's key prefix, `{prefix:partition}:`
   ARGV[2] now      epoch ms: the new `updated`, and what "due now" means for the wake-up
@@ -20,7 +21,8 @@
   A completion applies only when its task is IN_FLIGHT with the same token and, with requireLeaseExpiredBy,
   a lease that lapsed by then. It then takes `ifCancelRequested` (and logs `attemptIfCancelRequested`, when
   given) if that is given and a cancel was requested, else `next` (and `attempt`); drops the lease; raises
-  the version; sets updated = now. The outcome itself was decided by the engine: no backoff is computed here.
+  the version; sets updated = now. A task that becomes PENDING joins its target's queue (still held, if its
+  target is). The outcome itself was decided by the engine: no backoff is computed here.
 
   Returns one entry per completion, in order: false (fenced out), or the summary of the changed task
   { status, due (false = null), version, cancel ('1' / '0', as stored) }.
@@ -42,14 +44,15 @@ local states, seen = {}, {}
 for c = 0, n - 1 do
   local at = 6 + c * WIDTH
   local id, token, require_by = ARGV[at], ARGV[at + 1], ARGV[at + 2]
-  local state = redis.call('HMGET', base .. 'task:' .. id, 'status', 'token', 'leaseUntil', 'version', 'cancel',
-    'sortKey', 'policyId')
+  local state = read_state(base, id)
   -- A second completion of one task in one call would find it no longer IN_FLIGHT: fenced out.
-  local ok = not seen[id] and state[1] == 'IN_FLIGHT' and tonumber(state[2]) == tonumber(token)
-  if ok and require_by ~= '' then ok = state[3] and tonumber(state[3]) <= tonumber(require_by) end
+  local ok = not seen[id] and state[FIELD.status] == 'IN_FLIGHT' and tonumber(state[FIELD.token]) == tonumber(token)
+  if ok and require_by ~= '' then
+    ok = state[FIELD.leaseUntil] and tonumber(state[FIELD.leaseUntil]) <= tonumber(require_by)
+  end
   if ok then
     seen[id] = true
-    local cancelled = ARGV[at + 3] == '1' and state[5] == '1'
+    local cancelled = ARGV[at + 3] == '1' and state[FIELD.cancel] == '1'
     -- Where the attempt to log (number, entry) and the outcome start in ARGV.
     local log_at, outcome_at = at + 4, at + 8
     if cancelled then
@@ -74,7 +77,7 @@ for c = 0, n - 1 do
     local id = ARGV[6 + c * WIDTH]
     local key = base .. 'task:' .. id
     local first = state.outcome_at
-    local version = format_int(tonumber(state[4]) + 1)
+    local version = format_int(tonumber(state[FIELD.version]) + 1)
     local set = { 'updated', now, 'version', version }
     local del = { 'owner', 'leaseUntil' }
     for f = 1, #OUTCOME_FIELDS do
@@ -89,15 +92,15 @@ for c = 0, n - 1 do
     redis.call('HSET', key, unpack(set))
     redis.call('HDEL', key, unpack(del))
     local new, due = decode_value(ARGV[first]), decode_value(ARGV[first + 2])
-    reindex(base, KEYS[1], KEYS[2], id, 'IN_FLIGHT', new, due, nil, state[6], state[7] or nil)
+    reindex(base, KEYS[1], id, state, 'IN_FLIGHT', new, due, nil)
     if new == 'PENDING' and tonumber(due) <= tonumber(now) then wake = true end
     if ARGV[state.log_at] ~= '' then
       redis.call('ZADD', base .. 'attempts:' .. id, ARGV[state.log_at], ARGV[state.log_at + 1])
     end
-    results[c + 1] = { new, due or false, version, state[5] or '0' }
+    results[c + 1] = { new, due or false, version, state[FIELD.cancel] or '0' }
   end
 end
 
-flush_indexes(KEYS[3])
+flush_indexes(base, KEYS[2], KEYS[3], KEYS[4])
 if wake then redis.call('PUBLISH', ARGV[3], ARGV[4]) end
 return results

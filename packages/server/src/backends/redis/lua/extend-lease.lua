@@ -13,8 +13,8 @@
 ]]
 
 local key = ARGV[1] .. 'task:' .. ARGV[2]
-local state = redis.call('HMGET', key, 'status', 'token')
-if state[1] ~= 'IN_FLIGHT' or tonumber(state[2]) ~= tonumber(ARGV[3]) then return 0 end
+local status, token = unpack(redis.call('HMGET', key, 'status', 'token'))
+if status ~= 'IN_FLIGHT' or tonumber(token) ~= tonumber(ARGV[3]) then return 0 end
 redis.call('HSET', key, 'leaseUntil', ARGV[4])
 redis.call('HINCRBY', key, 'version', 1)
 redis.call('ZADD', KEYS[1], ARGV[4], ARGV[2])

@@ -1,10 +1,12 @@
 --[[
   insert-tasks: inserts a batch of new tasks of one partition, idempotently on their idempotency keys.
 
-  KEYS[1] idem     hash   idempotency key -> task id
-  KEYS[2] due      zset   PENDING task ids by nextAttemptAt
-  KEYS[3] leases   zset   IN_FLIGHT task ids by leaseExpiresAt
-  KEYS[4] counts   hash   status -> number of tasks
+  KEYS[1] idem      hash   idempotency key -> task id
+  KEYS[2] leases    zset   IN_FLIGHT task ids by leaseExpiresAt
+  KEYS[3] counts    hash   status -> number of tasks
+  KEYS[4] ready     zset   targets with PENDING tasks, by when their queue is next claimable
+  KEYS[5] holds     hash   target -> held until (epoch ms)
+  KEYS[6] targets   zset   every target ever seen, all scored 0
 
   ARGV[1] base     the partition's key prefix, `{prefix:partition}:`
   ARGV[2] channel  pub/sub channel of due wake-ups
@@ -12,6 +14,9 @@
   ARGV[4] n        number of tasks; then per task 3 + #TASK_FIELDS values:
                    task id, idempotency key, data JSON, then each of TASK_FIELDS encoded
                    ('' = null, '=' .. value)
+
+  A PENDING task joins its target's queue (`due:<target>`); an IN_FLIGHT one (the hand-off: already leased
+  to the local engine) joins the lease index and is never claimed.
 
   Returns one entry per task, in order: 1 when inserted, or { state, data } of the task that already holds
   its idempotency key (stored earlier, or earlier in this batch) when it is a duplicate.
@@ -21,7 +26,6 @@
 ]]
 --- @include "task-state"
 
-local STATUS, DUE, LEASE_UNTIL, POLICY_ID, SORT_KEY = 1, 6, 9, 16, 17
 local WIDTH = 3 + #TASK_FIELDS
 
 local base = ARGV[1]
@@ -49,7 +53,7 @@ for t = 0, n - 1 do
   end
 end
 
-local results, wake, idem_entries = {}, false, {}
+local results, wake, idem_entries, seen_targets = {}, false, {}, {}
 for t = 0, n - 1 do
   local at = 5 + t * WIDTH
   local id, key = ARGV[at], ARGV[at + 1]
@@ -57,21 +61,25 @@ for t = 0, n - 1 do
     -- Read after the batch is written: the holder may be a task of this very batch.
     results[t + 1] = holders[t + 1] or ARGV[5 + owner_in_batch[key] * WIDTH]
   else
-    local state = {}
+    local fields, state = {}, {}
     for f = 1, #TASK_FIELDS do
       local value = decode_value(ARGV[at + 2 + f])
+      state[f] = value or false
       if value ~= nil then
-        state[#state + 1] = TASK_FIELDS[f]
-        state[#state + 1] = value
+        fields[#fields + 1] = TASK_FIELDS[f]
+        fields[#fields + 1] = value
       end
     end
-    redis.call('HSET', base .. 'task:' .. id, unpack(state))
+    redis.call('HSET', base .. 'task:' .. id, unpack(fields))
     redis.call('SET', base .. 'data:' .. id, ARGV[at + 2])
     idem_entries[#idem_entries + 1] = key
     idem_entries[#idem_entries + 1] = id
-    local field = function(i) return decode_value(ARGV[at + 2 + i]) end
-    local status = field(STATUS)
-    reindex(base, KEYS[2], KEYS[3], id, nil, status, field(DUE), field(LEASE_UNTIL), field(SORT_KEY), field(POLICY_ID))
+    local status, target = state[FIELD.status], state[FIELD.target]
+    reindex(base, KEYS[2], id, state, nil, status, state[FIELD.due], state[FIELD.leaseUntil])
+    if not seen_targets[target] then
+      seen_targets[target] = true
+      index_add(KEYS[6], 0, target)
+    end
     if status == 'PENDING' then wake = true end
     results[t + 1] = 1
   end
@@ -79,7 +87,7 @@ end
 for i = 1, #idem_entries, CHUNK do
   redis.call('HSET', KEYS[1], unpack(idem_entries, i, math.min(i + CHUNK - 1, #idem_entries)))
 end
-flush_indexes(KEYS[4])
+flush_indexes(base, KEYS[3], KEYS[4], KEYS[5])
 for t = 1, n do
   if results[t] ~= 1 then results[t] = read_task(base, results[t]) end
 end

@@ -1,9 +1,10 @@
 --[[
   release-leases: hands held leases of one partition back at shutdown, without counting an attempt.
 
-  KEYS[1] due      zset   PENDING task ids by nextAttemptAt
-  KEYS[2] leases   zset   IN_FLIGHT task ids by leaseExpiresAt
-  KEYS[3] counts   hash   status -> number of tasks
+  KEYS[1] leases   zset   IN_FLIGHT task ids by leaseExpiresAt
+  KEYS[2] counts   hash   status -> number of tasks
+  KEYS[3] ready    zset   targets with PENDING tasks, by when their queue is next claimable
+  KEYS[4] holds    hash   target -> held until (epoch ms)
 
   ARGV[1] base     the partition's key prefix, `{prefix:partition}:`
   ARGV[2] now      epoch ms: the released tasks' due time and `updated`
@@ -11,7 +12,8 @@
   ARGV[4] message  wake-up message (`<instance id> <partition>`)
   ARGV[5..]        pairs of task id, fencing token
 
-  Each task still IN_FLIGHT with its token becomes PENDING, due now, without lease, version raised.
+  Each task still IN_FLIGHT with its token becomes PENDING, due now, without lease, version raised, back in
+  its target's queue.
   Returns how many were released; publishes one wake-up when any was. Errors: none.
 ]]
 --- @include "task-state"
@@ -21,14 +23,15 @@ local released = 0
 for i = 5, #ARGV - 1, 2 do
   local id = ARGV[i]
   local key = base .. 'task:' .. id
-  local state = redis.call('HMGET', key, 'status', 'token', 'version', 'sortKey', 'policyId')
-  if state[1] == 'IN_FLIGHT' and tonumber(state[2]) == tonumber(ARGV[i + 1]) then
-    redis.call('HSET', key, 'status', 'PENDING', 'due', now, 'updated', now, 'version', format_int(tonumber(state[3]) + 1))
+  local state = read_state(base, id)
+  if state[FIELD.status] == 'IN_FLIGHT' and tonumber(state[FIELD.token]) == tonumber(ARGV[i + 1]) then
+    redis.call('HSET', key, 'status', 'PENDING', 'due', now, 'updated', now,
+      'version', format_int(tonumber(state[FIELD.version]) + 1))
     redis.call('HDEL', key, 'owner', 'leaseUntil')
-    reindex(base, KEYS[1], KEYS[2], id, 'IN_FLIGHT', 'PENDING', now, nil, state[4], state[5] or nil)
+    reindex(base, KEYS[1], id, state, 'IN_FLIGHT', 'PENDING', now, nil)
     released = released + 1
   end
 end
-flush_indexes(KEYS[3])
+flush_indexes(base, KEYS[2], KEYS[3], KEYS[4])
 if released > 0 then redis.call('PUBLISH', ARGV[3], ARGV[4]) end
 return released

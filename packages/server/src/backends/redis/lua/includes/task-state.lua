@@ -2,21 +2,33 @@
 -- `--- @include "task-state"`).
 --
 -- A task is two keys under the partition's base `{prefix:partition}:`: the hash `task:<id>` (its changing
--- state: status, attempt, runOffset, runStart, lastDelay, due, updated, owner, leaseUntil, token, version,
--- cancel, error, httpStatus, deadReason, policyId, sortKey; an absent field is null) and the string
--- `data:<id>` (its fixed part as JSON, which no script parses).
+-- state and the fields scripts index by, TASK_FIELDS below; an absent field is null) and the string `data:<id>`
+-- (its fixed part as JSON, which no script parses).
+--
+-- The PENDING tasks of one target form its queue, the sorted set `due:<target>` (task ids by due time). The
+-- sorted set `ready` holds one member per target whose queue is not empty, scored by when the queue is next
+-- claimable: max(its earliest due time, the target's hold in the hash `holds`). Every script that changes a
+-- queue marks its target (index_add / index_remove do it) and flush_indexes rescores those targets once, so
+-- `ready` is exact when a script ends: a claim finds claimable queues by range on it and never reads a held
+-- target's queue.
 --
 -- Numbers: every time arrives as text written by JavaScript and is stored as that text. Scripts compare
 -- numbers with tonumber (exact) but never format a time (tostring keeps 14 digits and would round
--- 1700000000000.375); only the integer counters token and version are raised here (format_int).
+-- 1700000000000.375); a score read back from Redis is its shortest exact form. Only the integer counters
+-- token and version are raised here (format_int).
 --
 -- A script's writes are not rolled back when it fails part-way: each script checks everything that can
 -- refuse the call before its first write.
 
--- Every field of the state hash, in the order insert-tasks takes them and read_task returns them
--- (task-codec.ts STATE_FIELDS must match).
-local TASK_FIELDS = { 'status', 'attempt', 'runOffset', 'runStart', 'lastDelay', 'due', 'updated', 'owner',
-  'leaseUntil', 'token', 'version', 'cancel', 'error', 'httpStatus', 'deadReason', 'policyId', 'sortKey' }
+-- Every field of the state hash, in the order insert-tasks takes them and read_task returns them: the hash
+-- fields of domain/task-fields.ts in row order, then the store's own `sortKey` (task-codec.ts STATE_FIELDS;
+-- test/redis-store.test.ts fails when the two differ).
+local TASK_FIELDS = { 'target', 'policyId', 'status', 'attempt', 'runOffset', 'runStart', 'lastDelay', 'due',
+  'updated', 'owner', 'leaseUntil', 'token', 'version', 'cancel', 'error', 'httpStatus', 'deadReason', 'sortKey' }
+
+-- The position of each field in TASK_FIELDS (and in read_task's state), by name: FIELD.status, FIELD.due, ...
+local FIELD = {}
+for i, name in ipairs(TASK_FIELDS) do FIELD[name] = i end
 
 -- Decodes one argument value: '' is null, anything else is '=' followed by the value.
 local function decode_value(v)
@@ -32,6 +44,15 @@ end
 -- a batch of n tasks then costs a few commands per index instead of a few per task. No batch removes and
 -- adds the same member of one key, so the order of the flush does not matter.
 local index_removals, index_additions, count_deltas = {}, {}, {}
+-- Targets whose queue changed (rescored in `ready` by flush_indexes), in first-touched order.
+local touched, touched_order = {}, {}
+
+local function touch_target(target)
+  if not touched[target] then
+    touched[target] = true
+    touched_order[#touched_order + 1] = target
+  end
+end
 
 local function index_remove(key, member)
   local members = index_removals[key]
@@ -52,10 +73,41 @@ local function index_add(key, score, member)
   entries[#entries + 1] = member
 end
 
+local function queue_key(base, target)
+  return base .. 'due:' .. target
+end
+
+-- Adds a task to its target's queue at `due`, or takes it out.
+local function enqueue(base, target, id, due)
+  index_add(queue_key(base, target), due, id)
+  touch_target(target)
+end
+
+local function dequeue(base, target, id)
+  index_remove(queue_key(base, target), id)
+  touch_target(target)
+end
+
 -- Arguments per command: even (ZADD takes pairs) and well under the C stack limit of unpack.
 local CHUNK = 1000
 
-local function flush_indexes(counts_key)
+-- Rescores a target in `ready`: absent when its queue is empty, else max(earliest due, hold). Returns the
+-- score written (text), or nil.
+local function rescore_target(base, ready_key, holds_key, target)
+  local head = redis.call('ZRANGE', queue_key(base, target), 0, 0, 'WITHSCORES')
+  if not head[2] then
+    redis.call('ZREM', ready_key, target)
+    return nil
+  end
+  local score = head[2]
+  local hold = redis.call('HGET', holds_key, target)
+  if hold and tonumber(hold) > tonumber(score) then score = hold end
+  redis.call('ZADD', ready_key, score, target)
+  return score
+end
+
+-- Writes the buffered index changes and counts, then rescores every touched target once.
+local function flush_indexes(base, counts_key, ready_key, holds_key)
   for key, members in pairs(index_removals) do
     for i = 1, #members, CHUNK do redis.call('ZREM', key, unpack(members, i, math.min(i + CHUNK - 1, #members))) end
   end
@@ -65,6 +117,7 @@ local function flush_indexes(counts_key)
   for status, delta in pairs(count_deltas) do
     if delta ~= 0 then redis.call('HINCRBY', counts_key, status, delta) end
   end
+  for _, target in ipairs(touched_order) do rescore_target(base, ready_key, holds_key, target) end
 end
 
 -- Moves a task's listing key from the sets of status `old` (nil for a new task) to those of `new`, per
@@ -81,21 +134,37 @@ local function move_status(base, old, new, sort_key, policy_id)
   count_deltas[new] = (count_deltas[new] or 0) + 1
 end
 
--- Puts the task in the index its new status calls for (PENDING: due by `due`; IN_FLIGHT: leases by
--- `lease_until`), takes it out of the one its old status had, and moves its listing key. The caller deletes
--- the lease fields of a task that leaves IN_FLIGHT.
-local function reindex(base, due_key, leases_key, id, old, new, due, lease_until, sort_key, policy_id)
-  if old == 'PENDING' and new ~= 'PENDING' then index_remove(due_key, id) end
-  if new == 'PENDING' then index_add(due_key, due, id) end
+-- Puts the task in the index its new status calls for (PENDING: its target's queue by `due`; IN_FLIGHT:
+-- leases by `lease_until`), takes it out of the one its old status had, and moves its listing key. The caller
+-- deletes the lease fields of a task that leaves IN_FLIGHT. `state` is the task's hash as HMGET of TASK_FIELDS
+-- read it (target, sortKey and policyId are taken from it).
+local function reindex(base, leases_key, id, state, old, new, due, lease_until)
+  local target = state[FIELD.target]
+  if old == 'PENDING' and new ~= 'PENDING' then dequeue(base, target, id) end
+  if new == 'PENDING' then enqueue(base, target, id, due) end
   if old == 'IN_FLIGHT' and new ~= 'IN_FLIGHT' then index_remove(leases_key, id) end
   if new == 'IN_FLIGHT' then index_add(leases_key, lease_until, id) end
-  move_status(base, old, new, sort_key, policy_id)
+  move_status(base, old, new, state[FIELD.sortKey], state[FIELD.policyId] or nil)
 end
 
--- The task as scripts return it: { its state as the values of TASK_FIELDS (nil where absent), its data
+-- The task's state hash as HMGET of TASK_FIELDS (false where absent).
+local function read_state(base, id)
+  return redis.call('HMGET', base .. 'task:' .. id, unpack(TASK_FIELDS))
+end
+
+-- The task as scripts return it: { its state as the values of TASK_FIELDS (false where absent), its data
 -- JSON }, or false when it does not exist. Values only: field names would double the reply.
 local function read_task(base, id)
   local data = redis.call('GET', base .. 'data:' .. id)
   if not data then return false end
-  return { redis.call('HMGET', base .. 'task:' .. id, unpack(TASK_FIELDS)), data }
+  return { read_state(base, id), data }
+end
+
+-- Whether `status` is one of the statuses a named transition may start from: ARGV values from `first` on,
+-- as pairs of from-status, to-status (core's TASK_TRANSITIONS, sent by the caller). Returns the to-status.
+local function allowed_move(status, first)
+  for i = first, #ARGV - 1, 2 do
+    if ARGV[i] == status then return ARGV[i + 1] end
+  end
+  return nil
 end

@@ -1,0 +1,11 @@
+-- hold-target: holds a target queue until a time: claims skip it (through target_queues_ready) until then.
+--
+-- A later hold replaces an earlier one. The hint is not touched; a queue with no row yet has no task (every
+-- statement that makes one PENDING makes its row), so it starts with none.
+--
+-- args:    $1 text: tenant id; $2 text: target key; $3 float8: held until
+-- results: none
+-- errors:  none
+INSERT INTO target_queues (tenant_id, target_key, held_until)
+VALUES ($1::text, $2::text, $3::float8)
+ON CONFLICT (tenant_id, target_key) DO UPDATE SET held_until = excluded.held_until

@@ -1,0 +1,83 @@
+import type { Redis } from 'ioredis';
+import type { RetryTask } from '../../domain/task.js';
+import { claimShares, dealRoundRobin, ringOrder } from '../../store/claim-shares.js';
+import type { ClaimOptions, TargetRef } from '../../store/store.js';
+import { execAll, runEach } from './fan-out.js';
+import type { ScriptCall } from './fan-out.js';
+import { tenantOfPartition } from './keys.js';
+import type { PartitionKeys } from './keys.js';
+import { queueScript, runScript } from './scripts.js';
+import { decodeTask } from './task-codec.js';
+import type { TaskReply } from './task-codec.js';
+
+// Claims, shared fairly among target queues (the rule is the port's: see `ClaimOptions` in store.ts).
+//
+// One partition (one tenant, the usual case): one `claim-due.lua` call applies the whole rule, so a claim stays one
+// round trip. Several partitions: a script runs in one slot, so the ring over `(tenantId, targetKey)` is built here
+// from every partition's ready queues (one pipeline of `read-ready.lua`), with the shared functions of
+// `store/claim-shares.ts`, and each partition is then told how many tasks to take from which of its queues (one
+// pipeline of `claim-due.lua` with explicit counts): two round trips.
+
+/** Claims up to `options.limit` due tasks over `partitions` (see the module comment). */
+export async function claimFairly(
+  client: Redis,
+  partitions: readonly PartitionKeys[],
+  now: number,
+  options: ClaimOptions,
+): Promise<RetryTask[]> {
+  if (options.limit <= 0 || partitions.length === 0) return [];
+  const leaseUntil = String(now + options.leaseMs);
+  const callOf = (k: PartitionKeys, rest: readonly (string | number)[]): ScriptCall => ({
+    keys: [k.ready, k.holds, k.leases, k.counts, k.claimOrder],
+    args: [k.base, String(now), options.limit, options.workerId, leaseUntil, ...rest],
+  });
+  if (partitions.length === 1) {
+    const k = partitions[0] as PartitionKeys;
+    const after = options.after?.tenantId === tenantOfPartition(k.partition) ? options.after.targetKey : '';
+    const { keys, args } = callOf(k, [after]);
+    return ((await runScript(client, 'claimDue', keys, args)) as TaskReply[]).map(decodeTask);
+  }
+
+  const queues = await readyQueues(client, partitions, now, options.limit);
+  const ring = ringOrder(queues, options.after);
+  const { considered, share } = claimShares(ring.length, options.limit);
+  const served = ring.slice(0, considered);
+  // How many each queue gives: the round-robin deal of `min(due, share)` tasks per queue, cut to the limit.
+  const taken = new Map<Queue, number>();
+  const slots = served.map((queue) => Array.from({ length: Math.min(queue.due, share) }, () => queue));
+  for (const queue of dealRoundRobin(slots, options.limit)) taken.set(queue, (taken.get(queue) ?? 0) + 1);
+
+  const calls = partitions.flatMap((k) => {
+    const pairs = served.filter((q) => q.keys === k && taken.has(q)).flatMap((q) => [q.targetKey, taken.get(q) as number]);
+    return pairs.length === 0 ? [] : [callOf(k, ['', ...pairs])];
+  });
+  const claimed = (await runEach(client, 'claimDue', calls)).flatMap((reply) => (reply as TaskReply[]).map(decodeTask));
+  // Dealt again across partitions, in ring order: each queue's tasks came back earliest due first.
+  const byQueue = new Map<string, RetryTask[]>(served.map((q) => [queueId(q), []]));
+  for (const task of claimed) byQueue.get(queueId(task))?.push(task);
+  return dealRoundRobin([...byQueue.values()], options.limit);
+}
+
+/** A ready queue of one partition, with how many of its tasks are due (at most the claim's limit). */
+interface Queue extends TargetRef {
+  keys: PartitionKeys;
+  due: number;
+}
+
+function queueId(queue: TargetRef): string {
+  return `${queue.tenantId}\n${queue.targetKey}`;
+}
+
+async function readyQueues(client: Redis, partitions: readonly PartitionKeys[], now: number, cap: number): Promise<Queue[]> {
+  const pipeline = client.pipeline();
+  for (const k of partitions) queueScript(pipeline, 'readReady', [k.ready], [k.base, String(now), cap]);
+  const replies = (await execAll(pipeline)) as (string | number)[][];
+  return replies.flatMap((flat, p) => {
+    const keys = partitions[p] as PartitionKeys;
+    const queues: Queue[] = [];
+    for (let i = 0; i + 1 < flat.length; i += 2) {
+      queues.push({ tenantId: tenantOfPartition(keys.partition), targetKey: String(flat[i]), keys, due: Number(flat[i + 1]) });
+    }
+    return queues;
+  });
+}

@@ -1,0 +1,112 @@
+import { randomBytes } from 'node:crypto';
+import { TaskStatus, computeDelay, systemClock } from '@retryd/core';
+import type { RetryPolicy } from '@retryd/core';
+import type { Redis } from 'ioredis';
+import type { RetryTask } from '../../domain/task.js';
+import { targetKeyOf } from '../../domain/target-key.js';
+import { execAll } from './fan-out.js';
+import type { GlobalKeys, PartitionKeys } from './keys.js';
+import { runScript } from './scripts.js';
+
+// The key layout's version, and the migration of older data in place.
+//
+// Layout 1 (before targets): one `due` sorted set per partition, no `target` in a task's state hash. Layout 2: a
+// queue per target (`due:<target>`), the `ready`, `holds` and `targets` keys (see keys.ts), and `target` in every
+// task's hash. The version lives in `{prefix}:layout`; its absence means layout 1 (or no data yet).
+//
+// `init()` of every instance calls `ensureLayout`. The first one to take the lock (`SET NX PX`, renewed as it goes)
+// migrates every partition; the others wait until the version is written, and take over if the migrating instance
+// dies (its lock lapses; the migration is safe to run again from the start). Instances of an older retryd must be
+// stopped first: they would go on writing layout 1.
+
+/** The layout this version of the store reads and writes. */
+export const LAYOUT_VERSION = 2;
+
+/** How long the lock outlives its holder's last sign of life, in ms. */
+const LOCK_MS = 30_000;
+/** Tasks read and converted per script call. */
+const CHUNK = 500;
+/** How waiting instances poll for the end of a migration: exponential from 50 ms to 1 s, with jitter. */
+const WAIT: RetryPolicy = {
+  // Unused by the delay math: an instance waits as long as a live one migrates.
+  maxAttempts: 1,
+  backoffType: 'EXPONENTIAL',
+  initialDelayMs: 50,
+  multiplier: 2,
+  maxDelayMs: 1_000,
+  jitterType: 'EQUAL',
+};
+
+/**
+ * Brings the data under a prefix to {@link LAYOUT_VERSION}, or waits while another instance does. Resolves at
+ * once when it already is.
+ *
+ * @throws Error when the data is in a newer layout than this store knows (a newer retryd wrote it)
+ */
+export async function ensureLayout(client: Redis, globals: GlobalKeys, keysOf: (partition: string) => PartitionKeys): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    if (await isCurrent(client, globals)) return;
+    const token = randomBytes(16).toString('hex');
+    if ((await client.set(globals.migrationLock, token, 'PX', LOCK_MS, 'NX')) === 'OK') {
+      try {
+        // Another instance may have finished between the read above and the lock.
+        if (!(await isCurrent(client, globals))) await migrate(client, globals, keysOf, token);
+      } finally {
+        // A lock that cannot be freed lapses by itself.
+        await runScript(client, 'migrationLock', [globals.migrationLock], [token, 0]).catch(() => undefined);
+      }
+      return;
+    }
+    await systemClock.sleep(computeDelay(WAIT, attempt, 0, Math.random));
+  }
+}
+
+async function isCurrent(client: Redis, globals: GlobalKeys): Promise<boolean> {
+  const version = await client.get(globals.layout);
+  if (version === null) return false;
+  if (Number(version) > LAYOUT_VERSION) {
+    throw new Error(`The Redis keys are in layout ${version}, newer than this retryd's ${LAYOUT_VERSION}: run a newer retryd.`);
+  }
+  return Number(version) === LAYOUT_VERSION;
+}
+
+async function migrate(client: Redis, globals: GlobalKeys, keysOf: (partition: string) => PartitionKeys, token: string): Promise<void> {
+  const renew = async () => {
+    if ((await runScript(client, 'migrationLock', [globals.migrationLock], [token, LOCK_MS])) !== 1) {
+      throw new Error('Lost the layout migration lock to another instance (this one was paused too long).');
+    }
+  };
+  for (const partition of await client.smembers(globals.partitions)) await migratePartition(client, keysOf(partition), renew);
+  await client.set(globals.layout, String(LAYOUT_VERSION));
+}
+
+/**
+ * Gives every task of a partition its target, found through the listing sets (one per status, so every task is
+ * in exactly one), `CHUNK` tasks per round trip: the target key is computed here from the task's URL, as the
+ * enqueuer computes it for new tasks.
+ */
+async function migratePartition(client: Redis, k: PartitionKeys, renew: () => Promise<void>): Promise<void> {
+  for (const status of Object.values(TaskStatus)) {
+    let start = '-';
+    for (;;) {
+      const members = await client.zrange(k.status(status), start, '+', 'BYLEX', 'LIMIT', 0, CHUNK);
+      const ids = members.map((member) => member.slice(16));
+      const pipeline = client.pipeline();
+      for (const id of ids) pipeline.get(k.data(id));
+      const data = ids.length === 0 ? [] : ((await execAll(pipeline)) as (string | null)[]);
+      const pairs = ids.flatMap((id, i) => {
+        const json = data[i];
+        if (json === null || json === undefined) return [];
+        return [id, targetKeyOf((JSON.parse(json) as Pick<RetryTask, 'targetUrl'>).targetUrl)];
+      });
+      if (pairs.length > 0) {
+        await runScript(client, 'migrateTasks', [k.legacyDue, k.counts, k.ready, k.holds, k.targets], [k.base, ...pairs]);
+      }
+      await renew();
+      const last = members[members.length - 1];
+      if (members.length < CHUNK || last === undefined) break;
+      start = `(${last}`;
+    }
+  }
+  await client.del(k.legacyDue);
+}

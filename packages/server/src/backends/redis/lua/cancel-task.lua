@@ -1,0 +1,39 @@
+--[[
+  cancel-task: cancels a task at once, if its status allows it (a PENDING task: see the port's cancelTask).
+
+  KEYS[1] leases   zset   IN_FLIGHT task ids by leaseExpiresAt
+  KEYS[2] counts   hash   status -> number of tasks
+  KEYS[3] ready    zset   targets with PENDING tasks, by when their queue is next claimable
+  KEYS[4] holds    hash   target -> held until (epoch ms)
+
+  ARGV[1] base     the partition's key prefix, `{prefix:partition}:`
+  ARGV[2] id       task id
+  ARGV[3] now      epoch ms: the new `updated`
+  ARGV[4..]        pairs of from-status, to-status: the moves core's lifecycle allows (the guard)
+
+  In a from-status, the task takes its to-status, loses its due time (and its queue place), its lease if it
+  had one, and its version is raised.
+
+  Returns { 'applied', { state, data } } (the task after the change), { 'refused', { state, data } } (another
+  status: nothing written), or { 'not_found' }.
+  Errors: none.
+]]
+--- @include "task-state"
+
+local base, id, now = ARGV[1], ARGV[2], ARGV[3]
+local task = read_task(base, id)
+if not task then return { 'not_found' } end
+local state = task[1]
+local old = state[FIELD.status]
+local new = allowed_move(old, 4)
+if not new then return { 'refused', task } end
+
+local key = base .. 'task:' .. id
+local version = format_int(tonumber(state[FIELD.version]) + 1)
+redis.call('HSET', key, 'status', new, 'updated', now, 'version', version)
+redis.call('HDEL', key, 'due', 'owner', 'leaseUntil')
+reindex(base, KEYS[1], id, state, old, new, nil, nil)
+flush_indexes(base, KEYS[2], KEYS[3], KEYS[4])
+state[FIELD.status], state[FIELD.updated], state[FIELD.version] = new, now, version
+state[FIELD.due], state[FIELD.owner], state[FIELD.leaseUntil] = false, false, false
+return { 'applied', task }

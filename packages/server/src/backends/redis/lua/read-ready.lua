@@ -1,0 +1,22 @@
+--[[
+  read-ready: the ready target queues of one partition and how many due tasks each has (capped), for a claim
+  that shares its slots over several partitions. Writes nothing.
+
+  KEYS[1] ready    zset   targets with PENDING tasks, by when their queue is next claimable
+
+  ARGV[1] base     the partition's key prefix, `{prefix:partition}:`
+  ARGV[2] now      epoch ms
+  ARGV[3] cap      the most any queue can be offered (the claim's limit)
+
+  Returns a flat list: target, min(number of its tasks due by now, cap), for every target whose `ready` score
+  is <= now, in no particular order. Reads no held target's queue. Errors: none.
+]]
+--- @include "task-state"
+
+local base, now, cap = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local reply = {}
+for _, target in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now)) do
+  reply[#reply + 1] = target
+  reply[#reply + 1] = math.min(redis.call('ZCOUNT', queue_key(base, target), '-inf', now), cap)
+end
+return reply

@@ -1,0 +1,50 @@
+--[[
+  replay-task: starts a fresh run of a dead letter, at the version the caller decided it on.
+
+  KEYS[1] leases   zset   IN_FLIGHT task ids by leaseExpiresAt
+  KEYS[2] counts   hash   status -> number of tasks
+  KEYS[3] ready    zset   targets with PENDING tasks, by when their queue is next claimable
+  KEYS[4] holds    hash   target -> held until (epoch ms)
+
+  ARGV[1] base        the partition's key prefix, `{prefix:partition}:`
+  ARGV[2] id          task id
+  ARGV[3] version     the version the caller read
+  ARGV[4] due         the run's first due time (epoch ms)
+  ARGV[5] runOffset   attempts made before the run
+  ARGV[6] runStart    the run's time origin, encoded ('' = null: from its first attempt, '=' .. value)
+  ARGV[7] updated     epoch ms
+  ARGV[8] channel     pub/sub channel of due wake-ups
+  ARGV[9] message     wake-up message (`<instance id> <partition>`)
+  ARGV[10..]          pairs of from-status, to-status: the moves core's lifecycle allows (FAILED and EXHAUSTED
+                      to PENDING): the guard
+
+  At the expected version and in a from-status, the task takes its to-status due at `due` (in its target's
+  queue), with runOffset, runStart, lastDelay 0, no dead-letter reason and no cancel request; the idempotency
+  key, the attempt count and the attempt log stay. The version is raised.
+
+  Returns { 'applied', { state, data } }, { 'refused', { state, data } } (another version or status: nothing
+  written), or { 'not_found' }. Publishes a wake-up when applied.
+  Errors: none.
+]]
+--- @include "task-state"
+
+local base, id = ARGV[1], ARGV[2]
+local task = read_task(base, id)
+if not task then return { 'not_found' } end
+local state = task[1]
+local old = state[FIELD.status]
+local new = allowed_move(old, 10)
+if not new or tonumber(state[FIELD.version]) ~= tonumber(ARGV[3]) then return { 'refused', task } end
+
+local key = base .. 'task:' .. id
+local due, run_start, updated = ARGV[4], decode_value(ARGV[6]), ARGV[7]
+local version = format_int(tonumber(state[FIELD.version]) + 1)
+redis.call('HSET', key, 'status', new, 'due', due, 'runOffset', ARGV[5], 'lastDelay', '0', 'cancel', '0',
+  'updated', updated, 'version', version)
+local del = { 'deadReason', 'owner', 'leaseUntil' }
+if run_start then redis.call('HSET', key, 'runStart', run_start) else del[#del + 1] = 'runStart' end
+redis.call('HDEL', key, unpack(del))
+reindex(base, KEYS[1], id, state, old, new, due, nil)
+flush_indexes(base, KEYS[2], KEYS[3], KEYS[4])
+redis.call('PUBLISH', ARGV[8], ARGV[9])
+return { 'applied', read_task(base, id) }

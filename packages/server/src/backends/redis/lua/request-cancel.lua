@@ -1,0 +1,33 @@
+--[[
+  request-cancel: marks a task whose attempt is in flight to be cancelled when that attempt ends.
+
+  KEYS[1] task     hash   the task's state (`task:<id>`)
+
+  ARGV[1] base     the partition's key prefix, `{prefix:partition}:`
+  ARGV[2] id       task id
+  ARGV[3] now      epoch ms: the new `updated`
+  ARGV[4..]        the statuses the request may be made in (IN_FLIGHT, from core's lifecycle): the guard
+
+  In one of those statuses, sets `cancel`, `updated` and raises the version; the status, lease and token stay,
+  so the holder's completion still applies (and then takes its cancel branch).
+
+  Returns { 'applied', { state, data } }, { 'refused', { state, data } } (another status: nothing written), or
+  { 'not_found' }.
+  Errors: none.
+]]
+--- @include "task-state"
+
+local base, id, now = ARGV[1], ARGV[2], ARGV[3]
+local task = read_task(base, id)
+if not task then return { 'not_found' } end
+local state = task[1]
+local allowed = false
+for i = 4, #ARGV do
+  if ARGV[i] == state[FIELD.status] then allowed = true end
+end
+if not allowed then return { 'refused', task } end
+
+local version = format_int(tonumber(state[FIELD.version]) + 1)
+redis.call('HSET', KEYS[1], 'cancel', '1', 'updated', now, 'version', version)
+state[FIELD.cancel], state[FIELD.updated], state[FIELD.version] = '1', now, version
+return { 'applied', task }

@@ -1,0 +1,45 @@
+// The due-time hints of target queues (`target_queues.next_due_at`, see 002-targets.sql), gathered per call.
+//
+// A hint must never be later than the earliest due PENDING task of its queue. A claim or a cancel only takes tasks
+// away, so it can only make a hint early (a cancel, and a claim that finds a queue with nothing due, set it exact
+// again); every move that makes a task PENDING (insert, retry, lease hand-back, replay) must lower the hint in the
+// same transaction. Those moves come in
+// batches that mostly share one queue, so each call gathers the earliest due time per queue first and writes each
+// queue once, at its end, and only when that lowers the hint.
+
+/** Writes one queue's lowest due time (null: the queue only needs to exist). */
+export type LowerHint = (tenantId: string, targetKey: string, dueAt: number | null) => void;
+
+/**
+ * The earliest due time per target queue of the tasks one call makes PENDING (and, for inserts, every queue it
+ * touches, due or not). Not shared between calls.
+ *
+ * @example
+ * ```ts
+ * const lowering = new QueueLowering();
+ * lowering.add('default', 'https://a.example.com', T0 + 5);
+ * lowering.flush(lowerHint); // one write per queue
+ * ```
+ */
+export class QueueLowering {
+  readonly #byTenant = new Map<string, Map<string, number | null>>();
+
+  /** Notes a task of the queue `(tenantId, targetKey)` due at `dueAt` (null: not due, but the queue exists). */
+  add(tenantId: string, targetKey: string, dueAt: number | null): void {
+    let queues = this.#byTenant.get(tenantId);
+    if (queues === undefined) {
+      queues = new Map();
+      this.#byTenant.set(tenantId, queues);
+    }
+    const known = queues.get(targetKey);
+    if (known === undefined || (dueAt !== null && (known === null || dueAt < known))) queues.set(targetKey, dueAt);
+  }
+
+  /** Hands each queue's lowest due time to `lower`, once per queue, and forgets them. */
+  flush(lower: LowerHint): void {
+    for (const [tenantId, queues] of this.#byTenant) {
+      for (const [targetKey, dueAt] of queues) lower(tenantId, targetKey, dueAt);
+    }
+    this.#byTenant.clear();
+  }
+}

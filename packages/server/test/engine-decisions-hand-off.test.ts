@@ -1,0 +1,84 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { DEFAULT_TENANT } from '../src/domain/task.js';
+import type { BatchEntryResult } from '../src/tasks/enqueuer.js';
+import { EngineHarness, JITTERED_POLICY } from './engine-harness.js';
+import { T0 } from './fixtures/tasks.js';
+
+// The hand-off from the enqueue to the local engine, on the engine harness: tasks due now are inserted already
+// leased to the engine and run without a claim; what the engine has no room for waits for one.
+
+let h: EngineHarness;
+afterEach(async () => {
+  await h.close();
+});
+
+const input = (extra: Record<string, unknown> = {}) => ({
+  targetUrl: 'https://a.example/x',
+  method: 'POST',
+  policy: JITTERED_POLICY,
+  ...extra,
+});
+const statusesOf = (results: BatchEntryResult[]) => results.map((r) => (r.kind === 'error' ? r.kind : r.task.status));
+/** The claims the engine made, alone or riding with completions. */
+const claims = () => (h.faulty.calls.get('claimDue') ?? 0) + (h.faulty.calls.get('completeAndClaim') ?? 0);
+
+describe('hand-off from the enqueue to the local engine', () => {
+  it('inserts a task due now already leased to the engine and runs it without a claim', async () => {
+    h = await EngineHarness.open();
+    // The engine's one claim at start, on the empty store.
+    expect(claims()).toBe(1);
+    const { kind, task } = await h.enqueue(input());
+    expect(kind).toBe('created');
+    expect(task).toMatchObject({ status: 'IN_FLIGHT', leaseOwner: 'worker-1', fencingToken: 1, leaseExpiresAt: T0 + 30_000 });
+    expect(h.dispatcher.log).toEqual([[task.taskId, 1, T0]]);
+    h.dispatcher.take(task).respond(200);
+    await h.settle();
+    expect(await h.task(task)).toMatchObject({ status: 'SUCCEEDED', attemptNumber: 1 });
+    expect(claims()).toBe(1);
+    // Nothing was left waiting, so the engine was not woken to look for it.
+    expect(h.wakes).toBe(0);
+  });
+
+  it('leaves tasks due later, and those beyond the free capacity, to a claim', async () => {
+    h = await EngineHarness.open({ engine: { concurrency: 2 } });
+    const later = await h.enqueue(input({ delayMs: 60_000 }));
+    expect(later.task).toMatchObject({ status: 'PENDING', leaseOwner: null, fencingToken: 0 });
+    const results = await h.service.enqueueBatch(DEFAULT_TENANT, [input(), input(), input()]);
+    await h.settle();
+    // Concurrency 2: two handed over, the third waits for a slot.
+    expect(statusesOf(results)).toEqual(['IN_FLIGHT', 'IN_FLIGHT', 'PENDING']);
+    expect(h.wakes).toBe(2);
+    const [first, , third] = results.map((r) => (r.kind === 'error' ? undefined : r.task));
+    expect(h.dispatcher.dispatches.map((d) => d.taskId)).not.toContain(third!.taskId);
+    const before = claims();
+
+    h.dispatcher.take(first!).respond(200);
+    await h.settle();
+    // The slot it freed goes to the third task, through a claim.
+    expect(claims()).toBe(before + 1);
+    expect(h.dispatcher.log.at(-1)).toEqual([third!.taskId, 1, T0]);
+    expect(await h.task(third!)).toMatchObject({ status: 'IN_FLIGHT', leaseOwner: 'worker-1', fencingToken: 1 });
+  });
+
+  it('gives the slot back when the key was taken, and when the write fails', async () => {
+    h = await EngineHarness.open({ engine: { concurrency: 2 } });
+    const first = await h.enqueue(input({ idempotencyKey: 'order-1' }));
+    h.dispatcher.take(first.task).respond(200);
+    await h.settle();
+    const again = await h.enqueue(input({ idempotencyKey: 'order-1' }));
+    expect(again.kind).toBe('replayed');
+    h.faulty.failing.add('insertTasks');
+    await expect(h.service.enqueue(DEFAULT_TENANT, input())).rejects.toThrow('the sqlite store failed');
+    h.faulty.failing.delete('insertTasks');
+    // Both slots are free again: a batch of two is handed over whole.
+    expect(statusesOf(await h.service.enqueueBatch(DEFAULT_TENANT, [input(), input()]))).toEqual(['IN_FLIGHT', 'IN_FLIGHT']);
+  });
+
+  it('hands nothing to a stopped engine', async () => {
+    h = await EngineHarness.open();
+    await h.drive(h.engine.stop());
+    const { task } = await h.enqueue(input());
+    expect(task).toMatchObject({ status: 'PENDING', leaseOwner: null });
+    expect(h.dispatcher.dispatches).toEqual([]);
+  });
+});
