@@ -4,7 +4,8 @@
 //   flaky (W1): answers 503 to the first `failFirst` requests (default 2) carrying a given Idempotency-Key and
 //               200 to the next; counts every request, every first success and every request after a success
 //               (a duplicate).
-//   ok (W2, W4): answers 200 to everything and records, per Idempotency-Key, when its first request arrived.
+//   ok (W2, W4, W5): answers 200 to everything and records, per Idempotency-Key, when its first request arrived;
+//               `delayMs` (W5: 20) holds each answer that long, a slow but healthy target.
 //
 // Times are epoch milliseconds with a fractional part (`performance.timeOrigin + performance.now()`), the same
 // time base as retryd's system clock, so an arrival here can be compared with a task's `nextAttemptAt`.
@@ -32,9 +33,15 @@ let lastRequestAt = null;
 /** Requests received up to and including the last first success: the attempts of the W1 window. */
 let requestsAtLastFirstSuccess = 0;
 let reached = false;
+let delayMs = 0;
+/** Waiters for a number of first successes among the keys with a prefix (W5): { prefix, expect, count, resolve }. */
+let watches = [];
 
 function reset(options = {}) {
   mode = options.mode ?? 'ok';
+  delayMs = options.delayMs ?? 0;
+  for (const w of watches) w.resolve({ reached: false, count: w.count });
+  watches = [];
   failFirst = options.failFirst ?? 2;
   expect = options.expect ?? 0;
   requests = new Map();
@@ -92,7 +99,10 @@ const server = createServer((req, res) => {
     firstSuccessAt.set(key, at);
     lastFirstSuccessAt = at;
     requestsAtLastFirstSuccess = totalRequests;
-    res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+    if (watches.length > 0) noteWatched(key, at);
+    // The arrival is the success as the target sees it; the answer leaves `delayMs` later (a slow target).
+    if (delayMs > 0) setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}'), delayMs);
+    else res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
     if (!reached && expect > 0 && firstSuccessAt.size >= expect) {
       reached = true;
       process.send?.({ event: 'reached', stats: stats() });
@@ -104,11 +114,44 @@ server.keepAliveTimeout = 120_000;
 server.headersTimeout = 125_000;
 server.requestTimeout = 0;
 
+function noteWatched(key, at) {
+  for (const w of watches) {
+    if (!key.startsWith(w.prefix)) continue;
+    w.count += 1;
+    if (w.count >= w.expect) {
+      watches = watches.filter((x) => x !== w);
+      w.resolve({ reached: true, count: w.count, at });
+    }
+  }
+}
+
+/** Keys with a prefix (all when absent) whose first success arrived in [from, to] (epoch ms; open ends when absent). */
+function* arrivalsMatching({ prefix, from = -Infinity, to = Infinity } = {}) {
+  for (const entry of firstSuccessAt) {
+    if (prefix !== undefined && !entry[0].startsWith(prefix)) continue;
+    if (entry[1] >= from && entry[1] <= to) yield entry;
+  }
+}
+
 const commands = {
   reset: (args) => (reset(args), stats()),
   stats: () => stats(),
-  // [key, epoch ms] of the first success of every key (ok mode: the first arrival).
-  arrivals: () => [...firstSuccessAt],
+  // [key, epoch ms] of the first success of every key (ok mode: the first arrival); `prefix`, `from`, `to` filter.
+  arrivals: (args) => [...arrivalsMatching(args)],
+  // How many keys' first successes match the same filter (W5: A's successes in a window).
+  countArrivals: (args) => [...arrivalsMatching(args)].length,
+  // Answers once `expect` first successes among the keys with `prefix` have arrived (counting those already in),
+  // with the arrival time of the one that completed the count; answers { reached: false } at the next reset.
+  watch: ({ prefix, expect }) => {
+    let count = 0;
+    let last = 0;
+    for (const [, at] of arrivalsMatching({ prefix })) {
+      count += 1;
+      last = Math.max(last, at);
+    }
+    if (count >= expect) return { reached: true, count, at: last };
+    return new Promise((resolve) => watches.push({ prefix, expect, count, resolve }));
+  },
   exit: () => {
     setImmediate(() => {
       server.closeAllConnections();
@@ -122,7 +165,7 @@ process.on('message', (message) => {
   const { id, cmd, ...args } = message;
   const handler = commands[cmd];
   if (handler === undefined) process.send({ id, error: `unknown command ${cmd}` });
-  else process.send({ id, result: handler(args) });
+  else void Promise.resolve(handler(args)).then((result) => process.send({ id, result }));
 });
 process.on('disconnect', () => process.exit(0));
 

@@ -2,15 +2,21 @@
 //
 //   node bench/service/w1.mjs [--tasks 20000] [--only retryd,bullmq,pgboss,bare] [--sync full|normal|both]
 //                             [--rounds 1] [--store sqlite[,postgres,redis]] [--instances 1[,2,3]] [--concurrency N]
-//                             [--cpu-prof DIR] [--json]
+//                             [--cpu-prof DIR] [--baseline PATH/dist/cli/main.js] [--json]
 //
 // Every contender gets the same 20,000 tasks (own idempotency key, small JSON body), the same downstream
 // (./downstream.mjs in its own process: 503, 503, then 200 per key) and the same HTTP client (undici).
 // The enqueue is timed on its own; the dispatch starts once everything is enqueued (workers started after the
 // enqueue for the peers; for retryd every task is due at one instant after the enqueue). Attempts/s is measured
 // at the downstream, from the first request it receives to the 20,000th first success.
+// --baseline <path to an older build's dist/cli/main.js> adds that build as one more retryd contender per store
+// (`retryd (before)`, its own schema / key prefix), run beside the current build in the same run against the same
+// downstream: in every round each before/after pair runs back to back (which goes first alternates by round), and
+// the report adds after ÷ before. The current build is packages/server/dist, or RETRYD_CLI.
 // Build the service first: npx tsc -b packages/server
 
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startDownstream } from './lib/downstream-client.mjs';
 import { bareContender } from './lib/contenders/bare.mjs';
@@ -29,6 +35,7 @@ const { values: args } = parseArgs({
     'cpu-prof': { type: 'string' },
     rounds: { type: 'string', default: '1' },
     instances: { type: 'string', default: '1' },
+    baseline: { type: 'string' },
     json: { type: 'boolean', default: false },
   },
 });
@@ -47,21 +54,30 @@ for (const n of instanceCounts) if (!Number.isInteger(n) || n < 1) throw new Err
 // --cpu-prof <dir>: profile the retryd service process (node --cpu-prof) during the run.
 const nodeArgs = args['cpu-prof'] === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', args['cpu-prof']];
 
-const contenders = [];
+const baseline = args.baseline === undefined ? undefined : resolve(args.baseline);
+if (baseline !== undefined && !existsSync(baseline)) throw new Error(`--baseline: no such file ${baseline} (build it: cd <checkout> && npm run build)`);
+
+// Contenders in groups: a retryd configuration and, with --baseline, the same configuration on the old build.
+const groups = [];
 // --store sqlite,postgres,redis runs retryd on each store, side by side (--sync applies to SQLite only).
 const storeKinds = args.store.split(',').map((s) => s.trim());
 if (only.has('retryd')) {
   for (const storeKind of storeKinds) {
     for (const sync of storeKind === 'sqlite' ? syncs : ['full']) {
-      for (const instances of instanceCounts) contenders.push(retrydContender({ storeKind, sync, concurrency, nodeArgs, instances }));
+      for (const instances of instanceCounts) {
+        const group = [retrydContender({ storeKind, sync, concurrency, nodeArgs, instances })];
+        if (baseline !== undefined) group.push(retrydContender({ storeKind, sync, concurrency, nodeArgs, instances, cli: baseline, role: 'before' }));
+        groups.push(group);
+      }
     }
   }
 }
-if (only.has('bullmq')) contenders.push(bullmqContender());
-if (only.has('pgboss')) contenders.push(pgbossContender());
-if (only.has('bare')) contenders.push(bareContender());
+if (only.has('bullmq')) groups.push([bullmqContender()]);
+if (only.has('pgboss')) groups.push([pgbossContender()]);
+if (only.has('bare')) groups.push([bareContender()]);
+const contenders = groups.flat();
 
-const machine = printMachine();
+const machine = printMachine('machine', { baseline });
 machine.diskSync = await printDiskSync();
 console.log(`W1: ${fmt(N)} tasks, 503 ×2 then 200 per key, expecting ${fmt(3 * N)} attempts per contender\n`);
 
@@ -123,8 +139,12 @@ const runs = new Map(contenders.map((c) => [c.id, []]));
 try {
   for (let round = 0; round < ROUNDS; round++) {
     if (ROUNDS > 1) console.log(`— round ${round + 1} of ${ROUNDS} (load average ${machineNow().load})`);
-    // Rotate the order every round, so drift on a shared machine hits every contender alike.
-    const order = contenders.map((_, i) => contenders[(i + round) % contenders.length]);
+    // Rotate the order every round, so drift on a shared machine hits every contender alike; a before/after pair
+    // runs back to back, the build that goes first alternating by round.
+    const order = groups.flatMap((_, i) => {
+      const group = groups[(i + round) % groups.length];
+      return round % 2 === 0 ? group : [...group].reverse();
+    });
     for (const c of order) runs.get(c.id).push(await runOnce(c));
   }
 } finally {
@@ -143,6 +163,8 @@ const results = contenders.map((c) => {
   const pick = (k) => median(ok.map((r) => r[k]));
   return {
     id: c.id,
+    role: c.role,
+    pairId: c.pairId,
     name: first.name,
     durability: first.durability,
     rounds: rs.length,
@@ -215,6 +237,32 @@ if (ours.length > 0 && peers.length > 0) {
     const rounds = perRound.length > 1 ? `; per round ${perRound.map((x) => `${x.toFixed(2)}×`).join(', ')}` : '';
     console.log(`aim W1 ≥ ${factor}× ${peer.name} — ${o.name}: ${ratio.toFixed(2)}× (medians)${rounds} → ${ratio >= factor ? 'MET' : 'MISSED'}`);
   }
+}
+// Before ÷ after of the same configuration, from the same run.
+const pairs = results
+  .filter((r) => r.role === 'before')
+  .map((before) => [results.find((r) => r.role === 'after' && r.pairId === before.pairId), before])
+  .filter(([after]) => after !== undefined);
+if (pairs.length > 0) {
+  console.log('');
+  console.log(`after = ${process.env.RETRYD_CLI ?? 'packages/server/dist'} (${machine.build.hash}); before = --baseline ${baseline} (${machine.baselineBuild.hash})`);
+  printTable(
+    ['after ÷ before', 'attempts/s after', 'attempts/s before', 'attempts/s ratio', 'per round', 'enqueue ratio', 'CPU ms / attempt ratio', 'check'],
+    pairs.map(([a, b]) => {
+      // Round by round: the two builds ran back to back in each round.
+      const perRound = a.runs.map((r, i) => r.attemptsPerSec / b.runs[i]?.attemptsPerSec).filter(Number.isFinite);
+      return [
+        (a.name ?? a.id).replace(/^retryd \((.*)\)$/, '$1'),
+        fmt(a.attemptsPerSec),
+        fmt(b.attemptsPerSec),
+        `${(a.attemptsPerSec / b.attemptsPerSec).toFixed(2)}×`,
+        perRound.map((x) => `${x.toFixed(2)}×`).join(', '),
+        `${(a.enqueuePerSec / b.enqueuePerSec).toFixed(2)}×`,
+        `${(a.cpuMsPerAttempt / b.cpuMsPerAttempt).toFixed(2)}×`,
+        `${a.pass ? 'PASS' : 'FAIL'} / ${b.pass ? 'PASS' : 'FAIL'}`,
+      ];
+    }),
+  );
 }
 console.log(`\nCPU ms / attempt: retryd = the service process; BullMQ = bench process + redis-server; pg-boss = bench process + every postgres process (other users of those servers count too).`);
 if (args.json) console.log(JSON.stringify({ machine, tasks: N, results }, null, 2));

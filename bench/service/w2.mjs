@@ -13,12 +13,13 @@
 // Lag is measured as in ./lib/dispatch-lag.mjs. RSS is VmRSS (and VmHWM, the peak) of the service process.
 // Build the service first: npx tsc -b packages/server
 
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startDownstream } from './lib/downstream-client.mjs';
 import { retrydStore } from './lib/contenders/retryd.mjs';
 import { lagsOf, sendDueNow, serviceSideLag } from './lib/dispatch-lag.mjs';
-import { fmt, inParallel, printMachine, printTable, sleep, summarize, waitFor, printDiskSync } from './lib/report.mjs';
+import { CURRENT_DIST, fmt, inParallel, printMachine, printTable, sleep, summarize, waitFor, printDiskSync } from './lib/report.mjs';
 import { startRetryd } from './lib/retryd-service.mjs';
 
 const { values: args } = parseArgs({
@@ -161,8 +162,10 @@ try {
 
   // 3. Backlog through the library (TaskService), in this process.
   if (!args['skip-library']) {
-    const dist = join(import.meta.dirname, '..', '..', 'packages', 'server', 'dist');
-    const { openStore } = await import(join(dist, 'store', 'open-store.js'));
+    const dist = CURRENT_DIST; // RETRYD_CLI's build when it is set, as for the service process
+    // The store opener lives with the service wiring since ad889b9 (`service/`); older builds keep it in `store/`.
+    const opener = ['service', 'store'].map((d) => join(dist, d, 'open-store.js')).find((p) => existsSync(p)) ?? join(dist, 'service', 'open-store.js');
+    const { openStore } = await import(opener);
     const { TaskService } = await import(join(dist, 'tasks', 'task-service.js'));
     const { TargetGuard, parseAllowList } = await import(join(dist, 'security', 'target-guard.js'));
     const { DEFAULT_TENANT } = await import(join(dist, 'domain', 'task.js'));

@@ -52,15 +52,37 @@ export async function startDownstream() {
   return {
     url: `http://127.0.0.1:${port}`,
     pid: child.pid,
-    /** Forgets every count and arrival; sets the mode (`flaky` | `ok`) and the first successes to wait for. */
+    /**
+     * Forgets every count and arrival; sets the mode (`flaky` | `ok`), the first successes to wait for, and `delayMs`
+     * (ok mode: how long each answer is held; default 0).
+     */
     async reset(options) {
       reachedStats = undefined;
       return call('reset', options);
     },
     stats: () => call('stats'),
-    /** Map of Idempotency-Key → epoch ms of its first success (ok mode: first arrival). */
-    async arrivals() {
-      return new Map(await call('arrivals'));
+    /**
+     * Map of Idempotency-Key → epoch ms of its first success (ok mode: first arrival); `{ prefix, from, to }`
+     * keeps the keys with that prefix whose first success arrived in [from, to].
+     */
+    async arrivals(filter = {}) {
+      return new Map(await call('arrivals', filter));
+    },
+    /** How many keys match `{ prefix, from, to }` as in {@link arrivals}, counted in the downstream. */
+    countArrivals: (filter = {}) => call('countArrivals', filter),
+    /**
+     * Resolves with `{ reached: true, count, at }` once `expect` keys with `prefix` have had their first success (`at`:
+     * the arrival that completed the count), or with `{ reached: false, count }` after `timeoutMs` (or a reset).
+     */
+    async watch(prefix, expect, { timeoutMs = Infinity } = {}) {
+      let timer;
+      const timeout = new Promise((resolve) => {
+        if (Number.isFinite(timeoutMs)) timer = setTimeout(() => resolve(undefined), timeoutMs);
+      });
+      const answer = await Promise.race([call('watch', { prefix, expect }), timeout]);
+      clearTimeout(timer);
+      if (answer !== undefined) return answer;
+      return { reached: false, count: await call('countArrivals', { prefix }) };
     },
     /**
      * Resolves with the stats once `expect` first successes arrived. Rejects when nothing new arrived for

@@ -56,22 +56,34 @@ export function machine() {
   };
 }
 
-export function printMachine(label = 'machine') {
+export function printMachine(label = 'machine', { baseline, build = true } = {}) {
   const m = machine();
   console.log(`${label}: ${m.nproc} CPUs (${m.cpu}), ${m.memGiB} GiB, node ${m.node}, load average ${m.load}`);
-  if (label === 'machine') {
+  if (label === 'machine' && build) {
     const b = serviceBuild();
     m.build = b;
     console.log(`retryd build: ${process.env.RETRYD_CLI ?? 'packages/server/dist'} ${b.hash} (newest file ${b.newest})`);
+    if (baseline !== undefined) {
+      const old = serviceBuild(distOf(baseline));
+      m.baselineBuild = old;
+      console.log(`retryd build (before), --baseline: ${baseline} ${old.hash} (newest file ${old.newest})`);
+    }
   }
   return m;
 }
 
-/** A hash of the built service (packages/server/dist/**\/*.js) and its newest file's time: which code a figure is of. */
-export function serviceBuild() {
-  const root = process.env.RETRYD_CLI === undefined
-    ? join(import.meta.dirname, '..', '..', '..', 'packages', 'server', 'dist')
-    : join(process.env.RETRYD_CLI, '..', '..');
+/** The `dist/` folder of a built CLI (`…/dist/cli/main.js` → `…/dist`). */
+export const distOf = (cli) => join(cli, '..', '..');
+
+/** The `dist/` of the build under test: `RETRYD_CLI`'s, else packages/server/dist of this checkout. */
+export const CURRENT_DIST =
+  process.env.RETRYD_CLI === undefined ? join(import.meta.dirname, '..', '..', '..', 'packages', 'server', 'dist') : distOf(process.env.RETRYD_CLI);
+
+/**
+ * A hash of a built service (`<dist>/**\/*.js`; default {@link CURRENT_DIST}) and its newest file's time: which code
+ * a figure is of.
+ */
+export function serviceBuild(root = CURRENT_DIST) {
   const hash = createHash('sha256');
   let newest = 0;
   const walk = (dir) => {

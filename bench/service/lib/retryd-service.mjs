@@ -24,10 +24,11 @@ for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => process.e
 
 /**
  * Starts `retryd serve --port 0 --store <store> --allow-targets 127.0.0.1/32 [...]` and resolves once its
- * `"event":"start"` line is printed. `nodeArgs` go before the script (e.g. `--cpu-prof`).
+ * `"event":"start"` line is printed. `nodeArgs` go before the script (e.g. `--cpu-prof`); `cli` is the built
+ * `dist/cli/main.js` to run (default {@link CLI}; the benchmarks' `--baseline` runs an older build beside it).
  */
-export async function startRetryd({ store, sync = 'full', concurrency, extraArgs = [], nodeArgs = [] }) {
-  const args = [...nodeArgs, CLI, 'serve', '--port', '0', '--store', store, '--allow-targets', '127.0.0.1/32', '--sync', sync];
+export async function startRetryd({ cli = CLI, store, sync = 'full', concurrency, extraArgs = [], nodeArgs = [] }) {
+  const args = [...nodeArgs, cli, 'serve', '--port', '0', '--store', store, '--allow-targets', '127.0.0.1/32', '--sync', sync];
   if (concurrency !== undefined) args.push('--concurrency', String(concurrency));
   args.push(...extraArgs);
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -50,10 +51,12 @@ export async function startRetryd({ store, sync = 'full', concurrency, extraArgs
       if (logs.length < 10_000) logs.push(entry);
       if (entry.event === 'start') {
         startLine = entry;
-        resolve(entry.url);
+        // Every build so far prints its address on the start line; say so plainly if one stops doing it.
+        if (typeof entry.url === 'string') resolve(entry.url);
+        else reject(new Error(`retryd (${cli}) printed a start line without a url: ${line}`));
       }
     });
-    void exited.then((code) => reject(new Error(`retryd exited with ${code} before starting: ${stderr}`)));
+    void exited.then((code) => reject(new Error(`retryd (${cli}) exited with ${code} before starting: ${stderr}`)));
   });
   // A durability figure is only worth its label if the service ran with it: builds before 4d3f0ad ignored --sync.
   let syncConfirmed = false;

@@ -5,9 +5,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { inParallel, serviceBuild, sleep, waitFor } from '../report.mjs';
+import { distOf, inParallel, serviceBuild, sleep, waitFor } from '../report.mjs';
 import { POSTGRES_URL, REDIS_URL, deleteKeys, dropSchema, postgresDurability, redisDurability, schemaSize } from '../servers.mjs';
-import { startRetryd, sqliteStoreSize } from '../retryd-service.mjs';
+import { CLI, startRetryd, sqliteStoreSize } from '../retryd-service.mjs';
 
 /** The W1 policy (WORKLOADS.md): exponential, 1 ms initial, ×2, 10 ms max, 5 attempts, full jitter, no budget. */
 export const W1_POLICY = Object.freeze({
@@ -113,17 +113,27 @@ export async function retrydStore(kind, { sync = 'full', name = 'bench' } = {}) 
  * W1 for retryd: tasks are enqueued to become due all at once, after the whole enqueue, like a full peer queue.
  * With `instances` > 1, that many `retryd serve` processes share the store (the enqueue goes through the first;
  * every instance's engine takes tasks from the store) and CPU is summed over them.
+ *
+ * `cli` runs another build (default {@link CLI}); `role: 'before'` marks it as the build before a change (the
+ * benchmarks' `--baseline`): its id ends in `-before`, its name says `(before)`, and it keeps its own schema or
+ * key prefix, so the two builds never share a store.
  */
-export function retrydContender({ storeKind = 'sqlite', sync = 'full', concurrency, nodeArgs = [], instances = 1 }) {
+export function retrydContender({ storeKind = 'sqlite', sync = 'full', concurrency, nodeArgs = [], instances = 1, cli = CLI, role = 'after' }) {
   let store;
   let service;
   let services = [];
   let dueAt;
   let build;
+  const before = role === 'before';
+  const base = `${storeKind === 'sqlite' ? `retryd-sqlite-${sync}` : `retryd-${storeKind.replace(/:.*$/, '')}`}${instances > 1 ? `-x${instances}` : ''}`;
   return {
-    id: `${storeKind === 'sqlite' ? `retryd-sqlite-${sync}` : `retryd-${storeKind.replace(/:.*$/, '')}`}${instances > 1 ? `-x${instances}` : ''}`,
+    id: before ? `${base}-before` : base,
+    role,
+    /** The id of this configuration whatever the build: pairs a `--baseline` contender with the current one. */
+    pairId: base,
+    cli,
     get name() {
-      return `retryd (${store?.label ?? storeKind}${instances > 1 ? `, ${instances} instances` : ''})`;
+      return `retryd${before ? ' (before)' : ''} (${store?.label ?? storeKind}${instances > 1 ? `, ${instances} instances` : ''})`;
     },
     get durability() {
       if (store === undefined) return '';
@@ -131,7 +141,7 @@ export function retrydContender({ storeKind = 'sqlite', sync = 'full', concurren
         ? `${store.durability} (as asked; this build does not report it)`
         : store.durability;
     },
-    /** Hash of packages/server/dist when this run started (colleagues may rebuild it between runs). */
+    /** Hash of the build's dist/ when this run started (colleagues may rebuild it between runs). */
     get build() {
       return build;
     },
@@ -141,10 +151,10 @@ export function retrydContender({ storeKind = 'sqlite', sync = 'full', concurren
     /** Where CPU is spent during dispatch: the service processes (plus the server of a networked store, not counted here). */
     cpuMs: async () => (await Promise.all(services.map((s) => s.cpuMs()))).reduce((a, b) => a + b, 0),
     async setup() {
-      build = serviceBuild().hash;
-      store = await retrydStore(storeKind, { sync, name: 'w1' });
+      build = serviceBuild(distOf(cli)).hash;
+      store = await retrydStore(storeKind, { sync, name: before ? 'before-w1' : 'w1' });
       services = [];
-      for (let i = 0; i < instances; i++) services.push(await startRetryd({ store: store.url, sync, concurrency, nodeArgs }));
+      for (let i = 0; i < instances; i++) services.push(await startRetryd({ cli, store: store.url, sync, concurrency, nodeArgs }));
       service = services[0];
     },
     async enqueue(tasks, downstreamUrl) {
