@@ -3,6 +3,7 @@ import { systemClock, type Clock } from '@retryd/core';
 import { Agent, type Dispatcher } from 'undici';
 import type { RetryTask } from '../domain/task.js';
 import type { AttemptDispatcher, AttemptResult } from './attempt-result.js';
+import { AttemptDeadlines, type Expirable } from './attempt-deadlines.js';
 import { describeError } from './describe-error.js';
 
 /** Reads a large body that the task keeps in the blob store (`bodyRef`): a `BlobStore.get`. */
@@ -51,21 +52,12 @@ export const SNIPPET_BYTES = 4096;
 const DRAIN_LIMIT_BYTES = 64 * 1024;
 
 /**
- * The reason an attempt's timer is aborted with when the attempt settles first: one shared value, so ending a timer
- * builds no `DOMException` (an abort without a reason makes one, with its stack, per attempt).
- */
-const SETTLED = Symbol('attempt settled');
-
-/** The timer's sleep was aborted because the attempt settled: nothing to do. */
-const ignore = (): void => undefined;
-
-/**
  * One attempt as an undici dispatch handler: keeps the status, the headers and the first {@link SNIPPET_BYTES} of
  * the body, discards the rest as it streams by (nothing is buffered), and settles exactly once. Used instead of
  * `request()`, whose body stream, abort-signal wiring and async-hooks resource per call cost more CPU than the
  * rest of an attempt together (measured on W1); the pool, timeouts and no-redirect behaviour are the same.
  */
-class AttemptHandler implements Dispatcher.DispatchHandler {
+class AttemptHandler implements Dispatcher.DispatchHandler, Expirable {
   private controller: Dispatcher.DispatchController | null = null;
   private status = 0;
   private headers: Record<string, string | string[] | undefined> = {};
@@ -74,16 +66,23 @@ class AttemptHandler implements Dispatcher.DispatchHandler {
   private seen = 0;
   private settled = false;
   private timedOut: Error | null = null;
-  /** Aborts the attempt's timer (a sleep on the injected clock) when the attempt settles first. */
-  private readonly timer = new AbortController();
+  /** When the attempt times out (epoch ms on the dispatcher's clock), watched by the dispatcher's deadlines. */
+  readonly deadline: number;
 
   constructor(
     private readonly resolve: (result: AttemptResult) => void,
     private readonly describe: (error: unknown) => string,
-    timeoutMs: number,
-    clock: Clock,
+    private readonly timeoutMs: number,
+    private readonly deadlines: AttemptDeadlines,
+    now: number,
   ) {
-    clock.sleep(timeoutMs, this.timer.signal).then(() => this.timeout(new AttemptTimeoutError(timeoutMs)), ignore);
+    this.deadline = now + timeoutMs;
+    deadlines.add(this);
+  }
+
+  /** The attempt ran out of time. */
+  expire(): void {
+    this.timeout(new AttemptTimeoutError(this.timeoutMs));
   }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
@@ -126,7 +125,6 @@ class AttemptHandler implements Dispatcher.DispatchHandler {
   }
 
   private timeout(error: Error): void {
-    // The sleep resolved, but the attempt settled before this callback ran: the connection is not ours to abort.
     if (this.settled) return;
     this.timedOut = error;
     if (this.status !== 0) this.settleResponse();
@@ -141,7 +139,7 @@ class AttemptHandler implements Dispatcher.DispatchHandler {
   private settle(result: AttemptResult): void {
     if (this.settled) return;
     this.settled = true;
-    this.timer.abort(SETTLED);
+    this.deadlines.remove(this);
     this.resolve(result);
   }
 }
@@ -184,10 +182,13 @@ export class HttpDispatcher implements AttemptDispatcher {
   private readonly attemptTimeoutMs: number;
   private readonly connectTimeoutMs: number;
   private readonly clock: Clock;
+  /** Every attempt's timeout, on one timer of the clock. */
+  private readonly deadlines: AttemptDeadlines;
 
   constructor(options: HttpDispatcherOptions = {}) {
     this.loadBody = options.loadBody;
     this.clock = options.clock ?? systemClock;
+    this.deadlines = new AttemptDeadlines(this.clock);
     this.attemptTimeoutMs = options.attemptTimeoutMs ?? 30_000;
     this.connectTimeoutMs = options.connectTimeoutMs ?? 5_000;
     this.ownsAgent = options.agent === undefined;
@@ -233,7 +234,8 @@ export class HttpDispatcher implements AttemptDispatcher {
     return new Promise<AttemptResult>((resolve) => {
       // undici's own headers/body timeouts tick at about 1 s resolution; the handler's timer makes the deadline
       // exact and bounds the whole attempt, from queueing for a connection to the end of the snippet.
-      const handler = new AttemptHandler(resolve, (error) => describeError(error, this.timeouts()), this.attemptTimeoutMs, this.clock);
+      const describe = (error: unknown) => describeError(error, this.timeouts());
+      const handler = new AttemptHandler(resolve, describe, this.attemptTimeoutMs, this.deadlines, this.clock.now());
       try {
         this.agent.dispatch(options, handler);
       } catch (error) {

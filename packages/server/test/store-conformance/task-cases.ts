@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { expect, it } from 'vitest';
+import { TASK_FIELD_NAMES } from '../../src/domain/task-fields.js';
 import { T0, makeTask } from '../fixtures/tasks.js';
 import type { CurrentStore } from './helpers.js';
 import { insertAll } from './helpers.js';
@@ -31,6 +32,8 @@ export function taskCases(store: CurrentStore): void {
     ]);
     for (const task of [plain, rich]) {
       expect(await store().getTask(task.tenantId, task.taskId)).toEqual(task);
+      // One object shape whichever store made the task: the fields in row order.
+      expect(Object.keys((await store().getTask(task.tenantId, task.taskId)) ?? {})).toEqual(TASK_FIELD_NAMES);
       expect(await store().admin.getTaskByIdempotencyKey(task.tenantId, task.idempotencyKey)).toEqual(task);
     }
     expect(await store().getTask('default', randomUUID())).toBeUndefined();

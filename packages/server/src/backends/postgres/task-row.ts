@@ -1,6 +1,7 @@
 import type { RetryPolicy, TaskStatus } from '@retryd/core';
 import type { AttemptLog, RetryTask, StoredPolicy } from '../../domain/task.js';
-import { TASK_FIELD_SPECS, type FieldCodec } from '../../domain/task-fields.js';
+import type { FieldCodec } from '../../domain/task-fields.js';
+import { columnLiteral, compileTaskMapper, taskLiteral } from '../compile-task-mapper.js';
 import type { AttemptCompletion, TaskOutcome } from '../../store/store.js';
 
 /**
@@ -12,13 +13,12 @@ export type TaskRow = Readonly<Record<string, unknown>>;
 
 /**
  * A stored row as the domain's task, in row order (the order of `TASK_FIELDS`). pg already decodes every codec to
- * the value the field holds, so the mapping is a copy, column to property.
+ * the value the field holds, so the mapping is a copy, column to property, compiled once (see compile-task-mapper.ts).
  */
-export function taskFromRow(row: TaskRow): RetryTask {
-  const task: Record<string, unknown> = {};
-  for (const spec of TASK_FIELD_SPECS) task[spec.name] = row[spec.column];
-  return task as RetryTask;
-}
+export const taskFromRow: (row: TaskRow) => RetryTask = compileTaskMapper(
+  'taskFromRow(r)',
+  `return ${taskLiteral((field) => `r.${field.column}`)};`,
+);
 
 /**
  * PostgreSQL text cannot hold U+0000. Text values (free-text diagnostics above all: errors, reasons, a response
@@ -29,21 +29,20 @@ export function text(value: string | null): string | null {
   return value === null || !value.includes('\u0000') ? value : value.replaceAll('\u0000', '\uFFFD');
 }
 
-/** A field's value as its record column carries it (see `task_record_types` in query-macros.ts). */
-function recordValue(codec: FieldCodec, value: unknown): unknown {
-  if (value === null) return null;
-  if (codec === 'text') return text(value as string);
-  // The body travels as its JSON text, cast to json by the statement.
-  if (codec === 'json-string') return JSON.stringify(value);
+/** JavaScript giving a field's value (`value`, an expression) as its record column carries it (see query-macros.ts). */
+function recordSource(codec: FieldCodec, value: string): string {
+  // The body travels as its JSON text, cast to json by the statement; text cannot hold U+0000.
+  if (codec === 'json-string') return `${value} === null ? null : JSON.stringify(${value})`;
+  if (codec === 'text') return `text(${value})`;
   return value;
 }
 
 /** One element of `insert-tasks`' `$1`: every task column under its own name, and the task's index `i`. */
-export function taskRecord(task: RetryTask, i: number): Record<string, unknown> {
-  const record: Record<string, unknown> = { i };
-  for (const spec of TASK_FIELD_SPECS) record[spec.column] = recordValue(spec.codec, task[spec.name]);
-  return record;
-}
+export const taskRecord: (task: RetryTask, i: number) => Record<string, unknown> = compileTaskMapper(
+  'taskRecord(t, i)',
+  `return ${columnLiteral((field) => recordSource(field.codec, `t.${field.name}`), 'i')};`,
+  { text },
+);
 
 function outcomeRecord(outcome: TaskOutcome, prefix: '' | 'c_'): Record<string, unknown> {
   return {

@@ -2,6 +2,7 @@ import type { RetryPolicy, TaskStatus } from '@retryd/core';
 import type { AttemptLog, RetryTask, StoredPolicy } from '../../domain/task.js';
 import { TASK_FIELDS, TASK_FIELD_SPECS } from '../../domain/task-fields.js';
 import type { FieldCodec, TaskFieldName } from '../../domain/task-fields.js';
+import { compileTaskMapper, taskLiteral } from '../compile-task-mapper.js';
 import type { AttemptCompletion, CompletionResult, TaskOutcome } from '../../store/store.js';
 import { sortKeyOf } from './keys.js';
 
@@ -146,32 +147,33 @@ export function decodeCompletion(taskId: string, reply: CompletionReply): Comple
 /** What scripts return for a task: the values of {@link STATE_FIELDS} (null where absent), and the data JSON. */
 export type TaskReply = [state: (string | null)[], data: string];
 
-/** The fields kept in the state hash, in row order, with their position in a script's reply and their codec. */
-const HASH_POSITIONS: readonly number[] = HASH_SPECS.map((spec) => STATE_FIELDS.indexOf(hashFieldOf(spec.name)));
-const HASH_NULLABLE: readonly boolean[] = HASH_SPECS.map((spec) => spec.nullable);
-// Every field present from the start, in row order: a decoded task is a copy of it with the values set, so all
-// tasks share one object shape (adding properties one by one under computed names is twice as slow).
-const TASK_SHAPE: Readonly<Record<TaskFieldName, unknown>> = Object.fromEntries(TASK_FIELD_SPECS.map((spec) => [spec.name, null])) as Record<
-  TaskFieldName,
-  unknown
->;
-
-/** Rebuilds a task from a script's reply: the data JSON's fields as they are, the hash's through their codecs. */
-export function decodeTask(reply: TaskReply): RetryTask {
-  const [state, json] = reply;
-  const task: Record<TaskFieldName, unknown> = { ...TASK_SHAPE, ...(JSON.parse(json) as Partial<Record<TaskFieldName, unknown>>) };
-  for (let i = 0; i < HASH_NAMES.length; i++) {
-    const text = state[HASH_POSITIONS[i] as number] ?? null;
-    if (text === null) {
-      if (!HASH_NULLABLE[i]) throw new Error(`A stored task has no ${HASH_NAMES[i]}: its keys are not in this version's layout.`);
-      continue;
-    }
-    const kind = HASH_KINDS[i];
-    task[HASH_NAMES[i] as TaskFieldName] =
-      kind === NUMBER ? Number(text) : kind === BOOLEAN ? text === '1' : kind === JSON_VALUE ? (JSON.parse(text) as unknown) : text;
-  }
-  return task as RetryTask;
+/** JavaScript reading a hash value (`text`, an expression: a string, or null when the field is absent). */
+function hashValueSource(codec: FieldCodec, nullable: boolean, text: string, name: string): string {
+  const kind = kindOf(codec);
+  const value = kind === NUMBER ? `Number(${text})` : kind === BOOLEAN ? `${text} === '1'` : kind === JSON_VALUE ? `JSON.parse(${text})` : text;
+  // A non-nullable field that is absent means keys of another layout: fail loudly rather than invent a value.
+  return nullable ? `${text} == null ? null : ${value}` : `${text} == null ? missing(${JSON.stringify(name)}) : ${value}`;
 }
+
+/**
+ * Rebuilds a task from a script's reply: the data JSON's fields as they are, the hash's through their codecs. Compiled
+ * once from the field definitions into one object literal in row order (see compile-task-mapper.ts).
+ */
+export const decodeTask: (reply: TaskReply) => RetryTask = compileTaskMapper(
+  'decodeTask(reply)',
+  `const s = reply[0];
+  const d = JSON.parse(reply[1]);
+  return ${taskLiteral((field) =>
+    field.redis === 'data'
+      ? `d.${field.name}${field.nullable ? ' ?? null' : ''}`
+      : hashValueSource(field.codec, field.nullable, `s[${STATE_FIELDS.indexOf(field.redis.hash)}]`, field.name),
+  )};`,
+  {
+    missing: (name: string): never => {
+      throw new Error(`A stored task has no ${name}: its keys are not in this version's layout.`);
+    },
+  },
+);
 
 /** An attempt log entry as stored (a sorted-set member: unique, since it holds the attempt number). */
 export function encodeAttempt(attempt: AttemptLog): string {

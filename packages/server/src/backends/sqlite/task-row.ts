@@ -1,13 +1,11 @@
 import { isLive, type RetryPolicy } from '@retryd/core';
 import { TASK_FIELD_NAMES, TASK_FIELD_SPECS, type FieldSpec, type TaskFieldName } from '../../domain/task-fields.js';
+import { compileTaskMapper, taskLiteral } from '../compile-task-mapper.js';
 import type { AttemptLog, RetryTask, StoredPolicy } from '../../domain/task.js';
 import type { JsonCache } from './json-cache.js';
 
 // A task's SQLite row and its mappings, all derived from the one definition of a task's fields
 // (domain/task-fields.ts): a field added there is read, written and claimed here with no edit.
-
-/** What a field name must look like to be written into the compiled mappers below. */
-const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
 
 /** A value as better-sqlite3 binds and returns it (INTEGER and REAL both come back as numbers). */
 export type SqlValue = string | number | null;
@@ -36,9 +34,9 @@ export type TaskFromRow = (row: readonly SqlValue[], json: JsonCache) => RetryTa
  * would be): every task then has the same shape, and the mapper costs no loop or per-field dispatch on the claim
  * path.
  */
-export const taskFromRow: TaskFromRow = compile<TaskFromRow>(
+export const taskFromRow: TaskFromRow = compileTaskMapper<TaskFromRow>(
   'taskFromRow(r, json)',
-  `return {\n${TASK_FIELD_SPECS.map((spec, i) => `    ${spec.name}: ${decodeSource(spec, `r[${i}]`)},`).join('\n')}\n  };`,
+  `return ${taskLiteral((field) => decodeSource(field, `r[${field.index}]`))};`,
 );
 
 /** Positional parameters of the task INSERT: the task's columns in row order, then `ended_at`. */
@@ -48,7 +46,7 @@ export type TaskParams = SqlValue[];
  * A task as parameters of the task INSERT (the inverse of {@link taskFromRow}), followed by `ended_at`: NULL while
  * the task is live, its `updatedAt` once it ended (see 001-init.sql). Compiled once, as {@link taskFromRow}.
  */
-export const taskToParams: (task: RetryTask) => TaskParams = compile<(task: RetryTask) => TaskParams>(
+export const taskToParams: (task: RetryTask) => TaskParams = compileTaskMapper<(task: RetryTask) => TaskParams>(
   'taskToParams(t)',
   `return [\n${TASK_FIELD_SPECS.map((spec) => `    ${encodeSource(spec, `t.${spec.name}`)},`).join('\n')}\n    endedAt(t),\n  ];`,
   { endedAt: (task: RetryTask): number | null => (isLive(task.status) ? null : task.updatedAt) },
@@ -148,17 +146,4 @@ function encodeSource(spec: FieldSpec, value: string): string {
     case 'real':
       return value;
   }
-}
-
-/**
- * Compiles `function <signature> { <body> }` once, with `scope`'s entries in its closure. The source is built from
- * the field definitions only (names checked to be plain identifiers), never from data.
- */
-function compile<F>(signature: string, body: string, scope: Readonly<Record<string, unknown>> = {}): F {
-  for (const name of TASK_FIELD_NAMES) {
-    if (!IDENTIFIER.test(name)) throw new Error(`Task field ${JSON.stringify(name)} is not a plain identifier.`);
-  }
-  const names = Object.keys(scope);
-  const factory = new Function(...names, `'use strict';\nreturn function ${signature} {\n  ${body}\n};`) as (...values: unknown[]) => F;
-  return factory(...names.map((name) => scope[name]));
 }

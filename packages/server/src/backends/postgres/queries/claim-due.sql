@@ -52,10 +52,10 @@ sizing AS (
   SELECT count(*) AS n, max(pos) AS last_pos FROM considered
 ),
 found AS (
-  SELECT c.pos, c.tenant_id, f.task_id, f.next_attempt_at
+  SELECT c.pos, c.tenant_id, f.task_id, f.next_attempt_at, f.ctid
   FROM considered AS c
   CROSS JOIN LATERAL (
-    SELECT t.task_id, t.next_attempt_at
+    SELECT t.task_id, t.next_attempt_at, t.ctid
     FROM tasks AS t
     WHERE t.tenant_id = c.tenant_id AND t.target_key = c.target_key AND t.status = {{due_status}}
       AND t.next_attempt_at <= $1::float8
@@ -65,9 +65,9 @@ found AS (
   ) AS f
 ),
 kept AS (
-  SELECT tenant_id, task_id, pos, rank
+  SELECT tenant_id, task_id, ctid, pos, rank
   FROM (
-    SELECT tenant_id, task_id, pos, row_number() OVER (PARTITION BY pos ORDER BY next_attempt_at, task_id) AS rank
+    SELECT tenant_id, task_id, ctid, pos, row_number() OVER (PARTITION BY pos ORDER BY next_attempt_at, task_id) AS rank
     FROM found
   ) AS dealt
   ORDER BY rank, pos
@@ -82,7 +82,7 @@ claimed AS (
     version = t.version + 1,
     updated_at = $1::float8
   FROM kept
-  WHERE t.tenant_id = kept.tenant_id AND t.task_id = kept.task_id
+  WHERE t.ctid = kept.ctid AND t.status = {{due_status}}
   RETURNING {{task_columns:t}}, kept.rank, kept.pos
 ),
 drained AS MATERIALIZED (

@@ -22,7 +22,7 @@
 
 -- Every field of the state hash, in the order insert-tasks takes them and read_task returns them: the hash
 -- fields of domain/task-fields.ts in row order, then the store's own `sortKey` (task-codec.ts STATE_FIELDS;
--- test/redis-store.test.ts fails when the two differ).
+-- test/redis-lua-fields.test.ts fails when the two differ).
 local TASK_FIELDS = { 'target', 'policyId', 'status', 'attempt', 'runOffset', 'runStart', 'lastDelay', 'due',
   'updated', 'owner', 'leaseUntil', 'token', 'version', 'cancel', 'error', 'httpStatus', 'deadReason', 'sortKey' }
 

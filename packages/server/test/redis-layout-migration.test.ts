@@ -1,0 +1,129 @@
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import type { Redis } from 'ioredis';
+import type { RetryTask } from '../src/domain/task.js';
+import { PartitionKeys, globalKeys, sortKeyOf } from '../src/backends/redis/keys.js';
+import { LAYOUT_VERSION } from '../src/backends/redis/layout-migration.js';
+import { RedisStore } from '../src/backends/redis/redis-store.js';
+import { T0, makeAttempt, makeTask, retryOutcome } from './fixtures/tasks.js';
+import { REDIS_URL, dropPrefixes, freshPrefix } from './redis-harness.js';
+import { admin, closeOpened, expectIndexesExact, opened } from './redis-store-harness.js';
+
+afterAll(dropPrefixes);
+afterEach(closeOpened);
+
+describe('Redis layout migration', () => {
+  const lease = { leaseMs: 1_000, workerId: 'w' };
+  const [A, B, C] = ['https://a.example.com', 'https://b.example.com', 'https://c.example.com'];
+  const layout1Tasks = () => {
+    const inFlight = makeTask({ targetUrl: `${A}/f`, status: 'IN_FLIGHT', leaseOwner: 'old', leaseExpiresAt: T0 + 900, fencingToken: 3 });
+    return [
+      makeTask({ targetUrl: `${A}/1`, nextAttemptAt: T0 + 1 }),
+      makeTask({ targetUrl: `${A}/2`, nextAttemptAt: T0, policyId: null, policy: { maxAttempts: 3 } as never }),
+      makeTask({ targetUrl: `${B}/1`, nextAttemptAt: T0 + 2, lastError: 'HTTP 503', lastResponseStatus: 503, runStartedAt: T0 - 0.5 }),
+      inFlight,
+      makeTask({ targetUrl: `${B}/d`, status: 'FAILED', nextAttemptAt: null, deadLetterReason: 'permanent_status:400', attemptNumber: 2 }),
+      makeTask({ tenantId: 'other', targetUrl: `${C}/1`, nextAttemptAt: T0 }),
+    ];
+  };
+
+  it('converts layout 1 in place once, while other instances wait, and claims fairly afterwards', async () => {
+    const prefix = freshPrefix();
+    const client = admin();
+    const tasks = layout1Tasks();
+    await writeLayout1(client, prefix, tasks);
+    const globals = globalKeys(prefix);
+    // A lock left by an instance that died mid-migration: the stores wait for it to lapse, then one takes over.
+    await client.set(globals.migrationLock, 'dead-instance', 'PX', 300);
+    const [one, two] = await Promise.all([opened(new RedisStore({ url: REDIS_URL, prefix })), opened(new RedisStore({ url: REDIS_URL, prefix }))]);
+    expect(await client.get(globals.layout)).toBe(String(LAYOUT_VERSION));
+    expect(await client.exists(globals.migrationLock)).toBe(0);
+    for (const tenant of ['default', 'other']) {
+      const k = new PartitionKeys(prefix, tenant);
+      expect(await client.exists(k.legacyDue)).toBe(0);
+      await expectIndexesExact(client, k);
+    }
+    for (const task of tasks) expect(await two.getTask(task.tenantId, task.taskId)).toEqual(task);
+    expect(await client.zrange(new PartitionKeys(prefix, 'default').targets, 0, -1)).toEqual([A, B]);
+
+    expect(await one.nextDueAt()).toBe(T0);
+    const claim = await one.claimDue(T0 + 10, { limit: 10, ...lease });
+    const byId = (i: number) => (tasks[i] as RetryTask).taskId;
+    expect(claim.map((t) => t.taskId)).toEqual([byId(1), byId(2), byId(5), byId(0)]);
+    const inFlight = tasks[3] as RetryTask;
+    const [done] = await two.completeAttempts([{ ...inFlight, attempt: makeAttempt(inFlight), next: retryOutcome(inFlight, T0 + 50) }], T0 + 20);
+    expect(done).toMatchObject({ kind: 'applied', status: 'PENDING' });
+    expect(await one.nextDueAt()).toBe(T0 + 50);
+    expect(await one.admin.countByStatus()).toMatchObject({ PENDING: 1, IN_FLIGHT: 4, FAILED: 1 });
+  });
+
+  it('migrates tasks in chunks, can run again over migrated data without changing it, and refuses a newer layout', async () => {
+    const prefix = freshPrefix();
+    const client = admin();
+    // More tasks than one chunk of the migration (500), spread over three targets and two statuses.
+    const many = Array.from({ length: 1_234 }, (_, i) =>
+      makeTask({
+        targetUrl: `${[A, B, C][i % 3] ?? ''}/n`,
+        createdAt: T0 - i,
+        ...(i % 5 === 0 ? { status: 'SUCCEEDED', nextAttemptAt: null } : { nextAttemptAt: T0 + i }),
+      }),
+    );
+    const tasks = [...layout1Tasks(), ...many];
+    await writeLayout1(client, prefix, tasks);
+    await opened(new RedisStore({ url: REDIS_URL, prefix }));
+    const k = new PartitionKeys(prefix, 'default');
+    await expectIndexesExact(client, k);
+    expect((await client.zcard(k.queue(A))) + (await client.zcard(k.queue(B))) + (await client.zcard(k.queue(C)))).toBe(
+      tasks.filter((t) => t.status === 'PENDING' && t.tenantId === 'default').length,
+    );
+    const snapshot = async () => ({ ready: await client.zrange(k.ready, 0, -1, 'WITHSCORES'), a: await client.zrange(k.queue(A), 0, -1) });
+    const before = await snapshot();
+    // As if the instance that migrated had died before writing the version.
+    await client.del(globalKeys(prefix).layout);
+    const again = await opened(new RedisStore({ url: REDIS_URL, prefix }));
+    expect(await snapshot()).toEqual(before);
+    for (const task of tasks) expect(await again.getTask(task.tenantId, task.taskId)).toEqual(task);
+
+    await client.set(globalKeys(prefix).layout, String(LAYOUT_VERSION + 1));
+    await expect(new RedisStore({ url: REDIS_URL, prefix }).init()).rejects.toThrow(/newer than this retryd's/);
+  });
+});
+
+/** Writes tasks as layout 1 did (insert-tasks.lua before targets): no `target` in the hash, one `due` set per partition. */
+async function writeLayout1(client: Redis, prefix: string, tasks: readonly RetryTask[]): Promise<void> {
+  const multi = client.multi();
+  for (const task of tasks) {
+    const k = new PartitionKeys(prefix, task.tenantId);
+    const sortKey = sortKeyOf(task.createdAt, task.taskId);
+    const state: Record<string, string | number | null> = {
+      status: task.status,
+      attempt: task.attemptNumber,
+      runOffset: task.runAttemptOffset,
+      runStart: task.runStartedAt,
+      lastDelay: task.lastDelayMs,
+      due: task.nextAttemptAt,
+      updated: task.updatedAt,
+      owner: task.leaseOwner,
+      leaseUntil: task.leaseExpiresAt,
+      token: task.fencingToken,
+      version: task.version,
+      cancel: task.cancelRequested ? '1' : '0',
+      error: task.lastError,
+      httpStatus: task.lastResponseStatus,
+      deadReason: task.deadLetterReason,
+      policyId: task.policyId,
+      sortKey,
+    };
+    multi.hset(k.task(task.taskId), ...Object.entries(state).flatMap(([field, value]) => (value === null ? [] : [field, String(value)])));
+    const { tenantId, taskId, idempotencyKey, requestHash, targetUrl, method, headers, body, bodyRef, policy, createdAt, traceContext } = task;
+    const data = { tenantId, taskId, idempotencyKey, requestHash, targetUrl, method, headers, body, bodyRef, policy, createdAt, traceContext };
+    multi.set(k.data(task.taskId), JSON.stringify(data));
+    multi.hset(k.idem, task.idempotencyKey, task.taskId);
+    if (task.status === 'PENDING') multi.zadd(k.legacyDue, String(task.nextAttemptAt), task.taskId);
+    if (task.status === 'IN_FLIGHT') multi.zadd(k.leases, String(task.leaseExpiresAt), task.taskId);
+    multi.hincrby(k.counts, task.status, 1);
+    multi.zadd(k.status(task.status), 0, sortKey);
+    if (task.policyId !== null) multi.zadd(k.policyStatus(task.status, task.policyId), 0, sortKey);
+    multi.sadd(globalKeys(prefix).partitions, task.tenantId);
+  }
+  await multi.exec();
+}

@@ -1,0 +1,103 @@
+import { readFileSync, readdirSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { OUTCOME_FIELDS, STATE_FIELDS, decodeTask, encodeTask } from '../src/backends/redis/task-codec.js';
+import { T0, makeTask } from './fixtures/tasks.js';
+
+describe('Redis store: one definition of a task, and the Lua scripts that spell it out', () => {
+  it('keeps the state hash and the data JSON apart exactly as the field definitions say', () => {
+    const task = makeTask({ policyId: null, policy: { maxAttempts: 2 } as never, body: 'a\u0000b', runStartedAt: T0 + 0.375 });
+    const [taskId, key, json, ...state] = encodeTask(task);
+    expect([taskId, key]).toEqual([task.taskId, task.idempotencyKey]);
+    expect(Object.keys(JSON.parse(json as string) as object)).toEqual([
+      'tenantId', 'taskId', 'idempotencyKey', 'requestHash', 'targetUrl', 'method', 'headers', 'body', 'bodyRef', 'policy',
+      'createdAt', 'traceContext',
+    ]);
+    expect(state).toHaveLength(STATE_FIELDS.length);
+    expect(state[STATE_FIELDS.indexOf('target')]).toBe('=https://api.example.com');
+    expect(state[STATE_FIELDS.indexOf('policyId')]).toBe('');
+    // What a script returns for it: the values without their `=`, null where absent.
+    const reply = state.map((value) => (value === '' ? null : value.slice(1)));
+    expect(decodeTask([reply, json as string])).toEqual(task);
+  });
+
+  it('fails when a Lua field list, a field name in a script or an outcome order disagrees with the TypeScript definition', () => {
+    const sources = luaSources();
+    const include = sources.find((s) => s.file === 'includes/task-state.lua')?.source ?? '';
+    expect(luaTable(include, 'TASK_FIELDS')).toEqual(STATE_FIELDS);
+    const complete = sources.find((s) => s.file === 'complete-attempts.lua')?.source ?? '';
+    expect(luaTable(complete, 'OUTCOME_FIELDS')).toEqual(OUTCOME_FIELDS);
+
+    // Every field a script names on a task's hash (HSET, HMGET, HDEL, ..., the tables it unpacks into them, and
+    // FIELD.<name> positions) is one of the definition's, and no script indexes a state by a bare number.
+    const named: string[] = [];
+    for (const { file, source } of sources) {
+      for (const [command, key, ...rest] of redisCalls(source)) {
+        if (!isTaskHash(source, key ?? '')) continue;
+        const fieldsAt = command === "'HSET'" ? rest.filter((_, i) => i % 2 === 0) : command === "'HINCRBY'" ? rest.slice(0, 1) : rest;
+        if (!["'HSET'", "'HMGET'", "'HDEL'", "'HGET'", "'HINCRBY'"].includes(command ?? '')) continue;
+        for (const arg of fieldsAt) {
+          const literal = /^'([^']*)'$/.exec(arg)?.[1];
+          if (literal !== undefined) named.push(`${file}: ${literal}`);
+        }
+      }
+      for (const table of ['del', 'set']) {
+        const items = luaTable(source, table, true) ?? [];
+        named.push(...items.filter((_, i) => table === 'del' || i % 2 === 0).map((item) => `${file}: ${item}`));
+      }
+      for (const match of source.matchAll(/FIELD\.([A-Za-z]+)/g)) named.push(`${file}: ${match[1] ?? ''}`);
+      expect(source, file).not.toMatch(/state\[\d/);
+    }
+    expect(named.length).toBeGreaterThan(60);
+    expect(named.filter((entry) => !STATE_FIELDS.includes(entry.split(': ')[1] ?? ''))).toEqual([]);
+  });
+});
+
+const LUA_DIR = new URL('../src/backends/redis/lua/', import.meta.url);
+
+/** Every Lua file of the store (includes as `includes/<name>.lua`) with its source. */
+function luaSources(): { file: string; source: string }[] {
+  const files = [...readdirSync(LUA_DIR), ...readdirSync(new URL('includes/', LUA_DIR)).map((f) => `includes/${f}`)];
+  return files.filter((file) => file.endsWith('.lua')).map((file) => ({ file, source: readFileSync(new URL(file, LUA_DIR), 'utf8') }));
+}
+
+/** The items of a table literal `local <name> = { ... }` (quoted strings only, unless `raw`: every item, as written). */
+function luaTable(source: string, name: string, raw = false): string[] | undefined {
+  const body = new RegExp(`local ${name} = \\{([^}]*)\\}`).exec(source)?.[1];
+  if (body === undefined) return undefined;
+  const items = body.split(',').map((item) => item.trim());
+  return raw ? items.map((item) => /^'([^']*)'$/.exec(item)?.[1] ?? `(${item})`) : items.flatMap((item) => /^'([^']*)'$/.exec(item)?.[1] ?? []);
+}
+
+/** The arguments of every `redis.call(...)` in a source, as written, split at top-level commas. */
+function redisCalls(source: string): string[][] {
+  const calls: string[][] = [];
+  for (const match of source.matchAll(/redis\.call\(/g)) {
+    const args: string[] = [];
+    let [depth, arg, quoted] = [1, '', false];
+    for (let i = (match.index ?? 0) + match[0].length; i < source.length; i++) {
+      const c = source[i] as string;
+      if (quoted || c === "'") {
+        if (c === "'") quoted = !quoted;
+        arg += c;
+        continue;
+      }
+      if (c === '(' || c === '{') depth++;
+      if (c === ')' || c === '}') depth--;
+      if (depth === 0) break;
+      if (c === ',' && depth === 1) {
+        args.push(arg.trim());
+        arg = '';
+      } else arg += c;
+    }
+    calls.push([...args, arg.trim()]);
+  }
+  return calls;
+}
+
+/** Whether a key expression of a script names a task's state hash (`task:<id>`). */
+function isTaskHash(source: string, key: string): boolean {
+  if (key.includes("'task:'")) return true;
+  const keysIndex = /^KEYS\[(\d+)\]$/.exec(key)?.[1];
+  if (keysIndex !== undefined) return new RegExp(`KEYS\\[${keysIndex}\\] task `).test(source);
+  return /^[a-z_]+$/.test(key) && new RegExp(`local ${key} = [^\\n]*'task:'`).test(source);
+}

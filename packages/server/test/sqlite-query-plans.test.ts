@@ -1,0 +1,112 @@
+import Database from 'better-sqlite3';
+import type { TaskStatus } from '@retryd/core';
+import { afterAll, describe, expect, it } from 'vitest';
+import { TaskListing } from '../src/backends/sqlite/list-tasks.js';
+import { HOLD_TARGET, LOWER_HINT, READY_QUEUES, READY_TIMES, REFRESH_HINT } from '../src/backends/sqlite/queue-statements.js';
+import {
+  CANCEL_TASK,
+  CLAIM_ONE,
+  COMPLETE_TO_LIVE,
+  HAS_DUE,
+  COUNT_BY_STATUS,
+  COUNT_BY_STATUS_OF_TENANT,
+  FIND_EXPIRED_LEASES,
+  NEXT_LEASE_EXPIRY_AT,
+  RELEASE_LEASE,
+  REPLAY_TASK,
+  REQUEST_CANCEL,
+  SELECT_DUE,
+} from '../src/backends/sqlite/statements.js';
+import { T0 } from './fixtures/tasks.js';
+import { A, B, C, NO_SCAN, forTarget, freshPath, lease, opened, plan, removeTempDir } from './sqlite-harness.js';
+
+afterAll(removeTempDir);
+
+describe('query plans', () => {
+  async function planDatabase(populated: boolean): Promise<Database.Database> {
+    const path = freshPath();
+    const store = await opened(path);
+    if (populated) {
+      // Mostly finished tasks over a few targets, as in a long-lived store, then fresh statistics for the planner.
+      const tasks = Array.from({ length: 3_000 }, (_, i) =>
+        forTarget([A, B, C][i % 3] as string, i % 10 === 0 ? { nextAttemptAt: T0 + i } : { status: 'SUCCEEDED', nextAttemptAt: null }),
+      );
+      await store.insertTasks(tasks);
+      await store.claimDue(T0 + 500, { ...lease, limit: 20 });
+      await store.holdTarget({ tenantId: 'default', targetKey: C }, T0 + 1_000, T0);
+    }
+    await store.close();
+    const db = new Database(path);
+    if (populated) db.exec('ANALYZE');
+    return db;
+  }
+
+  for (const populated of [false, true]) {
+    const data = populated ? 'analyzed data' : 'empty';
+    it(`claims, due times, hints, transitions and leases go through their indexes, never a scan (${data})`, async () => {
+      const db = await planDatabase(populated);
+      const key = { tenantId: 'default', taskId: 'x', now: T0 };
+      const replay = { expectedVersion: 1, runAttemptOffset: 0, runStartedAt: null, nextAttemptAt: T0, updatedAt: T0 };
+      const cases: [string, Record<string, unknown> | unknown[], RegExp][] = [
+        [READY_QUEUES, [T0], /INDEX target_queues_ready \(ready_at<\?\)/],
+        [READY_TIMES, [], /SEARCH q USING INDEX target_queues_ready[\s\S]*INDEX tasks_due \(tenant_id=\? AND target_key=\?\)/],
+        [SELECT_DUE, ['default', A, T0, 10], /INDEX tasks_due \(tenant_id=\? AND target_key=\? AND next_attempt_at<\?\)/],
+        [HAS_DUE, ['default', A, T0], /COVERING INDEX tasks_due \(tenant_id=\? AND target_key=\? AND next_attempt_at<\?\)/],
+        [CLAIM_ONE, ['w', T0, T0, 1], /SEARCH tasks USING INTEGER PRIMARY KEY \(rowid=\?\)/],
+        [REFRESH_HINT, ['default', A, 'default', A], /INDEX tasks_due \(tenant_id=\? AND target_key=\?\)/],
+        [LOWER_HINT, ['default', A, T0], /^$|PRIMARY KEY/],
+        [HOLD_TARGET, ['default', A, T0, T0], /^$|PRIMARY KEY/],
+        [CANCEL_TASK, key, /INDEX tasks_pk \(tenant_id=\? AND task_id=\?\)/],
+        [REQUEST_CANCEL, key, /INDEX tasks_pk \(tenant_id=\? AND task_id=\?\)/],
+        [REPLAY_TASK, { ...replay, tenantId: 'default', taskId: 'x' }, /INDEX tasks_pk \(tenant_id=\? AND task_id=\?\)/],
+        [RELEASE_LEASE, { ...key, fencingToken: 1 }, /INDEX tasks_pk \(tenant_id=\? AND task_id=\?\)/],
+        [COMPLETE_TO_LIVE, ['PENDING', 1, T0, T0, 1, null, null, null, T0, 'default', 'x', 1, null, null, null, null], /INDEX tasks_pk/],
+        [FIND_EXPIRED_LEASES, { now: T0, limit: 10 }, /INDEX tasks_lease/],
+        [NEXT_LEASE_EXPIRY_AT, {}, /INDEX tasks_lease/],
+      ];
+      for (const [sql, params, index] of cases) {
+        const details = plan(db, sql, params);
+        expect(details, sql).toMatch(index);
+        expect(details, sql).not.toMatch(NO_SCAN);
+      }
+      expect(plan(db, REFRESH_HINT, ['default', A, 'default', A])).toMatch(/SEARCH target_queues USING PRIMARY KEY/);
+      db.close();
+    });
+  }
+
+  it('lists pages from the listing indexes without sorting the table', async () => {
+    const db = await planDatabase(true);
+    const shapes: [TaskStatus[], boolean, boolean, RegExp[]][] = [
+      [[], false, false, [/tasks_live/, /tasks_ended/]],
+      [['PENDING'], false, true, [/tasks_live/]],
+      [['IN_FLIGHT'], false, true, [/tasks_in_flight/]],
+      [['FAILED', 'EXHAUSTED'], false, true, [/tasks_ended \(tenant_id=\? AND status=\?/]],
+      [['PENDING', 'IN_FLIGHT', 'CANCELLED'], false, false, [/tasks_live/, /tasks_ended/]],
+      [['SUCCEEDED'], true, true, []],
+      [[], true, false, [/tasks_by_policy/]],
+    ];
+    for (const [statuses, byPolicy, withCursor, indexes] of shapes) {
+      const params: Record<string, unknown> = { tenantId: 'default', limit: 10 };
+      if (byPolicy) params['policyId'] = 'default';
+      if (withCursor) Object.assign(params, { afterCreatedAt: T0, afterTaskId: 'x' });
+      const details = plan(db, TaskListing.sql(statuses, byPolicy, withCursor), params);
+      expect(details, `${statuses.join(',')}`).not.toMatch(NO_SCAN);
+      for (const index of indexes) expect(details, `${statuses.join(',')}`).toMatch(index);
+    }
+    expect(() => TaskListing.sql(['DONE' as TaskStatus], false, false)).toThrow(/Unknown task status "DONE"/);
+    db.close();
+  });
+
+  it('counts by status from the listing indexes alone', async () => {
+    const db = await planDatabase(true);
+    for (const [sql, params] of [
+      [COUNT_BY_STATUS_OF_TENANT, { tenantId: 'default' }],
+      [COUNT_BY_STATUS, {}],
+    ] as const) {
+      const details = plan(db, sql, params);
+      expect(details).not.toMatch(/SCAN tasks(?! USING COVERING)|TEMP B-TREE/);
+      expect(details).toMatch(/COVERING INDEX tasks_ended/);
+    }
+    db.close();
+  });
+});
