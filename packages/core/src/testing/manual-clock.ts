@@ -55,7 +55,23 @@ export class ManualClock implements Clock {
     });
   }
 
-  /** Sleeps not yet woken. */
+  /**
+   * Calls `callback` when time reaches `now() + ms` (through {@link ManualClock.advance} or
+   * {@link ManualClock.runAll}), in order with the sleeps, unless {@link ManualClock.clearTimer} gets the handle first.
+   * Not recorded in {@link ManualClock.sleeps}.
+   */
+  setTimer(ms: number, callback: () => void): unknown {
+    const timer: Sleeper = { wakeAt: this.current + Math.max(0, ms), seq: this.seq++, resolve: callback };
+    this.pending.push(timer);
+    return timer;
+  }
+
+  /** Cancels a timer of {@link ManualClock.setTimer}; one that fired or was cleared is left alone. */
+  clearTimer(handle: unknown): void {
+    this.pending = this.pending.filter((s) => s !== handle);
+  }
+
+  /** Sleeps and timers not yet woken. */
   get pendingCount(): number {
     return this.pending.length;
   }

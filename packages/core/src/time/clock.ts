@@ -14,6 +14,14 @@ export interface Clock {
    * (an already aborted signal rejects without waiting).
    */
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
+  /**
+   * Optional: calls `callback` once, after `ms` milliseconds, unless {@link Clock.clearTimer} gets the returned handle
+   * first. Meant for the many timers that are almost always cancelled (an HTTP attempt's timeout): it costs what
+   * `setTimeout` costs, where `sleep` with an `AbortSignal` costs a controller and an abort event each.
+   */
+  setTimer?(ms: number, callback: () => void): unknown;
+  /** Cancels a timer made by {@link Clock.setTimer}. A timer that already fired, or was cleared, is left alone. */
+  clearTimer?(handle: unknown): void;
 }
 
 /** A source of uniform random numbers in `[0, 1)`, like `Math.random`. */
@@ -28,7 +36,8 @@ export function abortReason(signal: AbortSignal): unknown {
 const TIME_ORIGIN = performance.timeOrigin;
 
 /**
- * Real time: `performance.timeOrigin + performance.now()` (monotonic, epoch-anchored) and `setTimeout`.
+ * Real time: `performance.timeOrigin + performance.now()` (monotonic, epoch-anchored) and `setTimeout` (for both
+ * `sleep` and `setTimer`).
  *
  * @example
  * ```ts
@@ -37,6 +46,8 @@ const TIME_ORIGIN = performance.timeOrigin;
  */
 export const systemClock: Clock = {
   now: () => TIME_ORIGIN + performance.now(),
+  setTimer: (ms, callback) => setTimeout(callback, Math.max(0, ms)),
+  clearTimer: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
   sleep: (ms, signal) =>
     new Promise<void>((resolve, reject) => {
       if (signal?.aborted) {

@@ -3,7 +3,7 @@ import { systemClock, type Clock } from '@retryd/core';
 import { Agent, type Dispatcher } from 'undici';
 import type { RetryTask } from '../domain/task.js';
 import type { AttemptDispatcher, AttemptResult } from './attempt-result.js';
-import { AttemptDeadlines, type Expirable } from './attempt-deadlines.js';
+import { clearAttemptTimer, setAttemptTimer } from './attempt-timer.js';
 import { describeError } from './describe-error.js';
 
 /** Reads a large body that the task keeps in the blob store (`bodyRef`): a `BlobStore.get`. */
@@ -57,7 +57,7 @@ const DRAIN_LIMIT_BYTES = 64 * 1024;
  * `request()`, whose body stream, abort-signal wiring and async-hooks resource per call cost more CPU than the
  * rest of an attempt together (measured on W1); the pool, timeouts and no-redirect behaviour are the same.
  */
-class AttemptHandler implements Dispatcher.DispatchHandler, Expirable {
+class AttemptHandler implements Dispatcher.DispatchHandler {
   private controller: Dispatcher.DispatchController | null = null;
   private status = 0;
   private headers: Record<string, string | string[] | undefined> = {};
@@ -66,23 +66,16 @@ class AttemptHandler implements Dispatcher.DispatchHandler, Expirable {
   private seen = 0;
   private settled = false;
   private timedOut: Error | null = null;
-  /** When the attempt times out (epoch ms on the dispatcher's clock), watched by the dispatcher's deadlines. */
-  readonly deadline: number;
+  /** The attempt's timeout: a timer of the injected clock, cleared when the attempt settles first. */
+  private readonly timer: unknown;
 
   constructor(
     private readonly resolve: (result: AttemptResult) => void,
     private readonly describe: (error: unknown) => string,
-    private readonly timeoutMs: number,
-    private readonly deadlines: AttemptDeadlines,
-    now: number,
+    timeoutMs: number,
+    private readonly clock: Clock,
   ) {
-    this.deadline = now + timeoutMs;
-    deadlines.add(this);
-  }
-
-  /** The attempt ran out of time. */
-  expire(): void {
-    this.timeout(new AttemptTimeoutError(this.timeoutMs));
+    this.timer = setAttemptTimer(clock, timeoutMs, () => this.timeout(new AttemptTimeoutError(timeoutMs)));
   }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
@@ -139,7 +132,7 @@ class AttemptHandler implements Dispatcher.DispatchHandler, Expirable {
   private settle(result: AttemptResult): void {
     if (this.settled) return;
     this.settled = true;
-    this.deadlines.remove(this);
+    clearAttemptTimer(this.clock, this.timer);
     this.resolve(result);
   }
 }
@@ -182,13 +175,10 @@ export class HttpDispatcher implements AttemptDispatcher {
   private readonly attemptTimeoutMs: number;
   private readonly connectTimeoutMs: number;
   private readonly clock: Clock;
-  /** Every attempt's timeout, on one timer of the clock. */
-  private readonly deadlines: AttemptDeadlines;
 
   constructor(options: HttpDispatcherOptions = {}) {
     this.loadBody = options.loadBody;
     this.clock = options.clock ?? systemClock;
-    this.deadlines = new AttemptDeadlines(this.clock);
     this.attemptTimeoutMs = options.attemptTimeoutMs ?? 30_000;
     this.connectTimeoutMs = options.connectTimeoutMs ?? 5_000;
     this.ownsAgent = options.agent === undefined;
@@ -235,7 +225,7 @@ export class HttpDispatcher implements AttemptDispatcher {
       // undici's own headers/body timeouts tick at about 1 s resolution; the handler's timer makes the deadline
       // exact and bounds the whole attempt, from queueing for a connection to the end of the snippet.
       const describe = (error: unknown) => describeError(error, this.timeouts());
-      const handler = new AttemptHandler(resolve, describe, this.attemptTimeoutMs, this.deadlines, this.clock.now());
+      const handler = new AttemptHandler(resolve, describe, this.attemptTimeoutMs, this.clock);
       try {
         this.agent.dispatch(options, handler);
       } catch (error) {

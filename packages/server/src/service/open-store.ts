@@ -3,7 +3,6 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import type { BlobStore } from '../blobs/blob-store.js';
 import { FileBlobStore } from '../blobs/file-blob-store.js';
-import { openS3BlobStore } from '../blobs/s3-blob-store.js';
 import { parseBlobsUrl } from '../blobs/s3-blobs-url.js';
 import { SqliteStore } from '../backends/sqlite/sqlite-store.js';
 import type { SqliteStoreOptions } from '../backends/sqlite/connection.js';
@@ -82,7 +81,8 @@ export async function openStore(
   const location = parseStoreUrl(url);
   const { blobDir, blobs, onError, ...sqliteOptions } = options;
   // Parsed and opened (it does not contact S3) before the store, so a bad --blobs stops the start untouched.
-  const s3 = blobs === undefined ? undefined : await openS3BlobStore(parseBlobsUrl(blobs));
+  // Loaded only when asked for: the AWS SDK is large, and a service that keeps bodies elsewhere should not carry it.
+  const s3 = blobs === undefined ? undefined : await (await import('../blobs/s3-blob-store.js')).openS3BlobStore(parseBlobsUrl(blobs));
   try {
     return await openWithBlobs(location, s3, blobDir, onError, sqliteOptions);
   } catch (error) {

@@ -1,7 +1,7 @@
 import type { RetryPolicy, TaskStatus } from '@retryd/core';
 import type { AttemptLog, RetryTask, StoredPolicy } from '../../domain/task.js';
 import type { FieldCodec } from '../../domain/task-fields.js';
-import { columnLiteral, compileTaskMapper, taskLiteral } from '../compile-task-mapper.js';
+import { columnLiteral, compileTaskMapper, taskLiteral } from '../../domain/compile-task-mapper.js';
 import type { AttemptCompletion, TaskOutcome } from '../../store/store.js';
 
 /**

@@ -2,7 +2,7 @@ import type { RetryPolicy, TaskStatus } from '@retryd/core';
 import type { AttemptLog, RetryTask, StoredPolicy } from '../../domain/task.js';
 import { TASK_FIELDS, TASK_FIELD_SPECS } from '../../domain/task-fields.js';
 import type { FieldCodec, TaskFieldName } from '../../domain/task-fields.js';
-import { compileTaskMapper, taskLiteral } from '../compile-task-mapper.js';
+import { compileTaskMapper, taskLiteral } from '../../domain/compile-task-mapper.js';
 import type { AttemptCompletion, CompletionResult, TaskOutcome } from '../../store/store.js';
 import { sortKeyOf } from './keys.js';
 

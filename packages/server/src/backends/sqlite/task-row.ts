@@ -1,6 +1,6 @@
 import { isLive, type RetryPolicy } from '@retryd/core';
 import { TASK_FIELD_NAMES, TASK_FIELD_SPECS, type FieldSpec, type TaskFieldName } from '../../domain/task-fields.js';
-import { compileTaskMapper, taskLiteral } from '../compile-task-mapper.js';
+import { compileTaskMapper, taskLiteral } from '../../domain/compile-task-mapper.js';
 import type { AttemptLog, RetryTask, StoredPolicy } from '../../domain/task.js';
 import type { JsonCache } from './json-cache.js';
 

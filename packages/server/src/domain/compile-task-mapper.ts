@@ -1,6 +1,6 @@
-import { TASK_FIELD_SPECS, type FieldSpec, type TaskFieldName } from '../domain/task-fields.js';
+import { TASK_FIELD_SPECS, type FieldSpec, type TaskFieldName } from './task-fields.js';
 
-// The stores' row mappers are compiled once from the one definition of a task's fields (domain/task-fields.ts) into
+// The stores' row mappers (and the API's task view) are compiled once from the one definition of a task's fields (domain/task-fields.ts) into
 // the function a hand-written mapper would be: one object literal in row order. Every task then has one shape
 // whichever store made it (the engine's hot code stays monomorphic), and mapping costs no loop or per-field dispatch
 // on the claim path. The source is built from the field definitions only, never from data.
@@ -20,11 +20,12 @@ export type PlacedField = FieldSpec & { readonly name: TaskFieldName; readonly i
 const PLACED: readonly PlacedField[] = TASK_FIELD_SPECS.map((spec, index) => ({ ...spec, index }));
 
 /**
- * The source of an object literal with one property per task field, in row order, each `valueOf(field)` (a
- * JavaScript expression), e.g. `{ tenantId: r[0], … }`.
+ * The source of an object literal with one property per task field (or per field `only` keeps), in row order,
+ * each `valueOf(field)` (a JavaScript expression), e.g. `{ tenantId: r[0], … }`.
  */
-export function taskLiteral(valueOf: (field: PlacedField) => string): string {
-  return `{\n${PLACED.map((field) => `    ${field.name}: ${valueOf(field)},`).join('\n')}\n  }`;
+export function taskLiteral(valueOf: (field: PlacedField) => string, only?: (field: PlacedField) => boolean): string {
+  const fields = only === undefined ? PLACED : PLACED.filter(only);
+  return `{\n${fields.map((field) => `    ${field.name}: ${valueOf(field)},`).join('\n')}\n  }`;
 }
 
 /**
