@@ -6,6 +6,12 @@
 //               (a duplicate).
 //   ok (W2, W4, W5): answers 200 to everything and records, per Idempotency-Key, when its first request arrived;
 //               `delayMs` (W5: 20) holds each answer that long, a slow but healthy target.
+//   storm (W3): a target that goes down and comes back with a limited capacity. Every request fails (503, no
+//               Retry-After) for `failForMs` (default 10,000) from the first request after the reset; then it serves
+//               `capacityPerSecond` (default 500) requests per second — a token bucket of `capacityBurst` (default a
+//               tenth of a second's worth) refilled at that rate, full at the recovery — and answers 429 with
+//               `Retry-After: 1` to every request beyond that. Records every request's arrival and answer
+//               (`timeline`).
 //
 // Times are epoch milliseconds with a fractional part (`performance.timeOrigin + performance.now()`), the same
 // time base as retryd's system clock, so an arrival here can be compared with a task's `nextAttemptAt`.
@@ -34,12 +40,29 @@ let lastRequestAt = null;
 let requestsAtLastFirstSuccess = 0;
 let reached = false;
 let delayMs = 0;
+/** Storm mode (W3): the outage, the capacity after it, and every request's arrival and answer. */
+let storm;
+/** What a storm-mode request was answered: the outage's 503, a 429 over capacity, a first success, a duplicate. */
+const ANSWER = { down: 0, throttled: 1, ok: 2, duplicate: 3 };
 /** Waiters for a number of first successes among the keys with a prefix (W5): { prefix, expect, count, resolve }. */
 let watches = [];
 
 function reset(options = {}) {
   mode = options.mode ?? 'ok';
   delayMs = options.delayMs ?? 0;
+  storm =
+    mode === 'storm'
+      ? {
+          failForMs: options.failForMs ?? 10_000,
+          capacityPerSecond: options.capacityPerSecond ?? 500,
+          capacityBurst: options.capacityBurst ?? Math.max(1, Math.ceil((options.capacityPerSecond ?? 500) / 10)),
+          startAt: null,
+          tokens: 0,
+          refilledAt: 0,
+          times: [],
+          answers: [],
+        }
+      : undefined;
   for (const w of watches) w.resolve({ reached: false, count: w.count });
   watches = [];
   failFirst = options.failFirst ?? 2;
@@ -87,6 +110,7 @@ const server = createServer((req, res) => {
     }
     const n = (requests.get(key) ?? 0) + 1;
     requests.set(key, n);
+    if (storm !== undefined && !admitStorm(at, res, firstSuccessAt.has(key))) return;
     if (firstSuccessAt.has(key)) {
       duplicates += 1;
       res.writeHead(200, { 'idempotent-replayed': 'true' }).end('{"ok":true}');
@@ -113,6 +137,35 @@ const server = createServer((req, res) => {
 server.keepAliveTimeout = 120_000;
 server.headersTimeout = 125_000;
 server.requestTimeout = 0;
+
+/**
+ * Storm mode: answers a request that the outage or the capacity refuses (false), or lets it be served (true);
+ * records it either way.
+ */
+function admitStorm(at, res, duplicate) {
+  storm.startAt ??= at;
+  storm.times.push(at - storm.startAt);
+  const recoveredAt = storm.startAt + storm.failForMs;
+  if (at < recoveredAt) {
+    storm.answers.push(ANSWER.down);
+    res.writeHead(503).end('down');
+    return false;
+  }
+  if (storm.refilledAt < recoveredAt) {
+    storm.tokens = storm.capacityBurst;
+    storm.refilledAt = recoveredAt;
+  }
+  storm.tokens = Math.min(storm.capacityBurst, storm.tokens + ((at - storm.refilledAt) * storm.capacityPerSecond) / 1000);
+  storm.refilledAt = at;
+  if (storm.tokens < 1) {
+    storm.answers.push(ANSWER.throttled);
+    res.writeHead(429, { 'retry-after': '1' }).end('over capacity');
+    return false;
+  }
+  storm.tokens -= 1;
+  storm.answers.push(duplicate ? ANSWER.duplicate : ANSWER.ok);
+  return true;
+}
 
 function noteWatched(key, at) {
   for (const w of watches) {
@@ -152,6 +205,19 @@ const commands = {
     if (count >= expect) return { reached: true, count, at: last };
     return new Promise((resolve) => watches.push({ prefix, expect, count, resolve }));
   },
+  // Storm mode: when the outage began (epoch ms) and ended, and every request's arrival (ms since the start) and answer
+  // (0 the outage's 503, 1 a 429 over capacity, 2 a first success, 3 a duplicate), in arrival order.
+  timeline: () =>
+    storm === undefined
+      ? undefined
+      : {
+          startAt: storm.startAt,
+          recoveredAt: storm.startAt === null ? null : storm.startAt + storm.failForMs,
+          capacityPerSecond: storm.capacityPerSecond,
+          capacityBurst: storm.capacityBurst,
+          times: storm.times.map((t) => Math.round(t * 100) / 100),
+          answers: storm.answers,
+        },
   exit: () => {
     setImmediate(() => {
       server.closeAllConnections();

@@ -2,7 +2,7 @@
 //
 //   node bench/service/w1.mjs [--tasks 20000] [--only retryd,bullmq,pgboss,bare] [--sync full|normal|both]
 //                             [--rounds 1] [--store sqlite[,postgres,redis]] [--instances 1[,2,3]] [--concurrency N]
-//                             [--cpu-prof DIR] [--baseline PATH/dist/cli/main.js] [--json]
+//                             [--cpu-prof DIR] [--baseline PATH/dist/cli/main.js] [--downstream flaky|ok] [--json]
 //
 // Every contender gets the same 20,000 tasks (own idempotency key, small JSON body), the same downstream
 // (./downstream.mjs in its own process: 503, 503, then 200 per key) and the same HTTP client (undici).
@@ -13,6 +13,12 @@
 // (`retryd (before)`, its own schema / key prefix), run beside the current build in the same run against the same
 // downstream: in every round each before/after pair runs back to back (which goes first alternates by round), and
 // the report adds after ÷ before. The current build is packages/server/dist, or RETRYD_CLI.
+// Per-target protection (issue 9): W1's failures are by design, so before the enqueue every retryd contender turns its
+// downstream target's protections off (`PUT /targets/{origin}`; a build without /targets, such as an older
+// --baseline, runs as it is). `--downstream ok` is the variant for the protections' cost: the downstream answers 200
+// to every request (20,000 attempts, the protections consulted on every claim and never tripping), and each retryd
+// configuration runs twice in every round, back to back: with the protections on (the defaults) and with
+// `--protection off`; the report adds on ÷ off (aim: within 10%).
 // Build the service first: npx tsc -b packages/server
 
 import { existsSync } from 'node:fs';
@@ -36,6 +42,7 @@ const { values: args } = parseArgs({
     rounds: { type: 'string', default: '1' },
     instances: { type: 'string', default: '1' },
     baseline: { type: 'string' },
+    downstream: { type: 'string', default: 'flaky' },
     json: { type: 'boolean', default: false },
   },
 });
@@ -47,6 +54,10 @@ const only = new Set((args.only ?? 'retryd,bullmq,pgboss,bare').split(',').map((
 for (const o of only) if (!['retryd', 'bullmq', 'pgboss', 'bare'].includes(o)) throw new Error(`--only: unknown contender ${o}`);
 if (!['full', 'normal', 'both'].includes(args.sync)) throw new Error(`--sync must be full, normal or both, got ${args.sync}`);
 const syncs = args.sync === 'both' ? ['full', 'normal'] : [args.sync];
+if (!['flaky', 'ok'].includes(args.downstream)) throw new Error(`--downstream must be flaky or ok, got ${args.downstream}`);
+const OK = args.downstream === 'ok';
+/** Requests per task: 503, 503, 200 (flaky) or one 200 (ok). */
+const PER_TASK = OK ? 1 : 3;
 const concurrency = args.concurrency === undefined ? undefined : Number(args.concurrency);
 // --instances 1,2,3: retryd with that many `retryd serve` processes on the one store, each count a contender.
 const instanceCounts = args.instances.split(',').map(Number);
@@ -65,8 +76,11 @@ if (only.has('retryd')) {
   for (const storeKind of storeKinds) {
     for (const sync of storeKind === 'sqlite' ? syncs : ['full']) {
       for (const instances of instanceCounts) {
-        const group = [retrydContender({ storeKind, sync, concurrency, nodeArgs, instances })];
-        if (baseline !== undefined) group.push(retrydContender({ storeKind, sync, concurrency, nodeArgs, instances, cli: baseline, role: 'before' }));
+        const common = { storeKind, sync, concurrency, nodeArgs, instances };
+        const group = OK
+          ? [retrydContender({ ...common, note: 'protections on' }), retrydContender({ ...common, protection: 'off' })]
+          : [retrydContender({ ...common, targetSettings: 'off' })];
+        if (baseline !== undefined) group.push(retrydContender({ ...common, cli: baseline, role: 'before', targetSettings: OK ? 'defaults' : 'off' }));
         groups.push(group);
       }
     }
@@ -79,7 +93,11 @@ const contenders = groups.flat();
 
 const machine = printMachine('machine', { baseline });
 machine.diskSync = await printDiskSync();
-console.log(`W1: ${fmt(N)} tasks, 503 ×2 then 200 per key, expecting ${fmt(3 * N)} attempts per contender\n`);
+console.log(
+  OK
+    ? `W1, --downstream ok: ${fmt(N)} tasks, 200 at once, expecting ${fmt(N)} attempts per contender; retryd with its protections on (defaults) and off\n`
+    : `W1: ${fmt(N)} tasks, 503 ×2 then 200 per key, expecting ${fmt(3 * N)} attempts per contender; retryd with its target's protections off\n`,
+);
 
 const runId = Date.now().toString(36);
 const body = (i) => JSON.stringify({ orderId: i, amountCents: 1250, currency: 'EUR', note: 'w1' });
@@ -88,7 +106,7 @@ const ds = await startDownstream();
 /** One W1 run of one contender. */
 async function runOnce(c) {
   const tasks = Array.from({ length: N }, (_, i) => ({ key: `w1-${runId}-${c.id}-${i}`, body: body(i) }));
-  await ds.reset({ mode: 'flaky', failFirst: 2, expect: N });
+  await ds.reset(OK ? { mode: 'ok', expect: N } : { mode: 'flaky', failFirst: 2, expect: N });
   const r = { id: c.id };
   try {
     await c.setup();
@@ -96,6 +114,8 @@ async function runOnce(c) {
     r.durability = c.durability;
     if (c.build) r.build = c.build;
     const enq = await c.enqueue(tasks, ds.url);
+    // The enqueue may say more about the contender (what it did about its target's protections).
+    r.name = c.name;
     r.enqueuePerSec = N / (enq.ms / 1000);
     r.enqueueNote = enq.note;
     await c.startWorkers(ds.url);
@@ -115,7 +135,7 @@ async function runOnce(c) {
     r.requests = s.requests;
     r.firstSuccesses = s.firstSuccesses;
     r.duplicates = s.duplicates;
-    r.pass = s.firstSuccesses === N && s.duplicates === 0 && s.requests === 3 * N && recorded.ok;
+    r.pass = s.firstSuccesses === N && s.duplicates === 0 && s.requests === PER_TASK * N && recorded.ok;
   } catch (error) {
     r.error = error.message;
     r.pass = false;
@@ -165,6 +185,8 @@ const results = contenders.map((c) => {
     id: c.id,
     role: c.role,
     pairId: c.pairId,
+    protectionPairId: c.protectionPairId,
+    protection: c.protection,
     name: first.name,
     durability: first.durability,
     rounds: rs.length,
@@ -227,7 +249,7 @@ if (ours.length > 0 && peers.length > 0) {
   );
   // The aims of the issues: SQLite ≥ 2× BullMQ (issue 3); PostgreSQL ≥ 3× pg-boss and Redis ≥ 1.5× BullMQ (issue 4).
   const aims = { sqlite: ['bullmq', 2], postgres: ['pgboss', 3], redis: ['bullmq', 1.5] };
-  for (const o of ours) {
+  for (const o of OK ? [] : ours) {
     const [peerId, factor] = aims[o.id.replace(/^retryd-/, '').replace(/-.*$/, '')] ?? [];
     const peer = peers.find((p) => p.id === peerId);
     if (peer === undefined) continue;
@@ -260,6 +282,32 @@ if (pairs.length > 0) {
         `${(a.enqueuePerSec / b.enqueuePerSec).toFixed(2)}×`,
         `${(a.cpuMsPerAttempt / b.cpuMsPerAttempt).toFixed(2)}×`,
         `${a.pass ? 'PASS' : 'FAIL'} / ${b.pass ? 'PASS' : 'FAIL'}`,
+      ];
+    }),
+  );
+}
+// The protections' cost (--downstream ok): the same configuration with them on and off, from the same run.
+const protectionPairs = results
+  .filter((r) => r.protection === 'off')
+  .map((off) => [results.find((r) => r.protection === 'on' && r.protectionPairId === off.protectionPairId && r.role !== 'before'), off])
+  .filter(([on]) => on !== undefined);
+if (protectionPairs.length > 0) {
+  console.log('');
+  printTable(
+    ['protections on ÷ off', 'attempts/s on', 'attempts/s off', 'attempts/s ratio', 'per round', 'CPU ms / attempt ratio', 'aim ≥ 0.90×', 'check'],
+    protectionPairs.map(([on, off]) => {
+      // Round by round: the two ran back to back in each round.
+      const perRound = on.runs.map((r, i) => r.attemptsPerSec / off.runs[i]?.attemptsPerSec).filter(Number.isFinite);
+      const ratio = on.attemptsPerSec / off.attemptsPerSec;
+      return [
+        on.protectionPairId,
+        fmt(on.attemptsPerSec),
+        fmt(off.attemptsPerSec),
+        `${ratio.toFixed(2)}×`,
+        perRound.map((x) => `${x.toFixed(2)}×`).join(', '),
+        `${(on.cpuMsPerAttempt / off.cpuMsPerAttempt).toFixed(2)}×`,
+        ratio >= 0.9 ? 'MET' : 'MISSED',
+        `${on.pass ? 'PASS' : 'FAIL'} / ${off.pass ? 'PASS' : 'FAIL'}`,
       ];
     }),
   );

@@ -53,8 +53,9 @@ export async function startDownstream() {
     url: `http://127.0.0.1:${port}`,
     pid: child.pid,
     /**
-     * Forgets every count and arrival; sets the mode (`flaky` | `ok`), the first successes to wait for, and `delayMs`
-     * (ok mode: how long each answer is held; default 0).
+     * Forgets every count and arrival; sets the mode (`flaky` | `ok` | `storm`), the first successes to wait for,
+     * `delayMs` (ok mode: how long each answer is held; default 0), and for storm mode `failForMs`,
+     * `capacityPerSecond` and `capacityBurst` (see ../downstream.mjs).
      */
     async reset(options) {
       reachedStats = undefined;
@@ -68,6 +69,12 @@ export async function startDownstream() {
     async arrivals(filter = {}) {
       return new Map(await call('arrivals', filter));
     },
+    /**
+     * Storm mode (W3): `{ startAt, recoveredAt, capacityPerSecond, capacityBurst, times, answers }`, every request's
+     * arrival in ms since the outage began and its answer (0 the outage's 503, 1 a 429, 2 a first success, 3 a
+     * duplicate); undefined in the other modes.
+     */
+    timeline: () => call('timeline'),
     /** How many keys match `{ prefix, from, to }` as in {@link arrivals}, counted in the downstream. */
     countArrivals: (filter = {}) => call('countArrivals', filter),
     /**

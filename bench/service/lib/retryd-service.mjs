@@ -1,7 +1,7 @@
 // Runs `retryd serve` (the built CLI) as a child process and talks to its HTTP API with undici.
 // The load generator and the service never share an event loop.
 
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { readFile, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -14,6 +14,32 @@ const ROOT = join(import.meta.dirname, '..', '..', '..');
  */
 export const CLI = process.env.RETRYD_CLI ?? join(ROOT, 'packages', 'server', 'dist', 'cli', 'main.js');
 const CLK_TCK = 100; // Linux USER_HZ; /proc/<pid>/stat reports utime and stime in these ticks.
+
+/**
+ * Whether a build's `retryd serve` takes a flag (from its `--help`): a benchmark runs the same configuration on builds
+ * from before the flag existed (`--baseline`), where the flag's absence is the old behaviour.
+ */
+export function serveHasFlag(cli, flag) {
+  const r = spawnSync(process.execPath, [cli, 'serve', '--help'], { encoding: 'utf8' });
+  return r.stdout.includes(flag);
+}
+
+/** `/targets/{targetKey}`: the origin URL-encoded as one path segment. */
+export const targetPath = (origin) => `/targets/${encodeURIComponent(origin)}`;
+
+/**
+ * Every per-target protection off, as a `PUT /targets/{targetKey}` body: for a target whose failures are by design
+ * (W1's flaky downstream), so the figure is that of the retry path alone. Mirrors the service's `PROTECTIONS_OFF`.
+ */
+export const PROTECTIONS_OFF_PATCH = Object.freeze({
+  breaker: { enabled: false },
+  rateLimit: { ratePerSecond: null, burst: null },
+  maxInFlight: null,
+  adaptive: { enabled: false },
+  retryBudget: { enabled: false },
+  stormDetection: { enabled: false },
+  retryAfterHoldsTarget: false,
+});
 
 /** Services started by this process: killed if the benchmark exits early (Ctrl-C, a timeout, an error). */
 const children = new Set();
@@ -116,6 +142,16 @@ export async function startRetryd({ cli = CLI, store, sync = 'full', concurrency
         cursor = page.nextCursor;
       } while (cursor !== undefined);
       return n;
+    },
+    /** Whether this build serves `/targets` (per-target protection, issue 9): builds before it answer 404. */
+    async hasTargets() {
+      try {
+        await call('GET', '/targets?limit=1');
+        return true;
+      } catch (error) {
+        if (error.statusCode === 404 || error.statusCode === 503) return false;
+        throw error;
+      }
     },
     /** True when at least one task has this status (one cheap page of 1). */
     async anyWithStatus(status) {

@@ -1,8 +1,9 @@
 /**
  * `@retryd/core`: correct retries for calls between services, with no dependencies.
  *
- * - {@link retry} with exponential, linear or fixed backoff; full, equal or decorrelated jitter; attempts and a
- *   total budget; Retry-After; abort; a circuit breaker and a retry budget.
+ * - {@link retry} with exponential, linear or fixed backoff; full, equal or decorrelated jitter; a schedule of its own
+ *   for 429s, 5xx, timeouts and refused connections; attempts and a total budget that aborts a late attempt;
+ *   Retry-After; abort; a circuit breaker and a retry budget.
  * - Policies are plain data ({@link RetryPolicy}), checked by {@link validatePolicy}; the delay math
  *   ({@link computeDelay}, {@link planRetry}) is pure.
  * - The task lifecycle state machine, HTTP classification and idempotency keys shared with the retryd service.
@@ -16,6 +17,8 @@ export {
   DEFAULT_POLICY,
   DEFAULT_RETRYABLE_STATUS_CODES,
   retryableStatusCodesOf,
+  type BackoffByClass,
+  type BackoffSchedule,
   type RetryPolicy,
 } from './policy/retry-policy.js';
 export {
@@ -24,10 +27,13 @@ export {
   InvalidPolicyError,
   MAX_ATTEMPTS_LIMIT,
   MAX_POLICY_MS,
+  BACKOFF_SCHEDULE_FIELDS,
+  RETRY_POLICY_FIELDS,
   type PolicyValidation,
   type PolicyViolation,
 } from './policy/validate-policy.js';
 export { computeDelay, baseDelay } from './backoff/compute-delay.js';
+export { scheduleFor } from './backoff/schedule-for.js';
 export { systemClock, type Clock, type Random } from './time/clock.js';
 
 export { retry, AttemptOutcome, type AttemptContext, type AttemptEvent, type RetryOptions } from './retry/retry.js';

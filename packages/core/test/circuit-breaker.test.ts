@@ -7,6 +7,7 @@ import { BrokenCircuitError } from '../src/breaker/broken-circuit-error.js';
 import { CircuitBreaker } from '../src/breaker/circuit-breaker.js';
 import { InvalidSnapshotError } from '../src/validation/invalid-snapshot-error.js';
 import { ManualClock } from '../src/testing/manual-clock.js';
+import { sequenceRandom } from '../src/testing/seeded-random.js';
 
 const { CLOSED, OPEN, HALF_OPEN } = CircuitState;
 
@@ -204,6 +205,119 @@ describe('OPEN → HALF_OPEN → CLOSED or OPEN', () => {
   });
 });
 
+describe('open jitter', () => {
+  it("with openJitter 'EQUAL' each open period is d/2 + uniform(0, d/2) of the backed-off duration d", () => {
+    const { breaker, clock } = setup({
+      consecutiveFailures: 1, openDurationMs: 1_000, openBackoffMultiplier: 2, maxOpenDurationMs: 3_000,
+      openJitter: 'EQUAL', random: sequenceRandom(0.5, 0, 0.999),
+    });
+    calls(breaker, 1, 'onFailure');
+    expect(breaker.toJSON().openUntil).toBe(750); // 500 + 0.5 × 500
+    clock.tick(750);
+    calls(breaker, 1, 'onFailure');
+    expect(breaker.toJSON()).toMatchObject({ openedAt: 750, openUntil: 750 + 1_000 }); // 2 000: 1 000 + 0 × 1 000
+    clock.tick(1_000);
+    calls(breaker, 1, 'onFailure');
+    expect(breaker.toJSON().openUntil).toBe(1_750 + 1_500 + 0.999 * 1_500); // capped at 3 000, then jittered
+  });
+
+  it("draws nothing without openJitter (the default 'NONE')", () => {
+    let draws = 0;
+    const { breaker } = setup({ consecutiveFailures: 1, openDurationMs: 1_000, random: () => (draws++, 0.5) });
+    calls(breaker, 1, 'onFailure');
+    expect(breaker.retryAfterMs()).toBe(1_000);
+    expect(draws).toBe(0);
+  });
+});
+
+describe('by hand: forceOpen(), forceClose(), reset()', () => {
+  it('forceOpen() opens a CLOSED breaker for the given time, then probes as after any opening', () => {
+    const { breaker, clock, changes } = setup({ openDurationMs: 1_000 });
+    calls(breaker, 2, 'onFailure');
+    breaker.forceOpen(5_000);
+    expect(breaker.state).toBe(OPEN);
+    expect(breaker.toJSON()).toMatchObject({ openedAt: 0, openUntil: 5_000, failureStreak: 0, reopenCount: 0 });
+    clock.tick(5_000);
+    calls(breaker, 1, 'onSuccess');
+    expect(breaker.state).toBe(CLOSED);
+    expect(changes).toEqual(['CLOSED->OPEN@0', 'OPEN->HALF_OPEN@5000', 'HALF_OPEN->CLOSED@5000']);
+  });
+
+  it('forceOpen() without a duration opens for the period it would choose next (backed off, jittered)', () => {
+    const { breaker, clock } = setup({
+      consecutiveFailures: 1, openDurationMs: 1_000, openBackoffMultiplier: 2, openJitter: 'EQUAL', random: sequenceRandom(1 - 2 ** -20, 0),
+    });
+    calls(breaker, 1, 'onFailure');
+    clock.tick(1_000);
+    calls(breaker, 1, 'onFailure'); // re-opened once: 2 000, jittered to 1 000 + 0 × 1 000
+    expect(breaker.toJSON()).toMatchObject({ reopenCount: 1, openUntil: 2_000 });
+    breaker.forceOpen(); // same exponent, drawn again: 1 000 + 0 × 1 000
+    expect(breaker.toJSON()).toMatchObject({ reopenCount: 1, openedAt: 1_000, openUntil: 2_000 });
+  });
+
+  it('forceOpen() on an OPEN breaker starts a new period without reporting a change; HALF_OPEN → OPEN is reported', () => {
+    const { breaker, clock, changes } = setup({ consecutiveFailures: 1, openDurationMs: 1_000, halfOpenProbes: 2 });
+    calls(breaker, 1, 'onFailure');
+    clock.tick(100);
+    breaker.forceOpen(300);
+    expect(breaker.toJSON()).toMatchObject({ openedAt: 100, openUntil: 400 });
+    clock.tick(300);
+    expect(breaker.tryAcquire()).toBe(true); // a probe in flight
+    breaker.forceOpen(100);
+    clock.tick(100);
+    breaker.onFailure(); // its outcome is stale now: no probe was admitted by this opening
+    expect(breaker.state).toBe(HALF_OPEN);
+    expect(breaker.toJSON()).toMatchObject({ openedAt: 400, openUntil: 500, reopenCount: 0 });
+    expect(changes).toEqual(['CLOSED->OPEN@0', 'OPEN->HALF_OPEN@400', 'HALF_OPEN->OPEN@400', 'OPEN->HALF_OPEN@500']);
+  });
+
+  it('forceOpen() refuses a duration that is not a finite number >= 0', () => {
+    const { breaker } = setup();
+    expect(() => breaker.forceOpen(-1)).toThrow(new RangeError('durationMs must be a finite number >= 0, got -1'));
+    expect(() => breaker.forceOpen(Number.NaN)).toThrow('durationMs must be a finite number >= 0, got NaN');
+    expect(breaker.state).toBe(CLOSED);
+  });
+
+  it('forceClose() closes an OPEN or HALF_OPEN breaker and starts its backoff again; a CLOSED one keeps its counts', () => {
+    const { breaker, clock, changes } = setup({ consecutiveFailures: 3, openDurationMs: 1_000, openBackoffMultiplier: 2 });
+    calls(breaker, 3, 'onFailure');
+    clock.tick(1_000);
+    calls(breaker, 1, 'onFailure');
+    expect(breaker.toJSON().reopenCount).toBe(1);
+    breaker.forceClose();
+    expect(breaker.state).toBe(CLOSED);
+    expect(breaker.toJSON()).toMatchObject({ reopenCount: 0, openedAt: null, openUntil: null });
+    calls(breaker, 2, 'onFailure');
+    breaker.forceClose();
+    expect(breaker.toJSON().failureStreak).toBe(2);
+    calls(breaker, 1, 'onFailure');
+    expect(breaker.retryAfterMs()).toBe(1_000);
+    expect(changes).toEqual(['CLOSED->OPEN@0', 'OPEN->HALF_OPEN@1000', 'HALF_OPEN->OPEN@1000', 'OPEN->CLOSED@1000', 'CLOSED->OPEN@1000']);
+  });
+
+  it('reset() clears every count in any state, reporting only a change of state', () => {
+    const { breaker, changes } = setup({ consecutiveFailures: 3, failureRateThreshold: 0.5, minimumCalls: 4 });
+    calls(breaker, 2, 'onFailure');
+    breaker.reset();
+    expect(breaker.toJSON()).toMatchObject({ state: CLOSED, failureStreak: 0, reopenCount: 0 });
+    expect(breaker.toJSON().window.buckets).toEqual([]);
+    calls(breaker, 3, 'onFailure');
+    breaker.reset();
+    expect(breaker.state).toBe(CLOSED);
+    expect(changes).toEqual(['CLOSED->OPEN@0', 'OPEN->CLOSED@0']);
+  });
+
+  it('a snapshot taken after a move by hand restores to the same state (what a shared breaker writes)', () => {
+    const options = { openDurationMs: 1_000, halfOpenProbes: 2 };
+    const { breaker, clock } = setup(options);
+    breaker.forceOpen(2_000);
+    const restored = CircuitBreaker.fromJSON(JSON.parse(JSON.stringify(breaker.toJSON())), { ...options, clock });
+    expect(restored.retryAfterMs()).toBe(2_000);
+    clock.tick(2_000);
+    expect(restored.state).toBe(HALF_OPEN);
+  });
+});
+
 describe('openError() and execute()', () => {
   it('openError() names the state and the ms left', () => {
     const { breaker, clock } = setup({ consecutiveFailures: 1 });
@@ -288,10 +402,12 @@ describe('options', () => {
     [{ maxOpenDurationMs: 1_000 }, 'maxOpenDurationMs must be a finite number >= openDurationMs (30000), got 1000'],
     [{ halfOpenProbes: '2' }, 'halfOpenProbes must be an integer >= 1, got "2"'],
     [{ clock: {} }, 'clock must be a Clock (an object with a now() method), got {}'],
+    [{ openJitter: 'FULL' }, 'openJitter must be one of NONE, EQUAL, got "FULL"'],
+    [{ random: 0.5 }, 'random must be a function returning numbers in [0, 1), got 0.5'],
     [
       { failureRate: 0.5 },
       'failureRate is not a CircuitBreaker option (known: consecutiveFailures, failureRateThreshold, windowMs, ' +
-        'minimumCalls, openDurationMs, openBackoffMultiplier, maxOpenDurationMs, halfOpenProbes, clock)',
+        'minimumCalls, openDurationMs, openBackoffMultiplier, maxOpenDurationMs, halfOpenProbes, openJitter, random, clock)',
     ],
     [{ minimumCalls: -1, halfOpenProbes: 0 }, 'minimumCalls must be an integer >= 1, got -1; halfOpenProbes must be an integer >= 1, got 0'],
     [5, 'CircuitBreaker options must be an object, got 5'],
@@ -304,6 +420,7 @@ describe('options', () => {
   it('documents its defaults', () => {
     expect(CIRCUIT_BREAKER_DEFAULTS).toEqual({
       consecutiveFailures: 5, windowMs: 10_000, minimumCalls: 10, openDurationMs: 30_000, openBackoffMultiplier: 1, halfOpenProbes: 1,
+      openJitter: 'NONE',
     });
     expect(() => new CircuitBreaker({ openDurationMs: 0, maxOpenDurationMs: 0, failureRateThreshold: 1 })).not.toThrow();
   });

@@ -162,6 +162,117 @@ describe('retry: budget and deadline', () => {
     expect(clock.sleeps).toEqual([]);
     expect((result as { error: RetryExhaustedError }).error.reason).toBe('budget');
   });
+
+  /** An attempt that settles only when its signal aborts, rejecting with the signal's reason, as `fetch` does. */
+  const untilAborted = (signal: AbortSignal) =>
+    new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true }));
+
+  it('aborts an attempt still running when the budget runs out, through its signal, and gives up at that instant', async () => {
+    const clock = new ManualClock(1_000);
+    const events: AttemptEvent[] = [];
+    const signals: AbortSignal[] = [];
+    const promise = retry(
+      ({ attempt, signal }) => {
+        signals.push(signal);
+        if (attempt === 1) throw new Error('boom');
+        return untilAborted(signal);
+      },
+      { ...noJitter, totalBudgetMs: 500 },
+      { clock, onAttempt: (e) => events.push(e) },
+    );
+    const settled = promise.catch((error: unknown) => error);
+    await clock.advance(499);
+    expect(signals.map((s) => s.aborted)).toEqual([false, false]);
+    await clock.advance(1);
+    const error = (await settled) as RetryExhaustedError;
+    expect(error).toBeInstanceOf(RetryExhaustedError);
+    expect(error).toMatchObject({ reason: 'budget', attempts: 2, elapsedMs: 500 });
+    expect(signals[1]?.aborted).toBe(true);
+    expect(error.lastError).toBe(signals[1]?.reason);
+    expect(error.lastError).toMatchObject({ name: 'TimeoutError', message: 'the total budget of 500 ms ran out during attempt 2' });
+    expect(clock.sleeps).toEqual([100]);
+    expect(events.map((e) => [e.attempt, e.outcome, e.reason, e.elapsedMs, e.durationMs])).toEqual([
+      [1, 'retry_scheduled', undefined, 0, 0],
+      [2, 'exhausted', 'budget', 500, 400],
+    ]);
+  });
+
+  it('gives up at the deadline even when the attempt ignores its signal, and aborts a first attempt too', async () => {
+    const clock = new ManualClock();
+    let seen: AbortSignal | undefined;
+    const promise = retry(
+      ({ signal }) => {
+        seen = signal;
+        return new Promise<never>(() => undefined);
+      },
+      { ...noJitter, totalBudgetMs: 2_000 },
+      { clock },
+    );
+    const settled = promise.catch((error: unknown) => error);
+    await clock.runAll();
+    expect(clock.now()).toBe(2_000);
+    expect(await settled).toMatchObject({ name: 'RetryExhaustedError', reason: 'budget', attempts: 1, elapsedMs: 2_000 });
+    expect(seen?.aborted).toBe(true);
+  });
+
+  it('hands a signal read after the deadline already aborted', async () => {
+    const clock = new ManualClock();
+    let late: AbortSignal | undefined;
+    const promise = retry(
+      async (context) => {
+        await clock.sleep(5_000);
+        late = context.signal;
+        return 1;
+      },
+      { ...noJitter, totalBudgetMs: 1_000 },
+      { clock },
+    );
+    const settled = promise.catch((error: unknown) => error);
+    await clock.runAll();
+    expect(await settled).toMatchObject({ reason: 'budget', elapsedMs: 1_000 });
+    expect(late?.aborted).toBe(true);
+  });
+
+  it('clears the deadline when the attempt ends first (and sets none for a result returned synchronously)', async () => {
+    const clock = new ManualClock();
+    const promise = retry(async () => 'done', { ...noJitter, totalBudgetMs: 1_000 }, { clock });
+    expect(clock.pendingCount).toBe(1);
+    expect(await promise).toBe('done');
+    expect(clock.pendingCount).toBe(0);
+    const sync = retry(() => 'at once', { ...noJitter, totalBudgetMs: 1_000 }, { clock });
+    expect(clock.pendingCount).toBe(0);
+    expect(await sync).toBe('at once');
+  });
+
+  it('keeps the deadline on a clock without timers, through a sleep it cancels when the attempt ends first', async () => {
+    const manual = new ManualClock();
+    const clock = { now: () => manual.now(), sleep: (ms: number, signal?: AbortSignal) => manual.sleep(ms, signal) };
+    const late = retry(() => new Promise<never>(() => undefined), { ...noJitter, totalBudgetMs: 1_000 }, { clock });
+    const settled = late.catch((error: unknown) => error);
+    await manual.runAll();
+    expect(await settled).toMatchObject({ reason: 'budget', elapsedMs: 1_000 });
+    expect(await retry(async () => 'done', { ...noJitter, totalBudgetMs: 1_000 }, { clock })).toBe('done');
+    expect(manual.pendingCount).toBe(0);
+  });
+
+  it('still passes the caller\'s abort to an attempt of a call with a budget', async () => {
+    const clock = new ManualClock();
+    const controller = new AbortController();
+    const promise = retry(({ signal }) => untilAborted(signal), { ...noJitter, totalBudgetMs: 1_000 }, { clock, signal: controller.signal });
+    await clock.advance(10);
+    const reason = new Error('shutting down');
+    controller.abort(reason);
+    await expect(promise).rejects.toBe(reason);
+    expect(clock.pendingCount).toBe(0);
+  });
+
+  it('gives up without sleeping when the next attempt would start with no budget left', async () => {
+    // No headroom kept (estimatedCallMs 0): the second retry, cut to the budget's end, would start with nothing left.
+    const { result, clock, calls } = await run(failTimes(10), { ...noJitter, maxAttempts: 10, totalBudgetMs: 250 });
+    expect(calls).toEqual([0, 100]);
+    expect(clock.sleeps).toEqual([100]);
+    expect((result as { error: RetryExhaustedError }).error).toMatchObject({ reason: 'budget', attempts: 2, elapsedMs: 100 });
+  });
 });
 
 describe('retry: Retry-After', () => {

@@ -141,7 +141,10 @@ describe('POST /retry-tasks/:taskId/replay', () => {
     expect(res.body.nextAttemptAt).toBeLessThanOrEqual(Date.now());
     expect(api.wakes()).toBe(wakes + 1);
     const stored = await api.stored(taskId);
-    expect(stored).toMatchObject({ runAttemptOffset: 1, runStartedAt: null, lastDelayMs: 0, cancelRequested: false });
+    expect(stored).toMatchObject({ runAttemptOffset: 1, lastDelayMs: 0, cancelRequested: false });
+    // The new run's budget counts from the replay, not from the task's creation nor from its next attempt.
+    expect(stored.runStartedAt).toBe(stored.nextAttemptAt);
+    expect(stored.runStartedAt).toBeGreaterThanOrEqual(before.updatedAt);
     const attempts = await api.call('GET', `/retry-tasks/${taskId}/attempts`);
     expect(attempts.body.items).toHaveLength(1);
     expect((await api.call('GET', '/dead-letters')).body.items).toEqual([]);

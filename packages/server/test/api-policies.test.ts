@@ -82,6 +82,31 @@ describe('policies', () => {
     expect(new Set(ids).size).toBe(ids.length);
   });
 
+  it('keeps backoffByClass as registered, in its answers and on a task that carries it inline', async () => {
+    const backoffByClass = { rateLimited: { initialDelayMs: 5_000, maxDelayMs: 60_000 }, connectionRefused: { backoffType: 'FIXED' } };
+    const created = await api.call('POST', '/retry-policies', { policyId: 'by-class', ...fields, backoffByClass });
+    expect(created.status).toBe(201);
+    expect(created.body.backoffByClass).toEqual(backoffByClass);
+    expect((await api.call('GET', '/retry-policies/by-class')).body.backoffByClass).toEqual(backoffByClass);
+    const task = await api.enqueue({ policy: { ...fields, backoffByClass } });
+    expect(task.status).toBe(201);
+    expect(task.body.policy).toEqual({ ...fields, backoffByClass });
+  });
+
+  it('reports every broken rule of backoffByClass at once, with the same words as the library', async () => {
+    const res = await api.call('POST', '/retry-policies', {
+      policyId: 'x',
+      ...fields,
+      backoffByClass: { rateLimited: { initialDelayMs: 30_000 }, gatewayTimeout: {}, timeout: { jitterType: 'SOME' } },
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.errors.map((e: { message: string }) => e.message)).toEqual([
+      "backoffByClass.rateLimited.initialDelayMs must be <= maxDelayMs (5000, the main schedule's; or give this class its own maxDelayMs), got 30000",
+      'backoffByClass.gatewayTimeout is not a failure class (known: rateLimited, serverError, timeout, connectionRefused)',
+      'backoffByClass.timeout.jitterType must be one of NONE, FULL, EQUAL, DECORRELATED, got "SOME"',
+    ]);
+  });
+
   it.each([
     ['a missing policyId', fields, 'policyId', 'letters, digits'],
     ['a malformed policyId', { ...fields, policyId: 'a b' }, 'policyId', 'letters, digits'],

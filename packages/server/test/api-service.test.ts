@@ -1,3 +1,4 @@
+import { BACKOFF_SCHEDULE_FIELDS, FailureClass, RETRY_POLICY_FIELDS } from '@retryd/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Store } from '../src/store/store.js';
 import { isStoreUnavailable } from '../src/tasks/store-failure.js';
@@ -123,6 +124,22 @@ describe('API documentation', () => {
     expect(res.body.components.schemas.Task.properties).not.toHaveProperty('requestHash');
     const list = res.body.paths['/retry-tasks'].get;
     expect(list.parameters.map((p: { name: string }) => p.name).sort()).toEqual(['cursor', 'limit', 'policyId', 'status']);
+  });
+
+  it('describes every field of a RetryPolicy that core validates, backoffByClass and its classes included', async () => {
+    api = await startApi();
+    const { schemas } = (await api.call('GET', '/openapi.json')).body.components;
+    const policy = schemas.RetryPolicy;
+    expect(Object.keys(policy.properties).sort()).toEqual([...RETRY_POLICY_FIELDS].sort());
+    expect(Object.keys(schemas.PolicyRequest.properties).sort()).toEqual(['policyId', ...RETRY_POLICY_FIELDS].sort());
+    const byClass = policy.properties.backoffByClass;
+    expect(byClass.additionalProperties).toBe(false);
+    expect(Object.keys(byClass.properties).sort()).toEqual(Object.values(FailureClass).sort());
+    for (const schedule of Object.values(byClass.properties) as { properties: object; additionalProperties: boolean }[]) {
+      expect(Object.keys(schedule.properties).sort()).toEqual([...BACKOFF_SCHEDULE_FIELDS].sort());
+      expect(schedule.additionalProperties).toBe(false);
+    }
+    expect(policy.properties.totalBudgetMs.description).toContain('from its creation');
   });
 
   it('serves readable docs at /docs', async () => {

@@ -114,7 +114,27 @@ describe('decideAttemptOutcome', () => {
     expect(completion.attempt?.attemptNumber).toBe(8);
   });
 
-  it('sets runStartedAt at the run’s first attempt and keeps it afterwards', () => {
+  it('follows the schedule the policy gives the failure’s class: 429, 5xx, timeout, refused connection', () => {
+    const policy: RetryPolicy = {
+      ...POLICY,
+      backoffByClass: {
+        rateLimited: { initialDelayMs: 1_000 },
+        serverError: { initialDelayMs: 200 },
+        timeout: { initialDelayMs: 300 },
+        connectionRefused: { initialDelayMs: 50 },
+      },
+    };
+    const timeout: AttemptResult = { kind: 'error', error: Object.assign(new Error('no response within 10 ms'), { name: 'TimeoutError' }), message: 'timeout' };
+    const delayOf = (result: AttemptResult) => (decideAttemptOutcome(claimed(), at(result), ctx({ policy })).next.nextAttemptAt ?? 0) - NOW;
+    expect(delayOf(response(429))).toBe(1_000);
+    expect(delayOf(response(504))).toBe(200);
+    expect(delayOf(timeout)).toBe(300);
+    expect(delayOf(failure('ECONNREFUSED', 'connect ECONNREFUSED 127.0.0.1:9'))).toBe(50);
+    expect(delayOf(failure('ECONNRESET', 'read ECONNRESET'))).toBe(100);
+    expect(delayOf(response(408))).toBe(100);
+  });
+
+  it('keeps runStartedAt (set at enqueue or replay); a task without one starts it at its first attempt', () => {
     expect(decideAttemptOutcome(claimed(), at(response(503), T0 + 3), ctx()).next.runStartedAt).toBe(T0 + 3);
     const later = claimed({ attemptNumber: 1, runStartedAt: T0 - 500 });
     expect(decideAttemptOutcome(later, at(response(503)), ctx()).next.runStartedAt).toBe(T0 - 500);
@@ -251,6 +271,14 @@ describe('decideBeforeAttempt', () => {
       },
     });
     expect(decideBeforeAttempt({ ...task, runStartedAt: NOW - 800 }, policy, NOW)).toBeNull();
+  });
+
+  it('counts the budget from the run’s start, not its first attempt: a task that waited too long makes none', () => {
+    const policy = { ...POLICY, totalBudgetMs: 300 };
+    const completion = decideBeforeAttempt(claimed({ runStartedAt: NOW - 301 }), policy, NOW);
+    expect(completion?.next).toMatchObject({ status: 'EXHAUSTED', attemptNumber: 0, deadLetterReason: 'budget', runStartedAt: NOW - 301 });
+    expect(completion?.attempt).toBeUndefined();
+    expect(decideBeforeAttempt(claimed({ runStartedAt: NOW - 300 }), policy, NOW)).toBeNull();
   });
 
   it('exhausts before the first attempt when the call alone exceeds the budget', () => {

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { afterEach } from 'vitest';
 import pg from 'pg';
 import { clientConfig } from '../src/backends/postgres/connection.js';
 import type { PostgresStoreOptions } from '../src/backends/postgres/connection.js';
@@ -68,4 +69,22 @@ export async function waitFor(
     if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}.`);
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
+}
+
+/**
+ * Registers the clean-up of the calling test file (stores closed, schemas dropped after each test) and returns a
+ * maker of initialised stores on one schema, each with its own pool: stand-ins for separate retryd instances.
+ */
+export function postgresInstances(): (count: number, schema?: string) => Promise<PostgresStore[]> {
+  const opened: PostgresStore[] = [];
+  afterEach(async () => {
+    await Promise.all(opened.splice(0).map((store) => store.close()));
+    await dropSchemas();
+  });
+  return async (count, schema = freshSchema()) => {
+    const stores = Array.from({ length: count }, () => makeStore(schema));
+    opened.push(...stores);
+    for (const store of stores) await store.init();
+    return stores;
+  };
 }

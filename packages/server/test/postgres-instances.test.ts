@@ -1,26 +1,12 @@
 import pg from 'pg';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { RetryTask } from '../src/domain/task.js';
 import { DuplicateAttemptError } from '../src/store/store-errors.js';
 import { dueChannel } from '../src/backends/postgres/connection.js';
-import type { PostgresStore } from '../src/backends/postgres/postgres-store.js';
 import { T0, makeAttempt, makeTask, retryOutcome } from './fixtures/tasks.js';
-import { dropSchemas, freshSchema, makeStore, waitFor, withClient } from './postgres-harness.js';
+import { postgresInstances, waitFor, withClient } from './postgres-harness.js';
 
-const opened: PostgresStore[] = [];
-
-/** Initialised stores on one schema, each with its own pool: stand-ins for separate retryd instances. */
-async function instances(count: number, schema = freshSchema()): Promise<PostgresStore[]> {
-  const stores = Array.from({ length: count }, () => makeStore(schema));
-  opened.push(...stores);
-  for (const store of stores) await store.init();
-  return stores;
-}
-
-afterEach(async () => {
-  await Promise.all(opened.splice(0).map((store) => store.close()));
-  await dropSchemas();
-});
+const instances = postgresInstances();
 
 /** Counts the statements sent while `fn` runs (each pg `query` call is one round trip). */
 async function roundTrips<T>(fn: () => Promise<T>): Promise<{ result: T; trips: number }> {

@@ -88,6 +88,46 @@ describe('Redis layout migration', () => {
   });
 });
 
+describe('Redis layout migration from layout 2', () => {
+  it('moves holds into the targets\' gates and counts the tasks in flight, so limits hold at once', async () => {
+    const prefix = freshPrefix();
+    const client = admin();
+    const [A, B] = ['https://a.example.com', 'https://b.example.com'];
+    const lease = { leaseMs: 60_000, workerId: 'w' };
+    const before = await opened(new RedisStore({ url: REDIS_URL, prefix }));
+    await before.insertTasks([
+      ...Array.from({ length: 5 }, (_, i) => makeTask({ targetUrl: `${A}/x`, nextAttemptAt: T0 + i })),
+      ...Array.from({ length: 2 }, () => makeTask({ targetUrl: `${B}/x` })),
+      makeTask({ tenantId: 'other', targetUrl: `${A}/x` }),
+    ]);
+    expect(await before.claimDue(T0 + 2, { limit: 4, ...lease })).toHaveLength(4);
+    await before.holdTarget({ tenantId: 'default', targetKey: B }, T0 + 9_000, T0);
+    await before.close();
+    // The same data as layout 2 kept it: holds in one hash, no gates.
+    for (const tenant of ['default', 'other']) {
+      const k = new PartitionKeys(prefix, tenant);
+      for (const target of await client.zrange(k.targets, 0, -1)) {
+        const held = await client.hget(k.gate(target), 'held');
+        if (held !== null) await client.hset(k.legacyHolds, target, held);
+        await client.del(k.gate(target));
+      }
+    }
+    await client.set(globalKeys(prefix).layout, '2');
+
+    const store = await opened(new RedisStore({ url: REDIS_URL, prefix }));
+    expect(await client.get(globalKeys(prefix).layout)).toBe(String(LAYOUT_VERSION));
+    const k = new PartitionKeys(prefix, 'default');
+    expect(await client.exists(k.legacyHolds)).toBe(0);
+    expect(await client.hgetall(k.gate(A))).toEqual({ inFlight: '2' });
+    expect(await client.hgetall(k.gate(B))).toEqual({ inFlight: '1', held: String(T0 + 9_000) });
+    expect(await client.hgetall(new PartitionKeys(prefix, 'other').gate(A))).toEqual({ inFlight: '1' });
+    for (const tenant of ['default', 'other']) await expectIndexesExact(client, new PartitionKeys(prefix, tenant));
+    // Two of A in flight before the upgrade count against its new limit.
+    await store.limitTarget({ tenantId: 'default', targetKey: A }, { ratePerSecond: null, burst: null, maxInFlight: 3 }, T0 + 3);
+    expect((await store.claimDue(T0 + 10, { limit: 10, ...lease })).map((t) => t.targetKey)).toEqual([A]);
+  });
+});
+
 /** Writes tasks as layout 1 did (insert-tasks.lua before targets): no `target` in the hash, one `due` set per partition. */
 async function writeLayout1(client: Redis, prefix: string, tasks: readonly RetryTask[]): Promise<void> {
   const multi = client.multi();

@@ -1,5 +1,6 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { GATE_FIELDS } from '../src/backends/redis/target-gate.js';
 import { OUTCOME_FIELDS, STATE_FIELDS, decodeTask, encodeTask } from '../src/backends/redis/task-codec.js';
 import { T0, makeTask } from './fixtures/tasks.js';
 
@@ -24,8 +25,22 @@ describe('Redis store: one definition of a task, and the Lua scripts that spell 
     const sources = luaSources();
     const include = sources.find((s) => s.file === 'includes/task-state.lua')?.source ?? '';
     expect(luaTable(include, 'TASK_FIELDS')).toEqual(STATE_FIELDS);
+    // FIELD, spelt out for speed: each field's position in TASK_FIELDS.
+    expect(luaTable(include, 'FIELD', true)).toEqual(STATE_FIELDS.map((field, i) => `(${field} = ${i + 1})`));
     const complete = sources.find((s) => s.file === 'complete-attempts.lua')?.source ?? '';
     expect(luaTable(complete, 'OUTCOME_FIELDS')).toEqual(OUTCOME_FIELDS);
+    const gate = sources.find((s) => s.file === 'includes/target-gate.lua')?.source ?? '';
+    expect(luaTable(gate, 'GATE_FIELDS')).toEqual(GATE_FIELDS);
+    // Every field a script names on a gate hash is one of GATE_FIELDS.
+    const gateFields = sources.flatMap(({ file, source }) =>
+      redisCalls(source)
+        .filter(([command, key]) => ["'HSET'", "'HDEL'", "'HINCRBY'"].includes(command ?? '') && isGateHash(source, key ?? ''))
+        .flatMap(([command, , ...rest]) => (command === "'HSET'" ? rest.filter((_, i) => i % 2 === 0) : command === "'HINCRBY'" ? rest.slice(0, 1) : rest))
+        .flatMap((arg) => /^'([^']*)'$/.exec(arg)?.[1] ?? [])
+        .map((field) => `${file}: ${field}`),
+    );
+    expect(gateFields.length).toBeGreaterThan(8);
+    expect(gateFields.filter((entry) => !(GATE_FIELDS as readonly string[]).includes(entry.split(': ')[1] ?? ''))).toEqual([]);
 
     // Every field a script names on a task's hash (HSET, HMGET, HDEL, ..., the tables it unpacks into them, and
     // FIELD.<name> positions) is one of the definition's, and no script indexes a state by a bare number.
@@ -92,6 +107,12 @@ function redisCalls(source: string): string[][] {
     calls.push([...args, arg.trim()]);
   }
   return calls;
+}
+
+/** Whether a key expression of a script names a target's gate hash (`gate_key(base, target)`). */
+function isGateHash(source: string, key: string): boolean {
+  if (key.startsWith('gate_key(')) return true;
+  return /^[a-z_]+$/.test(key) && new RegExp(`local ${key} = gate_key\\(`).test(source);
 }
 
 /** Whether a key expression of a script names a task's state hash (`task:<id>`). */

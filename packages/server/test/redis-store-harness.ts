@@ -1,8 +1,10 @@
+import { connect } from 'node:net';
+import type { Socket } from 'node:net';
 import { expect } from 'vitest';
 import type { Redis } from 'ioredis';
 import type { PartitionKeys } from '../src/backends/redis/keys.js';
 import type { RedisStore } from '../src/backends/redis/redis-store.js';
-import { adminClient, freshStore } from './redis-harness.js';
+import { REDIS_URL, adminClient, freshStore } from './redis-harness.js';
 
 // What the Redis store's test files share: stores and admin clients that are closed after each test, and the check
 // that a partition's indexes agree with its tasks. Each file registers the clean-ups itself:
@@ -12,6 +14,7 @@ import { adminClient, freshStore } from './redis-harness.js';
 
 const open: RedisStore[] = [];
 const admins: Redis[] = [];
+const sockets: Socket[] = [];
 
 /** Initialises `store` (default: a fresh one on its own prefix) and closes it after the test. */
 export async function opened(store = freshStore()): Promise<RedisStore> {
@@ -27,28 +30,62 @@ export function admin(): Redis {
   return client;
 }
 
-/** Registers a client made elsewhere (a MONITOR connection) to be disconnected after the test. */
-export function disconnectAfterTest(client: Redis): void {
-  admins.push(client);
-}
-
 /** Closes the stores and disconnects the clients of the test that just ended (an `afterEach` hook). */
 export async function closeOpened(): Promise<void> {
   await Promise.all(open.splice(0).map((store) => store.close()));
   for (const client of admins.splice(0)) client.disconnect();
+  for (const socket of sockets.splice(0)) socket.destroy();
+}
+
+/**
+ * Watches every command the server runs (MONITOR) on a plain socket, calling `onCommand` with each one's source
+ * (`host:port`, or `lua` inside a script) and its arguments as MONITOR prints them; resolves once monitoring, and
+ * stops after the test. Not ioredis's `monitor()`: it switches to monitoring a microtask after the reply to MONITOR,
+ * so monitor lines that arrive in the same packet (other test files keeping the server busy) fail it with
+ * "Command queue state error".
+ */
+export async function monitorCommands(onCommand: (source: string, args: string[]) => void): Promise<void> {
+  const url = new URL(REDIS_URL);
+  const socket = connect(Number(url.port || 6379), url.hostname);
+  sockets.push(socket);
+  socket.setEncoding('utf8');
+  const auth = url.password === '' ? '' : `AUTH ${url.username === '' ? '' : `${decodeURIComponent(url.username)} `}${decodeURIComponent(url.password)}\r\n`;
+  // The replies to AUTH (when sent) and to MONITOR.
+  let awaited = auth === '' ? 1 : 2;
+  let buffered = '';
+  await new Promise<void>((resolve, reject) => {
+    socket.once('error', reject);
+    socket.on('data', (chunk: string) => {
+      buffered += chunk;
+      for (let end = buffered.indexOf('\r\n'); end >= 0; end = buffered.indexOf('\r\n')) {
+        const line = buffered.slice(0, end);
+        buffered = buffered.slice(end + 2);
+        if (line === '+OK' && --awaited === 0) resolve();
+        else if (line.startsWith('-')) reject(new Error(`MONITOR refused: ${line}`));
+        const command = /^\+\S+ \[\d+ (\S+)\] "(.*)"$/.exec(line);
+        if (command !== null) onCommand(command[1] as string, (command[2] as string).split('" "').map((arg) => arg.replace(/\\"/g, '"')));
+      }
+    });
+    socket.write(`${auth}MONITOR\r\n`);
+  });
 }
 
 /**
  * Checks a partition's indexes against its tasks: each target's queue holds exactly its PENDING tasks by due time,
- * and `ready` scores exactly the targets with a PENDING task, at max(earliest due, hold).
+ * each target's gate counts exactly its IN_FLIGHT tasks, and `ready` scores exactly the targets with a PENDING task
+ * that are below their in-flight limit, at max(earliest due, hold, the rate limit's next whole token).
  */
 export async function expectIndexesExact(client: Redis, k: PartitionKeys): Promise<void> {
   const targets = await client.zrange(k.targets, 0, -1);
-  const holds = await client.hgetall(k.holds);
   const ready = await client.zrange(k.ready, 0, -1, 'WITHSCORES');
   const readyScores = new Map<string, number>();
   for (let i = 0; i + 1 < ready.length; i += 2) readyScores.set(ready[i] as string, Number(ready[i + 1]));
   const pending = new Set((await client.zrange(k.status('PENDING'), 0, -1)).map((member) => member.slice(16)));
+  const inFlight = new Map<string, number>();
+  for (const id of await client.zrange(k.leases, 0, -1)) {
+    const target = (await client.hget(k.task(id), 'target')) as string;
+    inFlight.set(target, (inFlight.get(target) ?? 0) + 1);
+  }
   let queued = 0;
   for (const target of targets) {
     const queue = await client.zrange(k.queue(target), 0, -1, 'WITHSCORES');
@@ -58,9 +95,36 @@ export async function expectIndexesExact(client: Redis, k: PartitionKeys): Promi
       expect(pending.has(queue[i] as string)).toBe(true);
       queued++;
     }
-    const hold = holds[target] === undefined ? -Infinity : Number(holds[target]);
-    expect(readyScores.get(target), target).toBe(queue.length === 0 ? undefined : Math.max(Number(queue[1]), hold));
+    const gate = await client.hgetall(k.gate(target));
+    expect(Number(gate.inFlight ?? 0), `${target} in flight`).toBe(inFlight.get(target) ?? 0);
+    const atLimit = gate.maxInFlight !== undefined && Number(gate.inFlight ?? 0) >= Number(gate.maxInFlight);
+    const hold = gate.held === undefined ? -Infinity : Number(gate.held);
+    const token = gate.rate === undefined ? -Infinity : nextTokenAt(Number(gate.tokens), Number(gate.tokensAt), Number(gate.rate));
+    const expected = queue.length === 0 || atLimit ? undefined : Math.max(Number(queue[1]), hold, token);
+    expect(readyScores.get(target), target).toBe(expected);
   }
   expect(queued).toBe(pending.size);
   expect([...readyScores.keys()].every((target) => targets.includes(target))).toBe(true);
+}
+
+/**
+ * The least time at which a bucket holding `tokens` at `at`, filling at `rate` per second, holds a whole token
+ * (-Infinity when it already does), computed apart from the scripts: the same double arithmetic, stepped one
+ * representable time at a time.
+ */
+export function nextTokenAt(tokens: number, at: number, rate: number): number {
+  if (tokens >= 1) return -Infinity;
+  const line = (t: number) => tokens + ((t - at) * rate) / 1000;
+  let t = at + ((1 - tokens) * 1000) / rate;
+  while (line(t) < 1) t = adjacent(t, 1);
+  while (line(adjacent(t, -1)) >= 1) t = adjacent(t, -1);
+  return t;
+}
+
+/** The double next to a positive `t`, above (1) or below (-1). */
+function adjacent(t: number, direction: 1 | -1): number {
+  const view = new DataView(new ArrayBuffer(8));
+  view.setFloat64(0, t);
+  view.setBigUint64(0, view.getBigUint64(0) + BigInt(direction));
+  return view.getFloat64(0);
 }

@@ -9,7 +9,7 @@ import { loadScripts } from '../src/backends/redis/scripts.js';
 import { T0, makeAttempt, makeTask, retryOutcome } from './fixtures/tasks.js';
 import { describeStoreConformance } from './store-conformance.js';
 import { REDIS_URL, dropPrefixes, freshPrefix, freshStore, keySlot, keysOf, waitFor } from './redis-harness.js';
-import { admin, closeOpened, disconnectAfterTest, opened } from './redis-store-harness.js';
+import { admin, closeOpened, monitorCommands, opened } from './redis-store-harness.js';
 
 // The Redis store: the conformance suite, and what is the Redis store's own (scripts, slots, wake-ups, partitions,
 // typed errors, durability, the prefix). Its target queues, its field lists in Lua and the migration of older key
@@ -26,10 +26,8 @@ describe('RedisStore', () => {
     const store = await opened();
     const info = (await store.redis.client('INFO')) as string;
     const address = /addr=(\S+)/.exec(info)?.[1];
-    const monitor = await admin().monitor();
-    disconnectAfterTest(monitor);
     const sent: string[][] = [];
-    monitor.on('monitor', (_time: string, args: string[], source: string) => {
+    await monitorCommands((source, args) => {
       if (source === address) sent.push(args);
     });
     for (let round = 0; round < 3; round++) {
@@ -78,7 +76,7 @@ describe('RedisStore', () => {
     for (const tenantId of tenants) {
       const partition = new PartitionKeys(store.prefix, tenantId);
       const own = keys.filter((key) => key.startsWith(partition.base));
-      // task, data, attempts, idem, queues, ready, holds, targets, leases?, counts, status and policy-status sets,
+      // task, data, attempts, idem, queues, ready, gates, targets, leases?, counts, status and policy-status sets,
       // policy, policies, target state; never the claim's scratch set
       expect(own.length).toBeGreaterThanOrEqual(16);
       expect(own).toContain(partition.queue('https://held.example.com'));

@@ -3,6 +3,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { RetryTask } from '../src/domain/task.js';
 import { TASK_COLUMN_NAMES } from '../src/backends/sql/task-columns.js';
 import { loadMigrations, migrate } from '../src/backends/sqlite/migrate.js';
+import { READY_QUEUES } from '../src/backends/sqlite/queue-statements.js';
 import { SELECT_DUE } from '../src/backends/sqlite/statements.js';
 import { taskToParams } from '../src/backends/sqlite/task-row.js';
 import { T0, makeTask, retryOutcome } from './fixtures/tasks.js';
@@ -65,5 +66,48 @@ describe('migrating a database made by 001', () => {
     expect(await store.nextDueAt()).toBe(T0 + 40);
     expect((await store.claimDue(T0 + 50, { ...lease, limit: 10 })).map((t) => t.targetKey)).toEqual(['http://[::1]:8080', C]);
     expect(await store.admin.countByStatus()).toMatchObject({ PENDING: 0, IN_FLIGHT: 5, SUCCEEDED: 1, FAILED: 0 });
+  });
+});
+
+describe('migrating a database made by 002', () => {
+  it('keeps every queue its hint and hold, adds the limits, and claims and reads them as a new store would', async () => {
+    const path = freshPath();
+    const old = new Database(path);
+    migrate(old, loadMigrations().filter((m) => m.version <= 2));
+    const insertTask = old.prepare(`INSERT INTO tasks (${[...TASK_COLUMN_NAMES, 'ended_at'].join(', ')}) VALUES (${[...TASK_COLUMN_NAMES, 'ended_at'].map(() => '?').join(', ')})`);
+    const insertQueue = old.prepare('INSERT INTO target_queues (tenant_id, target_key, next_due_at, held_until, hold_changed_at) VALUES (?, ?, ?, ?, ?)');
+    const dueA = [forTarget(A, { nextAttemptAt: T0 + 1 }), forTarget(A, { nextAttemptAt: T0 + 2 }), forTarget(A, { nextAttemptAt: T0 + 3 })];
+    const heldB = forTarget(B, { nextAttemptAt: T0 });
+    const inFlightA = forTarget(A, { status: 'IN_FLIGHT', leaseOwner: 'w0', leaseExpiresAt: T0 + 5_000, fencingToken: 2 });
+    for (const task of [...dueA, heldB, inFlightA]) insertTask.run(...taskToParams(task));
+    insertQueue.run('default', A, T0 + 1, null, null);
+    insertQueue.run('default', B, T0, T0 + 1_000, T0 - 1);
+    insertQueue.run('default', C, null, null, null);
+    old.close();
+
+    await using store = await opened(path);
+    const raw = new Database(path, { readonly: true });
+    expect(raw.prepare('SELECT target_key, next_due_at, held_until, hold_changed_at, ready_at, rate_per_second, max_in_flight, tokens FROM target_queues ORDER BY target_key').all()).toEqual([
+      { target_key: A, next_due_at: T0 + 1, held_until: null, hold_changed_at: null, ready_at: T0 + 1, rate_per_second: null, max_in_flight: null, tokens: null },
+      { target_key: B, next_due_at: T0, held_until: T0 + 1_000, hold_changed_at: T0 - 1, ready_at: T0 + 1_000, rate_per_second: null, max_in_flight: null, tokens: null },
+      { target_key: C, next_due_at: null, held_until: null, hold_changed_at: null, ready_at: null, rate_per_second: null, max_in_flight: null, tokens: null },
+    ]);
+    expect(raw.prepare("SELECT name FROM sqlite_master WHERE tbl_name = 'target_queues' AND type = 'index' AND name NOT LIKE 'sqlite_%'").all()).toEqual([
+      { name: 'target_queues_ready' },
+    ]);
+    expect(plan(raw, READY_QUEUES, [T0])).toMatch(/^SEARCH target_queues USING INDEX target_queues_ready \(ready_at<\?\)$/);
+    raw.close();
+
+    // The old hold still holds B; a limit on A counts the task that was in flight before the migration.
+    expect(await store.nextDueAt()).toBe(T0 + 1);
+    await store.limitTarget({ tenantId: 'default', targetKey: A }, { ratePerSecond: null, burst: null, maxInFlight: 2 }, T0);
+    expect((await store.claimDue(T0 + 10, { ...lease, limit: 10 })).map((t) => t.taskId)).toEqual([dueA[0]?.taskId]);
+    expect(await store.admin.getTarget({ tenantId: 'default', targetKey: A }, T0 + 10)).toMatchObject({ inFlight: 2, dueTasks: 2, maxInFlight: 2 });
+    expect((await store.admin.listTargets('default', { limit: 10 }, T0 + 10)).items.map((t) => [t.targetKey, t.heldUntil])).toEqual([
+      [A, null],
+      [B, T0 + 1_000],
+      [C, null],
+    ]);
+    expect((await store.claimDue(T0 + 1_000, { ...lease, limit: 10 })).map((t) => t.taskId)).toEqual([heldB.taskId]);
   });
 });

@@ -2,7 +2,19 @@ import Database from 'better-sqlite3';
 import type { TaskStatus } from '@retryd/core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { TaskListing } from '../src/backends/sqlite/list-tasks.js';
-import { HOLD_TARGET, LOWER_HINT, READY_QUEUES, READY_TIMES, REFRESH_HINT } from '../src/backends/sqlite/queue-statements.js';
+import {
+  BUCKET_OF,
+  HOLD_TARGET,
+  IN_FLIGHT_OF,
+  LIMIT_TARGET,
+  LOWER_HINT,
+  LOWER_HINT_AND_FREE,
+  READY_QUEUES,
+  READY_TIMES,
+  REFRESH_HINT,
+  SET_GATE,
+} from '../src/backends/sqlite/queue-statements.js';
+import { COUNT_DUE, GET_QUEUE, IN_FLIGHT_KEYS, LIST_QUEUES, LIST_QUEUES_AFTER, QUEUE_HEAD } from '../src/backends/sqlite/target-views.js';
 import {
   CANCEL_TASK,
   CLAIM_ONE,
@@ -34,6 +46,12 @@ describe('query plans', () => {
       await store.insertTasks(tasks);
       await store.claimDue(T0 + 500, { ...lease, limit: 20 });
       await store.holdTarget({ tenantId: 'default', targetKey: C }, T0 + 1_000, T0);
+      await store.limitTarget({ tenantId: 'default', targetKey: B }, { ratePerSecond: 10, burst: 2, maxInFlight: 5 }, T0);
+      // Another tenant, mostly in flight: the in-flight count of one tenant's queue must not read them.
+      await store.insertTasks(Array.from({ length: 200 }, (_, i) => forTarget(A, { tenantId: 'other', nextAttemptAt: T0 + i })));
+      await store.claimDue(T0 + 500, { ...lease, limit: 150 });
+      // Targets seen before and idle now, as in any long-lived store: most queue rows are not ready.
+      await store.insertTasks(Array.from({ length: 50 }, (_, i) => forTarget(`https://idle-${i}.example.com`, { status: 'SUCCEEDED', nextAttemptAt: null })));
     }
     await store.close();
     const db = new Database(path);
@@ -56,6 +74,17 @@ describe('query plans', () => {
         [REFRESH_HINT, ['default', A, 'default', A], /INDEX tasks_due \(tenant_id=\? AND target_key=\?\)/],
         [LOWER_HINT, ['default', A, T0], /^$|PRIMARY KEY/],
         [HOLD_TARGET, ['default', A, T0, T0], /^$|PRIMARY KEY/],
+        [LOWER_HINT_AND_FREE, ['default', A, T0], /^$|PRIMARY KEY/],
+        [LIMIT_TARGET, ['default', A, 10, 2, 5, T0, 2, T0, null], /^$|PRIMARY KEY/],
+        [BUCKET_OF, ['default', A], /SEARCH target_queues USING PRIMARY KEY \(tenant_id=\? AND target_key=\?\)/],
+        [SET_GATE, [1, T0, null, null, 'default', A], /SEARCH target_queues USING PRIMARY KEY \(tenant_id=\? AND target_key=\?\)/],
+        [IN_FLIGHT_OF, [T0, 'default', A], /^SEARCH tasks USING INDEX tasks_in_flight \(tenant_id=\?\)$/],
+        [IN_FLIGHT_KEYS, ['default'], /^SEARCH tasks USING INDEX tasks_in_flight \(tenant_id=\?\)$/],
+        [GET_QUEUE, ['default', A], /SEARCH target_queues USING PRIMARY KEY \(tenant_id=\? AND target_key=\?\)/],
+        [LIST_QUEUES, ['default', 10], /SEARCH target_queues USING PRIMARY KEY \(tenant_id=\?\)/],
+        [LIST_QUEUES_AFTER, ['default', A, 10], /SEARCH target_queues USING PRIMARY KEY \(tenant_id=\? AND target_key>\?\)/],
+        [QUEUE_HEAD, ['default', A], /COVERING INDEX tasks_due \(tenant_id=\? AND target_key=\?\)/],
+        [COUNT_DUE, ['default', A, T0, 10_000], /COVERING INDEX tasks_due \(tenant_id=\? AND target_key=\? AND next_attempt_at<\?\)/],
         [CANCEL_TASK, key, /INDEX tasks_pk \(tenant_id=\? AND task_id=\?\)/],
         [REQUEST_CANCEL, key, /INDEX tasks_pk \(tenant_id=\? AND task_id=\?\)/],
         [REPLAY_TASK, { ...replay, tenantId: 'default', taskId: 'x' }, /INDEX tasks_pk \(tenant_id=\? AND task_id=\?\)/],

@@ -82,7 +82,7 @@ describe('target queues', () => {
     const raw = new Database(path);
     raw.exec('ANALYZE');
     // The claim's only way in: ready queues by `ready_at`, up to now. A held queue's entry lies past now.
-    expect(raw.prepare(READY_QUEUES).raw(true).all(T0 + 10)).toEqual([['default', B]]);
+    expect(raw.prepare(READY_QUEUES).raw(true).all(T0 + 10)).toEqual([['default', B, null, null, null, null, null]]);
     expect(plan(raw, READY_QUEUES, [T0 + 10])).toMatch(/^SEARCH target_queues USING INDEX target_queues_ready \(ready_at<\?\)$/);
     expect(plan(raw, SELECT_DUE, ['default', B, T0 + 10, 10])).toMatch(
       /^SEARCH tasks USING INDEX tasks_due \(tenant_id=\? AND target_key=\? AND next_attempt_at<\?\)$/,

@@ -5,6 +5,7 @@ import { listingCases } from './store-conformance/listing-cases.js';
 import { policyAndStateCases } from './store-conformance/policy-state-cases.js';
 import { schedulingCases } from './store-conformance/scheduling-cases.js';
 import { taskCases } from './store-conformance/task-cases.js';
+import { limitCases } from './store-conformance/limit-cases.js';
 import { targetCases } from './store-conformance/target-cases.js';
 import { transitionCases } from './store-conformance/transition-cases.js';
 
@@ -44,6 +45,7 @@ export function describeStoreConformance(name: string, makeStore: () => Promise<
     describe('completions and the attempt log', () => completionCases(store));
     describe('named transitions', () => transitionCases(store));
     describe('targets: fair claims and the gate', () => targetCases(store));
+    describe('targets: limits, holds and what operators see', () => limitCases(store));
     describe('policies, target state and counts', () => policyAndStateCases(store));
   });
 }

@@ -29,7 +29,7 @@ describe('the task field definition', () => {
   it('builds every task literal in row order (one shape for the hot path)', async () => {
     const task = makeTask({ status: 'IN_FLIGHT', leaseOwner: 'w', leaseExpiresAt: T0 + 1, fencingToken: 1 });
     expect(Object.keys(task)).toEqual(TASK_FIELD_NAMES);
-    expect(Object.keys(leasedTo(makeTask(), { count: 1, workerId: 'w', leaseMs: 1_000 }, T0))).toEqual(TASK_FIELD_NAMES);
+    expect(Object.keys(leasedTo(makeTask(), { indices: [0], workerId: 'w', leaseMs: 1_000 }, T0))).toEqual(TASK_FIELD_NAMES);
     const completion = { tenantId: task.tenantId, taskId: task.taskId, fencingToken: 1, next: finalOutcome(task, 'SUCCEEDED') };
     const applied = { kind: 'applied', taskId: task.taskId, status: 'SUCCEEDED', nextAttemptAt: null, version: 3, cancelRequested: false } as const;
     expect(Object.keys(taskAfterCompletion(task, completion, applied, T0))).toEqual(TASK_FIELD_NAMES);

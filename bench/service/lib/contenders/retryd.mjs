@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { distOf, inParallel, serviceBuild, sleep, waitFor } from '../report.mjs';
 import { POSTGRES_URL, REDIS_URL, deleteKeys, dropSchema, postgresDurability, redisDurability, schemaSize } from '../servers.mjs';
-import { CLI, startRetryd, sqliteStoreSize } from '../retryd-service.mjs';
+import { CLI, PROTECTIONS_OFF_PATCH, serveHasFlag, startRetryd, sqliteStoreSize, targetPath } from '../retryd-service.mjs';
 
 /** The W1 policy (WORKLOADS.md): exponential, 1 ms initial, ×2, 10 ms max, 5 attempts, full jitter, no budget. */
 export const W1_POLICY = Object.freeze({
@@ -117,23 +117,51 @@ export async function retrydStore(kind, { sync = 'full', name = 'bench' } = {}) 
  * `cli` runs another build (default {@link CLI}); `role: 'before'` marks it as the build before a change (the
  * benchmarks' `--baseline`): its id ends in `-before`, its name says `(before)`, and it keeps its own schema or
  * key prefix, so the two builds never share a store.
+ *
+ * Per-target protection (issue 9), on builds that have it:
+ * - `targetSettings: 'off'` turns every protection of the downstream's target off with `PUT /targets/{origin}` before
+ *   the enqueue (W1: its failures are by design); a build without `/targets` (the `--baseline` one) is run as it is.
+ * - `protection: 'off'` starts the service with `--protection off` (W1 `--downstream ok`: the same run with and
+ *   without the protections); its id ends in `-protection-off` and `protectionPairId` pairs it with the run with them.
+ *   A build without that flag gets its target's protections turned off through `/targets` instead, and a build
+ *   without either runs as it is; the contender's name says which.
+ * `note` is added to the name (e.g. `protections on`).
  */
-export function retrydContender({ storeKind = 'sqlite', sync = 'full', concurrency, nodeArgs = [], instances = 1, cli = CLI, role = 'after' }) {
+export function retrydContender({
+  storeKind = 'sqlite',
+  sync = 'full',
+  concurrency,
+  nodeArgs = [],
+  instances = 1,
+  cli = CLI,
+  role = 'after',
+  protection = 'on',
+  targetSettings = 'defaults',
+  note = '',
+}) {
   let store;
   let service;
   let services = [];
   let dueAt;
   let build;
   const before = role === 'before';
+  const protectionOff = protection === 'off' && !before;
+  const offByFlag = protectionOff && serveHasFlag(cli, '--protection');
+  /** What was done about the target's protection, for the contender's name (set at the enqueue). */
+  let targetNote = offByFlag ? '--protection off' : note;
   const base = `${storeKind === 'sqlite' ? `retryd-sqlite-${sync}` : `retryd-${storeKind.replace(/:.*$/, '')}`}${instances > 1 ? `-x${instances}` : ''}`;
   return {
-    id: before ? `${base}-before` : base,
+    id: before ? `${base}-before` : protectionOff ? `${base}-protection-off` : base,
     role,
     /** The id of this configuration whatever the build: pairs a `--baseline` contender with the current one. */
-    pairId: base,
+    pairId: protectionOff ? `${base}-protection-off` : base,
+    /** Pairs the runs of one configuration with the protections on and off (W1 `--downstream ok`). */
+    protectionPairId: before ? undefined : base,
+    protection: protectionOff ? 'off' : 'on',
     cli,
     get name() {
-      return `retryd${before ? ' (before)' : ''} (${store?.label ?? storeKind}${instances > 1 ? `, ${instances} instances` : ''})`;
+      const extra = [instances > 1 ? `${instances} instances` : '', targetNote].filter((x) => x !== '').join(', ');
+      return `retryd${before ? ' (before)' : ''} (${store?.label ?? storeKind}${extra === '' ? '' : `, ${extra}`})`;
     },
     get durability() {
       if (store === undefined) return '';
@@ -154,7 +182,8 @@ export function retrydContender({ storeKind = 'sqlite', sync = 'full', concurren
       build = serviceBuild(distOf(cli)).hash;
       store = await retrydStore(storeKind, { sync, name: before ? 'before-w1' : 'w1' });
       services = [];
-      for (let i = 0; i < instances; i++) services.push(await startRetryd({ cli, store: store.url, sync, concurrency, nodeArgs }));
+      const extraArgs = offByFlag ? ['--protection', 'off'] : [];
+      for (let i = 0; i < instances; i++) services.push(await startRetryd({ cli, store: store.url, sync, concurrency, nodeArgs, extraArgs }));
       service = services[0];
     },
     async enqueue(tasks, downstreamUrl) {
@@ -162,6 +191,12 @@ export function retrydContender({ storeKind = 'sqlite', sync = 'full', concurren
       // mixed with the enqueue, as with the peers, whose workers start once everything is enqueued.
       dueAt = Date.now() + 2_000 + Math.ceil(tasks.length * 0.25);
       const target = `${downstreamUrl}/w1`;
+      if ((targetSettings === 'off' || protectionOff) && !offByFlag) {
+        if (await service.hasTargets()) {
+          await service.call('PUT', targetPath(new URL(downstreamUrl).origin), PROTECTIONS_OFF_PATCH);
+          targetNote = "target's protections off";
+        } else targetNote = 'no /targets in this build';
+      }
       const batches = Math.ceil(tasks.length / 1000);
       const started = performance.now();
       await inParallel(batches, 4, (b) =>

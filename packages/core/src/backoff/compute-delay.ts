@@ -1,5 +1,5 @@
 import type { Random } from '../time/clock.js';
-import type { RetryPolicy } from '../policy/retry-policy.js';
+import type { BackoffSchedule } from '../policy/retry-policy.js';
 
 const uniform = (random: Random, low: number, high: number) => low + random() * (high - low);
 
@@ -8,7 +8,7 @@ const uniform = (random: Random, low: number, high: number) => low + random() * 
  * FIXED `initialDelayMs`; LINEAR `initialDelayMs × n`; EXPONENTIAL `initialDelayMs × multiplier^(n−1)`;
  * then `min(maxDelayMs, base)`. Never NaN or Infinity: a base that overflows is simply capped.
  */
-export function baseDelay(policy: RetryPolicy, n: number): number {
+export function baseDelay(policy: BackoffSchedule, n: number): number {
   let base: number;
   switch (policy.backoffType) {
     case 'FIXED':
@@ -32,7 +32,7 @@ export function baseDelay(policy: RetryPolicy, n: number): number {
  * - NONE: the capped base; FULL: `uniform(0, cap)`; EQUAL: `cap/2 + uniform(0, cap/2)`;
  * - DECORRELATED: `min(maxDelayMs, uniform(initialDelayMs, max(initialDelayMs, previousDelayMs) × 3))`.
  *
- * @param policy - a valid policy (see `validatePolicy`)
+ * @param policy - a valid policy (see `validatePolicy`), or any {@link BackoffSchedule}, such as `scheduleFor(policy, failureClass)`
  * @param n - the retry number, an integer >= 1
  * @param previousDelayMs - the delay chosen before the previous retry (0 before the first); read by DECORRELATED only
  * @param random - uniform in `[0, 1)`
@@ -41,7 +41,7 @@ export function baseDelay(policy: RetryPolicy, n: number): number {
  * computeDelay({ ...DEFAULT_POLICY, jitterType: 'NONE' }, 3, 0, Math.random); // 400
  * ```
  */
-export function computeDelay(policy: RetryPolicy, n: number, previousDelayMs: number, random: Random): number {
+export function computeDelay(policy: BackoffSchedule, n: number, previousDelayMs: number, random: Random): number {
   if (!Number.isInteger(n) || n < 1) throw new RangeError(`n must be an integer >= 1, got ${n}`);
   const cap = baseDelay(policy, n);
   switch (policy.jitterType) {

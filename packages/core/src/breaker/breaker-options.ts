@@ -1,4 +1,4 @@
-import { systemClock, type Clock } from '../time/clock.js';
+import { systemClock, type Clock, type Random } from '../time/clock.js';
 import { assertOptions, clockRule, integerAtLeast, numberAtLeast, numberAbove, type FieldRule } from '../validation/field-rules.js';
 
 /**
@@ -42,9 +42,24 @@ export interface CircuitBreakerOptions {
    * re-opens it. An integer `>= 1`. Default 1.
    */
   halfOpenProbes?: number;
+  /**
+   * Jitter on each open period: `NONE` (the default) opens for exactly the backed-off duration `d`; `EQUAL` opens
+   * for `d/2 + uniform(0, d/2)`, drawn from `random`, so breakers that opened together (one outage behind many
+   * targets, many instances) do not all probe at the same instant.
+   */
+  openJitter?: BreakerJitter;
+  /** Draws the open jitter: uniform in `[0, 1)`. Default `Math.random`. */
+  random?: Random;
   /** Source of `now()`. Default {@link systemClock}. */
   clock?: Clock;
 }
+
+/** The jitter of a breaker's open periods (see {@link CircuitBreakerOptions.openJitter}). */
+export const BreakerJitter = {
+  NONE: 'NONE',
+  EQUAL: 'EQUAL',
+} as const;
+export type BreakerJitter = (typeof BreakerJitter)[keyof typeof BreakerJitter];
 
 /** The defaults of {@link CircuitBreakerOptions} (`maxOpenDurationMs` defaults to 10 × `openDurationMs`). */
 export const CIRCUIT_BREAKER_DEFAULTS = Object.freeze({
@@ -54,6 +69,7 @@ export const CIRCUIT_BREAKER_DEFAULTS = Object.freeze({
   openDurationMs: 30_000,
   openBackoffMultiplier: 1,
   halfOpenProbes: 1,
+  openJitter: BreakerJitter.NONE,
 } as const);
 
 /** {@link CircuitBreakerOptions} with the defaults filled in. */
@@ -66,6 +82,8 @@ export interface ResolvedCircuitBreakerOptions {
   readonly openBackoffMultiplier: number;
   readonly maxOpenDurationMs: number;
   readonly halfOpenProbes: number;
+  readonly openJitter: BreakerJitter;
+  readonly random: Random;
   readonly clock: Clock;
 }
 
@@ -81,6 +99,11 @@ const RULES: Readonly<Record<keyof CircuitBreakerOptions, FieldRule>> = {
   openBackoffMultiplier: numberAtLeast(1),
   maxOpenDurationMs: numberAtLeast(0),
   halfOpenProbes: integerAtLeast(1),
+  openJitter: {
+    rule: `one of ${Object.values(BreakerJitter).join(', ')}`,
+    test: (v) => Object.values(BreakerJitter).includes(v as BreakerJitter),
+  },
+  random: { rule: 'a function returning numbers in [0, 1)', test: (v) => typeof v === 'function' },
   clock: clockRule,
 };
 
@@ -109,6 +132,8 @@ export function resolveCircuitBreakerOptions(options?: CircuitBreakerOptions): R
     openBackoffMultiplier: options?.openBackoffMultiplier ?? d.openBackoffMultiplier,
     maxOpenDurationMs: options?.maxOpenDurationMs ?? 10 * openDurationMs,
     halfOpenProbes: options?.halfOpenProbes ?? d.halfOpenProbes,
+    openJitter: options?.openJitter ?? d.openJitter,
+    random: options?.random ?? Math.random,
     clock: options?.clock ?? systemClock,
   };
 }

@@ -19,7 +19,11 @@ import { StateListeners } from './state-listeners.js';
  * failure rate over the sliding window reaches the threshold with at least `minimumCalls` calls in it.
  * OPEN refuses calls for the open duration, then turns HALF_OPEN lazily (at the next look at `state`,
  * `tryAcquire()`, ...: there are no timers). HALF_OPEN admits up to `halfOpenProbes` probes; as many
- * probe successes close it, one probe failure re-opens it for a backed-off duration.
+ * probe successes close it, one probe failure re-opens it for a backed-off duration (with `openJitter: 'EQUAL'`,
+ * each open period is drawn between half and all of that duration).
+ *
+ * An operator, or a service that shares one breaker between instances, can also move it by hand:
+ * {@link CircuitBreaker.forceOpen}, {@link CircuitBreaker.forceClose} and {@link CircuitBreaker.reset}.
  *
  * Every call admitted by `tryAcquire()` must end in exactly one of `onSuccess()`, `onFailure()` or `release()`
  * (`execute()` does this for you): a HALF_OPEN probe that never reports holds its slot. Outcomes are not
@@ -101,7 +105,7 @@ export class CircuitBreaker {
       this.window.add(this.clock.now(), { calls: 1 });
     } else if (state === CircuitState.HALF_OPEN && this.endProbe()) {
       this.probeSuccesses++;
-      if (this.probeSuccesses >= this.options.halfOpenProbes) this.close(this.clock.now());
+      if (this.probeSuccesses >= this.options.halfOpenProbes) this.closeAt(this.clock.now());
     }
   }
 
@@ -112,9 +116,9 @@ export class CircuitBreaker {
       const now = this.clock.now();
       this.failureStreak++;
       this.window.add(now, { calls: 1, failures: 1 });
-      if (this.failureStreak >= this.options.consecutiveFailures || this.rateExceeded(now)) this.open(now, 0);
+      if (this.failureStreak >= this.options.consecutiveFailures || this.rateExceeded(now)) this.openAt(now, 0);
     } else if (state === CircuitState.HALF_OPEN && this.endProbe()) {
-      this.open(this.clock.now(), this.reopenCount + 1);
+      this.openAt(this.clock.now(), this.reopenCount + 1);
     }
   }
 
@@ -124,6 +128,41 @@ export class CircuitBreaker {
    */
   release(): void {
     if (this.state === CircuitState.HALF_OPEN) this.endProbe();
+  }
+
+  /**
+   * Opens the breaker now, by hand, from any state: calls are refused for `durationMs` (default: the open period it
+   * would choose for its next opening, backed off by its re-openings in a row and jittered), then probes are let
+   * through as after any opening. The re-opening count is kept, so an automatic re-opening later still backs off.
+   *
+   * @param durationMs - how long to stay OPEN, a finite number >= 0
+   * @throws RangeError e.g. `durationMs must be a finite number >= 0, got -1`
+   */
+  forceOpen(durationMs?: number): void {
+    if (durationMs !== undefined && !(Number.isFinite(durationMs) && durationMs >= 0)) {
+      throw new RangeError(`durationMs must be a finite number >= 0, got ${String(durationMs)}`);
+    }
+    const now = this.clock.now();
+    this.openAt(now, this.reopenCount, durationMs);
+  }
+
+  /**
+   * Closes the breaker now, by hand, as if its probes had succeeded: counters cleared, the backoff of its open
+   * periods started again. A CLOSED breaker is left as it is (its failure counts included).
+   */
+  forceClose(): void {
+    if (this.current !== CircuitState.CLOSED) this.closeAt(this.clock.now());
+  }
+
+  /** Back to a new breaker's state, whatever its state: CLOSED, every count cleared (failures, probes, re-openings). */
+  reset(): void {
+    const now = this.clock.now();
+    if (this.current === CircuitState.CLOSED) {
+      this.reopenCount = 0;
+      this.resetCounters();
+    } else {
+      this.closeAt(now);
+    }
   }
 
   /** Whole ms until OPEN turns HALF_OPEN; 0 in any other state. */
@@ -226,19 +265,25 @@ export class CircuitBreaker {
     return calls >= this.options.minimumCalls && failures / calls >= threshold;
   }
 
-  private open(now: number, reopenCount: number): void {
-    const o = this.options;
+  private openAt(now: number, reopenCount: number, durationMs = this.openDurationMs(reopenCount)): void {
     this.reopenCount = reopenCount;
+    this.openedAt = now;
+    this.openUntil = now + durationMs;
+    this.resetCounters();
+    // Forced open while OPEN: a new period, but no change of state to report.
+    if (this.current !== CircuitState.OPEN) this.moveTo(CircuitState.OPEN, now);
+  }
+
+  /** The `reopenCount`-th re-opening's period: backed off, capped, then jittered as the options say. */
+  private openDurationMs(reopenCount: number): number {
+    const o = this.options;
     const grown = o.openDurationMs * o.openBackoffMultiplier ** reopenCount;
     // grown is NaN for 0 × Infinity (a zero duration after very many re-openings) and Infinity on overflow.
     const duration = Number.isNaN(grown) ? 0 : Math.min(o.maxOpenDurationMs, grown);
-    this.openedAt = now;
-    this.openUntil = now + duration;
-    this.resetCounters();
-    this.moveTo(CircuitState.OPEN, now);
+    return o.openJitter === 'EQUAL' ? duration / 2 + o.random() * (duration / 2) : duration;
   }
 
-  private close(now: number): void {
+  private closeAt(now: number): void {
     this.reopenCount = 0;
     this.openedAt = null;
     this.openUntil = null;

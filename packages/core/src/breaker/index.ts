@@ -6,7 +6,7 @@
 export { CircuitBreaker } from './circuit-breaker.js';
 export { CircuitState, type CircuitStateChange, type CircuitStateListener } from './breaker-state.js';
 export { BrokenCircuitError } from './broken-circuit-error.js';
-export { CIRCUIT_BREAKER_DEFAULTS, type CircuitBreakerOptions } from './breaker-options.js';
+export { BreakerJitter, CIRCUIT_BREAKER_DEFAULTS, type CircuitBreakerOptions } from './breaker-options.js';
 export type { CircuitBreakerSnapshot, BreakerWindowCounter } from './breaker-snapshot.js';
 export type { WindowBucket, WindowSnapshot } from '../window/sliding-window.js';
 export { InvalidSnapshotError } from '../validation/invalid-snapshot-error.js';

@@ -10,4 +10,5 @@ export {
   type ClassifyHttpResponseOptions,
   type HttpClassification,
 } from './classify-http.js';
-export { classifyError, isNetworkError, isTimeoutError } from './network-errors.js';
+export { classifyError, isConnectionRefused, isNetworkError, isTimeoutError } from './network-errors.js';
+export { FailureClass, failureClassOf, failureClassOfError, failureClassOfStatus } from './failure-class.js';

@@ -108,6 +108,19 @@ export function isTimeoutError(error: unknown): boolean {
   });
 }
 
+/**
+ * Whether `error` is a refused connection: it, or an error in its `cause` chain (bounded, `AggregateError`s
+ * included, as Node's happy-eyeballs connect reports one error per address), has code ECONNREFUSED.
+ *
+ * @example
+ * ```ts
+ * try { await fetch('http://127.0.0.1:1/'); } catch (e) { isConnectionRefused(e); } // true
+ * ```
+ */
+export function isConnectionRefused(error: unknown): boolean {
+  return someInChain(error, (link) => codeOf(link) === 'ECONNREFUSED');
+}
+
 /** A caller's own abort: the `DOMException` of `AbortController#abort()`, or Node's `AbortError`. */
 function isAbortError(error: unknown): boolean {
   return someInChain(error, (link) => nameOf(link) === 'AbortError' || codeOf(link) === 'ABORT_ERR');

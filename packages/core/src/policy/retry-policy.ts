@@ -1,3 +1,5 @@
+import type { FailureClass } from '../http/failure-class.js';
+
 /** How the base delay grows with the retry number. */
 export const BackoffType = {
   EXPONENTIAL: 'EXPONENTIAL',
@@ -19,12 +21,10 @@ export const JitterType = {
 export type JitterType = (typeof JitterType)[keyof typeof JitterType];
 
 /**
- * A retry policy: plain, serialisable data, shared by the library, the service's HTTP API and its stores.
- * Validate untrusted input with {@link validatePolicy}.
+ * How long to wait before each retry: the growth, its bounds and the jitter. A {@link RetryPolicy} is one (its
+ * main schedule) and may name others for particular failures in `backoffByClass`. `computeDelay` reads nothing else.
  */
-export interface RetryPolicy {
-  /** Attempts in all, the first included: `>= 1`; `1` means no retries. */
-  maxAttempts: number;
+export interface BackoffSchedule {
   backoffType: BackoffType;
   /** Delay before the first retry, in ms: `> 0`. */
   initialDelayMs: number;
@@ -33,12 +33,49 @@ export interface RetryPolicy {
   /** No computed delay exceeds this, in ms: `>= initialDelayMs`. */
   maxDelayMs: number;
   jitterType: JitterType;
-  /** Wall-clock budget measured from the start of the first attempt, in ms. Absent: no budget. */
+}
+
+/**
+ * Schedules for particular kinds of failure (see {@link FailureClass}), each given as the fields it changes from
+ * the policy's main schedule: a class left out, and every field a class leaves out, follow the main schedule.
+ * A class's schedule, once merged, obeys the rules of the main one (`maxDelayMs >= initialDelayMs` included).
+ *
+ * @example
+ * ```ts
+ * // 429s wait 5 s, 10 s, 20 s … up to 2 min; 5xx keep the main schedule; a refused connection retries after 200 ms.
+ * { rateLimited: { initialDelayMs: 5_000, maxDelayMs: 120_000 }, connectionRefused: { backoffType: 'FIXED', initialDelayMs: 200 } }
+ * ```
+ */
+export type BackoffByClass = { [K in FailureClass]?: Partial<BackoffSchedule> };
+
+/**
+ * A retry policy: plain, serialisable data, shared by the library, the service's HTTP API and its stores.
+ * Validate untrusted input with {@link validatePolicy}.
+ *
+ * The fields of {@link BackoffSchedule} are its main schedule.
+ */
+export interface RetryPolicy extends BackoffSchedule {
+  /** Attempts in all, the first included: `>= 1`; `1` means no retries. */
+  maxAttempts: number;
+  /**
+   * Wall-clock budget of the whole call, in ms, attempts and waits included. The library counts it from the call of
+   * `retry()` and aborts an attempt still running when it ends; the service counts it from the task's creation (or
+   * its replay), so time queued, held and waiting on Retry-After counts too. Absent: no budget.
+   */
   totalBudgetMs?: number;
   /** Headroom kept in the budget for the next call, in ms: no attempt starts with less than this left. */
   estimatedCallMs?: number;
   /** HTTP statuses worth retrying. Default {@link DEFAULT_RETRYABLE_STATUS_CODES}. */
   retryableStatusCodes?: number[];
+  /**
+   * Own schedules for 429s, 5xx, timeouts and refused connections, over the main schedule (see
+   * {@link BackoffByClass}). Absent: every failure follows the main schedule.
+   *
+   * The retry number `n` a schedule is computed for counts every retry of the run, whatever its class, and DECORRELATED
+   * jitter's previous delay is the last backoff delay of the run, whichever schedule chose it: a task that alternates
+   * 429s and 503s keeps backing off, each wait bounded by its own class's `initialDelayMs` and `maxDelayMs`.
+   */
+  backoffByClass?: BackoffByClass;
 }
 
 /**

@@ -1,4 +1,5 @@
-import { BackoffType, JitterType, type RetryPolicy } from './retry-policy.js';
+import { FailureClass } from '../http/failure-class.js';
+import { BackoffType, JitterType, type BackoffByClass, type BackoffSchedule, type RetryPolicy } from './retry-policy.js';
 
 /** One broken rule in a policy: the field (with its path), the rule, and a sentence that says both. */
 export interface PolicyViolation {
@@ -22,17 +23,28 @@ export class InvalidPolicyError extends Error {
   }
 }
 
-const POLICY_FIELDS = new Set<string>([
-  'maxAttempts',
+/** The fields of a {@link BackoffSchedule}, in the order messages list them. */
+export const BACKOFF_SCHEDULE_FIELDS: readonly (keyof BackoffSchedule)[] = Object.freeze([
   'backoffType',
   'initialDelayMs',
   'multiplier',
   'maxDelayMs',
   'jitterType',
+]);
+
+/** The fields of a {@link RetryPolicy}, in the order messages list them: what {@link validatePolicy} knows. */
+export const RETRY_POLICY_FIELDS: readonly (keyof RetryPolicy)[] = Object.freeze([
+  'maxAttempts',
+  ...BACKOFF_SCHEDULE_FIELDS,
   'totalBudgetMs',
   'estimatedCallMs',
   'retryableStatusCodes',
+  'backoffByClass',
 ]);
+
+const POLICY_FIELDS = new Set<string>(RETRY_POLICY_FIELDS);
+const SCHEDULE_FIELDS = new Set<string>(BACKOFF_SCHEDULE_FIELDS);
+const FAILURE_CLASSES = new Set<string>(Object.values(FailureClass));
 
 const BACKOFF_TYPES: readonly unknown[] = Object.values(BackoffType);
 const JITTER_TYPES: readonly unknown[] = Object.values(JitterType);
@@ -54,11 +66,98 @@ function show(value: unknown): string {
 }
 
 const isFiniteNumber = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
+/** A delay that passes the rules of `initialDelayMs` and `maxDelayMs` alone. */
+const isDelay = (v: unknown): v is number => isFiniteNumber(v) && v > 0 && v <= MAX_POLICY_MS;
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+type Fail = (field: string, rule: string, value: unknown) => void;
+/** Reports a key that names nothing known: `<field> is not a <what> (known: …)`. */
+type Refuse = (field: string, what: string, known: Iterable<string>) => void;
+
+/**
+ * The rules of each schedule field alone; each fails under `at(field)`. A field absent from a class's schedule is
+ * inherited and not checked here (`partial`); the main schedule must have them all.
+ */
+function checkScheduleFields(s: Record<string, unknown>, at: (field: string) => string, fail: Fail, partial: boolean): void {
+  const present = (field: string) => !partial || s[field] !== undefined;
+  const { backoffType, initialDelayMs, multiplier, maxDelayMs, jitterType } = s;
+  if (present('backoffType') && !BACKOFF_TYPES.includes(backoffType as BackoffType)) {
+    fail(at('backoffType'), `one of ${BACKOFF_TYPES.join(', ')}`, backoffType);
+  }
+  if (present('initialDelayMs')) {
+    if (!isFiniteNumber(initialDelayMs) || initialDelayMs <= 0) fail(at('initialDelayMs'), 'a number > 0', initialDelayMs);
+    else if (initialDelayMs > MAX_POLICY_MS) fail(at('initialDelayMs'), `<= ${MAX_POLICY_MS}`, initialDelayMs);
+  }
+  if (present('multiplier') && (!isFiniteNumber(multiplier) || multiplier < 1)) {
+    fail(at('multiplier'), 'a finite number >= 1', multiplier);
+  }
+  if (present('maxDelayMs')) {
+    if (!isFiniteNumber(maxDelayMs)) fail(at('maxDelayMs'), 'a finite number', maxDelayMs);
+    else if (maxDelayMs > MAX_POLICY_MS) fail(at('maxDelayMs'), `<= ${MAX_POLICY_MS}`, maxDelayMs);
+    else if (!partial && isFiniteNumber(initialDelayMs) && maxDelayMs < initialDelayMs) {
+      fail(at('maxDelayMs'), `>= initialDelayMs (${initialDelayMs})`, maxDelayMs);
+    }
+  }
+  if (present('jitterType') && !JITTER_TYPES.includes(jitterType as JitterType)) {
+    fail(at('jitterType'), `one of ${JITTER_TYPES.join(', ')}`, jitterType);
+  }
+}
+
+/**
+ * `backoffByClass`: an object keyed by failure class, each a partial schedule whose fields follow the main
+ * schedule's rules and which, merged over the main schedule, keeps `maxDelayMs >= initialDelayMs`.
+ */
+function checkBackoffByClass(input: unknown, main: Record<string, unknown>, fail: Fail, refuse: Refuse): void {
+  if (!isObject(input)) {
+    fail('backoffByClass', `an object of schedules keyed by failure class (${[...FAILURE_CLASSES].join(', ')}) when present`, input);
+    return;
+  }
+  for (const failureClass of Object.keys(input)) {
+    const path = `backoffByClass.${failureClass}`;
+    if (!FAILURE_CLASSES.has(failureClass)) {
+      refuse(path, 'failure class', FAILURE_CLASSES);
+      continue;
+    }
+    const own = input[failureClass];
+    if (own === undefined) continue;
+    if (!isObject(own)) {
+      fail(path, `a backoff schedule (an object with some of ${BACKOFF_SCHEDULE_FIELDS.join(', ')})`, own);
+      continue;
+    }
+    let valid = true;
+    const failHere: Fail = (field, rule, value) => {
+      valid = false;
+      fail(field, rule, value);
+    };
+    for (const key of Object.keys(own)) {
+      if (!SCHEDULE_FIELDS.has(key)) {
+        valid = false;
+        refuse(`${path}.${key}`, 'backoff schedule field', BACKOFF_SCHEDULE_FIELDS);
+      }
+    }
+    checkScheduleFields(own, (field) => `${path}.${field}`, failHere, true);
+    // A class that sets neither bound inherits both, already checked as the main schedule's.
+    if (!valid || (own.initialDelayMs === undefined && own.maxDelayMs === undefined)) continue;
+    // The merged bounds; when the main schedule's own bound is broken, that is reported once, under its own name.
+    const initial = own.initialDelayMs ?? main.initialDelayMs;
+    const max = own.maxDelayMs ?? main.maxDelayMs;
+    if (!isDelay(initial) || !isDelay(max) || max >= initial) continue;
+    if (own.maxDelayMs !== undefined) {
+      const from = own.initialDelayMs === undefined ? `, the main schedule's` : '';
+      fail(`${path}.maxDelayMs`, `>= initialDelayMs (${initial}${from})`, own.maxDelayMs);
+    } else {
+      fail(`${path}.initialDelayMs`, `<= maxDelayMs (${max}, the main schedule's; or give this class its own maxDelayMs)`, own.initialDelayMs);
+    }
+  }
+}
 
 /**
  * Checks untrusted input (a parsed HTTP body, a config file) against every rule of {@link RetryPolicy}
  * and reports all violations at once, each naming the field and the rule. Unknown fields are refused
  * so a misspelt option (`maxAttempt`) is not silently ignored. The service reuses this for its 400 answers.
+ *
+ * `backoffByClass` is checked the same way: an unknown class or schedule field is refused, each field a class gives
+ * follows the rule of the main field of that name, and the merged schedule keeps `maxDelayMs >= initialDelayMs`.
  *
  * @param input - the candidate policy
  * @param path - prefix for field names, e.g. `policy` gives `policy.maxAttempts`
@@ -66,42 +165,34 @@ const isFiniteNumber = (v: unknown): v is number => typeof v === 'number' && Num
  * ```ts
  * const r = validatePolicy({ ...DEFAULT_POLICY, maxAttempts: 0 });
  * // r.ok === false; r.violations[0].message === 'maxAttempts must be an integer >= 1, got 0'
+ * validatePolicy({ ...DEFAULT_POLICY, backoffByClass: { rateLimited: { initialDelayMs: 30_000 } } }).ok;
+ * // false: 'backoffByClass.rateLimited.initialDelayMs must be <= maxDelayMs (10000, the main schedule's; or give
+ * //         this class its own maxDelayMs), got 30000'
  * ```
  */
 export function validatePolicy(input: unknown, path = ''): PolicyValidation {
   const violations: PolicyViolation[] = [];
   const name = (field: string) => (path ? `${path}.${field}` : field);
-  const fail = (field: string, rule: string, value: unknown) =>
+  const fail: Fail = (field, rule, value) =>
     violations.push({ field: name(field), rule, message: `${name(field)} must be ${rule}, got ${show(value)}` });
 
-  if (typeof input !== 'object' || input === null || Array.isArray(input)) {
+  if (!isObject(input)) {
     const field = path || 'policy';
     return { ok: false, violations: [{ field, rule: 'an object', message: `${field} must be an object, got ${show(input)}` }] };
   }
-  const p = input as Record<string, unknown>;
+  const p = input;
 
+  const refuse: Refuse = (field, what, known) =>
+    violations.push({ field: name(field), rule: `a known ${what}`, message: `${name(field)} is not a ${what} (known: ${[...known].join(', ')})` });
   for (const key in p) {
-    if (Object.hasOwn(p, key) && !POLICY_FIELDS.has(key)) {
-      violations.push({ field: name(key), rule: 'a known policy field', message: `${name(key)} is not a policy field (known: ${[...POLICY_FIELDS].join(', ')})` });
-    }
+    if (Object.hasOwn(p, key) && !POLICY_FIELDS.has(key)) refuse(key, 'policy field', POLICY_FIELDS);
   }
 
   const { maxAttempts, backoffType, initialDelayMs, multiplier, maxDelayMs, jitterType } = p;
   if (!Number.isInteger(maxAttempts) || (maxAttempts as number) < 1) fail('maxAttempts', 'an integer >= 1', maxAttempts);
   else if ((maxAttempts as number) > MAX_ATTEMPTS_LIMIT) fail('maxAttempts', `<= ${MAX_ATTEMPTS_LIMIT}`, maxAttempts);
-  if (!BACKOFF_TYPES.includes(backoffType as BackoffType)) fail('backoffType', `one of ${BACKOFF_TYPES.join(', ')}`, backoffType);
-  if (!isFiniteNumber(initialDelayMs) || initialDelayMs <= 0) fail('initialDelayMs', 'a number > 0', initialDelayMs);
-  else if (initialDelayMs > MAX_POLICY_MS) fail('initialDelayMs', `<= ${MAX_POLICY_MS}`, initialDelayMs);
-  if (!isFiniteNumber(multiplier) || multiplier < 1) {
-    fail('multiplier', 'a finite number >= 1', multiplier);
-  }
-  if (!isFiniteNumber(maxDelayMs)) fail('maxDelayMs', 'a finite number', maxDelayMs);
-  else if (maxDelayMs > MAX_POLICY_MS) fail('maxDelayMs', `<= ${MAX_POLICY_MS}`, maxDelayMs);
-  else if (isFiniteNumber(initialDelayMs) && maxDelayMs < initialDelayMs) {
-    fail('maxDelayMs', `>= initialDelayMs (${initialDelayMs})`, maxDelayMs);
-  }
-  if (!JITTER_TYPES.includes(jitterType as JitterType)) fail('jitterType', `one of ${JITTER_TYPES.join(', ')}`, jitterType);
-  const { totalBudgetMs, estimatedCallMs, retryableStatusCodes } = p;
+  checkScheduleFields(p, (field) => field, fail, false);
+  const { totalBudgetMs, estimatedCallMs, retryableStatusCodes, backoffByClass } = p;
   if (totalBudgetMs !== undefined) {
     if (!isFiniteNumber(totalBudgetMs) || totalBudgetMs <= 0) fail('totalBudgetMs', 'a number > 0 when present', totalBudgetMs);
     else if (totalBudgetMs > MAX_POLICY_MS) fail('totalBudgetMs', `<= ${MAX_POLICY_MS}`, totalBudgetMs);
@@ -126,6 +217,7 @@ export function validatePolicy(input: unknown, path = ''): PolicyValidation {
       });
     }
   }
+  if (backoffByClass !== undefined) checkBackoffByClass(backoffByClass, p, fail, refuse);
 
   if (violations.length > 0) return { ok: false, violations };
   const policy: RetryPolicy = {
@@ -139,7 +231,24 @@ export function validatePolicy(input: unknown, path = ''): PolicyValidation {
   if (totalBudgetMs !== undefined) policy.totalBudgetMs = totalBudgetMs as number;
   if (estimatedCallMs !== undefined) policy.estimatedCallMs = estimatedCallMs as number;
   if (retryableStatusCodes !== undefined) policy.retryableStatusCodes = [...new Set(retryableStatusCodes as number[])];
+  if (backoffByClass !== undefined) policy.backoffByClass = copyBackoffByClass(backoffByClass as BackoffByClass);
   return { ok: true, policy };
+}
+
+/** A copy of valid `backoffByClass` in a fixed order, fields set to `undefined` left out: stored and compared as JSON. */
+function copyBackoffByClass(input: BackoffByClass): BackoffByClass {
+  const out: BackoffByClass = {};
+  for (const failureClass of Object.values(FailureClass)) {
+    const own = input[failureClass];
+    if (own === undefined) continue;
+    const copy: Partial<BackoffSchedule> = {};
+    for (const field of BACKOFF_SCHEDULE_FIELDS) {
+      const value = own[field];
+      if (value !== undefined) (copy as Record<string, unknown>)[field] = value;
+    }
+    out[failureClass] = copy;
+  }
+  return out;
 }
 
 /** Like {@link validatePolicy} but throws {@link InvalidPolicyError}; returns the normalised policy. */

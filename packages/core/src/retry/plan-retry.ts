@@ -1,4 +1,6 @@
 import { computeDelay } from '../backoff/compute-delay.js';
+import { scheduleFor } from '../backoff/schedule-for.js';
+import type { FailureClass } from '../http/failure-class.js';
 import type { RetryPolicy } from '../policy/retry-policy.js';
 import type { Random } from '../time/clock.js';
 
@@ -35,10 +37,18 @@ export interface RetryPlanInput {
   policy: RetryPolicy;
   /** Attempts made so far in this run (>= 1): the next retry is number `attemptsMade`. */
   attemptsMade: number;
-  /** Time since the first attempt of this run started, in ms. */
+  /** Time spent so far against `totalBudgetMs`, in ms: since the call began (library) or the task's run began (service). */
   elapsedMs: number;
-  /** The delay chosen before the previous retry (0 before the first). */
+  /**
+   * The backoff delay chosen before the previous retry (0 before the first), whichever schedule chose it: one value per
+   * call or task, not one per failure class.
+   */
   previousDelayMs: number;
+  /**
+   * What kind of failure this was (see `failureClassOf`): picks the schedule from `policy.backoffByClass`
+   * ({@link scheduleFor}). Undefined, or a class the policy names no schedule for: the main schedule.
+   */
+  failureClass?: FailureClass | undefined;
   /** A Retry-After hint from the failure, in ms; replaces the computed delay, with no jitter. */
   retryAfterMs?: number | undefined;
   random: Random;
@@ -58,6 +68,8 @@ export function budgetAllowsAttempt(policy: RetryPolicy, elapsedMs: number): boo
  * turn a policy into "wait this long" or "give up because". Pure.
  *
  * - `maxAttempts` reached → give up (`max_attempts`).
+ * - The delay is computed on the failure class's schedule ({@link scheduleFor}) for retry number `attemptsMade`, which
+ *   counts every retry of the run whatever its class.
  * - A Retry-After hint replaces the computed delay; if the attempt it leads to would start with less than
  *   `estimatedCallMs` of the budget left, give up now (`retry_after_beyond_budget`) instead of sleeping past
  *   the deadline.
@@ -71,11 +83,11 @@ export function budgetAllowsAttempt(policy: RetryPolicy, elapsedMs: number): boo
  * ```
  */
 export function planRetry(input: RetryPlanInput): RetryPlan {
-  const { policy, attemptsMade, elapsedMs, previousDelayMs, retryAfterMs, random } = input;
+  const { policy, attemptsMade, elapsedMs, previousDelayMs, retryAfterMs, random, failureClass } = input;
   if (attemptsMade >= policy.maxAttempts) return { retry: false, reason: GiveUpReason.MAX_ATTEMPTS };
 
   const hinted = retryAfterMs !== undefined && Number.isFinite(retryAfterMs) && retryAfterMs >= 0;
-  const computed = hinted ? retryAfterMs : computeDelay(policy, attemptsMade, previousDelayMs, random);
+  const computed = hinted ? retryAfterMs : computeDelay(scheduleFor(policy, failureClass), attemptsMade, previousDelayMs, random);
   if (policy.totalBudgetMs === undefined) {
     return { retry: true, delayMs: computed, previousDelayMs: hinted ? previousDelayMs : computed, hinted };
   }

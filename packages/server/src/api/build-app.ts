@@ -2,13 +2,16 @@ import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import { DEFAULT_TENANT } from '../domain/task.js';
+import type { TargetControl } from '../protection/target-control.js';
 import type { Store } from '../store/store.js';
 import type { TaskService } from '../tasks/task-service.js';
 import { installProblemHandlers } from './problem-handler.js';
 import { registerHealthRoutes } from './routes/health-routes.js';
 import { registerPolicyRoutes } from './routes/policy-routes.js';
+import { registerTargetRoutes } from './routes/target-routes.js';
 import { registerTaskRoutes } from './routes/task-routes.js';
 import { SHARED_SCHEMAS } from './schemas.js';
+import { TARGET_SCHEMAS } from './target-schemas.js';
 
 /** Largest request body accepted: 10 MiB. A larger one gets 413 PAYLOAD_TOO_LARGE. */
 export const DEFAULT_BODY_LIMIT = 10 * 1024 * 1024;
@@ -19,6 +22,12 @@ export interface BuildAppOptions {
   taskService: TaskService;
   /** Pinged by `/readyz`. */
   store: Pick<Store, 'kind' | 'ping'>;
+  /**
+   * Per-target protection, served under `/targets` (list, read, settings, breaker by hand). `retryd serve` always
+   * passes it. Absent: the `/targets` routes are not registered (404 `NOT_FOUND`, and left out of `/openapi.json`)
+   * rather than answering 503, which would tell clients to retry something that will never be there.
+   */
+  targetControl?: TargetControl;
   /**
    * A pino logger (fastify logs one line per request: method, URL, status, time; never headers or bodies,
    * which may hold the target's credentials). Default: no logging.
@@ -37,9 +46,9 @@ export interface BuildAppOptions {
 }
 
 /**
- * Builds the HTTP API (fastify 5): the routes of `/retry-tasks`, `/retry-policies`, `/dead-letters`,
- * `/healthz`, `/readyz`, the OpenAPI document generated from the route schemas at `/openapi.json`, and
- * readable docs at `/docs`. Every error is `application/problem+json` naming the field and the rule.
+ * Builds the HTTP API (fastify 5): the routes of `/retry-tasks`, `/retry-policies`, `/dead-letters`, `/targets`
+ * (with a `targetControl`), `/healthz`, `/readyz`, the OpenAPI document generated from the route schemas at
+ * `/openapi.json`, and readable docs at `/docs`. Every error is `application/problem+json` naming the field and the rule.
  * JSON is the only request media type (anything else: 415).
  *
  * The app is not listening yet; the caller owns `listen()` and `close()`, and closes the store and the
@@ -60,9 +69,12 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true } },
     // Lets a proxy or load balancer see a closing instance as unready while in-flight requests finish.
     return503OnClosing: true,
+    // A URL-encoded origin in /targets/{targetKey} runs past find-my-way's default of 100 characters (which answers
+    // a bare 414); the route schemas bound each parameter instead.
+    routerOptions: { maxParamLength: 2048 },
   });
 
-  for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
+  for (const schema of [...SHARED_SCHEMAS, ...TARGET_SCHEMAS]) app.addSchema(schema);
   installProblemHandlers(app, bodyLimit);
   // Text bodies are never valid here: answering 415 says so more clearly than a JSON parse error would.
   app.removeContentTypeParser('text/plain');
@@ -91,6 +103,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
         { name: 'tasks', description: 'Enqueue, inspect and cancel tasks' },
         { name: 'dead letters', description: 'Tasks that failed or ran out of budget, and replay' },
         { name: 'policies', description: 'Named retry policies' },
+        { name: 'targets', description: 'Per-target protection: breakers, rate and concurrency limits, adaptive throttling' },
         { name: 'health', description: 'Liveness and readiness' },
       ],
     },
@@ -101,6 +114,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   const deps = { taskService: options.taskService, tenantOf: options.tenantOf ?? (() => DEFAULT_TENANT) };
   registerTaskRoutes(app, deps);
   registerPolicyRoutes(app, deps);
+  if (options.targetControl !== undefined) registerTargetRoutes(app, { targetControl: options.targetControl, tenantOf: deps.tenantOf });
   registerHealthRoutes(app, { store: options.store, readyTimeoutMs: options.readyTimeoutMs ?? 2_000 });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   return app;

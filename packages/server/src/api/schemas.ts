@@ -1,4 +1,11 @@
-import { BackoffType, JitterType, MAX_ATTEMPTS_LIMIT } from '@retryd/core';
+import {
+  BackoffType,
+  FailureClass,
+  JitterType,
+  MAX_ATTEMPTS_LIMIT,
+  type BACKOFF_SCHEDULE_FIELDS,
+  type RETRY_POLICY_FIELDS,
+} from '@retryd/core';
 import { AttemptLogOutcome } from '../domain/task.js';
 import { TASK_FIELDS, TASK_VIEW_FIELD_NAMES } from '../domain/task-fields.js';
 import { ENQUEUE_LIMITS, TARGET_METHODS } from '../tasks/enqueue-input.js';
@@ -14,17 +21,46 @@ import { MAX_BATCH_TASKS } from '../tasks/task-service.js';
  */
 const nullable = (type: string) => ({ type: [type, 'null'] });
 
-const policyFields = {
-  maxAttempts: { type: 'integer', minimum: 1, maximum: MAX_ATTEMPTS_LIMIT, description: 'Attempts in all, the first included.' },
+/** The fields of a backoff schedule: a policy's main schedule, and (each optional) the schedule of a failure class. */
+const scheduleFields = {
   backoffType: { type: 'string', enum: Object.values(BackoffType) },
   initialDelayMs: { type: 'number', exclusiveMinimum: 0, description: 'Delay before the first retry.' },
   multiplier: { type: 'number', minimum: 1, description: 'Growth factor of EXPONENTIAL backoff.' },
   maxDelayMs: { type: 'number', description: 'No delay exceeds this; >= initialDelayMs.' },
   jitterType: { type: 'string', enum: Object.values(JitterType) },
-  totalBudgetMs: { type: 'number', exclusiveMinimum: 0, description: 'Budget from the first attempt of a run.' },
+} as const satisfies Record<(typeof BACKOFF_SCHEDULE_FIELDS)[number], object>;
+
+const classSchedule = (failures: string) => ({
+  type: 'object',
+  additionalProperties: false,
+  properties: scheduleFields,
+  description: `The schedule of retries after ${failures}: the fields given replace the main schedule's.`,
+});
+
+const policyFields = {
+  maxAttempts: { type: 'integer', minimum: 1, maximum: MAX_ATTEMPTS_LIMIT, description: 'Attempts in all, the first included.' },
+  ...scheduleFields,
+  totalBudgetMs: {
+    type: 'number',
+    exclusiveMinimum: 0,
+    description: "Budget of a task's run, from its creation (or replay): time queued, held and waiting counts too.",
+  },
   estimatedCallMs: { type: 'number', minimum: 0, description: 'Headroom kept in the budget for a call.' },
   retryableStatusCodes: { type: 'array', items: { type: 'integer', minimum: 100, maximum: 599 } },
-} as const;
+  backoffByClass: {
+    type: 'object',
+    additionalProperties: false,
+    description:
+      'Own schedules for some failures, each over the main schedule; a class not named follows the main schedule. ' +
+      'The retry number counts every retry of the run, and DECORRELATED jitter reads the last delay, whatever its class.',
+    properties: {
+      [FailureClass.RATE_LIMITED]: classSchedule('a 429'),
+      [FailureClass.SERVER_ERROR]: classSchedule('a 5xx'),
+      [FailureClass.TIMEOUT]: classSchedule('a timeout'),
+      [FailureClass.CONNECTION_REFUSED]: classSchedule('a refused connection (ECONNREFUSED)'),
+    },
+  },
+} as const satisfies Record<(typeof RETRY_POLICY_FIELDS)[number], object>;
 const policyRequired = ['maxAttempts', 'backoffType', 'initialDelayMs', 'multiplier', 'maxDelayMs', 'jitterType'];
 
 /** Shared schemas, added to the app in this order (later ones refer to earlier ones). */

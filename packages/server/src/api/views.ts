@@ -2,6 +2,9 @@ import type { RetryPolicy } from '@retryd/core';
 import type { AttemptLog, AttemptLogOutcome, RetryTask, StoredPolicy } from '../domain/task.js';
 import { compileTaskMapper, taskLiteral } from '../domain/compile-task-mapper.js';
 import type { TaskViewFieldName } from '../domain/task-fields.js';
+import type { BreakerView, TargetStatus } from '../protection/target-control.js';
+import type { TargetSettings } from '../protection/target-settings.js';
+import type { TargetLimits } from '../store/store.js';
 
 /**
  * A task as the API shows it: the fields of `TASK_FIELDS` that carry an `api` entry, every one always present.
@@ -32,6 +35,24 @@ export interface AttemptView {
 
 /** A named policy as the API shows it: the core policy fields plus its id and times. */
 export type PolicyView = RetryPolicy & { policyId: string; createdAt: number; updatedAt: number };
+
+/**
+ * A target as the API shows it (the `Target` schema): the store's view of its gate (`heldUntil`, `throttledUntil`,
+ * `nextDueAt`, `inFlight`, `dueTasks`, and the `limits` claims obey now), its breaker, the rate adaptive throttling
+ * allows, and its settings. The tenant is left out, as on every view: it is implied by the caller.
+ */
+export interface TargetApiView {
+  targetKey: string;
+  heldUntil: number | null;
+  throttledUntil: number | null;
+  nextDueAt: number | null;
+  inFlight: number;
+  dueTasks: number;
+  limits: TargetLimits;
+  breaker: BreakerView;
+  allowedRatePerSecond: number | null;
+  settings: TargetSettings;
+}
 
 /** Header names (lower case) whose values are credentials. */
 export const REDACTED_HEADERS: ReadonlySet<string> = new Set([
@@ -82,4 +103,21 @@ export function toAttemptView(attempt: AttemptLog): AttemptView {
 
 export function toPolicyView(stored: StoredPolicy): PolicyView {
   return { policyId: stored.policyId, ...stored.policy, createdAt: stored.createdAt, updatedAt: stored.updatedAt };
+}
+
+/** The API view of a target's status (see {@link TargetApiView}): the store's limits gathered under `limits`. */
+export function toTargetView(status: TargetStatus): TargetApiView {
+  const { target } = status;
+  return {
+    targetKey: target.targetKey,
+    heldUntil: target.heldUntil,
+    throttledUntil: target.throttledUntil,
+    nextDueAt: target.nextDueAt,
+    inFlight: target.inFlight,
+    dueTasks: target.dueTasks,
+    limits: { ratePerSecond: target.ratePerSecond, burst: target.burst, maxInFlight: target.maxInFlight },
+    breaker: { state: status.breaker.state, openUntil: status.breaker.openUntil, reopenCount: status.breaker.reopenCount },
+    allowedRatePerSecond: status.allowedRatePerSecond,
+    settings: status.settings,
+  };
 }

@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { isUsageError, serveCommand } from './serve-command.js';
+import { simulateCommand } from './simulate-command.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
@@ -9,13 +10,15 @@ const program = new Command('retryd')
   .description('retryd: a durable service that retries HTTP calls with the same Idempotency-Key on every attempt.')
   .version(pkg.version)
   .addCommand(serveCommand())
+  .addCommand(simulateCommand())
   .exitOverride();
 
 try {
   await program.parseAsync(process.argv);
 } catch (error) {
   if (error instanceof CommanderError) {
-    process.exitCode = error.exitCode;
+    // Commander has printed its one line (or the help); any code but 0 means the command line was wrong.
+    process.exitCode = error.exitCode === 0 ? 0 : 2;
   } else if (isUsageError(error)) {
     console.error(`retryd: ${error.message}`);
     process.exitCode = 2;

@@ -3,7 +3,16 @@ import { BlobsUrlError } from '../blobs/s3-blobs-url.js';
 import { InvalidAllowListError } from '../security/target-guard.js';
 import { StoreUrlError } from '../service/open-store.js';
 import { createLogger } from '../service/logger.js';
-import { ConfigError, DEFAULT_CONFIG, parseIntegerOption, parseListOption, type RetrydConfig, type RetrydRole } from '../service/retryd-config.js';
+import {
+  ConfigError,
+  DEFAULT_CONFIG,
+  parseChoiceOption,
+  parseIntegerOption,
+  parseListOption,
+  type ProtectionMode,
+  type RetrydConfig,
+  type RetrydRole,
+} from '../service/retryd-config.js';
 import { startRetryd } from '../service/start-retryd.js';
 
 const int = (flag: string, min: number, max?: number) => (value: string) => parseIntegerOption(flag, value, min, max);
@@ -68,6 +77,15 @@ export function serveCommand(): Command {
         .choices(['all', 'api', 'worker'])
         .default(DEFAULT_CONFIG.role),
     )
+    .addOption(
+      new Option(
+        '--protection <mode>',
+        "per-target protection of targets with no settings of their own: on (breakers, adaptive throttling, retry budgets, storm detection, Retry-After holds) or off (for downstreams that fail by design); PUT /targets/{targetKey} sets a target's own",
+      )
+        .env('RETRYD_PROTECTION')
+        .default(DEFAULT_CONFIG.protection)
+        .argParser((value) => parseChoiceOption('--protection', value, ['on', 'off'] as const)),
+    )
     .addOption(new Option('--log-level <level>', 'log level').env('RETRYD_LOG_LEVEL').choices(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default(DEFAULT_CONFIG.logLevel))
     .action(async (flags: ServeFlags) => {
       const options = configFromFlags(flags);
@@ -120,6 +138,7 @@ interface ServeFlags {
   sync: 'full' | 'normal';
   logLevel: string;
   role: RetrydRole;
+  protection: ProtectionMode;
 }
 
 function configFromFlags(flags: ServeFlags): RetrydConfig {
@@ -136,6 +155,7 @@ function configFromFlags(flags: ServeFlags): RetrydConfig {
     sqliteSync: flags.sync,
     logLevel: flags.logLevel,
     role: flags.role,
+    protection: flags.protection,
   };
 }
 

@@ -190,7 +190,11 @@ export const TASK_FIELDS = {
     redis: { hash: 'runOffset' },
     changes: 'transitions',
   }),
-  /** Start of the first attempt of the current run: the origin of `totalBudgetMs`. Null before it. */
+  /**
+   * When the current run began: the task's creation (`createdAt`), or its latest replay. The origin of `totalBudgetMs`,
+   * so time queued, delayed, held and waiting on Retry-After all counts. Null only on a task enqueued by a version that
+   * set it at the first attempt and not tried yet: its budget counts from that attempt.
+   */
   runStartedAt: field<number | null>()({
     column: 'run_started_at',
     codec: 'real',

@@ -2,6 +2,7 @@ import type { Clock, Random, RetryPolicy } from '@retryd/core';
 import type { RetryTask } from '../domain/task.js';
 import type { AttemptCompletion } from '../store/store.js';
 import type { AttemptDispatcher, AttemptResult } from './attempt-result.js';
+import type { AttemptProtection } from './attempt-protection.js';
 import type { QueuedCompletion } from './completion-batcher.js';
 import { decideAttemptOutcome, decideBeforeAttempt } from './decide-outcome.js';
 import { describeError, type TimeoutSettings } from './describe-error.js';
@@ -34,6 +35,8 @@ export interface AttemptRunnerOptions {
   submit: (item: QueuedCompletion) => void;
   /** An attempt ended: capacity is free again. */
   onAttemptEnded: () => void;
+  /** Per-target protection, told of every attempt and of every claimed task that ends without one. Absent: none. */
+  protection?: AttemptProtection | undefined;
   report: (error: unknown, context: EngineErrorContext) => void;
 }
 
@@ -134,11 +137,18 @@ export class AttemptRunner {
         continue;
       }
       if (early === null) {
+        this.options.protection?.attemptStarting(entry.task, now);
         void this.attempt(entry, policy);
       } else {
         entry.open = false;
-        this.options.submit({ task: entry.task, completion: early, leaseExpiresAt: entry.leaseExpiresAt });
-        this.ended();
+        const item = { task: entry.task, completion: early, leaseExpiresAt: entry.leaseExpiresAt };
+        const protecting = this.options.protection?.endedWithoutAttempt(entry.task, early, now);
+        if (protecting === undefined) {
+          this.options.submit(item);
+          this.ended();
+        } else {
+          void this.submitAfter(protecting, item, entry.task.taskId);
+        }
       }
     }
   }
@@ -158,17 +168,37 @@ export class AttemptRunner {
     entry.open = false;
     if (!entry.released) {
       let completion: AttemptCompletion | undefined;
+      const now = this.options.now();
       try {
         const durationMs = clock.now() - started;
-        const ctx = { policy, now: this.options.now(), random: this.options.random, workerId: this.options.workerId };
+        const ctx = { policy, now, random: this.options.random, workerId: this.options.workerId };
         completion = decideAttemptOutcome(task, { startedAt, durationMs, result }, ctx);
       } catch (error) {
         // Only an illegal lifecycle move gets here (a store handed over a task that is not IN_FLIGHT); its lease will lapse.
         this.options.report(error, { operation: 'decide', taskId: task.taskId });
         this.held.delete(task.taskId);
       }
-      if (completion !== undefined) this.options.submit({ task, completion, leaseExpiresAt: entry.leaseExpiresAt });
+      if (completion !== undefined) {
+        const item = { task, completion, leaseExpiresAt: entry.leaseExpiresAt };
+        const protecting = this.options.protection?.attemptEnded(task, result, completion, now);
+        if (protecting !== undefined) return this.submitAfter(protecting, item, task.taskId);
+        this.options.submit(item);
+      }
     }
+    this.ended();
+  }
+
+  /**
+   * Submits a completion once the protection has put the state change it caused in the store, and only then frees
+   * the slot: the gate must change (a breaker opened, a probe counted) before the completion frees a place in it.
+   */
+  private async submitAfter(protecting: Promise<void>, item: QueuedCompletion, taskId: string): Promise<void> {
+    try {
+      await protecting;
+    } catch (error) {
+      this.options.report(error, { operation: 'protect', taskId });
+    }
+    this.options.submit(item);
     this.ended();
   }
 

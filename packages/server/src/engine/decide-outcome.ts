@@ -2,12 +2,15 @@ import {
   budgetAllowsAttempt,
   classifyError,
   classifyHttpResponse,
+  failureClassOfError,
+  failureClassOfStatus,
   GiveUpReason,
   HttpOutcome,
   planRetry,
   retryableStatusCodesOf,
   TaskEvent,
   transition,
+  type FailureClass,
   type Random,
   type RetryPolicy,
   type TaskStatus,
@@ -55,6 +58,8 @@ export interface FinishedAttempt {
 
 type Verdict = {
   outcome: HttpOutcome;
+  /** For a retryable outcome: which of the policy's `backoffByClass` schedules the retry follows, if any. */
+  failureClass?: FailureClass | undefined;
   retryAfterMs?: number;
   responseStatus: number | null;
   errorMessage: string | null;
@@ -63,7 +68,10 @@ type Verdict = {
 
 function verdictOf(result: AttemptResult, policy: RetryPolicy, now: number): Verdict {
   if (result.kind === 'error') {
-    return { outcome: classifyError(result.error), responseStatus: null, errorMessage: result.message, snippet: null };
+    const outcome = classifyError(result.error);
+    const verdict: Verdict = { outcome, responseStatus: null, errorMessage: result.message, snippet: null };
+    if (outcome === HttpOutcome.RETRYABLE && policy.backoffByClass !== undefined) verdict.failureClass = failureClassOfError(result.error);
+    return verdict;
   }
   const classified = classifyHttpResponse(
     { status: result.status, headers: result.headers },
@@ -76,6 +84,7 @@ function verdictOf(result: AttemptResult, policy: RetryPolicy, now: number): Ver
     snippet: result.bodySnippet,
   };
   if (classified.retryAfterMs !== undefined) verdict.retryAfterMs = classified.retryAfterMs;
+  if (classified.outcome === HttpOutcome.RETRYABLE) verdict.failureClass = failureClassOfStatus(result.status);
   return verdict;
 }
 
@@ -137,12 +146,17 @@ function withCancel(task: RetryTask, completion: AttemptCompletion): AttemptComp
   return completion;
 }
 
-/** What follows a retryable failure: the next attempt (`event`, usually `retry`) or exhaustion. */
+/**
+ * What follows a retryable failure: the next attempt (`event`, usually `retry`) or exhaustion. The budget counts from
+ * `base.runStartedAt` (the task's creation or replay); the delay follows the failure class's schedule, if the policy
+ * gives it one.
+ */
 function retryOrExhaust(
   task: RetryTask,
   base: OutcomeBase,
   event: typeof TaskEvent.RETRY | typeof TaskEvent.LEASE_EXPIRED,
   retryAfterMs: number | undefined,
+  failureClass: FailureClass | undefined,
   ctx: DecisionContext,
 ): TaskOutcome {
   const attemptsMade = base.attemptNumber - task.runAttemptOffset;
@@ -150,10 +164,12 @@ function retryOrExhaust(
     policy: ctx.policy,
     attemptsMade,
     elapsedMs: ctx.now - (base.runStartedAt ?? ctx.now),
-    // A replayed run starts its backoff afresh, whatever delay the previous run ended on.
+    // A replayed run starts its backoff afresh, whatever delay the previous run ended on. One previous delay per task,
+    // whichever class's schedule chose it (see `RetryPolicy.backoffByClass`).
     previousDelayMs: attemptsMade <= 1 ? 0 : task.lastDelayMs,
     retryAfterMs,
     random: ctx.random,
+    failureClass,
   });
   if (plan.retry) {
     // Whole ms, rounded up: never earlier than the backoff (or the server's Retry-After) asked for.
@@ -181,13 +197,15 @@ function logOutcome(next: TaskOutcome): AttemptLogOutcome {
  *
  * - 2xx → SUCCEEDED (even if a cancel was requested meanwhile: the call did happen).
  * - A status in the policy's `retryableStatusCodes`, a network error or a timeout → PENDING at
- *   `now + delay` (Retry-After honoured), or EXHAUSTED when {@link planRetry} gives up (`max_attempts`, `budget`,
- *   `retry_after_beyond_budget`).
+ *   `now + delay` (Retry-After honoured; the delay on the schedule the policy's `backoffByClass` gives a 429, a 5xx, a
+ *   timeout or a refused connection, else its main one), or EXHAUSTED when {@link planRetry} gives up
+ *   (`max_attempts`, `budget`, `retry_after_beyond_budget`).
  * - Any other status, 3xx included → FAILED (`permanent_status:<code>`); any other error → FAILED (`permanent_error`).
  * - Unless it succeeded, `ifCancelRequested` makes it CANCELLED if a cancel arrived during the attempt, and then
  *   `attemptIfCancelRequested` is logged: outcome `cancelled`, no next time.
  *
- * Attempts are counted per run (`attemptNumber - runAttemptOffset`); the run's clock starts at its first attempt.
+ * Attempts are counted per run (`attemptNumber - runAttemptOffset`); the run's budget counts from `runStartedAt`, its
+ * creation or its replay, so time spent queued, held or waiting on Retry-After counts as much as time in attempts.
  *
  * @example
  * ```ts
@@ -199,6 +217,7 @@ export function decideAttemptOutcome(task: RetryTask, attempt: FinishedAttempt, 
   const verdict = verdictOf(attempt.result, ctx.policy, ctx.now);
   const base: OutcomeBase = {
     attemptNumber: task.attemptNumber + 1,
+    // Null only for a task an older version enqueued and never tried: its budget counts from this attempt, as it did then.
     runStartedAt: task.runStartedAt ?? attempt.startedAt,
     lastError: verdict.errorMessage,
     lastResponseStatus: verdict.responseStatus,
@@ -210,7 +229,7 @@ export function decideAttemptOutcome(task: RetryTask, attempt: FinishedAttempt, 
     const reason = verdict.responseStatus === null ? DeadLetterReason.PERMANENT_ERROR : permanentStatusReason(verdict.responseStatus);
     next = outcomeOf(base, transition(task.status, TaskEvent.FAIL), null, task.lastDelayMs, reason);
   } else {
-    next = retryOrExhaust(task, base, TaskEvent.RETRY, verdict.retryAfterMs, ctx);
+    next = retryOrExhaust(task, base, TaskEvent.RETRY, verdict.retryAfterMs, verdict.failureClass, ctx);
   }
   const log: AttemptLog = {
     tenantId: task.tenantId,
@@ -241,7 +260,9 @@ export function decideAttemptOutcome(task: RetryTask, attempt: FinishedAttempt, 
  *
  * - A cancel was requested (it arrived while an earlier lease was handed back) → CANCELLED.
  * - The run already made `maxAttempts` attempts (a `PUT` lowered the limit) → EXHAUSTED (`max_attempts`).
- * - The budget has no room for the call (`budgetAllowsAttempt` is false) → EXHAUSTED (`budget`).
+ * - The budget, counted from `runStartedAt` (the task's creation or replay), has no room for the call
+ *   (`budgetAllowsAttempt` is false) → EXHAUSTED (`budget`): a task whose budget ran out while it waited for its first
+ *   attempt (a long `delayMs`, a held target) ends so without making one.
  */
 export function decideBeforeAttempt(task: RetryTask, policy: RetryPolicy, now: number): AttemptCompletion | null {
   let status: TaskStatus;
@@ -251,7 +272,7 @@ export function decideBeforeAttempt(task: RetryTask, policy: RetryPolicy, now: n
   } else if (task.attemptNumber - task.runAttemptOffset >= policy.maxAttempts) {
     status = transition(task.status, TaskEvent.EXHAUST);
     reason = DeadLetterReason.MAX_ATTEMPTS;
-  } else if (!budgetAllowsAttempt(policy, task.runStartedAt === null ? 0 : now - task.runStartedAt)) {
+  } else if (!budgetAllowsAttempt(policy, now - (task.runStartedAt ?? now))) {
     status = transition(task.status, TaskEvent.EXHAUST);
     reason = DeadLetterReason.BUDGET;
   } else {
@@ -279,7 +300,8 @@ export function decideLeaseExpired(task: RetryTask, ctx: DecisionContext): Attem
     lastError: errorMessage,
     lastResponseStatus: null,
   };
-  const next = retryOrExhaust(task, base, TaskEvent.LEASE_EXPIRED, undefined, ctx);
+  // Nothing is known of how the lost attempt ended: the main schedule.
+  const next = retryOrExhaust(task, base, TaskEvent.LEASE_EXPIRED, undefined, undefined, ctx);
   const log: AttemptLog = {
     tenantId: task.tenantId,
     taskId: task.taskId,

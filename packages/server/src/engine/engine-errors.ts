@@ -1,6 +1,6 @@
 /** What the engine was doing when something failed: the `context` argument of `onError`. */
 export interface EngineErrorContext {
-  operation: 'claim' | 'hand_off' | 'complete' | 'release' | 'reap' | 'resolve_policy' | 'decide' | 'hook';
+  operation: 'claim' | 'hand_off' | 'complete' | 'release' | 'reap' | 'resolve_policy' | 'decide' | 'hook' | 'protect';
   /** The task concerned, when there is one. */
   taskId?: string;
 }

@@ -4,6 +4,7 @@ import { systemClock, type Clock, type Random } from '@retryd/core';
 import type { AttemptLog, RetryTask } from '../domain/task.js';
 import type { Store } from '../store/store.js';
 import type { AttemptDispatcher } from './attempt-result.js';
+import type { AttemptProtection } from './attempt-protection.js';
 import type { EngineErrorContext } from './engine-errors.js';
 import type { LoadBody } from './http-dispatcher.js';
 
@@ -40,6 +41,11 @@ export interface EngineOptions {
    * (tasks written by another instance, leases taken by one). Default 5 000.
    */
   maxIdleMs?: number;
+  /**
+   * Per-target protection (`TargetProtection`: breakers, limits, adaptive throttling, retry budgets), told of every
+   * attempt and consulted before every retry and hand-off. Absent: none, every task retries on its own schedule.
+   */
+  protection?: AttemptProtection;
   /** Called with every task that ends FAILED or EXHAUSTED, after the change is durable. */
   onDeadLetter?: (task: RetryTask) => void;
   /** Called with every recorded attempt and the task as it stands after it, once durable. */

@@ -117,6 +117,7 @@ export class Engine implements AsyncDisposable, HandOff {
       timeouts: { attemptTimeoutMs: this.opts.attemptTimeoutMs, connectTimeoutMs: this.opts.connectTimeoutMs },
       submit: (item) => this.batcher.add(item),
       onAttemptEnded: () => this.pump(),
+      protection: options.protection,
       report: (error, context) => this.report(error, context),
     });
     this.dueTimer = new DueTimer(this.opts.clock, () => this.wake());
@@ -146,14 +147,22 @@ export class Engine implements AsyncDisposable, HandOff {
   }
 
   /**
-   * Hand-off from this process's API: reserves up to `wanted` free slots for tasks due now that the enqueue inserts
-   * already leased to this engine (see `HandOff`). None while not running.
+   * Hand-off from this process's API: reserves free slots for tasks due now that the enqueue inserts already leased to
+   * this engine (see `HandOff`), in order while slots last, skipping targets the protection keeps behind the claim
+   * gate. None while not running.
    */
-  reserve(wanted: number): HandOffGrant {
-    const free = this.state === 'running' ? this.opts.concurrency - this.runner.inFlight - this.reserved : 0;
-    const count = Math.max(0, Math.min(wanted, free));
-    this.reserved += count;
-    return { count, workerId: this.workerId, leaseMs: this.opts.leaseMs };
+  reserve(targets: readonly TargetRef[]): HandOffGrant {
+    let free = this.state === 'running' ? this.opts.concurrency - this.runner.inFlight - this.reserved : 0;
+    const indices: number[] = [];
+    const protection = this.options.protection;
+    const now = protection === undefined ? 0 : this.now();
+    for (let i = 0; i < targets.length && free > 0; i++) {
+      if (protection !== undefined && !protection.admitsHandOff(targets[i] as TargetRef, now)) continue;
+      indices.push(i);
+      free--;
+    }
+    this.reserved += indices.length;
+    return { indices, workerId: this.workerId, leaseMs: this.opts.leaseMs };
   }
 
   /** Runs tasks inserted with a lease from {@link Engine.reserve}, as if this engine had claimed them. */
@@ -259,8 +268,10 @@ export class Engine implements AsyncDisposable, HandOff {
   }
 
   private onResults(items: readonly QueuedCompletion[], results: readonly CompletionResult[], now: number): void {
-    const { onAttempt, onDeadLetter } = this.options;
+    const { onAttempt, onDeadLetter, protection } = this.options;
     let earliest = Infinity;
+    // An attempt that ends frees a place in its target's gate, if the gate counts them: a claim may find more.
+    let freed = false;
     for (let i = 0; i < items.length; i++) {
       const item = items[i] as QueuedCompletion;
       const result = results[i];
@@ -271,6 +282,7 @@ export class Engine implements AsyncDisposable, HandOff {
         if (!item.fromReaper) this.report(new FencedOutError(completion.taskId, completion.fencingToken), { operation: 'complete', taskId: completion.taskId });
         continue;
       }
+      if (protection !== undefined && !freed) freed = protection.limitsInFlight(item.task);
       const { status, nextAttemptAt } = result;
       const dead = status === 'FAILED' || status === 'EXHAUSTED';
       // The whole task is rebuilt only for a hook that wants it: most attempts have none.
@@ -283,6 +295,7 @@ export class Engine implements AsyncDisposable, HandOff {
       if (status === 'PENDING' && nextAttemptAt !== null && nextAttemptAt < earliest) earliest = nextAttemptAt;
     }
     if (earliest !== Infinity) this.aim(earliest);
+    if (freed) this.maybeDue = true;
     this.pump();
   }
 

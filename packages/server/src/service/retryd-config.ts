@@ -36,7 +36,16 @@ export interface RetrydConfig {
    * `worker` only makes attempts (no HTTP port). Instances on one PostgreSQL or Redis store share the work.
    */
   role: RetrydRole;
+  /**
+   * `--protection` / `RETRYD_PROTECTION`: the per-target protections every target has until an operator sets its own
+   * (`PUT /targets/{targetKey}`): `on` (default: breakers, adaptive throttling, retry budgets, storm detection and
+   * Retry-After holds, with conservative settings) or `off` (for downstreams that fail by design, such as a benchmark's).
+   */
+  protection: ProtectionMode;
 }
+
+/** Whether targets are protected by default (see {@link RetrydConfig.protection}). */
+export type ProtectionMode = 'on' | 'off';
 
 /** What one `retryd serve` process runs. */
 export type RetrydRole = 'all' | 'api' | 'worker';
@@ -53,6 +62,7 @@ export const DEFAULT_CONFIG: Readonly<RetrydConfig> = Object.freeze({
   sqliteSync: 'full',
   logLevel: 'info',
   role: 'all',
+  protection: 'on',
 });
 
 /** A flag or variable with a value that breaks its rule; the message names both. */
@@ -68,6 +78,12 @@ export function parseIntegerOption(flag: string, value: string, min: number, max
     throw new ConfigError(`${flag} must be an integer from ${min} to ${max}, got ${JSON.stringify(value)}`);
   }
   return n;
+}
+
+/** Parses an option that takes one of a few words, naming the flag and the choices when it is wrong. */
+export function parseChoiceOption<T extends string>(flag: string, value: string, choices: readonly T[]): T {
+  if ((choices as readonly string[]).includes(value)) return value as T;
+  throw new ConfigError(`${flag} must be one of ${choices.join(', ')}, got ${JSON.stringify(value)}`);
 }
 
 /** Splits a comma-separated list, dropping blanks. */

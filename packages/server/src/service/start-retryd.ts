@@ -2,6 +2,9 @@ import type { Logger } from 'pino';
 import { buildApp } from '../api/build-app.js';
 import { FencedOutError } from '../engine/engine-errors.js';
 import { Engine } from '../engine/engine.js';
+import type { ProtectionEvent } from '../protection/protection-events.js';
+import { TargetProtection } from '../protection/target-protection.js';
+import { DEFAULT_TARGET_SETTINGS, PROTECTIONS_OFF } from '../protection/target-settings.js';
 import { parseAllowList, TargetGuard } from '../security/target-guard.js';
 import { openStore } from './open-store.js';
 import { TaskService } from '../tasks/task-service.js';
@@ -37,8 +40,19 @@ export async function startRetryd(config: RetrydConfig, logger: Logger): Promise
   });
   const runsApi = config.role !== 'worker';
   const runsWorkers = config.role !== 'api';
+  // Built before the engine it wakes: a gate that opens (a breaker closed by hand, a limit lifted) frees tasks at once.
+  const protection = new TargetProtection({
+    store,
+    defaults: config.protection === 'off' ? PROTECTIONS_OFF : DEFAULT_TARGET_SETTINGS,
+    onEvent: (event) => logProtectionEvent(logger, event),
+    onError: (error) => logger.warn({ event: 'protection_error', err: error }, 'target protection could not read or write its state'),
+    wake: () => {
+      if (runsWorkers) engine.wake();
+    },
+  });
   const engine = new Engine({
     store,
+    protection,
     loadBody: (ref) => blobs.get(ref),
     concurrency: config.concurrency,
     attemptTimeoutMs: config.attemptTimeoutMs,
@@ -83,12 +97,13 @@ export async function startRetryd(config: RetrydConfig, logger: Logger): Promise
     ...(runsWorkers ? { handOff: engine } : {}),
   });
   const verbose = logger.isLevelEnabled('debug');
-  const app = runsApi ? await buildApp({ taskService, store, ...(verbose ? { logger } : {}) }) : undefined;
+  const app = runsApi ? await buildApp({ taskService, store, targetControl: protection, ...(verbose ? { logger } : {}) }) : undefined;
   try {
     await taskService.ensureDefaultPolicy();
     if (app) await app.listen({ port: config.port, host: config.host });
   } catch (error) {
     await app?.close();
+    protection.close();
     await taskService.close();
     await store.close();
     await blobs.close?.();
@@ -119,6 +134,7 @@ export async function startRetryd(config: RetrydConfig, logger: Logger): Promise
       graceMs: config.graceMs,
       sqliteSync: config.sqliteSync,
       allowTargets: allow.map((a) => a.cidr),
+      protection: config.protection,
     },
     'retryd started',
   );
@@ -130,12 +146,35 @@ export async function startRetryd(config: RetrydConfig, logger: Logger): Promise
       await app?.close();
       stopListening?.();
       if (runsWorkers) await engine.stop({ graceMs: config.graceMs });
+      protection.close();
+      await protection.whenIdle();
       await taskService.close();
       await store.close();
       await blobs.close?.();
       logger.info({ event: 'stop', durationMs: Date.now() - started }, 'retryd stopped');
     })());
   return { url, close, [Symbol.asyncDispose]: close };
+}
+
+/**
+ * One log line per protection event, with the fields an alert matches on: `breaker_open` and `retry_storm` at warn,
+ * `breaker_closed` and `target_held` at info.
+ */
+export function logProtectionEvent(logger: Logger, event: ProtectionEvent): void {
+  switch (event.event) {
+    case 'retry_storm':
+      logger.warn(event, `retry storm on ${event.target}`);
+      break;
+    case 'breaker_open':
+      logger.warn(event, `circuit breaker of ${event.target} opened (${event.cause})`);
+      break;
+    case 'breaker_closed':
+      logger.info(event, `circuit breaker of ${event.target} closed (${event.cause})`);
+      break;
+    case 'target_held':
+      logger.info(event, `${event.target} held until ${new Date(event.until).toISOString()} by its Retry-After`);
+      break;
+  }
 }
 
 /** A store's own account of its durability (Redis: AOF settings), when it gives one. */

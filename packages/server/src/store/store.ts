@@ -21,6 +21,7 @@ import type { AttemptLog, Page, RetryTask, StoredPolicy } from '../domain/task.j
  * | `requestCancel`  | IN_FLIGHT                      | IN_FLIGHT, cancel requested | status                            |
  * | `replayTask`     | FAILED, EXHAUSTED (dead letters) | PENDING, a fresh run     | status and version                 |
  * | `holdTarget` / `releaseTarget` | a target         | held until a time / not held | —                                |
+ * | `limitTarget`    | a target                       | rate and concurrency limits | —                                 |
  *
  * **Targets and fair claims.** Every task carries its `targetKey` (the origin of its URL). The PENDING tasks of one
  * `(tenantId, targetKey)` form a *target queue*; a queue is *ready* when one of its tasks is due and the target is not
@@ -152,13 +153,28 @@ export interface Store extends AsyncDisposable {
 
   /**
    * Holds a target: until `until`, claims skip its tasks (they stay PENDING, burn no attempt, and cost claims nothing)
-   * and `nextDueAt` does not count them before `until`. A later hold replaces an earlier one. `now` is the time of
-   * the change, for the record.
+   * and `nextDueAt` does not count them before `until`. Holds extend: the target is held until the latest `until` it
+   * was given (a breaker opening for 5 s does not cut short a `Retry-After` of a minute). `now` is the time of the
+   * change, for the record.
    */
   holdTarget(target: TargetRef, until: number, now: number): Promise<void>;
 
   /** Ends a target's hold at once: its due tasks are claimable again. A target not held is left as it is. */
   releaseTarget(target: TargetRef, now: number): Promise<void>;
+
+  /**
+   * Sets what claims may take from a target, across every instance sharing the store (`null`: no such limit):
+   *
+   * - `ratePerSecond` and `burst`: a token bucket of `burst` tokens (at least 1) refilled at `ratePerSecond`; each
+   *   claimed task takes one. A claim offers the target at most the whole tokens it has; a target out of tokens is not
+   *   ready until its next token (so `nextDueAt` and the ready index see it as held until then).
+   * - `maxInFlight`: at most this many of the target's tasks IN_FLIGHT at once (hand-offs included). A target at its
+   *   limit is not ready until one of its attempts ends.
+   *
+   * Setting limits keeps the bucket's tokens (capped at the new burst; a target that had no rate limit starts with a
+   * full bucket). Limits take effect at the next claim.
+   */
+  limitTarget(target: TargetRef, limits: TargetLimits, now: number): Promise<void>;
 
   // ---- attempts -----------------------------------------------------------------------------------
 
@@ -191,7 +207,48 @@ export interface AdminReads {
   getTaskByIdempotencyKey(tenantId: string, idempotencyKey: string): Promise<RetryTask | undefined>;
   /** Task counts by status (readiness, metrics). May be approximate on very large stores but never scans rows in a hot path. */
   countByStatus(tenantId?: string): Promise<Record<TaskStatus, number>>;
+  /**
+   * Every target a tenant's tasks ever named (and every target held or limited), in `targetKey` order (byte order),
+   * one page at a time, with its gate and counts as of `now`.
+   */
+  listTargets(tenantId: string, page: PageRequest, now: number): Promise<Page<TargetView>>;
+  /** One target's gate and counts as of `now`; undefined for a target never named, held or limited. */
+  getTarget(target: TargetRef, now: number): Promise<TargetView | undefined>;
 }
+
+/** What claims may take from a target (see `Store.limitTarget`); `null` is no limit. */
+export interface TargetLimits {
+  /** Most claims per second, over every instance. */
+  ratePerSecond: number | null;
+  /** Claims allowed at once after a quiet spell: the token bucket's size (>= 1; null with a rate means 1). Ignored without a rate. */
+  burst: number | null;
+  /** Most of the target's tasks IN_FLIGHT at once, over every instance. */
+  maxInFlight: number | null;
+}
+
+/** A target as the store sees it, for operators (`AdminReads`). */
+export interface TargetView extends TargetRef, TargetLimits {
+  /** Until when claims skip it (epoch ms), or null when it is not held as of the read's `now`. */
+  heldUntil: number | null;
+  /** The earliest due time of its PENDING tasks as the store knows it (never later than the truth), or null. */
+  nextDueAt: number | null;
+  /** Its tasks IN_FLIGHT now. */
+  inFlight: number;
+  /**
+   * Until when its rate limit keeps claims off it (waiting for its next token, epoch ms), or null when it does not as
+   * of the read's `now`. A target at its concurrency limit shows `inFlight >= maxInFlight` instead (a store may also
+   * give a time there, bounded by the target's earliest lease expiry).
+   */
+  throttledUntil: number | null;
+  /**
+   * Its PENDING tasks due by `now`, counted up to {@link DUE_COUNT_CAP} (a count at the cap means at least that
+   * many): while it is held or throttled, the tasks waiting on it.
+   */
+  dueTasks: number;
+}
+
+/** Where `TargetView.dueTasks` stops counting: reading a target's state never walks more of its backlog. */
+export const DUE_COUNT_CAP = 1_000;
 
 /**
  * Per-target state shared by every instance (breaker snapshots, rate limits, retry budgets), as opaque JSON under a
@@ -226,7 +283,10 @@ export interface ReplayChange {
   expectedVersion: number;
   /** The attempts made before this run (the task's `attemptNumber` when it was read). */
   runAttemptOffset: number;
-  /** Where the run's time budget counts from; null: from its first attempt. */
+  /**
+   * Where the run's time budget counts from: the replay's time, so the new run's budget counts its waits too (null,
+   * kept for tasks stored before budgets counted from creation: from its first attempt).
+   */
   runStartedAt: number | null;
   nextAttemptAt: number;
   updatedAt: number;
@@ -258,6 +318,10 @@ export interface TaskQuery extends PageRequest {
  * So with E ≤ limit every ready queue gets an equal share of the claim; with more ready queues than slots, each
  * claim serves `limit` of them and the caller moves `after` to the last queue served, so every ready queue is served
  * within `ceil(E / limit)` claims. A tenant's backlog on one target counts as one queue however large it is.
+ *
+ * A target's limits (see {@link Store.limitTarget}) cap what it is offered: no more than its bucket's whole tokens
+ * and its free in-flight slots. A target with no whole token or no free slot left is not ready, so it takes no share
+ * at all.
  *
  * Readiness is exact as far as claims go: a queue whose due tasks a claim took all of (a store can tell by looking
  * one task past the queue's share) is not ready for the next claim until another of its tasks falls due. Only a

@@ -122,9 +122,12 @@ export class Enqueuer {
     if (handOff === undefined) return 0;
     const due = valid.filter((p) => p.task.nextAttemptAt !== null && p.task.nextAttemptAt <= now);
     if (due.length === 0) return 0;
-    const grant = handOff.reserve(due.length);
-    for (const p of due.slice(0, grant.count)) p.task = leasedTo(p.task, grant, now);
-    return grant.count;
+    const grant = handOff.reserve(due.map((p) => p.task));
+    for (const i of grant.indices) {
+      const p = due[i] as { task: RetryTask };
+      p.task = leasedTo(p.task, grant, now);
+    }
+    return grant.indices.length;
   }
 
   async #prepare(tenantId: string, input: unknown, path: string, now: number, traceContext: string | null): Promise<Prepared> {
@@ -183,7 +186,8 @@ export class Enqueuer {
       status: 'PENDING',
       attemptNumber: 0,
       runAttemptOffset: 0,
-      runStartedAt: null,
+      // The budget counts from now, not from the first attempt: a delayed or queued task spends it waiting too.
+      runStartedAt: now,
       lastDelayMs: 0,
       nextAttemptAt: dueAt(request.firstAttempt, now),
       createdAt: now,

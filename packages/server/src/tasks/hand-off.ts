@@ -1,10 +1,14 @@
 import { TaskEvent, transition } from '@retryd/core';
 import type { RetryTask } from '../domain/task.js';
+import type { TargetRef } from '../store/store.js';
 
 /** Slots a {@link HandOff} promised, and the lease to write on the tasks that take them. */
 export interface HandOffGrant {
-  /** How many tasks may be inserted leased to the engine (0: none; they wait for a claim as usual). */
-  count: number;
+  /**
+   * Which of the tasks asked about may be inserted leased to the engine: their positions in the list given to
+   * `reserve`, ascending, one slot each (none: they all wait for a claim as usual).
+   */
+  indices: readonly number[];
   workerId: string;
   leaseMs: number;
 }
@@ -17,8 +21,12 @@ export interface HandOffGrant {
  * Every grant is settled: each slot is either used by an adopted task or given back.
  */
 export interface HandOff {
-  /** Reserves up to `wanted` free slots (fewer, or none, when the engine is busy or not running). */
-  reserve(wanted: number): HandOffGrant;
+  /**
+   * Reserves a free slot for each of these due tasks' targets it takes, in order (fewer, or none, when the engine is
+   * busy or not running, or a target is held, limited or behind a breaker that is not closed: those go through the
+   * claim gate). O(1) per task.
+   */
+  reserve(targets: readonly TargetRef[]): HandOffGrant;
   /** Takes over tasks that were inserted with the grant's lease; each uses one reserved slot. */
   adopt(tasks: readonly RetryTask[]): void;
   /** Gives back reserved slots no task used (a duplicate key, a failed write). */

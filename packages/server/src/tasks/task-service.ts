@@ -179,8 +179,8 @@ export class TaskService implements AsyncDisposable {
 
   /**
    * Re-drives a FAILED or EXHAUSTED task with the same idempotency key and a fresh run (attempt budget and
-   * time budget count from now; the attempt history stays). A task already PENDING or IN_FLIGHT (replayed
-   * before) is returned as is, so replaying twice never runs it twice; SUCCEEDED and CANCELLED → 409.
+   * time budget count from now: `runStartedAt` is the replay; the attempt history stays). A task already PENDING or
+   * IN_FLIGHT (replayed before) is returned as is, so replaying twice never runs it twice; SUCCEEDED and CANCELLED → 409.
    */
   async replay(tenantId: string, taskId: string): Promise<ReplayResult> {
     const result = await this.#move(tenantId, taskId, 'replay the task', (task, now) => {
@@ -188,7 +188,8 @@ export class TaskService implements AsyncDisposable {
         const change: ReplayChange = {
           expectedVersion: task.version,
           runAttemptOffset: task.attemptNumber,
-          runStartedAt: null,
+          // The new run's budget counts from the replay, as a new task's from its creation.
+          runStartedAt: now,
           nextAttemptAt: now,
           updatedAt: now,
         };

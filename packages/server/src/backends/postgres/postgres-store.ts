@@ -14,13 +14,16 @@ import type {
   PutPolicyResult,
   ReplayChange,
   Store,
+  TargetLimits,
   TargetRef,
   TargetState,
   TargetStateStore,
+  TargetView,
   TaskQuery,
   TaskRef,
   TransitionResult,
 } from '../../store/store.js';
+import { DUE_COUNT_CAP } from '../../store/store.js';
 import { decodeCursor, encodeCursor } from '../../store/cursor.js';
 import { DEFAULT_SCHEMA, checkSchemaName, clientConfig, createPool, dueChannel } from './connection.js';
 import type { PostgresStoreOptions } from './connection.js';
@@ -32,6 +35,8 @@ import { pageOf, taskListing } from './paging.js';
 import { PostgresBlobStore } from './postgres-blob-store.js';
 import { loadQueries } from './queries.js';
 import { TaskVacuum } from './task-vacuum.js';
+import { targetFromRow, targetPage, targetPageStart } from './target-view.js';
+import type { TargetRow } from './target-view.js';
 import type { Queries, QueryName } from './queries.js';
 import { attemptFromRow } from '../sql/sql-rows.js';
 import type { AttemptRow } from '../sql/sql-rows.js';
@@ -249,6 +254,11 @@ export class PostgresStore implements Store {
     await this.#run('release-target', [target.tenantId, target.targetKey, this.#channel]);
   }
 
+  async limitTarget(target: TargetRef, limits: TargetLimits, now: number): Promise<void> {
+    const { ratePerSecond, burst, maxInFlight } = limits;
+    await this.#run('limit-target', [target.tenantId, target.targetKey, ratePerSecond, burst, maxInFlight, now, this.#channel]);
+  }
+
   // ---- attempts ------------------------------------------------------------------------------------
 
   async listAttempts(tenantId: string, taskId: string, page: PageRequest): Promise<Page<AttemptLog>> {
@@ -339,6 +349,21 @@ export class PostgresStore implements Store {
         : await this.#run<Row>('count-by-status-of-tenant', [tenantId]);
     for (const { status, n } of result.rows) counts[status] += n;
     return counts;
+  }
+
+  async listTargets(tenantId: string, page: PageRequest, now: number): Promise<Page<TargetView>> {
+    return targetPage(await this.#targets(tenantId, targetPageStart(page.cursor), page.limit + 1, now), page.limit);
+  }
+
+  /** The same statement as a page: one target from its key, if the first one found is this one. */
+  async getTarget(target: TargetRef, now: number): Promise<TargetView | undefined> {
+    const [first] = await this.#targets(target.tenantId, target.targetKey, 1, now);
+    return first?.targetKey === target.targetKey ? first : undefined;
+  }
+
+  async #targets(tenantId: string, from: string, rows: number, now: number): Promise<TargetView[]> {
+    const result = await this.#run<TargetRow>('list-targets', [tenantId, from, rows, now, DUE_COUNT_CAP]);
+    return result.rows.map(targetFromRow);
   }
 
   async #one(name: 'get-task' | 'get-task-by-key' | 'cancel-task' | 'request-cancel' | 'replay-task', values: unknown[]): Promise<RetryTask | undefined> {

@@ -25,6 +25,8 @@ export const QUERY_NAMES = [
   'release-leases',
   'hold-target',
   'release-target',
+  'limit-target',
+  'list-targets',
   'list-attempts',
   'insert-policy',
   'replace-policy',

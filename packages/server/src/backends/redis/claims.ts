@@ -14,9 +14,11 @@ import type { TaskReply } from './task-codec.js';
 //
 // One partition (one tenant, the usual case): one `claim-due.lua` call applies the whole rule, so a claim stays one
 // round trip. Several partitions: a script runs in one slot, so the ring over `(tenantId, targetKey)` is built here
-// from every partition's ready queues (one pipeline of `read-ready.lua`), with the shared functions of
-// `store/claim-shares.ts`, and each partition is then told how many tasks to take from which of its queues (one
-// pipeline of `claim-due.lua` with explicit counts): two round trips.
+// from every partition's ready queues (one pipeline of `read-ready.lua`, which cuts each queue's due count to
+// what its target's limits allow), with the shared functions of `store/claim-shares.ts`, and each partition is
+// then told how many tasks to take from which of its queues (one pipeline of `claim-due.lua` with explicit counts,
+// which re-checks each target's readiness and limits, since another claim may have taken from it meanwhile): two
+// round trips.
 
 /** Claims up to `options.limit` due tasks over `partitions` (see the module comment). */
 export async function claimFairly(
@@ -28,7 +30,7 @@ export async function claimFairly(
   if (options.limit <= 0 || partitions.length === 0) return [];
   const leaseUntil = String(now + options.leaseMs);
   const callOf = (k: PartitionKeys, rest: readonly (string | number)[]): ScriptCall => ({
-    keys: [k.ready, k.holds, k.leases, k.counts, k.claimOrder],
+    keys: [k.ready, k.leases, k.counts, k.claimOrder],
     args: [k.base, String(now), options.limit, options.workerId, leaseUntil, ...rest],
   });
   if (partitions.length === 1) {

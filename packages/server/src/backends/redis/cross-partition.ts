@@ -1,7 +1,11 @@
 import { TaskStatus } from '@retryd/core';
 import type { Redis } from 'ioredis';
-import { execAll } from './fan-out.js';
+import type { RetryTask } from '../../domain/task.js';
+import { execAll, runEach } from './fan-out.js';
+import type { ScriptCall } from './fan-out.js';
 import type { PartitionKeys } from './keys.js';
+import { decodeTask } from './task-codec.js';
+import type { TaskReply } from './task-codec.js';
 
 // Reads that span partitions: a script runs in one slot, so these read the head of one index per partition in
 // one pipeline and merge in JavaScript. Only the first entries of each index are read: no scan.
@@ -28,4 +32,12 @@ export async function sumCounts(client: Redis, partitions: readonly PartitionKey
     for (const [status, n] of Object.entries(hash)) if (status in counts) counts[status as TaskStatus] += Number(n);
   }
   return counts;
+}
+
+/** IN_FLIGHT tasks whose lease lapsed by `now` over `partitions` (one `read-leases` each), earliest first, at most `limit`. */
+export async function expiredLeases(client: Redis, partitions: readonly PartitionKeys[], now: number, limit: number): Promise<RetryTask[]> {
+  const calls = partitions.map((k): ScriptCall => ({ keys: [k.leases], args: [k.base, String(now), limit] }));
+  const tasks = (await runEach(client, 'readLeases', calls)).flatMap((reply) => (reply as TaskReply[]).map(decodeTask));
+  if (calls.length > 1) tasks.sort((a, b) => (a.leaseExpiresAt ?? 0) - (b.leaseExpiresAt ?? 0));
+  return tasks.slice(0, limit);
 }

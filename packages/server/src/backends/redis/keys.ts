@@ -96,18 +96,25 @@ export class PartitionKeys {
     return `${this.base}due:${targetKey}`;
   }
   /**
-   * Sorted set: one member per target with a PENDING task, scored by when its queue is next claimable —
-   * max(its earliest due time, its hold). Claims range it up to now; kept exact by every script that changes a
-   * queue or a hold.
+   * Sorted set: one member per target with a due-able PENDING task, scored by when its queue is next claimable —
+   * max(its earliest due time, its hold, its rate limit's next whole token); absent while the target is at its
+   * in-flight limit. Claims range it up to now; kept exact by every script that changes a queue or a gate.
    */
   get ready(): string {
     return `${this.base}ready`;
   }
-  /** Hash: target → held until (epoch ms). */
-  get holds(): string {
+  /**
+   * Hash: one target's gate — `held` (until, epoch ms), `rate`, `burst`, `maxInFlight`, the token bucket's
+   * `tokens` as of `tokensAt`, and `inFlight` (its tasks IN_FLIGHT now). Fields: `GATE_FIELDS` in `target-gate.ts`.
+   */
+  gate(targetKey: string): string {
+    return `${this.base}gate:${targetKey}`;
+  }
+  /** Layout 2's hash of holds (target → held until): read and deleted by the migration to layout 3. */
+  get legacyHolds(): string {
     return `${this.base}holds`;
   }
-  /** Sorted set (all scores 0, ordered by member): every target that ever had a task. */
+  /** Sorted set (all scores 0, ordered by member): every target that ever had a task, a hold or a limit. */
   get targets(): string {
     return `${this.base}targets`;
   }

@@ -7,12 +7,14 @@ import { targetKeyOf } from '../../domain/target-key.js';
 import { execAll } from './fan-out.js';
 import type { GlobalKeys, PartitionKeys } from './keys.js';
 import { runScript } from './scripts.js';
+import { hashFieldOf } from './task-codec.js';
 
 // The key layout's version, and the migration of older data in place.
 //
 // Layout 1 (before targets): one `due` sorted set per partition, no `target` in a task's state hash. Layout 2: a
-// queue per target (`due:<target>`), the `ready`, `holds` and `targets` keys (see keys.ts), and `target` in every
-// task's hash. The version lives in `{prefix}:layout`; its absence means layout 1 (or no data yet).
+// queue per target (`due:<target>`), the `ready`, `holds` and `targets` keys, and `target` in every task's hash.
+// Layout 3: a gate hash per target (`gate:<target>`: its hold, limits, token bucket and in-flight count) in place
+// of `holds` (see keys.ts). The version lives in `{prefix}:layout`; its absence means layout 1 (or no data yet).
 //
 // `init()` of every instance calls `ensureLayout`. The first one to take the lock (`SET NX PX`, renewed as it goes)
 // migrates every partition; the others wait until the version is written, and take over if the migrating instance
@@ -20,10 +22,12 @@ import { runScript } from './scripts.js';
 // stopped first: they would go on writing layout 1.
 
 /** The layout this version of the store reads and writes. */
-export const LAYOUT_VERSION = 2;
+export const LAYOUT_VERSION = 3;
 
 /** How long the lock outlives its holder's last sign of life, in ms. */
 const LOCK_MS = 30_000;
+/** The state hash field that names a task's target. */
+const TARGET_FIELD = hashFieldOf('targetKey');
 /** Tasks read and converted per script call. */
 const CHUNK = 500;
 /** How waiting instances poll for the end of a migration: exponential from 50 ms to 1 s, with jitter. */
@@ -62,12 +66,17 @@ export async function ensureLayout(client: Redis, globals: GlobalKeys, keysOf: (
 }
 
 async function isCurrent(client: Redis, globals: GlobalKeys): Promise<boolean> {
+  return (await layoutOf(client, globals)) === LAYOUT_VERSION;
+}
+
+/** The layout the data is in (1 when no version is written). */
+async function layoutOf(client: Redis, globals: GlobalKeys): Promise<number> {
   const version = await client.get(globals.layout);
-  if (version === null) return false;
+  if (version === null) return 1;
   if (Number(version) > LAYOUT_VERSION) {
     throw new Error(`The Redis keys are in layout ${version}, newer than this retryd's ${LAYOUT_VERSION}: run a newer retryd.`);
   }
-  return Number(version) === LAYOUT_VERSION;
+  return Number(version);
 }
 
 async function migrate(client: Redis, globals: GlobalKeys, keysOf: (partition: string) => PartitionKeys, token: string): Promise<void> {
@@ -76,7 +85,11 @@ async function migrate(client: Redis, globals: GlobalKeys, keysOf: (partition: s
       throw new Error('Lost the layout migration lock to another instance (this one was paused too long).');
     }
   };
-  for (const partition of await client.smembers(globals.partitions)) await migratePartition(client, keysOf(partition), renew);
+  const from = await layoutOf(client, globals);
+  for (const partition of await client.smembers(globals.partitions)) {
+    if (from < 2) await migratePartition(client, keysOf(partition), renew);
+    await migrateGates(client, keysOf(partition), renew);
+  }
   await client.set(globals.layout, String(LAYOUT_VERSION));
 }
 
@@ -100,7 +113,7 @@ async function migratePartition(client: Redis, k: PartitionKeys, renew: () => Pr
         return [id, targetKeyOf((JSON.parse(json) as Pick<RetryTask, 'targetUrl'>).targetUrl)];
       });
       if (pairs.length > 0) {
-        await runScript(client, 'migrateTasks', [k.legacyDue, k.counts, k.ready, k.holds, k.targets], [k.base, ...pairs]);
+        await runScript(client, 'migrateTasks', [k.legacyDue, k.counts, k.ready, k.targets], [k.base, ...pairs]);
       }
       await renew();
       const last = members[members.length - 1];
@@ -109,4 +122,26 @@ async function migratePartition(client: Redis, k: PartitionKeys, renew: () => Pr
     }
   }
   await client.del(k.legacyDue);
+}
+
+/**
+ * Layout 2 to 3: moves the partition's holds into the targets' gates and counts each target's IN_FLIGHT tasks from
+ * the `leases` index, `CHUNK` tasks per round trip (nothing else writes while the lock is held, so paging by rank
+ * is stable). Counts are set, not added: running it again gives the same gates.
+ */
+async function migrateGates(client: Redis, k: PartitionKeys, renew: () => Promise<void>): Promise<void> {
+  const inFlight = new Map<string, number>();
+  for (let start = 0; ; start += CHUNK) {
+    const ids = await client.zrange(k.leases, start, start + CHUNK - 1);
+    if (ids.length > 0) {
+      const pipeline = client.pipeline();
+      for (const id of ids) pipeline.hget(k.task(id), TARGET_FIELD);
+      for (const target of (await execAll(pipeline)) as (string | null)[]) {
+        if (target !== null) inFlight.set(target, (inFlight.get(target) ?? 0) + 1);
+      }
+    }
+    await renew();
+    if (ids.length < CHUNK) break;
+  }
+  await runScript(client, 'migrateGates', [k.legacyHolds, k.targets], [k.base, ...[...inFlight].flat()]);
 }

@@ -15,9 +15,11 @@ import type {
   PutPolicyResult,
   ReplayChange,
   Store,
+  TargetLimits,
   TargetRef,
   TargetState,
   TargetStateStore,
+  TargetView,
   TaskQuery,
   TaskRef,
   TransitionResult,
@@ -26,7 +28,7 @@ import { checkCompletion, checkInsertable } from './checks.js';
 import { claimFairly } from './claims.js';
 import { checkPrefix, createClient, parseRedisUrl, quit } from './connection.js';
 import type { RedisConnectionOptions } from './connection.js';
-import { earliestScore, sumCounts } from './cross-partition.js';
+import { earliestScore, expiredLeases, sumCounts } from './cross-partition.js';
 import { DueChannel } from './due-channel.js';
 import { describeDurability, durabilityMode, readPersistence } from './durability.js';
 import type { RedisDurabilityMode, RedisPersistence } from './durability.js';
@@ -41,6 +43,7 @@ import { PartitionRegistry } from './partitions.js';
 import { getPolicy, getTargetState, listPolicies, putPolicy, putTargetState } from './policy-state.js';
 import { defineScripts, runScript } from './scripts.js';
 import type { ScriptName } from './scripts.js';
+import { TargetGates } from './target-gate.js';
 import { decodeCompletion, decodeTask, encodeCompletion, encodeTask, encodeValue } from './task-codec.js';
 import type { CompletionReply, TaskReply } from './task-codec.js';
 import { CANCEL_MOVES, REPLAY_MOVES, REQUEST_CANCEL_FROM } from './transition-guards.js';
@@ -61,11 +64,12 @@ export interface RedisStoreOptions extends RedisConnectionOptions {
  *
  * Keys are partitioned by tenant under the hash tag `{prefix:tenant}` (see `keys.ts` and `docs/stores.md`), so
  * every script touches one slot and the layout is valid on Redis Cluster. Within a partition, the PENDING tasks
- * of each target form a queue (`due:<target>`), and the `ready` sorted set scores each target by when its queue
- * is next claimable (its earliest due task, or its hold's end if later): claims range `ready` and read only the
- * queues they serve, so a held target costs them nothing. Work that spans tenants (claims, due times, counts)
- * visits the partitions of the registry; each visit is atomic in its partition.
- * Times come from the engine as arguments, never from Redis `TIME`.
+ * of each target form a queue (`due:<target>`), each target's hold, limits and in-flight count form its gate
+ * (`gate:<target>`), and the `ready` sorted set scores each target by when its queue is next claimable (its
+ * earliest due task, its hold's end or its next rate-limit token, whichever is latest; absent at its in-flight
+ * limit): claims range `ready` and read only the queues they serve, so a held or throttled target costs them
+ * nothing. Work that spans tenants (claims, due times, counts) visits the partitions of the registry; each visit is
+ * atomic in its partition. Times come from the engine as arguments, never from Redis `TIME`.
  *
  * The class is also its own {@link AdminReads} and {@link TargetStateStore}.
  *
@@ -86,6 +90,7 @@ export class RedisStore implements Store, AdminReads, TargetStateStore {
   readonly #globals: GlobalKeys;
   readonly #registry: PartitionRegistry;
   readonly #due: DueChannel;
+  readonly #gates: TargetGates;
   #persistence: RedisPersistence = {};
   #init: Promise<void> | undefined;
 
@@ -103,6 +108,7 @@ export class RedisStore implements Store, AdminReads, TargetStateStore {
     this.#globals = globalKeys(this.prefix);
     this.#registry = new PartitionRegistry(this.#client, this.prefix, this.#globals.partitions);
     this.#due = new DueChannel(this.#subscriber, this.#globals.dueChannel, this.instanceId, (p) => this.#registry.learn(p), onError);
+    this.#gates = new TargetGates(this.#client, this.#registry, (k) => [this.#globals.dueChannel, this.#due.message(k.partition)]);
   }
 
   /** The command connection, for the blob store and diagnostics. */
@@ -177,7 +183,7 @@ export class RedisStore implements Store, AdminReads, TargetStateStore {
       const replies = await runPerItem(this.#client, 'insertTasks', tasks, (partition, group) => {
         const k = this.#keysOf(partition);
         return {
-          keys: [k.idem, k.leases, k.counts, k.ready, k.holds, k.targets],
+          keys: [k.idem, k.leases, k.counts, k.ready, k.targets],
           args: [...this.#wakeArgs(k), group.length, ...group.flatMap(encodeTask)],
         };
       });
@@ -202,7 +208,7 @@ export class RedisStore implements Store, AdminReads, TargetStateStore {
 
   async cancelTask(ref: TaskRef, now: number): Promise<TransitionResult> {
     const k = this.#keysOf(partitionOfTenant(ref.tenantId));
-    return this.#transition('cancelTask', [k.leases, k.counts, k.ready, k.holds], [k.base, ref.taskId, String(now), ...CANCEL_MOVES]);
+    return this.#transition('cancelTask', [k.leases, k.counts, k.ready], [k.base, ref.taskId, String(now), ...CANCEL_MOVES]);
   }
 
   async requestCancel(ref: TaskRef, now: number): Promise<TransitionResult> {
@@ -224,7 +230,7 @@ export class RedisStore implements Store, AdminReads, TargetStateStore {
       ...wake,
       ...REPLAY_MOVES,
     ];
-    return this.#transition('replayTask', [k.leases, k.counts, k.ready, k.holds], args);
+    return this.#transition('replayTask', [k.leases, k.counts, k.ready], args);
   }
 
   // ---- scheduling ----------------------------------------------------------------------------------
@@ -234,18 +240,13 @@ export class RedisStore implements Store, AdminReads, TargetStateStore {
     return this.#run(async () => claimFairly(this.#client, await this.#registry.all(), now, options));
   }
 
-  /** The lowest `ready` score over partitions: exact (every script keeps `ready` so), holds included. */
+  /** The lowest `ready` score over partitions: exact (every script keeps `ready` so), holds and limits included. */
   async nextDueAt(): Promise<number | null> {
     return this.#run(async () => earliestScore(this.#client, await this.#registry.all(), (k) => k.ready));
   }
 
   async findExpiredLeases(now: number, limit: number): Promise<RetryTask[]> {
-    return this.#run(async () => {
-      const calls = (await this.#registry.all()).map((k): ScriptCall => ({ keys: [k.leases], args: [k.base, String(now), limit] }));
-      const tasks = (await runEach(this.#client, 'readLeases', calls)).flatMap((reply) => (reply as TaskReply[]).map(decodeTask));
-      if (calls.length > 1) tasks.sort((a, b) => (a.leaseExpiresAt ?? 0) - (b.leaseExpiresAt ?? 0));
-      return tasks.slice(0, limit);
-    });
+    return this.#run(async () => expiredLeases(this.#client, await this.#registry.all(), now, limit));
   }
 
   async nextLeaseExpiryAt(): Promise<number | null> {
@@ -264,7 +265,7 @@ export class RedisStore implements Store, AdminReads, TargetStateStore {
         const k = this.#keysOf(partition);
         const [base, ...wake] = this.#wakeArgs(k);
         return {
-          keys: [k.leases, k.counts, k.ready, k.holds],
+          keys: [k.leases, k.counts, k.ready],
           args: [base, String(now), ...wake, group.length, ...group.flatMap(encodeCompletion)],
         };
       }),
@@ -287,7 +288,7 @@ export class RedisStore implements Store, AdminReads, TargetStateStore {
       const k = this.#keysOf(partition);
       const [base, ...wake] = this.#wakeArgs(k);
       const held = indices.flatMap((i) => [(leases[i] as LeaseRef).taskId, (leases[i] as LeaseRef).fencingToken]);
-      return { keys: [k.leases, k.counts, k.ready, k.holds], args: [base, String(now), ...wake, ...held] };
+      return { keys: [k.leases, k.counts, k.ready], args: [base, String(now), ...wake, ...held] };
     });
     const replies = await this.#run(() => runEach(this.#client, 'releaseLeases', calls));
     return replies.reduce<number>((sum, n) => sum + Number(n), 0);
@@ -296,14 +297,15 @@ export class RedisStore implements Store, AdminReads, TargetStateStore {
   // ---- the target gate -----------------------------------------------------------------------------
 
   async holdTarget(target: TargetRef, until: number, now: number): Promise<void> {
-    const k = this.#keysOf(partitionOfTenant(target.tenantId));
-    await this.#run(() => runScript(this.#client, 'holdTarget', [k.ready, k.holds], [k.base, target.targetKey, String(until), String(now)]));
+    await this.#run(() => this.#gates.hold(target, until, now));
   }
 
   async releaseTarget(target: TargetRef, now: number): Promise<void> {
-    const k = this.#keysOf(partitionOfTenant(target.tenantId));
-    const [base, ...wake] = this.#wakeArgs(k);
-    await this.#run(() => runScript(this.#client, 'releaseTarget', [k.ready, k.holds], [base, target.targetKey, String(now), ...wake]));
+    await this.#run(() => this.#gates.release(target, now));
+  }
+
+  async limitTarget(target: TargetRef, limits: TargetLimits, now: number): Promise<void> {
+    await this.#run(() => this.#gates.limit(target, limits, now));
   }
 
   // ---- attempts ------------------------------------------------------------------------------------
@@ -351,6 +353,14 @@ export class RedisStore implements Store, AdminReads, TargetStateStore {
     return this.#run(async () =>
       sumCounts(this.#client, tenantId === undefined ? await this.#registry.all() : [this.#keysOf(partitionOfTenant(tenantId))]),
     );
+  }
+
+  async listTargets(tenantId: string, page: PageRequest, now: number): Promise<Page<TargetView>> {
+    return this.#run(() => this.#gates.list(tenantId, page, now));
+  }
+
+  async getTarget(target: TargetRef, now: number): Promise<TargetView | undefined> {
+    return this.#run(() => this.#gates.get(target, now));
   }
 
   // ---- internals -----------------------------------------------------------------------------------

@@ -7,22 +7,25 @@ const INCLUDE = /^--- @include "([a-z0-9-]+)"$/gm;
 
 /** Every script of the store, with how many of its arguments are keys. */
 export const SCRIPTS = {
-  insertTasks: { file: 'insert-tasks.lua', keys: 6 },
-  claimDue: { file: 'claim-due.lua', keys: 5 },
+  insertTasks: { file: 'insert-tasks.lua', keys: 5 },
+  claimDue: { file: 'claim-due.lua', keys: 4 },
   readReady: { file: 'read-ready.lua', keys: 1 },
-  completeAttempts: { file: 'complete-attempts.lua', keys: 4 },
+  completeAttempts: { file: 'complete-attempts.lua', keys: 3 },
   getTasks: { file: 'get-tasks.lua', keys: 1 },
   readLeases: { file: 'read-leases.lua', keys: 1 },
   extendLease: { file: 'extend-lease.lua', keys: 1 },
-  releaseLeases: { file: 'release-leases.lua', keys: 4 },
-  cancelTask: { file: 'cancel-task.lua', keys: 4 },
+  releaseLeases: { file: 'release-leases.lua', keys: 3 },
+  cancelTask: { file: 'cancel-task.lua', keys: 3 },
   requestCancel: { file: 'request-cancel.lua', keys: 1 },
-  replayTask: { file: 'replay-task.lua', keys: 4 },
+  replayTask: { file: 'replay-task.lua', keys: 3 },
   holdTarget: { file: 'hold-target.lua', keys: 2 },
-  releaseTarget: { file: 'release-target.lua', keys: 2 },
+  releaseTarget: { file: 'release-target.lua', keys: 1 },
+  limitTarget: { file: 'limit-target.lua', keys: 2 },
+  readTargets: { file: 'read-targets.lua', keys: 1 },
   putPolicy: { file: 'put-policy.lua', keys: 2 },
   putTargetState: { file: 'put-target-state.lua', keys: 1 },
-  migrateTasks: { file: 'migrate-tasks.lua', keys: 5 },
+  migrateTasks: { file: 'migrate-tasks.lua', keys: 4 },
+  migrateGates: { file: 'migrate-gates.lua', keys: 2 },
   migrationLock: { file: 'migration-lock.lua', keys: 1 },
 } as const;
 
@@ -38,18 +41,23 @@ export interface LoadedScript {
 let loaded: readonly LoadedScript[] | undefined;
 
 /**
- * Reads every script once per process and splices in its `--- @include "name"` lines (from `lua/includes/`),
- * as BullMQ's command loader does: Redis runs one self-contained source per script.
+ * Reads every script once per process and splices in its `--- @include "name"` lines (from `lua/includes/`; an
+ * include may include another), as BullMQ's command loader does: Redis runs one self-contained source per script.
  */
 export function loadScripts(): readonly LoadedScript[] {
   loaded ??= (Object.entries(SCRIPTS) as [ScriptName, (typeof SCRIPTS)[ScriptName]][]).map(([name, { file, keys }]) => ({
     name,
     numberOfKeys: keys,
-    lua: readFileSync(new URL(file, LUA_DIR), 'utf8').replace(INCLUDE, (_, include: string) =>
-      readFileSync(new URL(`includes/${include}.lua`, LUA_DIR), 'utf8'),
-    ),
+    lua: spliceIncludes(readFileSync(new URL(file, LUA_DIR), 'utf8'), []),
   }));
   return loaded;
+}
+
+function spliceIncludes(source: string, within: readonly string[]): string {
+  return source.replace(INCLUDE, (_, include: string) => {
+    if (within.includes(include)) throw new Error(`Lua include "${include}" includes itself (${[...within, include].join(' -> ')}).`);
+    return spliceIncludes(readFileSync(new URL(`includes/${include}.lua`, LUA_DIR), 'utf8'), [...within, include]);
+  });
 }
 
 /** The ioredis command a script is defined as (a prefix keeps it clear of Redis's own command names). */

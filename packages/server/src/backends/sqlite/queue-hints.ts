@@ -1,11 +1,14 @@
-// The due-time hints of target queues (`target_queues.next_due_at`, see 002-targets.sql), gathered per call.
+// The due-time hints of target queues (`target_queues.next_due_at`, see 002-targets.sql), gathered per call; and,
+// for the moves out of IN_FLIGHT, the queues whose in-flight throttle they end (`full_until`, 003-target-limits.sql).
 //
 // A hint must never be later than the earliest due PENDING task of its queue. A claim or a cancel only takes tasks
 // away, so it can only make a hint early (a cancel, and a claim that finds a queue with nothing due, set it exact
 // again); every move that makes a task PENDING (insert, retry, lease hand-back, replay) must lower the hint in the
-// same transaction. Those moves come in
-// batches that mostly share one queue, so each call gathers the earliest due time per queue first and writes each
-// queue once, at its end, and only when that lowers the hint.
+// same transaction. Those moves come in batches that mostly share one queue, so each call gathers the earliest due
+// time per queue first and writes each queue once, at its end, and only when that lowers the hint, or, for
+// completions and lease hand-backs, ends an in-flight throttle: every queue they touch is noted, due or not, so a
+// queue at its concurrency limit is freed once per call, and a queue without limits costs one lookup by key per call
+// however many of its tasks the call moved.
 
 /** Writes one queue's lowest due time (null: the queue only needs to exist). */
 export type LowerHint = (tenantId: string, targetKey: string, dueAt: number | null) => void;

@@ -1,25 +1,40 @@
 import type { Database, Statement } from 'better-sqlite3';
 import { prepare } from './prepared.js';
-import { DUE_STATUS } from '../../store/transition-guards.js';
+import { DUE_STATUS, LEASED_STATUS } from '../../store/transition-guards.js';
 import { statusIn } from './status-guards.js';
 
-// The statements on `target_queues` (see 002-targets.sql): ready queues for claims, their due-time hints, the
-// target gate. Each reads or writes one queue by its key, or walks `target_queues_ready`.
+// The statements on `target_queues` (see 002-targets.sql and 003-target-limits.sql): ready queues for claims, their
+// due-time hints, the target gate and limits. Each reads or writes one queue by its key, or walks `target_queues_ready`
+// (and, for a queue with a concurrency limit, its in-flight tasks).
 
 /**
- * The ready queues: not held, with a task due by now (as far as the hints tell). Params: `now`. Returns raw
- * `[tenant_id, target_key]` rows, in no particular order (the claim puts them in ring order). Walks
- * `target_queues_ready` up to `now`: held, idle and not-yet-due queues are never read.
+ * The ready queues: not held nor throttled, with a task due by now (as far as the hints tell), each with its limits
+ * and bucket. Params: `now`. Returns raw {@link ReadyQueueRow}s, in no particular order (the claim puts them in ring
+ * order). Walks `target_queues_ready` up to `now`: held, throttled, idle and not-yet-due queues are never read. The
+ * limit columns cost nothing more: SQLite reads each entry's row anyway (see 002-targets.sql).
  */
-export const READY_QUEUES = `SELECT tenant_id, target_key FROM target_queues WHERE ready_at <= ?`;
+export const READY_QUEUES = `
+SELECT tenant_id, target_key, rate_per_second, burst, max_in_flight, tokens, tokens_at
+FROM target_queues WHERE ready_at <= ?`;
+
+/** A {@link READY_QUEUES} row. The limits are null for a queue without them; tokens are set exactly with a rate. */
+export type ReadyQueueRow = [
+  tenantId: string,
+  targetKey: string,
+  ratePerSecond: number | null,
+  burst: number | null,
+  maxInFlight: number | null,
+  tokens: number | null,
+  tokensAt: number | null,
+];
 
 /**
- * The queues in the order of their hinted ready time, each with its true head: for `nextDueAt`, which stops reading
- * early. No params. Returns raw `[ready_at, held_until, head]` rows, `head` being the due time of the queue's
- * earliest PENDING task (NULL: none), one seek into `tasks_due` per row read.
+ * The queues in the order of their hinted ready time, each with its gates and its true head: for `nextDueAt`, which
+ * stops reading early. No params. Returns raw `[ready_at, held_until, throttled_until, full_until, head]` rows,
+ * `head` being the due time of the queue's earliest PENDING task (NULL: none), one seek into `tasks_due` per row read.
  */
 export const READY_TIMES = `
-SELECT q.ready_at, q.held_until, (
+SELECT q.ready_at, q.held_until, q.throttled_until, q.full_until, (
   SELECT t.next_attempt_at FROM tasks t
   WHERE t.tenant_id = q.tenant_id AND t.target_key = q.target_key AND ${statusIn([DUE_STATUS], 't.status')}
   ORDER BY t.next_attempt_at LIMIT 1
@@ -48,25 +63,114 @@ ON CONFLICT (tenant_id, target_key) DO UPDATE SET next_due_at = excluded.next_du
 WHERE excluded.next_due_at IS NOT NULL
   AND (target_queues.next_due_at IS NULL OR excluded.next_due_at < target_queues.next_due_at)`;
 
-/** Holds a target until `until`, replacing an earlier hold. Params: `tenantId`, `targetKey`, `until`, `now`. */
+/**
+ * Creates a queue's row if it has none, lowers its hint to `dueAt` when that is earlier (a null `dueAt` lowers
+ * nothing), and ends its in-flight throttle (`full_until`): for the moves that take tasks out of IN_FLIGHT
+ * (completions, reaped leases, leases handed back), once per queue per call. Params: `tenantId`, `targetKey`,
+ * `dueAt`. A queue with nothing to lower and no in-flight throttle (always so for a queue without a concurrency
+ * limit) is looked up by key and not written.
+ */
+export const LOWER_HINT_AND_FREE = `
+INSERT INTO target_queues (tenant_id, target_key, next_due_at) VALUES (?, ?, ?)
+ON CONFLICT (tenant_id, target_key) DO UPDATE SET
+  next_due_at = CASE
+    WHEN target_queues.next_due_at IS NULL OR excluded.next_due_at < target_queues.next_due_at THEN excluded.next_due_at
+    ELSE target_queues.next_due_at END,
+  full_until = NULL
+WHERE target_queues.full_until IS NOT NULL
+  OR (excluded.next_due_at IS NOT NULL
+    AND (target_queues.next_due_at IS NULL OR excluded.next_due_at < target_queues.next_due_at))`;
+
+/**
+ * Holds a target until `until`, or until the later hold it already has (holds extend, never shorten). Params:
+ * `tenantId`, `targetKey`, `until`, `now`. A hold that would not extend the current one writes nothing.
+ */
 export const HOLD_TARGET = `
 INSERT INTO target_queues (tenant_id, target_key, held_until, hold_changed_at) VALUES (?, ?, ?, ?)
-ON CONFLICT (tenant_id, target_key) DO UPDATE SET held_until = excluded.held_until, hold_changed_at = excluded.hold_changed_at`;
+ON CONFLICT (tenant_id, target_key) DO UPDATE SET held_until = excluded.held_until, hold_changed_at = excluded.hold_changed_at
+WHERE target_queues.held_until IS NULL OR excluded.held_until > target_queues.held_until`;
 
 /** Ends a target's hold. Params: `now`, `tenantId`, `targetKey`. A queue not held (or not known) is not written. */
 export const RELEASE_TARGET = `
 UPDATE target_queues SET held_until = NULL, hold_changed_at = ?
 WHERE tenant_id = ? AND target_key = ? AND held_until IS NOT NULL`;
 
+// The limits of a target (see 003-target-limits.sql and target-limits.ts).
+
+/**
+ * A queue's IN_FLIGHT tasks: how many, and the earliest lease among them that lapses after `now` (NULL: none).
+ * Params: `now`, `tenantId`, `targetKey`. Returns a raw `[count, nextLeaseExpiry]` row. Walks the tenant's range of
+ * `tasks_in_flight` (IN_FLIGHT tasks only: as many as the instances' concurrency) and reads each row's target key:
+ * run only for a queue with a concurrency limit, so an unlimited queue never pays for it. An index that held the
+ * target key would make this one seek, but it would be one more index entry for every claim and completion of every
+ * task to move.
+ */
+export const IN_FLIGHT_OF = `
+SELECT count(*), min(CASE WHEN lease_expires_at > ? THEN lease_expires_at END) FROM tasks
+WHERE tenant_id = ? AND target_key = ? AND ${statusIn([LEASED_STATUS])}`;
+
+/**
+ * Writes what a claim left of a limited queue's gate: its bucket and both throttles (see target-limits.ts). Params:
+ * `tokens`, `tokensAt`, `throttledUntil`, `fullUntil`, `tenantId`, `targetKey`.
+ */
+export const SET_GATE = `
+UPDATE target_queues SET tokens = ?, tokens_at = ?, throttled_until = ?, full_until = ?
+WHERE tenant_id = ? AND target_key = ?`;
+
+/** A queue's rate limit and bucket. Params: `tenantId`, `targetKey`. Returns a raw {@link BucketRow} or nothing. */
+export const BUCKET_OF = `
+SELECT rate_per_second, burst, tokens, tokens_at FROM target_queues WHERE tenant_id = ? AND target_key = ?`;
+
+/** A {@link BUCKET_OF} row. */
+export type BucketRow = [ratePerSecond: number | null, burst: number | null, tokens: number | null, tokensAt: number | null];
+
+/**
+ * Sets a target's limits and bucket, creating its queue row if it has none, and ends its in-flight throttle (the
+ * next claim counts again, against the new limit). Params: `tenantId`, `targetKey`, `ratePerSecond`, `burst`,
+ * `maxInFlight`, `now`, `tokens`, `tokensAt`, `throttledUntil`.
+ */
+export const LIMIT_TARGET = `
+INSERT INTO target_queues (tenant_id, target_key, rate_per_second, burst, max_in_flight, limits_changed_at,
+  tokens, tokens_at, throttled_until)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (tenant_id, target_key) DO UPDATE SET rate_per_second = excluded.rate_per_second, burst = excluded.burst,
+  max_in_flight = excluded.max_in_flight, limits_changed_at = excluded.limits_changed_at, tokens = excluded.tokens,
+  tokens_at = excluded.tokens_at, throttled_until = excluded.throttled_until, full_until = NULL`;
+
 /** Prepares the statements above on `db`, once. */
 export function prepareQueueStatements(db: Database) {
   return {
-    readyQueues: prepare<[now: number], [tenantId: string, targetKey: string]>(db, READY_QUEUES, true),
-    readyTimes: prepareIterable<[readyAt: number, heldUntil: number | null, head: number | null]>(db, READY_TIMES),
+    readyQueues: prepare<[now: number], ReadyQueueRow>(db, READY_QUEUES, true),
+    readyTimes: prepareIterable<
+      [readyAt: number, heldUntil: number | null, throttledUntil: number | null, fullUntil: number | null, head: number | null]
+    >(db, READY_TIMES),
     refreshHint: prepare<[tenantId: string, targetKey: string, tenantId: string, targetKey: string]>(db, REFRESH_HINT),
     lowerHint: prepare<[tenantId: string, targetKey: string, dueAt: number | null]>(db, LOWER_HINT),
+    lowerHintAndFree: prepare<[tenantId: string, targetKey: string, dueAt: number | null]>(db, LOWER_HINT_AND_FREE),
     holdTarget: prepare<[tenantId: string, targetKey: string, until: number, now: number]>(db, HOLD_TARGET),
     releaseTarget: prepare<[now: number, tenantId: string, targetKey: string]>(db, RELEASE_TARGET),
+    inFlightOf: prepare<[now: number, tenantId: string, targetKey: string], [count: number, nextLeaseExpiry: number | null]>(
+      db,
+      IN_FLIGHT_OF,
+      true,
+    ),
+    setGate: prepare<
+      [tokens: number | null, tokensAt: number | null, throttledUntil: number | null, fullUntil: number | null, tenantId: string, targetKey: string]
+    >(db, SET_GATE),
+    bucketOf: prepare<[tenantId: string, targetKey: string], BucketRow>(db, BUCKET_OF, true),
+    limitTarget: prepare<
+      [
+        tenantId: string,
+        targetKey: string,
+        ratePerSecond: number | null,
+        burst: number | null,
+        maxInFlight: number | null,
+        now: number,
+        tokens: number | null,
+        tokensAt: number | null,
+        throttledUntil: number | null,
+      ]
+    >(db, LIMIT_TARGET),
   };
 }
 
@@ -74,3 +178,6 @@ export function prepareQueueStatements(db: Database) {
 function prepareIterable<R>(db: Database, sql: string): { iterate(): IterableIterator<R> } {
   return (db.prepare(sql) as Statement<[], R>).raw(true);
 }
+
+/** The prepared statements on `target_queues` (and a limited queue's in-flight count). */
+export type QueueStatements = ReturnType<typeof prepareQueueStatements>;

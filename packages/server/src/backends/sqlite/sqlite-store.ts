@@ -13,9 +13,11 @@ import type {
   PutPolicyResult,
   ReplayChange,
   Store,
+  TargetLimits,
   TargetRef,
   TargetState,
   TargetStateStore,
+  TargetView,
   TaskQuery,
   TaskRef,
   TransitionResult,
@@ -32,6 +34,7 @@ import { DUE_STATUS, LEASED_STATUS } from '../../store/transition-guards.js';
 import { attemptFromRow } from '../sql/sql-rows.js';
 import { policyFromRow, taskFromRow } from './task-row.js';
 import type { TaskRow } from './task-row.js';
+import { TargetViews } from './target-views.js';
 import { prepareTransactions } from './transactions.js';
 import type { Transactions } from './transactions.js';
 
@@ -44,8 +47,9 @@ export type { SqliteSettings, SqliteStoreOptions } from './connection.js';
  * interleave inside one process; IMMEDIATE transactions keep several processes on one file correct. Every
  * batch (`insertTasks`, `completeAttempts`, `releaseLeases`) is one transaction, i.e. one fsync.
  *
- * Target queues live in `target_queues` (see 002-targets.sql): claims find ready queues there and share their
- * slots among them (transactions.ts), and the target gate is a column of it. The store is its own
+ * Target queues live in `target_queues` (see 002-targets.sql and 003-target-limits.sql): claims find ready queues
+ * there and share their slots among them (transactions.ts), and the target gate (hold, rate and concurrency limits)
+ * is columns of it (target-limits.ts). The store is its own
  * {@link AdminReads} and {@link TargetStateStore} (`admin` and `targetState` return it).
  *
  * @example
@@ -63,6 +67,7 @@ export class SqliteStore implements Store, AdminReads, TargetStateStore {
   readonly #json = new JsonCache();
   #statements: Statements | undefined;
   #listing: TaskListing | undefined;
+  #targets: TargetViews | undefined;
   #transactions: Transactions | undefined;
 
   /** Reads for operators and metrics: this store itself. */
@@ -87,6 +92,7 @@ export class SqliteStore implements Store, AdminReads, TargetStateStore {
     const statements = prepareStatements(this.#db);
     this.#statements = statements;
     this.#listing = new TaskListing(this.#db);
+    this.#targets = new TargetViews(this.#db);
     this.#transactions = prepareTransactions(this.#db, statements, this.#json);
   }
 
@@ -153,18 +159,19 @@ export class SqliteStore implements Store, AdminReads, TargetStateStore {
   }
 
   /**
-   * Exact in the usual case: the queues are read in hint order with their true heads, and the walk stops at the
-   * first hint past the best head found (hints are never late). After {@link NEXT_DUE_PROBES} queues whose hints
-   * were all early, the next hint is returned: early, as the port allows, and corrected by the claim it leads to.
+   * Exact in the usual case: the queues are read in hint order with their true heads and gates (hold, throttles),
+   * and the walk stops at the first hint past the best time found (a queue's `ready_at` is never later than its true
+   * time). After {@link NEXT_DUE_PROBES} queues whose hints were all early, the next hint is returned: early, as the
+   * port allows, and corrected by the claim it leads to.
    */
   async nextDueAt(): Promise<number | null> {
     let best: number | null = null;
     let probes = 0;
-    for (const [readyAt, heldUntil, head] of this.#s.readyTimes.iterate()) {
+    for (const [readyAt, heldUntil, throttledUntil, fullUntil, head] of this.#s.readyTimes.iterate()) {
       if (best !== null && readyAt >= best) break;
       if (++probes > NEXT_DUE_PROBES) return readyAt;
       if (head === null) continue;
-      const at = heldUntil !== null && heldUntil > head ? heldUntil : head;
+      const at = Math.max(head, heldUntil ?? head, throttledUntil ?? head, fullUntil ?? head);
       if (best === null || at < best) best = at;
     }
     return best;
@@ -206,6 +213,10 @@ export class SqliteStore implements Store, AdminReads, TargetStateStore {
 
   async releaseTarget(target: TargetRef, now: number): Promise<void> {
     this.#s.releaseTarget.run(now, target.tenantId, target.targetKey);
+  }
+
+  async limitTarget(target: TargetRef, limits: TargetLimits, now: number): Promise<void> {
+    this.#tx.limit.immediate(target, limits, now);
   }
 
   // ---- attempts ------------------------------------------------------------------------------------
@@ -281,7 +292,6 @@ export class SqliteStore implements Store, AdminReads, TargetStateStore {
     return row === undefined ? undefined : taskFromRow(row, this.#json);
   }
 
-
   /** Covering walks of the listing indexes (no table row read); linear in the task count. */
   async countByStatus(tenantId?: string): Promise<Record<TaskStatus, number>> {
     const s = this.#s;
@@ -295,6 +305,15 @@ export class SqliteStore implements Store, AdminReads, TargetStateStore {
     // Live tasks are the due ones and the leased ones (`tasks_live` holds both).
     counts[DUE_STATUS] = live - counts[LEASED_STATUS];
     return counts;
+  }
+
+  /** One row read per target, then its queue's head and two bounded counts (see target-views.ts). */
+  async listTargets(tenantId: string, page: PageRequest, now: number): Promise<Page<TargetView>> {
+    return this.#targetViews.list(tenantId, page, now);
+  }
+
+  async getTarget(target: TargetRef, now: number): Promise<TargetView | undefined> {
+    return this.#targetViews.get(target, now);
   }
 
   get #s(): Statements {
@@ -318,6 +337,11 @@ export class SqliteStore implements Store, AdminReads, TargetStateStore {
   get #tx(): Transactions {
     if (this.#transactions === undefined) throw new Error('SqliteStore: call init() before using the store.');
     return this.#transactions;
+  }
+
+  get #targetViews(): TargetViews {
+    if (this.#targets === undefined) throw new Error('SqliteStore: call init() before using the store.');
+    return this.#targets;
   }
 
   #listingOf(): TaskListing {

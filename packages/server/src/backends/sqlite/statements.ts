@@ -82,8 +82,8 @@ const COMPLETE_FENCE = `WHERE tenant_id = ? AND task_id = ? AND ${statusIn([LEAS
  * `attempt_number`, `next_attempt_at`, `run_started_at`, `last_delay_ms`, `last_error`, `last_response_status`,
  * `dead_letter_reason`; `now`; then the fence: `tenantId`, `taskId`, `fencingToken`, `requireLeaseExpiredBy` twice
  * (null: no lapse check), `cancelRequested` twice (null: either; 0 or 1: only if `cancel_requested` is that).
- * Returns `[version, cancel_requested, target_key]` of the changed row (the key, to lower its queue's hint), or
- * nothing when fenced out.
+ * Returns `[version, cancel_requested, target_key]` of the changed row (the key, to lower its queue's hint and free
+ * a slot of its concurrency limit), or nothing when fenced out.
  */
 export const COMPLETE_TO_LIVE = `UPDATE tasks SET ${COMPLETE_SET}
 ${COMPLETE_FENCE}
@@ -91,14 +91,14 @@ RETURNING version, cancel_requested, target_key`;
 
 /**
  * Applies an outcome that ends the task: as {@link COMPLETE_TO_LIVE}, with `now` once more (`ended_at`) after `now`.
- * Returns `[version, cancel_requested]`.
+ * Returns `[version, cancel_requested, target_key]` (the key, to free a slot of its queue's concurrency limit).
  */
 export const COMPLETE_TO_ENDED = `UPDATE tasks SET ${COMPLETE_SET}, ended_at = ?
 ${COMPLETE_FENCE}
-RETURNING version, cancel_requested`;
+RETURNING version, cancel_requested, target_key`;
 
 /** What {@link COMPLETE_TO_LIVE} and {@link COMPLETE_TO_ENDED} return. */
-export type CompletedRow = [version: number, cancelRequested: number, targetKey?: string];
+export type CompletedRow = [version: number, cancelRequested: number, targetKey: string];
 
 /**
  * Binds `outcome` of `completion` to {@link COMPLETE_TO_LIVE} or {@link COMPLETE_TO_ENDED} (`ends`), applied only

@@ -9,6 +9,7 @@ import type {
   InsertResult,
   LeaseRef,
   ReplayChange,
+  TargetLimits,
   TargetRef,
   TaskOutcome,
   TaskRef,
@@ -16,6 +17,8 @@ import type {
 import { DuplicateAttemptError } from '../../store/store-errors.js';
 import type { JsonCache } from './json-cache.js';
 import { QueueLowering, type LowerHint } from './queue-hints.js';
+import type { ReadyQueueRow } from './queue-statements.js';
+import { applyLimits, closeGate, isLimited, openGate, type Gate } from './target-limits.js';
 import { ROWID_POSITION, completeParams } from './statements.js';
 import type { CompletedRow, DueRow, Statements } from './statements.js';
 import { DUE_STATUS, LEASED_STATUS } from '../../store/transition-guards.js';
@@ -25,6 +28,7 @@ import type { TaskRow } from './task-row.js';
 // The multi-statement writes of the SQLite store: claims, completions, inserts, lease hand-backs and replays, each
 // one transaction with the due-time hints of the target queues it touches (see queue-hints.ts).
 
+const TENANT_ID = rowPosition('tenantId');
 const TARGET_KEY = rowPosition('targetKey');
 const TASK_ID = rowPosition('taskId');
 
@@ -35,6 +39,8 @@ const TASK_ID = rowPosition('taskId');
  */
 export function prepareTransactions(db: Database, s: Statements, json: JsonCache): Transactions {
   const lower: LowerHint = (tenantId, targetKey, dueAt) => s.lowerHint.run(tenantId, targetKey, dueAt);
+  // For the moves out of IN_FLIGHT: the hint lowered as above, and the queue's in-flight throttle ended.
+  const lowerAndFree: LowerHint = (tenantId, targetKey, dueAt) => s.lowerHintAndFree.run(tenantId, targetKey, dueAt);
   return {
     /** Inserts the new tasks; every queue they belong to gets its row, its hint lowered to their earliest due. */
     insert: db.transaction((tasks: readonly RetryTask[]) => {
@@ -55,10 +61,10 @@ export function prepareTransactions(db: Database, s: Statements, json: JsonCache
     }),
     /** Claims due rows of ready queues and returns them as they are after the claim, dealt round robin. */
     claim: db.transaction((now: number, claim: ClaimOptions) => claimRows(s, now, claim)),
-    complete: db.transaction((completions: readonly AttemptCompletion[], now: number) => completeAll(s, lower, completions, now)),
+    complete: db.transaction((completions: readonly AttemptCompletion[], now: number) => completeAll(s, lowerAndFree, completions, now)),
     /** Both of the above in one transaction: one commit, one fsync. Retries made due now are claimable at once. */
     completeAndClaim: db.transaction((completions: readonly AttemptCompletion[], now: number, claim: ClaimOptions) => ({
-      results: completeAll(s, lower, completions, now),
+      results: completeAll(s, lowerAndFree, completions, now),
       rows: claimRows(s, now, claim),
     })),
     release: db.transaction((leases: readonly LeaseRef[], now: number) => {
@@ -70,7 +76,7 @@ export function prepareTransactions(db: Database, s: Statements, json: JsonCache
         released += 1;
         lowering.add(tenantId, row.target_key, now);
       }
-      lowering.flush(lower);
+      lowering.flush(lowerAndFree);
       return released;
     }),
     /** The cancelled row, its queue's hint set exact again (it may have been the cancelled task's); nothing when refused. */
@@ -82,6 +88,8 @@ export function prepareTransactions(db: Database, s: Statements, json: JsonCache
       }
       return row;
     }),
+    /** `limitTarget`: the limits and the bucket of one target (see target-limits.ts). */
+    limit: db.transaction((target: TargetRef, limits: TargetLimits, now: number) => applyLimits(s, target, limits, now)),
     /** The replayed row, its queue's hint lowered to its due time; nothing when the guard refused. */
     replay: db.transaction((ref: TaskRef, change: ReplayChange) => {
       const row = s.replayTask.get({ tenantId: ref.tenantId, taskId: ref.taskId, ...change });
@@ -102,68 +110,114 @@ export interface Transactions {
   release: Transaction<(leases: readonly LeaseRef[], now: number) => number>;
   cancel: Transaction<(ref: TaskRef, now: number) => TaskRow | undefined>;
   replay: Transaction<(ref: TaskRef, change: ReplayChange) => TaskRow | undefined>;
+  limit: Transaction<(target: TargetRef, limits: TargetLimits, now: number) => void>;
 }
 
 /**
  * Claims by the rule of `ClaimOptions`: the candidate queues (hint ready by now, from `target_queues_ready`) in ring
- * order after `claim.after`; of them, the first `min(E, limit)` that truly have a due task each offer their earliest
- * due tasks up to their share (from `tasks_due`); `limit` of those are dealt round robin and claimed by rowid.
+ * order after `claim.after`; of them, the first `min(E, limit)` that truly have a due task (and, for a limited
+ * queue, an allowance) each offer their earliest due tasks up to their share, or their allowance if smaller (from
+ * `tasks_due`); `limit` of those are dealt round robin and claimed by rowid.
  *
  * A hint may be early (see queue-hints.ts), so with several candidates each is first probed, in ring order, for a
  * due task (one covering seek) until `limit` are found: a drained queue neither counts in E nor takes slots, and a
  * queue found with nothing due gets its exact hint back (a write, only then). A drained queue's hint is otherwise
  * left early: correcting it at every claim would cost a write per claim, and `nextDueAt` reads true heads anyway.
  *
+ * A limited queue's gate is opened when it is considered and closed after the claim (target-limits.ts): a queue with
+ * no allowance is throttled and takes no share. A queue without limits costs nothing more than before: its row,
+ * read from `target_queues_ready` with its (null) limits, says so.
+ *
  * With one candidate (the usual case) this is one read of `target_queues_ready`, one walk of the queue's head, and
  * the claims: the queue takes every slot, so there is nothing to probe.
  */
 function claimRows(s: Statements, now: number, claim: ClaimOptions): DueRow[] {
   const candidates = s.readyQueues.all(now);
-  let rows: DueRow[];
   if (candidates.length === 0) return [];
+  const leaseExpiresAt = now + claim.leaseMs;
+  let rows: DueRow[];
+  let gated: readonly GatedQueue[] = NO_GATES;
   if (candidates.length === 1) {
-    const [tenantId, targetKey] = candidates[0] as [string, string];
-    rows = s.selectDue.all(tenantId, targetKey, now, claim.limit);
-    if (rows.length === 0) s.refreshHint.run(tenantId, targetKey, tenantId, targetKey);
+    const queue = candidates[0] as ReadyQueueRow;
+    const [tenantId, targetKey] = queue;
+    const gate = isLimited(queue) ? openGate(s, queue, now) : undefined;
+    const cap = gate === undefined ? claim.limit : Math.min(claim.limit, gate.offer);
+    rows = cap > 0 ? s.selectDue.all(tenantId, targetKey, now, cap) : [];
+    if (cap > 0 && rows.length === 0) s.refreshHint.run(tenantId, targetKey, tenantId, targetKey);
+    if (gate !== undefined) gated = [{ tenantId, targetKey, row: queue, gate }];
   } else {
     const queues = readyInRingOrder(s, candidates, now, claim);
     const { share } = claimShares(queues.length, claim.limit);
     rows = dealRoundRobin(
-      queues.map(({ tenantId, targetKey }) => s.selectDue.all(tenantId, targetKey, now, share)),
+      queues.map(({ tenantId, targetKey, gate }) =>
+        s.selectDue.all(tenantId, targetKey, now, gate === undefined ? share : Math.min(share, gate.offer)),
+      ),
       claim.limit,
     );
+    if (queues.some((queue) => queue.gate !== undefined)) {
+      gated = queues.filter((queue): queue is GatedQueue => queue.gate !== undefined);
+    }
   }
-  const leaseExpiresAt = now + claim.leaseMs;
   for (const row of rows) {
     if (s.claimOne.run(claim.workerId, leaseExpiresAt, now, row[ROWID_POSITION] as number).changes !== 1) {
       throw new Error(`Task ${String(row[TASK_ID])} was due but could not be claimed.`);
     }
     markClaimed(row, LEASED_STATUS, claim.workerId, leaseExpiresAt, now);
   }
+  for (const queue of gated) closeGate(s, queue.row, queue.gate, takenFrom(rows, queue), now, leaseExpiresAt);
   return rows;
 }
 
+/** A candidate queue in ring order, with its gate when it has limits. */
+interface RingQueue extends TargetRef {
+  row: ReadyQueueRow;
+  gate?: Gate | undefined;
+}
+type GatedQueue = RingQueue & { gate: Gate };
+/** What a claim of queues without limits has to close: nothing (and no array made per claim). */
+const NO_GATES: readonly GatedQueue[] = Object.freeze([]);
+
 /**
- * The first `min(E, limit)` candidates, in ring order, that have a task due by `now`; a candidate found without
- * one gets its exact hint (it was early).
+ * The first `min(E, limit)` candidates, in ring order, that have a task due by `now` and, when limited, an
+ * allowance; a candidate found without a due task gets its exact hint (it was early), and a limited one without an
+ * allowance is throttled (its gate closed with nothing taken), so the next claims do not read it.
  */
-function readyInRingOrder(s: Statements, candidates: readonly [string, string][], now: number, claim: ClaimOptions): TargetRef[] {
-  const ready: TargetRef[] = [];
+function readyInRingOrder(s: Statements, candidates: readonly ReadyQueueRow[], now: number, claim: ClaimOptions): RingQueue[] {
+  const ready: RingQueue[] = [];
   const ring = ringOrder(
-    candidates.map(([tenantId, targetKey]) => ({ tenantId, targetKey })),
+    candidates.map((row): RingQueue => ({ tenantId: row[0], targetKey: row[1], row })),
     claim.after,
   );
   for (const queue of ring) {
-    if (s.hasDue.get(queue.tenantId, queue.targetKey, now) !== undefined) {
-      if (ready.push(queue) === claim.limit) break;
-    } else {
+    if (s.hasDue.get(queue.tenantId, queue.targetKey, now) === undefined) {
       s.refreshHint.run(queue.tenantId, queue.targetKey, queue.tenantId, queue.targetKey);
+      continue;
     }
+    if (isLimited(queue.row)) {
+      queue.gate = openGate(s, queue.row, now);
+      if (queue.gate.offer === 0) {
+        closeGate(s, queue.row, queue.gate, 0, now, now + claim.leaseMs);
+        continue;
+      }
+    }
+    if (ready.push(queue) === claim.limit) break;
   }
   return ready;
 }
 
-/** Applies completions in order, then lowers the hint of each queue that a retry made due, once per queue. */
+/** How many of `rows` (the claim's) belong to `queue`: what the claim took from it. */
+function takenFrom(rows: readonly DueRow[], queue: TargetRef): number {
+  let taken = 0;
+  for (const row of rows) if (row[TARGET_KEY] === queue.targetKey && row[TENANT_ID] === queue.tenantId) taken += 1;
+  return taken;
+}
+
+/**
+ * Applies completions in order, then, once per queue, lowers the hint of each queue that a retry made due and ends
+ * the in-flight throttle of each queue that a completion freed a slot of (`lower` runs `LOWER_HINT_AND_FREE` of
+ * queue-statements.ts): one statement per distinct queue per call, a lookup by key that writes nothing for a queue
+ * without limits and without a retry to lower its hint to.
+ */
 function completeAll(s: Statements, lower: LowerHint, completions: readonly AttemptCompletion[], now: number): CompletionResult[] {
   const lowering = new QueueLowering();
   const results = completions.map((completion) => completeOne(s, completion, now, lowering));
@@ -174,8 +228,9 @@ function completeAll(s: Statements, lower: LowerHint, completions: readonly Atte
 /**
  * One completion, fenced. With a cancel alternative, `next` applies only if no cancel was requested and the
  * alternative only if one was: two guarded statements (the second runs only when a cancel was requested, or when
- * the task is fenced out), each writing `ended_at` only for an outcome that ends the task. A retry (an outcome back
- * to PENDING) is noted in `lowering` under the task's queue, which the live form of the statement returns.
+ * the task is fenced out), each writing `ended_at` only for an outcome that ends the task. The task's queue (which
+ * both forms of the statement return) is noted in `lowering`, with the due time of a retry (an outcome back to
+ * PENDING).
  */
 function completeOne(s: Statements, completion: AttemptCompletion, now: number, lowering: QueueLowering): CompletionResult {
   const cancel = completion.ifCancelRequested;
@@ -188,7 +243,8 @@ function completeOne(s: Statements, completion: AttemptCompletion, now: number, 
   if (row === undefined) return { kind: 'fenced_out', taskId: completion.taskId };
   const attempt = outcome === cancel ? (completion.attemptIfCancelRequested ?? completion.attempt) : completion.attempt;
   if (attempt !== undefined) insertAttempt(s, attempt);
-  if (outcome.status === DUE_STATUS && row[2] !== undefined) lowering.add(completion.tenantId, row[2], outcome.nextAttemptAt);
+  // Every applied completion takes its task out of IN_FLIGHT: its queue is noted, due or not, to be freed.
+  lowering.add(completion.tenantId, row[2], outcome.status === DUE_STATUS ? outcome.nextAttemptAt : null);
   return {
     kind: 'applied',
     taskId: completion.taskId,

@@ -7,21 +7,36 @@
 --    task: a held target, however large its backlog, costs a claim nothing. Put in ring order (`(tenant_id,
 --    target_key)` in byte order, those after the cursor $5/$6 first, wrapping round), and each probed, as the walk
 --    reaches it, for the earliest due time of its PENDING tasks (the first entry of its stretch of tasks_due).
--- 2. considered: the walk stops at the $2-th queue whose probe finds a task due; those n queues are the ready ones.
+-- 2. considered: the walk stops at the $2-th queue whose probe finds a task due; those queues are the ready ones.
 --    A hint is early at worst, so a queue passed over with nothing due is not ready (see the refresh below).
--- 3. found: each considered queue's earliest due tasks, up to its share ceil($2 / n), locked `FOR UPDATE SKIP
---    LOCKED`: a row a concurrent claim holds is stepped over, and a row it changed and committed is re-checked
---    against the WHERE clause (READ COMMITTED) and no longer qualifies. Two claims never return the same task.
--- 4. kept: the first $2 of them by (rank in its queue, ring position): round robin. They become IN_FLIGHT and
+-- 3. metered: the considered queues with a limit (004-target-limits.sql), locked in key order, WAITING for a
+--    concurrent claim that holds one (never SKIP LOCKED: two claims must not spend the same tokens or the same
+--    in-flight slot), and measured as the claims before this one left them, by target_rooms (004-target-limits.sql):
+--    each one's room, the whole tokens of its bucket now and the slots its in-flight limit leaves. A queue such a
+--    claim throttled or drained drops out. Unlimited queues take none of this (no lock, no count), and a claim that
+--    considers none does not call target_rooms at all.
+-- 4. served: the considered queues, less the limited ones without room: n queues. found: each one's earliest due
+--    tasks, up to its share ceil($2 / n) and its room, locked `FOR UPDATE SKIP LOCKED`: a row a concurrent claim
+--    holds is stepped over, and a row it changed and committed is re-checked against the WHERE clause (READ
+--    COMMITTED) and no longer qualifies. Two claims never return the same task.
+-- 5. kept: the first $2 of them by (rank in its queue, ring position): round robin. They become IN_FLIGHT and
 --    leased; the due time is left as it was (dispatch lag is measured from it).
--- 5. refreshed: the hint of every queue the claim left without a due task (drained now, or passed over in step 2)
+-- 6. spent: each metered queue's bucket less the tasks kept from it, counted at now, and its throttle: until the
+--    next whole token when less than one is left, until its earliest lease expiry still to come when it is at its
+--    in-flight limit (the later of the two), else none.
+-- 7. refreshed: the hint of every queue the claim left without a due task (drained now, or passed over in step 2)
 --    moves to the earliest due time of the PENDING tasks left in this statement's snapshot (NULL: none), but only
 --    `WHERE version = <the version read in step 1>`, re-checked on the newest row version, and `SKIP LOCKED`.
 --    Every statement that makes a task PENDING raises the version (003-targets.sql), so a refresh computed without
 --    that task is dropped, never written: the hint may stay early, never become late. A refresh never raises the
 --    version itself, and never waits for a row: claims do not queue behind each other or behind inserts. A queue
 --    that still has a task due keeps its hint (at or before now, so early at worst): a busy target's row is not
---    rewritten by every claim.
+--    rewritten by every claim. A limited queue, which the claim holds since step 3, is refreshed by the same rule in
+--    the same UPDATE that writes its bucket and throttle (a row is written once per statement).
+--
+-- A limited queue's row is mostly newer than this statement's snapshot (another claim changed it while this one
+-- waited), so the UPDATE re-reads it (EvalPlanQual). It joins `refreshable` to `spent`, never a UNION ALL of them: from
+-- a UNION ALL of two CTEs, that re-read dropped the write of the second such row.
 --
 -- args:    $1 float8: now (the engine's clock); $2 integer: most tasks to claim (> 0); $3 text: worker id;
 --          $4 float8: the lease's expiry (now + lease); $5 text, $6 text: the queue the ring starts after
@@ -32,13 +47,14 @@
 -- `ring` is read lazily (a CTE's rows are computed as its readers ask for them), so its probes stop with the walk:
 -- a claim probes its considered queues and those passed over, not every ready queue.
 WITH ring AS (
-  SELECT r.tenant_id, r.target_key, r.version, r.pos,
+  SELECT r.tenant_id, r.target_key, r.version, r.limited, r.pos,
     (SELECT t.next_attempt_at FROM tasks AS t
      WHERE t.tenant_id = r.tenant_id AND t.target_key = r.target_key AND t.status = {{due_status}}
      ORDER BY t.next_attempt_at
      LIMIT 1) AS first_due
   FROM (
     SELECT q.tenant_id, q.target_key, q.version,
+      q.rate_per_second IS NOT NULL OR q.max_in_flight IS NOT NULL AS limited,
       row_number() OVER (
         ORDER BY ((q.tenant_id, q.target_key) <= ($5::text, $6::text)) IS TRUE, q.tenant_id, q.target_key) AS pos
     FROM target_queues AS q
@@ -46,28 +62,41 @@ WITH ring AS (
   ) AS r
 ),
 considered AS (
-  SELECT tenant_id, target_key, version, pos FROM ring WHERE first_due <= $1::float8 LIMIT $2::integer
+  SELECT tenant_id, target_key, version, limited, pos FROM ring WHERE first_due <= $1::float8 LIMIT $2::integer
+),
+metered AS MATERIALIZED (
+  SELECT * FROM target_rooms(
+    (SELECT jsonb_agg(jsonb_build_object('tenant_id', c.tenant_id, 'target_key', c.target_key))
+     FROM considered AS c WHERE c.limited),
+    $1::float8)
+),
+served AS (
+  SELECT c.tenant_id, c.target_key, c.pos, m.room
+  FROM considered AS c
+  LEFT JOIN metered AS m ON m.tenant_id = c.tenant_id AND m.target_key = c.target_key
+  WHERE NOT c.limited OR (m.tenant_id IS NOT NULL AND (m.room IS NULL OR m.room > 0))
 ),
 sizing AS (
-  SELECT count(*) AS n, max(pos) AS last_pos FROM considered
+  SELECT (SELECT count(*) FROM served) AS n, count(*) AS considered_n, max(pos) AS last_pos FROM considered
 ),
 found AS (
-  SELECT c.pos, c.tenant_id, f.task_id, f.next_attempt_at, f.ctid
-  FROM considered AS c
+  SELECT c.pos, c.tenant_id, c.target_key, f.task_id, f.next_attempt_at, f.ctid
+  FROM served AS c
   CROSS JOIN LATERAL (
     SELECT t.task_id, t.next_attempt_at, t.ctid
     FROM tasks AS t
     WHERE t.tenant_id = c.tenant_id AND t.target_key = c.target_key AND t.status = {{due_status}}
       AND t.next_attempt_at <= $1::float8
     ORDER BY t.next_attempt_at
-    LIMIT (SELECT ($2::integer + s.n - 1) / greatest(s.n, 1) FROM sizing AS s)
+    LIMIT least(c.room, (SELECT ($2::integer + s.n - 1) / greatest(s.n, 1) FROM sizing AS s))
     FOR UPDATE OF t SKIP LOCKED
   ) AS f
 ),
 kept AS (
-  SELECT tenant_id, task_id, ctid, pos, rank
+  SELECT tenant_id, target_key, task_id, ctid, pos, rank
   FROM (
-    SELECT tenant_id, task_id, ctid, pos, row_number() OVER (PARTITION BY pos ORDER BY next_attempt_at, task_id) AS rank
+    SELECT tenant_id, target_key, task_id, ctid, pos,
+      row_number() OVER (PARTITION BY pos ORDER BY next_attempt_at, task_id) AS rank
     FROM found
   ) AS dealt
   ORDER BY rank, pos
@@ -91,7 +120,7 @@ claimed AS (
 drained AS MATERIALIZED (
   -- Considered queues: the earliest due time left once this claim's tasks are gone (their rows still read PENDING
   -- in this statement's snapshot).
-  SELECT c.tenant_id, c.target_key, c.version,
+  SELECT c.tenant_id, c.target_key, c.version, c.limited,
     (SELECT t.next_attempt_at FROM tasks AS t
      WHERE t.tenant_id = c.tenant_id AND t.target_key = c.target_key AND t.status = {{due_status}}
        AND (t.tenant_id, t.task_id) NOT IN (SELECT k.tenant_id, k.task_id FROM kept AS k)
@@ -100,20 +129,37 @@ drained AS MATERIALIZED (
   FROM considered AS c
   UNION ALL
   -- Queues the walk passed over (the whole ring when fewer than $2 were considered): nothing due.
-  SELECT w.tenant_id, w.target_key, w.version, w.first_due
-  FROM (SELECT * FROM ring LIMIT (SELECT CASE WHEN s.n < $2::integer THEN NULL ELSE s.last_pos END FROM sizing AS s)) AS w
+  SELECT w.tenant_id, w.target_key, w.version, false, w.first_due
+  FROM (SELECT * FROM ring LIMIT (SELECT CASE WHEN s.considered_n < $2::integer THEN NULL ELSE s.last_pos END FROM sizing AS s)) AS w
   WHERE w.first_due IS NULL OR w.first_due > $1::float8
 ),
 refreshable AS (
-  SELECT q.tenant_id, q.target_key, d.next_due
+  -- Limited queues are taken whatever their hint needs: this claim holds them since step 3, and writes their bucket.
+  SELECT q.tenant_id, q.target_key, d.next_due,
+    (d.next_due IS NULL OR d.next_due > $1::float8) AND q.version = d.version AS refresh
   FROM drained AS d
   JOIN target_queues AS q ON q.tenant_id = d.tenant_id AND q.target_key = d.target_key
-  WHERE (d.next_due IS NULL OR d.next_due > $1::float8) AND q.version = d.version
+  WHERE ((d.next_due IS NULL OR d.next_due > $1::float8) AND q.version = d.version) OR d.limited
   FOR UPDATE OF q SKIP LOCKED
 ),
-refreshed AS (
-  UPDATE target_queues AS q SET next_due_at = r.next_due
+spent AS (
+  SELECT m.tenant_id, m.target_key, m.tokens - k.n AS tokens, m.tokens_at,
+    greatest(
+      bucket_refill_at(m.tokens - k.n, m.tokens_at, m.rate_per_second),
+      CASE WHEN m.in_flight + k.n >= m.max_in_flight THEN least(m.next_lease_expiry, $4::float8) END
+    ) AS throttled_until
+  FROM metered AS m
+  CROSS JOIN LATERAL (
+    SELECT count(*) AS n FROM kept WHERE kept.tenant_id = m.tenant_id AND kept.target_key = m.target_key) AS k
+),
+rewritten AS (
+  UPDATE target_queues AS q SET
+    next_due_at = CASE WHEN r.refresh THEN r.next_due ELSE q.next_due_at END,
+    tokens = CASE WHEN s.tenant_id IS NULL THEN q.tokens ELSE s.tokens END,
+    tokens_at = CASE WHEN s.tenant_id IS NULL THEN q.tokens_at ELSE s.tokens_at END,
+    throttled_until = CASE WHEN s.tenant_id IS NULL THEN q.throttled_until ELSE s.throttled_until END
   FROM refreshable AS r
-  WHERE q.tenant_id = r.tenant_id AND q.target_key = r.target_key
+  LEFT JOIN spent AS s ON s.tenant_id = r.tenant_id AND s.target_key = r.target_key
+  WHERE q.tenant_id = r.tenant_id AND q.target_key = r.target_key AND (r.refresh OR s.tenant_id IS NOT NULL)
 )
 SELECT {{task_columns}} FROM claimed ORDER BY rank, pos

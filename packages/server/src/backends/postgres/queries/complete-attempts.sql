@@ -16,7 +16,9 @@
 --          cancel_requested); the others were fenced out
 -- effects: the target queue of every task made PENDING (a retry, a lapsed lease) has its hint lowered to the task's
 --          due time if later and its version raised, always (the rule of 003-targets.sql), in key order after the
---          task rows. No NOTIFY: the instance that decided a retry schedules it itself.
+--          task rows. Every task applied leaves IN_FLIGHT: a queue with an in-flight limit has a slot free, and its
+--          throttle drops back to its bucket's part (004-target-limits.sql), in the same upsert. No NOTIFY: the
+--          instance that decided a retry schedules it itself.
 -- errors:  23505 on attempts_pkey when an attempt number is already logged: the whole statement (every
 --          completion of the call) is rolled back
 --
@@ -92,14 +94,27 @@ logged AS (
   FROM applied
   WHERE a_attempt_number IS NOT NULL AND NOT (cancelled AND ac_attempt_number IS NOT NULL)
 ),
+ended AS (
+  SELECT tenant_id, target_key, min(next_attempt_at) FILTER (WHERE status = {{due_status}}) AS due
+  FROM applied
+  GROUP BY tenant_id, target_key
+),
 requeued AS (
   INSERT INTO target_queues AS q (tenant_id, target_key, next_due_at)
-  SELECT tenant_id, target_key, min(next_attempt_at)
-  FROM applied
-  WHERE status = {{due_status}}
-  GROUP BY tenant_id, target_key
-  ORDER BY tenant_id, target_key
-  ON CONFLICT (tenant_id, target_key) DO UPDATE
-    SET next_due_at = least(q.next_due_at, excluded.next_due_at), version = q.version + 1
+  SELECT e.tenant_id, e.target_key, e.due
+  FROM ended AS e
+  -- A queue given no PENDING task is written only when it has an in-flight limit: an upsert would lock the row even
+  -- where it changes nothing, and every success of a busy unlimited target would queue on it. The look costs such a
+  -- call one primary-key probe per target (a call with a retry for the target makes none).
+  WHERE e.due IS NOT NULL
+    OR EXISTS (
+      SELECT FROM target_queues AS l
+      WHERE l.tenant_id = e.tenant_id AND l.target_key = e.target_key AND l.max_in_flight IS NOT NULL)
+  ORDER BY e.tenant_id, e.target_key
+  ON CONFLICT (tenant_id, target_key) DO UPDATE SET
+    next_due_at = least(q.next_due_at, excluded.next_due_at),
+    version = CASE WHEN excluded.next_due_at IS NULL THEN q.version ELSE q.version + 1 END,
+    throttled_until = CASE WHEN q.max_in_flight IS NULL THEN q.throttled_until
+                           ELSE bucket_refill_at(q.tokens, q.tokens_at, q.rate_per_second) END
 )
 SELECT i, status, next_attempt_at, version, cancel_requested FROM applied

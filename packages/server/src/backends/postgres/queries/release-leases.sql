@@ -3,8 +3,9 @@
 -- args:    $1 json: an array of {tenant_id, task_id, fencing_token}; $2 float8: now; $3 text: the wake-up channel
 -- results: one row `released`: how many tasks went back to PENDING (those still IN_FLIGHT with their token)
 -- effects: the target queue of every released task has its hint lowered to now if later and its version raised,
---          always (the rule of 003-targets.sql), in key order after the task rows. `NOTIFY` on $3 when any was
---          released, delivered at commit.
+--          always (the rule of 003-targets.sql), and, with an in-flight limit, its throttle dropped back to its
+--          bucket's part (a slot is free: 004-target-limits.sql), in key order after the task rows. `NOTIFY` on $3
+--          when any was released, delivered at commit.
 -- errors:  none
 --
 -- The fence is written as in complete-attempts.sql, so that each row is found by its primary key.
@@ -30,8 +31,11 @@ requeued AS (
   FROM released
   GROUP BY tenant_id, target_key
   ORDER BY tenant_id, target_key
-  ON CONFLICT (tenant_id, target_key) DO UPDATE
-    SET next_due_at = least(q.next_due_at, excluded.next_due_at), version = q.version + 1
+  ON CONFLICT (tenant_id, target_key) DO UPDATE SET
+    next_due_at = least(q.next_due_at, excluded.next_due_at),
+    version = q.version + 1,
+    throttled_until = CASE WHEN q.max_in_flight IS NULL THEN q.throttled_until
+                           ELSE bucket_refill_at(q.tokens, q.tokens_at, q.rate_per_second) END
 ),
 woken AS (
   SELECT count(pg_notify($3::text, '')) AS notified FROM (SELECT FROM released LIMIT 1) AS any_released

@@ -1,4 +1,6 @@
--- release-target: ends a target queue's hold at once; a queue not held (or unknown) is left as it is.
+-- release-target: ends a target queue's hold at once; a queue not held is left as it is.
+--
+-- An unknown target becomes known (a row with no hold, no hint and no limit), as with hold-target and limit-target.
 --
 -- args:    $1 text: tenant id; $2 text: target key; $3 text: the wake-up channel
 -- results: none
@@ -6,8 +8,10 @@
 --          look now), delivered at commit.
 -- errors:  none
 WITH released AS (
-  UPDATE target_queues SET held_until = NULL
-  WHERE tenant_id = $1::text AND target_key = $2::text AND held_until IS NOT NULL
+  INSERT INTO target_queues AS q (tenant_id, target_key)
+  VALUES ($1::text, $2::text)
+  ON CONFLICT (tenant_id, target_key) DO UPDATE SET held_until = NULL
+    WHERE q.held_until IS NOT NULL
   RETURNING next_due_at
 ),
 woken AS (

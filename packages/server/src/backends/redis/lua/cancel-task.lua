@@ -4,7 +4,6 @@
   KEYS[1] leases   zset   IN_FLIGHT task ids by leaseExpiresAt
   KEYS[2] counts   hash   status -> number of tasks
   KEYS[3] ready    zset   targets with PENDING tasks, by when their queue is next claimable
-  KEYS[4] holds    hash   target -> held until (epoch ms)
 
   ARGV[1] base     the partition's key prefix, `{prefix:partition}:`
   ARGV[2] id       task id
@@ -33,7 +32,7 @@ local version = format_int(tonumber(state[FIELD.version]) + 1)
 redis.call('HSET', key, 'status', new, 'updated', now, 'version', version)
 redis.call('HDEL', key, 'due', 'owner', 'leaseUntil')
 reindex(base, KEYS[1], id, state, old, new, nil, nil)
-flush_indexes(base, KEYS[2], KEYS[3], KEYS[4])
+flush_indexes(base, KEYS[2], KEYS[3], nil)
 state[FIELD.status], state[FIELD.updated], state[FIELD.version] = new, now, version
 state[FIELD.due], state[FIELD.owner], state[FIELD.leaseUntil] = false, false, false
 return { 'applied', task }

@@ -2,10 +2,9 @@
   claim-due: leases due PENDING tasks of one partition, shared among its ready target queues.
 
   KEYS[1] ready    zset   targets with PENDING tasks, by when their queue is next claimable
-  KEYS[2] holds    hash   target -> held until (epoch ms)
-  KEYS[3] leases   zset   IN_FLIGHT task ids by leaseExpiresAt
-  KEYS[4] counts   hash   status -> number of tasks
-  KEYS[5] order    zset   scratch: the ready targets in byte order (deleted before the script ends)
+  KEYS[2] leases   zset   IN_FLIGHT task ids by leaseExpiresAt
+  KEYS[3] counts   hash   status -> number of tasks
+  KEYS[4] order    zset   scratch: the ready targets in byte order (deleted before the script ends)
 
   ARGV[1] base         the partition's key prefix, `{prefix:partition}:`
   ARGV[2] now          epoch ms (the engine's clock, never Redis TIME)
@@ -17,17 +16,21 @@
                        shared the slots over several partitions; limit and after are then ignored)
 
   Without pairs, applies the port's sharing rule (store.ts ClaimOptions) to this partition: the ready queues
-  are those whose `ready` score is <= now (a due task, and no hold past now); in byte order of target, starting
-  after `after` and wrapping round, the first min(E, limit) of the E ready queues are each offered
-  ceil(limit / min(E, limit)) slots, filled with the queue's earliest due tasks, and the tasks so found are
-  dealt round robin (each queue's first, then each one's second, ...) until `limit`.
+  are those whose `ready` score is <= now (a due task, no hold past now, a whole token if rate-limited, a free
+  slot if in-flight-limited); in byte order of target, starting after `after` and wrapping round, the first
+  min(E, limit) of the E ready queues are each offered ceil(limit / min(E, limit)) slots, cut to what the
+  target's limits allow (its whole tokens, its free in-flight slots), filled with the queue's earliest due
+  tasks, and the tasks so found are dealt round robin (each queue's first, then each one's second, ...) until
+  `limit`. With pairs, a count is cut the same way, and a target no longer ready (held or throttled since the
+  caller read `ready`) gives nothing.
 
-  Reads `ready` by score up to now and then only the queues it serves: a held target's queue is never read,
-  whatever its size. Costs O(E) in the number of ready queues (they are sorted in a scratch sorted set, whose
-  order is bytewise, where Lua's `<` would follow the server's locale).
+  Reads `ready` by score up to now and then only the gates and queues it serves: a held or throttled target's
+  queue is never read, whatever its size. Costs O(E) in the number of ready queues (they are sorted in a
+  scratch sorted set, whose order is bytewise, where Lua's `<` would follow the server's locale).
 
   Each claimed task becomes IN_FLIGHT with owner and leaseUntil, a raised token and version, and
-  updated = now; its due time is left as it was.
+  updated = now; its due time is left as it was. Its target's bucket loses a token per task (rate-limited
+  targets only) and its in-flight count rises.
 
   Returns { state, data } per claimed task: in the order dealt, or, with pairs, queue by queue in the order
   given, each queue's earliest due first.
@@ -37,6 +40,8 @@
 
 local base, now, owner, lease_until = ARGV[1], ARGV[2], ARGV[4], ARGV[5]
 local claimed = {}
+-- Tasks taken per target, and the targets in the order first served.
+local taken, served = {}, {}
 
 local function claim(target, id)
   local state = read_state(base, id)
@@ -49,20 +54,30 @@ local function claim(target, id)
   local version = format_int(tonumber(state[FIELD.version]) + 1)
   redis.call('HSET', base .. 'task:' .. id, 'status', 'IN_FLIGHT', 'owner', owner, 'leaseUntil', lease_until,
     'updated', now, 'token', token, 'version', version)
-  reindex(base, KEYS[3], id, state, 'PENDING', 'IN_FLIGHT', nil, lease_until)
+  reindex(base, KEYS[2], id, state, 'PENDING', 'IN_FLIGHT', nil, lease_until)
   state[FIELD.status], state[FIELD.owner], state[FIELD.leaseUntil] = 'IN_FLIGHT', owner, lease_until
   state[FIELD.updated], state[FIELD.token], state[FIELD.version] = now, token, version
   claimed[#claimed + 1] = { state, redis.call('GET', base .. 'data:' .. id) }
+  taken[target] = taken[target] + 1
 end
 
-local function due_ids(target, count)
+-- The earliest due tasks of a ready queue, up to `wanted` and what the target's limits allow now.
+local function due_ids(target, wanted)
+  served[#served + 1] = target
+  taken[target] = 0
+  local count = math.min(wanted, offer_cap(read_gate(base, target), tonumber(now)))
+  -- Ready yet nothing to offer only if `ready` was stale: rescore it rather than meet it again.
+  if count <= 0 then
+    touch_target(target)
+    return {}
+  end
   return redis.call('ZRANGEBYSCORE', queue_key(base, target), '-inf', now, 'LIMIT', 0, count)
 end
 
 if #ARGV > 6 then
   for i = 7, #ARGV - 1, 2 do
     local target = ARGV[i]
-    -- Still ready: a hold placed since the caller read `ready` wins.
+    -- Still ready: a hold, a limit or another claim since the caller read `ready` wins.
     local score = redis.call('ZSCORE', KEYS[1], target)
     if score and tonumber(score) <= tonumber(now) then
       for _, id in ipairs(due_ids(target, tonumber(ARGV[i + 1]))) do claim(target, id) end
@@ -78,25 +93,25 @@ else
   local ring = ready
   if e > 1 then
     -- Left over only if a call failed part-way; stale members would put targets that are not ready in the ring.
-    redis.call('DEL', KEYS[5])
+    redis.call('DEL', KEYS[4])
     for i = 1, e, CHUNK / 2 do
       local entries = {}
       for j = i, math.min(i + CHUNK / 2 - 1, e) do
         entries[#entries + 1] = 0
         entries[#entries + 1] = ready[j]
       end
-      redis.call('ZADD', KEYS[5], unpack(entries))
+      redis.call('ZADD', KEYS[4], unpack(entries))
     end
     if after == '' then
-      ring = redis.call('ZRANGEBYLEX', KEYS[5], '-', '+', 'LIMIT', 0, considered)
+      ring = redis.call('ZRANGEBYLEX', KEYS[4], '-', '+', 'LIMIT', 0, considered)
     else
-      ring = redis.call('ZRANGEBYLEX', KEYS[5], '(' .. after, '+', 'LIMIT', 0, considered)
+      ring = redis.call('ZRANGEBYLEX', KEYS[4], '(' .. after, '+', 'LIMIT', 0, considered)
       if #ring < considered then
-        local wrapped = redis.call('ZRANGEBYLEX', KEYS[5], '-', '[' .. after, 'LIMIT', 0, considered - #ring)
+        local wrapped = redis.call('ZRANGEBYLEX', KEYS[4], '-', '[' .. after, 'LIMIT', 0, considered - #ring)
         for _, target in ipairs(wrapped) do ring[#ring + 1] = target end
       end
     end
-    redis.call('DEL', KEYS[5])
+    redis.call('DEL', KEYS[4])
   end
   local queues = {}
   for q = 1, considered do queues[q] = due_ids(ring[q], share) end
@@ -112,5 +127,6 @@ else
   end
 end
 
-flush_indexes(base, KEYS[4], KEYS[1], KEYS[2])
+for _, target in ipairs(served) do take_tokens(base, target, read_gate(base, target), taken[target], now) end
+flush_indexes(base, KEYS[3], KEYS[1], nil)
 return claimed

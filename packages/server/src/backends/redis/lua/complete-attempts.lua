@@ -4,7 +4,6 @@
   KEYS[1] leases   zset   IN_FLIGHT task ids by leaseExpiresAt
   KEYS[2] counts   hash   status -> number of tasks
   KEYS[3] ready    zset   targets with PENDING tasks, by when their queue is next claimable
-  KEYS[4] holds    hash   target -> held until (epoch ms)
 
   ARGV[1] base     the partition's key prefix, `{prefix:partition}:`
   ARGV[2] now      epoch ms: the new `updated`, and what "due now" means for the wake-up
@@ -22,11 +21,13 @@
   a lease that lapsed by then. It then takes `ifCancelRequested` (and logs `attemptIfCancelRequested`, when
   given) if that is given and a cancel was requested, else `next` (and `attempt`); drops the lease; raises
   the version; sets updated = now. A task that becomes PENDING joins its target's queue (still held, if its
-  target is). The outcome itself was decided by the engine: no backoff is computed here.
+  target is). Each applied completion frees an in-flight slot of its target (a target at its in-flight limit
+  is ready again). The outcome itself was decided by the engine: no backoff is computed here.
 
   Returns one entry per completion, in order: false (fenced out), or the summary of the changed task
   { status, due (false = null), version, cancel ('1' / '0', as stored) }.
-  Publishes one wake-up when a task became PENDING due at or before now (a reaped lease retried at once).
+  Publishes one wake-up when a task became PENDING due at or before now (a reaped lease retried at once), or
+  when a freed slot made a target with due tasks claimable.
 
   Errors (nothing written): `DUPLICATE_ATTEMPT <task id> <attempt number>` when an applicable completion
   logs an attempt number already in its task's log.
@@ -101,6 +102,6 @@ for c = 0, n - 1 do
   end
 end
 
-flush_indexes(base, KEYS[2], KEYS[3], KEYS[4])
+if flush_indexes(base, KEYS[2], KEYS[3], now) then wake = true end
 if wake then redis.call('PUBLISH', ARGV[3], ARGV[4]) end
 return results

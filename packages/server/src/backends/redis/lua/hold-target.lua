@@ -2,23 +2,29 @@
   hold-target: holds one target of a partition until a time: claims skip its queue meanwhile.
 
   KEYS[1] ready    zset   targets with PENDING tasks, by when their queue is next claimable
-  KEYS[2] holds    hash   target -> held until (epoch ms)
+  KEYS[2] targets  zset   every target ever seen, all scored 0
 
   ARGV[1] base     the partition's key prefix, `{prefix:partition}:`
   ARGV[2] target   the target key (an origin)
-  ARGV[3] until    epoch ms; replaces any earlier hold
+  ARGV[3] until    epoch ms; holds extend: the target stays held until the latest `until` it was given
   ARGV[4] now      epoch ms: a hold that ends by now is no hold, and is deleted rather than kept
 
-  Rescores the target in `ready` (max of its earliest due time and the hold), so its queue is neither read by
-  claims nor counted by the next due time before `until`. A target with no PENDING task is only recorded.
+  Sets the gate's `held` to max(held, until) and rescores the target in `ready`, so its queue is neither read
+  by claims nor counted by the next due time before then. A target not yet known is recorded in `targets`.
   Returns nothing. Errors: none.
 ]]
 --- @include "task-state"
 
-local base, target = ARGV[1], ARGV[2]
-if tonumber(ARGV[3]) > tonumber(ARGV[4]) then
-  redis.call('HSET', KEYS[2], target, ARGV[3])
+local base, target, now = ARGV[1], ARGV[2], ARGV[4]
+local held = read_gate(base, target).held
+local held_until = ARGV[3]
+if held and tonumber(held) > tonumber(held_until) then held_until = held end
+if tonumber(held_until) > tonumber(now) then
+  redis.call('HSET', gate_key(base, target), 'held', held_until)
 else
-  redis.call('HDEL', KEYS[2], target)
+  redis.call('HDEL', gate_key(base, target), 'held')
 end
-rescore_target(base, KEYS[1], KEYS[2], target)
+forget_gate(target)
+index_add(KEYS[2], 0, target)
+touch_target(target)
+flush_indexes(base, nil, KEYS[1], nil)

@@ -5,8 +5,7 @@
   KEYS[2] leases    zset   IN_FLIGHT task ids by leaseExpiresAt
   KEYS[3] counts    hash   status -> number of tasks
   KEYS[4] ready     zset   targets with PENDING tasks, by when their queue is next claimable
-  KEYS[5] holds     hash   target -> held until (epoch ms)
-  KEYS[6] targets   zset   every target ever seen, all scored 0
+  KEYS[5] targets   zset   every target ever seen, all scored 0
 
   ARGV[1] base     the partition's key prefix, `{prefix:partition}:`
   ARGV[2] channel  pub/sub channel of due wake-ups
@@ -16,7 +15,7 @@
                    ('' = null, '=' .. value)
 
   A PENDING task joins its target's queue (`due:<target>`); an IN_FLIGHT one (the hand-off: already leased
-  to the local engine) joins the lease index and is never claimed.
+  to the local engine) joins the lease index, counts in its target's in-flight count, and is never claimed.
 
   Returns one entry per task, in order: 1 when inserted, or { state, data } of the task that already holds
   its idempotency key (stored earlier, or earlier in this batch) when it is a duplicate.
@@ -78,7 +77,7 @@ for t = 0, n - 1 do
     reindex(base, KEYS[2], id, state, nil, status, state[FIELD.due], state[FIELD.leaseUntil])
     if not seen_targets[target] then
       seen_targets[target] = true
-      index_add(KEYS[6], 0, target)
+      index_add(KEYS[5], 0, target)
     end
     if status == 'PENDING' then wake = true end
     results[t + 1] = 1
@@ -87,7 +86,7 @@ end
 for i = 1, #idem_entries, CHUNK do
   redis.call('HSET', KEYS[1], unpack(idem_entries, i, math.min(i + CHUNK - 1, #idem_entries)))
 end
-flush_indexes(base, KEYS[3], KEYS[4], KEYS[5])
+flush_indexes(base, KEYS[3], KEYS[4], nil)
 for t = 1, n do
   if results[t] ~= 1 then results[t] = read_task(base, results[t]) end
 end

@@ -5,8 +5,7 @@
   KEYS[1] legacy   zset   layout 1's PENDING task ids by nextAttemptAt (entries are removed as tasks move)
   KEYS[2] counts   hash   status -> number of tasks (unchanged)
   KEYS[3] ready    zset   targets with PENDING tasks, by when their queue is next claimable
-  KEYS[4] holds    hash   target -> held until (epoch ms)
-  KEYS[5] targets  zset   every target ever seen, all scored 0
+  KEYS[4] targets  zset   every target ever seen, all scored 0
 
   ARGV[1] base     the partition's key prefix, `{prefix:partition}:`
   ARGV[2..]        pairs of task id, target key (computed by the caller from the task's URL)
@@ -27,11 +26,11 @@ for i = 2, #ARGV - 1, 2 do
     if status == 'PENDING' and due then enqueue(base, target, id, due) end
     if not seen_targets[target] then
       seen_targets[target] = true
-      index_add(KEYS[5], 0, target)
+      index_add(KEYS[4], 0, target)
     end
     index_remove(KEYS[1], id)
     migrated = migrated + 1
   end
 end
-flush_indexes(base, KEYS[2], KEYS[3], KEYS[4])
+flush_indexes(base, KEYS[2], KEYS[3], nil)
 return migrated

@@ -8,15 +8,17 @@
   ARGV[2] now      epoch ms
   ARGV[3] cap      the most any queue can be offered (the claim's limit)
 
-  Returns a flat list: target, min(number of its tasks due by now, cap), for every target whose `ready` score
-  is <= now, in no particular order. Reads no held target's queue. Errors: none.
+  Returns a flat list: target, min(number of its tasks due by now, cap, what its limits allow now: its whole
+  tokens and free in-flight slots), for every target whose `ready` score is <= now, in no particular order.
+  Reads no held or throttled target's queue. Errors: none.
 ]]
 --- @include "task-state"
 
 local base, now, cap = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local reply = {}
 for _, target in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now)) do
+  local allowed = math.min(cap, offer_cap(read_gate(base, target), tonumber(now)))
   reply[#reply + 1] = target
-  reply[#reply + 1] = math.min(redis.call('ZCOUNT', queue_key(base, target), '-inf', now), cap)
+  reply[#reply + 1] = math.min(redis.call('ZCOUNT', queue_key(base, target), '-inf', now), allowed)
 end
 return reply

@@ -4,7 +4,6 @@
   KEYS[1] leases   zset   IN_FLIGHT task ids by leaseExpiresAt
   KEYS[2] counts   hash   status -> number of tasks
   KEYS[3] ready    zset   targets with PENDING tasks, by when their queue is next claimable
-  KEYS[4] holds    hash   target -> held until (epoch ms)
 
   ARGV[1] base     the partition's key prefix, `{prefix:partition}:`
   ARGV[2] now      epoch ms: the released tasks' due time and `updated`
@@ -13,7 +12,7 @@
   ARGV[5..]        pairs of task id, fencing token
 
   Each task still IN_FLIGHT with its token becomes PENDING, due now, without lease, version raised, back in
-  its target's queue.
+  its target's queue, and frees an in-flight slot of its target.
   Returns how many were released; publishes one wake-up when any was. Errors: none.
 ]]
 --- @include "task-state"
@@ -32,6 +31,6 @@ for i = 5, #ARGV - 1, 2 do
     released = released + 1
   end
 end
-flush_indexes(base, KEYS[2], KEYS[3], KEYS[4])
+flush_indexes(base, KEYS[2], KEYS[3], nil)
 if released > 0 then redis.call('PUBLISH', ARGV[3], ARGV[4]) end
 return released

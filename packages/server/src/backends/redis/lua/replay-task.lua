@@ -4,14 +4,13 @@
   KEYS[1] leases   zset   IN_FLIGHT task ids by leaseExpiresAt
   KEYS[2] counts   hash   status -> number of tasks
   KEYS[3] ready    zset   targets with PENDING tasks, by when their queue is next claimable
-  KEYS[4] holds    hash   target -> held until (epoch ms)
 
   ARGV[1] base        the partition's key prefix, `{prefix:partition}:`
   ARGV[2] id          task id
   ARGV[3] version     the version the caller read
   ARGV[4] due         the run's first due time (epoch ms)
   ARGV[5] runOffset   attempts made before the run
-  ARGV[6] runStart    the run's time origin, encoded ('' = null: from its first attempt, '=' .. value)
+  ARGV[6] runStart    the run's time origin (the replay's time), encoded ('=' .. value; '' = null)
   ARGV[7] updated     epoch ms
   ARGV[8] channel     pub/sub channel of due wake-ups
   ARGV[9] message     wake-up message (`<instance id> <partition>`)
@@ -45,6 +44,6 @@ local del = { 'deadReason', 'owner', 'leaseUntil' }
 if run_start then redis.call('HSET', key, 'runStart', run_start) else del[#del + 1] = 'runStart' end
 redis.call('HDEL', key, unpack(del))
 reindex(base, KEYS[1], id, state, old, new, due, nil)
-flush_indexes(base, KEYS[2], KEYS[3], KEYS[4])
+flush_indexes(base, KEYS[2], KEYS[3], nil)
 redis.call('PUBLISH', ARGV[8], ARGV[9])
 return { 'applied', read_task(base, id) }

@@ -1,0 +1,37 @@
+import type { RetryTask } from '../domain/task.js';
+import type { AttemptCompletion, TargetRef } from '../store/store.js';
+import type { AttemptResult } from './attempt-result.js';
+
+/**
+ * What the engine asks of per-target protection (breakers, limits, adaptive throttling, retry budgets; see
+ * `TargetProtection`). Optional: an engine without one retries every task on its own schedule, as a plain queue does.
+ *
+ * Every call is on the hot path and must stay O(1) when nothing trips. A call returns a promise only when it changed
+ * the target's state in a way the store must know before the completion is written (a breaker opened, a probe
+ * counted, a hold): the engine then writes the completion, and frees its slot, once that promise settles, so no claim
+ * can slip through the gate between the two.
+ */
+export interface AttemptProtection {
+  /** A claimed or handed-off task is about to be attempted (`attemptNumber > runAttemptOffset`: a retry). */
+  attemptStarting(task: RetryTask, now: number): void;
+  /**
+   * An attempt ended and its completion is decided but not yet written: counts its outcome, and may move a retry later
+   * (the retry budget), changing `completion.next.nextAttemptAt` and the logged attempt's `nextAttemptAt` together.
+   */
+  attemptEnded(task: RetryTask, result: AttemptResult, completion: AttemptCompletion, now: number): Promise<void> | undefined;
+  /**
+   * A claimed task ends without an attempt (cancelled, out of attempts or out of budget before it went out): frees what
+   * it held, and may name in `lastError` what held the task while its budget ran out.
+   */
+  endedWithoutAttempt(task: RetryTask, completion: AttemptCompletion, now: number): Promise<void> | undefined;
+  /**
+   * Whether `target`'s gate counts its attempts in flight (a concurrency limit, or a breaker's probes): then the end of
+   * one of its attempts may make more of its tasks claimable, and the engine claims again rather than wait for a timer.
+   */
+  limitsInFlight(target: TargetRef): boolean;
+  /**
+   * Whether a task of `target` due now may skip the claim (the hand-off): false for a target this instance knows to be
+   * held, limited, or with a breaker that is not closed, and for one it does not know yet.
+   */
+  admitsHandOff(target: TargetRef, now: number): boolean;
+}

@@ -1,0 +1,36 @@
+import type { TargetLimits } from '../store/store.js';
+import { burstOf, type TargetSettings } from './target-settings.js';
+
+/** Least time between two writes of a target's limits by one instance for adaptive throttling, in ms. */
+export const LIMIT_WRITE_INTERVAL_MS = 200;
+
+/**
+ * The limits a target's gate should hold, from its settings and the protections' state (pure):
+ *
+ * - rate: the configured rate, or the adaptive rate when that is lower; an adaptive rate gets the default burst of
+ *   its own rate (a hundredth of a second's worth, at least 1, at most the configured burst), so the target is not hit
+ *   in bursts while it recovers;
+ * - in flight: the configured limit, or, while the breaker is not closed, the probes it still admits (`probeSlots`),
+ *   so that when its hold ends the claim gate lets exactly its probes through, on every instance.
+ */
+export function gateLimits(settings: TargetSettings, adaptiveRate: number | null, probeSlots: number | null): TargetLimits {
+  let ratePerSecond = settings.rateLimit.ratePerSecond;
+  let burst = burstOf(settings);
+  if (adaptiveRate !== null && (ratePerSecond === null || adaptiveRate < ratePerSecond)) {
+    ratePerSecond = adaptiveRate;
+    burst = Math.min(burstOf({ ...settings, rateLimit: { ratePerSecond: adaptiveRate, burst: null } }) ?? 1, burst ?? Infinity);
+  }
+  let maxInFlight = settings.maxInFlight;
+  if (probeSlots !== null) maxInFlight = Math.min(maxInFlight ?? Infinity, Math.max(1, probeSlots));
+  return { ratePerSecond, burst, maxInFlight };
+}
+
+/** True when both say the same (undefined: never written, so nothing is known to be the same). */
+export function sameLimits(a: TargetLimits, b: TargetLimits | undefined): boolean {
+  return b !== undefined && a.ratePerSecond === b.ratePerSecond && a.burst === b.burst && a.maxInFlight === b.maxInFlight;
+}
+
+/** True when the limits do not limit at all. */
+export function unlimited(limits: TargetLimits): boolean {
+  return limits.ratePerSecond === null && limits.maxInFlight === null;
+}

@@ -1,0 +1,412 @@
+import { CircuitState, headerValue, parseRetryAfter, type Clock, type Random } from '@retryd/core';
+import type { FieldError } from '../domain/errors.js';
+import type { RetryTask } from '../domain/task.js';
+import type { AttemptResult } from '../engine/attempt-result.js';
+import type { AttemptCompletion, Store, TargetRef, TargetView } from '../store/store.js';
+import { AdaptiveRate } from './adaptive-rate.js';
+import { gateLimits } from './gate-limits.js';
+import { BreakerCauses, type ProtectionEvent } from './protection-events.js';
+import { RetryPacer } from './retry-pacer.js';
+import { SerialQueue } from './serial-queue.js';
+import { readSettings, writeSettings } from './settings-record.js';
+import { healthOf, SharedBreaker, type BreakerWrite, type Health } from './shared-breaker.js';
+import { StormDetector, type RetryStorm } from './storm-detector.js';
+import type { BreakerAction } from './target-control.js';
+import { TargetGate } from './target-gate.js';
+import type { TargetSettings } from './target-settings.js';
+import { TrafficCounters } from './traffic-counters.js';
+
+/**
+ * The longest a `Retry-After` holds a whole target, in ms (10 minutes): a longer one still delays its own task as its
+ * policy allows, but one answer must not stop every other task of the target for hours.
+ */
+export const MAX_RETRY_AFTER_HOLD_MS = 600_000;
+
+/**
+ * A claimed task that waited this long past its due time, in ms, waited in the gate (a hold, a limit): the shared
+ * breaker may have changed, and is read again (at most this often) before the attempt's outcome is judged. On a
+ * healthy target tasks go out when due, so this costs nothing there.
+ */
+const WAITED_MS = 100;
+
+/** What a {@link ProtectedTarget} needs from its owner. */
+export interface ProtectedTargetDeps {
+  store: Pick<Store, 'targetState' | 'holdTarget' | 'releaseTarget' | 'limitTarget' | 'admin'>;
+  defaults: TargetSettings;
+  /** Whole epoch ms (the engine's "now"). */
+  clock: Clock;
+  random: Random;
+  /** How long settings and the shared breaker are trusted before they are read again, in ms. */
+  ttlMs: number;
+  emit: (event: ProtectionEvent) => void;
+  report: (error: unknown) => void;
+  /** The gate opened or loosened: claim now rather than at the next timer. */
+  wake: () => void;
+}
+
+/**
+ * Everything this instance knows and does for one target: its settings (cached), its shared breaker, adaptive rate,
+ * retry budget, traffic counts and what it last wrote to the store's gate. The hot-path methods are synchronous and
+ * O(1); every store write runs in the target's own queue, one at a time, and only when something changes.
+ */
+export class ProtectedTarget {
+  settings: TargetSettings;
+  settingsVersion = 0;
+  /** Whether the settings and the shared breaker were read at least once. */
+  loaded = false;
+  readonly breaker: SharedBreaker;
+  readonly adaptive = new AdaptiveRate();
+  private pacer: RetryPacer;
+  private traffic: TrafficCounters;
+  private readonly storms = new StormDetector();
+  private readAt = -Infinity;
+  private loading: Promise<void> | undefined;
+  /** A read of the target's state in progress (one at a time). */
+  private reading: Promise<void> | undefined;
+  /** A read of the breaker that a waited task started: outcomes wait for it, to be judged on what it finds. */
+  private probeCheck: Promise<void> | undefined;
+  private readonly queue: SerialQueue;
+  /** Until when this instance held the target for a `Retry-After`. */
+  private retryAfterUntil = -Infinity;
+  private readonly gate: TargetGate;
+
+  constructor(
+    readonly ref: TargetRef,
+    private readonly deps: ProtectedTargetDeps,
+  ) {
+    this.settings = deps.defaults;
+    this.breaker = new SharedBreaker(deps.store.targetState, ref, deps.defaults.breaker, deps.clock, deps.random, deps.report);
+    this.pacer = new RetryPacer(deps.defaults.retryBudget, deps.clock);
+    this.traffic = new TrafficCounters(deps.defaults.stormDetection.baselineMs);
+    this.gate = new TargetGate(deps.store, ref, deps.clock, deps.wake);
+    this.queue = new SerialQueue(deps.report);
+  }
+
+  // ---- the hot path ----------------------------------------------------------------------------------------------
+
+  /** The first read of this target, when it has not happened yet; starts a read again when the last is over a TTL old. */
+  ensureLoaded(now: number): Promise<void> | undefined {
+    if (!this.loaded) return (this.loading ??= this.queue.run(() => this.load(now)).finally(() => (this.loading = undefined)));
+    if (now - this.readAt >= this.deps.ttlMs) void this.readSoon(() => this.refresh(now));
+    return undefined;
+  }
+
+  /** An attempt of `task` goes out now. */
+  started(task: RetryTask, now: number): void {
+    if (now - (task.nextAttemptAt ?? now) >= WAITED_MS && now - this.breaker.readAt >= WAITED_MS) {
+      // It waited in the gate: what held it may have been another instance's breaker, whose probe this may be.
+      // (A read already in progress reads the breaker too.)
+      const check =
+        this.reading ??
+        this.readSoon(async () => {
+          if (await this.breaker.refresh(now)) await this.syncGate(now);
+        });
+      if (check !== undefined) {
+        this.probeCheck = check;
+        void check.then(() => {
+          if (this.probeCheck === check) this.probeCheck = undefined;
+        });
+      }
+    }
+    this.roll(now);
+    const retry = task.attemptNumber > task.runAttemptOffset;
+    this.traffic.dispatched(retry);
+    if (!retry && this.settings.retryBudget.enabled) this.pacer.firstAttempt();
+  }
+
+  /** An attempt ended; see `AttemptProtection.attemptEnded`. */
+  ended(result: AttemptResult, completion: AttemptCompletion, now: number): Promise<void> | undefined {
+    const check = this.probeCheck;
+    if (check !== undefined) return check.then(() => this.judge(result, completion, now));
+    return this.judge(result, completion, now);
+  }
+
+  private judge(result: AttemptResult, completion: AttemptCompletion, now: number): Promise<void> | undefined {
+    const s = this.settings;
+    this.roll(now);
+    const health = healthOf(completion);
+    this.traffic.ended(health === 'success');
+    let change: Promise<void> | undefined;
+    let breakerHandles = false;
+    // `enabled` says whether outcomes open the breaker; one that is open (by hand, say) is honoured either way.
+    if (this.breaker.stateAt(now) === CircuitState.CLOSED) {
+      if (s.breaker.enabled && this.breaker.record(health)) {
+        breakerHandles = true;
+        change = this.queue.run(() => this.breakerWrite(BreakerCauses.FAILURES, now, () => this.breaker.openFromLocal(now)));
+      }
+    } else {
+      breakerHandles = true;
+      if ((completion.attempt?.startedAt ?? -Infinity) >= (this.breaker.openUntil ?? Infinity)) {
+        // Started after the open period ended, so the gate let it through as a probe; earlier ones are stale.
+        change = this.queue.run(() => this.probe(health, now));
+      }
+    }
+    const status = completion.attempt?.responseStatus;
+    if (status === 429 || status === 503) {
+      const hold = this.retryAfterHold(result, status, now);
+      if (hold !== undefined) change = hold;
+      // A target the breaker is dealing with (an outage, not a load it can't take) keeps its rate: halving it on every
+      // 503 of an outage left a recovered target at a sliver of its limit, draining the backlog at a crawl (W3).
+      if (!breakerHandles && s.adaptive.enabled && this.adaptive.throttled(s.adaptive, s.rateLimit.ratePerSecond, this.traffic.dispatchRate(now), now)) {
+        this.syncLater(now);
+      }
+    } else if (s.adaptive.enabled && this.adaptive.advance(s.adaptive, s.rateLimit.ratePerSecond, now)) {
+      this.syncLater(now);
+    }
+    const next = completion.next;
+    if (next.status === 'PENDING' && next.nextAttemptAt !== null && s.retryBudget.enabled) {
+      const paced = this.pacer.pace(next.nextAttemptAt);
+      if (paced !== next.nextAttemptAt) {
+        next.nextAttemptAt = paced;
+        if (completion.attempt !== undefined) completion.attempt.nextAttemptAt = paced;
+      }
+    }
+    return change;
+  }
+
+  /** Whether the gate counts this target's attempts in flight: a concurrency limit, or a breaker's probes. */
+  limitsInFlight(): boolean {
+    const s = this.settings;
+    return s.maxInFlight !== null || this.breaker.openUntil !== null;
+  }
+
+  /** Whether a task due now may be handed to the local engine without a claim. */
+  admitsHandOff(now: number): boolean {
+    if (!this.loaded || this.retryAfterUntil > now) return false;
+    const s = this.settings;
+    if (this.breaker.stateAt(now) !== CircuitState.CLOSED) return false;
+    if (s.rateLimit.ratePerSecond !== null || s.maxInFlight !== null) return false;
+    return !(s.adaptive.enabled && this.adaptive.allowed !== null);
+  }
+
+  /**
+   * Names the breaker in the `lastError` of a task that ran out of budget before an attempt, when the breaker held the
+   * target while the task waited (read afresh: the hold may have been another instance's doing).
+   */
+  explainBudget(task: RetryTask, completion: AttemptCompletion, now: number): Promise<void> {
+    return this.queue.run(async () => {
+      if (now - this.breaker.readAt > this.deps.ttlMs / 4) await this.breaker.refresh(now);
+      const { heldSince, releasedAt } = this.breaker;
+      const due = task.nextAttemptAt ?? task.createdAt;
+      if (heldSince === null || (releasedAt !== null && releasedAt < due)) return;
+      const note = `budget ran out while ${this.ref.targetKey} was held by its circuit breaker`;
+      completion.next.lastError = note;
+      if (completion.ifCancelRequested !== undefined) completion.ifCancelRequested.lastError = note;
+    });
+  }
+
+  // ---- operators -------------------------------------------------------------------------------------------------
+
+  /** Reads settings and breaker afresh (an operator's read); rejects when the store does. */
+  readNow(now: number): Promise<void> {
+    return this.queue.call(() => (this.loaded ? this.refresh(now) : this.load(now)));
+  }
+
+  /** Applies a settings patch; `errors` when it breaks a rule. Rejects when the store does. */
+  putSettings(patch: unknown, now: number): Promise<{ ok: true } | { ok: false; errors: FieldError[] }> {
+    return this.queue.call(async () => {
+      if (!this.loaded) await this.load(now);
+      const written = await writeSettings(this.deps.store.targetState, this.ref, patch, this.deps.defaults, now, this.deps.report);
+      if (!written.ok) return written;
+      this.apply(written.record.settings, written.record.version);
+      if (!this.settings.breaker.enabled && this.breaker.openUntil !== null) {
+        await this.breakerWrite(BreakerCauses.SETTINGS, now, () => this.breaker.change(now, (b) => (b.forceClose(), b.toJSON())));
+      }
+      await this.syncGate(now);
+      return { ok: true };
+    });
+  }
+
+  /** Opens (for the settings' open duration), closes or resets the shared breaker by hand. Rejects when the store does. */
+  operate(action: BreakerAction, now: number): Promise<void> {
+    return this.queue.call(async () => {
+      if (!this.loaded) await this.load(now);
+      const openFor = this.settings.breaker.openDurationMs;
+      await this.breakerWrite(BreakerCauses.OPERATOR, now, () =>
+        this.breaker.change(now, (b) => {
+          if (action === 'open') b.forceOpen(openFor);
+          else if (action === 'close') b.forceClose();
+          else b.reset();
+          return b.toJSON();
+        }),
+      );
+    });
+  }
+
+  /** The store's view of the gate plus this instance's: what `TargetControl` answers with. */
+  allowedRate(view: TargetView | undefined): number | null {
+    if (this.adaptive.allowed !== null) return this.adaptive.allowed;
+    const configured = this.settings.rateLimit.ratePerSecond;
+    const stored = view?.ratePerSecond ?? null;
+    return stored !== null && (configured === null || stored < configured) ? stored : null;
+  }
+
+  /** Drops the deferred limit write, if one waits. */
+  close(): void {
+    this.gate.close();
+  }
+
+  /** Resolves once the state changes under way are written. */
+  whenIdle(): Promise<void> {
+    return this.queue.idle();
+  }
+
+  // ---- state changes (always inside the queue) ----------------------------------------------------------------------
+
+  private async load(now: number): Promise<void> {
+    try {
+      await this.read(now);
+    } finally {
+      // Even when the store failed: the defaults apply meanwhile, and the next look at the target reads it again.
+      this.loaded = true;
+    }
+    await this.syncGate(now);
+  }
+
+  private async read(now: number): Promise<void> {
+    // Before the reads: a failing store is tried again a TTL later, not at every attempt.
+    this.readAt = now;
+    const [record, gate] = await Promise.all([
+      readSettings(this.deps.store.targetState, this.ref, this.deps.defaults, this.deps.report),
+      // The gate as the fleet left it: an adaptive limit another instance set (or left behind when it stopped) is taken
+      // over, so that this instance raises and lifts it rather than leaving it or overwriting it.
+      this.deps.store.admin.getTarget(this.ref, now).catch((error: unknown) => (this.deps.report(error), undefined)),
+      this.breaker.refresh(now),
+    ]);
+    this.apply(record.settings, record.version);
+    if (gate !== undefined) {
+      this.gate.known(gate);
+      const configured = this.settings.rateLimit.ratePerSecond;
+      if (this.settings.adaptive.enabled && gate.ratePerSecond !== null && (configured === null || gate.ratePerSecond < configured)) {
+        this.adaptive.adopt(gate.ratePerSecond, now);
+      }
+    }
+  }
+
+  private async refresh(now: number): Promise<void> {
+    this.readAt = now;
+    const [record, breakerChanged] = await Promise.all([
+      readSettings(this.deps.store.targetState, this.ref, this.deps.defaults, this.deps.report),
+      this.breaker.refresh(now),
+    ]);
+    if (this.apply(record.settings, record.version) || breakerChanged) await this.syncGate(now);
+  }
+
+  /** Takes settings read or written at `version`; false when they are the ones already in use. */
+  private apply(settings: TargetSettings, version: number): boolean {
+    if (version === this.settingsVersion && this.loaded) return false;
+    const before = this.settings;
+    this.settings = settings;
+    this.settingsVersion = version;
+    if (before === settings) return false;
+    this.breaker.configure(settings.breaker);
+    this.pacer = new RetryPacer(settings.retryBudget, this.deps.clock);
+    if (before.stormDetection.baselineMs !== settings.stormDetection.baselineMs) {
+      this.traffic = new TrafficCounters(settings.stormDetection.baselineMs);
+    }
+    if (!settings.adaptive.enabled) this.adaptive.reset();
+    return true;
+  }
+
+  private async probe(health: Health, now: number): Promise<void> {
+    await this.breakerWrite(BreakerCauses.PROBES, now, () =>
+      this.breaker.change(now, (b) => {
+        // Closed or re-opened meanwhile (by another probe's outcome): this one says nothing new.
+        if (b.state !== CircuitState.HALF_OPEN || health === 'neutral' || !b.tryAcquire()) return null;
+        if (health === 'success') b.onSuccess();
+        else b.onFailure();
+        return b.toJSON();
+      }),
+    );
+  }
+
+  /**
+   * Makes a breaker change, then brings the gate in line with it (a hold until an opening's end, probe slots, limits
+   * restored on a close; a hold cut short when it closes early) and reports an opening or closing this write made.
+   */
+  private async breakerWrite(causes: BreakerCauses, now: number, write: () => Promise<BreakerWrite>): Promise<void> {
+    const { before, after, written } = await write();
+    if (written) {
+      const wasClosed = before === null || before.state === CircuitState.CLOSED;
+      const { tenantId, targetKey } = this.ref;
+      if (after !== null && after.state === CircuitState.OPEN && (wasClosed || after.openedAt !== before.openedAt)) {
+        const { openUntil, reopenCount } = after;
+        this.deps.emit({ event: 'breaker_open', tenantId, target: targetKey, openUntil: openUntil ?? now, reopenCount, cause: causes.open });
+      } else if (!wasClosed && (after === null || after.state === CircuitState.CLOSED)) {
+        this.deps.emit({ event: 'breaker_closed', tenantId, target: targetKey, cause: causes.close });
+        // The probes got through: the downstream is back. Start again from the configured rate; 429s teach the rest.
+        this.adaptive.reset();
+        // Closed before its open period ended (by hand): end the hold now, but keep a Retry-After's.
+        if ((before?.openUntil ?? -Infinity) > now) {
+          await this.gate.release(now);
+          await this.gate.hold(this.retryAfterUntil, now);
+        }
+      }
+    }
+    await this.syncGate(now);
+  }
+
+  /**
+   * Brings the store's gate in line with what this instance knows: held until the breaker's open period ends, its probe
+   * slots (or the configured limit) in flight, the configured or adaptive rate. Writes only what differs.
+   */
+  private async syncGate(now: number): Promise<void> {
+    const s = this.settings;
+    const probes = this.breaker.probeSlots(s.breaker.halfOpenProbes);
+    await this.gate.hold(this.breaker.openUntil ?? -Infinity, now);
+    await this.gate.limit(gateLimits(s, s.adaptive.enabled ? this.adaptive.allowed : null, probes), now);
+  }
+
+  /** A 429 or 503 with a `Retry-After` holds the whole target until then (extending, never shortening, a hold). */
+  private retryAfterHold(result: AttemptResult, status: number, now: number): Promise<void> | undefined {
+    if (!this.settings.retryAfterHoldsTarget || result.kind !== 'response') return undefined;
+    const retryAfterMs = parseRetryAfter(headerValue(result.headers, 'retry-after'), now);
+    if (retryAfterMs === undefined) return undefined;
+    const until = Math.ceil(now + Math.min(retryAfterMs, MAX_RETRY_AFTER_HOLD_MS));
+    if (until <= this.retryAfterUntil) return undefined;
+    this.retryAfterUntil = until;
+    return this.queue.run(async () => {
+      await this.gate.hold(until, now);
+      this.deps.emit({ event: 'target_held', tenantId: this.ref.tenantId, target: this.ref.targetKey, until, status });
+    });
+  }
+
+  /** Starts a read of the target's state unless one is in progress; returns it when it started one. */
+  private readSoon(read: () => Promise<void>): Promise<void> | undefined {
+    if (this.reading !== undefined) return undefined;
+    const reading = this.queue.run(read).finally(() => {
+      if (this.reading === reading) this.reading = undefined;
+    });
+    this.reading = reading;
+    return reading;
+  }
+
+  /** An adaptive change: written to the gate now or when the gate's write interval allows. */
+  private syncLater(now: number): void {
+    this.gate.throttle(now, () => {
+      // Read the breaker first: limits written from a stale copy could undo another instance's probe slots.
+      void this.queue.run(async () => {
+        const at = this.deps.clock.now();
+        await this.breaker.refresh(at);
+        await this.syncGate(at);
+      });
+    });
+  }
+
+  /** Rolls the traffic counts to `now`'s second and judges the second that ended for a retry storm. */
+  private roll(now: number): void {
+    const ended = this.traffic.roll(now);
+    if (ended === null || !this.settings.stormDetection.enabled) return;
+    const storm = this.storms.judge(this.settings.stormDetection, ended);
+    if (storm !== null) void this.queue.run(() => this.onStorm(storm, now));
+  }
+
+  private async onStorm(storm: RetryStorm, now: number): Promise<void> {
+    const { tenantId, targetKey } = this.ref;
+    this.deps.emit({ event: 'retry_storm', tenantId, target: targetKey, retriesPerSecond: storm.retriesPerSecond, successRatio: storm.successRatio });
+    if (!this.settings.breaker.enabled) return;
+    await this.breakerWrite(BreakerCauses.STORM, now, () =>
+      this.breaker.change(now, (b) => (b.state === CircuitState.CLOSED ? (b.forceOpen(), b.toJSON()) : null)),
+    );
+  }
+}

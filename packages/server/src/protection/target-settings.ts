@@ -1,0 +1,232 @@
+import type { FieldError } from '../domain/errors.js';
+
+// How retryd protects one downstream target (an origin): plain data, validated at the boundary with the field and
+// the rule named, stored per target with service-wide defaults. The mechanisms that read it are in this folder.
+
+/** The circuit breaker of a target: `@retryd/core`'s `CircuitBreaker` options, plus whether it runs at all. */
+export interface BreakerSettings {
+  enabled: boolean;
+  /** Open after this many retryable failures in a row. */
+  consecutiveFailures: number;
+  /** Also open when this share of the calls of the last `windowMs` failed, once `minimumCalls` were made (0–1]. */
+  failureRateThreshold: number;
+  minimumCalls: number;
+  windowMs: number;
+  /** The first open period; each failed probe opens it again for `openBackoffMultiplier` times longer, with jitter. */
+  openDurationMs: number;
+  openBackoffMultiplier: number;
+  maxOpenDurationMs: number;
+  /** Probe attempts let through when an open period ends; that many successes close it, one failure re-opens it. */
+  halfOpenProbes: number;
+}
+
+/** Adaptive throttling: 429 and 503 lower the target's allowed rate, successes raise it again. */
+export interface AdaptiveSettings {
+  enabled: boolean;
+  /** Multiplies the allowed rate on a 429 or 503 (0–1), at most once per `decreaseIntervalMs`. */
+  decreaseFactor: number;
+  decreaseIntervalMs: number;
+  /**
+   * Added to the allowed rate for each second without a 429 or 503, until it reaches the configured limit; null (the
+   * default): a tenth of the configured limit (at least 1/s), or 10/s without one, so a target of any size climbs back
+   * within about ten seconds.
+   */
+  increasePerSecond: number | null;
+  /** The allowed rate never goes below this, in dispatches per second. */
+  minRatePerSecond: number;
+}
+
+/** The retry budget: retries at most `retryRatio` of first attempts over `windowMs`, plus a floor per second. */
+export interface RetryBudgetSettings {
+  enabled: boolean;
+  retryRatio: number;
+  minRetriesPerSecond: number;
+  windowMs: number;
+}
+
+/** Retry-storm detection: a sharp rise of retries with few successes opens the breaker and logs `retry_storm`. */
+export interface StormSettings {
+  enabled: boolean;
+  /** Retries per second of the last second, against their average over `baselineMs`, that count as a storm. */
+  riseFactor: number;
+  /** A storm needs at least this many retries in the last second (quiet targets never storm). */
+  minRetriesPerSecond: number;
+  /** …and a success ratio of the last second below this (0–1). */
+  maxSuccessRatio: number;
+  baselineMs: number;
+}
+
+/** Everything retryd does to protect one target. */
+export interface TargetSettings {
+  breaker: BreakerSettings;
+  /** Most dispatches per second over every instance, with a burst; null: no limit. */
+  rateLimit: { ratePerSecond: number | null; burst: number | null };
+  /** Most attempts in flight over every instance; null: no limit. */
+  maxInFlight: number | null;
+  adaptive: AdaptiveSettings;
+  retryBudget: RetryBudgetSettings;
+  stormDetection: StormSettings;
+  /** Whether a `Retry-After` on a 429 or 503 holds the whole target until then (not only the one task). */
+  retryAfterHoldsTarget: boolean;
+}
+
+/**
+ * The service-wide defaults: protections on, conservative. A few seconds of outage under a few thousand tasks costs
+ * about one call per task: twenty failures in a row (or half of twenty calls in ten seconds) open the breaker for 1 s,
+ * then 2 s, 4 s … up to a minute while probes fail; three successful probes close it. No rate or concurrency limit
+ * unless an operator sets one, but 429s and 503s halve the allowed rate (at most every 500 ms) and successes raise
+ * it by a tenth of the limit (or 10/s) each second, while the breaker is closed (an outage is the breaker's to
+ * handle); retries may add 20% to first attempts, plus 10 per second.
+ */
+export const DEFAULT_TARGET_SETTINGS: Readonly<TargetSettings> = deepFreeze({
+  breaker: {
+    enabled: true,
+    // Not 5: at 1,000 calls/s, five random failures in a row come every ~600 calls at a 30% failure rate, which
+    // `retryd simulate amplification` showed opening a breaker on a target that mostly works.
+    consecutiveFailures: 20,
+    failureRateThreshold: 0.5,
+    minimumCalls: 20,
+    windowMs: 10_000,
+    openDurationMs: 1_000,
+    openBackoffMultiplier: 2,
+    maxOpenDurationMs: 60_000,
+    halfOpenProbes: 3,
+  },
+  rateLimit: { ratePerSecond: null, burst: null },
+  maxInFlight: null,
+  adaptive: { enabled: true, decreaseFactor: 0.5, decreaseIntervalMs: 500, increasePerSecond: null, minRatePerSecond: 1 },
+  retryBudget: { enabled: true, retryRatio: 0.2, minRetriesPerSecond: 10, windowMs: 10_000 },
+  stormDetection: { enabled: true, riseFactor: 5, minRetriesPerSecond: 20, maxSuccessRatio: 0.5, baselineMs: 60_000 },
+  retryAfterHoldsTarget: true,
+});
+
+/** Every protection off: for a target whose failures are expected (a benchmark's flaky downstream, a test). */
+export const PROTECTIONS_OFF: Readonly<TargetSettings> = deepFreeze({
+  ...DEFAULT_TARGET_SETTINGS,
+  breaker: { ...DEFAULT_TARGET_SETTINGS.breaker, enabled: false },
+  adaptive: { ...DEFAULT_TARGET_SETTINGS.adaptive, enabled: false },
+  retryBudget: { ...DEFAULT_TARGET_SETTINGS.retryBudget, enabled: false },
+  stormDetection: { ...DEFAULT_TARGET_SETTINGS.stormDetection, enabled: false },
+  retryAfterHoldsTarget: false,
+});
+
+/** A partial `TargetSettings`, as `PUT /targets/{targetKey}` takes it: what it leaves out keeps its value. */
+export type TargetSettingsPatch = {
+  [K in keyof TargetSettings]?: TargetSettings[K] extends object | null
+    ? TargetSettings[K] extends null | number
+      ? TargetSettings[K]
+      : Partial<NonNullable<TargetSettings[K]>>
+    : TargetSettings[K];
+};
+
+type Rule = { rule: string; test: (value: unknown) => boolean };
+const bool: Rule = { rule: 'true or false', test: (v) => typeof v === 'boolean' };
+const intAtLeast = (min: number): Rule => ({ rule: `an integer >= ${min}`, test: (v) => Number.isSafeInteger(v) && (v as number) >= min });
+const numAbove = (min: number): Rule => ({ rule: `a finite number > ${min}`, test: (v) => Number.isFinite(v) && (v as number) > min });
+const numAtLeast = (min: number): Rule => ({ rule: `a finite number >= ${min}`, test: (v) => Number.isFinite(v) && (v as number) >= min });
+const share = (exclusiveZero: boolean): Rule => ({
+  rule: exclusiveZero ? 'a number > 0 and <= 1' : 'a number >= 0 and <= 1',
+  test: (v) => Number.isFinite(v) && ((v as number) > 0 || (!exclusiveZero && v === 0)) && (v as number) <= 1,
+});
+const orNull = (rule: Rule): Rule => ({ rule: `null or ${rule.rule}`, test: (v) => v === null || rule.test(v) });
+
+/** Each field's rule, by section (`null` for the two top-level scalars). */
+const RULES = {
+  breaker: {
+    enabled: bool,
+    consecutiveFailures: intAtLeast(1),
+    failureRateThreshold: share(true),
+    minimumCalls: intAtLeast(1),
+    windowMs: numAbove(0),
+    openDurationMs: numAtLeast(0),
+    openBackoffMultiplier: numAtLeast(1),
+    maxOpenDurationMs: numAtLeast(0),
+    halfOpenProbes: intAtLeast(1),
+  },
+  rateLimit: { ratePerSecond: orNull(numAbove(0)), burst: orNull(numAtLeast(1)) },
+  adaptive: {
+    enabled: bool,
+    decreaseFactor: { rule: 'a number > 0 and < 1', test: (v: unknown) => Number.isFinite(v) && (v as number) > 0 && (v as number) < 1 },
+    decreaseIntervalMs: numAtLeast(0),
+    increasePerSecond: orNull(numAbove(0)),
+    minRatePerSecond: numAbove(0),
+  },
+  retryBudget: { enabled: bool, retryRatio: numAtLeast(0), minRetriesPerSecond: numAtLeast(0), windowMs: numAbove(0) },
+  stormDetection: {
+    enabled: bool,
+    riseFactor: numAbove(1),
+    minRetriesPerSecond: numAtLeast(0),
+    maxSuccessRatio: share(false),
+    baselineMs: numAbove(0),
+  },
+} as const satisfies Record<string, Record<string, Rule>>;
+
+const SCALARS = { maxInFlight: orNull(intAtLeast(1)), retryAfterHoldsTarget: bool } as const;
+
+export type TargetSettingsCheck = { ok: true; settings: TargetSettings } | { ok: false; errors: FieldError[] };
+
+/**
+ * Applies `patch` (untrusted JSON, `PUT /targets/{targetKey}`) over `base` and checks the result: every broken rule at
+ * once, each naming the field (`breaker.openDurationMs`) and the rule, unknown fields refused, and the rules that tie
+ * fields together (`maxOpenDurationMs >= openDurationMs`, `burst` only with a rate).
+ */
+export function applySettingsPatch(base: TargetSettings, patch: unknown): TargetSettingsCheck {
+  const errors: FieldError[] = [];
+  const fail = (field: string, rule: string) => errors.push({ field, rule, message: `${field} must be ${rule}` });
+  if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) {
+    return { ok: false, errors: [{ field: 'body', rule: 'a JSON object', message: 'body must be a JSON object' }] };
+  }
+  const merged = structuredClone(base) as unknown as Record<string, unknown>;
+  for (const [section, value] of Object.entries(patch)) {
+    if (Object.hasOwn(SCALARS, section)) {
+      const rule = SCALARS[section as keyof typeof SCALARS];
+      if (rule.test(value)) merged[section] = value;
+      else fail(section, rule.rule);
+      continue;
+    }
+    if (!Object.hasOwn(RULES, section)) {
+      fail(section, `absent (known fields: ${[...Object.keys(RULES), ...Object.keys(SCALARS)].join(', ')})`);
+      continue;
+    }
+    const rules = RULES[section as keyof typeof RULES] as Record<string, Rule>;
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+      fail(section, 'an object');
+      continue;
+    }
+    const target = merged[section] as Record<string, unknown>;
+    for (const [field, fieldValue] of Object.entries(value)) {
+      const rule = rules[field];
+      if (rule === undefined) fail(`${section}.${field}`, `absent (known fields: ${Object.keys(rules).join(', ')})`);
+      else if (!rule.test(fieldValue)) fail(`${section}.${field}`, rule.rule);
+      else target[field] = fieldValue;
+    }
+  }
+  const settings = merged as unknown as TargetSettings;
+  if (errors.length === 0) {
+    if (settings.breaker.maxOpenDurationMs < settings.breaker.openDurationMs) {
+      fail('breaker.maxOpenDurationMs', `>= breaker.openDurationMs (${settings.breaker.openDurationMs})`);
+    }
+    if (settings.rateLimit.burst !== null && settings.rateLimit.ratePerSecond === null) {
+      fail('rateLimit.burst', 'null when rateLimit.ratePerSecond is null (a burst is the size of a rate limit)');
+    }
+  }
+  return errors.length > 0 ? { ok: false, errors } : { ok: true, settings };
+}
+
+/**
+ * A rate limit's burst when none is given: a hundredth of a second's worth, at least 1, so that no 100 ms window
+ * carries more than about 10% over the limit (a tenth of a second's worth allowed twice the rate in one).
+ */
+export function burstOf(settings: TargetSettings): number | null {
+  const { ratePerSecond, burst } = settings.rateLimit;
+  if (ratePerSecond === null) return null;
+  return burst ?? Math.max(1, Math.ceil(ratePerSecond / 100));
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const inner of Object.values(value)) deepFreeze(inner);
+  }
+  return value;
+}

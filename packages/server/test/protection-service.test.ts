@@ -1,0 +1,109 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../src/service/logger.js';
+import { DEFAULT_CONFIG } from '../src/service/retryd-config.js';
+import { startRetryd } from '../src/service/start-retryd.js';
+import { reply, startServer, waitFor } from './engine-helpers.js';
+import { startServiceProcess } from './service-harness.js';
+
+// Per-target protection in the running service: on by default, `--protection off` / RETRYD_PROTECTION for targets that
+// fail by design, and the log lines its events write.
+
+const CLI = join(import.meta.dirname, '..', 'dist', 'cli', 'main.js');
+const run = (args: string[], env: NodeJS.ProcessEnv = {}) =>
+  promisify(execFile)(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, timeout: 20_000 }).then(
+    (r) => ({ code: 0, ...r }),
+    (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
+  );
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'retryd-protection-'));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('retryd serve --protection', () => {
+  it('is explained in --help with its environment variable', async () => {
+    const { stdout, code } = await run(['serve', '--help']);
+    expect(code).toBe(0);
+    expect(stdout).toContain('--protection <mode>');
+    expect(stdout).toContain('RETRYD_PROTECTION');
+  });
+
+  it.each([
+    [['--protection', 'maybe'], {}, 'retryd: --protection must be one of on, off, got "maybe"'],
+    [[], { RETRYD_PROTECTION: 'no' }, 'retryd: --protection must be one of on, off, got "no"'],
+  ])('refuses %j %j with one line naming the flag and its choices, exit code 2', async (args, env, message) => {
+    const { code, stderr } = await run(['serve', '--port', '0', '--store', `sqlite:${join(dir, 'bad.db')}`, ...args], env);
+    expect(code).toBe(2);
+    expect(stderr.trim()).toBe(message);
+  });
+
+  it('is on by default and off from the flag or RETRYD_PROTECTION, as the start line says', async () => {
+    for (const [args, env, expected] of [
+      [[], {}, 'on'],
+      [['--protection', 'off'], {}, 'off'],
+      [[], { RETRYD_PROTECTION: 'off' }, 'off'],
+    ] as const) {
+      const service = await startServiceProcess(['--store', `sqlite:${join(dir, `mode-${expected}-${args.length}.db`)}`, ...args], env);
+      try {
+        expect(service.logs.find((l) => l.event === 'start')).toMatchObject({ protection: expected });
+        expect((await fetch(`${service.url}/healthz`)).status).toBe(200);
+      } finally {
+        service.child.kill('SIGTERM');
+        expect(await service.exited).toBe(0);
+      }
+    }
+  }, 30_000);
+});
+
+describe('the running service', () => {
+  it('opens the breaker of a failing target with the default settings, logs it, and closes it when the target recovers', async () => {
+    const TASKS = 30;
+    let healthy = false;
+    const downstream = await startServer((_req, res) => reply(res, healthy ? 200 : 500));
+    const lines: Record<string, unknown>[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>);
+        done();
+      },
+    });
+    const service = await startRetryd(
+      { ...DEFAULT_CONFIG, port: 0, store: `sqlite:${join(dir, 'service.db')}`, allowTargets: ['127.0.0.1/32'], sqliteSync: 'normal', graceMs: 0 },
+      createLogger('info', sink),
+    );
+    try {
+      const policy = { maxAttempts: 20, backoffType: 'FIXED', initialDelayMs: 500, multiplier: 1, maxDelayMs: 500, jitterType: 'NONE' };
+      const created = await fetch(`${service.url}/retry-tasks/batch`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ tasks: Array.from({ length: TASKS }, () => ({ targetUrl: `${downstream.url}/hook`, method: 'POST', policy })) }),
+      });
+      expect(created.status).toBe(200);
+      const ids = ((await created.json()) as { results: { task: { taskId: string } }[] }).results.map((r) => r.task.taskId);
+      const opened = await waitFor(() => lines.find((l) => l.event === 'breaker_open'), { what: 'the breaker_open line' });
+      expect(opened).toMatchObject({ level: 40, tenantId: 'default', target: downstream.url, reopenCount: 0, cause: 'failures' });
+
+      healthy = true;
+      const closed = await waitFor(() => lines.find((l) => l.event === 'breaker_closed'), { what: 'the breaker_closed line', timeoutMs: 20_000 });
+      expect(closed).toMatchObject({ level: 30, tenantId: 'default', target: downstream.url, cause: 'probes_succeeded' });
+      const tasks = async () =>
+        Promise.all(ids.map(async (id) => (await (await fetch(`${service.url}/retry-tasks/${id}`)).json()) as { status: string; attemptNumber: number }));
+      await waitFor(async () => (await tasks()).every((t) => t.status === 'SUCCEEDED'), { what: 'every task to succeed', timeoutMs: 20_000 });
+      // The outage cost at most one failed call per task: each was held (its retry due 500 ms later), then succeeded.
+      expect((await tasks()).every((t) => t.attemptNumber <= 2)).toBe(true);
+      expect(downstream.requests.length).toBeLessThanOrEqual(2 * TASKS);
+    } finally {
+      await service.close();
+      await downstream.close();
+    }
+  }, 30_000);
+});

@@ -1,0 +1,52 @@
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_TARGET_SETTINGS, PROTECTIONS_OFF, applySettingsPatch, burstOf } from '../src/protection/target-settings.js';
+
+describe('target settings', () => {
+  it('applies a partial patch over a base, leaving the rest as it was', () => {
+    const result = applySettingsPatch(DEFAULT_TARGET_SETTINGS, { breaker: { openDurationMs: 2_000 }, maxInFlight: 8, rateLimit: { ratePerSecond: 50 } });
+    if (!result.ok) throw new Error(JSON.stringify(result.errors));
+    expect(result.settings.breaker).toEqual({ ...DEFAULT_TARGET_SETTINGS.breaker, openDurationMs: 2_000 });
+    expect(result.settings.maxInFlight).toBe(8);
+    expect(result.settings.rateLimit).toEqual({ ratePerSecond: 50, burst: null });
+    expect(burstOf(result.settings)).toBe(1);
+    expect(burstOf({ ...result.settings, rateLimit: { ratePerSecond: 500, burst: null } })).toBe(5);
+    expect(result.settings.adaptive).toEqual(DEFAULT_TARGET_SETTINGS.adaptive);
+    // The base is not changed.
+    expect(DEFAULT_TARGET_SETTINGS.breaker.openDurationMs).toBe(1_000);
+  });
+
+  it('reports every broken rule at once, naming the field and the rule', () => {
+    const result = applySettingsPatch(DEFAULT_TARGET_SETTINGS, {
+      breaker: { failureRateThreshold: 0, halfOpenProbes: 1.5, colour: 'red' },
+      maxInFlight: 0,
+      adaptive: 'fast',
+      retryBudget: { retryRatio: -1 },
+      speed: 3,
+    });
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(result.errors.map((e) => `${e.field}: ${e.rule}`)).toEqual([
+      'breaker.failureRateThreshold: a number > 0 and <= 1',
+      'breaker.halfOpenProbes: an integer >= 1',
+      'breaker.colour: absent (known fields: enabled, consecutiveFailures, failureRateThreshold, minimumCalls, windowMs, openDurationMs, openBackoffMultiplier, maxOpenDurationMs, halfOpenProbes)',
+      'maxInFlight: null or an integer >= 1',
+      'adaptive: an object',
+      'retryBudget.retryRatio: a finite number >= 0',
+      'speed: absent (known fields: breaker, rateLimit, adaptive, retryBudget, stormDetection, maxInFlight, retryAfterHoldsTarget)',
+    ]);
+    expect(result.errors[0]?.message).toBe('breaker.failureRateThreshold must be a number > 0 and <= 1');
+  });
+
+  it('checks the rules that tie fields together', () => {
+    const tied = applySettingsPatch(DEFAULT_TARGET_SETTINGS, { breaker: { maxOpenDurationMs: 500 }, rateLimit: { burst: 5 } });
+    expect(tied.ok ? [] : tied.errors.map((e) => e.field)).toEqual(['breaker.maxOpenDurationMs', 'rateLimit.burst']);
+    expect(applySettingsPatch(DEFAULT_TARGET_SETTINGS, [] as unknown).ok).toBe(false);
+  });
+
+  it('has every protection on by default and a form with every one off', () => {
+    expect(DEFAULT_TARGET_SETTINGS.breaker.enabled && DEFAULT_TARGET_SETTINGS.adaptive.enabled).toBe(true);
+    expect(DEFAULT_TARGET_SETTINGS.retryBudget.enabled && DEFAULT_TARGET_SETTINGS.stormDetection.enabled).toBe(true);
+    expect(PROTECTIONS_OFF.breaker.enabled || PROTECTIONS_OFF.adaptive.enabled || PROTECTIONS_OFF.retryBudget.enabled).toBe(false);
+    expect(Object.isFrozen(DEFAULT_TARGET_SETTINGS.breaker)).toBe(true);
+  });
+});
