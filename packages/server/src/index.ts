@@ -18,3 +18,18 @@ export { TASK_FIELDS, TASK_FIELD_NAMES, type TaskFieldName, type FieldSpec } fro
 export { targetKeyOf } from './domain/target-key.js';
 export { DEFAULT_POLICY_ID, DEFAULT_SERVICE_POLICY } from './policies/default-policy.js';
 export { TargetGuard, parseAllowList } from './security/target-guard.js';
+export { TargetProtection, type TargetProtectionOptions } from './protection/target-protection.js';
+export {
+  DEFAULT_TARGET_SETTINGS,
+  PROTECTIONS_OFF,
+  applySettingsPatch,
+  type TargetSettings,
+  type TargetSettingsPatch,
+  type TargetSettingsCheck,
+  type BreakerSettings,
+  type AdaptiveSettings,
+  type RetryBudgetSettings,
+  type StormSettings,
+} from './protection/target-settings.js';
+export type { TargetControl, TargetStatus, BreakerView, BreakerAction } from './protection/target-control.js';
+export type { ProtectionEvent, BreakerOpenCause, BreakerCloseCause } from './protection/protection-events.js';

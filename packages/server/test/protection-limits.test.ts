@@ -99,6 +99,32 @@ describe('settings', () => {
     expect(await admits()).toBe(false);
     expect(two!.protection.limitsInFlight(p.ref(A))).toBe(true);
   });
+
+  it("another instance's hold (a Retry-After) stops the hand-off once read, and a stale view never admits", async () => {
+    p = await ProtectedHarness.open({ instances: 2 });
+    const two = p.instances[1]!;
+    const admits = async () => {
+      const admitted = two.protection.admitsHandOff(p.ref(A), p.h.clock.now());
+      await p.h.settle();
+      return admitted;
+    };
+    await admits();
+    expect(await admits()).toBe(true);
+    // Written by some other instance: this one learns of it on its next read of the store.
+    await p.h.store.holdTarget(p.ref(A), T0 + 5_000, T0);
+    await p.h.advanceTo(T0 + 1_000);
+    // A view a TTL old admits nothing; the read it starts finds the hold.
+    expect(await admits()).toBe(false);
+    expect(await admits()).toBe(false);
+    await p.h.advanceTo(T0 + 5_000);
+    await admits();
+    expect(await admits()).toBe(true);
+    // Likewise limits another instance wrote (an adaptive rate): read within a TTL, they stop the hand-off.
+    await p.h.store.limitTarget(p.ref(A), { ratePerSecond: 5, burst: 1, maxInFlight: null }, T0 + 5_000);
+    await p.h.advanceTo(T0 + 6_000);
+    await admits();
+    expect(await admits()).toBe(false);
+  });
 });
 
 describe('breaker by hand', () => {

@@ -172,7 +172,13 @@ export class ProtectedTarget {
 
   /** Whether a task due now may be handed to the local engine without a claim. */
   admitsHandOff(now: number): boolean {
-    if (!this.loaded || this.retryAfterUntil > now) return false;
+    if (!this.loaded || this.retryAfterUntil > now || this.gate.isHeld(now) || this.gate.isLimited()) return false;
+    // What this instance knows may be a TTL old: another instance's breaker, hold or limits are learnt by reading the
+    // store again. Until then the task goes through the claim gate, which the store enforces whatever this instance knows.
+    if (now - this.readAt >= this.deps.ttlMs) {
+      void this.readSoon(() => this.refresh(now));
+      return false;
+    }
     const s = this.settings;
     if (this.breaker.stateAt(now) !== CircuitState.CLOSED) return false;
     if (s.rateLimit.ratePerSecond !== null || s.maxInFlight !== null) return false;
@@ -285,10 +291,13 @@ export class ProtectedTarget {
 
   private async refresh(now: number): Promise<void> {
     this.readAt = now;
-    const [record, breakerChanged] = await Promise.all([
+    const [record, breakerChanged, gate] = await Promise.all([
       readSettings(this.deps.store.targetState, this.ref, this.deps.defaults, this.deps.report),
       this.breaker.refresh(now),
+      // Holds other instances made (a Retry-After), for the hand-off's sake.
+      this.deps.store.admin.getTarget(this.ref, now).catch((error: unknown) => (this.deps.report(error), undefined)),
     ]);
+    if (gate !== undefined) this.gate.known(gate);
     if (this.apply(record.settings, record.version) || breakerChanged) await this.syncGate(now);
   }
 
@@ -366,8 +375,10 @@ export class ProtectedTarget {
     if (until <= this.retryAfterUntil) return undefined;
     this.retryAfterUntil = until;
     return this.queue.run(async () => {
-      await this.gate.hold(until, now);
-      this.deps.emit({ event: 'target_held', tenantId: this.ref.tenantId, target: this.ref.targetKey, until, status });
+      // Reported only when this write extended the hold (a longer one already known makes the line untrue).
+      if (await this.gate.hold(until, now)) {
+        this.deps.emit({ event: 'target_held', tenantId: this.ref.tenantId, target: this.ref.targetKey, until, status });
+      }
     });
   }
 

@@ -1,7 +1,8 @@
 /**
  * What per-target protection tells the service's log (one line each, matched by alerts): a breaker opening or
- * closing, a target held by a `Retry-After`, a retry storm. Only the instance whose write made a change reports it,
- * so a fleet logs each change once. `target` is the target key (the origin).
+ * closing, a target held by a `Retry-After`, a retry storm. A breaker's opening and closing are reported by the
+ * instance whose write made the change, so a fleet logs each once; a hold by the instance that extended it; a storm
+ * by each instance that sees it (each sees its own share of the traffic). `target` is the target key (the origin).
  */
 export type ProtectionEvent =
   | {

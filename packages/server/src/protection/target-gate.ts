@@ -22,6 +22,16 @@ export class TargetGate {
     private readonly wake: () => void,
   ) {}
 
+  /** Whether the gate is known to hold the target at `now` (from this instance's own holds or the last read). */
+  isHeld(now: number): boolean {
+    return this.heldUntil > now;
+  }
+
+  /** Whether the limits last written or read limit anything (another instance's adaptive rate, say). */
+  isLimited(): boolean {
+    return this.limits !== undefined && !unlimited(this.limits);
+  }
+
   /** Takes the gate as the store shows it (read when the target is first seen): what the fleet last wrote. */
   known(view: TargetView): void {
     this.limits = { ratePerSecond: view.ratePerSecond, burst: view.burst, maxInFlight: view.maxInFlight };
@@ -37,11 +47,15 @@ export class TargetGate {
     this.wake();
   }
 
-  /** Holds the target until `until` unless a hold this instance knows of already reaches that far. */
-  async hold(until: number, now: number): Promise<void> {
-    if (until <= now || until <= this.heldUntil) return;
+  /**
+   * Holds the target until `until` unless a hold this instance knows of already reaches that far. Returns whether it
+   * wrote the hold.
+   */
+  async hold(until: number, now: number): Promise<boolean> {
+    if (until <= now || until <= this.heldUntil) return false;
     await this.store.holdTarget(this.ref, until, now);
     this.heldUntil = until;
+    return true;
   }
 
   /**

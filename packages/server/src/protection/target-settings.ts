@@ -72,11 +72,12 @@ export interface TargetSettings {
 
 /**
  * The service-wide defaults: protections on, conservative. A few seconds of outage under a few thousand tasks costs
- * about one call per task: twenty failures in a row (or half of twenty calls in ten seconds) open the breaker for 1 s,
- * then 2 s, 4 s … up to a minute while probes fail; three successful probes close it. No rate or concurrency limit
- * unless an operator sets one, but 429s and 503s halve the allowed rate (at most every 500 ms) and successes raise
- * it by a tenth of the limit (or 10/s) each second, while the breaker is closed (an outage is the breaker's to
- * handle); retries may add 20% to first attempts, plus 10 per second.
+ * about one call per task: twenty failures in a row (or half of twenty calls in ten seconds) open the breaker for
+ * 0.5–1 s, then 1–2 s, 2–4 s … (each period drawn with equal jitter) up to a minute while probes fail; three
+ * successful probes close it. No rate or concurrency limit unless an operator sets one, but 429s and 503s halve the
+ * allowed rate (at most every 500 ms) and successes raise it by a tenth of the limit (or 10/s) each second, while
+ * the breaker is closed (an outage is the breaker's to handle); retries may add 20% to first attempts, plus 10 per
+ * second.
  */
 export const DEFAULT_TARGET_SETTINGS: Readonly<TargetSettings> = deepFreeze({
   breaker: {
