@@ -268,7 +268,8 @@ if (on !== undefined) {
   const verdict = (ok) => (ok ? 'MET' : 'MISSED');
   console.log(`aim: amplification ≤ 1.2× — ${on.amplification?.toFixed(2)}× → ${verdict(on.amplification <= 1.2)}`);
   const ratio = on.peak100PerSecond / LIMIT;
-  console.log(`aim: peak after recovery within 10% of ${LIMIT}/s — ${fmt(on.peak100PerSecond)}/s (${(ratio * 100).toFixed(0)}%) → ${verdict(Math.abs(ratio - 1) <= 0.1)}`);
+  // Compared as counts, not as the ratio: 550 / 500 - 1 is above 0.1 in floating point.
+  console.log(`aim: peak after recovery within 10% of ${LIMIT}/s — ${fmt(on.peak100PerSecond)}/s (${(ratio * 100).toFixed(0)}%) → ${verdict(Math.abs(on.peak100PerSecond - LIMIT) <= LIMIT / 10)}`);
   console.log(`aim: nothing lost — ${fmt(on.lost)} → ${verdict(on.lost === 0)}`);
   if (off !== undefined) {
     const sooner = on.allSucceededS !== undefined && (off.allSucceededS === undefined || on.allSucceededS < off.allSucceededS);
