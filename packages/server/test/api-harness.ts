@@ -6,6 +6,8 @@ import type { BlobStore } from '../src/blobs/blob-store.js';
 import { DEFAULT_TENANT, type RetryTask } from '../src/domain/task.js';
 import { TargetGuard, parseAllowList, type HostLookup } from '../src/security/target-guard.js';
 import { openStore } from '../src/service/open-store.js';
+import type { TargetControl } from '../src/protection/target-control.js';
+import { TargetProtection } from '../src/protection/target-protection.js';
 import type { Store } from '../src/store/store.js';
 import { TaskService, type TaskServiceOptions } from '../src/tasks/task-service.js';
 
@@ -114,6 +116,36 @@ export async function startApi(options: HarnessOptions = {}): Promise<ApiHarness
       await app.close();
       await service.close();
       await opened.store.close();
+    },
+  };
+}
+
+/** The API harness with the real TargetProtection on its store (made as the harness opens the store). */
+export async function startTargetsApi(options: HarnessOptions = {}): Promise<{ api: ApiHarness; close: () => Promise<void> }> {
+  let protection: TargetProtection | undefined;
+  const control = (): TargetProtection => {
+    if (protection === undefined) throw new Error('the protection is not wired yet');
+    return protection;
+  };
+  const targetControl: TargetControl = {
+    listTargets: (tenantId, page) => control().listTargets(tenantId, page),
+    getTarget: (ref) => control().getTarget(ref),
+    putSettings: (ref, patch) => control().putSettings(ref, patch),
+    breaker: (ref, action) => control().breaker(ref, action),
+  };
+  const api = await startApi({
+    ...options,
+    wrapStore: (store) => {
+      protection = new TargetProtection({ store });
+      return store;
+    },
+    app: { ...options.app, targetControl },
+  });
+  return {
+    api,
+    close: async () => {
+      protection?.close();
+      await api.close();
     },
   };
 }

@@ -1,43 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_TENANT } from '../src/domain/task.js';
-import type { TargetControl } from '../src/protection/target-control.js';
-import { TargetProtection } from '../src/protection/target-protection.js';
 import { DEFAULT_TARGET_SETTINGS } from '../src/protection/target-settings.js';
-import { startApi, type ApiHarness, type HarnessOptions } from './api-harness.js';
+import { startApi, startTargetsApi, type ApiHarness } from './api-harness.js';
 import { POSTGRES_URL, dropSchemas, freshSchema } from './postgres-harness.js';
 import { REDIS_URL, dropPrefixes, freshPrefix } from './redis-harness.js';
 
 // The /targets routes on the real service: a SQLite store, the real TargetProtection on it, a real HTTP server.
-
-/** The API harness with the real TargetProtection on its store (made as the harness opens the store). */
-async function startTargetsApi(options: HarnessOptions = {}): Promise<{ api: ApiHarness; close: () => Promise<void> }> {
-  let protection: TargetProtection | undefined;
-  const control = (): TargetProtection => {
-    if (protection === undefined) throw new Error('the protection is not wired yet');
-    return protection;
-  };
-  const targetControl: TargetControl = {
-    listTargets: (tenantId, page) => control().listTargets(tenantId, page),
-    getTarget: (ref) => control().getTarget(ref),
-    putSettings: (ref, patch) => control().putSettings(ref, patch),
-    breaker: (ref, action) => control().breaker(ref, action),
-  };
-  const api = await startApi({
-    ...options,
-    wrapStore: (store) => {
-      protection = new TargetProtection({ store });
-      return store;
-    },
-    app: { targetControl },
-  });
-  return {
-    api,
-    close: async () => {
-      protection?.close();
-      await api.close();
-    },
-  };
-}
 
 let api: ApiHarness;
 let closeApi: () => Promise<void>;

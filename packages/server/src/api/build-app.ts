@@ -5,7 +5,14 @@ import { DEFAULT_TENANT } from '../domain/task.js';
 import type { TargetControl } from '../protection/target-control.js';
 import type { Store } from '../store/store.js';
 import type { TaskService } from '../tasks/task-service.js';
-import { installProblemHandlers } from './problem-handler.js';
+import { MAX_REQUEST_DEPTH, fieldOfPath, findTooDeep } from '../domain/json-nesting.js';
+import { PROBLEM_CONTENT_TYPE, RetrydError, problemOf } from '../domain/errors.js';
+import {
+  MAX_PATH_PARAM_LENGTH,
+  clientErrorHandler,
+  frameworkErrorHandler,
+  installProblemHandlers,
+} from './problem-handler.js';
 import { registerHealthRoutes } from './routes/health-routes.js';
 import { registerPolicyRoutes } from './routes/policy-routes.js';
 import { registerTargetRoutes } from './routes/target-routes.js';
@@ -15,6 +22,16 @@ import { TARGET_SCHEMAS } from './target-schemas.js';
 
 /** Largest request body accepted: 10 MiB. A larger one gets 413 PAYLOAD_TOO_LARGE. */
 export const DEFAULT_BODY_LIMIT = 10 * 1024 * 1024;
+
+/** The problem of a body nested deeper than {@link MAX_REQUEST_DEPTH}, naming where (the first levels of the path). */
+function tooDeepError(path: (string | number)[]): RetrydError {
+  // Up to the last member name among the first levels: `tasks[3].body`, `body`, `breaker`, never a run of `[0]`s.
+  const head = path.slice(0, 3);
+  const named = head.reduce<number>((last, part, i) => (typeof part === 'string' ? i : last), -1);
+  const field = fieldOfPath(head.slice(0, named + 1)) || 'body';
+  const rule = `nested at most ${MAX_REQUEST_DEPTH} levels deep (objects and arrays, counted from the top of the request body)`;
+  return RetrydError.validation([{ field, rule, message: `${field} must be ${rule}` }]);
+}
 
 /** Options of {@link buildApp}. */
 export interface BuildAppOptions {
@@ -67,11 +84,24 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     bodyLimit,
     // Unknown query parameters are refused rather than dropped: `?stauts=FAILED` must not list everything.
     ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true } },
-    // Lets a proxy or load balancer see a closing instance as unready while in-flight requests finish.
-    return503OnClosing: true,
-    // A URL-encoded origin in /targets/{targetKey} runs past find-my-way's default of 100 characters (which answers
-    // a bare 414); the route schemas bound each parameter instead.
-    routerOptions: { maxParamLength: 2048 },
+    // fastify's own 503 while closing is not a problem body: the onRequest hook below answers instead.
+    return503OnClosing: false,
+    // A URL-encoded origin in /targets/{targetKey} runs past find-my-way's default of 100 characters; the route
+    // schemas bound each parameter, and a segment past this one answers 414 as a problem.
+    routerOptions: { maxParamLength: MAX_PATH_PARAM_LENGTH },
+    frameworkErrors: frameworkErrorHandler(bodyLimit),
+    clientErrorHandler,
+  });
+
+  // Lets a proxy or load balancer see a closing instance as unready while in-flight requests finish.
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onRequest', async (request, reply) => {
+    if (!closing) return;
+    reply.code(503).type(PROBLEM_CONTENT_TYPE).header('connection', 'close').header('retry-after', '1');
+    return reply.send(problemOf('SHUTTING_DOWN', 'this instance is shutting down; send the request again', undefined, request.url));
   });
 
   for (const schema of [...SHARED_SCHEMAS, ...TARGET_SCHEMAS]) app.addSchema(schema);
@@ -84,9 +114,13 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     const text = typeof body === 'string' ? body : body.toString('utf8');
-    if (text === '') done(null, undefined);
+    if (text === '') return done(null, undefined);
+    // Checked on the text, before JSON.parse builds the nesting: code that walks JSON recursively overflows the stack
+    // a few thousand levels down, which a body within the size limit holds many times over.
+    const tooDeep = findTooDeep(text, MAX_REQUEST_DEPTH);
+    if (tooDeep !== undefined) return done(tooDeepError(tooDeep), undefined);
     // The default parser answers through `done`; its return value carries nothing.
-    else void parseJson(request, text, done);
+    void parseJson(request, text, done);
   });
 
   await app.register(fastifySwagger, {

@@ -1,5 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Socket } from 'node:net';
 import {
+  ERROR_CODES,
   PROBLEM_CONTENT_TYPE,
   RetrydError,
   problemOf,
@@ -7,6 +9,12 @@ import {
   type FieldError,
   type Problem,
 } from '../domain/errors.js';
+
+/**
+ * Longest path segment the router matches (fastify's `maxParamLength`): 2,048 characters, room for the longest id of
+ * every route fully percent-encoded (3 characters a byte), so any id that can be created can be read. Longer: 414.
+ */
+export const MAX_PATH_PARAM_LENGTH = 2048;
 
 /** One error of ajv, as fastify attaches it to a validation error. */
 interface AjvError {
@@ -81,6 +89,12 @@ function notJson(reason: string): { code: ErrorCode; detail: string; errors: Fie
 /** Fastify's own errors (parsing, limits, routing) as problems; undefined for anything else. */
 function fastifyProblem(error: FastifyError, bodyLimit: number): { code: ErrorCode; detail: string; errors?: FieldError[] } | undefined {
   switch (error.code) {
+    case 'FST_ERR_BAD_URL': {
+      const rule = 'a path whose percent-encoding is valid UTF-8 (%XX escapes)';
+      return { code: 'VALIDATION_FAILED', detail: `path must be ${rule}`, errors: [{ field: 'path', rule, message: `path must be ${rule}` }] };
+    }
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return { code: 'URI_TOO_LONG', detail: `a path segment is longer than ${MAX_PATH_PARAM_LENGTH} characters` };
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return { code: 'PAYLOAD_TOO_LARGE', detail: `the request body is larger than the limit of ${bodyLimit} bytes` };
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
@@ -126,16 +140,79 @@ export function sendProblem(reply: FastifyReply, problem: Problem): FastifyReply
  * level with their cause.
  */
 export function installProblemHandlers(app: FastifyInstance, bodyLimit: number): void {
-  app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
-    const problem = toProblem(error, bodyLimit, request.url);
-    if (problem.status >= 500) {
-      const cause = error instanceof Error ? error.cause : undefined;
-      request.log.error({ err: error, ...(cause === undefined ? {} : { cause }), code: problem.code }, problem.detail);
-    }
-    else request.log.debug({ code: problem.code }, problem.detail);
-    return sendProblem(reply, problem);
-  });
-  app.setNotFoundHandler((request, reply) =>
-    sendProblem(reply, problemOf('NOT_FOUND', `no route ${request.method} ${request.url.split('?')[0] ?? ''}`, undefined, request.url)),
+  app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) =>
+    sendProblem(reply, logProblem(request, error, toProblem(error, bodyLimit, request.url))),
   );
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0] ?? '';
+    const allowed = allowedMethods(app, path);
+    if (allowed.length === 0) return sendProblem(reply, problemOf('NOT_FOUND', `no route ${request.method} ${path}`, undefined, request.url));
+    reply.header('allow', allowed.join(', '));
+    return sendProblem(
+      reply,
+      problemOf('METHOD_NOT_ALLOWED', `${path} answers ${allowed.join(', ')}, not ${request.method}`, undefined, request.url),
+    );
+  });
+}
+
+/**
+ * Logs the error behind a problem: every 5xx at error level with the error and its cause (a 500 is a fault to look
+ * into, so it is never without its line), client errors at debug level. Never the request's headers or body: they
+ * may hold credentials for the target.
+ */
+export function logProblem(request: FastifyRequest, error: unknown, problem: Problem): Problem {
+  if (problem.status >= 500) {
+    const cause = error instanceof Error ? error.cause : undefined;
+    request.log.error({ err: error, ...(cause === undefined ? {} : { cause }), code: problem.code }, problem.detail);
+  } else request.log.debug({ code: problem.code }, problem.detail);
+  return problem;
+}
+
+/** Methods any route could be asked on; the 405 answer's `Allow` lists those the path has. */
+const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
+
+/** The methods some route answers on this path (empty: no route has it). */
+function allowedMethods(app: FastifyInstance, path: string): string[] {
+  return METHODS.filter((method) => app.findRoute({ method, url: path }) !== null);
+}
+
+/**
+ * fastify's `frameworkErrors`: errors the router meets before any route runs (a malformed percent-encoding, a path
+ * segment over {@link MAX_PATH_PARAM_LENGTH}) answered as problems like every other error.
+ */
+export function frameworkErrorHandler(bodyLimit: number) {
+  return (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void => {
+    void sendProblem(reply, logProblem(request, error, toProblem(error, bodyLimit, request.url)));
+  };
+}
+
+/** What Node's HTTP parser refuses before a request exists, answered as problems; see {@link clientErrorHandler}. */
+function clientProblem(error: { code?: unknown }): Problem {
+  switch (error.code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return problemOf('HEADERS_TOO_LARGE', 'the request line and headers are larger than the server accepts (16 KiB)');
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return problemOf('REQUEST_TIMEOUT', 'the request did not arrive in time');
+    default:
+      return problemOf('VALIDATION_FAILED', 'the request is not valid HTTP/1.1');
+  }
+}
+
+/**
+ * fastify's `clientErrorHandler`: a request Node's HTTP parser refuses (headers over its limit, a malformed request
+ * line or header, a timeout) gets a problem body and the connection is closed, as fastify's own handler does.
+ */
+export function clientErrorHandler(error: Error & { code?: unknown }, socket: Socket): void {
+  // A reset connection has nobody to answer.
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const problem = clientProblem(error);
+  const body = JSON.stringify(problem);
+  const reason = ERROR_CODES[problem.code].title;
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${problem.status} ${reason}\r\nConnection: close\r\nContent-Type: ${PROBLEM_CONTENT_TYPE}\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(error);
 }

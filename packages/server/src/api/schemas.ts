@@ -8,8 +8,9 @@ import {
 } from '@retryd/core';
 import { AttemptLogOutcome } from '../domain/task.js';
 import { TASK_FIELDS, TASK_VIEW_FIELD_NAMES } from '../domain/task-fields.js';
-import { ENQUEUE_LIMITS, TARGET_METHODS } from '../tasks/enqueue-input.js';
+import { ENQUEUE_LIMITS, HEADER_NAME_PATTERN, TARGET_METHODS } from '../tasks/enqueue-input.js';
 import { MAX_BATCH_TASKS } from '../tasks/task-service.js';
+import { POLICY_ID_SCHEMA } from '../policies/policy-id.js';
 
 /**
  * JSON schemas of the HTTP API, shared through `app.addSchema` so `/openapi.json` names them as components.
@@ -108,7 +109,7 @@ export const SHARED_SCHEMAS = [
     type: 'object',
     additionalProperties: false,
     required: ['policyId', ...policyRequired],
-    properties: { policyId: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$' }, ...policyFields },
+    properties: { policyId: POLICY_ID_SCHEMA, ...policyFields },
   },
   {
     $id: 'EnqueueRequest',
@@ -121,10 +122,20 @@ export const SHARED_SCHEMAS = [
       method: { type: 'string', enum: [...TARGET_METHODS] },
       headers: {
         type: 'object',
-        additionalProperties: { type: 'string' },
-        description: 'Sent on every attempt. Hop-by-hop and framing headers (Host, Content-Length, Connection, ...) are refused; an Idempotency-Key entry is taken as the key.',
+        maxProperties: ENQUEUE_LIMITS.headers,
+        propertyNames: { type: 'string', maxLength: ENQUEUE_LIMITS.headerNameLength, pattern: HEADER_NAME_PATTERN.source },
+        additionalProperties: { type: 'string', maxLength: ENQUEUE_LIMITS.headerValueLength },
+        description:
+          'Sent on every attempt. Hop-by-hop and framing headers (Host, Content-Length, Connection, ...) are refused; an ' +
+          `Idempotency-Key entry is taken as the key. At most ${ENQUEUE_LIMITS.headers} headers, names of at most ` +
+          `${ENQUEUE_LIMITS.headerNameLength} bytes, values of at most ${ENQUEUE_LIMITS.headerValueLength} bytes, ` +
+          `${ENQUEUE_LIMITS.headerBytes} bytes in all.`,
       },
-      body: { description: 'A string, sent as is; or any other JSON value, sent as JSON (content-type application/json unless given). Not with bodyRef.' },
+      body: {
+        description:
+          'A string, sent as is; or any other JSON value, sent as JSON (content-type application/json unless given), nested at ' +
+          `most ${ENQUEUE_LIMITS.bodyDepth} levels deep. Not with bodyRef.`,
+      },
       bodyRef: {
         type: 'string',
         maxLength: ENQUEUE_LIMITS.bodyRefLength,
@@ -132,7 +143,7 @@ export const SHARED_SCHEMAS = [
           'Instead of body: s3://<bucket>/<key> of an object the caller put in the bucket --blobs names, under <prefix>/<tenant>/; ' +
           'checked to exist at enqueue, read at each attempt, never deleted by retryd. Set content-type in headers.',
       },
-      policyId: { type: 'string', description: 'A registered policy; default "default". Not with policy.' },
+      policyId: { ...POLICY_ID_SCHEMA, description: 'A registered policy; default "default". Not with policy.' },
       policy: { $ref: 'RetryPolicy#' },
       idempotencyKey: { type: 'string', maxLength: ENQUEUE_LIMITS.keyLength, description: 'Sent as Idempotency-Key on every attempt; generated when absent.' },
       delayMs: { type: 'integer', minimum: 0, description: 'First attempt this long after enqueue. Not with notBefore.' },

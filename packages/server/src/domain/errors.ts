@@ -10,11 +10,16 @@ export const ERROR_CODES = Object.freeze({
   TASK_NOT_CANCELLABLE: { status: 409, title: 'The task can no longer be cancelled' },
   TASK_NOT_REPLAYABLE: { status: 409, title: 'The task cannot be replayed' },
   POLICY_CONFLICT: { status: 409, title: 'A different policy is registered under this id' },
+  METHOD_NOT_ALLOWED: { status: 405, title: 'The method is not allowed on this resource' },
+  REQUEST_TIMEOUT: { status: 408, title: 'The request took too long to arrive' },
   PAYLOAD_TOO_LARGE: { status: 413, title: 'The request body is too large' },
+  URI_TOO_LONG: { status: 414, title: 'The request path is too long' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, title: 'Unsupported media type' },
   IDEMPOTENCY_KEY_REUSED: { status: 422, title: 'The idempotency key was used for a different request' },
+  HEADERS_TOO_LARGE: { status: 431, title: 'The request headers are too large' },
   INTERNAL: { status: 500, title: 'Internal error' },
   STORE_UNAVAILABLE: { status: 503, title: 'The task store is unavailable' },
+  SHUTTING_DOWN: { status: 503, title: 'The service is shutting down' },
   TARGET_LOOKUP_FAILED: { status: 503, title: 'The target host could not be resolved for now' },
 } as const satisfies Record<string, { status: number; title: string }>);
 
@@ -53,6 +58,9 @@ export interface Problem {
   errors?: FieldError[];
 }
 
+/** Most field errors one problem lists: 100. */
+export const MAX_FIELD_ERRORS = 100;
+
 /** The media type of problem details (RFC 9457). */
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
@@ -83,9 +91,15 @@ export class RetrydError extends Error {
     this.title = ERROR_CODES[code].title;
   }
 
-  /** A VALIDATION_FAILED error listing every broken rule; the detail joins their messages. */
+  /**
+   * A VALIDATION_FAILED error listing every broken rule (the first {@link MAX_FIELD_ERRORS} of them: a request
+   * with a million unknown fields must not get an answer many times its size); the detail joins their messages.
+   */
   static validation(errors: FieldError[]): RetrydError {
-    return new RetrydError('VALIDATION_FAILED', errors.map((e) => e.message).join('; '), errors);
+    const shown = errors.slice(0, MAX_FIELD_ERRORS);
+    const more = errors.length - shown.length;
+    const detail = shown.map((e) => e.message).join('; ') + (more > 0 ? `; and ${more} more` : '');
+    return new RetrydError('VALIDATION_FAILED', detail, shown);
   }
 
   /** The problem details body. */

@@ -3,6 +3,7 @@ import { canonicalJson, MAX_POLICY_MS, validatePolicy, type RetryPolicy } from '
 import { DEFAULT_POLICY_ID } from '../policies/default-policy.js';
 import { POLICY_ID_PATTERN, POLICY_ID_RULE } from '../policies/policy-id.js';
 import type { FieldError } from '../domain/errors.js';
+import { MAX_VALUE_DEPTH, nestsDeeperThan } from '../domain/json-nesting.js';
 
 /** Methods a task may use. CONNECT and TRACE are refused: neither makes sense through a retry service. */
 export const TARGET_METHODS = Object.freeze(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const);
@@ -41,10 +42,29 @@ export const ENQUEUE_FIELDS = Object.freeze([
   'notBefore',
 ] as const);
 
-/** Most headers a task may carry; longest URL, header value, idempotency key and `bodyRef`. */
-export const ENQUEUE_LIMITS = Object.freeze({ headers: 100, urlLength: 8192, headerValueLength: 8192, keyLength: 255, bodyRefLength: 2048 });
+/**
+ * Bounds of an enqueue request, in the manner of common proxies (nginx, HAProxy, Node's own HTTP server):
+ *
+ * - `headers`: most headers a task may carry (100);
+ * - `headerNameLength`: longest header name (256 bytes; names are ASCII token characters);
+ * - `headerValueLength`: longest header value (8,192 bytes; values are Latin-1, one byte a character);
+ * - `headerBytes`: all names and values together (32 KiB), so a page of 1,000 tasks stays within tens of megabytes;
+ * - `urlLength`, `keyLength`, `bodyRefLength`: longest `targetUrl` (8,192), idempotency key (255), `bodyRef` (2,048);
+ * - `bodyDepth`: deepest nesting of a JSON `body` (64 levels of objects and arrays).
+ */
+export const ENQUEUE_LIMITS = Object.freeze({
+  headers: 100,
+  headerNameLength: 256,
+  headerValueLength: 8192,
+  headerBytes: 32 * 1024,
+  urlLength: 8192,
+  keyLength: 255,
+  bodyRefLength: 2048,
+  bodyDepth: MAX_VALUE_DEPTH,
+});
 
-const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/** A header name: token characters (RFC 9110 §5.6.2). */
+export const HEADER_NAME_PATTERN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 const KEY = /^[\x21-\x7e]+$/;
 const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2})$/i;
@@ -81,6 +101,8 @@ export type EnqueueParse = { ok: true; value: ParsedEnqueue } | { ok: false; err
 
 function show(value: unknown): string {
   if (value === undefined) return 'undefined';
+  // Never a deep value through JSON.stringify (its recursion overflows the stack); its kind says enough.
+  if (typeof value === 'object' && value !== null && nestsDeeperThan(value, 2)) return Array.isArray(value) ? 'an array' : 'an object';
   const s = JSON.stringify(value) ?? String(value);
   return s.length > 60 ? `${s.slice(0, 57)}...` : s;
 }
@@ -177,17 +199,27 @@ function parseHeaders(raw: unknown, name: (f: string) => string, errors: FieldEr
     return headers;
   }
   const entries = Object.entries(raw);
-  if (entries.length > ENQUEUE_LIMITS.headers) push('headers', `an object of at most ${ENQUEUE_LIMITS.headers} headers`);
+  if (entries.length > ENQUEUE_LIMITS.headers) {
+    push('headers', `an object of at most ${ENQUEUE_LIMITS.headers} headers`);
+    return headers;
+  }
+  const bytes = entries.reduce((sum, [h, v]) => sum + h.length + (typeof v === 'string' ? v.length : 0), 0);
+  if (bytes > ENQUEUE_LIMITS.headerBytes) {
+    push('headers', `at most ${ENQUEUE_LIMITS.headerBytes} bytes of names and values in all`);
+  }
   const seen = new Set<string>();
   for (const [header, value] of entries) {
     const lower = header.toLowerCase();
-    const field = `headers.${header}`;
-    if (!TOKEN.test(header)) push(field, 'a header name made of token characters (RFC 9110)');
+    // A name too long to repeat whole is cut in the field, and its rule gives its length: the answer stays small.
+    const field = header.length > ENQUEUE_LIMITS.headerNameLength ? `headers.${header.slice(0, 32)}...` : `headers.${header}`;
+    if (header.length > ENQUEUE_LIMITS.headerNameLength) {
+      push(field, `a header name of at most ${ENQUEUE_LIMITS.headerNameLength} bytes, got ${header.length}`);
+    } else if (!HEADER_NAME_PATTERN.test(header)) push(field, 'a header name made of token characters (RFC 9110)');
     else if (FORBIDDEN_HEADERS.has(lower)) push(field, 'absent: a hop-by-hop or framing header the HTTP client sets itself');
     else if (seen.has(lower)) push(field, 'given once (header names ignore case)');
     if (typeof value !== 'string') push(field, 'a string');
     else if (value.length > ENQUEUE_LIMITS.headerValueLength || !HEADER_VALUE.test(value)) {
-      push(field, `a header value of at most ${ENQUEUE_LIMITS.headerValueLength} characters without CR, LF or NUL`);
+      push(field, `a header value of at most ${ENQUEUE_LIMITS.headerValueLength} bytes without CR, LF or NUL`);
     }
     seen.add(lower);
     if (typeof value === 'string') headers[header] = value;
@@ -211,6 +243,10 @@ function encodeBody(raw: unknown, headers: Record<string, string>, method: unkno
     return null;
   }
   if (typeof raw === 'string') return raw;
+  if (nestsDeeperThan(raw, ENQUEUE_LIMITS.bodyDepth)) {
+    fail('body', `a JSON value nested at most ${ENQUEUE_LIMITS.bodyDepth} levels deep (objects and arrays)`);
+    return null;
+  }
   if (!Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) headers['content-type'] = 'application/json';
   return JSON.stringify(raw);
 }

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { POLICY_ID_SCHEMA } from '../../policies/policy-id.js';
 import { documentBody, pageQuery, problemResponses } from '../schemas.js';
 import { toPolicyView } from '../views.js';
 import { json, pageOf, type RouteDeps } from './task-routes.js';
@@ -10,7 +11,7 @@ interface PolicyParams {
 const policyParams = {
   type: 'object',
   required: ['policyId'],
-  properties: { policyId: { type: 'string', minLength: 1, maxLength: 128 } },
+  properties: { policyId: POLICY_ID_SCHEMA },
 } as const;
 
 /** Named retry policies: register (idempotent by id), replace, list, read. */

@@ -2,6 +2,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { TaskStatus } from '@retryd/core';
 import { RetrydError } from '../../domain/errors.js';
 import type { TaskService } from '../../tasks/task-service.js';
+import { POLICY_ID_SCHEMA } from '../../policies/policy-id.js';
+import { logProblem } from '../problem-handler.js';
 import { documentBody, pageQuery, problemResponses } from '../schemas.js';
 import { toAttemptView, toTaskView } from '../views.js';
 
@@ -96,7 +98,8 @@ export function registerTaskRoutes(app: FastifyInstance, { taskService, tenantOf
       return {
         results: results.map((r) =>
           r.kind === 'error'
-            ? { status: r.error.status, error: r.error.toProblem() }
+            ? // An entry's fault gets its log line as a whole request's would.
+              { status: r.error.status, error: logProblem(request, r.error, r.error.toProblem()) }
             : { status: r.kind === 'created' ? 201 : 200, task: toTaskView(r.task) },
         ),
       };
@@ -114,7 +117,7 @@ export function registerTaskRoutes(app: FastifyInstance, { taskService, tenantOf
           additionalProperties: false,
           properties: {
             status: { type: 'string', enum: Object.values(TaskStatus) },
-            policyId: { type: 'string', maxLength: 128 },
+            policyId: POLICY_ID_SCHEMA,
             ...pageQuery,
           },
         },
