@@ -11,7 +11,7 @@ describe('Redis store: one definition of a task, and the Lua scripts that spell 
     expect([taskId, key]).toEqual([task.taskId, task.idempotencyKey]);
     expect(Object.keys(JSON.parse(json as string) as object)).toEqual([
       'tenantId', 'taskId', 'idempotencyKey', 'requestHash', 'targetUrl', 'method', 'headers', 'body', 'bodyRef', 'policy',
-      'createdAt', 'traceContext',
+      'createdAt', 'traceContext', 'sensitiveBody',
     ]);
     expect(state).toHaveLength(STATE_FIELDS.length);
     expect(state[STATE_FIELDS.indexOf('target')]).toBe('=https://api.example.com');

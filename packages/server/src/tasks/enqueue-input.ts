@@ -3,6 +3,7 @@ import { canonicalJson, MAX_POLICY_MS, validatePolicy, type RetryPolicy } from '
 import { DEFAULT_POLICY_ID } from '../policies/default-policy.js';
 import { POLICY_ID_PATTERN, POLICY_ID_RULE } from '../policies/policy-id.js';
 import type { FieldError } from '../domain/errors.js';
+import { SECRET_NAME_PATTERN, secretReferences } from '../secrets/secret-provider.js';
 
 /** Methods a task may use. CONNECT and TRACE are refused: neither makes sense through a retry service. */
 export const TARGET_METHODS = Object.freeze(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const);
@@ -39,6 +40,8 @@ export const ENQUEUE_FIELDS = Object.freeze([
   'idempotencyKey',
   'delayMs',
   'notBefore',
+  'secretHeaders',
+  'sensitiveBody',
 ] as const);
 
 /** Most headers a task may carry; longest URL, header value, idempotency key and `bodyRef`. */
@@ -73,6 +76,10 @@ export interface ParsedEnqueue {
   /** The caller's key (from `idempotencyKey` or the `Idempotency-Key` header), if any. */
   idempotencyKey: string | undefined;
   firstAttempt: FirstAttempt;
+  /** Header names (lower case) the task marked secret, besides the credential names; each names one of `headers`. */
+  secretHeaders: ReadonlySet<string>;
+  /** The body is stored encrypted and shown redacted. */
+  sensitiveBody: boolean;
   /** SHA-256 (hex) of the canonical request: equal for a replayed enqueue, different for another request. */
   requestHash: string;
 }
@@ -130,6 +137,12 @@ export function parseEnqueueInput(input: unknown, path = ''): EnqueueParse {
   const bodyRef = parseBodyRef(input, method, fail);
   const { policyId, policy } = parsePolicyChoice(input, name, fail, errors);
   const firstAttempt = parseFirstAttempt(input, fail);
+  const secretHeaders = parseSecretHeaders(input.secretHeaders, headers, fail);
+  const sensitiveBody = input.sensitiveBody ?? false;
+  if (typeof sensitiveBody !== 'boolean') fail('sensitiveBody', 'a boolean', show(sensitiveBody));
+  else if (sensitiveBody && input.bodyRef !== undefined && input.bodyRef !== null) {
+    fail('sensitiveBody', "absent with bodyRef (retryd does not store a body given by reference: protect the caller's object)");
+  }
 
   if (errors.length > 0 || targetUrl === undefined) return { ok: false, errors };
   const value: Omit<ParsedEnqueue, 'requestHash'> = {
@@ -142,6 +155,8 @@ export function parseEnqueueInput(input: unknown, path = ''): EnqueueParse {
     policy,
     idempotencyKey: typeof key === 'string' ? key : headerKey,
     firstAttempt,
+    secretHeaders,
+    sensitiveBody: sensitiveBody === true,
   };
   return { ok: true, value: { ...value, requestHash: requestHashOf(value, input.body) } };
 }
@@ -188,11 +203,30 @@ function parseHeaders(raw: unknown, name: (f: string) => string, errors: FieldEr
     if (typeof value !== 'string') push(field, 'a string');
     else if (value.length > ENQUEUE_LIMITS.headerValueLength || !HEADER_VALUE.test(value)) {
       push(field, `a header value of at most ${ENQUEUE_LIMITS.headerValueLength} characters without CR, LF or NUL`);
+    } else if (secretReferences(value).some((ref) => !SECRET_NAME_PATTERN.test(ref))) {
+      push(field, 'a value whose {{secret:NAME}} references have names of 1 to 128 letters, digits or _');
     }
     seen.add(lower);
     if (typeof value === 'string') headers[header] = value;
   }
   return headers;
+}
+
+/** `secretHeaders`: names of headers in `headers` (any case) to keep as secrets; returned in lower case. */
+function parseSecretHeaders(raw: unknown, headers: Record<string, string>, fail: Fail): ReadonlySet<string> {
+  const marked = new Set<string>();
+  if (raw === undefined) return marked;
+  const rule = `an array of at most ${ENQUEUE_LIMITS.headers} header names, each naming a header of headers`;
+  if (!Array.isArray(raw) || raw.length > ENQUEUE_LIMITS.headers) {
+    fail('secretHeaders', rule, show(raw));
+    return marked;
+  }
+  const present = new Set(Object.keys(headers).map((h) => h.toLowerCase()));
+  raw.forEach((name: unknown, i) => {
+    if (typeof name !== 'string' || !present.has(name.toLowerCase())) fail(`secretHeaders[${i}]`, 'the name of a header given in headers', show(name));
+    else marked.add(name.toLowerCase());
+  });
+  return marked;
 }
 
 /** Removes a header (any case) and returns its value. */
@@ -291,6 +325,9 @@ function requestHashOf(value: Omit<ParsedEnqueue, 'requestHash'>, rawBody: unkno
     policyId: value.policyId,
     policy: value.policy,
     firstAttempt: value.firstAttempt,
+    // Only when given, so that the hash of every request without them is what it was before they existed.
+    ...(value.secretHeaders.size === 0 ? {} : { secretHeaders: [...value.secretHeaders].sort() }),
+    ...(value.sensitiveBody ? { sensitiveBody: true } : {}),
   });
   return createHash('sha256').update(canonical).digest('hex');
 }
