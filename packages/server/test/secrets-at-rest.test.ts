@@ -201,6 +201,9 @@ describe.each(STORES)('secrets at rest on $kind', (store) => {
     for (const value of [...Object.values(secrets), querySecret]) expect(answers).not.toContain(value);
     expect(answers).toContain(`/fail/${pathSecret}?sig=REDACTED`);
 
+    const start = JSON.parse(logs.find((l) => l.includes('"event":"start"')) as string) as Record<string, unknown>;
+    expect(start.encryptionKeyIds).toEqual(['test']);
+    expect(logs.join('')).not.toContain(TEST_ENCRYPTION_KEY.slice('test:'.length));
     const deadLetter = JSON.parse(logs.find((l) => l.includes('"dead_letter"')) as string) as Record<string, unknown>;
     expect(deadLetter.target).toBe(downstream.url);
     for (const value of [...Object.values(secrets), pathSecret, querySecret]) expect(logs.join('')).not.toContain(value);
