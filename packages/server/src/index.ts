@@ -18,6 +18,17 @@ export { TASK_FIELDS, TASK_FIELD_NAMES, type TaskFieldName, type FieldSpec } fro
 export { targetKeyOf } from './domain/target-key.js';
 export { DEFAULT_POLICY_ID, DEFAULT_SERVICE_POLICY } from './policies/default-policy.js';
 export { TargetGuard, parseAllowList } from './security/target-guard.js';
+export { TaskSecrets, type TaskSecretsOptions } from './secrets/task-secrets.js';
+export { parseKeyring, EncryptionKeyError, type Keyring, type EncryptionKey } from './secrets/encryption-keys.js';
+export {
+  envSecretProvider,
+  fileSecretProvider,
+  chainSecretProviders,
+  SecretsFileError,
+  type SecretProvider,
+} from './secrets/secret-provider.js';
+export { isCredentialHeader, redactHeaders, redactUrlQuery, urlOrigin, REDACTED } from './secrets/redaction.js';
+export type { StoredHeaders, StoredHeaderValue, SecretHeaderValue } from './domain/header-value.js';
 export { TargetProtection, type TargetProtectionOptions } from './protection/target-protection.js';
 export {
   DEFAULT_TARGET_SETTINGS,

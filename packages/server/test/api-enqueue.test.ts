@@ -80,9 +80,10 @@ describe('POST /retry-tasks', () => {
     const res = await api.enqueue({ policy, headers: { 'idempotency-key': 'order-77', Authorization: 'Bearer s3cret' } });
     expect(res.status).toBe(201);
     expect(res.body).toMatchObject({ policy, policyId: null, idempotencyKey: 'order-77' });
-    expect(res.body.headers).toEqual({ Authorization: '[redacted]', 'content-type': 'application/json' });
+    expect(res.body.headers).toEqual({ Authorization: '[REDACTED]', 'content-type': 'application/json' });
     const stored = await api.stored(res.body.taskId);
-    expect(stored.headers).toEqual({ Authorization: 'Bearer s3cret', 'content-type': 'application/json' });
+    expect(stored.headers).toEqual({ Authorization: { enc: expect.stringMatching(/^v1:test:[\w-]+$/) }, 'content-type': 'application/json' });
+    expect(JSON.stringify(stored)).not.toContain('s3cret');
   });
 
   it('keeps the traceparent of the request for the attempts', async () => {

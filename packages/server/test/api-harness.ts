@@ -10,6 +10,13 @@ import type { TargetControl } from '../src/protection/target-control.js';
 import { TargetProtection } from '../src/protection/target-protection.js';
 import type { Store } from '../src/store/store.js';
 import { TaskService, type TaskServiceOptions } from '../src/tasks/task-service.js';
+import { parseKeyring } from '../src/secrets/encryption-keys.js';
+import { TaskSecrets } from '../src/secrets/task-secrets.js';
+
+/** The encryption key of test services (`RETRYD_ENCRYPTION_KEY` format), id `test`: 32 bytes of 0x2a. */
+export const TEST_ENCRYPTION_KEY = `test:${Buffer.alloc(32, 42).toString('base64')}`;
+/** {@link TEST_ENCRYPTION_KEY}, parsed. */
+export const TEST_KEYRING = parseKeyring(TEST_ENCRYPTION_KEY);
 
 /** Host names the tests use, resolved without DNS: public, private, and one with both kinds of address. */
 export const FAKE_DNS: Record<string, string[]> = {
@@ -77,6 +84,8 @@ export async function startApi(options: HarnessOptions = {}): Promise<ApiHarness
     targetGuard: new TargetGuard({ allow: parseAllowList(options.allowTargets), lookup: fakeLookup }),
     wake: () => void wakes++,
     onPolicyChanged: (tenantId, policyId) => void policyChanges.push(`${tenantId}/${policyId}`),
+    // Test services have a key, as a production one taking credentials must.
+    secrets: new TaskSecrets({ keyring: TEST_KEYRING }),
     ...options.service,
   });
   await service.ensureDefaultPolicy();

@@ -75,4 +75,13 @@ describe('retryd serve (the command)', () => {
     expect(stderr).toContain(message);
     expect(stderr).not.toContain('    at ');
   });
+
+  it.each([
+    [{ RETRYD_ENCRYPTION_KEY: 'c2hvcnQ=' }, [], 'retryd: RETRYD_ENCRYPTION_KEY entry 1 must be base64 of 32 bytes, got 5 bytes'],
+    [{}, ['--secrets-file', '/no/such/secrets.json'], 'retryd: --secrets-file must name a readable JSON file of secret names to string values; /no/such/secrets.json cannot be read (ENOENT)'],
+  ])('refuses a bad encryption key or secrets file (%j %j) with one line, exit code 2', async (env, args, message) => {
+    const { code, stderr } = await run(['serve', '--port', '0', '--store', `sqlite:${join(dir, 'bad.db')}`, ...args], env);
+    expect(code).toBe(2);
+    expect(stderr.trim()).toBe(message);
+  });
 });

@@ -11,7 +11,7 @@ describe('Redis store: one definition of a task, and the Lua scripts that spell 
     expect([taskId, key]).toEqual([task.taskId, task.idempotencyKey]);
     expect(Object.keys(JSON.parse(json as string) as object)).toEqual([
       'tenantId', 'taskId', 'idempotencyKey', 'requestHash', 'targetUrl', 'method', 'headers', 'body', 'bodyRef', 'policy',
-      'createdAt', 'traceContext',
+      'createdAt', 'traceContext', 'sensitiveBody',
     ]);
     expect(state).toHaveLength(STATE_FIELDS.length);
     expect(state[STATE_FIELDS.indexOf('target')]).toBe('=https://api.example.com');
@@ -19,6 +19,10 @@ describe('Redis store: one definition of a task, and the Lua scripts that spell 
     // What a script returns for it: the values without their `=`, null where absent.
     const reply = state.map((value) => (value === '' ? null : value.slice(1)));
     expect(decodeTask([reply, json as string])).toEqual(task);
+    // A task stored before sensitiveBody existed has no such property in its JSON: it reads as false.
+    const { sensitiveBody: _, ...older } = JSON.parse(json as string) as Record<string, unknown>;
+    expect(decodeTask([reply, JSON.stringify(older)]).sensitiveBody).toBe(false);
+    expect(decodeTask([reply, JSON.stringify({ ...older, sensitiveBody: true })]).sensitiveBody).toBe(true);
   });
 
   it('fails when a Lua field list, a field name in a script or an outcome order disagrees with the TypeScript definition', () => {

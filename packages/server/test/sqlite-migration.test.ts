@@ -15,7 +15,8 @@ describe('migrating a database made by 001', () => {
   /** Rows as 001 stored them: every task column but the ones 002 added. */
   function insertAs001(db: Database.Database, tasks: readonly RetryTask[]): void {
     const columns = [...TASK_COLUMN_NAMES, 'ended_at'];
-    const kept = columns.map((column, i) => [column, i] as const).filter(([column]) => column !== 'target_key');
+    // target_key came with 002, sensitive_body with 004.
+    const kept = columns.map((column, i) => [column, i] as const).filter(([column]) => column !== 'target_key' && column !== 'sensitive_body');
     const insert = db.prepare(`INSERT INTO tasks (${kept.map(([c]) => c).join(', ')}) VALUES (${kept.map(() => '?').join(', ')})`);
     for (const task of tasks) {
       const params = taskToParams(task);
@@ -74,7 +75,10 @@ describe('migrating a database made by 002', () => {
     const path = freshPath();
     const old = new Database(path);
     migrate(old, loadMigrations().filter((m) => m.version <= 2));
-    const insertTask = old.prepare(`INSERT INTO tasks (${[...TASK_COLUMN_NAMES, 'ended_at'].join(', ')}) VALUES (${[...TASK_COLUMN_NAMES, 'ended_at'].map(() => '?').join(', ')})`);
+    // Every task column 002 had: all but sensitive_body (004).
+    const kept = [...TASK_COLUMN_NAMES, 'ended_at'].map((column, i) => [column, i] as const).filter(([column]) => column !== 'sensitive_body');
+    const insert = old.prepare(`INSERT INTO tasks (${kept.map(([c]) => c).join(', ')}) VALUES (${kept.map(() => '?').join(', ')})`);
+    const insertTask = { run: (...params: unknown[]) => insert.run(...kept.map(([, i]) => params[i])) };
     const insertQueue = old.prepare('INSERT INTO target_queues (tenant_id, target_key, next_due_at, held_until, hold_changed_at) VALUES (?, ?, ?, ?, ?)');
     const dueA = [forTarget(A, { nextAttemptAt: T0 + 1 }), forTarget(A, { nextAttemptAt: T0 + 2 }), forTarget(A, { nextAttemptAt: T0 + 3 })];
     const heldB = forTarget(B, { nextAttemptAt: T0 });

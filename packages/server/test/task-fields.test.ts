@@ -45,7 +45,7 @@ describe('the task field definition', () => {
   it('derives the API view and its schema from the fields marked for the API, every one always present', () => {
     const view = toTaskView(makeTask({ headers: { authorization: 'Bearer secret', 'x-a': '1' } }));
     expect(Object.keys(view)).toEqual(TASK_VIEW_FIELD_NAMES);
-    expect(view.headers).toEqual({ authorization: '[redacted]', 'x-a': '1' });
+    expect(view.headers).toEqual({ authorization: '[REDACTED]', 'x-a': '1' });
     const schema = SHARED_SCHEMAS.find((s) => s.$id === 'Task') as unknown as { required: string[]; properties: Record<string, unknown> };
     expect(schema.required).toEqual(TASK_VIEW_FIELD_NAMES);
     expect(Object.keys(schema.properties)).toEqual(TASK_VIEW_FIELD_NAMES);

@@ -148,14 +148,21 @@ export const SHARED_SCHEMAS = [
       idempotencyKey: { type: 'string', maxLength: ENQUEUE_LIMITS.keyLength, description: 'Sent as Idempotency-Key on every attempt; generated when absent.' },
       delayMs: { type: 'integer', minimum: 0, description: 'First attempt this long after enqueue. Not with notBefore.' },
       notBefore: { oneOf: [{ type: 'integer', minimum: 0 }, { type: 'string', format: 'date-time' }], description: 'First attempt not before this time (epoch ms or ISO 8601).' },
+      secretHeaders: {
+        type: 'array',
+        maxItems: ENQUEUE_LIMITS.headers,
+        items: { type: 'string' },
+        description: 'Names of headers in headers to keep secret like credential headers: stored encrypted (or as {{secret:NAME}}), shown as [REDACTED].',
+      },
+      sensitiveBody: { type: 'boolean', description: 'Store the body encrypted and show it as [REDACTED]; needs RETRYD_ENCRYPTION_KEY. Not with bodyRef.' },
     },
   },
   {
     $id: 'Task',
     description:
       'A task as the API shows it. Internal fields are left out on purpose: the request hash, the lease owner, ' +
-      'fencing token and version (concurrency internals), the run bookkeeping and the tenant. Credential header ' +
-      'values (Authorization, Cookie, API keys) are shown as [redacted].',
+      'fencing token and version (concurrency internals), the run bookkeeping and the tenant. Secrets are shown as ' +
+      '[REDACTED] (credential and marked headers, a sensitive body); query values of targetUrl as REDACTED.',
     type: 'object',
     required: [...TASK_VIEW_FIELD_NAMES],
     properties: Object.fromEntries(TASK_VIEW_FIELD_NAMES.map((name) => [name, TASK_FIELDS[name].api.schema])),

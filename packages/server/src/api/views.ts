@@ -2,6 +2,7 @@ import type { RetryPolicy } from '@retryd/core';
 import type { AttemptLog, AttemptLogOutcome, RetryTask, StoredPolicy } from '../domain/task.js';
 import { compileTaskMapper, taskLiteral } from '../domain/compile-task-mapper.js';
 import type { TaskViewFieldName } from '../domain/task-fields.js';
+import { REDACTED, redactHeaders, redactUrlQuery } from '../secrets/redaction.js';
 import type { BreakerView, TargetStatus } from '../protection/target-control.js';
 import type { TargetSettings } from '../protection/target-settings.js';
 import type { TargetLimits } from '../store/store.js';
@@ -15,9 +16,12 @@ import type { TargetLimits } from '../store/store.js';
  *
  * Left out, on purpose: `tenantId` (implied by the caller's credentials), `requestHash` (an internal comparison
  * value), the lease owner, fencing token and version (concurrency internals that a client must not build on), the
- * run bookkeeping (`runAttemptOffset`, `runStartedAt`, `lastDelayMs`) and `traceContext`. Values of credential
- * headers (`Authorization`, `Cookie`, API-key headers) are replaced by `[redacted]`: whoever lists tasks is not
- * necessarily allowed to call the target.
+ * run bookkeeping (`runAttemptOffset`, `runStartedAt`, `lastDelayMs`) and `traceContext`.
+ *
+ * Secrets are never shown (whoever lists tasks is not necessarily allowed to call the target): values of credential
+ * headers (`Authorization`, `Cookie`, `Proxy-Authorization`, `*-Token`, `*-Key`, `*-Secret`) and of headers the task
+ * marked secret are `[REDACTED]`, so is a sensitive body, and each query value of `targetUrl` is `REDACTED` (see
+ * `redactUrlQuery`). The task keeps its real URL for dispatch.
  */
 export type TaskView = Pick<RetryTask, TaskViewFieldName>;
 
@@ -54,38 +58,31 @@ export interface TargetApiView {
   settings: TargetSettings;
 }
 
-/** Header names (lower case) whose values are credentials. */
-export const REDACTED_HEADERS: ReadonlySet<string> = new Set([
-  'authorization',
-  'cookie',
-  'x-api-key',
-  'api-key',
-  'x-auth-token',
-]);
+export { REDACTED, redactHeaders };
 
-/** The placeholder shown instead of a credential header's value. */
-export const REDACTED = '[redacted]';
-
-/** Copies headers with credential values replaced by {@link REDACTED}. */
-export function redactHeaders(headers: Record<string, string>): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers)) {
-    out[name] = REDACTED_HEADERS.has(name.toLowerCase()) ? REDACTED : value;
-  }
-  return out;
+/** A sensitive body as shown: {@link REDACTED}; any other as it is. */
+function shownBody(task: RetryTask): string | null {
+  return task.sensitiveBody && task.body !== null ? REDACTED : task.body;
 }
 
+/** How the fields that may hold secrets are shown (see {@link TaskView}); every other field is shown as it is. */
+const SHOWN: Partial<Record<string, string>> = {
+  headers: 'redactHeaders(t.headers)',
+  body: 'shownBody(t)',
+  targetUrl: 'redactUrlQuery(t.targetUrl)',
+};
+
 /**
- * The API view of a task (see {@link TaskView}), credential headers redacted: compiled once from the field
+ * The API view of a task (see {@link TaskView}), secrets redacted: compiled once from the field
  * definitions into one object literal (see compile-task-mapper.ts), since a page of tasks maps up to 1,000.
  */
 export const toTaskView: (task: RetryTask) => TaskView = compileTaskMapper(
   'toTaskView(t)',
   `return ${taskLiteral(
-    (field) => (field.name === 'headers' ? 'redactHeaders(t.headers)' : `t.${field.name}`),
+    (field) => SHOWN[field.name] ?? `t.${field.name}`,
     (field) => field.api !== undefined,
   )};`,
-  { redactHeaders },
+  { redactHeaders, redactUrlQuery, shownBody },
 );
 
 export function toAttemptView(attempt: AttemptLog): AttemptView {

@@ -1,6 +1,8 @@
 import { Command, Option } from 'commander';
 import { BlobsUrlError } from '../blobs/s3-blobs-url.js';
 import { InvalidAllowListError } from '../security/target-guard.js';
+import { EncryptionKeyError } from '../secrets/encryption-keys.js';
+import { SecretsFileError } from '../secrets/secret-provider.js';
 import { StoreUrlError } from '../service/open-store.js';
 import { createLogger } from '../service/logger.js';
 import {
@@ -86,6 +88,12 @@ export function serveCommand(): Command {
         .default(DEFAULT_CONFIG.protection)
         .argParser((value) => parseChoiceOption('--protection', value, ['on', 'off'] as const)),
     )
+    .addOption(
+      new Option(
+        '--secrets-file <path>',
+        'JSON file of secret names to values ({"STRIPE_KEY": "sk_…"}) that {{secret:NAME}} header references resolve from, before RETRYD_SECRET_<NAME> variables; read at start. Encryption keys come from RETRYD_ENCRYPTION_KEY',
+      ).env('RETRYD_SECRETS_FILE'),
+    )
     .addOption(new Option('--log-level <level>', 'log level').env('RETRYD_LOG_LEVEL').choices(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default(DEFAULT_CONFIG.logLevel))
     .action(async (flags: ServeFlags) => {
       const options = configFromFlags(flags);
@@ -139,6 +147,7 @@ interface ServeFlags {
   logLevel: string;
   role: RetrydRole;
   protection: ProtectionMode;
+  secretsFile?: string;
 }
 
 function configFromFlags(flags: ServeFlags): RetrydConfig {
@@ -156,6 +165,9 @@ function configFromFlags(flags: ServeFlags): RetrydConfig {
     logLevel: flags.logLevel,
     role: flags.role,
     protection: flags.protection,
+    ...(flags.secretsFile === undefined ? {} : { secretsFile: flags.secretsFile }),
+    // Never a flag: a key on the command line would show in the process list.
+    ...(process.env.RETRYD_ENCRYPTION_KEY === undefined ? {} : { encryptionKey: process.env.RETRYD_ENCRYPTION_KEY }),
   };
 }
 
@@ -165,6 +177,8 @@ export function isUsageError(error: unknown): error is Error {
     error instanceof ConfigError ||
     error instanceof InvalidAllowListError ||
     error instanceof StoreUrlError ||
-    error instanceof BlobsUrlError
+    error instanceof BlobsUrlError ||
+    error instanceof EncryptionKeyError ||
+    error instanceof SecretsFileError
   );
 }

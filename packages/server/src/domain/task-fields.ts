@@ -1,4 +1,5 @@
 import { TaskStatus, type RetryPolicy } from '@retryd/core';
+import type { StoredHeaders } from './header-value.js';
 
 // The one definition of a task's stored fields. Everything that spells a task out field by field is derived from
 // this table: the `RetryTask` type, the SQL column lists and row mappings of SQLite and PostgreSQL, the Redis hash
@@ -111,8 +112,12 @@ export const TASK_FIELDS = {
     changes: 'never',
     api: { schema: { type: 'string' } },
   }),
-  /** Sent on every attempt (retryd's own headers are added). */
-  headers: field<Record<string, string>>()({
+  /**
+   * Sent on every attempt (retryd's own headers are added). Secrets are never kept in plain text: a credential header
+   * (by its name or marked by the task) is `{ enc }`, sealed with the encryption key, or `{ ref }`, a value holding
+   * `{{secret:NAME}}` references; both are revealed only at dispatch and shown as `[REDACTED]`.
+   */
+  headers: field<StoredHeaders>()({
     column: 'headers',
     codec: 'json',
     nullable: false,
@@ -122,18 +127,19 @@ export const TASK_FIELDS = {
       schema: {
         type: 'object',
         additionalProperties: { type: 'string' },
-        description: 'Credential values shown as [redacted].',
+        description:
+          'Values of credential headers (Authorization, Cookie, Proxy-Authorization, *-Token, *-Key, *-Secret) and of headers the task marked secret are shown as [REDACTED].',
       },
     },
   }),
-  /** The body sent as is, when small enough to keep inline. */
+  /** The body sent as is, when small enough to keep inline; sealed (`v1:<key id>:…`) when `sensitiveBody`. */
   body: field<string | null>()({
     column: 'body',
     codec: 'json-string',
     nullable: true,
     redis: 'data',
     changes: 'never',
-    api: { schema: nullable('string') },
+    api: { schema: { ...nullable('string'), description: 'Shown as [REDACTED] when sensitiveBody.' } },
   }),
   /**
    * Where the body lives when it is not inline (then `body` is null): a ref the blob store made for a large body,
@@ -303,6 +309,18 @@ export const TASK_FIELDS = {
     nullable: true,
     redis: 'data',
     changes: 'never',
+  }),
+  /**
+   * The caller marked the body sensitive: it is stored sealed with the encryption key (inline or in the blob store),
+   * opened only at dispatch, and shown as `[REDACTED]`. False for tasks stored before it existed.
+   */
+  sensitiveBody: field<boolean>()({
+    column: 'sensitive_body',
+    codec: 'boolean',
+    nullable: false,
+    redis: 'data',
+    changes: 'never',
+    api: { schema: { type: 'boolean', description: 'The body is stored encrypted and shown as [REDACTED].' } },
   }),
 } as const;
 

@@ -19,6 +19,11 @@ export type AttemptResult =
       error: unknown;
       /** One line for the attempt log, e.g. `connect ECONNREFUSED 127.0.0.1:9 (ECONNREFUSED)`. */
       message: string;
+      /**
+       * Set for a failure no retry can mend, found before any request was sent (a secret that cannot be revealed):
+       * the task ends FAILED with this dead-letter reason, whatever `classifyError` would say.
+       */
+      deadLetterReason?: string;
     };
 
 /**

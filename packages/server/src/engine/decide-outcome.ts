@@ -22,13 +22,16 @@ import type { AttemptResult } from './attempt-result.js';
 /**
  * Why a task was dead-lettered: core's {@link GiveUpReason} values (`max_attempts`, `budget`,
  * `retry_after_beyond_budget`, …), `permanent_status:<code>` for a status that is not retried (3xx included),
- * and `permanent_error` for an error that is neither a network failure nor a timeout.
+ * `permanent_error` for an error that is neither a network failure nor a timeout, and `secret_unavailable` for a
+ * secret that could not be revealed at dispatch.
  */
 export const DeadLetterReason = {
   MAX_ATTEMPTS: GiveUpReason.MAX_ATTEMPTS,
   BUDGET: GiveUpReason.BUDGET,
   RETRY_AFTER_BEYOND_BUDGET: GiveUpReason.RETRY_AFTER_BEYOND_BUDGET,
   PERMANENT_ERROR: 'permanent_error',
+  /** A secret of the task could not be revealed at dispatch (unknown name, key not configured): no request was sent. */
+  SECRET_UNAVAILABLE: 'secret_unavailable',
 } as const;
 
 /** The dead-letter reason of a response whose status is neither 2xx nor retryable, e.g. `permanent_status:400`. */
@@ -64,10 +67,15 @@ type Verdict = {
   responseStatus: number | null;
   errorMessage: string | null;
   snippet: string | null;
+  /** The reason an error result gave for ending the task (see `AttemptResult`). */
+  deadLetterReason?: string | undefined;
 };
 
 function verdictOf(result: AttemptResult, policy: RetryPolicy, now: number): Verdict {
   if (result.kind === 'error') {
+    if (result.deadLetterReason !== undefined) {
+      return { outcome: HttpOutcome.PERMANENT, responseStatus: null, errorMessage: result.message, snippet: null, deadLetterReason: result.deadLetterReason };
+    }
     const outcome = classifyError(result.error);
     const verdict: Verdict = { outcome, responseStatus: null, errorMessage: result.message, snippet: null };
     if (outcome === HttpOutcome.RETRYABLE && policy.backoffByClass !== undefined) verdict.failureClass = failureClassOfError(result.error);
@@ -226,7 +234,10 @@ export function decideAttemptOutcome(task: RetryTask, attempt: FinishedAttempt, 
   if (verdict.outcome === HttpOutcome.SUCCESS) {
     next = outcomeOf(base, transition(task.status, TaskEvent.SUCCEED), null, task.lastDelayMs, null);
   } else if (verdict.outcome === HttpOutcome.PERMANENT) {
-    const reason = verdict.responseStatus === null ? DeadLetterReason.PERMANENT_ERROR : permanentStatusReason(verdict.responseStatus);
+    const reason =
+      verdict.responseStatus === null
+        ? (verdict.deadLetterReason ?? DeadLetterReason.PERMANENT_ERROR)
+        : permanentStatusReason(verdict.responseStatus);
     next = outcomeOf(base, transition(task.status, TaskEvent.FAIL), null, task.lastDelayMs, reason);
   } else {
     next = retryOrExhaust(task, base, TaskEvent.RETRY, verdict.retryAfterMs, verdict.failureClass, ctx);

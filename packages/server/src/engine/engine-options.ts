@@ -7,6 +7,7 @@ import type { AttemptDispatcher } from './attempt-result.js';
 import type { AttemptProtection } from './attempt-protection.js';
 import type { EngineErrorContext } from './engine-errors.js';
 import type { LoadBody } from './http-dispatcher.js';
+import type { TaskSecrets } from '../secrets/task-secrets.js';
 
 /** Options of {@link Engine}. Only `store` is required. */
 export interface EngineOptions {
@@ -16,6 +17,11 @@ export interface EngineOptions {
   loadBody?: LoadBody;
   /** Makes the HTTP attempts. Default: an {@link HttpDispatcher} built from the timeouts below. */
   dispatcher?: AttemptDispatcher;
+  /**
+   * Reveals each task's secrets (sealed headers and bodies, `{{secret:NAME}}` references) right before its request is
+   * built. Default: no encryption key, references from the environment (`RETRYD_SECRET_<NAME>`).
+   */
+  secrets?: TaskSecrets;
   /** Every time the engine reads and every wait it makes (timers, back-offs, attempt timeouts). Default `systemClock`. */
   clock?: Clock;
   /** Draws the jitter of retry delays and of the engine's own store back-off. Default `Math.random`. */

@@ -11,6 +11,8 @@ import { DueTimer } from './due-timer.js';
 import { CompletionAbandonedError, FencedOutError, type EngineErrorContext } from './engine-errors.js';
 import { resolveEngineOptions, type EngineOptions, type ResolvedEngineOptions, type StopOptions } from './engine-options.js';
 import { HttpDispatcher } from './http-dispatcher.js';
+import { RevealingDispatcher } from './revealing-dispatcher.js';
+import { TaskSecrets } from '../secrets/task-secrets.js';
 import { LeaseReaper } from './lease-reaper.js';
 import { PolicyResolver } from './policy-resolver.js';
 import { attemptLogged, taskAfterCompletion } from './settled-task.js';
@@ -71,7 +73,7 @@ export class Engine implements AsyncDisposable, HandOff {
     this.store = options.store;
     this.workerId = this.opts.workerId;
     this.claimLowWater = Math.max(1, Math.min(this.opts.claimBatchSize, Math.ceil(this.opts.concurrency / 4)));
-    this.dispatcher =
+    const dispatcher =
       options.dispatcher ??
       new HttpDispatcher({
         loadBody: options.loadBody,
@@ -80,6 +82,8 @@ export class Engine implements AsyncDisposable, HandOff {
         connectionsPerOrigin: this.opts.connectionsPerOrigin,
         clock: this.opts.clock,
       });
+    // Secrets are revealed here, right before the request is built, whichever dispatcher builds it.
+    this.dispatcher = new RevealingDispatcher(dispatcher, options.secrets ?? new TaskSecrets(), options.loadBody);
     this.policies = new PolicyResolver({
       store: this.store,
       now: () => this.now(),

@@ -147,7 +147,8 @@ export function attemptHeaders(task: RetryTask, attemptNumber: number): Record<s
   const headers: Record<string, string> = {};
   for (const name in task.headers) {
     const value = task.headers[name];
-    if (value !== undefined && !OWN_HEADERS.has(name.toLowerCase())) headers[name] = value;
+    // A secret (sealed or a reference) is never sent as it is stored: RevealingDispatcher gives plain values.
+    if (typeof value === 'string' && !OWN_HEADERS.has(name.toLowerCase())) headers[name] = value;
   }
   headers['idempotency-key'] = task.idempotencyKey;
   headers['retryd-attempt'] = String(attemptNumber);

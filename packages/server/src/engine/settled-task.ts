@@ -57,6 +57,7 @@ export function taskAfterCompletion(
     lastResponseStatus: outcome.lastResponseStatus,
     deadLetterReason: outcome.deadLetterReason,
     traceContext: claimed.traceContext,
+    sensitiveBody: claimed.sensitiveBody,
   };
 }
 

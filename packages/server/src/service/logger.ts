@@ -12,7 +12,7 @@ export function createLogger(level: string, destination?: pino.DestinationStream
       timestamp: pino.stdTimeFunctions.isoTime,
       redact: {
         paths: ['headers', '*.headers', 'body', '*.body', 'req.headers.authorization', 'req.headers.cookie'],
-        censor: '[redacted]',
+        censor: '[REDACTED]',
       },
     },
     destination,

@@ -42,6 +42,17 @@ export interface RetrydConfig {
    * Retry-After holds, with conservative settings) or `off` (for downstreams that fail by design, such as a benchmark's).
    */
   protection: ProtectionMode;
+  /**
+   * `RETRYD_ENCRYPTION_KEY` (an environment variable only: a flag would show in the process list): the keys credential
+   * headers and sensitive bodies are encrypted with, `base64` of 32 bytes, or several `id:base64` entries separated by
+   * commas, the first encrypting and all decrypting (see `parseKeyring`). Default none: a literal credential is refused.
+   */
+  encryptionKey?: string;
+  /**
+   * `--secrets-file` / `RETRYD_SECRETS_FILE`: a JSON file of secret names to values, read at start, that
+   * `{{secret:NAME}}` references resolve from before the `RETRYD_SECRET_<NAME>` variables. Default none.
+   */
+  secretsFile?: string;
 }
 
 /** Whether targets are protected by default (see {@link RetrydConfig.protection}). */

@@ -7,6 +7,10 @@ import { TargetProtection } from '../protection/target-protection.js';
 import { DEFAULT_TARGET_SETTINGS, PROTECTIONS_OFF } from '../protection/target-settings.js';
 import { parseAllowList, TargetGuard } from '../security/target-guard.js';
 import { openStore } from './open-store.js';
+import { parseKeyring } from '../secrets/encryption-keys.js';
+import { urlOrigin } from '../secrets/redaction.js';
+import { chainSecretProviders, envSecretProvider, fileSecretProvider } from '../secrets/secret-provider.js';
+import { TaskSecrets } from '../secrets/task-secrets.js';
 import { TaskService } from '../tasks/task-service.js';
 import { ConfigError, type RetrydConfig } from './retryd-config.js';
 
@@ -23,7 +27,7 @@ export interface RunningRetryd extends AsyncDisposable {
 
 /**
  * Starts the HTTP API and the workers in one process on the configured store — what `retryd serve` runs.
- * One log line at start, one at stop, one per dead-lettered task; never headers or bodies.
+ * One log line at start, one at stop, one per dead-lettered task; never headers, bodies, nor a target's path or query.
  */
 export async function startRetryd(config: RetrydConfig, logger: Logger): Promise<RunningRetryd> {
   if (config.visibilityTimeoutMs !== undefined && config.visibilityTimeoutMs <= config.attemptTimeoutMs) {
@@ -32,6 +36,8 @@ export async function startRetryd(config: RetrydConfig, logger: Logger): Promise
     );
   }
   const allow = parseAllowList(config.allowTargets);
+  // Checked before the store opens: a bad key or secrets file is the operator's to fix, told in one line.
+  const secrets = taskSecretsOf(config);
   const { store, blobs } = await openStore(config.store, {
     synchronous: config.sqliteSync === 'normal' ? 'NORMAL' : 'FULL',
     ...(config.blobs === undefined ? {} : { blobs: config.blobs }),
@@ -54,6 +60,7 @@ export async function startRetryd(config: RetrydConfig, logger: Logger): Promise
     store,
     protection,
     loadBody: (ref) => blobs.get(ref),
+    secrets,
     concurrency: config.concurrency,
     attemptTimeoutMs: config.attemptTimeoutMs,
     ...(config.visibilityTimeoutMs === undefined ? {} : { leaseMs: config.visibilityTimeoutMs }),
@@ -67,7 +74,8 @@ export async function startRetryd(config: RetrydConfig, logger: Logger): Promise
           reason: task.deadLetterReason,
           attempts: task.attemptNumber,
           lastResponseStatus: task.lastResponseStatus,
-          target: redactUrl(task.targetUrl),
+          // The origin alone: webhook paths and queries often carry a token.
+          target: urlOrigin(task.targetUrl),
         },
         'task dead-lettered',
       ),
@@ -88,6 +96,7 @@ export async function startRetryd(config: RetrydConfig, logger: Logger): Promise
     store,
     blobs,
     targetGuard: new TargetGuard({ allow }),
+    secrets,
     // An API-only instance wakes the workers of other instances through the store (LISTEN/NOTIFY, pub/sub).
     wake: () => {
       if (runsWorkers) engine.wake();
@@ -135,6 +144,9 @@ export async function startRetryd(config: RetrydConfig, logger: Logger): Promise
       sqliteSync: config.sqliteSync,
       allowTargets: allow.map((a) => a.cidr),
       protection: config.protection,
+      // Which keys, never the keys: the ids, the first sealing new secrets, every one opening them.
+      encryptionKeyIds: config.encryptionKey === undefined ? [] : [...parseKeyring(config.encryptionKey).byId.keys()],
+      ...(config.secretsFile === undefined ? {} : { secretsFile: config.secretsFile }),
     },
     'retryd started',
   );
@@ -175,6 +187,14 @@ export function logProtectionEvent(logger: Logger, event: ProtectionEvent): void
       logger.info(event, `${event.target} held until ${new Date(event.until).toISOString()} by its Retry-After`);
       break;
   }
+}
+
+/** The secrets of `config`: its keys and its providers (the secrets file first, then `RETRYD_SECRET_<NAME>`). */
+function taskSecretsOf(config: RetrydConfig): TaskSecrets {
+  const keyring = config.encryptionKey === undefined ? undefined : parseKeyring(config.encryptionKey);
+  const env = envSecretProvider();
+  const provider = config.secretsFile === undefined ? env : chainSecretProviders(fileSecretProvider(config.secretsFile), env);
+  return new TaskSecrets({ keyring, provider });
 }
 
 /** A store's own account of its durability (Redis: AOF settings), when it gives one. */

@@ -4,6 +4,7 @@ import { DEFAULT_POLICY_ID } from '../policies/default-policy.js';
 import { POLICY_ID_PATTERN, POLICY_ID_RULE } from '../policies/policy-id.js';
 import type { FieldError } from '../domain/errors.js';
 import { MAX_VALUE_DEPTH, nestsDeeperThan } from '../domain/json-nesting.js';
+import { SECRET_NAME_PATTERN, secretReferences } from '../secrets/secret-provider.js';
 
 /** Methods a task may use. CONNECT and TRACE are refused: neither makes sense through a retry service. */
 export const TARGET_METHODS = Object.freeze(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const);
@@ -40,6 +41,8 @@ export const ENQUEUE_FIELDS = Object.freeze([
   'idempotencyKey',
   'delayMs',
   'notBefore',
+  'secretHeaders',
+  'sensitiveBody',
 ] as const);
 
 /**
@@ -93,6 +96,10 @@ export interface ParsedEnqueue {
   /** The caller's key (from `idempotencyKey` or the `Idempotency-Key` header), if any. */
   idempotencyKey: string | undefined;
   firstAttempt: FirstAttempt;
+  /** Header names (lower case) the task marked secret, besides the credential names; each names one of `headers`. */
+  secretHeaders: ReadonlySet<string>;
+  /** The body is stored encrypted and shown redacted. */
+  sensitiveBody: boolean;
   /** SHA-256 (hex) of the canonical request: equal for a replayed enqueue, different for another request. */
   requestHash: string;
 }
@@ -152,6 +159,12 @@ export function parseEnqueueInput(input: unknown, path = ''): EnqueueParse {
   const bodyRef = parseBodyRef(input, method, fail);
   const { policyId, policy } = parsePolicyChoice(input, name, fail, errors);
   const firstAttempt = parseFirstAttempt(input, fail);
+  const secretHeaders = parseSecretHeaders(input.secretHeaders, headers, fail);
+  const sensitiveBody = input.sensitiveBody ?? false;
+  if (typeof sensitiveBody !== 'boolean') fail('sensitiveBody', 'a boolean', show(sensitiveBody));
+  else if (sensitiveBody && input.bodyRef !== undefined && input.bodyRef !== null) {
+    fail('sensitiveBody', "absent with bodyRef (retryd does not store a body given by reference: protect the caller's object)");
+  }
 
   if (errors.length > 0 || targetUrl === undefined) return { ok: false, errors };
   const value: Omit<ParsedEnqueue, 'requestHash'> = {
@@ -164,6 +177,8 @@ export function parseEnqueueInput(input: unknown, path = ''): EnqueueParse {
     policy,
     idempotencyKey: typeof key === 'string' ? key : headerKey,
     firstAttempt,
+    secretHeaders,
+    sensitiveBody: sensitiveBody === true,
   };
   return { ok: true, value: { ...value, requestHash: requestHashOf(value, input.body) } };
 }
@@ -220,11 +235,30 @@ function parseHeaders(raw: unknown, name: (f: string) => string, errors: FieldEr
     if (typeof value !== 'string') push(field, 'a string');
     else if (value.length > ENQUEUE_LIMITS.headerValueLength || !HEADER_VALUE.test(value)) {
       push(field, `a header value of at most ${ENQUEUE_LIMITS.headerValueLength} bytes without CR, LF or NUL`);
+    } else if (secretReferences(value).some((ref) => !SECRET_NAME_PATTERN.test(ref))) {
+      push(field, 'a value whose {{secret:NAME}} references have names of 1 to 128 letters, digits or _');
     }
     seen.add(lower);
     if (typeof value === 'string') headers[header] = value;
   }
   return headers;
+}
+
+/** `secretHeaders`: names of headers in `headers` (any case) to keep as secrets; returned in lower case. */
+function parseSecretHeaders(raw: unknown, headers: Record<string, string>, fail: Fail): ReadonlySet<string> {
+  const marked = new Set<string>();
+  if (raw === undefined) return marked;
+  const rule = `an array of at most ${ENQUEUE_LIMITS.headers} header names, each naming a header of headers`;
+  if (!Array.isArray(raw) || raw.length > ENQUEUE_LIMITS.headers) {
+    fail('secretHeaders', rule, show(raw));
+    return marked;
+  }
+  const present = new Set(Object.keys(headers).map((h) => h.toLowerCase()));
+  raw.forEach((name: unknown, i) => {
+    if (typeof name !== 'string' || !present.has(name.toLowerCase())) fail(`secretHeaders[${i}]`, 'the name of a header given in headers', show(name));
+    else marked.add(name.toLowerCase());
+  });
+  return marked;
 }
 
 /** Removes a header (any case) and returns its value. */
@@ -327,6 +361,9 @@ function requestHashOf(value: Omit<ParsedEnqueue, 'requestHash'>, rawBody: unkno
     policyId: value.policyId,
     policy: value.policy,
     firstAttempt: value.firstAttempt,
+    // Only when given, so that the hash of every request without them is what it was before they existed.
+    ...(value.secretHeaders.size === 0 ? {} : { secretHeaders: [...value.secretHeaders].sort() }),
+    ...(value.sensitiveBody ? { sensitiveBody: true } : {}),
   });
   return createHash('sha256').update(canonical).digest('hex');
 }

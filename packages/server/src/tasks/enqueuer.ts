@@ -4,6 +4,7 @@ import { RetrydError } from '../domain/errors.js';
 import type { RetryTask } from '../domain/task.js';
 import { targetKeyOf } from '../domain/target-key.js';
 import type { TargetGuard } from '../security/target-guard.js';
+import type { TaskSecrets } from '../secrets/task-secrets.js';
 import type { Store } from '../store/store.js';
 import type { EnqueueBatcher } from './enqueue-batcher.js';
 import { parseEnqueueInput, type FirstAttempt } from './enqueue-input.js';
@@ -35,6 +36,8 @@ export interface EnqueuerDeps {
   wake: () => void;
   /** The local engine, which takes tasks due at once straight from the enqueue. Absent: every task waits for a claim. */
   handOff?: HandOff | undefined;
+  /** Seals credential headers and sensitive bodies before they are stored; checks secret references. */
+  secrets: TaskSecrets;
 }
 
 const TRACEPARENT = /^[\da-f]{2}-[\da-f]{32}-[\da-f]{16}-[\da-f]{2}$/;
@@ -158,12 +161,16 @@ export class Enqueuer {
         ]),
       };
     }
+    const taskId = this.deps.newId();
+    // Before anything is written: a credential that cannot be kept out of plain text is refused, never stored.
+    const secured = await this.deps.secrets.protect(tenantId, taskId, request, path);
+    if (!secured.ok) return { error: RetrydError.validation(secured.errors) };
     const adopted = request.bodyRef === null ? null : await this.#adopt(tenantId, request.bodyRef, `${path}bodyRef`);
     if (adopted !== null && 'error' in adopted) return adopted;
-    const taskId = this.deps.newId();
-    let body = request.body;
+    let body = secured.value.body;
     // Only a blob retryd wrote itself; a caller's object (bodyRef) is never dropped.
     let blobRef: string | null = null;
+    // A sensitive body is already sealed here, so the blob store too only ever holds its ciphertext.
     if (body !== null && Buffer.byteLength(body) > this.deps.inlineBodyLimit) {
       // The blob is durable before the task that refers to it is committed (see BlobStore).
       const data = body;
@@ -178,7 +185,7 @@ export class Enqueuer {
       targetUrl: request.targetUrl.href,
       targetKey: targetKeyOf(request.targetUrl),
       method: request.method,
-      headers: request.headers,
+      headers: secured.value.headers,
       body,
       bodyRef: adopted?.ref ?? blobRef,
       policyId: request.policyId,
@@ -201,6 +208,7 @@ export class Enqueuer {
       lastResponseStatus: null,
       deadLetterReason: null,
       traceContext,
+      sensitiveBody: request.sensitiveBody,
     };
     return { task, blobRef };
   }

@@ -4,6 +4,7 @@ import { DEFAULT_INLINE_BODY_LIMIT, type BlobStore } from '../blobs/blob-store.j
 import { RetrydError } from '../domain/errors.js';
 import { DEFAULT_TENANT, type AttemptLog, type Page, type RetryTask, type StoredPolicy } from '../domain/task.js';
 import { TargetGuard } from '../security/target-guard.js';
+import { TaskSecrets } from '../secrets/task-secrets.js';
 import type { PageRequest, ReplayChange, Store, TaskQuery, TransitionResult } from '../store/store.js';
 import { EnqueueBatcher } from './enqueue-batcher.js';
 import { Enqueuer, type BatchEntryResult, type EnqueueContext, type EnqueueResult } from './enqueuer.js';
@@ -35,6 +36,12 @@ export interface TaskServiceOptions {
   inlineBodyLimit?: number;
   /** Most tasks the enqueue batcher merges into one transaction. Default 5,000. */
   maxTasksPerFlush?: number;
+  /**
+   * Seals credential headers and sensitive bodies before the insert and checks `{{secret:NAME}}` references. Default:
+   * no encryption key (a literal credential is refused with 400), references from `RETRYD_SECRET_<NAME>`. The engine
+   * must be given the same keys to reveal them.
+   */
+  secrets?: TaskSecrets;
 }
 
 /** Most tasks one batch request may hold. */
@@ -100,6 +107,7 @@ export class TaskService implements AsyncDisposable {
       inlineBodyLimit: options.inlineBodyLimit ?? DEFAULT_INLINE_BODY_LIMIT,
       wake: this.#wake,
       handOff: options.handOff,
+      secrets: options.secrets ?? new TaskSecrets(),
     });
   }
 

@@ -9,7 +9,8 @@ export function taskCases(store: CurrentStore): void {
   it('inserts tasks and reads each back, field for field, by id and by idempotency key', async () => {
     const plain = makeTask();
     const rich = makeTask({
-      headers: { authorization: 'Bearer x', 'x-trace': 'é ✓' },
+      // Secrets as the service stores them: sealed, and kept as references.
+      headers: { authorization: { enc: 'v1:k1:c2VhbGVk' }, 'x-api-token': { ref: 'Bearer {{secret:API}}' }, 'x-trace': 'é ✓' },
       body: null,
       bodyRef: 'default/big-body',
       policyId: null,
@@ -25,6 +26,7 @@ export function taskCases(store: CurrentStore): void {
       nextAttemptAt: T0 + 5_000,
       lastDelayMs: 123.456,
       traceContext: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+      sensitiveBody: true,
     });
     expect(await store().insertTasks([plain, rich])).toEqual([
       { kind: 'inserted', task: plain },

@@ -165,7 +165,8 @@ export const decodeTask: (reply: TaskReply) => RetryTask = compileTaskMapper(
   const d = JSON.parse(reply[1]);
   return ${taskLiteral((field) =>
     field.redis === 'data'
-      ? `d.${field.name}${field.nullable ? ' ?? null' : ''}`
+      ? // A boolean added to the JSON part later (sensitiveBody) is absent from tasks stored before it: false.
+        `d.${field.name}${field.nullable ? ' ?? null' : field.codec === 'boolean' ? ' === true' : ''}`
       : hashValueSource(field.codec, field.nullable, `s[${STATE_FIELDS.indexOf(field.redis.hash)}]`, field.name),
   )};`,
   {

@@ -1,0 +1,62 @@
+import type { RetryTask } from '../domain/task.js';
+import { SecretUnavailableError, type TaskSecrets } from '../secrets/task-secrets.js';
+import type { AttemptDispatcher, AttemptResult } from './attempt-result.js';
+import { DeadLetterReason } from './decide-outcome.js';
+import type { LoadBody } from './http-dispatcher.js';
+
+/**
+ * Reveals a task's secrets just before its request is built, and nowhere else: sealed headers opened, `{{secret:NAME}}`
+ * references resolved, a sensitive body opened (loaded from the blob store first when it is kept there). The plain
+ * values live only in the request handed to the inner dispatcher. A secret that cannot be revealed (an unknown name, a
+ * key no longer configured) ends the attempt with reason `secret_unavailable`: no retry can mend it.
+ */
+export class RevealingDispatcher implements AttemptDispatcher {
+  constructor(
+    private readonly inner: AttemptDispatcher,
+    private readonly secrets: TaskSecrets,
+    private readonly loadBody?: LoadBody | undefined,
+  ) {}
+
+  dispatch(task: RetryTask, attemptNumber: number): Promise<AttemptResult> {
+    // Most tasks carry no secret: sent as they are, without a copy or a promise more on the hot path.
+    if (!this.secrets.needsReveal(task)) return this.inner.dispatch(task, attemptNumber);
+    return this.#revealThenDispatch(task, attemptNumber);
+  }
+
+  async #revealThenDispatch(task: RetryTask, attemptNumber: number): Promise<AttemptResult> {
+    let revealed: RetryTask;
+    try {
+      revealed = await this.secrets.reveal(task);
+      if (task.sensitiveBody && task.bodyRef !== null) {
+        const sealed = await this.#load(task.bodyRef);
+        if (typeof sealed !== 'string') return sealed;
+        revealed = { ...revealed, body: this.secrets.openBody(task, sealed), bodyRef: null };
+      }
+    } catch (error) {
+      if (!(error instanceof SecretUnavailableError)) throw error;
+      return { kind: 'error', error, message: error.message, deadLetterReason: DeadLetterReason.SECRET_UNAVAILABLE };
+    }
+    return this.inner.dispatch(revealed, attemptNumber);
+  }
+
+  /** The sealed body from the blob store, or the attempt's error when it cannot be read (retried as any other). */
+  async #load(ref: string): Promise<string | AttemptResult> {
+    if (this.loadBody === undefined) {
+      return { kind: 'error', error: new Error('no blob store'), message: `cannot load body ${ref}: no blob store configured` };
+    }
+    try {
+      const data = await this.loadBody(ref);
+      return typeof data === 'string' ? data : Buffer.from(data).toString('utf8');
+    } catch (error) {
+      return { kind: 'error', error, message: `cannot load body ${ref}: ${error instanceof Error ? error.message : String(error)}` };
+    }
+  }
+
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+
+  destroy(): Promise<void> {
+    return this.inner.destroy();
+  }
+}

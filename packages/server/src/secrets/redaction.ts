@@ -1,0 +1,62 @@
+import { isSecretHeaderValue, type StoredHeaders } from '../domain/header-value.js';
+
+/** The placeholder shown instead of a secret: a credential header's value, a sensitive body. */
+export const REDACTED = '[REDACTED]';
+
+/** What replaces each query value (and the fragment) of a URL shown for information. */
+export const REDACTED_QUERY_VALUE = 'REDACTED';
+
+/** Header names (lower case) that always carry credentials. */
+const CREDENTIAL_NAMES: ReadonlySet<string> = new Set(['authorization', 'cookie', 'proxy-authorization']);
+const CREDENTIAL_SUFFIX = /-(?:token|key|secret)$/i;
+
+/**
+ * Whether a header's value is a credential by its name alone: `Authorization`, `Cookie`, `Proxy-Authorization`, or a
+ * name ending in `-Token`, `-Key` or `-Secret`, in any letter case (`X-Vault-Token`, `X-Goog-Api-Key`, `Client-Secret`).
+ * A task may mark more (`secretHeaders`).
+ */
+export function isCredentialHeader(name: string): boolean {
+  return CREDENTIAL_NAMES.has(name.toLowerCase()) || CREDENTIAL_SUFFIX.test(name);
+}
+
+/**
+ * Copies stored headers with every secret shown as {@link REDACTED}: credential names (whatever their stored form) and
+ * every sealed or referenced value (a header the task marked secret).
+ */
+export function redactHeaders(headers: StoredHeaders): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name in headers) {
+    const value = headers[name];
+    if (value === undefined) continue;
+    out[name] = isSecretHeaderValue(value) || isCredentialHeader(name) ? REDACTED : value;
+  }
+  return out;
+}
+
+/**
+ * A URL as shown for information (API answers): scheme, host, port and path as they are; each query parameter's value
+ * replaced by `REDACTED` (names kept, so `?token=abc&page=2` shows `?token=REDACTED&page=REDACTED`); a fragment shown as
+ * `#REDACTED`. A text that is not a URL is shown as `[REDACTED]`.
+ */
+export function redactUrlQuery(raw: string): string {
+  if (!URL.canParse(raw)) return REDACTED;
+  const url = new URL(raw);
+  const query =
+    url.search.length <= 1
+      ? ''
+      : `?${url.search
+          .slice(1)
+          .split('&')
+          .map((pair) => {
+            const eq = pair.indexOf('=');
+            return eq < 0 ? pair : `${pair.slice(0, eq)}=${REDACTED_QUERY_VALUE}`;
+          })
+          .join('&')}`;
+  const fragment = url.hash.length <= 1 ? '' : `#${REDACTED_QUERY_VALUE}`;
+  return `${url.origin}${url.pathname}${query}${fragment}`;
+}
+
+/** A URL as logs show it: its origin alone (`https://hooks.example.com`), since paths and queries often carry tokens. */
+export function urlOrigin(raw: string): string {
+  return URL.canParse(raw) ? new URL(raw).origin : REDACTED;
+}

@@ -1,0 +1,92 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FileBlobStore } from '../src/blobs/file-blob-store.js';
+import { decideAttemptOutcome } from '../src/engine/decide-outcome.js';
+import { HttpDispatcher } from '../src/engine/http-dispatcher.js';
+import { RevealingDispatcher } from '../src/engine/revealing-dispatcher.js';
+import { parseKeyring } from '../src/secrets/encryption-keys.js';
+import { sealSecret } from '../src/secrets/secret-cipher.js';
+import { envSecretProvider } from '../src/secrets/secret-provider.js';
+import { TaskSecrets } from '../src/secrets/task-secrets.js';
+import { makeTask, T0 } from './fixtures/tasks.js';
+import { FAST_POLICY, reply, startServer, type TestServer } from './engine-helpers.js';
+import { TEST_KEYRING } from './api-harness.js';
+
+const provider = envSecretProvider({ RETRYD_SECRET_API: 'from-provider' });
+let server: TestServer;
+let dir: string;
+let blobs: FileBlobStore;
+let http: HttpDispatcher;
+
+beforeAll(async () => {
+  server = await startServer((_req, res) => reply(res, 200, 'ok'));
+  dir = await mkdtemp(join(tmpdir(), 'retryd-reveal-'));
+  blobs = new FileBlobStore(dir);
+  http = new HttpDispatcher({ loadBody: (ref) => blobs.get(ref) });
+});
+
+afterAll(async () => {
+  await http.close();
+  await server.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('revealing secrets at dispatch', () => {
+  it('sends sealed headers, references and a sensitive body (inline or from the blob store) in clear, and only there', async () => {
+    const dispatcher = new RevealingDispatcher(http, new TaskSecrets({ keyring: TEST_KEYRING, provider }), (ref) => blobs.get(ref));
+    const base = makeTask({ targetUrl: `${server.url}/inline` });
+    const seal = (value: string, purpose: string, taskId = base.taskId) =>
+      sealSecret(TEST_KEYRING, value, { tenantId: 'default', taskId, purpose });
+    const task = makeTask({
+      ...base,
+      headers: {
+        Authorization: { enc: seal('Bearer {{secret:API}}', 'header:authorization') },
+        'X-Ref': { ref: 'k={{secret:API}}' },
+        'x-plain': 'p',
+      },
+      body: seal('{"card":"4111"}', 'body'),
+      sensitiveBody: true,
+    });
+    expect(await dispatcher.dispatch(task, 1)).toMatchObject({ kind: 'response', status: 200 });
+    const seen = server.requests.at(-1);
+    expect(seen?.headers).toMatchObject({ authorization: 'Bearer from-provider', 'x-ref': 'k=from-provider', 'x-plain': 'p' });
+    expect(seen?.body).toBe('{"card":"4111"}');
+    // The stored task is left as it was.
+    expect(task.headers['X-Ref']).toEqual({ ref: 'k={{secret:API}}' });
+
+    const big = makeTask({ targetUrl: `${server.url}/blob`, body: null, sensitiveBody: true });
+    const ref = await blobs.put('default', big.taskId, seal('large body', 'body', big.taskId));
+    expect(await dispatcher.dispatch({ ...big, bodyRef: ref }, 1)).toMatchObject({ kind: 'response', status: 200 });
+    expect(server.requests.at(-1)?.body).toBe('large body');
+  });
+
+  it('ends the attempt with secret_unavailable, sending nothing, when a secret cannot be revealed; the task then FAILS', async () => {
+    const before = server.requests.length;
+    const task = makeTask({ targetUrl: `${server.url}/x`, status: 'IN_FLIGHT', headers: { 'X-Api-Key': { ref: '{{secret:MISSING}}' } } });
+    const withoutKey = new RevealingDispatcher(http, new TaskSecrets({ provider }));
+    const missing = await withoutKey.dispatch(task, 1);
+    expect(missing).toMatchObject({
+      kind: 'error',
+      deadLetterReason: 'secret_unavailable',
+      message: 'header X-Api-Key refers to secret MISSING, which the secret provider does not know',
+    });
+    const otherTask = sealSecret(TEST_KEYRING, 'v', { tenantId: 'default', taskId: 'another', purpose: 'header:authorization' });
+    const copied = makeTask({ targetUrl: `${server.url}/x`, headers: { Authorization: { enc: otherTask } } });
+    expect(await new RevealingDispatcher(http, new TaskSecrets({ keyring: TEST_KEYRING })).dispatch(copied, 1)).toMatchObject({
+      message: 'header Authorization: the header:authorization secret does not decrypt with key test for this task',
+      deadLetterReason: 'secret_unavailable',
+    });
+    const rotatedAway = new TaskSecrets({ keyring: parseKeyring(`new:${Buffer.alloc(32, 7).toString('base64')}`) });
+    const sealed = makeTask({ targetUrl: `${server.url}/x`, headers: { Authorization: { enc: sealSecret(TEST_KEYRING, 'v', { tenantId: 'default', taskId: copied.taskId, purpose: 'header:authorization' }) } } });
+    expect(await new RevealingDispatcher(http, rotatedAway).dispatch({ ...sealed, taskId: copied.taskId }, 1)).toMatchObject({
+      message: 'header Authorization: the header:authorization secret is sealed with key test, which RETRYD_ENCRYPTION_KEY does not list',
+    });
+    expect(server.requests.length).toBe(before);
+
+    const completion = decideAttemptOutcome(task, { startedAt: T0, result: missing }, { policy: FAST_POLICY, now: T0 + 1, random: () => 0.5, workerId: 'w' });
+    expect(completion.next).toMatchObject({ status: 'FAILED', deadLetterReason: 'secret_unavailable', nextAttemptAt: null });
+    expect(completion.attempt).toMatchObject({ outcome: 'failed', errorMessage: 'header X-Api-Key refers to secret MISSING, which the secret provider does not know' });
+  });
+});
