@@ -16,19 +16,23 @@ import {
   type TaskStatus,
 } from '@retryd/core';
 import { AttemptLogOutcome, type AttemptLog, type RetryTask } from '../domain/task.js';
+import { isTargetBlocked } from '../security/guarded-connector.js';
 import type { AttemptCompletion, TaskOutcome } from '../store/store.js';
 import type { AttemptResult } from './attempt-result.js';
 
 /**
  * Why a task was dead-lettered: core's {@link GiveUpReason} values (`max_attempts`, `budget`,
  * `retry_after_beyond_budget`, …), `permanent_status:<code>` for a status that is not retried (3xx included),
- * and `permanent_error` for an error that is neither a network failure nor a timeout.
+ * `target_blocked` for a target whose address the dispatcher refused to connect to (a blocked range not covered by
+ * `--allow-targets`; error code `TARGET_BLOCKED`), and `permanent_error` for any other error that is neither a network
+ * failure nor a timeout. Stores keep the reason as text: a new one needs no migration.
  */
 export const DeadLetterReason = {
   MAX_ATTEMPTS: GiveUpReason.MAX_ATTEMPTS,
   BUDGET: GiveUpReason.BUDGET,
   RETRY_AFTER_BEYOND_BUDGET: GiveUpReason.RETRY_AFTER_BEYOND_BUDGET,
   PERMANENT_ERROR: 'permanent_error',
+  TARGET_BLOCKED: 'target_blocked',
 } as const;
 
 /** The dead-letter reason of a response whose status is neither 2xx nor retryable, e.g. `permanent_status:400`. */
@@ -58,6 +62,8 @@ export interface FinishedAttempt {
 
 type Verdict = {
   outcome: HttpOutcome;
+  /** For a permanent error: its dead-letter reason when it is not `permanent_error`. */
+  reason?: string;
   /** For a retryable outcome: which of the policy's `backoffByClass` schedules the retry follows, if any. */
   failureClass?: FailureClass | undefined;
   retryAfterMs?: number;
@@ -68,6 +74,10 @@ type Verdict = {
 
 function verdictOf(result: AttemptResult, policy: RetryPolicy, now: number): Verdict {
   if (result.kind === 'error') {
+    // Before classifyError: a refused address is never retried, whatever else the error chain holds.
+    if (isTargetBlocked(result.error)) {
+      return { outcome: HttpOutcome.PERMANENT, reason: DeadLetterReason.TARGET_BLOCKED, responseStatus: null, errorMessage: result.message, snippet: null };
+    }
     const outcome = classifyError(result.error);
     const verdict: Verdict = { outcome, responseStatus: null, errorMessage: result.message, snippet: null };
     if (outcome === HttpOutcome.RETRYABLE && policy.backoffByClass !== undefined) verdict.failureClass = failureClassOfError(result.error);
@@ -200,7 +210,8 @@ function logOutcome(next: TaskOutcome): AttemptLogOutcome {
  *   `now + delay` (Retry-After honoured; the delay on the schedule the policy's `backoffByClass` gives a 429, a 5xx, a
  *   timeout or a refused connection, else its main one), or EXHAUSTED when {@link planRetry} gives up
  *   (`max_attempts`, `budget`, `retry_after_beyond_budget`).
- * - Any other status, 3xx included → FAILED (`permanent_status:<code>`); any other error → FAILED (`permanent_error`).
+ * - Any other status, 3xx included → FAILED (`permanent_status:<code>`); a connection the target guard refused →
+ *   FAILED (`target_blocked`); any other error → FAILED (`permanent_error`).
  * - Unless it succeeded, `ifCancelRequested` makes it CANCELLED if a cancel arrived during the attempt, and then
  *   `attemptIfCancelRequested` is logged: outcome `cancelled`, no next time.
  *
@@ -226,7 +237,8 @@ export function decideAttemptOutcome(task: RetryTask, attempt: FinishedAttempt, 
   if (verdict.outcome === HttpOutcome.SUCCESS) {
     next = outcomeOf(base, transition(task.status, TaskEvent.SUCCEED), null, task.lastDelayMs, null);
   } else if (verdict.outcome === HttpOutcome.PERMANENT) {
-    const reason = verdict.responseStatus === null ? DeadLetterReason.PERMANENT_ERROR : permanentStatusReason(verdict.responseStatus);
+    const reason =
+      verdict.responseStatus === null ? (verdict.reason ?? DeadLetterReason.PERMANENT_ERROR) : permanentStatusReason(verdict.responseStatus);
     next = outcomeOf(base, transition(task.status, TaskEvent.FAIL), null, task.lastDelayMs, reason);
   } else {
     next = retryOrExhaust(task, base, TaskEvent.RETRY, verdict.retryAfterMs, verdict.failureClass, ctx);

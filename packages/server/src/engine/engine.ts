@@ -78,6 +78,7 @@ export class Engine implements AsyncDisposable, HandOff {
         attemptTimeoutMs: this.opts.attemptTimeoutMs,
         connectTimeoutMs: this.opts.connectTimeoutMs,
         connectionsPerOrigin: this.opts.connectionsPerOrigin,
+        targetGuard: options.targetGuard,
         clock: this.opts.clock,
       });
     this.policies = new PolicyResolver({

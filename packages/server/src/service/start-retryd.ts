@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { buildApp } from '../api/build-app.js';
 import { FencedOutError } from '../engine/engine-errors.js';
+import { DeadLetterReason } from '../engine/decide-outcome.js';
 import { Engine } from '../engine/engine.js';
 import type { ProtectionEvent } from '../protection/protection-events.js';
 import { TargetProtection } from '../protection/target-protection.js';
@@ -32,6 +33,8 @@ export async function startRetryd(config: RetrydConfig, logger: Logger): Promise
     );
   }
   const allow = parseAllowList(config.allowTargets);
+  // One guard for the check at creation and the one on every connection, so the two cannot disagree.
+  const targetGuard = new TargetGuard({ allow });
   const { store, blobs } = await openStore(config.store, {
     synchronous: config.sqliteSync === 'normal' ? 'NORMAL' : 'FULL',
     ...(config.blobs === undefined ? {} : { blobs: config.blobs }),
@@ -56,8 +59,10 @@ export async function startRetryd(config: RetrydConfig, logger: Logger): Promise
     loadBody: (ref) => blobs.get(ref),
     concurrency: config.concurrency,
     attemptTimeoutMs: config.attemptTimeoutMs,
+    targetGuard,
     ...(config.visibilityTimeoutMs === undefined ? {} : { leaseMs: config.visibilityTimeoutMs }),
-    onDeadLetter: (task) =>
+    onDeadLetter: (task) => {
+      const blocked = task.deadLetterReason === DeadLetterReason.TARGET_BLOCKED;
       logger.warn(
         {
           event: 'dead_letter',
@@ -68,9 +73,12 @@ export async function startRetryd(config: RetrydConfig, logger: Logger): Promise
           attempts: task.attemptNumber,
           lastResponseStatus: task.lastResponseStatus,
           target: redactUrl(task.targetUrl),
+          // The guard's sentence names only the host, its address and the rule: safe to log, and the line's "why".
+          ...(blocked ? { error: task.lastError } : {}),
         },
-        'task dead-lettered',
-      ),
+        blocked ? `task dead-lettered, target blocked: ${task.lastError ?? ''}` : 'task dead-lettered',
+      );
+    },
     onError: (error, context) => {
       // Expected after a pause longer than the lease (GC, SIGSTOP, a frozen VM): the task was reaped and has a new
       // owner, so the store refused the late result. Not an engine fault; one line per task, without a stack.
@@ -87,7 +95,7 @@ export async function startRetryd(config: RetrydConfig, logger: Logger): Promise
   const taskService = new TaskService({
     store,
     blobs,
-    targetGuard: new TargetGuard({ allow }),
+    targetGuard,
     // An API-only instance wakes the workers of other instances through the store (LISTEN/NOTIFY, pub/sub).
     wake: () => {
       if (runsWorkers) engine.wake();
