@@ -50,10 +50,13 @@ const commands = {
       synchronous: sync === 'normal' ? 'NORMAL' : 'FULL',
       onError: (error) => errors.push(`store: ${error?.message ?? error}`),
     }));
+    // The downstream listens on 127.0.0.1: allowed at creation and, since the check at dispatch, on every connection.
+    const targetGuard = new TargetGuard({ allow: parseAllowList(['127.0.0.1/32']) });
     engine = new Engine({
       store,
       loadBody: (ref) => blobs.get(ref),
       concurrency,
+      targetGuard,
       onAttempt: (task) => {
         if (task.status !== 'SUCCEEDED') return;
         let m = succeededAt.get(task.tenantId);
@@ -67,7 +70,7 @@ const commands = {
     taskService = new TaskService({
       store,
       blobs,
-      targetGuard: new TargetGuard({ allow: parseAllowList(['127.0.0.1/32']) }),
+      targetGuard,
       wake: () => engine.wake(),
       onPolicyChanged: (tenantId, policyId) => engine.invalidatePolicy(tenantId, policyId),
       handOff: engine,

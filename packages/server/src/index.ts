@@ -17,7 +17,6 @@ export { AttemptLogOutcome, DEFAULT_TENANT } from './domain/task.js';
 export { TASK_FIELDS, TASK_FIELD_NAMES, type TaskFieldName, type FieldSpec } from './domain/task-fields.js';
 export { targetKeyOf } from './domain/target-key.js';
 export { DEFAULT_POLICY_ID, DEFAULT_SERVICE_POLICY } from './policies/default-policy.js';
-export { TargetGuard, parseAllowList } from './security/target-guard.js';
 export { TaskSecrets, type TaskSecretsOptions } from './secrets/task-secrets.js';
 export { parseKeyring, EncryptionKeyError, type Keyring, type EncryptionKey } from './secrets/encryption-keys.js';
 export {
@@ -29,6 +28,10 @@ export {
 } from './secrets/secret-provider.js';
 export { isCredentialHeader, redactHeaders, redactUrlQuery, urlOrigin, REDACTED } from './secrets/redaction.js';
 export type { StoredHeaders, StoredHeaderValue, SecretHeaderValue } from './domain/header-value.js';
+export { TargetGuard, parseAllowList, type TargetGuardOptions, type TargetVerdict, type HostLookup } from './security/target-guard.js';
+export { TargetBlockedError, guardedConnector, isTargetBlocked } from './security/guarded-connector.js';
+export { BLOCKED_RANGES, IPV4_EMBEDDINGS, type BlockedRange } from './security/blocked-ranges.js';
+export { DeadLetterReason } from './engine/decide-outcome.js';
 export { TargetProtection, type TargetProtectionOptions } from './protection/target-protection.js';
 export {
   DEFAULT_TARGET_SETTINGS,

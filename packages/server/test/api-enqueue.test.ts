@@ -159,6 +159,13 @@ describe('the SSRF guard at creation', () => {
     'http://169.254.169.254/latest',
     'https://internal.example.com/',
     'https://mixed.example.com/',
+    'http://[64:ff9b::a9fe:a9fe]/latest',
+    'http://[::a00:1]/',
+    'http://[2002:a9fe:a9fe::1]/',
+    'http://[2001:0:4136:e378:8000:63bf:f5ff:fffe]/',
+    'http://198.18.0.1/',
+    'http://192.0.0.8/',
+    'http://203.0.113.9/',
   ])('refuses %s with 400 TARGET_NOT_ALLOWED naming targetUrl', async (targetUrl) => {
     const res = await api.enqueue({ targetUrl });
     expect(res.status).toBe(400);

@@ -9,6 +9,7 @@ import {
   decideLeaseExpired,
   permanentStatusReason,
 } from '../src/engine/decide-outcome.js';
+import { TargetBlockedError } from '../src/security/guarded-connector.js';
 import { makeTask, T0 } from './fixtures/tasks.js';
 
 const POLICY: RetryPolicy = {
@@ -229,6 +230,20 @@ describe('decideAttemptOutcome', () => {
   it('fails on an error that is neither a network failure nor a timeout', () => {
     const result: AttemptResult = { kind: 'error', error: new TypeError('bad header'), message: 'bad header' };
     expect(decideAttemptOutcome(claimed(), at(result), ctx()).next).toMatchObject({ status: 'FAILED', deadLetterReason: 'permanent_error' });
+  });
+
+  it('fails a connection the target guard refused as target_blocked, never retried, with the guard’s sentence as lastError', () => {
+    const error = new TargetBlockedError('169.254.169.254 is link-local (the cloud metadata service): blocked unless --allow-targets covers it');
+    const message = `${error.message} (TARGET_BLOCKED)`;
+    const completion = decideAttemptOutcome(claimed(), at({ kind: 'error', error, message }), ctx());
+    expect(completion.next).toMatchObject({ status: 'FAILED', deadLetterReason: 'target_blocked', lastError: message, nextAttemptAt: null });
+    expect(completion.attempt).toMatchObject({ outcome: 'failed', errorMessage: message, nextAttemptAt: null });
+    // Whatever else the chain holds (undici wraps some connect errors): a refused address is not a network failure.
+    const wrapped = Object.assign(new Error('connect failed'), { code: 'UND_ERR_SOCKET', cause: error });
+    expect(decideAttemptOutcome(claimed(), at({ kind: 'error', error: wrapped, message }), ctx()).next).toMatchObject({
+      status: 'FAILED',
+      deadLetterReason: 'target_blocked',
+    });
   });
 
   it('moves only through the lifecycle: a task that is not IN_FLIGHT cannot complete', () => {

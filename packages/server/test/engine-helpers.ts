@@ -7,6 +7,7 @@ import type { RetryPolicy } from '@retryd/core';
 import type { RetryTask } from '../src/domain/task.js';
 import { Engine } from '../src/engine/engine.js';
 import type { EngineOptions } from '../src/engine/engine-options.js';
+import { parseAllowList, TargetGuard } from '../src/security/target-guard.js';
 import type { Store } from '../src/store/store.js';
 import { SqliteStore } from '../src/backends/sqlite/sqlite-store.js';
 import { makeTask } from './fixtures/tasks.js';
@@ -134,7 +135,10 @@ export async function enqueue(store: Store, engine: Engine | undefined, ...tasks
 /** Every error the engine reported, with its context. */
 export type Reported = { error: unknown; operation: string; taskId?: string | undefined }[];
 
-/** An engine on `store` with test-friendly defaults, its reported errors collected. */
+/** The allowance of these tests, whose downstreams listen on 127.0.0.1: `--allow-targets 127.0.0.1/32`. */
+export const loopbackGuard = (): TargetGuard => new TargetGuard({ allow: parseAllowList('127.0.0.1/32') });
+
+/** An engine on `store` with test-friendly defaults (127.0.0.1 allowed), its reported errors collected. */
 export function testEngine(store: Store, options: Partial<EngineOptions> = {}): { engine: Engine; errors: Reported } {
   const errors: Reported = [];
   const engine = new Engine({
@@ -142,6 +146,7 @@ export function testEngine(store: Store, options: Partial<EngineOptions> = {}): 
     workerId: 'test-worker',
     attemptTimeoutMs: 2_000,
     connectTimeoutMs: 1_000,
+    targetGuard: loopbackGuard(),
     onError: (error, context) => errors.push({ error, operation: context.operation, taskId: context.taskId }),
     ...options,
   });

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { AttemptResult } from '../src/engine/attempt-result.js';
 import { describeError } from '../src/engine/describe-error.js';
 import { attemptHeaders, HttpDispatcher, SNIPPET_BYTES } from '../src/engine/http-dispatcher.js';
-import { reply, startServer, taskFor, waitFor, type TestServer } from './engine-helpers.js';
+import { loopbackGuard, reply, startServer, taskFor, waitFor, type TestServer } from './engine-helpers.js';
 
 let server: TestServer | undefined;
 let dispatcher: HttpDispatcher | undefined;
@@ -28,7 +28,7 @@ async function freePort(): Promise<number> {
 describe('HttpDispatcher', () => {
   it('sends the task’s request with the idempotency key, attempt number, task id and traceparent', async () => {
     server = await startServer((_req, res) => reply(res, 200, 'ok'));
-    dispatcher = new HttpDispatcher();
+    dispatcher = new HttpDispatcher({ targetGuard: loopbackGuard() });
     const task = taskFor(`${server.url}/orders?x=1`, undefined, {
       method: 'PUT',
       body: '{"a":1}',
@@ -57,7 +57,7 @@ describe('HttpDispatcher', () => {
 
   it('does not follow redirects: a 302 is the result', async () => {
     server = await startServer((req, res) => reply(res, req.url === '/start' ? 302 : 200, '', { location: '/elsewhere' }));
-    dispatcher = new HttpDispatcher();
+    dispatcher = new HttpDispatcher({ targetGuard: loopbackGuard() });
     const result = await dispatcher.dispatch(taskFor(`${server.url}/start`), 1);
     expect(result).toMatchObject({ kind: 'response', status: 302 });
     expect(server.requests).toHaveLength(1);
@@ -66,7 +66,7 @@ describe('HttpDispatcher', () => {
   it('keeps only the first 4 KiB of a big body and stays usable afterwards', async () => {
     const big = 'x'.repeat(1024 * 1024);
     server = await startServer((req, res) => reply(res, req.url === '/big' ? 500 : 200, req.url === '/big' ? big : 'small'));
-    dispatcher = new HttpDispatcher();
+    dispatcher = new HttpDispatcher({ targetGuard: loopbackGuard() });
     const result = await dispatcher.dispatch(taskFor(`${server.url}/big`), 1);
     expect(result.kind === 'response' && result.bodySnippet).toBe('x'.repeat(SNIPPET_BYTES));
     const medium = await dispatcher.dispatch(taskFor(`${server.url}/small`), 1);
@@ -75,7 +75,7 @@ describe('HttpDispatcher', () => {
 
   it('returns a null snippet for an empty body and decodes UTF-8', async () => {
     server = await startServer((req, res) => reply(res, 200, req.url === '/empty' ? '' : 'héllo ✓'));
-    dispatcher = new HttpDispatcher();
+    dispatcher = new HttpDispatcher({ targetGuard: loopbackGuard() });
     expect(await dispatcher.dispatch(taskFor(`${server.url}/empty`), 1)).toMatchObject({ bodySnippet: null });
     expect(await dispatcher.dispatch(taskFor(`${server.url}/text`), 1)).toMatchObject({ bodySnippet: 'héllo ✓' });
   });
@@ -83,7 +83,7 @@ describe('HttpDispatcher', () => {
   it('times each attempt on the injected clock: no timeout before attemptTimeoutMs has passed on it, then a retryable one', async () => {
     server = await startServer(() => undefined);
     const clock = new ManualClock();
-    dispatcher = new HttpDispatcher({ attemptTimeoutMs: 150, clock });
+    dispatcher = new HttpDispatcher({ attemptTimeoutMs: 150, clock, targetGuard: loopbackGuard() });
     let result: AttemptResult | undefined;
     const dispatched = dispatcher.dispatch(taskFor(server.url), 1).then((r) => (result = r));
     await waitFor(() => server!.requests.length === 1, { what: 'the request to reach the server' });
@@ -99,7 +99,7 @@ describe('HttpDispatcher', () => {
   it('leaves no timer behind once an attempt has its answer', async () => {
     server = await startServer((_req, res) => reply(res, 200, 'ok'));
     const clock = new ManualClock();
-    dispatcher = new HttpDispatcher({ attemptTimeoutMs: 30_000, clock });
+    dispatcher = new HttpDispatcher({ attemptTimeoutMs: 30_000, clock, targetGuard: loopbackGuard() });
     const answered = dispatcher.dispatch(taskFor(server.url), 1);
     // The attempt's timeout is a timer of the injected clock while the call is out…
     expect(clock.pendingCount).toBe(1);
@@ -114,14 +114,14 @@ describe('HttpDispatcher', () => {
       res.writeHead(200);
       res.write('partial');
     });
-    dispatcher = new HttpDispatcher({ attemptTimeoutMs: 150 });
+    dispatcher = new HttpDispatcher({ attemptTimeoutMs: 150, targetGuard: loopbackGuard() });
     const result = await dispatcher.dispatch(taskFor(server.url), 1);
     expect(result).toMatchObject({ kind: 'response', status: 200, bodySnippet: 'partial' });
   });
 
   it('reports a refused connection readably, as retryable', async () => {
     const port = await freePort();
-    dispatcher = new HttpDispatcher();
+    dispatcher = new HttpDispatcher({ targetGuard: loopbackGuard() });
     const result = await dispatcher.dispatch(taskFor(`http://127.0.0.1:${port}/`), 1);
     expect(result.kind).toBe('error');
     if (result.kind !== 'error') return;
@@ -134,6 +134,7 @@ describe('HttpDispatcher', () => {
     server = await startServer((_req, res) => reply(res, 204));
     const blobs = new Map([['blob-1', Buffer.from('a large body')]]);
     dispatcher = new HttpDispatcher({
+      targetGuard: loopbackGuard(),
       loadBody: async (ref) => {
         const blob = blobs.get(ref);
         if (blob === undefined) throw Object.assign(new Error(`ENOENT: no blob ${ref}`), { code: 'ENOENT' });
@@ -145,7 +146,7 @@ describe('HttpDispatcher', () => {
     expect(server.requests[0]?.body).toBe('a large body');
     const missing = await dispatcher.dispatch(taskFor(server.url, undefined, { body: null, bodyRef: 'gone' }), 1);
     expect(missing).toMatchObject({ kind: 'error', message: 'cannot load body gone: ENOENT: no blob gone' });
-    const none = await new HttpDispatcher().dispatch(taskFor(server.url, undefined, { body: null, bodyRef: 'blob-1' }), 1);
+    const none = await new HttpDispatcher({ targetGuard: loopbackGuard() }).dispatch(taskFor(server.url, undefined, { body: null, bodyRef: 'blob-1' }), 1);
     expect(none).toMatchObject({ kind: 'error', message: 'cannot load body blob-1: no blob store configured' });
   });
 });

@@ -16,14 +16,17 @@ import {
   type TaskStatus,
 } from '@retryd/core';
 import { AttemptLogOutcome, type AttemptLog, type RetryTask } from '../domain/task.js';
+import { isTargetBlocked } from '../security/guarded-connector.js';
 import type { AttemptCompletion, TaskOutcome } from '../store/store.js';
 import type { AttemptResult } from './attempt-result.js';
 
 /**
  * Why a task was dead-lettered: core's {@link GiveUpReason} values (`max_attempts`, `budget`,
  * `retry_after_beyond_budget`, …), `permanent_status:<code>` for a status that is not retried (3xx included),
- * `permanent_error` for an error that is neither a network failure nor a timeout, and `secret_unavailable` for a
- * secret that could not be revealed at dispatch.
+ * `target_blocked` for a target whose address the dispatcher refused to connect to (a blocked range not covered by
+ * `--allow-targets`; error code `TARGET_BLOCKED`), `secret_unavailable` for a secret that could not be revealed at
+ * dispatch, and `permanent_error` for any other error that is neither a network failure nor a timeout. Stores keep
+ * the reason as text: a new one needs no migration.
  */
 export const DeadLetterReason = {
   MAX_ATTEMPTS: GiveUpReason.MAX_ATTEMPTS,
@@ -32,6 +35,7 @@ export const DeadLetterReason = {
   PERMANENT_ERROR: 'permanent_error',
   /** A secret of the task could not be revealed at dispatch (unknown name, key not configured): no request was sent. */
   SECRET_UNAVAILABLE: 'secret_unavailable',
+  TARGET_BLOCKED: 'target_blocked',
 } as const;
 
 /** The dead-letter reason of a response whose status is neither 2xx nor retryable, e.g. `permanent_status:400`. */
@@ -61,20 +65,24 @@ export interface FinishedAttempt {
 
 type Verdict = {
   outcome: HttpOutcome;
+  /** For a permanent error: its dead-letter reason when it is not `permanent_error` (an error result may name it). */
+  reason?: string | undefined;
   /** For a retryable outcome: which of the policy's `backoffByClass` schedules the retry follows, if any. */
   failureClass?: FailureClass | undefined;
   retryAfterMs?: number;
   responseStatus: number | null;
   errorMessage: string | null;
   snippet: string | null;
-  /** The reason an error result gave for ending the task (see `AttemptResult`). */
-  deadLetterReason?: string | undefined;
 };
 
 function verdictOf(result: AttemptResult, policy: RetryPolicy, now: number): Verdict {
   if (result.kind === 'error') {
     if (result.deadLetterReason !== undefined) {
-      return { outcome: HttpOutcome.PERMANENT, responseStatus: null, errorMessage: result.message, snippet: null, deadLetterReason: result.deadLetterReason };
+      return { outcome: HttpOutcome.PERMANENT, reason: result.deadLetterReason, responseStatus: null, errorMessage: result.message, snippet: null };
+    }
+    // Before classifyError: a refused address is never retried, whatever else the error chain holds.
+    if (isTargetBlocked(result.error)) {
+      return { outcome: HttpOutcome.PERMANENT, reason: DeadLetterReason.TARGET_BLOCKED, responseStatus: null, errorMessage: result.message, snippet: null };
     }
     const outcome = classifyError(result.error);
     const verdict: Verdict = { outcome, responseStatus: null, errorMessage: result.message, snippet: null };
@@ -208,7 +216,8 @@ function logOutcome(next: TaskOutcome): AttemptLogOutcome {
  *   `now + delay` (Retry-After honoured; the delay on the schedule the policy's `backoffByClass` gives a 429, a 5xx, a
  *   timeout or a refused connection, else its main one), or EXHAUSTED when {@link planRetry} gives up
  *   (`max_attempts`, `budget`, `retry_after_beyond_budget`).
- * - Any other status, 3xx included → FAILED (`permanent_status:<code>`); any other error → FAILED (`permanent_error`).
+ * - Any other status, 3xx included → FAILED (`permanent_status:<code>`); a connection the target guard refused →
+ *   FAILED (`target_blocked`); any other error → FAILED (`permanent_error`).
  * - Unless it succeeded, `ifCancelRequested` makes it CANCELLED if a cancel arrived during the attempt, and then
  *   `attemptIfCancelRequested` is logged: outcome `cancelled`, no next time.
  *
@@ -235,9 +244,7 @@ export function decideAttemptOutcome(task: RetryTask, attempt: FinishedAttempt, 
     next = outcomeOf(base, transition(task.status, TaskEvent.SUCCEED), null, task.lastDelayMs, null);
   } else if (verdict.outcome === HttpOutcome.PERMANENT) {
     const reason =
-      verdict.responseStatus === null
-        ? (verdict.deadLetterReason ?? DeadLetterReason.PERMANENT_ERROR)
-        : permanentStatusReason(verdict.responseStatus);
+      verdict.responseStatus === null ? (verdict.reason ?? DeadLetterReason.PERMANENT_ERROR) : permanentStatusReason(verdict.responseStatus);
     next = outcomeOf(base, transition(task.status, TaskEvent.FAIL), null, task.lastDelayMs, reason);
   } else {
     next = retryOrExhaust(task, base, TaskEvent.RETRY, verdict.retryAfterMs, verdict.failureClass, ctx);

@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { systemClock, type Clock, type Random } from '@retryd/core';
 import type { AttemptLog, RetryTask } from '../domain/task.js';
+import type { TargetGuard } from '../security/target-guard.js';
 import type { Store } from '../store/store.js';
 import type { AttemptDispatcher } from './attempt-result.js';
 import type { AttemptProtection } from './attempt-protection.js';
@@ -15,13 +16,19 @@ export interface EngineOptions {
   store: Store;
   /** Reads `bodyRef` bodies from the blob store (`BlobStore.get`). */
   loadBody?: LoadBody;
-  /** Makes the HTTP attempts. Default: an {@link HttpDispatcher} built from the timeouts below. */
+  /** Makes the HTTP attempts. Default: an {@link HttpDispatcher} built from the timeouts below and `targetGuard`. */
   dispatcher?: AttemptDispatcher;
   /**
    * Reveals each task's secrets (sealed headers and bodies, `{{secret:NAME}}` references) right before its request is
    * built. Default: no encryption key, references from the environment (`RETRYD_SECRET_<NAME>`).
    */
   secrets?: TaskSecrets;
+  /**
+   * Checks the address of every connection the default dispatcher opens (the `--allow-targets` allowance in force
+   * now, not the one a task was created under); a task whose target is refused ends FAILED (`target_blocked`).
+   * Default: a guard with no allowance. Not used with a `dispatcher` of your own.
+   */
+  targetGuard?: TargetGuard;
   /** Every time the engine reads and every wait it makes (timers, back-offs, attempt timeouts). Default `systemClock`. */
   clock?: Clock;
   /** Draws the jitter of retry delays and of the engine's own store back-off. Default `Math.random`. */

@@ -80,6 +80,7 @@ export class Engine implements AsyncDisposable, HandOff {
         attemptTimeoutMs: this.opts.attemptTimeoutMs,
         connectTimeoutMs: this.opts.connectTimeoutMs,
         connectionsPerOrigin: this.opts.connectionsPerOrigin,
+        targetGuard: options.targetGuard,
         clock: this.opts.clock,
       });
     // Secrets are revealed here, right before the request is built, whichever dispatcher builds it.

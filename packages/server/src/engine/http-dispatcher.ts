@@ -2,6 +2,8 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { systemClock, type Clock } from '@retryd/core';
 import { Agent, type Dispatcher } from 'undici';
 import type { RetryTask } from '../domain/task.js';
+import { guardedConnector, TargetBlockedError } from '../security/guarded-connector.js';
+import { TargetGuard } from '../security/target-guard.js';
 import type { AttemptDispatcher, AttemptResult } from './attempt-result.js';
 import { clearAttemptTimer, setAttemptTimer } from './attempt-timer.js';
 import { describeError } from './describe-error.js';
@@ -22,8 +24,14 @@ export interface HttpDispatcherOptions {
   /** How long an idle keep-alive connection is kept, in ms. Default 4 000 (below Node's server default of 5 s). */
   keepAliveTimeoutMs?: number | undefined;
   /**
-   * The undici dispatcher to send through instead of the pooled `Agent` built from the options above (for a
-   * connect-time address check, or a proxy). The dispatcher does not close or destroy one it was given.
+   * Checks every connection the pooled `Agent` opens, and pins it to the checked address (see `guardedConnector`).
+   * Default: a guard with no allowance, which refuses every blocked range (loopback and private networks included).
+   */
+  targetGuard?: TargetGuard | undefined;
+  /**
+   * The undici dispatcher to send through instead of the pooled `Agent` built from the options above (a proxy, say).
+   * It makes its own connections: `targetGuard` does not check them. The dispatcher does not close or destroy one it
+   * was given.
    */
   agent?: Dispatcher | undefined;
   /** Times each attempt (`attemptTimeoutMs`). Default `systemClock`; the engine passes its own. */
@@ -160,7 +168,8 @@ export function attemptHeaders(task: RetryTask, attemptNumber: number): Record<s
 /**
  * Makes attempts over HTTP with undici: a keep-alive pool per origin (bounded connections), a connect timeout,
  * a per-attempt timeout (request sent to snippet read), no redirects followed (a 3xx is a result, not
- * an instruction), and at most {@link SNIPPET_BYTES} of the response kept.
+ * an instruction), and at most {@link SNIPPET_BYTES} of the response kept. Every connection is checked by the
+ * `targetGuard` and goes to the address it checked; a refused one ends its attempts with a `TargetBlockedError`.
  *
  * @example
  * ```ts
@@ -187,7 +196,8 @@ export class HttpDispatcher implements AttemptDispatcher {
       options.agent ??
       new Agent({
         connections: options.connectionsPerOrigin ?? 256,
-        connect: { timeout: this.connectTimeoutMs },
+        // Checked per connection, not per request: a keep-alive connection is reused without another lookup.
+        connect: guardedConnector(options.targetGuard ?? new TargetGuard(), { timeoutMs: this.connectTimeoutMs }),
         keepAliveTimeout: options.keepAliveTimeoutMs ?? 4_000,
         // Backstops only: the per-attempt timer in dispatch() fires first.
         headersTimeout: this.attemptTimeoutMs + 1_000,
@@ -212,6 +222,10 @@ export class HttpDispatcher implements AttemptDispatcher {
       url = new URL(task.targetUrl);
     } catch (error) {
       return { kind: 'error', error, message: `invalid target URL: ${describeError(error, this.timeouts())}` };
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+      const error = new TargetBlockedError(`the scheme ${url.protocol} is not http: or https:`);
+      return { kind: 'error', error, message: describeError(error, this.timeouts()) };
     }
     const options: Dispatcher.DispatchOptions = {
       origin: url.origin,

@@ -1,6 +1,6 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
-import { blockedReason, inRange, ipaddr, unmapIpv4, type IpAddress } from './blocked-ranges.js';
+import { blockedReason, inRange, parseAddress, type IpAddress } from './blocked-ranges.js';
 
 /** A network exempt from the block, as given to `--allow-targets`. */
 export interface AllowedRange {
@@ -44,7 +44,7 @@ export function parseAllowList(value: string | readonly string[] | undefined): A
     const prefix = bits === undefined ? max : Number(bits);
     if (bits !== undefined && !/^\d{1,3}$/.test(bits)) throw new InvalidAllowListError(entry);
     if (!Number.isInteger(prefix) || prefix < 0 || prefix > max) throw new InvalidAllowListError(entry);
-    return { cidr: entry, range: [ipaddr.parse(address), prefix] };
+    return { cidr: entry, range: [parseAddress(address), prefix] };
   });
 }
 
@@ -58,10 +58,12 @@ export const systemLookup: HostLookup = async (hostname) =>
 /** The verdict on a target: allowed, or refused with a sentence that says why. */
 export type TargetVerdict =
   | { ok: true; addresses: string[] }
-  /** `blocked`: an address is in a blocked range; `unresolvable`: the name does not exist. */
-  | { ok: false; kind: 'blocked' | 'unresolvable'; detail: string }
+  /** `blocked`: an address is in a blocked range, or the scheme is not http or https. */
+  | { ok: false; kind: 'blocked'; detail: string }
+  /** The name does not exist (`code`: the resolver's, e.g. ENOTFOUND). */
+  | { ok: false; kind: 'unresolvable'; detail: string; code: string }
   /** The resolver failed for now (EAI_AGAIN, timeout): the target may be fine, try again later. */
-  | { ok: false; kind: 'lookup_failed'; detail: string };
+  | { ok: false; kind: 'lookup_failed'; detail: string; code: string };
 
 /** Options of {@link TargetGuard}. */
 export interface TargetGuardOptions {
@@ -75,27 +77,31 @@ const LOCALHOST = /^(?:.+\.)?localhost\.?$/i;
 const NOT_FOUND_CODES = new Set(['ENOTFOUND', 'ENODATA', 'EAI_NONAME', 'EAI_NODATA']);
 
 /**
- * Refuses task targets that would make retryd call into its own host, private network or a cloud metadata
- * service (server-side request forgery): loopback, RFC 1918, unique-local, link-local, metadata, unspecified,
- * CGNAT, multicast, broadcast and reserved addresses, and IPv4-mapped IPv6 forms of all of them (see
- * `BLOCKED_RANGES`), unless the allow-list covers the address.
+ * Refuses targets that would make retryd call into its own host, private network or a cloud metadata service
+ * (server-side request forgery): loopback, private, unique-local, site-local, link-local, metadata, unspecified,
+ * CGNAT, documentation, benchmarking, multicast, broadcast and reserved addresses, and every IPv6 form that carries
+ * one of them as an IPv4 address (mapped, translated, compatible, NAT64, 6to4, Teredo; see `blockedReason`), unless
+ * the allow-list covers the address. Only `http:` and `https:` URLs pass.
  *
  * A host name is resolved and refused if any of its addresses is blocked; `localhost` and `*.localhost` are
  * loopback (127.0.0.1 and ::1) without asking DNS (RFC 6761).
  *
- * This runs when a task is created. It does not stop a name that resolves differently later (DNS
- * rebinding); that needs the check again at connect time, in the dispatcher.
+ * One guard makes both checks, so they cannot disagree: {@link TargetGuard.check} when a task is created (a fast 400),
+ * and {@link TargetGuard.checkHost} on every connection the dispatcher opens (see `guardedConnector`), which then
+ * connects to the addresses it checked, so a name that resolves elsewhere later (DNS rebinding) gains nothing.
  *
  * @example
  * ```ts
  * const guard = new TargetGuard({ allow: parseAllowList('127.0.0.1/32') });
  * await guard.check(new URL('http://127.0.0.1:8080/hook')); // { ok: true, addresses: ['127.0.0.1'] }
+ * await guard.checkHost('169.254.169.254');
+ * // { ok: false, kind: 'blocked', detail: '169.254.169.254 is link-local (the cloud metadata service): blocked unless --allow-targets covers it' }
  * ```
  */
 export class TargetGuard {
   readonly #allow: readonly AllowedRange[];
   readonly #lookup: HostLookup;
-  /** Concurrent checks of one host (a batch of 1,000 tasks to one service) share one lookup. */
+  /** Concurrent checks of one host (a batch of 1,000 tasks to one service, a pool opening connections) share one lookup. */
   readonly #inflight = new Map<string, Promise<string[]>>();
 
   constructor(options: TargetGuardOptions = {}) {
@@ -108,9 +114,20 @@ export class TargetGuard {
     return this.#allow.map((a) => a.cidr);
   }
 
-  /** Judges the host of `url` (an http or https URL). Never throws for a resolver failure: see the verdict. */
+  /** Judges the scheme and the host of `url`. Never throws for a resolver failure: see the verdict. */
   async check(url: URL): Promise<TargetVerdict> {
-    const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+      return { ok: false, kind: 'blocked', detail: `the scheme ${url.protocol} is not http: or https:` };
+    }
+    return this.checkHost(url.hostname);
+  }
+
+  /**
+   * Judges a host: an IP address (IPv6 with or without brackets) is checked as it is, a name is resolved and every
+   * address it has is checked. The addresses of an `ok` verdict are the ones to connect to. Never throws.
+   */
+  async checkHost(hostname: string): Promise<TargetVerdict> {
+    const host = hostname.startsWith('[') ? hostname.slice(1, -1) : hostname;
     let addresses: string[];
     if (isIP(host) !== 0) {
       addresses = [host];
@@ -120,35 +137,48 @@ export class TargetGuard {
       try {
         addresses = await this.#resolve(host);
       } catch (error) {
-        const code = (error as { code?: unknown }).code;
+        const code = (error as { code?: unknown } | null)?.code;
         return typeof code === 'string' && NOT_FOUND_CODES.has(code)
-          ? { ok: false, kind: 'unresolvable', detail: `the host ${host} does not resolve (${code})` }
-          : { ok: false, kind: 'lookup_failed', detail: `the host ${host} could not be resolved: ${String(code ?? error)}` };
+          ? { ok: false, kind: 'unresolvable', detail: `the host ${host} does not resolve (${code})`, code }
+          : {
+              ok: false,
+              kind: 'lookup_failed',
+              detail: `the host ${host} could not be resolved: ${String(code ?? error)}`,
+              code: typeof code === 'string' ? code : 'EAI_AGAIN',
+            };
       }
-      if (addresses.length === 0) return { ok: false, kind: 'unresolvable', detail: `the host ${host} has no address` };
+      if (addresses.length === 0) {
+        return { ok: false, kind: 'unresolvable', detail: `the host ${host} has no address`, code: 'ENOTFOUND' };
+      }
     }
     for (const text of addresses) {
-      const reason = this.#refusal(text);
-      if (reason !== undefined) {
+      const refusal = this.#refusal(text);
+      if (refusal !== undefined) {
         const via = text === host ? '' : ` (${host} resolves to it)`;
-        return {
-          ok: false,
-          kind: 'blocked',
-          detail: `${text}${via} is in a blocked range (${reason}) not covered by --allow-targets`,
-        };
+        return { ok: false, kind: 'blocked', detail: `${text}${via} is ${refusal}: blocked unless --allow-targets covers it` };
       }
     }
     return { ok: true, addresses };
   }
 
-  /** Why an address is refused, or undefined if it may be called. */
+  /** What makes an address refused (e.g. `loopback`, `the NAT64 form of 10.0.0.1, private (RFC 1918)`), or undefined. */
   #refusal(text: string): string | undefined {
-    const address = ipaddr.parse(text.split('%')[0] ?? text);
-    const reason = blockedReason(address);
-    if (reason === undefined) return undefined;
-    const plain = unmapIpv4(address);
-    const allowed = this.#allow.some((a) => inRange(address, a.range) || inRange(plain, a.range));
-    return allowed ? undefined : reason;
+    let address: IpAddress;
+    try {
+      address = parseAddress(text);
+    } catch {
+      // Only a resolver of one's own can answer so; the system's gives addresses.
+      return 'not an IP address';
+    }
+    const blocked = blockedReason(address);
+    if (blocked === undefined) return undefined;
+    const { embedded } = blocked;
+    // An IPv6 form is allowed by an entry for the form itself or for the IPv4 address it carries.
+    const allowed = this.#allow.some(
+      (a) => inRange(address, a.range) || (embedded !== undefined && inRange(parseAddress(embedded.ipv4), a.range)),
+    );
+    if (allowed) return undefined;
+    return embedded === undefined ? blocked.reason : `the ${embedded.form} form of ${embedded.ipv4}, ${blocked.reason}`;
   }
 
   #resolve(host: string): Promise<string[]> {

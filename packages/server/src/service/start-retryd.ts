@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { buildApp } from '../api/build-app.js';
 import { FencedOutError } from '../engine/engine-errors.js';
+import { DeadLetterReason } from '../engine/decide-outcome.js';
 import { Engine } from '../engine/engine.js';
 import type { ProtectionEvent } from '../protection/protection-events.js';
 import { TargetProtection } from '../protection/target-protection.js';
@@ -38,6 +39,8 @@ export async function startRetryd(config: RetrydConfig, logger: Logger): Promise
   const allow = parseAllowList(config.allowTargets);
   // Checked before the store opens: a bad key or secrets file is the operator's to fix, told in one line.
   const secrets = taskSecretsOf(config);
+  // One guard for the check at creation and the one on every connection, so the two cannot disagree.
+  const targetGuard = new TargetGuard({ allow });
   const { store, blobs } = await openStore(config.store, {
     synchronous: config.sqliteSync === 'normal' ? 'NORMAL' : 'FULL',
     ...(config.blobs === undefined ? {} : { blobs: config.blobs }),
@@ -63,8 +66,10 @@ export async function startRetryd(config: RetrydConfig, logger: Logger): Promise
     secrets,
     concurrency: config.concurrency,
     attemptTimeoutMs: config.attemptTimeoutMs,
+    targetGuard,
     ...(config.visibilityTimeoutMs === undefined ? {} : { leaseMs: config.visibilityTimeoutMs }),
-    onDeadLetter: (task) =>
+    onDeadLetter: (task) => {
+      const blocked = task.deadLetterReason === DeadLetterReason.TARGET_BLOCKED;
       logger.warn(
         {
           event: 'dead_letter',
@@ -76,9 +81,12 @@ export async function startRetryd(config: RetrydConfig, logger: Logger): Promise
           lastResponseStatus: task.lastResponseStatus,
           // The origin alone: webhook paths and queries often carry a token.
           target: urlOrigin(task.targetUrl),
+          // The guard's sentence names only the host, its address and the rule: safe to log, and the line's "why".
+          ...(blocked ? { error: task.lastError } : {}),
         },
-        'task dead-lettered',
-      ),
+        blocked ? `task dead-lettered, target blocked: ${task.lastError ?? ''}` : 'task dead-lettered',
+      );
+    },
     onError: (error, context) => {
       // Expected after a pause longer than the lease (GC, SIGSTOP, a frozen VM): the task was reaped and has a new
       // owner, so the store refused the late result. Not an engine fault; one line per task, without a stack.
@@ -95,7 +103,7 @@ export async function startRetryd(config: RetrydConfig, logger: Logger): Promise
   const taskService = new TaskService({
     store,
     blobs,
-    targetGuard: new TargetGuard({ allow }),
+    targetGuard,
     secrets,
     // An API-only instance wakes the workers of other instances through the store (LISTEN/NOTIFY, pub/sub).
     wake: () => {

@@ -1,5 +1,6 @@
 import { expect, it } from 'vitest';
 import type { RetryTask } from '../../src/domain/task.js';
+import { DeadLetterReason, permanentStatusReason } from '../../src/engine/decide-outcome.js';
 import type { AttemptCompletion } from '../../src/store/store.js';
 import { T0, finalOutcome, makeAttempt, makeTask, retryOutcome } from '../fixtures/tasks.js';
 import type { CurrentStore } from './helpers.js';
@@ -51,6 +52,23 @@ export function completionCases(store: CurrentStore): void {
     expect(await store().listAttempts('default', task.taskId, { limit: 10 })).toEqual({ items: [done.attempt] });
     expect(await store().nextDueAt()).toBe(T0 + 2_000);
     expect(await store().nextLeaseExpiryAt()).toBeNull();
+  });
+
+  it('keeps every dead-letter reason the engine writes as it was written, and lists those tasks as dead letters', async () => {
+    const reasons = [...Object.values(DeadLetterReason), permanentStatusReason(400)];
+    const lastError = '169.254.169.254 is link-local (the cloud metadata service): blocked unless --allow-targets covers it (TARGET_BLOCKED)';
+    const tasks = reasons.map(() => makeTask());
+    for (const [i, reason] of reasons.entries()) {
+      const task = await claimed(store(), tasks[i] as RetryTask);
+      const status = reason === DeadLetterReason.TARGET_BLOCKED || reason.startsWith('permanent') ? 'FAILED' : 'EXHAUSTED';
+      const next = { ...finalOutcome(task, status), deadLetterReason: reason, lastError };
+      const [result] = await store().completeAttempts([completion(task, { next })], T0 + 50);
+      expect(result).toMatchObject({ kind: 'applied', status });
+    }
+    const stored = await Promise.all(tasks.map((t) => store().getTask('default', t.taskId)));
+    expect(stored.map((t) => [t?.deadLetterReason, t?.lastError])).toEqual(reasons.map((r) => [r, lastError]));
+    const dead = await store().listTasks({ tenantId: 'default', limit: 100, status: ['FAILED', 'EXHAUSTED'] });
+    expect(dead.items.map((t) => t.deadLetterReason).sort()).toEqual([...reasons].sort());
   });
 
   it('completes and claims in one call: results in order, fenced ones refused, the earliest due claimed up to the limit', async () => {
