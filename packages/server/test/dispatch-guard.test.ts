@@ -264,7 +264,7 @@ describe('the service: the allowance in force at dispatch', () => {
       body: JSON.stringify({
         targetUrl: `${downstream.url}/hooks/orders?token=s3cr3t-query`,
         method: 'POST',
-        headers: { 'x-api-token': 's3cr3t-header' },
+        headers: { 'x-note': 's3cr3t-header' },
         body: { card: 's3cr3t-body' },
         policy: POLICY,
       }),
@@ -295,7 +295,8 @@ describe('the service: the allowance in force at dispatch', () => {
         status: 'FAILED',
         reason: 'target_blocked',
         error: why,
-        target: `${downstream.url}/hooks/orders`,
+        // The origin alone: neither the path nor the query is logged.
+        target: downstream.url,
         msg: `task dead-lettered, target blocked: ${why}`,
       }),
     ]);

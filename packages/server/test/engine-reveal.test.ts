@@ -8,6 +8,7 @@ import { HttpDispatcher } from '../src/engine/http-dispatcher.js';
 import { RevealingDispatcher } from '../src/engine/revealing-dispatcher.js';
 import { parseKeyring } from '../src/secrets/encryption-keys.js';
 import { sealSecret } from '../src/secrets/secret-cipher.js';
+import { loopbackGuard } from './engine-helpers.js';
 import { envSecretProvider } from '../src/secrets/secret-provider.js';
 import { TaskSecrets } from '../src/secrets/task-secrets.js';
 import { makeTask, T0 } from './fixtures/tasks.js';
@@ -24,7 +25,7 @@ beforeAll(async () => {
   server = await startServer((_req, res) => reply(res, 200, 'ok'));
   dir = await mkdtemp(join(tmpdir(), 'retryd-reveal-'));
   blobs = new FileBlobStore(dir);
-  http = new HttpDispatcher({ loadBody: (ref) => blobs.get(ref) });
+  http = new HttpDispatcher({ loadBody: (ref) => blobs.get(ref), targetGuard: loopbackGuard() });
 });
 
 afterAll(async () => {
