@@ -134,7 +134,7 @@ describe.each(Object.keys(kits))('protections on the %s store', (kind) => {
       await one!.protection.putSettings(
         { tenantId: DEFAULT_TENANT, targetKey: A },
         {
-          breaker: { enabled: true, consecutiveFailures: 3, openDurationMs: 400, openBackoffMultiplier: 2, maxOpenDurationMs: 5_000, halfOpenProbes: 2 },
+          breaker: { enabled: true, consecutiveFailures: 3, openDurationMs: 1_500, openBackoffMultiplier: 2, maxOpenDurationMs: 5_000, halfOpenProbes: 2 },
           maxInFlight: 2,
         },
       );
@@ -152,7 +152,12 @@ describe.each(Object.keys(kits))('protections on the %s store', (kind) => {
       await waitFor(async () => (await Promise.all(tasks.slice(10).map((t) => one!.store.getTask(t.tenantId, t.taskId)))).every((t) => t?.status === 'SUCCEEDED'), {
         what: 'B to succeed',
       });
-      // Held: no call to A starts on either instance until the open period ends, and no task burns an attempt.
+      // Held: no call to A starts on either instance until the open period ends, and no task burns an attempt. Tasks
+      // claimed before the breaker opened still go out (a hold stops claims, it does not recall them): counted once
+      // they are done.
+      const inFlightToA = async () => (await Promise.all(tasks.slice(0, 10).map((t) => one!.store.getTask(t.tenantId, t.taskId)))).some((t) => t?.status === 'IN_FLIGHT');
+      await waitFor(async () => !(await inFlightToA()) || undefined, { what: "A's claimed tasks to be done" });
+      expect(Date.now()).toBeLessThan(opened.openUntil - 50);
       const callsWhenOpened = downstream.callsTo(A);
       await waitFor(() => Date.now() >= opened.openUntil - 50 || undefined, { what: 'the open period to near its end' });
       expect(downstream.callsTo(A)).toBeLessThanOrEqual(callsWhenOpened + 0);
