@@ -31,6 +31,7 @@ export type { StoredHeaders, StoredHeaderValue, SecretHeaderValue } from './doma
 export { TargetGuard, parseAllowList, type TargetGuardOptions, type TargetVerdict, type HostLookup } from './security/target-guard.js';
 export { TargetBlockedError, guardedConnector, isTargetBlocked } from './security/guarded-connector.js';
 export { BLOCKED_RANGES, IPV4_EMBEDDINGS, type BlockedRange } from './security/blocked-ranges.js';
+export { webhookKey, webhookSignature, WEBHOOK_SECRET_PREFIX } from './security/webhook-signature.js';
 export { DeadLetterReason } from './engine/decide-outcome.js';
 export { TargetProtection, type TargetProtectionOptions } from './protection/target-protection.js';
 export {
@@ -44,6 +45,7 @@ export {
   type AdaptiveSettings,
   type RetryBudgetSettings,
   type StormSettings,
+  type SigningSettings,
 } from './protection/target-settings.js';
 export type { TargetControl, TargetStatus, BreakerView, BreakerAction } from './protection/target-control.js';
 export type { ProtectionEvent, BreakerOpenCause, BreakerCloseCause } from './protection/protection-events.js';

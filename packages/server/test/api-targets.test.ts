@@ -272,14 +272,15 @@ describe('the OpenAPI document', () => {
     const answer = (await api.call('GET', path('https://api.example.com'))).body;
     expect([...schemas.Target.required].sort()).toEqual(Object.keys(answer).sort());
     expect(Object.keys(schemas.Target.properties).sort()).toEqual(Object.keys(answer).sort());
-    // The settings schemas follow the settings themselves, section by section and field by field.
+    // The settings schemas follow the settings themselves, section by section and field by field (a list is one field).
     const shape = (value: object): unknown =>
-      Object.fromEntries(Object.entries(value).map(([k, v]) => [k, typeof v === 'object' && v !== null ? shape(v) : true]));
+      Object.fromEntries(Object.entries(value).map(([k, v]) => [k, typeof v === 'object' && v !== null && !Array.isArray(v) ? shape(v) : true]));
     type Schema = { properties?: Record<string, Schema> };
     const schemaShape = (schema: Schema): unknown =>
       Object.fromEntries(Object.entries(schema.properties ?? {}).map(([k, v]) => [k, v.properties === undefined ? true : schemaShape(v)]));
     expect(schemaShape(schemas.TargetSettings)).toEqual(shape(DEFAULT_TARGET_SETTINGS));
     expect(schemaShape(schemas.TargetSettingsPatch)).toEqual(shape(DEFAULT_TARGET_SETTINGS));
+    expect(schemas.TargetSettings.properties.signing.properties.secrets).toEqual({ type: 'array', items: { type: 'string' }, default: [] });
     expect(schemas.BreakerRequest.properties.action.enum).toEqual(['open', 'close', 'reset']);
   });
 });

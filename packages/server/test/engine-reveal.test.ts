@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,7 +16,12 @@ import { makeTask, T0 } from './fixtures/tasks.js';
 import { FAST_POLICY, reply, startServer, type TestServer } from './engine-helpers.js';
 import { TEST_KEYRING } from './api-harness.js';
 
-const provider = envSecretProvider({ RETRYD_SECRET_API: 'from-provider' });
+const SIGNING_KEY = Buffer.alloc(32, 9);
+const provider = envSecretProvider({
+  RETRYD_SECRET_API: 'from-provider',
+  RETRYD_SECRET_HOOK: `whsec_${SIGNING_KEY.toString('base64')}`,
+  RETRYD_SECRET_PLAIN: 'not-a-signing-secret',
+});
 let server: TestServer;
 let dir: string;
 let blobs: FileBlobStore;
@@ -89,5 +95,33 @@ describe('revealing secrets at dispatch', () => {
     const completion = decideAttemptOutcome(task, { startedAt: T0, result: missing }, { policy: FAST_POLICY, now: T0 + 1, random: () => 0.5, workerId: 'w' });
     expect(completion.next).toMatchObject({ status: 'FAILED', deadLetterReason: 'secret_unavailable', nextAttemptAt: null });
     expect(completion.attempt).toMatchObject({ outcome: 'failed', errorMessage: 'header X-Api-Key refers to secret MISSING, which the secret provider does not know' });
+  });
+
+  it('signs with the resolved signing secrets over the body as sent, a blob-store body included; an unusable secret sends nothing', async () => {
+    const dispatcher = new RevealingDispatcher(http, new TaskSecrets({ provider }), (ref) => blobs.get(ref));
+    const big = makeTask({ targetUrl: `${server.url}/signed`, body: null, idempotencyKey: 'evt-1' });
+    const ref = await blobs.put('default', big.taskId, '{"large":"body"}');
+    expect(await dispatcher.dispatch({ ...big, bodyRef: ref }, 1, ['{{secret:HOOK}}'])).toMatchObject({ kind: 'response', status: 200 });
+    const seen = server.requests.at(-1);
+    expect(seen?.body).toBe('{"large":"body"}');
+    const signed = `evt-1.${String(seen?.headers['webhook-timestamp'])}.{"large":"body"}`;
+    expect(seen?.headers['webhook-signature']).toBe(`v1,${createHmac('sha256', SIGNING_KEY).update(signed).digest('base64')}`);
+    // The same dispatcher without secrets: not signed.
+    expect(await dispatcher.dispatch(makeTask({ targetUrl: `${server.url}/plain` }), 1)).toMatchObject({ status: 200 });
+    expect(server.requests.at(-1)?.headers['webhook-signature']).toBeUndefined();
+
+    const before = server.requests.length;
+    const task = makeTask({ targetUrl: `${server.url}/x` });
+    expect(await dispatcher.dispatch(task, 1, ['{{secret:HOOK}}', '{{secret:GONE}}'])).toMatchObject({
+      kind: 'error',
+      deadLetterReason: 'secret_unavailable',
+      message: "the target's signing secret GONE is unknown to the secret provider",
+    });
+    expect(await dispatcher.dispatch(task, 1, ['{{secret:PLAIN}}'])).toMatchObject({
+      kind: 'error',
+      deadLetterReason: 'secret_unavailable',
+      message: 'a signing secret of the target is not a Standard Webhooks secret (whsec_ followed by the base64 of 24 to 64 key bytes)',
+    });
+    expect(server.requests.length).toBe(before);
   });
 });

@@ -32,7 +32,7 @@ describe('target settings', () => {
       'maxInFlight: null or an integer >= 1',
       'adaptive: an object',
       'retryBudget.retryRatio: a finite number >= 0',
-      'speed: absent (known fields: breaker, rateLimit, adaptive, retryBudget, stormDetection, maxInFlight, retryAfterHoldsTarget)',
+      'speed: absent (known fields: breaker, rateLimit, adaptive, retryBudget, stormDetection, signing, maxInFlight, retryAfterHoldsTarget)',
     ]);
     expect(result.errors[0]?.message).toBe('breaker.failureRateThreshold must be a number > 0 and <= 1');
   });
@@ -41,6 +41,37 @@ describe('target settings', () => {
     const tied = applySettingsPatch(DEFAULT_TARGET_SETTINGS, { breaker: { maxOpenDurationMs: 500 }, rateLimit: { burst: 5 } });
     expect(tied.ok ? [] : tied.errors.map((e) => e.field)).toEqual(['breaker.maxOpenDurationMs', 'rateLimit.burst']);
     expect(applySettingsPatch(DEFAULT_TARGET_SETTINGS, [] as unknown).ok).toBe(false);
+  });
+
+  it('takes signing secrets only as {{secret:NAME}} references, naming each refused one by its index', () => {
+    const signed = applySettingsPatch(DEFAULT_TARGET_SETTINGS, { signing: { enabled: true, secrets: ['{{secret:HOOK_NEW}}', '{{secret:HOOK_OLD}}'] } });
+    if (!signed.ok) throw new Error(JSON.stringify(signed.errors));
+    expect(signed.settings.signing).toEqual({ enabled: true, secrets: ['{{secret:HOOK_NEW}}', '{{secret:HOOK_OLD}}'] });
+    // Off by default, and off again without losing its secrets.
+    expect(DEFAULT_TARGET_SETTINGS.signing).toEqual({ enabled: false, secrets: [] });
+    const off = applySettingsPatch(signed.settings, { signing: { enabled: false } });
+    expect(off.ok && off.settings.signing).toEqual({ enabled: false, secrets: ['{{secret:HOOK_NEW}}', '{{secret:HOOK_OLD}}'] });
+
+    const reference =
+      'a reference {{secret:NAME}} to a secret retryd knows (RETRYD_SECRET_NAME or --secrets-file); a literal secret is never stored';
+    const refused = applySettingsPatch(DEFAULT_TARGET_SETTINGS, {
+      signing: { enabled: 'yes', secrets: ['{{secret:OK}}', 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', 'x {{secret:OK}}', 7, '{{secret:a-b}}'] },
+    });
+    expect(refused.ok ? [] : refused.errors.map((e) => `${e.field}: ${e.rule}`)).toEqual([
+      'signing.enabled: true or false',
+      `signing.secrets[1]: ${reference}`,
+      `signing.secrets[2]: ${reference}`,
+      `signing.secrets[3]: ${reference}`,
+      `signing.secrets[4]: ${reference}`,
+    ]);
+    // A refused value is named by its field, never quoted.
+    expect(JSON.stringify(refused)).not.toContain('whsec_');
+    const tooMany = applySettingsPatch(DEFAULT_TARGET_SETTINGS, { signing: { secrets: Array.from({ length: 6 }, (_, i) => `{{secret:S${i}}}`) } });
+    expect(tooMany.ok ? [] : tooMany.errors.map((e) => `${e.field}: ${e.rule}`)).toEqual(['signing.secrets: an array of at most 5 items']);
+    const none = applySettingsPatch(DEFAULT_TARGET_SETTINGS, { signing: { enabled: true } });
+    expect(none.ok ? [] : none.errors.map((e) => `${e.field}: ${e.rule}`)).toEqual([
+      'signing.secrets: at least one {{secret:NAME}} reference when signing.enabled is true',
+    ]);
   });
 
   it('has every protection on by default and a form with every one off', () => {

@@ -17,6 +17,9 @@ const SETTINGS_SECTIONS: Record<keyof TargetSettings, string> = {
   retryBudget: 'Retries at most retryRatio of first attempts over windowMs, plus a floor per second; first attempts always go.',
   stormDetection: 'A sharp rise of retries with few successes opens the breaker and logs retry_storm.',
   retryAfterHoldsTarget: 'Whether a Retry-After on a 429 or 503 holds the whole target until then.',
+  signing:
+    'Standard Webhooks signatures on every attempt (webhook-id, webhook-timestamp, webhook-signature); secrets are ' +
+    '{{secret:NAME}} references to whsec_ secrets, one signature each (several during a rotation).',
 };
 
 /**
@@ -27,6 +30,7 @@ const SETTINGS_SECTIONS: Record<keyof TargetSettings, string> = {
  */
 function settingsSchemaOf(value: unknown, partial: boolean): Record<string, unknown> {
   if (value === null) return { type: ['number', 'null'] };
+  if (Array.isArray(value)) return { type: 'array', items: { type: 'string' }, ...(partial ? {} : { default: [...(value as unknown[])] }) };
   // A PUT's missing field keeps the target's current value, not the default: only the full shape shows defaults.
   if (typeof value === 'boolean') return { type: 'boolean', ...(partial ? {} : { default: value }) };
   if (typeof value === 'number') return { type: 'number', ...(partial ? {} : { default: value }) };

@@ -34,4 +34,10 @@ export interface AttemptProtection {
    * held, limited, or with a breaker that is not closed, and for one it does not know yet.
    */
   admitsHandOff(target: TargetRef, now: number): boolean;
+  /**
+   * The secrets an attempt of `task` is signed with (its target's `signing.secrets`, as references), or undefined when
+   * its target does not sign. A promise only while this instance has not yet read the target's settings, so that a
+   * target's first attempt is not sent unsigned; then a plain read of the cached settings.
+   */
+  signingSecrets(task: RetryTask, now: number): readonly string[] | undefined | Promise<readonly string[] | undefined>;
 }

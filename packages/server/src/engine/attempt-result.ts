@@ -31,8 +31,12 @@ export type AttemptResult =
  * guarded client (SSRF checks at connect time) or a test double can stand in.
  */
 export interface AttemptDispatcher {
-  /** Sends the task's request as attempt `attemptNumber` (1-based over the task's life). Never rejects. */
-  dispatch(task: RetryTask, attemptNumber: number): Promise<AttemptResult>;
+  /**
+   * Sends the task's request as attempt `attemptNumber` (1-based over the task's life). Never rejects.
+   * `signingSecrets`: the Standard Webhooks secrets to sign it with (its target's `signing.secrets`, as
+   * `{{secret:NAME}}` references until `RevealingDispatcher` resolves them to `whsec_…` values); absent: not signed.
+   */
+  dispatch(task: RetryTask, attemptNumber: number, signingSecrets?: readonly string[]): Promise<AttemptResult>;
   /** Lets calls in flight finish, then closes idle connections. */
   close(): Promise<void>;
   /** Aborts calls in flight (they resolve as `error` results) and closes every connection. */

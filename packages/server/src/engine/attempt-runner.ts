@@ -160,7 +160,13 @@ export class AttemptRunner {
     const started = clock.now();
     let result: AttemptResult;
     try {
-      result = await this.options.dispatcher.dispatch(task, task.attemptNumber + 1);
+      // Undefined at once for a target that does not sign: no promise more on the hot path.
+      let signing = this.options.protection?.signingSecrets(task, startedAt);
+      if (signing instanceof Promise) signing = await signing;
+      result =
+        signing === undefined
+          ? await this.options.dispatcher.dispatch(task, task.attemptNumber + 1)
+          : await this.options.dispatcher.dispatch(task, task.attemptNumber + 1, signing);
     } catch (error) {
       // The built-in dispatcher never rejects; a substitute might.
       result = { kind: 'error', error, message: describeError(error, this.options.timeouts) };

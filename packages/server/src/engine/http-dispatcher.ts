@@ -4,8 +4,10 @@ import { Agent, type Dispatcher } from 'undici';
 import type { RetryTask } from '../domain/task.js';
 import { guardedConnector, TargetBlockedError } from '../security/guarded-connector.js';
 import { TargetGuard } from '../security/target-guard.js';
+import { WEBHOOK_HEADERS, WEBHOOK_SECRET_RULE, webhookKey, webhookSignature } from '../security/webhook-signature.js';
 import type { AttemptDispatcher, AttemptResult } from './attempt-result.js';
 import { clearAttemptTimer, setAttemptTimer } from './attempt-timer.js';
+import { DeadLetterReason } from './decide-outcome.js';
 import { describeError } from './describe-error.js';
 
 /** Reads a large body that the task keeps in the blob store (`bodyRef`): a `BlobStore.get`. */
@@ -166,9 +168,35 @@ export function attemptHeaders(task: RetryTask, attemptNumber: number): Record<s
 }
 
 /**
+ * Signs a request per Standard Webhooks, in place: `webhook-id` (the idempotency key), `webhook-timestamp` (`timestamp`,
+ * in seconds) and `webhook-signature` over the exact `body` sent. Like retryd's own headers, they replace any of the
+ * task's that differ only in letter case. False when a secret is not a `whsec_…` value (nothing may be sent).
+ */
+export function signAttemptHeaders(
+  headers: Record<string, string>,
+  task: RetryTask,
+  secrets: readonly string[],
+  timestamp: number,
+  body: string | Uint8Array | null,
+): boolean {
+  const keys: Buffer[] = [];
+  for (const secret of secrets) {
+    const key = webhookKey(secret);
+    if (key === undefined) return false;
+    keys.push(key);
+  }
+  for (const name in headers) if ((WEBHOOK_HEADERS as readonly string[]).includes(name.toLowerCase())) delete headers[name];
+  headers['webhook-id'] = task.idempotencyKey;
+  headers['webhook-timestamp'] = String(timestamp);
+  headers['webhook-signature'] = webhookSignature(keys, task.idempotencyKey, timestamp, body);
+  return true;
+}
+
+/**
  * Makes attempts over HTTP with undici: a keep-alive pool per origin (bounded connections), a connect timeout,
  * a per-attempt timeout (request sent to snippet read), no redirects followed (a 3xx is a result, not
- * an instruction), and at most {@link SNIPPET_BYTES} of the response kept. Every connection is checked by the
+ * an instruction), and at most {@link SNIPPET_BYTES} of the response kept; signed per Standard Webhooks when given
+ * signing secrets (`whsec_…` values), with the clock's time. Every connection is checked by the
  * `targetGuard` and goes to the address it checked; a refused one ends its attempts with a `TargetBlockedError`.
  *
  * @example
@@ -205,7 +233,7 @@ export class HttpDispatcher implements AttemptDispatcher {
       });
   }
 
-  async dispatch(task: RetryTask, attemptNumber: number): Promise<AttemptResult> {
+  async dispatch(task: RetryTask, attemptNumber: number, signingSecrets?: readonly string[]): Promise<AttemptResult> {
     let body: string | Uint8Array | null = task.body;
     if (task.bodyRef !== null) {
       if (this.loadBody === undefined) {
@@ -227,11 +255,17 @@ export class HttpDispatcher implements AttemptDispatcher {
       const error = new TargetBlockedError(`the scheme ${url.protocol} is not http: or https:`);
       return { kind: 'error', error, message: describeError(error, this.timeouts()) };
     }
+    const headers = attemptHeaders(task, attemptNumber);
+    // Signed last, over the body exactly as it goes out (loaded from the blob store when kept there).
+    if (signingSecrets !== undefined && !signAttemptHeaders(headers, task, signingSecrets, Math.floor(this.clock.now() / 1000), body)) {
+      const error = new Error(`a signing secret of the target is not a Standard Webhooks secret (${WEBHOOK_SECRET_RULE})`);
+      return { kind: 'error', error, message: error.message, deadLetterReason: DeadLetterReason.SECRET_UNAVAILABLE };
+    }
     const options: Dispatcher.DispatchOptions = {
       origin: url.origin,
       path: url.pathname + url.search,
       method: task.method as Dispatcher.HttpMethod,
-      headers: attemptHeaders(task, attemptNumber),
+      headers,
       body,
       headersTimeout: this.attemptTimeoutMs + 1_000,
       bodyTimeout: this.attemptTimeoutMs + 1_000,

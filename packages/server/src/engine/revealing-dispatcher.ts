@@ -6,8 +6,8 @@ import type { LoadBody } from './http-dispatcher.js';
 
 /**
  * Reveals a task's secrets just before its request is built, and nowhere else: sealed headers opened, `{{secret:NAME}}`
- * references resolved, a sensitive body opened (loaded from the blob store first when it is kept there). The plain
- * values live only in the request handed to the inner dispatcher. A secret that cannot be revealed (an unknown name, a
+ * references resolved (its target's signing secrets too), a sensitive body opened (loaded from the blob store first
+ * when it is kept there). The plain values live only in the request handed to the inner dispatcher. A secret that cannot be revealed (an unknown name, a
  * key no longer configured) ends the attempt with reason `secret_unavailable`: no retry can mend it.
  */
 export class RevealingDispatcher implements AttemptDispatcher {
@@ -17,16 +17,19 @@ export class RevealingDispatcher implements AttemptDispatcher {
     private readonly loadBody?: LoadBody | undefined,
   ) {}
 
-  dispatch(task: RetryTask, attemptNumber: number): Promise<AttemptResult> {
-    // Most tasks carry no secret: sent as they are, without a copy or a promise more on the hot path.
-    if (!this.secrets.needsReveal(task)) return this.inner.dispatch(task, attemptNumber);
-    return this.#revealThenDispatch(task, attemptNumber);
+  dispatch(task: RetryTask, attemptNumber: number, signingSecrets?: readonly string[]): Promise<AttemptResult> {
+    // Most tasks carry no secret and go to targets that do not sign: sent as they are, without a copy or a promise
+    // more on the hot path.
+    if (signingSecrets === undefined && !this.secrets.needsReveal(task)) return this.inner.dispatch(task, attemptNumber);
+    return this.#revealThenDispatch(task, attemptNumber, signingSecrets);
   }
 
-  async #revealThenDispatch(task: RetryTask, attemptNumber: number): Promise<AttemptResult> {
-    let revealed: RetryTask;
+  async #revealThenDispatch(task: RetryTask, attemptNumber: number, signingSecrets: readonly string[] | undefined): Promise<AttemptResult> {
+    let revealed: RetryTask = task;
+    let signWith: readonly string[] | undefined;
     try {
-      revealed = await this.secrets.reveal(task);
+      if (signingSecrets !== undefined) signWith = await this.secrets.revealSigningSecrets(signingSecrets);
+      if (this.secrets.needsReveal(task)) revealed = await this.secrets.reveal(task);
       if (task.sensitiveBody && task.bodyRef !== null) {
         const sealed = await this.#load(task.bodyRef);
         if (typeof sealed !== 'string') return sealed;
@@ -36,7 +39,7 @@ export class RevealingDispatcher implements AttemptDispatcher {
       if (!(error instanceof SecretUnavailableError)) throw error;
       return { kind: 'error', error, message: error.message, deadLetterReason: DeadLetterReason.SECRET_UNAVAILABLE };
     }
-    return this.inner.dispatch(revealed, attemptNumber);
+    return signWith === undefined ? this.inner.dispatch(revealed, attemptNumber) : this.inner.dispatch(revealed, attemptNumber, signWith);
   }
 
   /** The sealed body from the blob store, or the attempt's error when it cannot be read (retried as any other). */

@@ -4,6 +4,8 @@ import type { RetryTask } from '../domain/task.js';
 import type { AttemptProtection } from '../engine/attempt-protection.js';
 import type { AttemptResult } from '../engine/attempt-result.js';
 import { DeadLetterReason } from '../engine/decide-outcome.js';
+import { checkSigningSecrets } from '../secrets/signing-secrets.js';
+import { envSecretProvider, type SecretProvider } from '../secrets/secret-provider.js';
 import type { AttemptCompletion, Store, TargetRef, TargetView } from '../store/store.js';
 import type { ProtectionEvent } from './protection-events.js';
 import { ProtectedTarget, type ProtectedTargetDeps } from './protected-target.js';
@@ -25,6 +27,11 @@ export interface TargetProtectionOptions {
   random?: Random;
   /** How long a target's settings and shared breaker are trusted before this instance reads them again, in ms. Default 1 000. */
   cacheMs?: number;
+  /**
+   * Resolves the `{{secret:NAME}}` references of `signing.secrets`: a `PUT` naming one it does not know is refused.
+   * Default `envSecretProvider()`; the service passes the one its tasks' secrets use.
+   */
+  secrets?: SecretProvider;
   /** Called with each breaker opening and closing, target hold and retry storm (see {@link ProtectionEvent}). */
   onEvent?: (event: ProtectionEvent) => void;
   /** Called with every failure it survives (a store error while reading or writing a target's state). */
@@ -55,8 +62,10 @@ export class TargetProtection implements AttemptProtection, TargetControl, Async
   private readonly targets = new Map<string, Map<string, ProtectedTarget>>();
   private readonly deps: ProtectedTargetDeps;
   private readonly clock: Clock;
+  private readonly provider: SecretProvider;
 
   constructor(private readonly options: TargetProtectionOptions) {
+    this.provider = options.secrets ?? envSecretProvider();
     const clock = options.clock ?? systemClock;
     // Whole ms: breaker snapshots and holds are epoch-ms integers in every store.
     this.clock = { now: () => Math.floor(clock.now()), sleep: (ms, signal) => clock.sleep(ms, signal) };
@@ -103,6 +112,13 @@ export class TargetProtection implements AttemptProtection, TargetControl, Async
     return target.admitsHandOff(now);
   }
 
+  signingSecrets(task: RetryTask, now: number): readonly string[] | undefined | Promise<readonly string[] | undefined> {
+    const target = this.targetOf(task);
+    const loading = target.ensureLoaded(now);
+    if (loading !== undefined) return loading.then(() => signingOf(target.settings));
+    return signingOf(target.settings);
+  }
+
   // ---- TargetControl (operators) ------------------------------------------------------------------------------------
 
   async listTargets(tenantId: string, page: { cursor?: string; limit: number }): Promise<{ items: TargetStatus[]; nextCursor?: string }> {
@@ -130,6 +146,9 @@ export class TargetProtection implements AttemptProtection, TargetControl, Async
   async putSettings(ref: TargetRef, patch: unknown): Promise<TargetStatus> {
     const now = this.clock.now();
     const target = this.targetOf(ref);
+    // Before the write: a reference the provider does not know would end every attempt of the target.
+    const unknown = await checkSigningSecrets(patch, this.provider);
+    if (unknown.length > 0) throw RetrydError.validation(unknown);
     const result = await target.putSettings(patch, now);
     if (!result.ok) throw RetrydError.validation(result.errors);
     return this.statusOf(target, await this.options.store.admin.getTarget(ref, now), now);
@@ -197,6 +216,11 @@ export class TargetProtection implements AttemptProtection, TargetControl, Async
       // A failing hook must not break the engine's hot path.
     }
   }
+}
+
+/** The secrets a target's attempts are signed with, or undefined when it does not sign. */
+function signingOf(settings: TargetSettings): readonly string[] | undefined {
+  return settings.signing.enabled ? settings.signing.secrets : undefined;
 }
 
 /** A target the store has no row for yet (configured, never named by a task): no gate, nothing waiting. */

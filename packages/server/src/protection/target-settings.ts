@@ -56,7 +56,21 @@ export interface StormSettings {
   baselineMs: number;
 }
 
-/** Everything retryd does to protect one target. */
+/**
+ * Standard Webhooks signatures on every attempt to the target: `webhook-id` (the task's idempotency key),
+ * `webhook-timestamp` (the send time, in seconds) and `webhook-signature` (one `v1,<HMAC-SHA256>` per secret).
+ */
+export interface SigningSettings {
+  enabled: boolean;
+  /**
+   * `{{secret:NAME}}` references to `whsec_…` secrets, resolved at each attempt (a literal secret is never stored); each
+   * gives one signature, in order, so that during a rotation the receiver accepts the request with either secret.
+   * Default [] (at least one when `enabled`).
+   */
+  secrets: string[];
+}
+
+/** Everything retryd does to protect one target, and how it signs the requests it sends there. */
 export interface TargetSettings {
   breaker: BreakerSettings;
   /** Most dispatches per second over every instance, with a burst; null: no limit. */
@@ -68,6 +82,7 @@ export interface TargetSettings {
   stormDetection: StormSettings;
   /** Whether a `Retry-After` on a 429 or 503 holds the whole target until then (not only the one task). */
   retryAfterHoldsTarget: boolean;
+  signing: SigningSettings;
 }
 
 /**
@@ -99,6 +114,7 @@ export const DEFAULT_TARGET_SETTINGS: Readonly<TargetSettings> = deepFreeze({
   retryBudget: { enabled: true, retryRatio: 0.2, minRetriesPerSecond: 10, windowMs: 10_000 },
   stormDetection: { enabled: true, riseFactor: 5, minRetriesPerSecond: 20, maxSuccessRatio: 0.5, baselineMs: 60_000 },
   retryAfterHoldsTarget: true,
+  signing: { enabled: false, secrets: [] },
 });
 
 /** Every protection off: for a target whose failures are expected (a benchmark's flaky downstream, a test). */
@@ -120,7 +136,8 @@ export type TargetSettingsPatch = {
     : TargetSettings[K];
 };
 
-type Rule = { rule: string; test: (value: unknown) => boolean };
+/** A field's rule; `each`: the rule of every item of an array field, broken ones named by index (`secrets[1]`). */
+type Rule = { rule: string; test: (value: unknown) => boolean; each?: Rule };
 const bool: Rule = { rule: 'true or false', test: (v) => typeof v === 'boolean' };
 const intAtLeast = (min: number): Rule => ({ rule: `an integer >= ${min}`, test: (v) => Number.isSafeInteger(v) && (v as number) >= min });
 const numAbove = (min: number): Rule => ({ rule: `a finite number > ${min}`, test: (v) => Number.isFinite(v) && (v as number) > min });
@@ -130,6 +147,16 @@ const share = (exclusiveZero: boolean): Rule => ({
   test: (v) => Number.isFinite(v) && ((v as number) > 0 || (!exclusiveZero && v === 0)) && (v as number) <= 1,
 });
 const orNull = (rule: Rule): Rule => ({ rule: `null or ${rule.rule}`, test: (v) => v === null || rule.test(v) });
+const listOf = (max: number, each: Rule): Rule => ({ rule: `an array of at most ${max} items`, test: (v) => Array.isArray(v) && v.length <= max, each });
+
+/** Most signing secrets of a target: a rotation needs two; a few more leave room for an overlap. */
+export const MAX_SIGNING_SECRETS = 5;
+/** A signing secret as the settings hold it: exactly one reference, so that no literal secret is ever stored. */
+export const SIGNING_SECRET_REFERENCE = /^\{\{secret:([A-Za-z0-9_]{1,128})\}\}$/;
+const secretReference: Rule = {
+  rule: 'a reference {{secret:NAME}} to a secret retryd knows (RETRYD_SECRET_NAME or --secrets-file); a literal secret is never stored',
+  test: (v) => typeof v === 'string' && SIGNING_SECRET_REFERENCE.test(v),
+};
 
 /** Each field's rule, by section (`null` for the two top-level scalars). */
 const RULES = {
@@ -160,6 +187,7 @@ const RULES = {
     maxSuccessRatio: share(false),
     baselineMs: numAbove(0),
   },
+  signing: { enabled: bool, secrets: listOf(MAX_SIGNING_SECRETS, secretReference) },
 } as const satisfies Record<string, Record<string, Rule>>;
 
 const SCALARS = { maxInFlight: orNull(intAtLeast(1)), retryAfterHoldsTarget: bool } as const;
@@ -169,7 +197,8 @@ export type TargetSettingsCheck = { ok: true; settings: TargetSettings } | { ok:
 /**
  * Applies `patch` (untrusted JSON, `PUT /targets/{targetKey}`) over `base` and checks the result: every broken rule at
  * once, each naming the field (`breaker.openDurationMs`) and the rule, unknown fields refused, and the rules that tie
- * fields together (`maxOpenDurationMs >= openDurationMs`, `burst` only with a rate).
+ * fields together (`maxOpenDurationMs >= openDurationMs`, `burst` only with a rate, a secret to sign with). Whether
+ * the provider knows a signing secret is checked by `TargetProtection.putSettings` (it needs the provider).
  */
 export function applySettingsPatch(base: TargetSettings, patch: unknown): TargetSettingsCheck {
   const errors: FieldError[] = [];
@@ -199,7 +228,15 @@ export function applySettingsPatch(base: TargetSettings, patch: unknown): Target
       const rule = rules[field];
       if (rule === undefined) fail(`${section}.${field}`, `absent (known fields: ${Object.keys(rules).join(', ')})`);
       else if (!rule.test(fieldValue)) fail(`${section}.${field}`, rule.rule);
-      else target[field] = fieldValue;
+      else if (rule.each === undefined) target[field] = fieldValue;
+      else {
+        const { each } = rule;
+        const before = errors.length;
+        (fieldValue as unknown[]).forEach((item, i) => {
+          if (!each.test(item)) fail(`${section}.${field}[${i}]`, each.rule);
+        });
+        if (errors.length === before) target[field] = [...(fieldValue as unknown[])];
+      }
     }
   }
   const settings = merged as unknown as TargetSettings;
@@ -209,6 +246,9 @@ export function applySettingsPatch(base: TargetSettings, patch: unknown): Target
     }
     if (settings.rateLimit.burst !== null && settings.rateLimit.ratePerSecond === null) {
       fail('rateLimit.burst', 'null when rateLimit.ratePerSecond is null (a burst is the size of a rate limit)');
+    }
+    if (settings.signing.enabled && settings.signing.secrets.length === 0) {
+      fail('signing.secrets', 'at least one {{secret:NAME}} reference when signing.enabled is true');
     }
   }
   return errors.length > 0 ? { ok: false, errors } : { ok: true, settings };

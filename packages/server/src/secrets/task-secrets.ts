@@ -133,6 +133,22 @@ export class TaskSecrets {
     return { ...task, headers, body };
   }
 
+  /**
+   * The values of a target's signing secrets (`{{secret:NAME}}` references, see `TargetSettings.signing`), in order.
+   * @throws SecretUnavailableError naming the secret the provider does not know
+   */
+  async revealSigningSecrets(references: readonly string[]): Promise<string[]> {
+    const values: string[] = [];
+    for (const reference of references) {
+      const resolved = await resolveReferences(reference, this.#provider);
+      if (!resolved.ok) {
+        throw new SecretUnavailableError(`the target's signing secret ${resolved.name} is unknown to the secret provider`);
+      }
+      values.push(resolved.value);
+    }
+    return values;
+  }
+
   /** Opens a sensitive body (inline, or as loaded from the blob store). @throws SecretUnavailableError */
   openBody(task: RetryTask, sealed: string): string {
     return this.#open(task, sealed, BODY_PURPOSE, 'the body');

@@ -10,7 +10,7 @@ import { parseAllowList, TargetGuard } from '../security/target-guard.js';
 import { openStore } from './open-store.js';
 import { parseKeyring } from '../secrets/encryption-keys.js';
 import { urlOrigin } from '../secrets/redaction.js';
-import { chainSecretProviders, envSecretProvider, fileSecretProvider } from '../secrets/secret-provider.js';
+import { chainSecretProviders, envSecretProvider, fileSecretProvider, type SecretProvider } from '../secrets/secret-provider.js';
 import { TaskSecrets } from '../secrets/task-secrets.js';
 import { TaskService } from '../tasks/task-service.js';
 import { ConfigError, type RetrydConfig } from './retryd-config.js';
@@ -38,7 +38,8 @@ export async function startRetryd(config: RetrydConfig, logger: Logger): Promise
   }
   const allow = parseAllowList(config.allowTargets);
   // Checked before the store opens: a bad key or secrets file is the operator's to fix, told in one line.
-  const secrets = taskSecretsOf(config);
+  const provider = secretProviderOf(config);
+  const secrets = taskSecretsOf(config, provider);
   // One guard for the check at creation and the one on every connection, so the two cannot disagree.
   const targetGuard = new TargetGuard({ allow });
   const { store, blobs } = await openStore(config.store, {
@@ -52,6 +53,8 @@ export async function startRetryd(config: RetrydConfig, logger: Logger): Promise
   // Built before the engine it wakes: a gate that opens (a breaker closed by hand, a limit lifted) frees tasks at once.
   const protection = new TargetProtection({
     store,
+    // The same provider as the tasks' secrets: a target's signing secrets are known where its tasks' are.
+    secrets: provider,
     defaults: config.protection === 'off' ? PROTECTIONS_OFF : DEFAULT_TARGET_SETTINGS,
     onEvent: (event) => logProtectionEvent(logger, event),
     onError: (error) => logger.warn({ event: 'protection_error', err: error }, 'target protection could not read or write its state'),
@@ -198,10 +201,13 @@ export function logProtectionEvent(logger: Logger, event: ProtectionEvent): void
 }
 
 /** The secrets of `config`: its keys and its providers (the secrets file first, then `RETRYD_SECRET_<NAME>`). */
-function taskSecretsOf(config: RetrydConfig): TaskSecrets {
-  const keyring = config.encryptionKey === undefined ? undefined : parseKeyring(config.encryptionKey);
+function secretProviderOf(config: RetrydConfig): SecretProvider {
   const env = envSecretProvider();
-  const provider = config.secretsFile === undefined ? env : chainSecretProviders(fileSecretProvider(config.secretsFile), env);
+  return config.secretsFile === undefined ? env : chainSecretProviders(fileSecretProvider(config.secretsFile), env);
+}
+
+function taskSecretsOf(config: RetrydConfig, provider: SecretProvider): TaskSecrets {
+  const keyring = config.encryptionKey === undefined ? undefined : parseKeyring(config.encryptionKey);
   return new TaskSecrets({ keyring, provider });
 }
 
