@@ -39,6 +39,8 @@ export function redactHeaders(headers: StoredHeaders): Record<string, string> {
  * `#REDACTED`. A text that is not a URL is shown as `[REDACTED]`.
  */
 export function redactUrlQuery(raw: string): string {
+  // A stored URL is already normalised (`URL.href`): without a query or a fragment it is shown as it is, unparsed.
+  if (!raw.includes('?') && !raw.includes('#') && URL.canParse(raw)) return raw;
   if (!URL.canParse(raw)) return REDACTED;
   const url = new URL(raw);
   const query =
