@@ -74,6 +74,8 @@ export class TaskSecrets {
     plain: PlainParts,
     path: string,
   ): Promise<{ ok: true; value: ProtectedParts } | { ok: false; errors: FieldError[] }> {
+    // Most tasks carry no secret: their headers are kept as they are, without a copy.
+    if (!plain.sensitiveBody && !this.#hasSecretHeader(plain)) return { ok: true, value: { headers: plain.headers, body: plain.body } };
     const errors: FieldError[] = [];
     const fail = (field: string, rule: string) => errors.push({ field: `${path}${field}`, rule, message: `${path}${field}: ${rule}` });
     const headers: StoredHeaders = {};
@@ -99,6 +101,15 @@ export class TaskSecrets {
       else body = sealSecret(this.#keyring, body, { tenantId, taskId, purpose: BODY_PURPOSE });
     }
     return errors.length > 0 ? { ok: false, errors } : { ok: true, value: { headers, body } };
+  }
+
+  /** Whether a header is a credential, is marked secret or holds a reference: one that {@link protect} must handle. */
+  #hasSecretHeader(plain: PlainParts): boolean {
+    for (const name in plain.headers) {
+      if (isCredentialHeader(name) || hasSecretReference(plain.headers[name] as string)) return true;
+      if (plain.secretHeaders.size > 0 && plain.secretHeaders.has(name.toLowerCase())) return true;
+    }
+    return false;
   }
 
   /** Whether a stored task has anything to reveal before it can be sent. Cheap: no allocation. */

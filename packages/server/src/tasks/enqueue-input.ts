@@ -4,7 +4,7 @@ import { DEFAULT_POLICY_ID } from '../policies/default-policy.js';
 import { POLICY_ID_PATTERN, POLICY_ID_RULE } from '../policies/policy-id.js';
 import type { FieldError } from '../domain/errors.js';
 import { MAX_VALUE_DEPTH, nestsDeeperThan } from '../domain/json-nesting.js';
-import { SECRET_NAME_PATTERN, secretReferences } from '../secrets/secret-provider.js';
+import { SECRET_NAME_PATTERN, hasSecretReference, secretReferences } from '../secrets/secret-provider.js';
 
 /** Methods a task may use. CONNECT and TRACE are refused: neither makes sense through a retry service. */
 export const TARGET_METHODS = Object.freeze(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const);
@@ -235,7 +235,7 @@ function parseHeaders(raw: unknown, name: (f: string) => string, errors: FieldEr
     if (typeof value !== 'string') push(field, 'a string');
     else if (value.length > ENQUEUE_LIMITS.headerValueLength || !HEADER_VALUE.test(value)) {
       push(field, `a header value of at most ${ENQUEUE_LIMITS.headerValueLength} bytes without CR, LF or NUL`);
-    } else if (secretReferences(value).some((ref) => !SECRET_NAME_PATTERN.test(ref))) {
+    } else if (hasSecretReference(value) && secretReferences(value).some((ref) => !SECRET_NAME_PATTERN.test(ref))) {
       push(field, 'a value whose {{secret:NAME}} references have names of 1 to 128 letters, digits or _');
     }
     seen.add(lower);
