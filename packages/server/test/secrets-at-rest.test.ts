@@ -2,8 +2,6 @@ import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -12,6 +10,7 @@ import { createLogger } from '../src/service/logger.js';
 import { DEFAULT_CONFIG } from '../src/service/retryd-config.js';
 import { startRetryd, type RunningRetryd } from '../src/service/start-retryd.js';
 import { TEST_ENCRYPTION_KEY } from './api-harness.js';
+import { reply, startServer, type TestServer } from './engine-helpers.js';
 import { dropSchemas, freshSchema, POSTGRES_URL, withClient } from './postgres-harness.js';
 import { adminClient, dropPrefixes, freshPrefix, keysOf, REDIS_URL } from './redis-harness.js';
 import { waitFor } from './service-harness.js';
@@ -23,19 +22,13 @@ import { waitFor } from './service-harness.js';
 const run = promisify(execFile);
 const secret = (label: string) => `${label}-${randomBytes(12).toString('hex')}`;
 
-/** What the loopback downstream received: one entry per request. */
-interface Received {
-  path: string;
-  headers: IncomingHttpHeaders;
-  body: string;
-}
-
 let dir: string;
-let downstream: { url: string; received: Received[]; close(): Promise<void> };
+let downstream: TestServer;
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'retryd-secrets-at-rest-'));
-  downstream = await startDownstream();
+  // A path under /fail/ answers 400, every other one 200.
+  downstream = await startServer((req, res) => reply(res, req.url.startsWith('/fail/') ? 400 : 200, 'ok'));
 });
 
 afterAll(async () => {
@@ -185,12 +178,12 @@ describe.each(STORES)('secrets at rest on $kind', (store) => {
     });
     await waitFor('the dead-letter log line', () => logs.some((l) => l.includes('"dead_letter"')));
 
-    const sent = downstream.received.find((r) => r.path === `${path}?k=${querySecret}`);
+    const sent = downstream.requests.find((r) => r.url === `${path}?k=${querySecret}`);
     expect(sent?.headers.authorization).toBe(`Bearer ${secrets.authorization}`);
     expect(sent?.headers['x-access-token']).toBe(secrets.token);
     expect(sent?.headers['x-ref']).toBe(secrets.reference);
     expect(sent?.body).toBe(JSON.stringify({ card: secrets.body }));
-    expect(downstream.received.find((r) => r.path === `${path}-large`)?.body).toBe(`${secrets.largeBody}\n`.repeat(3_000));
+    expect(downstream.requests.find((r) => r.url === `${path}-large`)?.body).toBe(`${secrets.largeBody}\n`.repeat(3_000));
 
     const answers = [
       ...(await Promise.all(ids.map((id) => getText(`/retry-tasks/${id}`)))),
@@ -232,7 +225,7 @@ describe.each(STORES)('secrets at rest on $kind', (store) => {
       attemptNumber: 1,
       lastError: `header Authorization refers to secret ${name}, which the secret provider does not know`,
     });
-    expect(downstream.received.some((r) => r.path === path)).toBe(false);
+    expect(downstream.requests.some((r) => r.url === path)).toBe(false);
   });
 
   async function post(path: string, body: unknown) {
@@ -248,25 +241,3 @@ describe.each(STORES)('secrets at rest on $kind', (store) => {
     return JSON.parse(await getText(path)) as Record<string, unknown>;
   }
 });
-
-async function startDownstream(): Promise<{ url: string; received: Received[]; close(): Promise<void> }> {
-  const received: Received[] = [];
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      received.push({ path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString() });
-      res.writeHead(req.url?.startsWith('/fail/') ? 400 : 200).end('ok');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    received,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}

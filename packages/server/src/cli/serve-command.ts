@@ -26,7 +26,7 @@ export function serveCommand(): Command {
     .addOption(new Option('--port <port>', 'HTTP port to listen on (0 picks a free one)').env('RETRYD_PORT').default(DEFAULT_CONFIG.port).argParser(int('--port', 0, 65535)))
     .addOption(new Option('--host <host>', 'interface to listen on; 0.0.0.0 serves every interface').env('RETRYD_HOST').default(DEFAULT_CONFIG.host))
     .addOption(
-      new Option('--store <url>', 'where tasks live: sqlite:<file> (embedded, the default), later postgres://… and redis://…')
+      new Option('--store <url>', 'where tasks live: sqlite:<file> (embedded, the default), postgres://… or redis://…')
         .env('RETRYD_STORE')
         .default(DEFAULT_CONFIG.store),
     )
@@ -91,7 +91,7 @@ export function serveCommand(): Command {
     .addOption(
       new Option(
         '--secrets-file <path>',
-        'JSON file of secret names to values ({"STRIPE_KEY": "sk_…"}) that {{secret:NAME}} header references resolve from, before RETRYD_SECRET_<NAME> variables; read at start. Encryption keys come from RETRYD_ENCRYPTION_KEY',
+        'JSON file of secret names to values ({"STRIPE_KEY": "sk_…"}) that {{secret:NAME}} references (in headers and in the signing secrets of targets) resolve from, before RETRYD_SECRET_<NAME> variables; read at start. Encryption keys come from RETRYD_ENCRYPTION_KEY',
       ).env('RETRYD_SECRETS_FILE'),
     )
     .addOption(new Option('--log-level <level>', 'log level').env('RETRYD_LOG_LEVEL').choices(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default(DEFAULT_CONFIG.logLevel))

@@ -1,4 +1,5 @@
 import { RetryBudget, type Clock } from '@retryd/core';
+import { retryBudgetOptionsOf } from './core-options.js';
 import type { RetryBudgetSettings } from './target-settings.js';
 
 /**
@@ -14,12 +15,7 @@ export class RetryPacer {
   private nextSlotAt = -Infinity;
 
   constructor(settings: RetryBudgetSettings, clock: Clock) {
-    this.budget = new RetryBudget({
-      ratio: settings.retryRatio,
-      minRetriesPerSecond: settings.minRetriesPerSecond,
-      ttlMs: settings.windowMs,
-      clock,
-    });
+    this.budget = new RetryBudget({ ...retryBudgetOptionsOf(settings), clock });
     // With no floor, refused retries still go, one per window, rather than never.
     this.intervalMs = settings.minRetriesPerSecond > 0 ? 1_000 / settings.minRetriesPerSecond : settings.windowMs;
   }

@@ -1,5 +1,6 @@
 import { CircuitBreaker, CircuitState, type CircuitBreakerOptions, type CircuitBreakerSnapshot, type Clock, type Random } from '@retryd/core';
 import type { AttemptCompletion, TargetRef, TargetStateStore } from '../store/store.js';
+import { breakerOptionsOf } from './core-options.js';
 import type { BreakerSettings } from './target-settings.js';
 
 /** The `targetState` key of a target's breaker: `breaker:https://api.example.com`. */
@@ -201,14 +202,7 @@ export class SharedBreaker {
 
   private optionsOf(s: BreakerSettings): CircuitBreakerOptions {
     return {
-      consecutiveFailures: s.consecutiveFailures,
-      failureRateThreshold: s.failureRateThreshold,
-      minimumCalls: s.minimumCalls,
-      windowMs: s.windowMs,
-      openDurationMs: s.openDurationMs,
-      openBackoffMultiplier: s.openBackoffMultiplier,
-      maxOpenDurationMs: s.maxOpenDurationMs,
-      halfOpenProbes: s.halfOpenProbes,
+      ...breakerOptionsOf(s),
       openJitter: 'EQUAL',
       random: this.random,
       clock: this.clock,

@@ -1,4 +1,5 @@
 import { CircuitBreaker, DEFAULT_POLICY, planRetry, RetryBudget, type CircuitBreakerOptions, type RetryBudgetOptions, type RetryPolicy } from '@retryd/core';
+import { breakerOptionsOf, retryBudgetOptionsOf } from '../protection/core-options.js';
 import { DEFAULT_TARGET_SETTINGS } from '../protection/target-settings.js';
 import { EventQueue } from './event-queue.js';
 import { networkDelay } from './network-delay.js';
@@ -25,23 +26,10 @@ export const AMPLIFICATION_MECHANISMS: readonly AmplificationMechanism[] = Objec
 export const AMPLIFICATION_POLICY: Readonly<RetryPolicy> = Object.freeze({ ...DEFAULT_POLICY, maxAttempts: 4 });
 
 /** The breaker of `circuit-breaker`: the service's default per-target breaker settings. */
-export const AMPLIFICATION_BREAKER: Readonly<Omit<CircuitBreakerOptions, 'clock'>> = Object.freeze({
-  consecutiveFailures: DEFAULT_TARGET_SETTINGS.breaker.consecutiveFailures,
-  failureRateThreshold: DEFAULT_TARGET_SETTINGS.breaker.failureRateThreshold,
-  minimumCalls: DEFAULT_TARGET_SETTINGS.breaker.minimumCalls,
-  windowMs: DEFAULT_TARGET_SETTINGS.breaker.windowMs,
-  openDurationMs: DEFAULT_TARGET_SETTINGS.breaker.openDurationMs,
-  openBackoffMultiplier: DEFAULT_TARGET_SETTINGS.breaker.openBackoffMultiplier,
-  maxOpenDurationMs: DEFAULT_TARGET_SETTINGS.breaker.maxOpenDurationMs,
-  halfOpenProbes: DEFAULT_TARGET_SETTINGS.breaker.halfOpenProbes,
-});
+export const AMPLIFICATION_BREAKER: Readonly<Omit<CircuitBreakerOptions, 'clock'>> = Object.freeze(breakerOptionsOf(DEFAULT_TARGET_SETTINGS.breaker));
 
 /** The budget of `retry-budget`: the service's default per-target retry budget. */
-export const AMPLIFICATION_BUDGET: Readonly<Omit<RetryBudgetOptions, 'clock'>> = Object.freeze({
-  ratio: DEFAULT_TARGET_SETTINGS.retryBudget.retryRatio,
-  minRetriesPerSecond: DEFAULT_TARGET_SETTINGS.retryBudget.minRetriesPerSecond,
-  ttlMs: DEFAULT_TARGET_SETTINGS.retryBudget.windowMs,
-});
+export const AMPLIFICATION_BUDGET: Readonly<Omit<RetryBudgetOptions, 'clock'>> = Object.freeze(retryBudgetOptionsOf(DEFAULT_TARGET_SETTINGS.retryBudget));
 
 /** What {@link simulateAmplification} runs. */
 export interface AmplificationOptions {
