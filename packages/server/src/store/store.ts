@@ -43,6 +43,8 @@ export interface Store extends AsyncDisposable {
   readonly admin: AdminReads;
   /** Opaque per-target state shared by every instance (breaker snapshots, rate limits). */
   readonly targetState: TargetStateStore;
+  /** Who may call the API: API keys (as hashes) and per-tenant limits, shared by every instance. */
+  readonly access: AccessStore;
 
   /** Creates or migrates the schema. Safe to call from several instances at once. */
   init(): Promise<void>;
@@ -258,6 +260,65 @@ export interface TargetStateStore {
   getTargetState(tenantId: string, key: string): Promise<TargetState | undefined>;
   /** Writes if the stored version is `expectedVersion` (0 = absent); false on a lost race. */
   putTargetState(tenantId: string, key: string, expectedVersion: number, value: string, now: number): Promise<boolean>;
+}
+
+/**
+ * Who may call the API, shared by every instance: API keys, stored only as hashes of their secret part, and the
+ * limits of each tenant. Reads by key id are the authentication's hot path (callers cache them briefly); nothing here
+ * runs on the engine's path.
+ */
+export interface AccessStore {
+  /** Inserts a new key; false (nothing written) when its `keyId` is taken. */
+  createApiKey(key: ApiKeyRecord): Promise<boolean>;
+  /** One key by id, revoked or not. */
+  getApiKey(keyId: string): Promise<ApiKeyRecord | undefined>;
+  /**
+   * Keys in `keyId` order (byte order), revoked ones included, one page at a time: one tenant's, or every tenant's
+   * when `tenantId` is absent (operators).
+   */
+  listApiKeys(query: ApiKeyQuery): Promise<Page<ApiKeyRecord>>;
+  /**
+   * Revokes a key at `now` (`revokedAt`), for good: the key as it is after, a key already revoked unchanged (its first
+   * `revokedAt` stays), undefined for no such key. With `tenantId`, a key of another tenant counts as no such key.
+   */
+  revokeApiKey(keyId: string, now: number, tenantId?: string): Promise<ApiKeyRecord | undefined>;
+  /** Whether any key is not revoked: with none, the service is open on loopback only. */
+  hasActiveApiKey(): Promise<boolean>;
+  /** A tenant's own limits, or undefined when it has none (the service-wide defaults apply). */
+  getTenantLimits(tenantId: string): Promise<TenantLimits | undefined>;
+  /** Sets (replaces) a tenant's own limits; `null` deletes them. */
+  putTenantLimits(tenantId: string, limits: TenantLimits | null, now: number): Promise<void>;
+}
+
+/** What an API key may do: `read` answers reads, `write` also changes tasks and policies, `admin` also targets and keys. */
+export type ApiKeyScope = 'admin' | 'write' | 'read';
+
+/** An API key as stored: never the key itself, only the SHA-256 of its secret part. */
+export interface ApiKeyRecord {
+  /** The public part of the key (`rtd_<keyId>_<secret>`), its id in lists and logs. */
+  keyId: string;
+  tenantId: string;
+  scope: ApiKeyScope;
+  /** What the key is for, as its creator wrote it (for people; not unique). */
+  name: string;
+  /** Lower-case hex SHA-256 of the key's secret part. */
+  secretHash: string;
+  createdAt: number;
+  /** When it was revoked (epoch ms), or null while it is active. */
+  revokedAt: number | null;
+}
+
+export interface ApiKeyQuery extends PageRequest {
+  /** One tenant's keys; absent: every tenant's. */
+  tenantId?: string | undefined;
+}
+
+/** A tenant's limits on the API (`null`: no limit of its own; the service-wide default, if any, applies). */
+export interface TenantLimits {
+  /** Most API requests per second, per instance, with a burst of as many. */
+  requestsPerSecond: number | null;
+  /** Most of its tasks PENDING or IN_FLIGHT at once: enqueues beyond answer 429. */
+  maxPendingTasks: number | null;
 }
 
 /** One task. */
