@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { Agent, request } from 'undici';
-import { buildApp, type BuildAppOptions } from '../src/api/build-app.js';
+import { buildApp, type AppAccess, type BuildAppOptions } from '../src/api/build-app.js';
 import type { BlobStore } from '../src/blobs/blob-store.js';
 import { DEFAULT_TENANT, type RetryTask } from '../src/domain/task.js';
 import { TargetGuard, parseAllowList, type HostLookup } from '../src/security/target-guard.js';
@@ -67,6 +67,8 @@ export interface HarnessOptions {
   wrapStore?: (store: Store) => Store;
   service?: Partial<TaskServiceOptions>;
   app?: Partial<BuildAppOptions>;
+  /** Access control made on the opened store (API keys, scopes, tenant limits); absent: none, as in `buildApp`. */
+  access?: (store: Store) => AppAccess;
 }
 
 const agent = new Agent({ connections: 128 });
@@ -89,7 +91,8 @@ export async function startApi(options: HarnessOptions = {}): Promise<ApiHarness
     ...options.service,
   });
   await service.ensureDefaultPolicy();
-  const app = await buildApp({ taskService: service, store, ...options.app });
+  const access = options.access?.(store);
+  const app = await buildApp({ taskService: service, store, ...(access === undefined ? {} : { access }), ...options.app });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
 

@@ -13,6 +13,9 @@ import {
   frameworkErrorHandler,
   installProblemHandlers,
 } from './problem-handler.js';
+import { installAccessControl, tenantOfRequest, type AccessControl } from '../access/access-hook.js';
+import type { ApiKeys } from '../access/api-keys.js';
+import { API_KEY_SCHEMAS, registerApiKeyRoutes } from './routes/api-key-routes.js';
 import { registerHealthRoutes } from './routes/health-routes.js';
 import { registerPolicyRoutes } from './routes/policy-routes.js';
 import { registerTargetRoutes } from './routes/target-routes.js';
@@ -31,6 +34,11 @@ function tooDeepError(path: (string | number)[]): RetrydError {
   const field = fieldOfPath(head.slice(0, named + 1)) || 'body';
   const rule = `nested at most ${MAX_REQUEST_DEPTH} levels deep (objects and arrays, counted from the top of the request body)`;
   return RetrydError.validation([{ field, rule, message: `${field} must be ${rule}` }]);
+}
+
+/** What {@link buildApp} needs for access control. */
+export interface AppAccess extends AccessControl {
+  apiKeys: ApiKeys;
 }
 
 /** Options of {@link buildApp}. */
@@ -52,8 +60,11 @@ export interface BuildAppOptions {
   logger?: FastifyBaseLogger;
   /** Largest request body in bytes. Default {@link DEFAULT_BODY_LIMIT} (10 MiB). */
   bodyLimit?: number;
-  /** The tenant a request acts for. Default: always `DEFAULT_TENANT` (API keys come later). */
-  tenantOf?: (request: FastifyRequest) => string;
+  /**
+   * API keys, scopes and per-tenant limits (see `installAccessControl`), and the `/api-keys` routes. `retryd serve`
+   * always passes them. Absent: every request acts for `DEFAULT_TENANT` with every right (embedding and tests).
+   */
+  access?: AppAccess;
   /** A `/readyz` store ping slower than this is a failure. Default 2,000 ms. */
   readyTimeoutMs?: number;
   /** Serve the readable API docs at `/docs`. Default true. */
@@ -104,7 +115,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     return reply.send(problemOf('SHUTTING_DOWN', 'this instance is shutting down; send the request again', undefined, request.url));
   });
 
-  for (const schema of [...SHARED_SCHEMAS, ...TARGET_SCHEMAS]) app.addSchema(schema);
+  for (const schema of [...SHARED_SCHEMAS, ...TARGET_SCHEMAS, ...API_KEY_SCHEMAS]) app.addSchema(schema);
   installProblemHandlers(app, bodyLimit);
   // Text bodies are never valid here: answering 415 says so more clearly than a JSON parse error would.
   app.removeContentTypeParser('text/plain');
@@ -130,7 +141,9 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
         title: 'retryd',
         description:
           'A durable retry service: it calls a target until it succeeds or the policy gives up, with the same ' +
-          'Idempotency-Key on every attempt. Times are epoch milliseconds. Errors are RFC 9457 problem details.',
+          'Idempotency-Key on every attempt. Times are epoch milliseconds. Errors are RFC 9457 problem details. ' +
+          'Every route but the health probes takes an API key (Authorization: Bearer rtd_…) once the service has one: ' +
+          'without one, 401; with a key whose scope is too narrow, 403; over the tenant\'s limits, 429 with Retry-After.',
         version: options.version ?? '0.1.0',
       },
       tags: [
@@ -138,17 +151,26 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
         { name: 'dead letters', description: 'Tasks that failed or ran out of budget, and replay' },
         { name: 'policies', description: 'Named retry policies' },
         { name: 'targets', description: 'Per-target protection: breakers, rate and concurrency limits, adaptive throttling' },
+        { name: 'api keys', description: "A tenant's API keys: create, list, revoke" },
         { name: 'health', description: 'Liveness and readiness' },
       ],
+      components: { securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', description: 'An API key: rtd_…' } } },
+      security: [{ apiKey: [] }],
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `schema-${i}`) },
   });
   if (options.docs !== false) await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
 
-  const deps = { taskService: options.taskService, tenantOf: options.tenantOf ?? (() => DEFAULT_TENANT) };
+  const access = options.access;
+  if (access !== undefined) installAccessControl(app, access);
+  const tenantOf = access === undefined ? () => DEFAULT_TENANT : tenantOfRequest;
+  const admitTasks =
+    access === undefined ? undefined : (request: FastifyRequest, count: number) => access.limiter.admitTasks(tenantOfRequest(request), count);
+  const deps = { taskService: options.taskService, tenantOf, admitTasks };
   registerTaskRoutes(app, deps);
   registerPolicyRoutes(app, deps);
-  if (options.targetControl !== undefined) registerTargetRoutes(app, { targetControl: options.targetControl, tenantOf: deps.tenantOf });
+  if (options.targetControl !== undefined) registerTargetRoutes(app, { targetControl: options.targetControl, tenantOf });
+  if (access !== undefined) registerApiKeyRoutes(app, { apiKeys: access.apiKeys, authenticator: access.authenticator, tenantOf });
   registerHealthRoutes(app, { store: options.store, readyTimeoutMs: options.readyTimeoutMs ?? 2_000 });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   return app;

@@ -130,7 +130,7 @@ export function toProblem(error: unknown, bodyLimit: number, instance: string): 
 /** Sends a problem with its status and media type; 503s carry a Retry-After hint. */
 export function sendProblem(reply: FastifyReply, problem: Problem): FastifyReply {
   reply.code(problem.status).type(PROBLEM_CONTENT_TYPE);
-  if (problem.status === 503) reply.header('retry-after', '1');
+  if (problem.status === 503 && !reply.hasHeader('retry-after')) reply.header('retry-after', '1');
   return reply.send(problem);
 }
 
@@ -140,9 +140,11 @@ export function sendProblem(reply: FastifyReply, problem: Problem): FastifyReply
  * level with their cause.
  */
 export function installProblemHandlers(app: FastifyInstance, bodyLimit: number): void {
-  app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) =>
-    sendProblem(reply, logProblem(request, error, toProblem(error, bodyLimit, request.url))),
-  );
+  app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
+    if (error instanceof RetrydError && error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds));
+    if (error instanceof RetrydError && error.code === 'UNAUTHENTICATED') reply.header('www-authenticate', 'Bearer realm="retryd"');
+    return sendProblem(reply, logProblem(request, error, toProblem(error, bodyLimit, request.url)));
+  });
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0] ?? '';
     const allowed = allowedMethods(app, path);

@@ -2,7 +2,9 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { isUsageError, serveCommand } from './serve-command.js';
+import { keysCommand } from './keys-command.js';
 import { simulateCommand } from './simulate-command.js';
+import { tenantsCommand } from './tenants-command.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
@@ -10,8 +12,19 @@ const program = new Command('retryd')
   .description('retryd: a durable service that retries HTTP calls with the same Idempotency-Key on every attempt.')
   .version(pkg.version)
   .addCommand(serveCommand())
+  .addCommand(keysCommand())
+  .addCommand(tenantsCommand())
   .addCommand(simulateCommand())
   .exitOverride();
+
+/** Every command reports a wrong command line to the catch below (exit code 2) instead of exiting with 1 itself. */
+function overrideExits(command: Command): void {
+  for (const sub of command.commands) {
+    sub.exitOverride();
+    overrideExits(sub);
+  }
+}
+overrideExits(program);
 
 try {
   await program.parseAsync(process.argv);

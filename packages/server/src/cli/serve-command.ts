@@ -94,6 +94,22 @@ export function serveCommand(): Command {
         'JSON file of secret names to values ({"STRIPE_KEY": "sk_…"}) that {{secret:NAME}} references (in headers and in the signing secrets of targets) resolve from, before RETRYD_SECRET_<NAME> variables; read at start. Encryption keys come from RETRYD_ENCRYPTION_KEY',
       ).env('RETRYD_SECRETS_FILE'),
     )
+    .addOption(
+      new Option(
+        '--auth-done-upstream',
+        'a proxy in front authenticates every request: listen beyond loopback without API keys (logged as a warning at every start). Without it and without a key, only loopback',
+      ).env('RETRYD_AUTH_DONE_UPSTREAM'),
+    )
+    .addOption(
+      new Option('--tenant-requests-per-second <n>', "each tenant's most API requests per second, per instance, unless it has its own (retryd tenants limits); 429 beyond")
+        .env('RETRYD_TENANT_REQUESTS_PER_SECOND')
+        .argParser(int('--tenant-requests-per-second', 1)),
+    )
+    .addOption(
+      new Option('--tenant-max-pending-tasks <n>', "each tenant's most tasks pending or in flight, unless it has its own (retryd tenants limits); enqueues beyond answer 429")
+        .env('RETRYD_TENANT_MAX_PENDING_TASKS')
+        .argParser(int('--tenant-max-pending-tasks', 1)),
+    )
     .addOption(new Option('--log-level <level>', 'log level').env('RETRYD_LOG_LEVEL').choices(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default(DEFAULT_CONFIG.logLevel))
     .action(async (flags: ServeFlags) => {
       const options = configFromFlags(flags);
@@ -148,6 +164,9 @@ interface ServeFlags {
   role: RetrydRole;
   protection: ProtectionMode;
   secretsFile?: string;
+  authDoneUpstream?: boolean;
+  tenantRequestsPerSecond?: number;
+  tenantMaxPendingTasks?: number;
 }
 
 function configFromFlags(flags: ServeFlags): RetrydConfig {
@@ -166,6 +185,9 @@ function configFromFlags(flags: ServeFlags): RetrydConfig {
     role: flags.role,
     protection: flags.protection,
     ...(flags.secretsFile === undefined ? {} : { secretsFile: flags.secretsFile }),
+    authDoneUpstream: flags.authDoneUpstream === true,
+    tenantRequestsPerSecond: flags.tenantRequestsPerSecond ?? null,
+    tenantMaxPendingTasks: flags.tenantMaxPendingTasks ?? null,
     // Never a flag: a key on the command line would show in the process list.
     ...(process.env.RETRYD_ENCRYPTION_KEY === undefined ? {} : { encryptionKey: process.env.RETRYD_ENCRYPTION_KEY }),
   };

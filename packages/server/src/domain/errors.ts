@@ -6,6 +6,8 @@
 export const ERROR_CODES = Object.freeze({
   VALIDATION_FAILED: { status: 400, title: 'The request is not valid' },
   TARGET_NOT_ALLOWED: { status: 400, title: 'The target address is not allowed' },
+  UNAUTHENTICATED: { status: 401, title: 'A valid API key is required' },
+  FORBIDDEN: { status: 403, title: "The API key's scope does not allow this" },
   NOT_FOUND: { status: 404, title: 'Not found' },
   TASK_NOT_CANCELLABLE: { status: 409, title: 'The task can no longer be cancelled' },
   TASK_NOT_REPLAYABLE: { status: 409, title: 'The task cannot be replayed' },
@@ -16,6 +18,8 @@ export const ERROR_CODES = Object.freeze({
   URI_TOO_LONG: { status: 414, title: 'The request path is too long' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, title: 'Unsupported media type' },
   IDEMPOTENCY_KEY_REUSED: { status: 422, title: 'The idempotency key was used for a different request' },
+  RATE_LIMITED: { status: 429, title: 'Too many requests for this tenant' },
+  TOO_MANY_PENDING_TASKS: { status: 429, title: 'The tenant has too many tasks pending' },
   HEADERS_TOO_LARGE: { status: 431, title: 'The request headers are too large' },
   INTERNAL: { status: 500, title: 'Internal error' },
   STORE_UNAVAILABLE: { status: 503, title: 'The task store is unavailable' },
@@ -78,15 +82,18 @@ export class RetrydError extends Error {
   override readonly name = 'RetrydError';
   readonly status: number;
   readonly title: string;
+  /** When the request may succeed if sent again (the answer's `Retry-After`), for a limit that will let it through. */
+  readonly retryAfterSeconds?: number;
 
   constructor(
     readonly code: ErrorCode,
     /** A sentence for the caller: what went wrong with this request. Never holds secrets (header values). */
     readonly detail: string,
     readonly errors?: FieldError[],
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; retryAfterSeconds?: number },
   ) {
     super(detail, options);
+    if (options?.retryAfterSeconds !== undefined) this.retryAfterSeconds = options.retryAfterSeconds;
     this.status = ERROR_CODES[code].status;
     this.title = ERROR_CODES[code].title;
   }

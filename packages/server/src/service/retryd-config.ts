@@ -53,6 +53,16 @@ export interface RetrydConfig {
    * `{{secret:NAME}}` references resolve from before the `RETRYD_SECRET_<NAME>` variables. Default none.
    */
   secretsFile?: string;
+  /**
+   * `--auth-done-upstream` / `RETRYD_AUTH_DONE_UPSTREAM`: a proxy in front authenticates every request, so the service
+   * may listen beyond loopback without API keys (every request then acts for the default tenant with every right,
+   * until a key is created). Logged as a warning at every start. Default false: without a key, only loopback.
+   */
+  authDoneUpstream: boolean;
+  /** `--tenant-requests-per-second` / `RETRYD_TENANT_REQUESTS_PER_SECOND`: each tenant's API requests per second, per instance, unless it has its own. Default none. */
+  tenantRequestsPerSecond: number | null;
+  /** `--tenant-max-pending-tasks` / `RETRYD_TENANT_MAX_PENDING_TASKS`: each tenant's most tasks pending or in flight, unless it has its own. Default none. */
+  tenantMaxPendingTasks: number | null;
 }
 
 /** Whether targets are protected by default (see {@link RetrydConfig.protection}). */
@@ -74,6 +84,9 @@ export const DEFAULT_CONFIG: Readonly<RetrydConfig> = Object.freeze({
   logLevel: 'info',
   role: 'all',
   protection: 'on',
+  authDoneUpstream: false,
+  tenantRequestsPerSecond: null,
+  tenantMaxPendingTasks: null,
 });
 
 /** A flag or variable with a value that breaks its rule; the message names both. */

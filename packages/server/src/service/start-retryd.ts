@@ -7,6 +7,10 @@ import type { ProtectionEvent } from '../protection/protection-events.js';
 import { TargetProtection } from '../protection/target-protection.js';
 import { DEFAULT_TARGET_SETTINGS, PROTECTIONS_OFF } from '../protection/target-settings.js';
 import { parseAllowList, TargetGuard } from '../security/target-guard.js';
+import { ApiKeys } from '../access/api-keys.js';
+import { Authenticator } from '../access/authenticator.js';
+import { TenantLimiter } from '../access/tenant-limiter.js';
+import type { Store } from '../store/store.js';
 import { openStore } from './open-store.js';
 import { parseKeyring } from '../secrets/encryption-keys.js';
 import { urlOrigin } from '../secrets/redaction.js';
@@ -117,7 +121,24 @@ export async function startRetryd(config: RetrydConfig, logger: Logger): Promise
     ...(runsWorkers ? { handOff: engine } : {}),
   });
   const verbose = logger.isLevelEnabled('debug');
-  const app = runsApi ? await buildApp({ taskService, store, targetControl: protection, ...(verbose ? { logger } : {}) }) : undefined;
+  const access = {
+    authenticator: new Authenticator(store),
+    limiter: new TenantLimiter(store, {
+      defaults: { requestsPerSecond: config.tenantRequestsPerSecond, maxPendingTasks: config.tenantMaxPendingTasks },
+    }),
+    apiKeys: new ApiKeys(store),
+  };
+  let auth: AuthMode = 'api-keys';
+  try {
+    if (runsApi) auth = await authModeOf(config, store);
+  } catch (error) {
+    protection.close();
+    await taskService.close();
+    await store.close();
+    await blobs.close?.();
+    throw error;
+  }
+  const app = runsApi ? await buildApp({ taskService, store, targetControl: protection, access, ...(verbose ? { logger } : {}) }) : undefined;
   try {
     await taskService.ensureDefaultPolicy();
     if (app) await app.listen({ port: config.port, host: config.host });
@@ -158,9 +179,20 @@ export async function startRetryd(config: RetrydConfig, logger: Logger): Promise
       // Which keys, never the keys: the ids, the first sealing new secrets, every one opening them.
       encryptionKeyIds: config.encryptionKey === undefined ? [] : [...parseKeyring(config.encryptionKey).byId.keys()],
       ...(config.secretsFile === undefined ? {} : { secretsFile: config.secretsFile }),
+      ...(runsApi ? { auth } : {}),
+      ...(config.tenantRequestsPerSecond === null ? {} : { tenantRequestsPerSecond: config.tenantRequestsPerSecond }),
+      ...(config.tenantMaxPendingTasks === null ? {} : { tenantMaxPendingTasks: config.tenantMaxPendingTasks }),
     },
     'retryd started',
   );
+  if (auth === 'open') {
+    logger.info({ event: 'auth_open', url }, `no API key yet: the API answers anyone on loopback as the default tenant; create one with retryd keys create`);
+  } else if (auth === 'upstream') {
+    logger.warn(
+      { event: 'auth_done_upstream', url },
+      `--auth-done-upstream: NO AUTHENTICATION HERE. Every request to ${url} acts for the default tenant with every right; only a proxy in front that authenticates every request makes this safe`,
+    );
+  }
 
   let closing: Promise<void> | undefined;
   const close = () =>
@@ -177,6 +209,30 @@ export async function startRetryd(config: RetrydConfig, logger: Logger): Promise
       logger.info({ event: 'stop', durationMs: Date.now() - started }, 'retryd stopped');
     })());
   return { url, close, [Symbol.asyncDispose]: close };
+}
+
+/** How requests are authenticated: API keys, none (loopback, no key yet), or by a proxy in front. */
+export type AuthMode = 'api-keys' | 'open' | 'upstream';
+
+/** Whether `host` names only this machine: a service without keys may listen there and nowhere else. */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, '').toLowerCase();
+  return bare === 'localhost' || bare === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(bare) || bare === '::ffff:127.0.0.1';
+}
+
+/**
+ * How this start authenticates, refusing to listen beyond loopback with no API key unless a proxy in front vouches
+ * for every request (`--auth-done-upstream`).
+ */
+async function authModeOf(config: RetrydConfig, store: Store): Promise<AuthMode> {
+  if (await store.access.hasActiveApiKey()) return 'api-keys';
+  if (isLoopbackHost(config.host)) return 'open';
+  if (config.authDoneUpstream) return 'upstream';
+  throw new ConfigError(
+    `--host ${config.host} serves beyond loopback, and the store holds no API key: anyone who reaches it could read and ` +
+      'enqueue every task. Create a key first (retryd keys create --tenant default --scope admin --name ops), or pass ' +
+      '--auth-done-upstream if a proxy in front authenticates every request',
+  );
 }
 
 /**

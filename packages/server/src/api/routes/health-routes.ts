@@ -34,7 +34,7 @@ async function pingWithin(store: HealthDeps['store'], timeoutMs: number): Promis
 export function registerHealthRoutes(app: FastifyInstance, { store, readyTimeoutMs }: HealthDeps): void {
   app.get(
     '/healthz',
-    { schema: { summary: 'Liveness: the process answers', tags: ['health'], response: { 200: statusBody('Alive') } } },
+    { schema: { summary: 'Liveness: the process answers', tags: ['health'], response: { 200: statusBody('Alive') } }, config: { scope: 'public' } },
     async () => ({ status: 'ok' }),
   );
 
@@ -46,6 +46,7 @@ export function registerHealthRoutes(app: FastifyInstance, { store, readyTimeout
         tags: ['health'],
         response: { 200: statusBody('Ready'), ...problemResponses(503) },
       },
+      config: { scope: 'public' },
     },
     async (request, reply) => {
       try {

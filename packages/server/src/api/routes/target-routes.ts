@@ -111,7 +111,7 @@ export function registerTargetRoutes(app: FastifyInstance, { targetControl, tena
         params: targetParams,
         response: { 200: json('The target with its new settings', 'Target'), ...problemResponses(400, 413, 415, 503) },
       },
-      config: documentBody('TargetSettingsPatch'),
+      config: { ...documentBody('TargetSettingsPatch'), scope: 'admin' },
     },
     async (request) => {
       const ref = targetRefOf(tenantOf(request), request.params.targetKey);
@@ -132,6 +132,7 @@ export function registerTargetRoutes(app: FastifyInstance, { targetControl, tena
         body: { $ref: 'BreakerRequest#' },
         response: { 200: json('The target with its breaker changed', 'Target'), ...problemResponses(400, 413, 415, 503) },
       },
+      config: { scope: 'admin' },
     },
     async (request) => {
       const ref = targetRefOf(tenantOf(request), request.params.targetKey);

@@ -12,6 +12,11 @@ export interface RouteDeps {
   taskService: TaskService;
   /** The tenant a request acts for. */
   tenantOf: (request: FastifyRequest) => string;
+  /**
+   * Admits `count` new pending tasks for the request's tenant (enqueue, batch, replay), or throws the 429 of its
+   * most pending tasks. Absent: no such limit.
+   */
+  admitTasks?: ((request: FastifyRequest, count: number) => Promise<void>) | undefined;
 }
 
 interface TaskParams {
@@ -50,7 +55,7 @@ function traceparentOf(request: FastifyRequest): string | undefined {
 }
 
 /** Tasks: enqueue (single and batch), read, list, cancel, attempts, replay, and dead letters. */
-export function registerTaskRoutes(app: FastifyInstance, { taskService, tenantOf }: RouteDeps): void {
+export function registerTaskRoutes(app: FastifyInstance, { taskService, tenantOf, admitTasks = async () => {} }: RouteDeps): void {
   app.post(
     '/retry-tasks',
     {
@@ -69,6 +74,7 @@ export function registerTaskRoutes(app: FastifyInstance, { taskService, tenantOf
       config: documentBody('EnqueueRequest'),
     },
     async (request, reply) => {
+      await admitTasks(request, 1);
       const result = await taskService.enqueue(tenantOf(request), request.body, { traceparent: traceparentOf(request) });
       if (result.kind === 'replayed') reply.code(200).header('idempotent-replayed', 'true');
       else reply.code(201).header('location', `/retry-tasks/${result.task.taskId}`);
@@ -94,6 +100,7 @@ export function registerTaskRoutes(app: FastifyInstance, { taskService, tenantOf
         throw RetrydError.validation([{ field: 'body', rule, message: `body must be ${rule}` }]);
       }
       const tasks = (body as { tasks?: unknown }).tasks;
+      if (Array.isArray(tasks)) await admitTasks(request, tasks.length);
       const results = await taskService.enqueueBatch(tenantOf(request), tasks, { traceparent: traceparentOf(request) });
       return {
         results: results.map((r) =>
@@ -201,7 +208,10 @@ export function registerTaskRoutes(app: FastifyInstance, { taskService, tenantOf
         response: { 200: json('The re-driven task', 'Task'), ...problemResponses(404, 409, 503) },
       },
     },
-    async (request) => toTaskView((await taskService.replay(tenantOf(request), request.params.taskId)).task),
+    async (request) => {
+      await admitTasks(request, 1);
+      return toTaskView((await taskService.replay(tenantOf(request), request.params.taskId)).task);
+    },
   );
 
   app.get<{ Querystring: PageQuery }>(

@@ -1,0 +1,119 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { API_KEY_SCOPES, MAX_KEY_NAME_LENGTH, parseNewApiKey, type ApiKeys } from '../../access/api-keys.js';
+import type { Authenticator } from '../../access/authenticator.js';
+import type { ApiKeyRecord } from '../../store/store.js';
+import { documentBody, pageQuery, problemResponses } from '../schemas.js';
+import { json, pageOf } from './task-routes.js';
+
+/** What the API key routes need. */
+export interface ApiKeyRouteDeps {
+  apiKeys: ApiKeys;
+  authenticator: Authenticator;
+  tenantOf: (request: FastifyRequest) => string;
+}
+
+/** The API view of a key: never its secret part, nor the hash of it. */
+export interface ApiKeyView {
+  keyId: string;
+  tenantId: string;
+  scope: string;
+  name: string;
+  createdAt: number;
+  revokedAt: number | null;
+}
+
+export function toApiKeyView(record: ApiKeyRecord): ApiKeyView {
+  const { keyId, tenantId, scope, name, createdAt, revokedAt } = record;
+  return { keyId, tenantId, scope, name, createdAt, revokedAt };
+}
+
+const keyProperties = {
+  keyId: { type: 'string', description: 'The public part of the key (rtd_<keyId>_…): its id in lists and logs.' },
+  tenantId: { type: 'string' },
+  scope: { type: 'string', enum: [...API_KEY_SCOPES] },
+  name: { type: 'string' },
+  createdAt: { type: 'integer' },
+  revokedAt: { type: ['integer', 'null'], description: 'When it was revoked; null while it is active.' },
+};
+
+/** Shared schemas of the key routes. */
+export const API_KEY_SCHEMAS = [
+  {
+    $id: 'ApiKeyRequest',
+    type: 'object',
+    additionalProperties: false,
+    required: ['name', 'scope'],
+    properties: {
+      name: { type: 'string', minLength: 1, maxLength: MAX_KEY_NAME_LENGTH, description: 'What the key is for.' },
+      scope: { type: 'string', enum: [...API_KEY_SCOPES], description: 'read: reads; write: also tasks and policies; admin: also targets and keys.' },
+    },
+  },
+  { $id: 'ApiKey', type: 'object', properties: keyProperties },
+  {
+    $id: 'CreatedApiKey',
+    type: 'object',
+    properties: { ...keyProperties, key: { type: 'string', description: 'The key itself (rtd_…): shown in this answer only, never again.' } },
+  },
+  { $id: 'ApiKeyPage', type: 'object', properties: { items: { type: 'array', items: { $ref: 'ApiKey#' } }, nextCursor: { type: 'string' } } },
+];
+
+/**
+ * `/api-keys`, for a tenant's admins: create a key for the same tenant (the answer is the only time the key is
+ * shown), list them, revoke one (at once on this instance, within seconds on the others). Keys for other tenants
+ * are made with `retryd keys create`.
+ */
+export function registerApiKeyRoutes(app: FastifyInstance, { apiKeys, authenticator, tenantOf }: ApiKeyRouteDeps): void {
+  app.post(
+    '/api-keys',
+    {
+      schema: {
+        summary: 'Create an API key for this tenant',
+        description: 'The answer holds the key itself (`key`); it is stored only as a hash and can never be shown again.',
+        tags: ['api keys'],
+        response: { 201: json('Created: the key is in `key`, shown this once', 'CreatedApiKey'), ...problemResponses(400, 401, 403, 413, 415, 503) },
+      },
+      config: { ...documentBody('ApiKeyRequest'), scope: 'admin' },
+    },
+    async (request, reply) => {
+      const created = await apiKeys.create(parseNewApiKey(request.body, tenantOf(request)));
+      reply.code(201).header('location', `/api-keys/${created.record.keyId}`).header('cache-control', 'no-store');
+      return { ...toApiKeyView(created.record), key: created.token };
+    },
+  );
+
+  app.get<{ Querystring: { cursor?: string; limit: number } }>(
+    '/api-keys',
+    {
+      schema: {
+        summary: "List this tenant's API keys, revoked ones included",
+        tags: ['api keys'],
+        querystring: { type: 'object', additionalProperties: false, properties: pageQuery },
+        response: { 200: json('A page of keys, in keyId order', 'ApiKeyPage'), ...problemResponses(400, 401, 403, 503) },
+      },
+      config: { scope: 'admin' },
+    },
+    async (request) => {
+      const page = await apiKeys.list(tenantOf(request), pageOf(request.query));
+      return { items: page.items.map(toApiKeyView), ...(page.nextCursor === undefined ? {} : { nextCursor: page.nextCursor }) };
+    },
+  );
+
+  app.delete<{ Params: { keyId: string } }>(
+    '/api-keys/:keyId',
+    {
+      schema: {
+        summary: 'Revoke an API key',
+        description: 'For good: at once on this instance, within 5 s on the others. Revoking a revoked key answers it as it is.',
+        tags: ['api keys'],
+        params: { type: 'object', required: ['keyId'], properties: { keyId: { type: 'string', minLength: 1, maxLength: 64 } } },
+        response: { 200: json('The key, revoked', 'ApiKey'), ...problemResponses(400, 401, 403, 404, 503) },
+      },
+      config: { scope: 'admin' },
+    },
+    async (request) => {
+      const revoked = await apiKeys.revoke(request.params.keyId, tenantOf(request));
+      authenticator.forget(revoked.keyId);
+      return toApiKeyView(revoked);
+    },
+  );
+}

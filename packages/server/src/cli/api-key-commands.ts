@@ -1,0 +1,71 @@
+import { Command, Option } from 'commander';
+import { API_KEY_SCOPES, ApiKeys } from '../access/api-keys.js';
+import { DEFAULT_TENANT } from '../domain/task.js';
+import type { ApiKeyRecord } from '../store/store.js';
+import { textTable } from '../simulate/text-table.js';
+import { storeOption, withStore } from './with-store.js';
+
+const iso = (ms: number | null) => (ms === null ? '-' : new Date(ms).toISOString());
+
+/** `retryd keys create`: a new API key, printed alone on stdout (the only time it is shown). */
+function createCommand(): Command {
+  return new Command('create')
+    .description('Create an API key; prints the key alone on stdout (the store keeps only its hash: it is never shown again)')
+    .addOption(new Option('--tenant <id>', 'the tenant the key acts for').default(DEFAULT_TENANT))
+    .addOption(new Option('--scope <scope>', 'read: reads; write: also tasks and policies; admin: also targets and keys').choices([...API_KEY_SCOPES]).makeOptionMandatory())
+    .addOption(new Option('--name <name>', 'what the key is for (shown in lists)').makeOptionMandatory())
+    .addOption(storeOption())
+    .action(async (flags: { tenant: string; scope: string; name: string; store: string }) => {
+      await withStore(flags.store, async (store) => {
+        const { record, token } = await new ApiKeys(store).create({ tenantId: flags.tenant, scope: flags.scope, name: flags.name });
+        console.error(`created API key ${record.keyId} (tenant ${record.tenantId}, scope ${record.scope}); keep it now, it cannot be shown again:`);
+        console.log(token);
+      });
+    });
+}
+
+/** `retryd keys list`: every key, or one tenant's, without their secrets. */
+function listCommand(): Command {
+  return new Command('list')
+    .description("List API keys (every tenant's, or one's), revoked ones included; never their secrets")
+    .addOption(new Option('--tenant <id>', "only this tenant's keys"))
+    .option('--json', 'one JSON object per line instead of a table')
+    .addOption(storeOption())
+    .action(async (flags: { tenant?: string; json?: boolean; store: string }) => {
+      await withStore(flags.store, async (store) => {
+        const keys = new ApiKeys(store);
+        const all: ApiKeyRecord[] = [];
+        let cursor: string | undefined;
+        do {
+          const page = await keys.list(flags.tenant, { limit: 1000, ...(cursor === undefined ? {} : { cursor }) });
+          all.push(...page.items);
+          cursor = page.nextCursor;
+        } while (cursor !== undefined);
+        if (flags.json === true) {
+          for (const { secretHash: _hash, ...view } of all) console.log(JSON.stringify(view));
+          return;
+        }
+        const rows = all.map((k) => [k.keyId, k.tenantId, k.scope, k.name, iso(k.createdAt), iso(k.revokedAt)]);
+        console.log(textTable(['key id', 'tenant', 'scope', 'name', 'created', 'revoked'], rows, 6));
+      });
+    });
+}
+
+/** `retryd keys revoke <keyId>`. */
+function revokeCommand(): Command {
+  return new Command('revoke')
+    .description('Revoke an API key for good: every instance refuses it within 5 s')
+    .argument('<keyId>', 'the key id (the part after rtd_ and before the next _), as keys list shows it')
+    .addOption(storeOption())
+    .action(async (keyId: string, flags: { store: string }) => {
+      await withStore(flags.store, async (store) => {
+        const revoked = await new ApiKeys(store).revoke(keyId);
+        console.log(`revoked API key ${revoked.keyId} (tenant ${revoked.tenantId}) at ${iso(revoked.revokedAt)}`);
+      });
+    });
+}
+
+/** The API key subcommands of `retryd keys`. */
+export function apiKeyCommands(): Command[] {
+  return [createCommand(), listCommand(), revokeCommand()];
+}
