@@ -1,12 +1,16 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { RetrydError } from '../domain/errors.js';
+import { DEFAULT_TENANT } from '../domain/task.js';
 import type { ApiKeyScope } from '../store/store.js';
 import { scopeAllows } from './api-keys.js';
 import type { Authenticator, Principal } from './authenticator.js';
 import type { TenantLimiter } from './tenant-limiter.js';
 
-/** What a route needs: a key of this scope, or none (`public`: health probes and the API's documentation). */
-export type RouteScope = ApiKeyScope | 'public';
+/**
+ * What a route needs: a key of this scope; `operator`, an admin key of the `default` tenant (service-wide data that
+ * spans tenants, such as metrics); or none (`public`: health probes and the API's documentation).
+ */
+export type RouteScope = ApiKeyScope | 'operator' | 'public';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -47,7 +51,11 @@ export function installAccessControl(app: FastifyInstance, { authenticator, limi
     if (needed === 'public') return;
     const authorization = request.headers.authorization;
     const principal = await authenticator.authenticate(typeof authorization === 'string' ? authorization : undefined);
-    if (!scopeAllows(principal.scope, needed)) {
+    if (needed === 'operator') {
+      if (principal.scope !== 'admin' || principal.tenantId !== DEFAULT_TENANT) {
+        throw new RetrydError('FORBIDDEN', `${request.method} ${request.routeOptions.url ?? request.url} spans every tenant: it needs an admin key of the ${DEFAULT_TENANT} tenant`);
+      }
+    } else if (!scopeAllows(principal.scope, needed)) {
       throw new RetrydError(
         'FORBIDDEN',
         `API key ${principal.keyId ?? ''} has scope ${principal.scope}; ${request.method} ${request.routeOptions.url ?? request.url} needs ${needed}`,
