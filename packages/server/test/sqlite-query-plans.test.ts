@@ -3,6 +3,16 @@ import type { TaskStatus } from '@retryd/core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { TaskListing } from '../src/backends/sqlite/list-tasks.js';
 import {
+  FIRST_API_KEYS,
+  FIRST_API_KEYS_OF_TENANT,
+  GET_API_KEY,
+  GET_TENANT_LIMITS,
+  HAS_ACTIVE_API_KEY,
+  LIST_API_KEYS,
+  LIST_API_KEYS_OF_TENANT,
+  REVOKE_API_KEY,
+} from '../src/backends/sqlite/access-store.js';
+import {
   BUCKET_OF,
   HOLD_TARGET,
   IN_FLIGHT_OF,
@@ -136,6 +146,23 @@ describe('query plans', () => {
       expect(details).not.toMatch(/SCAN tasks(?! USING COVERING)|TEMP B-TREE/);
       expect(details).toMatch(/COVERING INDEX tasks_ended/);
     }
+    db.close();
+  });
+
+  it('reads API keys and tenant limits by key or index, never sorting', async () => {
+    const db = await planDatabase(false);
+    const cases: [string, Record<string, unknown> | unknown[], RegExp][] = [
+      [GET_API_KEY, ['k'], /^SEARCH api_keys USING PRIMARY KEY \(key_id=\?\)$/],
+      [REVOKE_API_KEY, { keyId: 'k', now: T0, tenantId: null }, /^SEARCH api_keys USING PRIMARY KEY \(key_id=\?\)$/],
+      [FIRST_API_KEYS_OF_TENANT, ['default', 3], /^SEARCH api_keys USING INDEX api_keys_by_tenant \(tenant_id=\?\)$/],
+      [LIST_API_KEYS_OF_TENANT, ['default', 'k', 3], /^SEARCH api_keys USING INDEX api_keys_by_tenant \(tenant_id=\? AND key_id>\?\)$/],
+      // Every tenant's keys: the primary key walked in order, stopped by the LIMIT.
+      [FIRST_API_KEYS, [3], /^SCAN api_keys$/],
+      [LIST_API_KEYS, ['k', 3], /^SEARCH api_keys USING PRIMARY KEY \(key_id>\?\)$/],
+      [HAS_ACTIVE_API_KEY, [], /SCAN api_keys USING INDEX api_keys_active$/],
+      [GET_TENANT_LIMITS, ['default'], /^SEARCH tenant_limits USING PRIMARY KEY \(tenant_id=\?\)$/],
+    ];
+    for (const [sql, params, expected] of cases) expect(plan(db, sql, params), sql).toMatch(expected);
     db.close();
   });
 });

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe } from 'vitest';
 import type { Store } from '../src/store/store.js';
+import { accessCases } from './store-conformance/access-cases.js';
 import { completionCases } from './store-conformance/completion-cases.js';
 import { listingCases } from './store-conformance/listing-cases.js';
 import { policyAndStateCases } from './store-conformance/policy-state-cases.js';
@@ -47,5 +48,6 @@ export function describeStoreConformance(name: string, makeStore: () => Promise<
     describe('targets: fair claims and the gate', () => targetCases(store));
     describe('targets: limits, holds and what operators see', () => limitCases(store));
     describe('policies, target state and counts', () => policyAndStateCases(store));
+    describe('access: API keys and tenant limits', () => accessCases(store));
   });
 }

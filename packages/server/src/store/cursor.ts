@@ -1,3 +1,4 @@
+import type { Page } from '../domain/task.js';
 import { InvalidCursorError } from './store-errors.js';
 
 type KeyPart = string | number;
@@ -30,4 +31,20 @@ export function decodeCursor(listing: string, cursor: string, shape: string): Ke
     if (!ok) throw new InvalidCursorError();
   });
   return key as KeyPart[];
+}
+
+/**
+ * A keyset page from the rows a store read for it: `limit + 1` at most, the extra one only telling that more follow.
+ * Cuts that row and, when there was one, points the cursor at the page's last item.
+ *
+ * @example
+ * ```ts
+ * pageOf(rows, query.limit, (p) => encodeCursor('policies', [p.policyId]));
+ * ```
+ */
+export function pageOf<T>(items: T[], limit: number, cursorOf: (last: T) => string): Page<T> {
+  if (items.length <= limit) return { items };
+  const page = items.slice(0, limit);
+  const last = page[page.length - 1];
+  return last === undefined ? { items: page } : { items: page, nextCursor: cursorOf(last) };
 }

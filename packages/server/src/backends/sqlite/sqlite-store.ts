@@ -2,6 +2,7 @@ import type { Database } from 'better-sqlite3';
 import { TaskStatus } from '@retryd/core';
 import type { AttemptLog, Page, RetryTask, StoredPolicy } from '../../domain/task.js';
 import type {
+  AccessStore,
   AdminReads,
   AttemptCompletion,
   ClaimOptions,
@@ -22,9 +23,10 @@ import type {
   TaskRef,
   TransitionResult,
 } from '../../store/store.js';
+import { SqliteAccessStore } from './access-store.js';
 import { openConnection, readSettings } from './connection.js';
 import type { SqliteSettings, SqliteStoreOptions } from './connection.js';
-import { decodeCursor, encodeCursor } from '../../store/cursor.js';
+import { decodeCursor, encodeCursor, pageOf } from '../../store/cursor.js';
 import { TaskListing } from './list-tasks.js';
 import { loadMigrations, migrate } from './migrate.js';
 import { JsonCache } from './json-cache.js';
@@ -50,7 +52,8 @@ export type { SqliteSettings, SqliteStoreOptions } from './connection.js';
  * Target queues live in `target_queues` (see 002-targets.sql and 003-target-limits.sql): claims find ready queues
  * there and share their slots among them (transactions.ts), and the target gate (hold, rate and concurrency limits)
  * is columns of it (target-limits.ts). The store is its own
- * {@link AdminReads} and {@link TargetStateStore} (`admin` and `targetState` return it).
+ * {@link AdminReads} and {@link TargetStateStore} (`admin` and `targetState` return it); its {@link AccessStore} is
+ * `access` (access-store.ts).
  *
  * @example
  * ```ts
@@ -69,6 +72,7 @@ export class SqliteStore implements Store, AdminReads, TargetStateStore {
   #listing: TaskListing | undefined;
   #targets: TargetViews | undefined;
   #transactions: Transactions | undefined;
+  #access: SqliteAccessStore | undefined;
 
   /** Reads for operators and metrics: this store itself. */
   get admin(): AdminReads {
@@ -78,6 +82,12 @@ export class SqliteStore implements Store, AdminReads, TargetStateStore {
   /** Per-target state: this store itself. */
   get targetState(): TargetStateStore {
     return this;
+  }
+
+  /** API keys and tenant limits: the `api_keys` and `tenant_limits` tables (access-store.ts). */
+  get access(): AccessStore {
+    if (this.#access === undefined) throw new Error('SqliteStore: call init() before using the store.');
+    return this.#access;
   }
 
   /** Opens (creating if needed) the file and applies the connection settings; `init()` creates the schema. */
@@ -94,6 +104,7 @@ export class SqliteStore implements Store, AdminReads, TargetStateStore {
     this.#listing = new TaskListing(this.#db);
     this.#targets = new TargetViews(this.#db);
     this.#transactions = prepareTransactions(this.#db, statements, this.#json);
+    this.#access = new SqliteAccessStore(this.#db);
   }
 
   async ping(): Promise<void> {
@@ -352,11 +363,3 @@ export class SqliteStore implements Store, AdminReads, TargetStateStore {
 
 /** How many queues `nextDueAt` reads the head of before it settles for a hint. */
 const NEXT_DUE_PROBES = 16;
-
-/** Cuts the extra row fetched past `limit` and, when there was one, points the cursor at the page's last item. */
-function pageOf<T>(items: T[], limit: number, cursorOf: (last: T) => string): Page<T> {
-  if (items.length <= limit) return { items };
-  const page = items.slice(0, limit);
-  const last = page[page.length - 1];
-  return last === undefined ? { items: page } : { items: page, nextCursor: cursorOf(last) };
-}
