@@ -1,5 +1,6 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { API_KEY_FIELDS } from '../src/backends/redis/access-store.js';
 import { GATE_FIELDS } from '../src/backends/redis/target-gate.js';
 import { OUTCOME_FIELDS, STATE_FIELDS, decodeTask, encodeTask } from '../src/backends/redis/task-codec.js';
 import { T0, makeTask } from './fixtures/tasks.js';
@@ -68,6 +69,22 @@ describe('Redis store: one definition of a task, and the Lua scripts that spell 
     }
     expect(named.length).toBeGreaterThan(60);
     expect(named.filter((entry) => !STATE_FIELDS.includes(entry.split(': ')[1] ?? ''))).toEqual([]);
+  });
+
+  it("fails when a script names a field of an API key's hash that the TypeScript definition lacks", () => {
+    const scripts = luaSources().filter(({ file }) => file.endsWith('-api-key.lua'));
+    expect(scripts.map(({ file }) => file).sort()).toEqual(['create-api-key.lua', 'revoke-api-key.lua']);
+    const named = scripts.flatMap(({ file, source }) => {
+      // KEYS[1] is the key's hash in every one of them (their contract headers say so).
+      expect(source, file).toMatch(/KEYS\[1\] apiKey +hash/);
+      return redisCalls(source)
+        .filter(([command, hash]) => ["'HSET'", "'HSETNX'", "'HGET'", "'HMGET'", "'HDEL'"].includes(command ?? '') && hash === 'KEYS[1]')
+        .flatMap(([command, , ...rest]) => (command === "'HSET'" || command === "'HSETNX'" ? rest.filter((_, i) => i % 2 === 0) : rest))
+        .flatMap((arg) => /^'([^']*)'$/.exec(arg)?.[1] ?? [])
+        .map((field) => `${file}: ${field}`);
+    });
+    expect(named.sort()).toEqual(['revoke-api-key.lua: revokedAt', 'revoke-api-key.lua: tenantId']);
+    expect(named.filter((entry) => !(API_KEY_FIELDS as readonly string[]).includes(entry.split(': ')[1] ?? ''))).toEqual([]);
   });
 });
 

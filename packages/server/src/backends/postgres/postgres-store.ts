@@ -3,6 +3,7 @@ import { TaskStatus } from '@retryd/core';
 import { completeAlongsideClaim } from '../../store/complete-and-claim.js';
 import type { AttemptLog, Page, RetryTask, StoredPolicy } from '../../domain/task.js';
 import type {
+  AccessStore,
   AdminReads,
   AttemptCompletion,
   ClaimOptions,
@@ -24,14 +25,15 @@ import type {
   TransitionResult,
 } from '../../store/store.js';
 import { DUE_COUNT_CAP } from '../../store/store.js';
-import { decodeCursor, encodeCursor } from '../../store/cursor.js';
+import { decodeCursor, encodeCursor, pageOf } from '../../store/cursor.js';
 import { DEFAULT_SCHEMA, checkSchemaName, clientConfig, createPool, dueChannel } from './connection.js';
 import type { PostgresStoreOptions } from './connection.js';
+import { PostgresAccessStore } from './access-store.js';
 import { DueListener } from './due-listener.js';
 import { storeError } from './errors.js';
 import { insertResults } from './insert-results.js';
 import { loadMigrations, migrate } from './migrate.js';
-import { pageOf, taskListing } from './paging.js';
+import { taskListing } from './paging.js';
 import { PostgresBlobStore } from './postgres-blob-store.js';
 import { loadQueries } from './queries.js';
 import { TaskVacuum } from './task-vacuum.js';
@@ -52,7 +54,8 @@ export type RunQuery = <R extends pg.QueryResultRow>(
 
 /**
  * The shared store: tasks, attempts, policies, target queues, target state and blobs in one PostgreSQL schema, used
- * by any number of retryd instances at once. It is its own {@link AdminReads} and {@link TargetStateStore}.
+ * by any number of retryd instances at once. It is its own {@link AdminReads} and {@link TargetStateStore}; API keys
+ * and tenant limits are its `access` (access-store.ts).
  *
  * Every operation is one statement, i.e. one round trip and one commit: a batch (`insertTasks`, `claimDue`,
  * `completeAttempts`, `releaseLeases`) is a single multi-row statement over a JSON array, so 1,000 tasks cost one
@@ -83,6 +86,7 @@ export class PostgresStore implements Store {
   readonly #vacuum: TaskVacuum;
   #queries: Queries | undefined;
   #blobs: PostgresBlobStore | undefined;
+  #access: PostgresAccessStore | undefined;
   #closing: Promise<void> | undefined;
 
   /** Checks the options and creates the pool (no connection yet); `init()` connects and migrates. */
@@ -132,6 +136,12 @@ export class PostgresStore implements Store {
   /** This store: it keeps per-target state itself. */
   get targetState(): TargetStateStore {
     return this;
+  }
+
+  /** API keys and tenant limits, in this store's schema and pool (access-store.ts). */
+  get access(): AccessStore {
+    this.#access ??= new PostgresAccessStore((name, values) => this.#run(name, values));
+    return this.#access;
   }
 
   /** Large bodies, in this store's schema and pool (closed with the store). */

@@ -60,6 +60,42 @@ export function globalKeys(prefix: string): GlobalKeys {
 }
 
 /**
+ * The keys of the access sub-port (API keys, tenant limits). Not partitioned: a key is looked up by its id alone,
+ * before its tenant is known, and `hasActiveApiKey` asks about every tenant at once. So they share the global hash tag
+ * `{prefix}` (one slot on Redis Cluster, as the scripts that touch several of them need) under `access:`; each id
+ * comes last, after a segment naming its kind, so no id can make two keys collide.
+ */
+export class AccessKeys {
+  /** `{prefix}:access:`, the start of every key below. */
+  readonly base: string;
+
+  constructor(prefix: string) {
+    this.base = `{${prefix}}:access:`;
+  }
+
+  /** Hash: one API key, its record's fields but `keyId` (see `API_KEY_FIELDS` in `access-store.ts`). */
+  apiKey(keyId: string): string {
+    return `${this.base}key:${keyId}`;
+  }
+  /** Sorted set (all scores 0, ordered by member): every key id, for listing every tenant's keys in id order. */
+  get apiKeys(): string {
+    return `${this.base}keys`;
+  }
+  /** As {@link apiKeys}, for one tenant's keys. */
+  apiKeysOf(tenantId: string): string {
+    return `${this.base}tenant-keys:${tenantId}`;
+  }
+  /** Set: the ids of the keys not revoked (absent when there is none: `hasActiveApiKey` is one `EXISTS`). */
+  get activeApiKeys(): string {
+    return `${this.base}active-keys`;
+  }
+  /** Hash: tenant id → its own limits as JSON (`requestsPerSecond`, `maxPendingTasks`, `updatedAt`). */
+  get tenantLimits(): string {
+    return `${this.base}tenant-limits`;
+  }
+}
+
+/**
  * The keys of one partition. Scripts receive the fixed ones as KEYS and `base` as an argument, from which they
  * build the per-task keys (`task:<id>`, `data:<id>`, `attempts:<id>`), the per-target queues (`due:<target>`) and
  * the listing sets: all begin with the same hash tag, so they hash to the slot of KEYS[1].

@@ -24,6 +24,7 @@ import type {
   TaskRef,
   TransitionResult,
 } from '../../store/store.js';
+import { RedisAccessStore } from './access-store.js';
 import { checkCompletion, checkInsertable } from './checks.js';
 import { claimFairly } from './claims.js';
 import { checkPrefix, createClient, parseRedisUrl, quit } from './connection.js';
@@ -35,7 +36,7 @@ import type { RedisDurabilityMode, RedisPersistence } from './durability.js';
 import { translateError } from './errors.js';
 import { groupByPartition, runEach, runPerItem } from './fan-out.js';
 import type { ScriptCall } from './fan-out.js';
-import { DEFAULT_REDIS_PREFIX, globalKeys, partitionOf, partitionOfTenant } from './keys.js';
+import { AccessKeys, DEFAULT_REDIS_PREFIX, globalKeys, partitionOf, partitionOfTenant } from './keys.js';
 import type { GlobalKeys, PartitionKeys } from './keys.js';
 import { ensureLayout } from './layout-migration.js';
 import { listAttempts, listTasks } from './list-tasks.js';
@@ -85,6 +86,8 @@ export class RedisStore implements Store, AdminReads, TargetStateStore {
   readonly prefix: string;
   /** Tells this store's wake-ups from other instances'. */
   readonly instanceId = randomBytes(8).toString('hex');
+  /** API keys and tenant limits, outside the partitions (see `AccessKeys` in keys.ts). */
+  readonly access: RedisAccessStore;
   readonly #client: Redis;
   readonly #subscriber: Redis;
   readonly #globals: GlobalKeys;
@@ -109,6 +112,7 @@ export class RedisStore implements Store, AdminReads, TargetStateStore {
     this.#registry = new PartitionRegistry(this.#client, this.prefix, this.#globals.partitions);
     this.#due = new DueChannel(this.#subscriber, this.#globals.dueChannel, this.instanceId, (p) => this.#registry.learn(p), onError);
     this.#gates = new TargetGates(this.#client, this.#registry, (k) => [this.#globals.dueChannel, this.#due.message(k.partition)]);
+    this.access = new RedisAccessStore(this.#client, new AccessKeys(this.prefix));
   }
 
   /** The command connection, for the blob store and diagnostics. */

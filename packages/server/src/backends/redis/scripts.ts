@@ -24,6 +24,8 @@ export const SCRIPTS = {
   readTargets: { file: 'read-targets.lua', keys: 1 },
   putPolicy: { file: 'put-policy.lua', keys: 2 },
   putTargetState: { file: 'put-target-state.lua', keys: 1 },
+  createApiKey: { file: 'create-api-key.lua', keys: 4 },
+  revokeApiKey: { file: 'revoke-api-key.lua', keys: 2 },
   migrateTasks: { file: 'migrate-tasks.lua', keys: 4 },
   migrateGates: { file: 'migrate-gates.lua', keys: 2 },
   migrationLock: { file: 'migration-lock.lua', keys: 1 },
