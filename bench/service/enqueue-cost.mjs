@@ -1,13 +1,14 @@
 // The service's CPU per enqueued task, for builds side by side: what the API's enqueue path costs (parsing, checks,
 // the idempotency fingerprint, the secrets step, the insert), without dispatch competing for the CPU.
 //
-//   node bench/service/enqueue-cost.mjs [--tasks 40000] [--rounds 3] [--baseline PATH/dist/cli/main.js]
+//   node bench/service/enqueue-cost.mjs [--tasks 40000] [--rounds 3] [--baseline PATH/dist/cli/main.js] [--cpu-prof DIR]
 //
 // Each run starts `retryd serve --role api` (no workers) on a fresh SQLite file (synchronous=FULL) and sends --tasks
 // tasks due in an hour through POST /retry-tasks/batch, 1,000 a request, 4 requests in flight, each task with its own
 // idempotency key, two headers and a small JSON body, as W1's. Figures: tasks/s, and the service's CPU time
 // (utime + stime from /proc) per task, which moves less than the rate on a shared machine. With --baseline the
 // builds alternate run by run, the order rotated every round; the figures are medians over the rounds.
+// With --cpu-prof, each service writes a V8 CPU profile into DIR (read it with cpu-profile-top.mjs).
 // The build is packages/server/dist or RETRYD_CLI. Build it first: npm run build
 
 import { spawn } from 'node:child_process';
@@ -23,6 +24,7 @@ const { values: args } = parseArgs({
     tasks: { type: 'string', default: '40000' },
     rounds: { type: 'string', default: '3' },
     baseline: { type: 'string' },
+    'cpu-prof': { type: 'string' },
   },
 });
 const TASKS = Number(args.tasks);
@@ -41,7 +43,8 @@ function cpuMs(pid) {
 
 async function run(cli) {
   const dir = mkdtempSync(join(tmpdir(), 'retryd-enqueue-cost-'));
-  const child = spawn(process.execPath, [cli, 'serve', '--port', '0', '--role', 'api', '--store', `sqlite:${join(dir, 'retryd.db')}`, '--allow-targets', '127.0.0.1/32'], {
+  const profile = args['cpu-prof'] === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', resolve(args['cpu-prof'])];
+  const child = spawn(process.execPath, [...profile, cli, 'serve', '--port', '0', '--role', 'api', '--store', `sqlite:${join(dir, 'retryd.db')}`, '--allow-targets', '127.0.0.1/32'], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   try {

@@ -33,47 +33,67 @@ function resolve(value: unknown, key: string): unknown {
 const isSkipped = (value: unknown): boolean =>
   value === undefined || typeof value === 'function' || typeof value === 'symbol';
 
-/** Writes a value already passed through {@link resolve}. */
-function write(value: unknown, path: string, ancestors: Set<object>): string {
+/**
+ * Where the writer is: the keys and indexes from the top, kept as a stack and turned into a path (`$.items[2]`) only
+ * when an error names it. Building the path of every member as it goes cost more than the rest of the writing.
+ */
+type Trail = (string | number)[];
+
+function pathOf(trail: Trail): string {
+  return trail.reduce<string>((path, key) => (typeof key === 'number' ? `${path}[${key}]` : `${path}.${key}`), '$');
+}
+
+/**
+ * Writes a value already passed through {@link resolve}. `ancestors` are the objects being written around it (a few
+ * levels deep in practice, so an array's `includes` beats a set's bookkeeping).
+ */
+function write(value: unknown, trail: Trail, ancestors: object[]): string {
   if (value === null) return 'null';
   switch (typeof value) {
     case 'string':
-    case 'boolean':
       return JSON.stringify(value);
+    case 'boolean':
+      return value ? 'true' : 'false';
     case 'number':
-      // JSON has no NaN or Infinity; like JSON.stringify they become null (and -0 becomes 0).
-      return Number.isFinite(value) ? JSON.stringify(value) : 'null';
+      // JSON has no NaN or Infinity; like JSON.stringify they become null (and -0 becomes 0, as String gives it).
+      return Number.isFinite(value) ? String(value) : 'null';
     case 'object':
       break;
     case 'undefined':
-      throw unsupported('undefined', path);
+      throw unsupported('undefined', pathOf(trail));
     default:
-      throw unsupported(`a ${typeof value}`, path);
+      throw unsupported(`a ${typeof value}`, pathOf(trail));
   }
   const object = value as object;
-  if (ancestors.has(object)) throw new TypeError(`canonicalJson cannot represent a circular reference at ${path}`);
-  ancestors.add(object);
-  try {
-    if (Array.isArray(object)) {
-      const items = object.map((raw: unknown, i) => {
-        const item = resolve(raw, String(i));
-        return isSkipped(item) ? 'null' : write(item, `${path}[${i}]`, ancestors);
-      });
-      return `[${items.join(',')}]`;
+  if (ancestors.includes(object)) throw new TypeError(`canonicalJson cannot represent a circular reference at ${pathOf(trail)}`);
+  ancestors.push(object);
+  let text: string;
+  if (Array.isArray(object)) {
+    text = '[';
+    for (let i = 0; i < object.length; i++) {
+      const item = resolve(object[i], String(i));
+      trail.push(i);
+      text += (i === 0 ? '' : ',') + (isSkipped(item) ? 'null' : write(item, trail, ancestors));
+      trail.pop();
     }
-    if (!isPlainObject(object)) throw unsupported(describe(object), path);
+    text += ']';
+  } else {
+    if (!isPlainObject(object)) throw unsupported(describe(object), pathOf(trail));
     const record = object as Record<string, unknown>;
-    const members: string[] = [];
+    text = '{';
     // Sorted by UTF-16 code units, as RFC 8785 (JSON Canonicalization Scheme) does, so any producer agrees.
     for (const name of Object.keys(record).sort()) {
       const member = resolve(record[name], name);
-      if (!isSkipped(member)) members.push(`${JSON.stringify(name)}:${write(member, `${path}.${name}`, ancestors)}`);
+      if (isSkipped(member)) continue;
+      trail.push(name);
+      text += (text.length === 1 ? '' : ',') + JSON.stringify(name) + ':' + write(member, trail, ancestors);
+      trail.pop();
     }
-    return `{${members.join(',')}}`;
-  } finally {
-    // Only ancestors count: the same object twice side by side is repetition, not a cycle.
-    ancestors.delete(object);
+    text += '}';
   }
+  // Only ancestors count: the same object twice side by side is repetition, not a cycle.
+  ancestors.pop();
+  return text;
 }
 
 /**
@@ -92,5 +112,5 @@ function write(value: unknown, path: string, ancestors: Set<object>): string {
  * ```
  */
 export function canonicalJson(value: unknown): string {
-  return write(resolve(value, ''), '$', new Set());
+  return write(resolve(value, ''), [], []);
 }
