@@ -76,6 +76,9 @@ export interface TargetGuardOptions {
 const LOCALHOST = /^(?:.+\.)?localhost\.?$/i;
 const NOT_FOUND_CODES = new Set(['ENOTFOUND', 'ENODATA', 'EAI_NONAME', 'EAI_NODATA']);
 
+/** Most address verdicts a guard remembers before it starts again (each is a short string). */
+const MAX_REMEMBERED_ADDRESSES = 4_096;
+
 /**
  * Refuses targets that would make retryd call into its own host, private network or a cloud metadata service
  * (server-side request forgery): loopback, private, unique-local, site-local, link-local, metadata, unspecified,
@@ -103,6 +106,11 @@ export class TargetGuard {
   readonly #lookup: HostLookup;
   /** Concurrent checks of one host (a batch of 1,000 tasks to one service, a pool opening connections) share one lookup. */
   readonly #inflight = new Map<string, Promise<string[]>>();
+  /**
+   * The verdict on each address seen (the allow-list never changes for a guard): a batch of tasks to one service
+   * judges its address once instead of parsing and matching it against every range per task.
+   */
+  readonly #refusals = new Map<string, string | null>();
 
   constructor(options: TargetGuardOptions = {}) {
     this.#allow = options.allow ?? [];
@@ -163,6 +171,15 @@ export class TargetGuard {
 
   /** What makes an address refused (e.g. `loopback`, `the NAT64 form of 10.0.0.1, private (RFC 1918)`), or undefined. */
   #refusal(text: string): string | undefined {
+    const known = this.#refusals.get(text);
+    if (known !== undefined) return known ?? undefined;
+    const refusal = this.#judge(text);
+    if (this.#refusals.size >= MAX_REMEMBERED_ADDRESSES) this.#refusals.clear();
+    this.#refusals.set(text, refusal ?? null);
+    return refusal;
+  }
+
+  #judge(text: string): string | undefined {
     let address: IpAddress;
     try {
       address = parseAddress(text);
