@@ -63,6 +63,10 @@ export function installAccessControl(app: FastifyInstance, { authenticator, limi
     }
     await limiter.admitRequest(principal.tenantId);
     request.principal = principal;
+    // Who made each request, in the per-request lines `--log-level debug` writes (the key's id, never the key).
+    if (principal.keyId !== null && (request.log.level === 'debug' || request.log.level === 'trace')) {
+      request.log = request.log.child({ tenantId: principal.tenantId, keyId: principal.keyId });
+    }
   });
 }
 
