@@ -1,3 +1,4 @@
+import type { Page } from '../domain/task.js';
 import { InvalidCursorError } from './store-errors.js';
 
 type KeyPart = string | number;
@@ -30,4 +31,15 @@ export function decodeCursor(listing: string, cursor: string, shape: string): Ke
     if (!ok) throw new InvalidCursorError();
   });
   return key as KeyPart[];
+}
+
+/**
+ * A page from `limit + 1` items read in listing order: the extra item only tells that a next page exists, so it is cut
+ * and the cursor points at the page's last item; without one, the page is the last (no `nextCursor`).
+ */
+export function pageOf<T>(items: T[], limit: number, cursorOf: (last: T) => string): Page<T> {
+  if (items.length <= limit) return { items };
+  const page = items.slice(0, limit);
+  const last = page[page.length - 1];
+  return last === undefined ? { items: page } : { items: page, nextCursor: cursorOf(last) };
 }

@@ -1,5 +1,4 @@
 import { TaskStatus } from '@retryd/core';
-import type { Page } from '../../domain/task.js';
 import type { TaskQuery } from '../../store/store.js';
 import { decodeCursor } from '../../store/cursor.js';
 import type { QueryName } from './queries.js';
@@ -22,12 +21,4 @@ export function taskListing(query: TaskQuery): { name: QueryName; values: unknow
   }
   const walked = statuses.length > 0 ? statuses : Object.values(TaskStatus);
   return { name: 'list-tasks-by-status', values: [query.tenantId, walked, query.policyId ?? null, ...after, rows] };
-}
-
-/** Cuts the extra row fetched past `limit` and, when there was one, points the cursor at the page's last item. */
-export function pageOf<T>(items: T[], limit: number, cursorOf: (last: T) => string): Page<T> {
-  if (items.length <= limit) return { items };
-  const page = items.slice(0, limit);
-  const last = page[page.length - 1];
-  return last === undefined ? { items: page } : { items: page, nextCursor: cursorOf(last) };
 }

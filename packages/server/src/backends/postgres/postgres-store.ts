@@ -24,14 +24,14 @@ import type {
   TransitionResult,
 } from '../../store/store.js';
 import { DUE_COUNT_CAP } from '../../store/store.js';
-import { decodeCursor, encodeCursor } from '../../store/cursor.js';
+import { decodeCursor, encodeCursor, pageOf } from '../../store/cursor.js';
 import { DEFAULT_SCHEMA, checkSchemaName, clientConfig, createPool, dueChannel } from './connection.js';
 import type { PostgresStoreOptions } from './connection.js';
 import { DueListener } from './due-listener.js';
 import { storeError } from './errors.js';
 import { insertResults } from './insert-results.js';
 import { loadMigrations, migrate } from './migrate.js';
-import { pageOf, taskListing } from './paging.js';
+import { taskListing } from './paging.js';
 import { PostgresBlobStore } from './postgres-blob-store.js';
 import { loadQueries } from './queries.js';
 import { TaskVacuum } from './task-vacuum.js';

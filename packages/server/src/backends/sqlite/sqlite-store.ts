@@ -24,7 +24,7 @@ import type {
 } from '../../store/store.js';
 import { openConnection, readSettings } from './connection.js';
 import type { SqliteSettings, SqliteStoreOptions } from './connection.js';
-import { decodeCursor, encodeCursor } from '../../store/cursor.js';
+import { decodeCursor, encodeCursor, pageOf } from '../../store/cursor.js';
 import { TaskListing } from './list-tasks.js';
 import { loadMigrations, migrate } from './migrate.js';
 import { JsonCache } from './json-cache.js';
@@ -352,11 +352,3 @@ export class SqliteStore implements Store, AdminReads, TargetStateStore {
 
 /** How many queues `nextDueAt` reads the head of before it settles for a hint. */
 const NEXT_DUE_PROBES = 16;
-
-/** Cuts the extra row fetched past `limit` and, when there was one, points the cursor at the page's last item. */
-function pageOf<T>(items: T[], limit: number, cursorOf: (last: T) => string): Page<T> {
-  if (items.length <= limit) return { items };
-  const page = items.slice(0, limit);
-  const last = page[page.length - 1];
-  return last === undefined ? { items: page } : { items: page, nextCursor: cursorOf(last) };
-}
