@@ -13,6 +13,7 @@ import type {
   PageRequest,
   PutPolicyResult,
   ReplayChange,
+  SealedTaskStore,
   Store,
   TargetLimits,
   TargetRef,
@@ -34,6 +35,7 @@ import { loadMigrations, migrate } from './migrate.js';
 import { taskListing } from './paging.js';
 import { PostgresBlobStore } from './postgres-blob-store.js';
 import { loadQueries } from './queries.js';
+import { PostgresSealedTasks } from './sealed-tasks.js';
 import { TaskVacuum } from './task-vacuum.js';
 import { targetFromRow, targetPage, targetPageStart } from './target-view.js';
 import type { TargetRow } from './target-view.js';
@@ -83,6 +85,7 @@ export class PostgresStore implements Store {
   readonly #vacuum: TaskVacuum;
   #queries: Queries | undefined;
   #blobs: PostgresBlobStore | undefined;
+  #sealing: PostgresSealedTasks | undefined;
   #closing: Promise<void> | undefined;
 
   /** Checks the options and creates the pool (no connection yet); `init()` connects and migrates. */
@@ -138,6 +141,12 @@ export class PostgresStore implements Store {
   get blobs(): PostgresBlobStore {
     this.#blobs ??= new PostgresBlobStore((name, values) => this.#run(name, values));
     return this.#blobs;
+  }
+
+  /** Sealed secrets and their re-seal under a new key, in this store's schema and pool (see sealed-tasks.ts). */
+  get sealing(): SealedTaskStore {
+    this.#sealing ??= new PostgresSealedTasks((name, values) => this.#run(name, values));
+    return this.#sealing;
   }
 
   // ---- tasks ---------------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ import type {
   PageRequest,
   PutPolicyResult,
   ReplayChange,
+  SealedTaskStore,
   Store,
   TargetLimits,
   TargetRef,
@@ -28,6 +29,7 @@ import { decodeCursor, encodeCursor, pageOf } from '../../store/cursor.js';
 import { TaskListing } from './list-tasks.js';
 import { loadMigrations, migrate } from './migrate.js';
 import { JsonCache } from './json-cache.js';
+import { SqliteSealedTasks } from './sealed-tasks.js';
 import { prepareStatements } from './statements.js';
 import type { DueRow, Statements } from './statements.js';
 import { DUE_STATUS, LEASED_STATUS } from '../../store/transition-guards.js';
@@ -50,7 +52,8 @@ export type { SqliteSettings, SqliteStoreOptions } from './connection.js';
  * Target queues live in `target_queues` (see 002-targets.sql and 003-target-limits.sql): claims find ready queues
  * there and share their slots among them (transactions.ts), and the target gate (hold, rate and concurrency limits)
  * is columns of it (target-limits.ts). The store is its own
- * {@link AdminReads} and {@link TargetStateStore} (`admin` and `targetState` return it).
+ * {@link AdminReads} and {@link TargetStateStore} (`admin` and `targetState` return it); `sealing` is
+ * sealed-tasks.ts.
  *
  * @example
  * ```ts
@@ -69,6 +72,7 @@ export class SqliteStore implements Store, AdminReads, TargetStateStore {
   #listing: TaskListing | undefined;
   #targets: TargetViews | undefined;
   #transactions: Transactions | undefined;
+  #sealing: SqliteSealedTasks | undefined;
 
   /** Reads for operators and metrics: this store itself. */
   get admin(): AdminReads {
@@ -78,6 +82,12 @@ export class SqliteStore implements Store, AdminReads, TargetStateStore {
   /** Per-target state: this store itself. */
   get targetState(): TargetStateStore {
     return this;
+  }
+
+  /** Sealed secrets and their re-seal under a new key (see sealed-tasks.ts). */
+  get sealing(): SealedTaskStore {
+    if (this.#sealing === undefined) throw new Error('SqliteStore: call init() before using the store.');
+    return this.#sealing;
   }
 
   /** Opens (creating if needed) the file and applies the connection settings; `init()` creates the schema. */
@@ -94,6 +104,7 @@ export class SqliteStore implements Store, AdminReads, TargetStateStore {
     this.#listing = new TaskListing(this.#db);
     this.#targets = new TargetViews(this.#db);
     this.#transactions = prepareTransactions(this.#db, statements, this.#json);
+    this.#sealing = new SqliteSealedTasks(this.#db, this.#json);
   }
 
   async ping(): Promise<void> {
