@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
+import { keysCommand } from './keys-command.js';
 import { isUsageError, serveCommand } from './serve-command.js';
 import { simulateCommand } from './simulate-command.js';
 
@@ -11,6 +12,7 @@ const program = new Command('retryd')
   .version(pkg.version)
   .addCommand(serveCommand())
   .addCommand(simulateCommand())
+  .addCommand(keysCommand())
   .exitOverride();
 
 try {
