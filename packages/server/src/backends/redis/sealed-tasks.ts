@@ -4,6 +4,7 @@ import type { Page, RetryTask } from '../../domain/task.js';
 import { decodeCursor, encodeCursor, pageOf } from '../../store/cursor.js';
 import { sameSealedParts, type SealedParts, type SealedTaskStore } from '../../store/sealed-task-store.js';
 import type { PageRequest, TaskRef, TransitionResult } from '../../store/store.js';
+import { translateError } from './errors.js';
 import { partitionOf, partitionOfTenant, sortKeyOf, tenantOfPartition, type PartitionKeys } from './keys.js';
 import type { PartitionRegistry } from './partitions.js';
 import { runScript } from './scripts.js';
@@ -37,6 +38,14 @@ export class RedisSealedTasks implements SealedTaskStore {
   ) {}
 
   async walkSealedTasks(page: PageRequest): Promise<Page<RetryTask>> {
+    return translated(() => this.#walk(page));
+  }
+
+  async resealTask(ref: TaskRef, expected: SealedParts, next: SealedParts): Promise<TransitionResult> {
+    return translated(() => this.#reseal(ref, expected, next));
+  }
+
+  async #walk(page: PageRequest): Promise<Page<RetryTask>> {
     const cursor = page.cursor === undefined ? undefined : (decodeCursor('sealed-tasks', page.cursor, 'ss') as [string, string]);
     const partitions = (await this.registry.list()).filter((p) => cursor === undefined || bytewise(p, cursor[0]) >= 0).sort(bytewise);
     const found: RetryTask[] = [];
@@ -57,7 +66,7 @@ export class RedisSealedTasks implements SealedTaskStore {
     return { items: found };
   }
 
-  async resealTask(ref: TaskRef, expected: SealedParts, next: SealedParts): Promise<TransitionResult> {
+  async #reseal(ref: TaskRef, expected: SealedParts, next: SealedParts): Promise<TransitionResult> {
     const dataKey = this.registry.keysOf(partitionOfTenant(ref.tenantId)).data(ref.taskId);
     const read = await this.client.get(dataKey);
     if (read === null) return { kind: 'not_found' };
@@ -86,6 +95,15 @@ export class RedisSealedTasks implements SealedTaskStore {
       members.push(...(reply as string[]));
     }
     return members.sort(bytewise).slice(0, count);
+  }
+}
+
+/** Runs an operation with the driver's errors turned into the store's (an unreachable server: STORE_UNAVAILABLE). */
+async function translated<T>(operation: () => Promise<T>): Promise<T> {
+  try {
+    return await operation();
+  } catch (error) {
+    throw translateError(error);
   }
 }
 
