@@ -142,6 +142,15 @@ describe('rotateStoredSecrets', () => {
     expect(second).toMatchObject({ interrupted: false, tasks: { resealed: 1, skipped: 2, failed: 0 } });
   });
 
+  it('lets the event loop turn between pages, so a signal handler can stop a walk over SQLite, whose calls resolve at once', async () => {
+    await store.insertTasks(Array.from({ length: 5 }, () => sealedTask(onlyA)));
+    const abort = new AbortController();
+    // What a SIGINT handler does: it runs on a turn of the event loop, which a chain of resolved promises never gives.
+    setImmediate(() => abort.abort());
+    const report = await rotateStoredSecrets({ store, blobs, keyring: bThenA, batch: 2, signal: abort.signal });
+    expect(report).toMatchObject({ interrupted: true, tasks: { resealed: 2 } });
+  });
+
   it('reads a task again when another rotation re-sealed it first, and finds it current', async () => {
     const task = sealedTask(onlyA);
     await store.insertTasks([task]);

@@ -98,6 +98,9 @@ export async function rotateStoredSecrets(options: RotateStoredSecretsOptions): 
     const failure = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
     if (failure !== undefined) throw failure.reason;
     cursor = page.nextCursor;
+    // With SQLite every call resolves at once: without a turn of the event loop between pages, a signal's handler
+    // (the CLI's interrupt) would wait for the end of the walk.
+    await new Promise((resolve) => setImmediate(resolve));
   } while (cursor !== undefined);
   return report;
 }
