@@ -93,7 +93,7 @@ export async function rotateStoredSecrets(options: RotateStoredSecretsOptions): 
       break;
     }
     const page = await store.sealing.walkSealedTasks({ limit: options.batch ?? DEFAULT_ROTATION_BATCH, ...(cursor === undefined ? {} : { cursor }) });
-    // A page's tasks at once: each is its own atomic writes, and a networked store answers them over its pool.
+    // A page's tasks at once: each task's writes stand alone, and a networked store answers them over its pool.
     const settled = await Promise.allSettled(page.items.map(async (task) => tally(task, await resealTask(options, task))));
     const failure = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
     if (failure !== undefined) throw failure.reason;
