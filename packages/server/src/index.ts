@@ -20,6 +20,14 @@ export { DEFAULT_POLICY_ID, DEFAULT_SERVICE_POLICY } from './policies/default-po
 export { TaskSecrets, type TaskSecretsOptions } from './secrets/task-secrets.js';
 export { parseKeyring, EncryptionKeyError, type Keyring, type EncryptionKey } from './secrets/encryption-keys.js';
 export {
+  rotateStoredSecrets,
+  DEFAULT_ROTATION_BATCH,
+  type RotateStoredSecretsOptions,
+  type RotationReport,
+  type RotationCounts,
+  type RotationFailure,
+} from './secrets/rotate-stored-secrets.js';
+export {
   envSecretProvider,
   fileSecretProvider,
   chainSecretProviders,

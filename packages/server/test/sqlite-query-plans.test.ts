@@ -24,6 +24,7 @@ import {
   REFRESH_HINT,
   SET_GATE,
 } from '../src/backends/sqlite/queue-statements.js';
+import { RESEAL_TASK, WALK_SEALED_TASKS } from '../src/backends/sqlite/sealed-tasks.js';
 import { COUNT_DUE, GET_QUEUE, IN_FLIGHT_KEYS, LIST_QUEUES, LIST_QUEUES_AFTER, QUEUE_HEAD } from '../src/backends/sqlite/target-views.js';
 import {
   CANCEL_TASK,
@@ -102,6 +103,9 @@ describe('query plans', () => {
         [COMPLETE_TO_LIVE, ['PENDING', 1, T0, T0, 1, null, null, null, T0, 'default', 'x', 1, null, null, null, null], /INDEX tasks_pk/],
         [FIND_EXPIRED_LEASES, { now: T0, limit: 10 }, /INDEX tasks_lease/],
         [NEXT_LEASE_EXPIRY_AT, {}, /INDEX tasks_lease/],
+        // The rotation's walk follows the task key from where its last page ended: a range, never a sort.
+        [WALK_SEALED_TASKS, ['default', 'x', 10], /^SEARCH tasks USING INDEX tasks_pk \(\(tenant_id,task_id\)>\(\?,\?\)\)$/],
+        [RESEAL_TASK, ['{}', null, 'default', 'x'], /INDEX tasks_pk \(tenant_id=\? AND task_id=\?\)/],
       ];
       for (const [sql, params, index] of cases) {
         const details = plan(db, sql, params);

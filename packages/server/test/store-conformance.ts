@@ -5,6 +5,7 @@ import { completionCases } from './store-conformance/completion-cases.js';
 import { listingCases } from './store-conformance/listing-cases.js';
 import { policyAndStateCases } from './store-conformance/policy-state-cases.js';
 import { schedulingCases } from './store-conformance/scheduling-cases.js';
+import { sealingCases } from './store-conformance/sealing-cases.js';
 import { taskCases } from './store-conformance/task-cases.js';
 import { limitCases } from './store-conformance/limit-cases.js';
 import { targetCases } from './store-conformance/target-cases.js';
@@ -49,5 +50,6 @@ export function describeStoreConformance(name: string, makeStore: () => Promise<
     describe('targets: limits, holds and what operators see', () => limitCases(store));
     describe('policies, target state and counts', () => policyAndStateCases(store));
     describe('access: API keys and tenant limits', () => accessCases(store));
+    describe('sealed secrets: the walk and the re-seal', () => sealingCases(store));
   });
 }

@@ -17,8 +17,9 @@ export const DEFAULT_INLINE_BODY_LIMIT = 64 * 1024;
  */
 export interface BlobStore {
   /**
-   * Stores `data` under `key` for `tenantId` (overwriting an earlier blob with the same key) and returns the
-   * ref to keep in the task, `tenant/key`. Rejects with a `TypeError` a `tenantId` or `key` that is not a plain
+   * Stores `data` under `key` for `tenantId` (overwriting an earlier blob with the same key, in one step: a `get`
+   * meanwhile reads the old bytes or the new, never part of them or none) and returns the ref to keep in the task,
+   * `tenant/key`. Rejects with a `TypeError` a `tenantId` or `key` that is not a plain
    * name (`BLOB_NAME`: letters, digits, `.`, `_`, `-`, not starting with `.`, at most 200 characters).
    */
   put(tenantId: string, key: string, data: Buffer | string): Promise<string>;

@@ -38,7 +38,9 @@ export interface FieldSpec {
   readonly redis: RedisPlacement;
   /**
    * `never`: written once at insert (the request, the keys). `transitions`: changed by the store's transitions
-   * (claims, completions, cancel, replay). A field that never changes may live in Redis's fixed JSON part.
+   * (claims, completions, cancel, replay). A field that never changes may live in Redis's fixed JSON part. (The sealed
+   * values in `headers` and `body` are re-sealed under a new key by `sealing.resealTask`, which writes them again,
+   * with the same plain values, and leaves every `transitions` field alone.)
    */
   readonly changes: 'never' | 'transitions';
   /** Shown by the API (and with what schema), or absent: internal. */

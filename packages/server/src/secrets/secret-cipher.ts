@@ -22,6 +22,14 @@ export interface SealContext {
   purpose: string;
 }
 
+/** The purpose a sealed header is bound to: `header:` and its name in lower case (header names ignore case). */
+export function headerPurpose(name: string): string {
+  return `header:${name.toLowerCase()}`;
+}
+
+/** The purpose a sealed body is bound to, inline or in the blob store. */
+export const BODY_PURPOSE = 'body';
+
 function associatedData(context: SealContext): Buffer {
   // JSON keeps the parts apart whatever they contain (a tenant id with a colon cannot impersonate another split).
   return Buffer.from(JSON.stringify(['retryd-secret', SEALED_VERSION, context.tenantId, context.taskId, context.purpose]));
@@ -46,7 +54,15 @@ export function sealSecret(keyring: Keyring, plaintext: string, context: SealCon
   return `${SEALED_VERSION}:${id}:${Buffer.concat([iv, encrypted, cipher.getAuthTag()]).toString('base64url')}`;
 }
 
-/** The key id a sealed value names, or undefined when it is not one. */
+/**
+ * The key id a sealed value names, or undefined when it is not one: which key of the keyring sealed it, read without
+ * opening it (so without any key). A rotation re-seals the values whose id is not the primary's.
+ *
+ * @example
+ * ```ts
+ * sealedKeyId('v1:2026-05:q83v…'); // '2026-05'
+ * ```
+ */
 export function sealedKeyId(sealed: string): string | undefined {
   const parts = sealed.split(':');
   return parts.length === 3 && parts[0] === SEALED_VERSION ? parts[1] : undefined;

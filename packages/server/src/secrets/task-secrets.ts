@@ -3,7 +3,7 @@ import { isSecretHeaderValue, type StoredHeaders, type StoredHeaderValue } from 
 import type { RetryTask } from '../domain/task.js';
 import type { Keyring } from './encryption-keys.js';
 import { isCredentialHeader } from './redaction.js';
-import { openSecret, sealSecret, SecretDecryptionError } from './secret-cipher.js';
+import { BODY_PURPOSE, headerPurpose, openSecret, sealSecret, SecretDecryptionError } from './secret-cipher.js';
 import { envSecretProvider, hasSecretReference, resolveReferences, secretReferences, type SecretProvider } from './secret-provider.js';
 
 /** Options of {@link TaskSecrets}. */
@@ -28,10 +28,6 @@ export interface ProtectedParts {
   headers: StoredHeaders;
   body: string | null;
 }
-
-/** The purpose a sealed header is bound to (see `SealContext`). */
-const headerPurpose = (name: string) => `header:${name.toLowerCase()}`;
-const BODY_PURPOSE = 'body';
 
 /** Why a task's secrets could not be revealed at dispatch: the attempt log's message. Never holds a secret. */
 export class SecretUnavailableError extends Error {

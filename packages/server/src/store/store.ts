@@ -1,5 +1,8 @@
 import type { TaskStatus } from '@retryd/core';
 import type { AttemptLog, Page, RetryTask, StoredPolicy } from '../domain/task.js';
+import type { SealedTaskStore } from './sealed-task-store.js';
+
+export type { SealedParts, SealedTaskStore } from './sealed-task-store.js';
 
 /**
  * The store port: durable state for tasks, attempts, policies and the gate of each target.
@@ -22,6 +25,7 @@ import type { AttemptLog, Page, RetryTask, StoredPolicy } from '../domain/task.j
  * | `replayTask`     | FAILED, EXHAUSTED (dead letters) | PENDING, a fresh run     | status and version                 |
  * | `holdTarget` / `releaseTarget` | a target         | held until a time / not held | —                                |
  * | `limitTarget`    | a target                       | rate and concurrency limits | —                                 |
+ * | `sealing.resealTask` | any status                 | the same, secrets re-sealed | headers and body as expected      |
  *
  * **Targets and fair claims.** Every task carries its `targetKey` (the origin of its URL). The PENDING tasks of one
  * `(tenantId, targetKey)` form a *target queue*; a queue is *ready* when one of its tasks is due and the target is not
@@ -32,7 +36,8 @@ import type { AttemptLog, Page, RetryTask, StoredPolicy } from '../domain/task.j
  * Deliberately not in the port: HTTP concerns, validation, policy resolution, retry decisions, blob bodies
  * (see `BlobStore`), and any scan of all tasks — every read is by key, by index, or a bounded page. Reads that only
  * operators and metrics need are in the {@link AdminReads} sub-port, opaque per-target state in
- * {@link TargetStateStore}.
+ * {@link TargetStateStore}, and the walk over every task that re-seals stored secrets under a new key (an operator's
+ * command, in bounded pages) in {@link SealedTaskStore}.
  *
  * Every implementation passes the one conformance suite (`test/store-conformance.ts`).
  */
@@ -45,6 +50,8 @@ export interface Store extends AsyncDisposable {
   readonly targetState: TargetStateStore;
   /** Who may call the API: API keys (as hashes) and per-tenant limits, shared by every instance. */
   readonly access: AccessStore;
+  /** Every tenant's tasks that hold sealed secrets, and their re-seal under a new key (`retryd keys rotate-encryption`). */
+  readonly sealing: SealedTaskStore;
 
   /** Creates or migrates the schema. Safe to call from several instances at once. */
   init(): Promise<void>;

@@ -14,6 +14,7 @@ import type {
   PageRequest,
   PutPolicyResult,
   ReplayChange,
+  SealedTaskStore,
   Store,
   TargetLimits,
   TargetRef,
@@ -36,6 +37,7 @@ import { loadMigrations, migrate } from './migrate.js';
 import { taskListing } from './paging.js';
 import { PostgresBlobStore } from './postgres-blob-store.js';
 import { loadQueries } from './queries.js';
+import { PostgresSealedTasks } from './sealed-tasks.js';
 import { TaskVacuum } from './task-vacuum.js';
 import { targetFromRow, targetPage, targetPageStart } from './target-view.js';
 import type { TargetRow } from './target-view.js';
@@ -87,6 +89,7 @@ export class PostgresStore implements Store {
   #queries: Queries | undefined;
   #blobs: PostgresBlobStore | undefined;
   #access: PostgresAccessStore | undefined;
+  #sealing: PostgresSealedTasks | undefined;
   #closing: Promise<void> | undefined;
 
   /** Checks the options and creates the pool (no connection yet); `init()` connects and migrates. */
@@ -148,6 +151,12 @@ export class PostgresStore implements Store {
   get blobs(): PostgresBlobStore {
     this.#blobs ??= new PostgresBlobStore((name, values) => this.#run(name, values));
     return this.#blobs;
+  }
+
+  /** Sealed secrets and their re-seal under a new key, in this store's schema and pool (see sealed-tasks.ts). */
+  get sealing(): SealedTaskStore {
+    this.#sealing ??= new PostgresSealedTasks((name, values) => this.#run(name, values));
+    return this.#sealing;
   }
 
   // ---- tasks ---------------------------------------------------------------------------------------

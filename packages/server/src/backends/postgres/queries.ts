@@ -16,6 +16,8 @@ export const QUERY_NAMES = [
   'cancel-task',
   'request-cancel',
   'replay-task',
+  'walk-sealed-tasks',
+  'reseal-task',
   'claim-due',
   'next-due-at',
   'find-expired-leases',

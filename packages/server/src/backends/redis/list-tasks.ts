@@ -2,7 +2,7 @@ import { TaskStatus } from '@retryd/core';
 import type { Redis } from 'ioredis';
 import type { AttemptLog, Page, RetryTask } from '../../domain/task.js';
 import type { PageRequest, TaskQuery } from '../../store/store.js';
-import { decodeCursor, encodeCursor } from '../../store/cursor.js';
+import { decodeCursor, encodeCursor, pageOf } from '../../store/cursor.js';
 import { createdAtOfSortKey, sortKeyOf } from './keys.js';
 import type { PartitionKeys } from './keys.js';
 import { decodeAttempt } from './task-codec.js';
@@ -76,12 +76,4 @@ export async function listAttempts(client: Redis, keys: PartitionKeys, taskId: s
 function statusesOf(status: TaskQuery['status']): TaskStatus[] {
   if (status === undefined) return [];
   return [...new Set(typeof status === 'string' ? [status] : status)];
-}
-
-/** Cuts the extra item fetched past `limit` and, when there was one, points the cursor at the page's last item. */
-function pageOf<T>(items: T[], limit: number, cursorOf: (last: T) => string): Page<T> {
-  if (items.length <= limit) return { items };
-  const page = items.slice(0, limit);
-  const last = page[page.length - 1];
-  return last === undefined ? { items: page } : { items: page, nextCursor: cursorOf(last) };
 }

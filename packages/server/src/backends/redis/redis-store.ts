@@ -14,6 +14,7 @@ import type {
   PageRequest,
   PutPolicyResult,
   ReplayChange,
+  SealedTaskStore,
   Store,
   TargetLimits,
   TargetRef,
@@ -43,6 +44,7 @@ import { listAttempts, listTasks } from './list-tasks.js';
 import { PartitionRegistry } from './partitions.js';
 import { getPolicy, getTargetState, listPolicies, putPolicy, putTargetState } from './policy-state.js';
 import { defineScripts, runScript } from './scripts.js';
+import { RedisSealedTasks } from './sealed-tasks.js';
 import type { ScriptName } from './scripts.js';
 import { TargetGates } from './target-gate.js';
 import { decodeCompletion, decodeTask, encodeCompletion, encodeTask, encodeValue } from './task-codec.js';
@@ -94,6 +96,8 @@ export class RedisStore implements Store, AdminReads, TargetStateStore {
   readonly #registry: PartitionRegistry;
   readonly #due: DueChannel;
   readonly #gates: TargetGates;
+  /** Sealed secrets and their re-seal under a new key (see sealed-tasks.ts). */
+  readonly sealing: SealedTaskStore;
   #persistence: RedisPersistence = {};
   #init: Promise<void> | undefined;
 
@@ -113,6 +117,7 @@ export class RedisStore implements Store, AdminReads, TargetStateStore {
     this.#due = new DueChannel(this.#subscriber, this.#globals.dueChannel, this.instanceId, (p) => this.#registry.learn(p), onError);
     this.#gates = new TargetGates(this.#client, this.#registry, (k) => [this.#globals.dueChannel, this.#due.message(k.partition)]);
     this.access = new RedisAccessStore(this.#client, new AccessKeys(this.prefix));
+    this.sealing = new RedisSealedTasks(this.#client, this.#registry, (tenantId, ids) => this.#read(tenantId, 'id', ids));
   }
 
   /** The command connection, for the blob store and diagnostics. */

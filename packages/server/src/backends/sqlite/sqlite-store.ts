@@ -13,6 +13,7 @@ import type {
   PageRequest,
   PutPolicyResult,
   ReplayChange,
+  SealedTaskStore,
   Store,
   TargetLimits,
   TargetRef,
@@ -30,6 +31,7 @@ import { decodeCursor, encodeCursor, pageOf } from '../../store/cursor.js';
 import { TaskListing } from './list-tasks.js';
 import { loadMigrations, migrate } from './migrate.js';
 import { JsonCache } from './json-cache.js';
+import { SqliteSealedTasks } from './sealed-tasks.js';
 import { prepareStatements } from './statements.js';
 import type { DueRow, Statements } from './statements.js';
 import { DUE_STATUS, LEASED_STATUS } from '../../store/transition-guards.js';
@@ -53,7 +55,7 @@ export type { SqliteSettings, SqliteStoreOptions } from './connection.js';
  * there and share their slots among them (transactions.ts), and the target gate (hold, rate and concurrency limits)
  * is columns of it (target-limits.ts). The store is its own
  * {@link AdminReads} and {@link TargetStateStore} (`admin` and `targetState` return it); its {@link AccessStore} is
- * `access` (access-store.ts).
+ * `access` (access-store.ts), and `sealing` is sealed-tasks.ts.
  *
  * @example
  * ```ts
@@ -73,6 +75,7 @@ export class SqliteStore implements Store, AdminReads, TargetStateStore {
   #targets: TargetViews | undefined;
   #transactions: Transactions | undefined;
   #access: SqliteAccessStore | undefined;
+  #sealing: SqliteSealedTasks | undefined;
 
   /** Reads for operators and metrics: this store itself. */
   get admin(): AdminReads {
@@ -90,6 +93,12 @@ export class SqliteStore implements Store, AdminReads, TargetStateStore {
     return this.#access;
   }
 
+  /** Sealed secrets and their re-seal under a new key (see sealed-tasks.ts). */
+  get sealing(): SealedTaskStore {
+    if (this.#sealing === undefined) throw new Error('SqliteStore: call init() before using the store.');
+    return this.#sealing;
+  }
+
   /** Opens (creating if needed) the file and applies the connection settings; `init()` creates the schema. */
   constructor(path: string, options: SqliteStoreOptions = {}) {
     this.path = path;
@@ -105,6 +114,7 @@ export class SqliteStore implements Store, AdminReads, TargetStateStore {
     this.#targets = new TargetViews(this.#db);
     this.#transactions = prepareTransactions(this.#db, statements, this.#json);
     this.#access = new SqliteAccessStore(this.#db);
+    this.#sealing = new SqliteSealedTasks(this.#db, this.#json);
   }
 
   async ping(): Promise<void> {

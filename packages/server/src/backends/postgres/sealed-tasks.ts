@@ -1,0 +1,44 @@
+import type { Page, RetryTask } from '../../domain/task.js';
+import { decodeCursor, encodeCursor, pageOf } from '../../store/cursor.js';
+import type { SealedParts, SealedTaskStore } from '../../store/sealed-task-store.js';
+import type { PageRequest, TaskRef, TransitionResult } from '../../store/store.js';
+import type { RunQuery } from './postgres-store.js';
+import { taskFromRow, type TaskRow } from './task-row.js';
+
+/** A body as `reseal-task` takes it: its JSON text, as insert-tasks writes it into the `json` column. */
+const bodyText = (body: string | null) => (body === null ? null : JSON.stringify(body));
+
+/**
+ * The PostgreSQL store's {@link SealedTaskStore}: the walk follows the primary key (`walk-sealed-tasks.sql`), and a
+ * re-seal is one guarded UPDATE (`reseal-task.sql`) that leaves every other column, and so every index of the
+ * scheduler, as it is. Get it from `PostgresStore.sealing`; it shares the store's pool.
+ */
+export class PostgresSealedTasks implements SealedTaskStore {
+  readonly #run: RunQuery;
+
+  /** @param run - runs the store's statements (`walk-sealed-tasks`, `reseal-task`, `get-task`) */
+  constructor(run: RunQuery) {
+    this.#run = run;
+  }
+
+  async walkSealedTasks(page: PageRequest): Promise<Page<RetryTask>> {
+    const after = page.cursor === undefined ? ['', ''] : decodeCursor('sealed-tasks', page.cursor, 'ss');
+    const rows = (await this.#run<TaskRow>('walk-sealed-tasks', [...after, page.limit + 1])).rows.map(taskFromRow);
+    return pageOf(rows, page.limit, (t) => encodeCursor('sealed-tasks', [t.tenantId, t.taskId]));
+  }
+
+  async resealTask(ref: TaskRef, expected: SealedParts, next: SealedParts): Promise<TransitionResult> {
+    const values = [
+      ref.tenantId,
+      ref.taskId,
+      JSON.stringify(expected.headers),
+      bodyText(expected.body),
+      JSON.stringify(next.headers),
+      bodyText(next.body),
+    ];
+    const written = (await this.#run<TaskRow>('reseal-task', values)).rows[0];
+    if (written !== undefined) return { kind: 'applied', task: taskFromRow(written) };
+    const current = (await this.#run<TaskRow>('get-task', [ref.tenantId, ref.taskId])).rows[0];
+    return current === undefined ? { kind: 'not_found' } : { kind: 'refused', task: taskFromRow(current) };
+  }
+}
