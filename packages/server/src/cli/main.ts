@@ -3,7 +3,6 @@ import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { keysCommand } from './keys-command.js';
 import { isUsageError, serveCommand } from './serve-command.js';
-import { keysCommand } from './keys-command.js';
 import { simulateCommand } from './simulate-command.js';
 import { tenantsCommand } from './tenants-command.js';
 
@@ -16,7 +15,6 @@ const program = new Command('retryd')
   .addCommand(keysCommand())
   .addCommand(tenantsCommand())
   .addCommand(simulateCommand())
-  .addCommand(keysCommand())
   .exitOverride();
 
 /** Every command reports a wrong command line to the catch below (exit code 2) instead of exiting with 1 itself. */
