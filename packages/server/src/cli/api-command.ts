@@ -179,7 +179,7 @@ export const iso = (ms: number | null | undefined): string => (ms === null || ms
 /** A duration for people: `850ms`, `12.3s`, `4m05s`, `2h10m`. */
 export function duration(ms: number): string {
   if (ms < 1000) return `${Math.round(ms)}ms`;
-  if (ms < 60_000) return `${(ms / 1000).toFixed(1)}s`;
+  if (ms < 60_000) return ms % 1000 === 0 ? `${ms / 1000}s` : `${(ms / 1000).toFixed(1)}s`;
   const s = Math.round(ms / 1000);
   if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
   return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
