@@ -176,7 +176,15 @@ describe('retryd tasks, dlq, policies and targets (against a running service)', 
     expect(unreachable.code).toBe(1);
     expect(unreachable.stderr).toContain('cannot reach http://127.0.0.1:1');
 
-    for (const result of [notFound, noKey, badKey, narrow, badTarget, badFlag, unreachable]) expect(result.stderr).not.toContain('    at ');
+    // A proxy in front that answers with its own page rather than a problem.
+    const proxy = createServer((_request, response) => response.writeHead(502, { 'content-type': 'text/html' }).end('<h1>Bad Gateway</h1>'));
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const badGateway = await run(['policies', 'list'], { RETRYD_URL: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`, RETRYD_API_KEY: token });
+    await new Promise((resolve) => proxy.close(resolve));
+    expect(badGateway.code).toBe(1);
+    expect(badGateway.stderr).toContain('the service answered HTTP 502');
+
+    for (const result of [notFound, noKey, badKey, narrow, badTarget, badFlag, unreachable, badGateway]) expect(result.stderr).not.toContain('    at ');
   });
 
   it('creates and replaces a policy from a file or stdin, and refuses an invalid one naming the field', async () => {

@@ -231,8 +231,19 @@ function problemOf(status: number, text: string): Problem {
   } catch {
     // Not JSON: described by its status below.
   }
-  return { type: 'about:blank', title: `HTTP ${status}`, status, detail: `the service answered HTTP ${status}`, code: status >= 500 ? 'INTERNAL' : 'VALIDATION_FAILED' };
+  return { type: 'about:blank', title: `HTTP ${status}`, status, detail: `the service answered HTTP ${status}`, code: CODE_OF_STATUS[status] ?? (status >= 500 ? 'INTERNAL' : 'VALIDATION_FAILED') };
 }
+
+/** The code a bare status stands for, when the body is not a problem (a proxy's page in front of the service). */
+const CODE_OF_STATUS: Partial<Record<number, Problem['code']>> = {
+  401: 'UNAUTHENTICATED',
+  403: 'FORBIDDEN',
+  404: 'NOT_FOUND',
+  405: 'METHOD_NOT_ALLOWED',
+  413: 'PAYLOAD_TOO_LARGE',
+  429: 'RATE_LIMITED',
+  503: 'STORE_UNAVAILABLE',
+};
 
 /** Why fetch failed, from its cause (`connect ECONNREFUSED 127.0.0.1:8080`) rather than its bare `fetch failed`. */
 function reasonOf(error: unknown): string {
