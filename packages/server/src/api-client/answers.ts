@@ -41,6 +41,3 @@ export interface PutPolicyAnswer {
   outcome: 'created' | 'replaced';
   policy: PolicyView;
 }
-
-/** A registered policy's fields as `PUT /retry-policies/{policyId}` takes them (a partial object: the rest default). */
-export type PolicyFields = Partial<RetryPolicy>;

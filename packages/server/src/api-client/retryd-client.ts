@@ -85,18 +85,22 @@ export class RetrydClient {
     this.#random = options.random ?? Math.random;
   }
 
+  /** `GET /retry-tasks`: a page of tasks, newest first, filtered by status and named policy. */
   listTasks(filter: TaskFilter & PageRequest = {}): Promise<Page<TaskView>> {
     return this.#get(`/retry-tasks${query({ status: filter.status, policyId: filter.policyId, cursor: filter.cursor, limit: filter.limit })}`);
   }
 
+  /** `GET /retry-tasks/{taskId}`. */
   getTask(taskId: string): Promise<TaskView> {
     return this.#get(`/retry-tasks/${seg(taskId)}`);
   }
 
+  /** `GET /retry-tasks/{taskId}/attempts`: a page of the attempt log, oldest first. */
   listAttempts(taskId: string, page: PageRequest = {}): Promise<Page<AttemptView>> {
     return this.#get(`/retry-tasks/${seg(taskId)}/attempts${query({ ...page })}`);
   }
 
+  /** `DELETE /retry-tasks/{taskId}`: cancelled now (200), or when the attempt in flight ends (202). */
   async cancelTask(taskId: string): Promise<CancelAnswer> {
     const { status, body } = await this.#send<TaskView>('DELETE', `/retry-tasks/${seg(taskId)}`);
     return { outcome: status === 202 ? 'cancel_requested' : 'cancelled', task: body };
@@ -107,14 +111,17 @@ export class RetrydClient {
     return (await this.#send<TaskView>('POST', `/retry-tasks/${seg(taskId)}/replay`)).body;
   }
 
+  /** `GET /dead-letters`: a page of FAILED and EXHAUSTED tasks, newest first. */
   listDeadLetters(page: PageRequest = {}): Promise<Page<TaskView>> {
     return this.#get(`/dead-letters${query({ ...page })}`);
   }
 
+  /** `GET /retry-policies`. */
   listPolicies(page: PageRequest = {}): Promise<Page<PolicyView>> {
     return this.#get(`/retry-policies${query({ ...page })}`);
   }
 
+  /** `GET /retry-policies/{policyId}`. */
   getPolicy(policyId: string): Promise<PolicyView> {
     return this.#get(`/retry-policies/${seg(policyId)}`);
   }
@@ -137,10 +144,12 @@ export class RetrydClient {
     }
   }
 
+  /** `GET /targets`: a page of targets in `targetKey` order. */
   listTargets(page: PageRequest = {}): Promise<Page<TargetView>> {
     return this.#get(`/targets${query({ ...page })}`);
   }
 
+  /** `GET /targets/{targetKey}`: the key is the origin, encoded here as one path segment. */
   getTarget(targetKey: string): Promise<TargetView> {
     return this.#get(`/targets/${seg(targetKey)}`);
   }
@@ -150,6 +159,7 @@ export class RetrydClient {
     return (await this.#send<TargetView>('PUT', `/targets/${seg(targetKey)}`, patch)).body;
   }
 
+  /** `POST /targets/{targetKey}/breaker`: open, close or reset the breaker by hand. */
   async breaker(targetKey: string, action: BreakerAction): Promise<TargetView> {
     return (await this.#send<TargetView>('POST', `/targets/${seg(targetKey)}/breaker`, { action })).body;
   }
