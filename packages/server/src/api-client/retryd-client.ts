@@ -20,9 +20,10 @@ export const DEFAULT_SERVICE_URL = 'http://127.0.0.1:8080';
 export const REQUEST_TIMEOUT_MS = 30_000;
 
 /**
- * How reads are retried when the service is unreachable or answers 429 or 503 (a restart, a store outage): three
- * attempts, 200 ms then 400 ms, with full jitter (the same `computeDelay` the service uses for its own tasks). Only
- * requests that are safe to repeat (`GET`, `PUT`) are retried; a `Retry-After` longer than the delay wins, up to 5 s.
+ * How requests are retried when the service is unreachable or answers 429 or 503 (a restart, a store outage): three
+ * attempts, waiting up to 200 ms then up to 400 ms (full jitter, drawn by the `computeDelay` the service uses for its
+ * tasks). Only requests that are safe to repeat (`GET`, `PUT`) are retried; a `Retry-After` longer than the delay
+ * wins, up to 5 s.
  */
 export const CLIENT_RETRY: Readonly<BackoffSchedule & { maxAttempts: number }> = Object.freeze({
   maxAttempts: 3,
