@@ -172,9 +172,14 @@ describe('retryd tasks, dlq, policies and targets (against a running service)', 
     expect(badFlag.code).toBe(2);
     expect(badFlag.stderr).toContain('--limit must be an integer from 1 to 1000, got "0"');
 
-    const unreachable = await run(['tasks', 'list'], { RETRYD_URL: 'http://127.0.0.1:1', RETRYD_API_KEY: token });
+    // A port nothing listens on any more: the connection is refused (every read is tried three times first).
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const closedUrl = `http://127.0.0.1:${(closed.address() as AddressInfo).port}`;
+    await new Promise((resolve) => closed.close(resolve));
+    const unreachable = await run(['tasks', 'list'], { RETRYD_URL: closedUrl, RETRYD_API_KEY: token });
     expect(unreachable.code).toBe(1);
-    expect(unreachable.stderr).toContain('cannot reach http://127.0.0.1:1');
+    expect(unreachable.stderr).toContain(`cannot reach ${closedUrl}: connect ECONNREFUSED`);
 
     // A proxy in front that answers with its own page rather than a problem.
     const proxy = createServer((_request, response) => response.writeHead(502, { 'content-type': 'text/html' }).end('<h1>Bad Gateway</h1>'));
