@@ -2,7 +2,7 @@ import { Command, Option } from 'commander';
 import { API_KEY_SCOPES, ApiKeys } from '../access/api-keys.js';
 import { DEFAULT_TENANT } from '../domain/task.js';
 import type { ApiKeyRecord } from '../store/store.js';
-import { textTable } from '../simulate/text-table.js';
+import { textTable } from '../terminal/text-table.js';
 import { storeOption, withStore } from './with-store.js';
 
 const iso = (ms: number | null) => (ms === null ? '-' : new Date(ms).toISOString());

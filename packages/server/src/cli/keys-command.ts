@@ -3,11 +3,11 @@ import { apiKeyCommands } from './api-key-commands.js';
 import { rotateEncryptionCommand } from './keys-rotate-encryption.js';
 
 /**
- * `retryd keys`: the operator's commands on retryd's keys, run against the store: API keys (create, list, revoke) and
- * the re-encryption of stored secrets under a new encryption key.
+ * `retryd keys`: the operator's commands on retryd's keys, run against the store (not through the API; the service
+ * need not be running): API keys (create, list, revoke) and the re-encryption of stored secrets under a new key.
  */
 export function keysCommand(): Command {
-  const keys = new Command('keys').description('Manage API keys, and re-encrypt stored secrets under a new encryption key, directly in the store');
+  const keys = new Command('keys').description('Manage API keys (create, list, revoke) and re-encrypt stored secrets under a new encryption key, directly in the store; the service need not be running');
   for (const command of apiKeyCommands()) keys.addCommand(command);
   return keys.addCommand(rotateEncryptionCommand()).exitOverride();
 }

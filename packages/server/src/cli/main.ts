@@ -5,6 +5,10 @@ import { keysCommand } from './keys-command.js';
 import { isUsageError, serveCommand } from './serve-command.js';
 import { simulateCommand } from './simulate-command.js';
 import { tenantsCommand } from './tenants-command.js';
+import { tasksCommand } from './tasks-command.js';
+import { dlqCommand } from './dlq-command.js';
+import { policiesCommand } from './policies-command.js';
+import { targetsCommand } from './targets-command.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
@@ -14,6 +18,10 @@ const program = new Command('retryd')
   .addCommand(serveCommand())
   .addCommand(keysCommand())
   .addCommand(tenantsCommand())
+  .addCommand(tasksCommand())
+  .addCommand(dlqCommand())
+  .addCommand(policiesCommand())
+  .addCommand(targetsCommand())
   .addCommand(simulateCommand())
   .exitOverride();
 

@@ -22,7 +22,7 @@ const int = (flag: string, min: number, max?: number) => (value: string) => pars
 /** `retryd serve`: the HTTP API and the workers in one process. */
 export function serveCommand(): Command {
   return new Command('serve')
-    .description('Run the retryd HTTP API and its workers in one process.')
+    .description('Run the retryd service: the HTTP API and the workers in one process, or one of them (--role).')
     .addOption(new Option('--port <port>', 'HTTP port to listen on (0 picks a free one)').env('RETRYD_PORT').default(DEFAULT_CONFIG.port).argParser(int('--port', 0, 65535)))
     .addOption(new Option('--host <host>', 'interface to listen on; 0.0.0.0 serves every interface').env('RETRYD_HOST').default(DEFAULT_CONFIG.host))
     .addOption(

@@ -5,7 +5,7 @@ import {
   type AmplificationResult,
 } from './amplification-model.js';
 import { lineChartSvg, type ChartSeries } from './line-chart-svg.js';
-import { formatFixed, formatPercent, textTable } from './text-table.js';
+import { formatFixed, formatPercent, textTable } from '../terminal/text-table.js';
 
 /** How each mechanism is named and drawn. */
 export const MECHANISM_STYLE: Readonly<Record<AmplificationMechanism, { label: string; color: string; dashed: boolean }>> = Object.freeze({

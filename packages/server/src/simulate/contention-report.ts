@@ -1,7 +1,7 @@
 import { CONTENTION_STRATEGIES, type ContentionStrategy } from './contention-strategies.js';
 import type { ContentionResult } from './contention-model.js';
 import { lineChartSvg, type ChartSeries } from './line-chart-svg.js';
-import { formatFixed, textTable } from './text-table.js';
+import { formatFixed, textTable } from '../terminal/text-table.js';
 
 /** How each strategy is named and drawn: the two without jitter dashed, the jittered ones solid. */
 export const STRATEGY_STYLE: Readonly<Record<ContentionStrategy, { label: string; color: string; dashed: boolean }>> = Object.freeze({

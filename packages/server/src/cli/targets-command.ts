@@ -1,0 +1,152 @@
+import { Argument, Command, Option } from 'commander';
+import type { BreakerAction, TargetSettingsPatch, TargetView } from '../api-client/answers.js';
+import { textTable } from '../terminal/text-table.js';
+import { apiCommand, iso, listCommand, listed, printListing, printOne, readJsonObject, UsageError, withClient, type ApiFlags, type ListFlags } from './api-command.js';
+
+const limitText = (value: number | null, unit = '') => (value === null ? '-' : `${value}${unit}`);
+
+function targetTable(targets: readonly TargetView[]): string {
+  const rows = targets.map((t) => [
+    t.targetKey,
+    t.breaker.state,
+    iso(t.heldUntil),
+    String(t.inFlight),
+    String(t.dueTasks),
+    limitText(t.limits.ratePerSecond, '/s'),
+    limitText(t.limits.maxInFlight),
+    limitText(t.allowedRatePerSecond, '/s'),
+  ]);
+  return textTable(['target', 'breaker', 'held until', 'in flight', 'due', 'rate limit', 'max in flight', 'allowed rate'], rows, 3);
+}
+
+function targetText(t: TargetView): string {
+  const lines: [string, string][] = [
+    ['target', t.targetKey],
+    ['breaker', `${t.breaker.state}${t.breaker.openUntil === null ? '' : ` until ${iso(t.breaker.openUntil)}`}, re-opened ${t.breaker.reopenCount} in a row`],
+    ['held until', iso(t.heldUntil)],
+    ['throttled until', iso(t.throttledUntil)],
+    ['in flight', String(t.inFlight)],
+    ['due tasks', String(t.dueTasks)],
+    ['next due', iso(t.nextDueAt)],
+    ['limits', `rate ${limitText(t.limits.ratePerSecond, '/s')}, burst ${limitText(t.limits.burst)}, in flight ${limitText(t.limits.maxInFlight)}`],
+    ['allowed rate', limitText(t.allowedRatePerSecond, '/s')],
+  ];
+  const width = Math.max(...lines.map(([k]) => k.length));
+  return `${lines.map(([k, v]) => `${`${k}:`.padEnd(width + 2)}${v}`).join('\n')}\n\nsettings:\n${JSON.stringify(t.settings, null, 2)}`;
+}
+
+/**
+ * A number that passes `test`, or `none` (no limit: null in the patch), naming the flag and the rule when it is
+ * neither. `none` stays a word here: commander drops a parser's null.
+ */
+const limitOption =
+  (flag: string, rule: string, test: (n: number) => boolean) =>
+  (value: string): number | 'none' => {
+    if (value === 'none') return 'none';
+    const n = Number(value);
+    if (value.trim() === '' || !Number.isFinite(n) || !test(n)) throw new UsageError(`${flag} must be ${rule}, or none, got ${JSON.stringify(value)}`);
+    return n;
+  };
+
+/** Every protection on (the service's defaults) or off (for a downstream that fails by design); signing is left alone. */
+export function protectionPatch(on: boolean): TargetSettingsPatch {
+  return {
+    breaker: { enabled: on },
+    adaptive: { enabled: on },
+    retryBudget: { enabled: on },
+    stormDetection: { enabled: on },
+    retryAfterHoldsTarget: on,
+  };
+}
+
+interface SetFlags extends ApiFlags {
+  file?: string;
+  rate?: number | 'none';
+  burst?: number | 'none';
+  maxInFlight?: number | 'none';
+  protection?: 'on' | 'off';
+}
+
+/** The settings patch of `targets set`: the file's, then the flags over it. */
+function patchOf(flags: SetFlags): Record<string, unknown> {
+  const limit = (value: number | 'none') => (value === 'none' ? null : value);
+  const patch: Record<string, unknown> = flags.file === undefined ? {} : readJsonObject(flags.file);
+  if (flags.protection !== undefined) Object.assign(patch, protectionPatch(flags.protection === 'on'));
+  if (flags.rate !== undefined || flags.burst !== undefined) {
+    const fromFile = typeof patch.rateLimit === 'object' && patch.rateLimit !== null ? patch.rateLimit : {};
+    // A burst is the size of a rate limit: lifting the rate lifts its burst too.
+    const burst = flags.rate === 'none' && flags.burst === undefined ? { burst: null } : {};
+    patch.rateLimit = {
+      ...fromFile,
+      ...(flags.rate === undefined ? {} : { ratePerSecond: limit(flags.rate) }),
+      ...burst,
+      ...(flags.burst === undefined ? {} : { burst: limit(flags.burst) }),
+    };
+  }
+  if (flags.maxInFlight !== undefined) patch.maxInFlight = limit(flags.maxInFlight);
+  if (Object.keys(patch).length === 0) throw new UsageError('nothing to set: give --file, --rate, --burst, --max-in-flight or --protection');
+  return patch;
+}
+
+function list(): Command {
+  return listCommand('list', "List the tenant's targets with their breaker, hold, calls in flight, due tasks and limits").action(async (flags: ListFlags) => {
+    await withClient(flags, async (client) => {
+      printListing(flags, await listed(client, flags, (page) => client.listTargets(page)), 'targets', targetTable);
+    });
+  });
+}
+
+function get(): Command {
+  return apiCommand('get', 'Show a target: breaker, hold, limits, calls in flight, due tasks and its settings')
+    .argument('<targetKey>', 'the origin, e.g. https://api.example.com')
+    .action(async (targetKey: string, flags: ApiFlags) => {
+      await withClient(flags, async (client) => {
+        const target = await client.getTarget(targetKey);
+        printOne(flags, target, () => targetText(target));
+      });
+    });
+}
+
+function set(): Command {
+  return apiCommand('set', "Change a target's protection settings: the fields given replace its current ones, the rest keep their value")
+    .argument('<targetKey>', 'the origin, e.g. https://api.example.com')
+    .addOption(new Option('--file <path>', 'a partial settings object as JSON (the settings of targets get --json); - reads stdin. Flags given with it win'))
+    .addOption(new Option('--rate <perSecond>', 'most dispatches per second over every instance, or none').argParser(limitOption('--rate', 'a number above 0', (n) => n > 0)))
+    .addOption(new Option('--burst <n>', 'the burst of the rate limit, or none (a hundredth of a second of the rate)').argParser(limitOption('--burst', 'a number of at least 1', (n) => n >= 1)))
+    .addOption(new Option('--max-in-flight <n>', 'most attempts in flight over every instance, or none').argParser(limitOption('--max-in-flight', 'an integer of at least 1', (n) => Number.isInteger(n) && n >= 1)))
+    .addOption(new Option('--protection <mode>', 'on: breaker, adaptive throttling, retry budget, storm detection and Retry-After holds; off: none of them').choices(['on', 'off']))
+    .action(async (targetKey: string, flags: SetFlags) => {
+      await withClient(flags, async (client) => {
+        const target = await client.putTarget(targetKey, patchOf(flags));
+        printOne(flags, target, () => `settings of ${target.targetKey} changed\n\n${targetText(target)}`);
+      });
+    });
+}
+
+function breaker(): Command {
+  return apiCommand('breaker', "Open, close or reset a target's circuit breaker by hand")
+    .argument('<targetKey>', 'the origin, e.g. https://api.example.com')
+    .addArgument(
+      new Argument('<action>', "open: hold the target for the breaker's openDurationMs, then probe; close: end the hold now; reset: close and clear its counts").choices([
+        'open',
+        'close',
+        'reset',
+      ]),
+    )
+    .action(async (targetKey: string, action: BreakerAction, flags: ApiFlags) => {
+      await withClient(flags, async (client) => {
+        const target = await client.breaker(targetKey, action);
+        printOne(flags, target, () => `breaker of ${target.targetKey}: ${target.breaker.state}${target.breaker.openUntil === null ? '' : ` until ${iso(target.breaker.openUntil)}`}`);
+      });
+    });
+}
+
+/** `retryd targets list|get|set|breaker`, through the HTTP API of a running service. */
+export function targetsCommand(): Command {
+  return new Command('targets')
+    .description('Targets (origins) of a running service and their protection, through its HTTP API (--url, --api-key)')
+    .addCommand(list())
+    .addCommand(get())
+    .addCommand(set())
+    .addCommand(breaker());
+}

@@ -1,0 +1,120 @@
+import { Command, Option } from 'commander';
+import { TaskStatus } from '@retryd/core';
+import type { AttemptView, TaskView } from '../api-client/answers.js';
+import { textTable } from '../terminal/text-table.js';
+import { apiCommand, duration, iso, listCommand, listed, printListing, printOne, withClient, type ApiFlags, type ListFlags } from './api-command.js';
+
+/** A task's row in a listing (tasks and dead letters). */
+export function taskTable(tasks: readonly TaskView[]): string {
+  const rows = tasks.map((t) => [
+    t.taskId,
+    t.status,
+    t.policyId ?? (t.policy === null ? '-' : 'inline'),
+    t.targetKey,
+    t.status === 'PENDING' ? iso(t.nextAttemptAt) : '-',
+    iso(t.updatedAt),
+    t.deadLetterReason ?? '-',
+    String(t.attemptNumber),
+  ]);
+  return textTable(['task id', 'status', 'policy', 'target', 'next attempt', 'updated', 'reason', 'attempts'], rows, 7);
+}
+
+/** The delay the engine chose after an attempt: from its end to the next attempt's due time. */
+export function chosenDelayMs(attempt: AttemptView): number | null {
+  return attempt.nextAttemptAt === null ? null : Math.max(0, attempt.nextAttemptAt - (attempt.startedAt + attempt.durationMs));
+}
+
+function attemptTable(attempts: readonly AttemptView[]): string {
+  const rows = attempts.map((a) => {
+    const delay = chosenDelayMs(a);
+    return [
+      String(a.attemptNumber),
+      iso(a.startedAt),
+      a.responseStatus === null ? (a.errorMessage ?? '-') : String(a.responseStatus),
+      a.outcome,
+      duration(a.durationMs),
+      delay === null ? '-' : duration(delay),
+    ];
+  });
+  return textTable(['#', 'started', 'status', 'outcome', 'took', 'next after'], rows, 4);
+}
+
+function taskText(task: TaskView, attempts: readonly AttemptView[]): string {
+  const lines: [string, string][] = [
+    ['task', task.taskId],
+    ['status', task.cancelRequested && task.status === 'IN_FLIGHT' ? 'IN_FLIGHT (cancel requested)' : task.status],
+    ['target', `${task.method} ${task.targetUrl}`],
+    ['idempotency key', task.idempotencyKey],
+    ['policy', task.policyId ?? (task.policy === null ? '-' : 'inline')],
+    ['attempts', String(task.attemptNumber)],
+    ['created', iso(task.createdAt)],
+    ['updated', iso(task.updatedAt)],
+  ];
+  if (task.status === 'PENDING') lines.push(['next attempt', iso(task.nextAttemptAt)]);
+  if (task.lastResponseStatus !== null) lines.push(['last status', String(task.lastResponseStatus)]);
+  if (task.lastError !== null) lines.push(['last error', task.lastError]);
+  if (task.deadLetterReason !== null) lines.push(['dead-letter reason', task.deadLetterReason]);
+  const width = Math.max(...lines.map(([k]) => k.length));
+  const head = lines.map(([k, v]) => `${`${k}:`.padEnd(width + 2)}${v}`).join('\n');
+  return `${head}\n\n${attempts.length === 0 ? 'no attempts yet' : attemptTable(attempts)}`;
+}
+
+function list(): Command {
+  return listCommand('list', 'List tasks, newest first')
+    .addOption(new Option('--status <status>', 'only tasks in this status').choices(Object.values(TaskStatus)))
+    .addOption(new Option('--policy <policyId>', 'only tasks of this named policy'))
+    .action(async (flags: ListFlags & { status?: TaskStatus; policy?: string }) => {
+      await withClient(flags, async (client) => {
+        const filter = { ...(flags.status === undefined ? {} : { status: flags.status }), ...(flags.policy === undefined ? {} : { policyId: flags.policy }) };
+        const listing = await listed(client, flags, (page) => client.listTasks({ ...filter, ...page }));
+        printListing(flags, listing, 'tasks', taskTable);
+      });
+    });
+}
+
+function get(): Command {
+  return apiCommand('get', 'Show a task and its attempt timeline (start, status, outcome, duration, the delay chosen after it)', 'the task as one JSON document, its attempts under "attempts"')
+    .argument('<taskId>')
+    .action(async (taskId: string, flags: ApiFlags) => {
+      await withClient(flags, async (client) => {
+        const task = await client.getTask(taskId);
+        const attempts: AttemptView[] = [];
+        for await (const attempt of client.all((page) => client.listAttempts(taskId, page))) attempts.push(attempt);
+        printOne(flags, { ...task, attempts }, () => taskText(task, attempts));
+      });
+    });
+}
+
+function cancel(): Command {
+  return apiCommand('cancel', 'Cancel a task: a PENDING one at once; an IN_FLIGHT one when its attempt ends, never retried')
+    .argument('<taskId>')
+    .action(async (taskId: string, flags: ApiFlags) => {
+      await withClient(flags, async (client) => {
+        const answer = await client.cancelTask(taskId);
+        printOne(flags, answer, () =>
+          answer.outcome === 'cancelled' ? `cancelled ${taskId}` : `cancel requested: ${taskId} is IN_FLIGHT; cancelled when its attempt ends, never retried`,
+        );
+      });
+    });
+}
+
+function replay(): Command {
+  return apiCommand('replay', 'Run a FAILED or EXHAUSTED task again: same idempotency key, fresh attempt and time budgets, history kept')
+    .argument('<taskId>')
+    .action(async (taskId: string, flags: ApiFlags) => {
+      await withClient(flags, async (client) => {
+        const task = await client.replayTask(taskId);
+        printOne(flags, task, () => `replayed ${taskId}: now ${task.status}`);
+      });
+    });
+}
+
+/** `retryd tasks list|get|cancel|replay`, through the HTTP API of a running service. */
+export function tasksCommand(): Command {
+  return new Command('tasks')
+    .description('Tasks of a running service, through its HTTP API (--url, --api-key)')
+    .addCommand(list())
+    .addCommand(get())
+    .addCommand(cancel())
+    .addCommand(replay());
+}
