@@ -20,7 +20,7 @@ export const INLINE_POLICY_LABEL = 'inline';
 export interface ServiceMetricsOptions {
   /** Counted by status at scrape time (`admin.countByStatus()`), at most once per `queueDepthCacheMs`. */
   store: Pick<Store, 'admin'>;
-  /** What this instance knows of its targets (`TargetProtection.knownTargets`), read at scrape time. Absent: no `retry_target_*` series. */
+  /** What this instance knows of its targets (`TargetProtection.knownTargets`), read at scrape time. Absent: the `retry_target_*` metrics have no series. */
   targets?: { knownTargets(now: number): Iterable<KnownTargetState> };
   /** Attempts in flight now (`Engine.load`), read at scrape time. Absent: `retry_in_flight` reads 0. */
   load?: () => { inFlight: number };
@@ -158,8 +158,7 @@ export class ServiceMetrics implements EngineMetrics {
       registers,
       collect: () => inFlight.set(options.load?.().inFlight ?? 0),
     });
-    const targets = options.targets;
-    if (targets !== undefined) this.targetGauges(targets, registers);
+    this.targetGauges(options.targets, registers);
     if (options.processMetrics !== false) collectDefaultMetrics({ register: this.registry });
   }
 
@@ -210,7 +209,8 @@ export class ServiceMetrics implements EngineMetrics {
   }
 
   /** Per-target gauges, summed over tenants (and over the targets folded into `other`) at scrape time. */
-  private targetGauges(source: NonNullable<ServiceMetricsOptions['targets']>, registers: Registry[]): void {
+  private targetGauges(source: ServiceMetricsOptions['targets'], registers: Registry[]): void {
+    const known = (): Iterable<KnownTargetState> => source?.knownTargets(this.clock.now()) ?? [];
     const breaker: Gauge<'target' | 'state'> = new Gauge({
       name: 'retry_target_breaker_state',
       help: "Circuit breakers of a target (one per tenant that uses it) in each state: 1 or 0 with one tenant.",
@@ -218,10 +218,9 @@ export class ServiceMetrics implements EngineMetrics {
       registers,
       collect: () => {
         breaker.reset();
-        const now = this.clock.now();
-        for (const known of source.knownTargets(now)) {
-          const target = this.targetLabels.label(known.targetKey);
-          for (const state of BREAKER_STATES) breaker.inc({ target, state: state.toLowerCase() }, state === known.breaker ? 1 : 0);
+        for (const { targetKey, breaker: current } of known()) {
+          const target = this.targetLabels.label(targetKey);
+          for (const state of BREAKER_STATES) breaker.inc({ target, state: state.toLowerCase() }, state === current ? 1 : 0);
         }
       },
     });
@@ -232,8 +231,8 @@ export class ServiceMetrics implements EngineMetrics {
       registers,
       collect: () => {
         rate.reset();
-        for (const known of source.knownTargets(this.clock.now())) {
-          if (known.allowedRatePerSecond !== null) rate.inc({ target: this.targetLabels.label(known.targetKey) }, known.allowedRatePerSecond);
+        for (const { targetKey, allowedRatePerSecond } of known()) {
+          if (allowedRatePerSecond !== null) rate.inc({ target: this.targetLabels.label(targetKey) }, allowedRatePerSecond);
         }
       },
     });
@@ -244,7 +243,7 @@ export class ServiceMetrics implements EngineMetrics {
       registers,
       collect: () => {
         held.reset();
-        for (const known of source.knownTargets(this.clock.now())) held.inc({ target: this.targetLabels.label(known.targetKey) }, known.held ? 1 : 0);
+        for (const { targetKey, held: isHeld } of known()) held.inc({ target: this.targetLabels.label(targetKey) }, isHeld ? 1 : 0);
       },
     });
   }
