@@ -9,6 +9,7 @@ const steps = [
   ['lint', 'npx', ['eslint', '.']],
   // The alerting rules operators load into Prometheus (promtool: the Debian package `prometheus`, see .ci/run).
   ['alert rules', 'promtool', ['check', 'rules', 'docs/alerts.yml']],
+  ['alert rule tests', 'promtool', ['test', 'rules', 'docs/alerts.test.yml']],
   ['build', 'npm', ['run', 'build']],
   ['typecheck tests', 'npx', ['tsc', '-p', 'tsconfig.check.json']],
   ['tests', 'npx', ['vitest', 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${resultsFile}`]],
