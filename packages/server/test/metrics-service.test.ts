@@ -100,6 +100,20 @@ describe('GET /metrics', () => {
       expect(valueOf(samples, 'process_cpu_user_seconds_total')).toBeGreaterThan(0);
       expect(samples.some((s) => s.name.startsWith('nodejs_'))).toBe(true);
 
+      // An operator opens the target's breaker and limits its rate: the per-target gauges follow at the next scrape.
+      const targetPath = `${service.url}/targets/${encodeURIComponent(target)}`;
+      expect((await fetch(targetPath, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ rateLimit: { ratePerSecond: 50, burst: 5 } }) })).status).toBe(200);
+      expect((await post(`${targetPath}/breaker`, { action: 'open' })).status).toBe(200);
+      samples = parseSamples(await (await fetch(`${service.url}/metrics`)).text());
+      expect(valueOf(samples, 'retry_target_breaker_state', { target, state: 'open' })).toBe(1);
+      expect(valueOf(samples, 'retry_target_breaker_state', { target, state: 'closed' })).toBe(0);
+      expect(valueOf(samples, 'retry_target_held', { target })).toBe(1);
+      // The rate /targets shows: the configured 50/s, or lower while the 503 keeps its adaptive limit down.
+      const shown = ((await (await fetch(targetPath)).json()) as { allowedRatePerSecond: number | null }).allowedRatePerSecond;
+      expect(shown).not.toBeNull();
+      expect(shown).toBeLessThanOrEqual(50);
+      expect(valueOf(samples, 'retry_target_allowed_rate_per_second', { target })).toBe(shown);
+
       const openapi = (await (await fetch(`${service.url}/openapi.json`)).json()) as { paths: Record<string, unknown> };
       expect(Object.keys(openapi.paths)).not.toContain('/metrics');
     } finally {
