@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The project's one test command: lint, type check (and build), then every test of every package.
+// The project's one test command: lint, check the alerting rules, type check (and build), then every test of every package.
 // Ends with a single summary line, `tests: N passed, N failed, N skipped`, and exits non-zero on any failure.
 import { spawnSync } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
@@ -7,6 +7,9 @@ import { readFileSync, rmSync } from 'node:fs';
 const resultsFile = '.vitest-results.json';
 const steps = [
   ['lint', 'npx', ['eslint', '.']],
+  // The alerting rules operators load into Prometheus (promtool: the Debian package `prometheus`, see .ci/run).
+  ['alert rules', 'promtool', ['check', 'rules', 'docs/alerts.yml']],
+  ['alert rule tests', 'promtool', ['test', 'rules', 'docs/alerts.test.yml']],
   ['build', 'npm', ['run', 'build']],
   ['typecheck tests', 'npx', ['tsc', '-p', 'tsconfig.check.json']],
   ['tests', 'npx', ['vitest', 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${resultsFile}`]],
@@ -17,6 +20,7 @@ rmSync(resultsFile, { force: true });
 for (const [name, cmd, args] of steps) {
   console.log(`\n== ${name}: ${cmd} ${args.join(' ')}`);
   const r = spawnSync(cmd, args, { stdio: 'inherit' });
+  if (r.error?.code === 'ENOENT') console.error(`${cmd} is not installed${cmd === 'promtool' ? ' (apt-get install prometheus; .ci/run does it)' : ''}`);
   if (r.status !== 0) {
     failedStep = name;
     break;

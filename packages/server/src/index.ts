@@ -41,7 +41,17 @@ export { TargetBlockedError, guardedConnector, isTargetBlocked } from './securit
 export { BLOCKED_RANGES, IPV4_EMBEDDINGS, type BlockedRange } from './security/blocked-ranges.js';
 export { webhookKey, webhookSignature, WEBHOOK_SECRET_PREFIX } from './security/webhook-signature.js';
 export { DeadLetterReason } from './engine/decide-outcome.js';
-export { TargetProtection, type TargetProtectionOptions } from './protection/target-protection.js';
+export { TargetProtection, type TargetProtectionOptions, type KnownTargetState } from './protection/target-protection.js';
+export {
+  ServiceMetrics,
+  MAX_TARGET_LABELS,
+  MAX_POLICY_LABELS,
+  MAX_REASON_LABELS,
+  INLINE_POLICY_LABEL,
+  type ServiceMetricsOptions,
+} from './metrics/service-metrics.js';
+export { LabelCap, OTHER_LABEL } from './metrics/label-cap.js';
+export type { EngineMetrics, TimedStoreCall } from './engine/engine-metrics.js';
 export {
   DEFAULT_TARGET_SETTINGS,
   PROTECTIONS_OFF,

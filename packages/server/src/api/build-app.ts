@@ -17,6 +17,7 @@ import { installAccessControl, tenantOfRequest, type AccessControl } from '../ac
 import type { ApiKeys } from '../access/api-keys.js';
 import { API_KEY_SCHEMAS, registerApiKeyRoutes } from './routes/api-key-routes.js';
 import { registerHealthRoutes } from './routes/health-routes.js';
+import { registerMetricsRoute, type MetricsSource } from '../metrics/metrics-route.js';
 import { registerPolicyRoutes } from './routes/policy-routes.js';
 import { registerTargetRoutes } from './routes/target-routes.js';
 import { registerTaskRoutes } from './routes/task-routes.js';
@@ -65,6 +66,8 @@ export interface BuildAppOptions {
    * always passes them. Absent: every request acts for `DEFAULT_TENANT` with every right (embedding and tests).
    */
   access?: AppAccess;
+  /** Served at `GET /metrics` (scope `operator`); `retryd serve` passes its `ServiceMetrics`. Absent: no such route. */
+  metrics?: MetricsSource;
   /** A `/readyz` store ping slower than this is a failure. Default 2,000 ms. */
   readyTimeoutMs?: number;
   /** Serve the readable API docs at `/docs`. Default true. */
@@ -172,6 +175,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   if (options.targetControl !== undefined) registerTargetRoutes(app, { targetControl: options.targetControl, tenantOf });
   if (access !== undefined) registerApiKeyRoutes(app, { apiKeys: access.apiKeys, authenticator: access.authenticator, tenantOf });
   registerHealthRoutes(app, { store: options.store, readyTimeoutMs: options.readyTimeoutMs ?? 2_000 });
+  if (options.metrics !== undefined) registerMetricsRoute(app, options.metrics);
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   return app;
 }

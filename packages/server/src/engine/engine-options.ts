@@ -7,6 +7,7 @@ import type { Store } from '../store/store.js';
 import type { AttemptDispatcher } from './attempt-result.js';
 import type { AttemptProtection } from './attempt-protection.js';
 import type { EngineErrorContext } from './engine-errors.js';
+import type { EngineMetrics } from './engine-metrics.js';
 import type { LoadBody } from './http-dispatcher.js';
 import type { TaskSecrets } from '../secrets/task-secrets.js';
 
@@ -59,6 +60,11 @@ export interface EngineOptions {
    * attempt and consulted before every retry and hand-off. Absent: none, every task retries on its own schedule.
    */
   protection?: AttemptProtection;
+  /**
+   * Told of every recorded attempt, every task that ends and the time of every claim and commit (the service's
+   * Prometheus metrics, `ServiceMetrics`). Absent: nothing is measured, and the store calls are not wrapped.
+   */
+  metrics?: EngineMetrics;
   /** Called with every task that ends FAILED or EXHAUSTED, after the change is durable. */
   onDeadLetter?: (task: RetryTask) => void;
   /** Called with every recorded attempt and the task as it stands after it, once durable. */

@@ -8,6 +8,7 @@ import { lastQueueServed } from './claim-cursor.js';
 import { CompletionBatcher, type QueuedCompletion } from './completion-batcher.js';
 import { decideLeaseExpired } from './decide-outcome.js';
 import { DueTimer } from './due-timer.js';
+import { observeCompletion, timeStoreCalls, type TimedStore } from './engine-metrics.js';
 import { CompletionAbandonedError, FencedOutError, type EngineErrorContext } from './engine-errors.js';
 import { resolveEngineOptions, type EngineOptions, type ResolvedEngineOptions, type StopOptions } from './engine-options.js';
 import { HttpDispatcher } from './http-dispatcher.js';
@@ -43,6 +44,8 @@ export class Engine implements AsyncDisposable, HandOff {
   /** This worker's name on leases and in attempt logs. */
   readonly workerId: string;
   private readonly store: Store;
+  /** The store's claim and commit calls, timed when there are metrics. */
+  private readonly timedStore: TimedStore;
   private readonly opts: ResolvedEngineOptions;
   private readonly dispatcher: AttemptDispatcher;
   private readonly policies: PolicyResolver;
@@ -72,6 +75,7 @@ export class Engine implements AsyncDisposable, HandOff {
     this.opts = resolveEngineOptions(options);
     this.store = options.store;
     this.workerId = this.opts.workerId;
+    this.timedStore = timeStoreCalls(this.store, this.opts.clock, options.metrics);
     this.claimLowWater = Math.max(1, Math.min(this.opts.claimBatchSize, Math.ceil(this.opts.concurrency / 4)));
     const dispatcher =
       options.dispatcher ??
@@ -92,7 +96,7 @@ export class Engine implements AsyncDisposable, HandOff {
       onMissing: (error) => this.report(error, { operation: 'resolve_policy' }),
     });
     this.batcher = new CompletionBatcher({
-      store: this.store,
+      store: this.timedStore,
       clock: this.opts.clock,
       random: this.opts.random,
       now: () => this.now(),
@@ -239,7 +243,7 @@ export class Engine implements AsyncDisposable, HandOff {
     try {
       const options: ClaimOptions = { limit, leaseMs: this.opts.leaseMs, workerId: this.workerId, after: this.claimCursor };
       // With results about to be written, the claim goes in the same write: one commit per cycle, not two.
-      const tasks = await (this.batcher.claimAlong(options) ?? this.store.claimDue(this.now(), options));
+      const tasks = await (this.batcher.claimAlong(options) ?? this.timedStore.claimDue(this.now(), options));
       this.claimBackoff.reset();
       this.claimCursor = lastQueueServed(tasks, options.after);
       // Claimed while stopping: held but never started; shutdown hands them back.
@@ -273,7 +277,7 @@ export class Engine implements AsyncDisposable, HandOff {
   }
 
   private onResults(items: readonly QueuedCompletion[], results: readonly CompletionResult[], now: number): void {
-    const { onAttempt, onDeadLetter, protection } = this.options;
+    const { onAttempt, onDeadLetter, protection, metrics } = this.options;
     let earliest = Infinity;
     // An attempt that ends frees a place in its target's gate, if the gate counts them: a claim may find more.
     let freed = false;
@@ -288,6 +292,7 @@ export class Engine implements AsyncDisposable, HandOff {
         continue;
       }
       if (protection !== undefined && !freed) freed = protection.limitsInFlight(item.task);
+      if (metrics !== undefined) this.hook(observeCompletion, metrics, item.task, completion, result, now);
       const { status, nextAttemptAt } = result;
       const dead = status === 'FAILED' || status === 'EXHAUSTED';
       // The whole task is rebuilt only for a hook that wants it: most attempts have none.

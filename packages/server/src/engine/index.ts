@@ -8,6 +8,7 @@ export { defaultWorkerId, resolveEngineOptions, type EngineOptions, type Resolve
 export { CompletionAbandonedError, FencedOutError, type EngineErrorContext } from './engine-errors.js';
 export type { AttemptDispatcher, AttemptResult } from './attempt-result.js';
 export type { AttemptProtection } from './attempt-protection.js';
+export { observeCompletion, timeStoreCalls, type EngineMetrics, type TimedStore, type TimedStoreCall } from './engine-metrics.js';
 export { AttemptTimeoutError, HttpDispatcher, SNIPPET_BYTES, attemptHeaders, type HttpDispatcherOptions, type LoadBody } from './http-dispatcher.js';
 export {
   DeadLetterReason,

@@ -247,6 +247,16 @@ export class ProtectedTarget {
     return stored !== null && (configured === null || stored < configured) ? stored : null;
   }
 
+  /** Whether this instance knows the target to be held at `now` (its own `Retry-After` hold, or the gate it last wrote or read). */
+  heldAt(now: number): boolean {
+    return this.retryAfterUntil > now || this.gate.isHeld(now);
+  }
+
+  /** The rate this instance lets the target have now: its adaptive limit, else the configured one, else null (no limit). */
+  rateNow(): number | null {
+    return this.adaptive.allowed ?? this.settings.rateLimit.ratePerSecond;
+  }
+
   /** Drops the deferred limit write, if one waits. */
   close(): void {
     this.gate.close();

@@ -12,6 +12,17 @@ import { ProtectedTarget, type ProtectedTargetDeps } from './protected-target.js
 import type { BreakerAction, TargetControl, TargetStatus } from './target-control.js';
 import { DEFAULT_TARGET_SETTINGS, type TargetSettings } from './target-settings.js';
 
+/** What {@link TargetProtection.knownTargets} tells of one target. */
+export interface KnownTargetState {
+  tenantId: string;
+  targetKey: string;
+  breaker: CircuitState;
+  /** Its adaptive limit, else its configured rate limit, in requests per second; null: no limit. */
+  allowedRatePerSecond: number | null;
+  /** Held now by a `Retry-After` or by its breaker's open period, as far as this instance knows. */
+  held: boolean;
+}
+
 /** Options of {@link TargetProtection}. Only `store` is required. */
 export interface TargetProtectionOptions {
   /** Where settings, breakers and the gate of every target live, shared with every other instance. */
@@ -159,6 +170,22 @@ export class TargetProtection implements AttemptProtection, TargetControl, Async
     const target = this.targetOf(ref);
     await target.operate(action, now);
     return this.statusOf(target, await this.options.store.admin.getTarget(ref, now), now);
+  }
+
+  /**
+   * What this instance knows of every target it has met, read from memory (no store read): for metrics, at scrape
+   * time. The breaker is as last read (at most `cacheMs` old for a target in use).
+   */
+  *knownTargets(now: number): Iterable<KnownTargetState> {
+    for (const target of this.all()) {
+      yield {
+        tenantId: target.ref.tenantId,
+        targetKey: target.ref.targetKey,
+        breaker: target.breaker.stateAt(now),
+        allowedRatePerSecond: target.rateNow(),
+        held: target.heldAt(now),
+      };
+    }
   }
 
   /** Drops deferred limit writes: no timer of its own is left. The store stays open (its owner closes it). */

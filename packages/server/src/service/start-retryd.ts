@@ -5,6 +5,7 @@ import { DeadLetterReason } from '../engine/decide-outcome.js';
 import { Engine } from '../engine/engine.js';
 import type { ProtectionEvent } from '../protection/protection-events.js';
 import { TargetProtection } from '../protection/target-protection.js';
+import { ServiceMetrics } from '../metrics/service-metrics.js';
 import { DEFAULT_TARGET_SETTINGS, PROTECTIONS_OFF } from '../protection/target-settings.js';
 import { parseAllowList, TargetGuard } from '../security/target-guard.js';
 import { ApiKeys } from '../access/api-keys.js';
@@ -66,9 +67,17 @@ export async function startRetryd(config: RetrydConfig, logger: Logger): Promise
       if (runsWorkers) engine.wake();
     },
   });
+  // One registry per service, not prom-client's global one: a process may run several services (the tests do).
+  const metrics = new ServiceMetrics({
+    store,
+    targets: protection,
+    load: (): { inFlight: number } => engine.load,
+    onError: (error) => logger.warn({ event: 'metrics_error', err: error }, 'a metrics scrape could not count tasks by status'),
+  });
   const engine = new Engine({
     store,
     protection,
+    metrics,
     loadBody: (ref) => blobs.get(ref),
     secrets,
     concurrency: config.concurrency,
@@ -138,7 +147,7 @@ export async function startRetryd(config: RetrydConfig, logger: Logger): Promise
     await blobs.close?.();
     throw error;
   }
-  const app = runsApi ? await buildApp({ taskService, store, targetControl: protection, access, ...(verbose ? { logger } : {}) }) : undefined;
+  const app = runsApi ? await buildApp({ taskService, store, targetControl: protection, access, metrics, ...(verbose ? { logger } : {}) }) : undefined;
   try {
     await taskService.ensureDefaultPolicy();
     if (app) await app.listen({ port: config.port, host: config.host });

@@ -1,0 +1,21 @@
+import type { FastifyInstance } from 'fastify';
+
+/** What `GET /metrics` serves (the service's is `ServiceMetrics`). */
+export interface MetricsSource {
+  /** The `Content-Type` of the text, e.g. `text/plain; version=0.0.4; charset=utf-8`. */
+  readonly contentType: string;
+  /** Every metric in the Prometheus text format. */
+  scrape(): Promise<string>;
+}
+
+/**
+ * `GET /metrics`, the Prometheus scrape. Its data spans tenants, so it needs the `operator` scope (an admin key of the
+ * default tenant; anyone while the service has no key, on loopback). Left out of `/openapi.json`: it is not JSON, and
+ * its format is Prometheus's (docs/server.md lists the metrics).
+ */
+export function registerMetricsRoute(app: FastifyInstance, metrics: MetricsSource): void {
+  app.get('/metrics', { schema: { hide: true }, config: { scope: 'operator' } }, async (_request, reply) => {
+    const text = await metrics.scrape();
+    return reply.type(metrics.contentType).send(text);
+  });
+}

@@ -1,0 +1,250 @@
+import { CircuitState, systemClock, type Clock, type TaskStatus } from '@retryd/core';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { AttemptLogOutcome, type AttemptLog, type RetryTask } from '../domain/task.js';
+import type { EngineMetrics, TimedStoreCall } from '../engine/engine-metrics.js';
+import type { KnownTargetState } from '../protection/target-protection.js';
+import type { Store } from '../store/store.js';
+import { LabelCap } from './label-cap.js';
+import { QueueDepth, QUEUE_DEPTH_CACHE_MS } from './queue-depth.js';
+
+/** Most distinct `target` label values (origins); later targets fold into `other`. */
+export const MAX_TARGET_LABELS = 100;
+/** Most distinct `policy` label values (policy names; `inline` for inline policies); later ones fold into `other`. */
+export const MAX_POLICY_LABELS = 50;
+/** Most distinct dead-letter `reason` label values (`permanent_status:<code>` has one per status); later ones fold into `other`. */
+export const MAX_REASON_LABELS = 50;
+/** The `policy` label of a task with an inline policy. */
+export const INLINE_POLICY_LABEL = 'inline';
+
+/** Options of {@link ServiceMetrics}. Only `store` is required. */
+export interface ServiceMetricsOptions {
+  /** Counted by status at scrape time (`admin.countByStatus()`), at most once per `queueDepthCacheMs`. */
+  store: Pick<Store, 'admin'>;
+  /** What this instance knows of its targets (`TargetProtection.knownTargets`), read at scrape time. Absent: the `retry_target_*` metrics have no series. */
+  targets?: { knownTargets(now: number): Iterable<KnownTargetState> };
+  /** Attempts in flight now (`Engine.load`), read at scrape time. Absent: `retry_in_flight` reads 0. */
+  load?: () => { inFlight: number };
+  /** Times the queue-depth cache. Default `systemClock`. */
+  clock?: Clock;
+  /** Default {@link QUEUE_DEPTH_CACHE_MS} (5 s). */
+  queueDepthCacheMs?: number;
+  /** Default {@link MAX_TARGET_LABELS}. */
+  maxTargets?: number;
+  /** Default {@link MAX_POLICY_LABELS}. */
+  maxPolicies?: number;
+  /** Node's process metrics (`process_*`, `nodejs_*`, from prom-client's `collectDefaultMetrics`). Default true. */
+  processMetrics?: boolean;
+  /** Called with a failure a scrape survives (the store did not count): that scrape has no `retry_tasks` series. */
+  onError?: (error: unknown) => void;
+}
+
+/** A labelled child of a counter or histogram, kept so the hot path skips prom-client's label hashing. */
+interface Incrementable {
+  inc(): void;
+}
+interface Observable {
+  observe(value: number): void;
+}
+
+const BREAKER_STATES = [CircuitState.CLOSED, CircuitState.OPEN, CircuitState.HALF_OPEN] as const;
+const STATUS_LABELS: readonly TaskStatus[] = ['PENDING', 'IN_FLIGHT', 'SUCCEEDED', 'FAILED', 'EXHAUSTED', 'CANCELLED'];
+
+/**
+ * The service's Prometheus metrics, in a registry of their own (not prom-client's global one: one process may run
+ * several services, as the tests do). It is the engine's {@link EngineMetrics}: each recorded attempt, ended task and
+ * timed store call costs a few map lookups and additions, no I/O. What is cheap to read on demand (tasks by status,
+ * attempts in flight, the targets' breakers and limits) is read when scraped.
+ *
+ * Labels are bounded: `target` is the task's `targetKey` (an origin) and `policy` its policy's name (`inline` for an
+ * inline policy), each capped ({@link MAX_TARGET_LABELS}, {@link MAX_POLICY_LABELS}) with later values folded into
+ * `other`; tenants are no label (a tenant's targets and policies merge with other tenants' of the same name).
+ *
+ * @example
+ * ```ts
+ * const metrics = new ServiceMetrics({ store, targets: protection, load: () => engine.load });
+ * const engine = new Engine({ store, metrics });
+ * reply.type(metrics.contentType).send(await metrics.scrape());
+ * ```
+ */
+export class ServiceMetrics implements EngineMetrics {
+  /** The registry every metric of this service is in. */
+  readonly registry = new Registry();
+  private readonly targetLabels: LabelCap;
+  private readonly policyLabels: LabelCap;
+  private readonly reasonLabels = new LabelCap(MAX_REASON_LABELS);
+  private readonly attempts: Counter<'outcome' | 'policy' | 'target'>;
+  private readonly attemptChildren = new Map<string, Incrementable>();
+  private readonly attemptDuration: Histogram;
+  private readonly scheduleLag: Histogram;
+  private readonly taskAge: Histogram<'status'>;
+  private readonly taskAgeChildren = new Map<string, Observable>();
+  private readonly deadLetters: Counter<'reason'>;
+  private readonly storeDuration: Histogram<'operation'>;
+  private readonly storeChildren: Record<TimedStoreCall, Observable>;
+  private readonly clock: Clock;
+
+  constructor(options: ServiceMetricsOptions) {
+    const registers = [this.registry];
+    this.clock = options.clock ?? systemClock;
+    this.targetLabels = new LabelCap(options.maxTargets ?? MAX_TARGET_LABELS);
+    this.policyLabels = new LabelCap(options.maxPolicies ?? MAX_POLICY_LABELS);
+    const depth = new QueueDepth(options.store, () => this.clock.now(), options.queueDepthCacheMs ?? QUEUE_DEPTH_CACHE_MS);
+    const report = (error: unknown) => {
+      try {
+        options.onError?.(error);
+      } catch {
+        // A failing hook must not fail the scrape.
+      }
+    };
+
+    this.attempts = new Counter({
+      name: 'retry_attempts_total',
+      help: 'Attempts recorded, by outcome (as in the attempt log), policy name and target origin.',
+      labelNames: ['outcome', 'policy', 'target'] as const,
+      registers,
+    });
+    this.attemptDuration = new Histogram({
+      name: 'retry_attempt_duration_seconds',
+      help: 'Time from sending an attempt to its outcome (lost attempts, lease_expired, are not observed).',
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers,
+    });
+    this.scheduleLag = new Histogram({
+      name: 'retry_schedule_lag_seconds',
+      help: "Time from a task's due time to the start of its attempt.",
+      buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
+      registers,
+    });
+    this.taskAge = new Histogram({
+      name: 'retry_task_age_seconds',
+      help: 'Age of a task (now minus its creation) when it ends, by final status.',
+      labelNames: ['status'] as const,
+      buckets: [0.1, 1, 10, 60, 300, 1_800, 3_600, 14_400, 86_400, 604_800],
+      registers,
+    });
+    this.deadLetters = new Counter({
+      name: 'retry_dead_letters_total',
+      help: 'Tasks that ended FAILED or EXHAUSTED, by dead-letter reason.',
+      labelNames: ['reason'] as const,
+      registers,
+    });
+    this.storeDuration = new Histogram({
+      name: 'retry_store_duration_seconds',
+      help: "Time of the engine's store calls: claim (claimDue) and commit (completeAttempts, completeAndClaim).",
+      labelNames: ['operation'] as const,
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers,
+    });
+    this.storeChildren = { claim: this.storeDuration.labels('claim'), commit: this.storeDuration.labels('commit') };
+
+    const tasks: Gauge<'status'> = new Gauge({
+      name: 'retry_tasks',
+      help: `Tasks in each status, every tenant (counted at most once per ${(options.queueDepthCacheMs ?? QUEUE_DEPTH_CACHE_MS) / 1_000} s).`,
+      labelNames: ['status'] as const,
+      registers,
+      collect: async () => {
+        try {
+          const counts = await depth.read();
+          for (const status of STATUS_LABELS) tasks.set({ status }, counts[status] ?? 0);
+        } catch (error) {
+          tasks.reset();
+          report(error);
+        }
+      },
+    });
+    const inFlight: Gauge = new Gauge({
+      name: 'retry_in_flight',
+      help: "Attempts this instance's engine has in flight.",
+      registers,
+      collect: () => inFlight.set(options.load?.().inFlight ?? 0),
+    });
+    this.targetGauges(options.targets, registers);
+    if (options.processMetrics !== false) collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** The `Content-Type` of {@link ServiceMetrics.scrape}'s text (Prometheus text format 0.0.4). */
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  /** Every metric in the Prometheus text format. */
+  scrape(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  /** The names of every metric this service exports (histograms by their base name). */
+  metricNames(): string[] {
+    return this.registry.getMetricsAsArray().map((metric) => metric.name);
+  }
+
+  attemptRecorded(task: RetryTask, attempt: AttemptLog): void {
+    const policy = this.policyLabels.label(task.policyId ?? INLINE_POLICY_LABEL);
+    const target = this.targetLabels.label(task.targetKey);
+    const key = `${attempt.outcome}\n${policy}\n${target}`;
+    let child = this.attemptChildren.get(key);
+    if (child === undefined) {
+      child = this.attempts.labels(attempt.outcome, policy, target);
+      this.attemptChildren.set(key, child);
+    }
+    child.inc();
+    // A lost attempt's start and duration are not known: its worker went silent.
+    if (attempt.outcome === AttemptLogOutcome.LEASE_EXPIRED) return;
+    this.attemptDuration.observe(attempt.durationMs / 1_000);
+    const due = task.nextAttemptAt;
+    if (due !== null) this.scheduleLag.observe(Math.max(0, attempt.startedAt - due) / 1_000);
+  }
+
+  taskEnded(task: RetryTask, status: TaskStatus, deadLetterReason: string | null, now: number): void {
+    let child = this.taskAgeChildren.get(status);
+    if (child === undefined) {
+      child = this.taskAge.labels(status);
+      this.taskAgeChildren.set(status, child);
+    }
+    child.observe(Math.max(0, now - task.createdAt) / 1_000);
+    if (status === 'FAILED' || status === 'EXHAUSTED') this.deadLetters.inc({ reason: this.reasonLabels.label(deadLetterReason ?? 'unknown') });
+  }
+
+  storeCallTimed(call: TimedStoreCall, seconds: number): void {
+    this.storeChildren[call].observe(seconds);
+  }
+
+  /** Per-target gauges, summed over tenants (and over the targets folded into `other`) at scrape time. */
+  private targetGauges(source: ServiceMetricsOptions['targets'], registers: Registry[]): void {
+    const known = (): Iterable<KnownTargetState> => source?.knownTargets(this.clock.now()) ?? [];
+    const breaker: Gauge<'target' | 'state'> = new Gauge({
+      name: 'retry_target_breaker_state',
+      help: "Circuit breakers of a target (one per tenant that uses it) in each state: 1 or 0 with one tenant.",
+      labelNames: ['target', 'state'] as const,
+      registers,
+      collect: () => {
+        breaker.reset();
+        for (const { targetKey, breaker: current } of known()) {
+          const target = this.targetLabels.label(targetKey);
+          for (const state of BREAKER_STATES) breaker.inc({ target, state: state.toLowerCase() }, state === current ? 1 : 0);
+        }
+      },
+    });
+    const rate: Gauge<'target'> = new Gauge({
+      name: 'retry_target_allowed_rate_per_second',
+      help: 'Requests per second a target is allowed now (its adaptive limit, else its configured one); no series when unlimited.',
+      labelNames: ['target'] as const,
+      registers,
+      collect: () => {
+        rate.reset();
+        for (const { targetKey, allowedRatePerSecond } of known()) {
+          if (allowedRatePerSecond !== null) rate.inc({ target: this.targetLabels.label(targetKey) }, allowedRatePerSecond);
+        }
+      },
+    });
+    const held: Gauge<'target'> = new Gauge({
+      name: 'retry_target_held',
+      help: "Whether a target is held (by a Retry-After or its breaker's open period): tenants holding it, 1 or 0 with one tenant.",
+      labelNames: ['target'] as const,
+      registers,
+      collect: () => {
+        held.reset();
+        for (const { targetKey, held: isHeld } of known()) held.inc({ target: this.targetLabels.label(targetKey) }, isHeld ? 1 : 0);
+      },
+    });
+  }
+}

@@ -1,0 +1,130 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ManualClock } from '@retryd/core/testing';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { AttemptLogOutcome, type AttemptLog, type RetryTask } from '../src/domain/task.js';
+import { LabelCap, OTHER_LABEL } from '../src/metrics/label-cap.js';
+import { QueueDepth } from '../src/metrics/queue-depth.js';
+import { ServiceMetrics } from '../src/metrics/service-metrics.js';
+import type { SqliteStore } from '../src/backends/sqlite/sqlite-store.js';
+import { openTempStore, taskFor } from './engine-helpers.js';
+import { parseSamples, valueOf } from './metrics-text.js';
+
+const DOCS = join(import.meta.dirname, '..', '..', '..', 'docs');
+
+/** The `retry_` and `process_` metric names a PromQL expression names, histogram series by their base name. */
+function metricsNamedIn(expr: string): string[] {
+  // Label values (`outcome="retry_scheduled"`) are not metric names.
+  const unquoted = expr.replace(/"(?:[^"\\]|\\.)*"/g, '""');
+  return [...unquoted.matchAll(/\b(?:retry|process)_[a-z0-9_]+/g)].map(([name]) => name.replace(/_(bucket|sum|count)$/, ''));
+}
+
+/** Every string under a key named `expr` in a parsed JSON or YAML document. */
+function exprsIn(node: unknown): string[] {
+  if (Array.isArray(node)) return node.flatMap(exprsIn);
+  if (node === null || typeof node !== 'object') return [];
+  return Object.entries(node).flatMap(([key, value]) => (key === 'expr' && typeof value === 'string' ? [value] : exprsIn(value)));
+}
+
+function attemptOf(task: RetryTask, outcome: AttemptLog['outcome'], startedAt: number): AttemptLog {
+  return {
+    tenantId: task.tenantId,
+    taskId: task.taskId,
+    attemptNumber: 1,
+    startedAt,
+    durationMs: 20,
+    responseStatus: 200,
+    errorMessage: null,
+    outcome,
+    responseBodySnippet: null,
+    nextAttemptAt: null,
+    workerId: 'w',
+  };
+}
+
+let store: SqliteStore;
+let cleanup: () => Promise<void>;
+beforeEach(async () => {
+  ({ store, cleanup } = await openTempStore());
+});
+afterEach(async () => cleanup());
+
+describe('LabelCap', () => {
+  it('keeps the first values and folds every later one into other', () => {
+    const cap = new LabelCap(2);
+    expect(['a', 'b', 'c', 'a', 'd', 'b'].map((v) => cap.label(v))).toEqual(['a', 'b', OTHER_LABEL, 'a', OTHER_LABEL, 'b']);
+    // A value spelled like the fold is one of the folded values, and takes no place.
+    expect(new LabelCap(5).label(OTHER_LABEL)).toBe(OTHER_LABEL);
+    expect(() => new LabelCap(0)).toThrow('Expected `limit` to be an integer >= 1, got 0.');
+  });
+});
+
+describe('ServiceMetrics', () => {
+  it('folds targets and policies past their caps into other', async () => {
+    const metrics = new ServiceMetrics({ store, maxTargets: 2, maxPolicies: 1, processMetrics: false });
+    const origins = ['http://a.example', 'http://b.example', 'http://c.example', 'http://d.example'];
+    for (const [i, origin] of origins.entries()) {
+      const task = taskFor(`${origin}/hook`, undefined, { targetKey: origin, policyId: i === 0 ? null : `p${i}`, policy: null, nextAttemptAt: 1_000 });
+      metrics.attemptRecorded(task, attemptOf(task, AttemptLogOutcome.SUCCEEDED, 1_250));
+    }
+    const samples = parseSamples(await metrics.scrape());
+    const attempts = (target: string, policy: string) => valueOf(samples, 'retry_attempts_total', { outcome: 'succeeded', policy, target });
+    expect(attempts('http://a.example', 'inline')).toBe(1);
+    expect(attempts('http://b.example', OTHER_LABEL)).toBe(1);
+    expect(attempts(OTHER_LABEL, OTHER_LABEL)).toBe(2);
+    expect(samples.filter((s) => s.name === 'retry_attempts_total')).toHaveLength(3);
+    // Lag is the start minus the due time: 250 ms, in the 0.5 s bucket and not the 0.1 s one.
+    expect(valueOf(samples, 'retry_schedule_lag_seconds_bucket', { le: '0.1' })).toBe(0);
+    expect(valueOf(samples, 'retry_schedule_lag_seconds_bucket', { le: '0.5' })).toBe(4);
+    expect(valueOf(samples, 'retry_schedule_lag_seconds_sum')).toBeCloseTo(1, 6);
+  });
+
+  it('counts dead letters by reason and task age by final status; a lost attempt has no duration', async () => {
+    const metrics = new ServiceMetrics({ store, processMetrics: false });
+    const task = taskFor('http://a.example/x', undefined, { targetKey: 'http://a.example', createdAt: 10_000, nextAttemptAt: 10_000 });
+    metrics.attemptRecorded(task, attemptOf(task, AttemptLogOutcome.LEASE_EXPIRED, 0));
+    metrics.taskEnded(task, 'EXHAUSTED', 'max_attempts', 70_000);
+    metrics.taskEnded(task, 'SUCCEEDED', null, 10_500);
+    metrics.storeCallTimed('claim', 0.002);
+    const samples = parseSamples(await metrics.scrape());
+    expect(valueOf(samples, 'retry_attempts_total', { outcome: 'lease_expired', policy: 'inline', target: 'http://a.example' })).toBe(1);
+    expect(valueOf(samples, 'retry_attempt_duration_seconds_count')).toBe(0);
+    expect(valueOf(samples, 'retry_dead_letters_total', { reason: 'max_attempts' })).toBe(1);
+    expect(valueOf(samples, 'retry_task_age_seconds_sum', { status: 'EXHAUSTED' })).toBe(60);
+    expect(valueOf(samples, 'retry_task_age_seconds_sum', { status: 'SUCCEEDED' })).toBe(0.5);
+    expect(valueOf(samples, 'retry_store_duration_seconds_bucket', { operation: 'claim', le: '0.0025' })).toBe(1);
+  });
+
+  it('counts tasks by status at most once per cache period, however often scraped', async () => {
+    const clock = new ManualClock(0);
+    let counts = 0;
+    // The real store's count, counted: a decorator, as the fault-injecting stores are.
+    const admin = Object.create(store.admin) as typeof store.admin;
+    admin.countByStatus = (tenantId) => (counts++, store.admin.countByStatus(tenantId));
+    const depth = new QueueDepth({ admin }, () => clock.now(), 5_000);
+    await Promise.all([depth.read(), depth.read()]);
+    await depth.read();
+    expect(counts).toBe(1);
+    await clock.advance(5_000);
+    await depth.read();
+    expect(counts).toBe(2);
+  });
+});
+
+describe('docs/alerts.yml and docs/grafana-dashboard.json', () => {
+  const exported = () => new Set(new ServiceMetrics({ store }).metricNames());
+
+  it('name only metrics the service exports (alerts)', () => {
+    const names = exprsIn(parse(readFileSync(join(DOCS, 'alerts.yml'), 'utf8'))).flatMap(metricsNamedIn);
+    expect(names.length).toBeGreaterThan(5);
+    expect(names.filter((name) => !exported().has(name))).toEqual([]);
+  });
+
+  it('name only metrics the service exports (dashboard)', () => {
+    const dashboard = JSON.parse(readFileSync(join(DOCS, 'grafana-dashboard.json'), 'utf8')) as unknown;
+    const names = [...exprsIn(dashboard), ...JSON.stringify(dashboard).match(/label_values\([^)]*\)/g)!].flatMap(metricsNamedIn);
+    expect(names.length).toBeGreaterThan(10);
+    expect(names.filter((name) => !exported().has(name))).toEqual([]);
+  });
+});
