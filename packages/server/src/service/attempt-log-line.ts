@@ -1,0 +1,33 @@
+import type { Logger } from 'pino';
+import type { AttemptLog, RetryTask } from '../domain/task.js';
+
+/**
+ * The debug line of one recorded attempt (`--log-level debug`): the task, the attempt's number, its target (the origin
+ * alone), its outcome, the response status (null when no response came), how long it took and, when a retry follows,
+ * the delay chosen before it. Never headers, bodies, the target's path or query, nor the error's text (it may quote
+ * the address).
+ *
+ * @example
+ * ```json
+ * {"level":20,"event":"attempt","tenantId":"default","taskId":"0190…","attempt":1,"target":"https://api.example.com",
+ *  "outcome":"retry_scheduled","status":503,"durationMs":12,"delayMs":200,"msg":"attempt 1 retry_scheduled"}
+ * ```
+ */
+export function logAttempt(logger: Logger, task: RetryTask, attempt: AttemptLog): void {
+  // The decision was made when the attempt ended; the next one is due `delayMs` after it.
+  const endedAt = attempt.startedAt + attempt.durationMs;
+  logger.debug(
+    {
+      event: 'attempt',
+      tenantId: task.tenantId,
+      taskId: task.taskId,
+      attempt: attempt.attemptNumber,
+      target: task.targetKey,
+      outcome: attempt.outcome,
+      status: attempt.responseStatus,
+      durationMs: Math.round(attempt.durationMs),
+      ...(attempt.nextAttemptAt === null ? {} : { delayMs: Math.max(0, Math.round(attempt.nextAttemptAt - endedAt)) }),
+    },
+    `attempt ${attempt.attemptNumber} ${attempt.outcome}`,
+  );
+}
