@@ -1,7 +1,9 @@
+import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
+import { promisify } from 'node:util';
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,6 +12,7 @@ import { createLogger } from '../src/service/logger.js';
 import { DEFAULT_CONFIG } from '../src/service/retryd-config.js';
 import { startRetryd, type RunningRetryd } from '../src/service/start-retryd.js';
 import { reply, startServer, waitFor, type TestServer } from './engine-helpers.js';
+import { startServiceProcess } from './service-harness.js';
 
 // Attempt spans in the caller's trace, the traceparent each attempt sends, and the per-attempt debug log line, on a
 // real service (SQLite) calling a real loopback target.
@@ -258,5 +261,70 @@ describe('parseTraceparent', () => {
     ['nothing', ''],
   ])('refuses %s', (_what, value) => {
     expect(parseTraceparent(value)).toBeUndefined();
+  });
+});
+
+describe('retryd serve with OTEL_EXPORTER_OTLP_ENDPOINT', () => {
+  it('exports the attempt spans over OTLP/HTTP, under the service name retryd, and flushes them at stop', async () => {
+    const collector = await startServer((_req, res) => reply(res, 200, '{}', { 'content-type': 'application/json' }));
+    const target = await startServer((_req, res) => reply(res, 200));
+    const service = await startServiceProcess(['--store', `sqlite:${join(dir, 'otlp.db')}`, '--allow-targets', '127.0.0.1/32'], {
+      OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
+      // Long enough that only the flush at stop can have sent the span.
+      OTEL_BSP_SCHEDULE_DELAY: '60000',
+    });
+    try {
+      expect(service.logs.find((l) => l.event === 'start')).toMatchObject({ tracing: 'otlp' });
+      const res = await fetch(`${service.url}/retry-tasks`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', traceparent: CALLER_TRACEPARENT },
+        body: JSON.stringify({ targetUrl: `${target.url}/hook?token=s3cr3t`, method: 'POST', body: {} }),
+      });
+      expect(res.status).toBe(201);
+      await waitFor(() => target.requests.length === 1, { what: 'the attempt' });
+      expect(collector.requests).toHaveLength(0);
+      service.child.kill('SIGTERM');
+      expect(await service.exited).toBe(0);
+      const exported = collector.requests.filter((r) => r.method === 'POST' && r.url === '/v1/traces');
+      expect(exported).toHaveLength(1);
+      const body = exported[0]?.body ?? '';
+      expect(body).toContain(CALLER_TRACE);
+      expect(body).toContain('"service.name"');
+      expect(body).toContain('"retryd"');
+      expect(body).not.toContain('s3cr3t');
+    } finally {
+      service.child.kill('SIGKILL');
+      await collector.close();
+      await target.close();
+    }
+  });
+});
+
+describe('the OpenTelemetry SDK', () => {
+  // Run in a fresh process on the built service: which CommonJS packages were loaded is what require.cache holds.
+  const script = (store: string) => `
+    import { createRequire } from 'node:module';
+    const dist = ${JSON.stringify(join(import.meta.dirname, '..', 'dist', 'service'))};
+    const { startRetryd } = await import(dist + '/start-retryd.js');
+    const { DEFAULT_CONFIG } = await import(dist + '/retryd-config.js');
+    const { createLogger } = await import(dist + '/logger.js');
+    const service = await startRetryd({ ...DEFAULT_CONFIG, port: 0, store: ${JSON.stringify(`sqlite:${store}`)} }, createLogger('silent'));
+    const loaded = Object.keys(createRequire(import.meta.url).cache).filter((k) => k.includes('@opentelemetry/'));
+    await service.close();
+    console.log(JSON.stringify([...new Set(loaded.map((k) => k.split('@opentelemetry/')[1].split('/')[0]))]));`;
+  const loadedWith = async (env: NodeJS.ProcessEnv, store: string): Promise<string[]> => {
+    const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script(join(dir, store))], {
+      env: { ...process.env, OTEL_EXPORTER_OTLP_ENDPOINT: '', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: '', ...env },
+      timeout: 20_000,
+    });
+    return JSON.parse(stdout.trim()) as string[];
+  };
+
+  it('is not loaded by a service without an OTLP endpoint; only the API is', async () => {
+    expect(await loadedWith({}, 'no-sdk.db')).toEqual(['api']);
+  });
+
+  it('is loaded when OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set', async () => {
+    expect(await loadedWith({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://127.0.0.1:9/v1/traces' }, 'sdk.db')).toContain('sdk-trace-base');
   });
 });
