@@ -1,7 +1,6 @@
 import type { Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import { buildApp } from '../api/build-app.js';
-import { FencedOutError } from '../engine/engine-errors.js';
 import { DeadLetterReason } from '../engine/decide-outcome.js';
 import { Engine } from '../engine/engine.js';
 import type { ProtectionEvent } from '../protection/protection-events.js';
@@ -20,7 +19,7 @@ import { chainSecretProviders, envSecretProvider, fileSecretProvider, type Secre
 import { TaskSecrets } from '../secrets/task-secrets.js';
 import { TaskService } from '../tasks/task-service.js';
 import { ConfigError, type RetrydConfig } from './retryd-config.js';
-import { logAttempt } from './attempt-log-line.js';
+import { logAttempt, logEngineError } from './task-log-lines.js';
 import { startTracing, type ServiceTracing } from './tracing.js';
 
 /** A running service: its address, and how to stop it. */
@@ -125,20 +124,7 @@ export async function startRetryd(config: RetrydConfig, logger: Logger, options:
         blocked ? `task dead-lettered, target blocked: ${task.lastError ?? ''}` : 'task dead-lettered',
       );
     },
-    onError: (error, context) => {
-      // Expected after a pause longer than the lease (GC, SIGSTOP, a frozen VM): the task was reaped and has a new
-      // owner, so the store refused the late result. Not an engine fault; one line per task, without a stack.
-      if (error instanceof FencedOutError) {
-        logger.warn(
-          { event: 'fenced_out', taskId: error.taskId, attempt: context.attempt, target: context.target, fencingToken: error.fencingToken },
-          'late completion refused: the lease lapsed and the task has a new owner',
-        );
-        return;
-      }
-      // A failure about one task names it, its attempt and its target (origin) at the top, as every task line does.
-      const { taskId, attempt, target, ...rest } = context;
-      logger.error({ event: 'engine_error', err: error, ...(taskId === undefined ? {} : { taskId, attempt, target }), context: rest }, 'engine error');
-    },
+    onError: (error, context) => logEngineError(logger, error, context),
   });
   const taskService = new TaskService({
     store,

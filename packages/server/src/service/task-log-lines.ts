@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { AttemptLog, RetryTask } from '../domain/task.js';
+import { FencedOutError, type EngineErrorContext } from '../engine/engine-errors.js';
 
 /**
  * The debug line of one recorded attempt (`--log-level debug`): the task, the attempt's number, its target (the origin
@@ -30,4 +31,24 @@ export function logAttempt(logger: Logger, task: RetryTask, attempt: AttemptLog)
     },
     `attempt ${attempt.attemptNumber} ${attempt.outcome}`,
   );
+}
+
+/**
+ * The line of a failure the engine survived. A failure about one task names it, the attempt and the target (origin)
+ * at the top, as every line about a task does: `fenced_out` (warn, no stack) for a late result the store refused,
+ * `engine_error` (error) for anything else.
+ */
+export function logEngineError(logger: Logger, error: unknown, context: EngineErrorContext): void {
+  const { taskId, attempt, target, ...rest } = context;
+  const task = taskId === undefined ? {} : { taskId, attempt, target };
+  // Expected after a pause longer than the lease (GC, SIGSTOP, a frozen VM): the task was reaped and has a new
+  // owner, so the store refused the late result. Not an engine fault; one line per task, without a stack.
+  if (error instanceof FencedOutError) {
+    logger.warn(
+      { event: 'fenced_out', taskId: error.taskId, attempt, target, fencingToken: error.fencingToken },
+      'late completion refused: the lease lapsed and the task has a new owner',
+    );
+    return;
+  }
+  logger.error({ event: 'engine_error', err: error, ...task, context: rest }, 'engine error');
 }
