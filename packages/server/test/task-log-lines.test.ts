@@ -32,7 +32,7 @@ describe('engine failure lines', () => {
   it('engine_error about a task names it at the top, with the operation in its context', () => {
     const { lines, logger } = capture();
     logEngineError(logger, new CompletionAbandonedError(task.taskId, 'the store kept failing'), taskContext('complete', task));
-    expect(lines[0]).toMatchObject({ level: 50, event: 'engine_error', taskId: task.taskId, attempt: 3, target: 'https://hooks.example.com', context: { operation: 'complete' } });
+    expect(lines[0]).toMatchObject({ level: 50, event: 'engine_error', taskId: task.taskId, attempt: 3, target: 'https://hooks.example.com', context: { operation: 'complete', taskId: task.taskId } });
     expect(JSON.stringify(lines)).not.toContain('s3cr3t');
     expect(JSON.stringify(lines)).not.toContain('SECRETPATH');
   });

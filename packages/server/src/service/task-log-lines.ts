@@ -50,5 +50,6 @@ export function logEngineError(logger: Logger, error: unknown, context: EngineEr
     );
     return;
   }
-  logger.error({ event: 'engine_error', err: error, ...task, context: rest }, 'engine error');
+  // `context` keeps its `taskId` as before the top-level fields existed: alerts may match on it.
+  logger.error({ event: 'engine_error', err: error, ...task, context: taskId === undefined ? rest : { ...rest, taskId } }, 'engine error');
 }
