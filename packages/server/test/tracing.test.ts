@@ -9,6 +9,7 @@ import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type Re
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatTraceparent, parseTraceparent } from '../src/domain/traceparent.js';
 import { createLogger } from '../src/service/logger.js';
+import { tracingRequested } from '../src/service/tracing.js';
 import { DEFAULT_CONFIG } from '../src/service/retryd-config.js';
 import { startRetryd, type RunningRetryd } from '../src/service/start-retryd.js';
 import { reply, startServer, waitFor, type TestServer } from './engine-helpers.js';
@@ -326,5 +327,18 @@ describe('the OpenTelemetry SDK', () => {
 
   it('is loaded when OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set', async () => {
     expect(await loadedWith({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://127.0.0.1:9/v1/traces' }, 'sdk.db')).toContain('sdk-trace-base');
+  });
+});
+
+describe('tracingRequested', () => {
+  it.each([
+    [{}, false],
+    [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }, true],
+    [{ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://collector:4318/v1/traces' }, true],
+    [{ OTEL_EXPORTER_OTLP_ENDPOINT: '  ' }, false],
+    [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_SDK_DISABLED: 'true' }, false],
+    [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_SDK_DISABLED: 'false' }, true],
+  ])('%j → %s', (env, expected) => {
+    expect(tracingRequested(env)).toBe(expected);
   });
 });
