@@ -3,7 +3,9 @@
  * that make the attempts. `retryd serve` runs it; {@link startRetryd} embeds it.
  * @packageDocumentation
  */
-export { startRetryd, redactUrl, type RunningRetryd } from './service/start-retryd.js';
+export { startRetryd, redactUrl, type RunningRetryd, type StartRetrydOptions } from './service/start-retryd.js';
+export { AttemptSpanAttribute } from './engine/attempt-tracing.js';
+export { parseTraceparent, formatTraceparent, type Traceparent } from './domain/traceparent.js';
 export { DEFAULT_CONFIG, ConfigError, type RetrydConfig } from './service/retryd-config.js';
 export { createLogger } from './service/logger.js';
 export { buildApp, type BuildAppOptions } from './api/build-app.js';

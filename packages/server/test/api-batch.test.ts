@@ -54,6 +54,17 @@ describe('POST /retry-tasks/batch', () => {
     }
   });
 
+  it('keeps the traceparent of the request with every task of the batch, and none that is malformed', async () => {
+    const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+    const res = await api.call('POST', '/retry-tasks/batch', { tasks: [task(21), task(22)] }, { traceparent });
+    const ids = (res.body.results as { task: { taskId: string } }[]).map((r) => r.task.taskId);
+    expect(ids).toHaveLength(2);
+    for (const id of ids) expect((await api.stored(id)).traceContext).toBe(traceparent);
+    const bad = await api.call('POST', '/retry-tasks/batch', { tasks: [task(23)] }, { traceparent: 'not-a-traceparent' });
+    const [entry] = bad.body.results as { task: { taskId: string } }[];
+    expect((await api.stored(entry?.task.taskId ?? '')).traceContext).toBeNull();
+  });
+
   it('tells replays from conflicts, within the batch and against earlier tasks', async () => {
     const first = await api.enqueue({ idempotencyKey: 'batch-old', body: { v: 1 } });
     const res = await api.call('POST', '/retry-tasks/batch', {

@@ -3,10 +3,11 @@ import type { RetryTask } from '../domain/task.js';
 import type { AttemptCompletion } from '../store/store.js';
 import type { AttemptDispatcher, AttemptResult } from './attempt-result.js';
 import type { AttemptProtection } from './attempt-protection.js';
+import type { AttemptSpan, AttemptTracing } from './attempt-tracing.js';
 import type { QueuedCompletion } from './completion-batcher.js';
 import { decideAttemptOutcome, decideBeforeAttempt } from './decide-outcome.js';
 import { describeError, type TimeoutSettings } from './describe-error.js';
-import type { EngineErrorContext } from './engine-errors.js';
+import { taskContext, type EngineErrorContext } from './engine-errors.js';
 import type { PolicyResolver } from './policy-resolver.js';
 import { StoreBackoff } from './store-backoff.js';
 
@@ -37,6 +38,8 @@ export interface AttemptRunnerOptions {
   onAttemptEnded: () => void;
   /** Per-target protection, told of every attempt and of every claimed task that ends without one. Absent: none. */
   protection?: AttemptProtection | undefined;
+  /** Makes a span of every attempt. Absent: none, and nothing is spent on tracing. */
+  tracing?: AttemptTracing | undefined;
   report: (error: unknown, context: EngineErrorContext) => void;
 }
 
@@ -130,7 +133,7 @@ export class AttemptRunner {
         early = decideBeforeAttempt(entry.task, policy, now);
       } catch (error) {
         // An illegal lifecycle move: the store handed over a task that is not IN_FLIGHT. Leave it to its lease.
-        this.options.report(error, { operation: 'decide', taskId: entry.task.taskId });
+        this.options.report(error, taskContext('decide', entry.task));
         entry.open = false;
         this.held.delete(entry.task.taskId);
         this.ended();
@@ -147,7 +150,7 @@ export class AttemptRunner {
           this.options.submit(item);
           this.ended();
         } else {
-          void this.submitAfter(protecting, item, entry.task.taskId);
+          void this.submitAfter(protecting, item);
         }
       }
     }
@@ -158,6 +161,9 @@ export class AttemptRunner {
     const { clock } = this.options;
     const startedAt = this.options.now();
     const started = clock.now();
+    const traced: AttemptSpan | undefined = this.options.tracing?.start(task, task.attemptNumber + 1);
+    // Sent with the span's own traceparent when there is a span; the decision reads the task as claimed.
+    const sent = traced === undefined ? task : traced.sent;
     let result: AttemptResult;
     try {
       // Undefined at once for a target that does not sign: no promise more on the hot path.
@@ -165,14 +171,16 @@ export class AttemptRunner {
       if (signing instanceof Promise) signing = await signing;
       result =
         signing === undefined
-          ? await this.options.dispatcher.dispatch(task, task.attemptNumber + 1)
-          : await this.options.dispatcher.dispatch(task, task.attemptNumber + 1, signing);
+          ? await this.options.dispatcher.dispatch(sent, task.attemptNumber + 1)
+          : await this.options.dispatcher.dispatch(sent, task.attemptNumber + 1, signing);
     } catch (error) {
       // The built-in dispatcher never rejects; a substitute might.
       result = { kind: 'error', error, message: describeError(error, this.options.timeouts) };
     }
     entry.open = false;
-    if (!entry.released) {
+    if (entry.released) {
+      if (traced !== undefined) this.options.tracing?.end(traced, result, undefined, this.options.now());
+    } else {
       let completion: AttemptCompletion | undefined;
       const now = this.options.now();
       try {
@@ -181,13 +189,14 @@ export class AttemptRunner {
         completion = decideAttemptOutcome(task, { startedAt, durationMs, result }, ctx);
       } catch (error) {
         // Only an illegal lifecycle move gets here (a store handed over a task that is not IN_FLIGHT); its lease will lapse.
-        this.options.report(error, { operation: 'decide', taskId: task.taskId });
+        this.options.report(error, taskContext('decide', task));
         this.held.delete(task.taskId);
       }
+      if (traced !== undefined) this.options.tracing?.end(traced, result, completion, now);
       if (completion !== undefined) {
         const item = { task, completion, leaseExpiresAt: entry.leaseExpiresAt };
         const protecting = this.options.protection?.attemptEnded(task, result, completion, now);
-        if (protecting !== undefined) return this.submitAfter(protecting, item, task.taskId);
+        if (protecting !== undefined) return this.submitAfter(protecting, item);
         this.options.submit(item);
       }
     }
@@ -198,11 +207,11 @@ export class AttemptRunner {
    * Submits a completion once the protection has put the state change it caused in the store, and only then frees
    * the slot: the gate must change (a breaker opened, a probe counted) before the completion frees a place in it.
    */
-  private async submitAfter(protecting: Promise<void>, item: QueuedCompletion, taskId: string): Promise<void> {
+  private async submitAfter(protecting: Promise<void>, item: QueuedCompletion): Promise<void> {
     try {
       await protecting;
     } catch (error) {
-      this.options.report(error, { operation: 'protect', taskId });
+      this.options.report(error, taskContext('protect', item.task));
     }
     this.options.submit(item);
     this.ended();

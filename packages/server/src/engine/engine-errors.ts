@@ -3,6 +3,18 @@ export interface EngineErrorContext {
   operation: 'claim' | 'hand_off' | 'complete' | 'release' | 'reap' | 'resolve_policy' | 'decide' | 'hook' | 'protect';
   /** The task concerned, when there is one. */
   taskId?: string;
+  /** With `taskId`: the number of the attempt concerned (1-based; the one about to be made, or just made). */
+  attempt?: number;
+  /** With `taskId`: the task's target, its origin alone (`targetKey`): never its path or query. */
+  target?: string;
+}
+
+/** The context of a failure about one claimed task: its id, the attempt it was making and its target's origin. */
+export function taskContext(
+  operation: EngineErrorContext['operation'],
+  task: { taskId: string; attemptNumber: number; targetKey: string },
+): EngineErrorContext {
+  return { operation, taskId: task.taskId, attempt: task.attemptNumber + 1, target: task.targetKey };
 }
 
 /**

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { systemClock, type Clock, type Random } from '@retryd/core';
 import type { AttemptLog, RetryTask } from '../domain/task.js';
 import type { TargetGuard } from '../security/target-guard.js';
+import type { Tracer } from '@opentelemetry/api';
 import type { Store } from '../store/store.js';
 import type { AttemptDispatcher } from './attempt-result.js';
 import type { AttemptProtection } from './attempt-protection.js';
@@ -65,6 +66,12 @@ export interface EngineOptions {
    * Prometheus metrics, `ServiceMetrics`). Absent: nothing is measured, and the store calls are not wrapped.
    */
   metrics?: EngineMetrics;
+  /**
+   * Makes every attempt an OpenTelemetry CLIENT span, a child of the `traceparent` the task was enqueued with (see
+   * `AttemptTracing`), and sends the span's context as the request's `traceparent`. Absent (the default): no span is
+   * made and the stored `traceparent` is sent as it is.
+   */
+  tracer?: Tracer;
   /** Called with every task that ends FAILED or EXHAUSTED, after the change is durable. */
   onDeadLetter?: (task: RetryTask) => void;
   /** Called with every recorded attempt and the task as it stands after it, once durable. */

@@ -9,7 +9,8 @@ import { CompletionBatcher, type QueuedCompletion } from './completion-batcher.j
 import { decideLeaseExpired } from './decide-outcome.js';
 import { DueTimer } from './due-timer.js';
 import { observeCompletion, timeStoreCalls, type TimedStore } from './engine-metrics.js';
-import { CompletionAbandonedError, FencedOutError, type EngineErrorContext } from './engine-errors.js';
+import { AttemptTracing } from './attempt-tracing.js';
+import { CompletionAbandonedError, FencedOutError, taskContext, type EngineErrorContext } from './engine-errors.js';
 import { resolveEngineOptions, type EngineOptions, type ResolvedEngineOptions, type StopOptions } from './engine-options.js';
 import { HttpDispatcher } from './http-dispatcher.js';
 import { RevealingDispatcher } from './revealing-dispatcher.js';
@@ -127,6 +128,7 @@ export class Engine implements AsyncDisposable, HandOff {
       submit: (item) => this.batcher.add(item),
       onAttemptEnded: () => this.pump(),
       protection: options.protection,
+      tracing: options.tracer === undefined ? undefined : new AttemptTracing(options.tracer),
       report: (error, context) => this.report(error, context),
     });
     this.dueTimer = new DueTimer(this.opts.clock, () => this.wake());
@@ -288,7 +290,7 @@ export class Engine implements AsyncDisposable, HandOff {
       if (!item.fromReaper) this.runner.held.delete(completion.taskId);
       if (result === undefined || result.kind === 'fenced_out') {
         // Another instance's reaper winning the race for the same lapsed lease is normal, not an error.
-        if (!item.fromReaper) this.report(new FencedOutError(completion.taskId, completion.fencingToken), { operation: 'complete', taskId: completion.taskId });
+        if (!item.fromReaper) this.report(new FencedOutError(completion.taskId, completion.fencingToken), taskContext('complete', item.task));
         continue;
       }
       if (protection !== undefined && !freed) freed = protection.limitsInFlight(item.task);
@@ -313,7 +315,7 @@ export class Engine implements AsyncDisposable, HandOff {
     if (item.fromReaper) return;
     this.runner.held.delete(item.completion.taskId);
     this.reaper.nudge(item.leaseExpiresAt);
-    this.report(new CompletionAbandonedError(item.completion.taskId, reason), { operation: 'complete', taskId: item.completion.taskId });
+    this.report(new CompletionAbandonedError(item.completion.taskId, reason), taskContext('complete', item.task));
   }
 
   private hook<A extends unknown[]>(fn: (...args: A) => void, ...args: A): void {

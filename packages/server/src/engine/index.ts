@@ -5,7 +5,8 @@
  */
 export { Engine } from './engine.js';
 export { defaultWorkerId, resolveEngineOptions, type EngineOptions, type ResolvedEngineOptions, type StopOptions } from './engine-options.js';
-export { CompletionAbandonedError, FencedOutError, type EngineErrorContext } from './engine-errors.js';
+export { CompletionAbandonedError, FencedOutError, taskContext, type EngineErrorContext } from './engine-errors.js';
+export { AttemptTracing, AttemptSpanAttribute, type AttemptSpan } from './attempt-tracing.js';
 export type { AttemptDispatcher, AttemptResult } from './attempt-result.js';
 export type { AttemptProtection } from './attempt-protection.js';
 export { observeCompletion, timeStoreCalls, type EngineMetrics, type TimedStore, type TimedStoreCall } from './engine-metrics.js';

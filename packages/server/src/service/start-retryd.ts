@@ -1,6 +1,6 @@
+import type { Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import { buildApp } from '../api/build-app.js';
-import { FencedOutError } from '../engine/engine-errors.js';
 import { DeadLetterReason } from '../engine/decide-outcome.js';
 import { Engine } from '../engine/engine.js';
 import type { ProtectionEvent } from '../protection/protection-events.js';
@@ -12,6 +12,7 @@ import { ApiKeys } from '../access/api-keys.js';
 import { Authenticator } from '../access/authenticator.js';
 import { TenantLimiter } from '../access/tenant-limiter.js';
 import type { Store } from '../store/store.js';
+import type { AttemptLog, RetryTask } from '../domain/task.js';
 import { openStore } from './open-store.js';
 import { parseKeyring } from '../secrets/encryption-keys.js';
 import { urlOrigin } from '../secrets/redaction.js';
@@ -19,6 +20,8 @@ import { chainSecretProviders, envSecretProvider, fileSecretProvider, type Secre
 import { TaskSecrets } from '../secrets/task-secrets.js';
 import { TaskService } from '../tasks/task-service.js';
 import { ConfigError, type RetrydConfig } from './retryd-config.js';
+import { logAttempt, logEngineError } from './task-log-lines.js';
+import { startTracing, type ServiceTracing } from './tracing.js';
 
 /** A running service: its address, and how to stop it. */
 export interface RunningRetryd extends AsyncDisposable {
@@ -31,11 +34,22 @@ export interface RunningRetryd extends AsyncDisposable {
   close(): Promise<void>;
 }
 
+/** What a service is started with besides its configuration. */
+export interface StartRetrydOptions {
+  /**
+   * The tracer of the attempt spans. Default: from the environment, an OTLP/HTTP exporter when
+   * `OTEL_EXPORTER_OTLP_ENDPOINT` (or `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`) is set, else no tracing.
+   */
+  tracer?: Tracer;
+}
+
 /**
  * Starts the HTTP API and the workers in one process on the configured store — what `retryd serve` runs.
- * One log line at start, one at stop, one per dead-lettered task; never headers, bodies, nor a target's path or query.
+ * One log line at start, one at stop, one per dead-lettered task, and at debug level one per attempt; every line
+ * about a task names its `taskId`, `attempt` and `target` (the origin); never headers, bodies, nor a target's path
+ * or query.
  */
-export async function startRetryd(config: RetrydConfig, logger: Logger): Promise<RunningRetryd> {
+export async function startRetryd(config: RetrydConfig, logger: Logger, options: StartRetrydOptions = {}): Promise<RunningRetryd> {
   if (config.visibilityTimeoutMs !== undefined && config.visibilityTimeoutMs <= config.attemptTimeoutMs) {
     throw new ConfigError(
       `--visibility-timeout must be greater than --attempt-timeout (${config.attemptTimeoutMs}), got ${config.visibilityTimeoutMs}`,
@@ -55,6 +69,18 @@ export async function startRetryd(config: RetrydConfig, logger: Logger): Promise
   });
   const runsApi = config.role !== 'worker';
   const runsWorkers = config.role !== 'api';
+  // Loaded only when asked for: a service without an OTLP endpoint never loads the SDK.
+  let tracing: ServiceTracing | undefined;
+  if (options.tracer === undefined && runsWorkers) {
+    try {
+      tracing = await startTracing();
+    } catch (error) {
+      await store.close();
+      await blobs.close?.();
+      throw error;
+    }
+  }
+  const tracer = options.tracer ?? tracing?.tracer;
   // Built before the engine it wakes: a gate that opens (a breaker closed by hand, a limit lifted) frees tasks at once.
   const protection = new TargetProtection({
     store,
@@ -84,6 +110,9 @@ export async function startRetryd(config: RetrydConfig, logger: Logger): Promise
     attemptTimeoutMs: config.attemptTimeoutMs,
     targetGuard,
     ...(config.visibilityTimeoutMs === undefined ? {} : { leaseMs: config.visibilityTimeoutMs }),
+    ...(tracer === undefined ? {} : { tracer }),
+    // The engine rebuilds the task for this hook: only when the line would be written.
+    ...(logger.isLevelEnabled('debug') ? { onAttempt: (task: RetryTask, attempt: AttemptLog) => logAttempt(logger, task, attempt) } : {}),
     onDeadLetter: (task) => {
       const blocked = task.deadLetterReason === DeadLetterReason.TARGET_BLOCKED;
       logger.warn(
@@ -91,6 +120,7 @@ export async function startRetryd(config: RetrydConfig, logger: Logger): Promise
           event: 'dead_letter',
           tenantId: task.tenantId,
           taskId: task.taskId,
+          attempt: task.attemptNumber,
           status: task.status,
           reason: task.deadLetterReason,
           attempts: task.attemptNumber,
@@ -103,18 +133,7 @@ export async function startRetryd(config: RetrydConfig, logger: Logger): Promise
         blocked ? `task dead-lettered, target blocked: ${task.lastError ?? ''}` : 'task dead-lettered',
       );
     },
-    onError: (error, context) => {
-      // Expected after a pause longer than the lease (GC, SIGSTOP, a frozen VM): the task was reaped and has a new
-      // owner, so the store refused the late result. Not an engine fault; one line per task, without a stack.
-      if (error instanceof FencedOutError) {
-        logger.warn(
-          { event: 'fenced_out', taskId: error.taskId, fencingToken: error.fencingToken },
-          'late completion refused: the lease lapsed and the task has a new owner',
-        );
-        return;
-      }
-      logger.error({ event: 'engine_error', err: error, context }, 'engine error');
-    },
+    onError: (error, context) => logEngineError(logger, error, context),
   });
   const taskService = new TaskService({
     store,
@@ -145,6 +164,7 @@ export async function startRetryd(config: RetrydConfig, logger: Logger): Promise
     await taskService.close();
     await store.close();
     await blobs.close?.();
+    await tracing?.shutdown();
     throw error;
   }
   const app = runsApi ? await buildApp({ taskService, store, targetControl: protection, access, metrics, ...(verbose ? { logger } : {}) }) : undefined;
@@ -157,6 +177,7 @@ export async function startRetryd(config: RetrydConfig, logger: Logger): Promise
     await taskService.close();
     await store.close();
     await blobs.close?.();
+    await tracing?.shutdown();
     throw error;
   }
   let stopListening: (() => void) | undefined;
@@ -185,6 +206,8 @@ export async function startRetryd(config: RetrydConfig, logger: Logger): Promise
       sqliteSync: config.sqliteSync,
       allowTargets: allow.map((a) => a.cidr),
       protection: config.protection,
+      // Where attempt spans go: `otlp` (the SDK, from OTEL_EXPORTER_OTLP_*), `tracer` (one given by the embedder) or `off`.
+      ...(runsWorkers ? { tracing: tracing !== undefined ? 'otlp' : options.tracer !== undefined ? 'tracer' : 'off' } : {}),
       // Which keys, never the keys: the ids, the first sealing new secrets, every one opening them.
       encryptionKeyIds: config.encryptionKey === undefined ? [] : [...parseKeyring(config.encryptionKey).byId.keys()],
       ...(config.secretsFile === undefined ? {} : { secretsFile: config.secretsFile }),
@@ -215,6 +238,8 @@ export async function startRetryd(config: RetrydConfig, logger: Logger): Promise
       await taskService.close();
       await store.close();
       await blobs.close?.();
+      // After the engine: the last attempts' spans are ended, and exported now.
+      await tracing?.shutdown().catch((error: unknown) => logger.warn({ event: 'tracing_error', err: error }, 'spans could not be exported at stop'));
       logger.info({ event: 'stop', durationMs: Date.now() - started }, 'retryd stopped');
     })());
   return { url, close, [Symbol.asyncDispose]: close };

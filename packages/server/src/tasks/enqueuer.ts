@@ -3,6 +3,7 @@ import type { BlobStore } from '../blobs/blob-store.js';
 import { RetrydError } from '../domain/errors.js';
 import type { RetryTask } from '../domain/task.js';
 import { targetKeyOf } from '../domain/target-key.js';
+import { parseTraceparent } from '../domain/traceparent.js';
 import type { TargetGuard } from '../security/target-guard.js';
 import type { TaskSecrets } from '../secrets/task-secrets.js';
 import type { Store } from '../store/store.js';
@@ -40,8 +41,6 @@ export interface EnqueuerDeps {
   secrets: TaskSecrets;
 }
 
-const TRACEPARENT = /^[\da-f]{2}-[\da-f]{32}-[\da-f]{16}-[\da-f]{2}$/;
-
 type Prepared = { task: RetryTask; blobRef: string | null } | { error: RetrydError };
 
 /**
@@ -64,7 +63,7 @@ export class Enqueuer {
   ): Promise<BatchEntryResult[]> {
     const now = this.deps.clock.now();
     const traceContext =
-      context.traceparent !== undefined && TRACEPARENT.test(context.traceparent) ? context.traceparent : null;
+      parseTraceparent(context.traceparent) === undefined ? null : (context.traceparent as string);
     const prepared = await Promise.all(
       inputs.map((input, i) => this.#prepare(tenantId, input, pathOf(i), now, traceContext)),
     );

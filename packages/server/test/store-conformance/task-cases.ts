@@ -43,6 +43,29 @@ export function taskCases(store: CurrentStore): void {
     expect(await store().insertTasks([])).toEqual([]);
   });
 
+  it('hands the traceparent a task was enqueued with to every claim, and keeps it after an attempt', async () => {
+    const traceContext = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+    const task = makeTask({ traceContext, nextAttemptAt: T0 });
+    await store().insertTasks([task]);
+    const [claimed] = await store().claimDue(T0, { limit: 1, leaseMs: 5_000, workerId: 'w1' });
+    expect(claimed?.traceContext).toBe(traceContext);
+    // A retry scheduled by the first attempt, claimed again in the same write: the next attempt's parent is the same.
+    const next = {
+      status: 'PENDING',
+      attemptNumber: 1,
+      nextAttemptAt: T0 + 1,
+      runStartedAt: T0,
+      lastDelayMs: 1,
+      lastError: 'HTTP 503',
+      lastResponseStatus: 503,
+      deadLetterReason: null,
+    } as const;
+    const completion = { tenantId: task.tenantId, taskId: task.taskId, fencingToken: claimed?.fencingToken ?? 0, next };
+    const { results, claimed: again } = await store().completeAndClaim([completion], T0 + 1, { limit: 1, leaseMs: 5_000, workerId: 'w2' });
+    expect(results[0]?.kind).toBe('applied');
+    expect(again.map((t) => t.traceContext)).toEqual([traceContext]);
+  });
+
   it('inserts a key repeated within one batch once; the repeat is a duplicate carrying the stored task', async () => {
     const first = makeTask({ idempotencyKey: 'order-1' });
     const repeat = makeTask({ idempotencyKey: 'order-1', requestHash: 'another-request' });
