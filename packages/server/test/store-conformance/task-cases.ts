@@ -63,7 +63,9 @@ export function taskCases(store: CurrentStore): void {
     const completion = { tenantId: task.tenantId, taskId: task.taskId, fencingToken: claimed?.fencingToken ?? 0, next };
     const { results, claimed: again } = await store().completeAndClaim([completion], T0 + 1, { limit: 1, leaseMs: 5_000, workerId: 'w2' });
     expect(results[0]?.kind).toBe('applied');
-    expect(again.map((t) => t.traceContext)).toEqual([traceContext]);
+    // Whether the same write's claim takes a task its completion made due is up to the store (see completeAndClaim).
+    const retried = again.length > 0 ? again : await store().claimDue(T0 + 1, { limit: 1, leaseMs: 5_000, workerId: 'w2' });
+    expect(retried.map((t) => t.traceContext)).toEqual([traceContext]);
   });
 
   it('inserts a key repeated within one batch once; the repeat is a duplicate carrying the stored task', async () => {
