@@ -229,7 +229,7 @@ export function PolicyPage({ policyId }: { policyId: string }) {
             Created {time(policy.data.createdAt)}, updated {time(policy.data.updatedAt)}. A change applies to the next scheduling decision of every task
             that names it.
           </p>
-          <PolicyForm key={policy.data.updatedAt} policy={policy.data} onSaved={() => policy.reload()} />
+          <PolicyForm policy={policy.data} onSaved={() => policy.reload()} />
         </>
       )}
     </>
