@@ -41,6 +41,27 @@ async function readConsoleFile(dir: string, name: string): Promise<Buffer> {
   }
 }
 
+const counts = { type: 'object', additionalProperties: { type: 'number' } } as const;
+/** The `ConsoleStats` of `ServiceMetrics.stats`, as sent. */
+const STATS_SCHEMA = {
+  description: 'Totals since start, and tasks by status now',
+  type: 'object',
+  required: ['at', 'attempts', 'tasks', 'deadLetters', 'scheduleLag', 'inFlight'],
+  properties: {
+    at: { type: 'integer', description: 'When read (epoch ms)' },
+    attempts: { ...counts, description: 'Attempts recorded by outcome, as retry_attempts_total' },
+    tasks: { ...counts, description: 'Tasks in each status, as retry_tasks (empty when the store could not count)' },
+    deadLetters: { type: 'number', description: 'Tasks that ended FAILED or EXHAUSTED, as retry_dead_letters_total' },
+    scheduleLag: {
+      type: 'object',
+      required: ['count', 'sumSeconds'],
+      properties: { count: { type: 'number' }, sumSeconds: { type: 'number' } },
+      description: 'retry_schedule_lag_seconds: attempts observed and their summed lag',
+    },
+    inFlight: { type: 'number', description: "Attempts this instance has in flight, as retry_in_flight" },
+  },
+} as const;
+
 /**
  * The web console: its page at `/` and its files at `/console/assets/{file}`, both public (the page asks for an API
  * key and sends it with each API call it makes), read from disk on request so that the service loads nothing for
@@ -87,6 +108,7 @@ export function registerConsoleRoutes(app: FastifyInstance, deps: ConsoleDeps): 
             'Totals since the service started (attempts by outcome, dead letters, schedule lag count and sum) and the ' +
             'tasks in each status now, every tenant: it needs an admin key of the default tenant, as /metrics does.',
           tags: ['console'],
+          response: { 200: STATS_SCHEMA },
         },
         config: { scope: 'operator' },
       },
