@@ -8,10 +8,10 @@ export default tseslint.config(
   eslint.configs.recommended,
   ...tseslint.configs.recommended,
   {
-    files: ['**/*.ts'],
+    files: ['**/*.ts', '**/*.tsx'],
     languageOptions: {
       parserOptions: {
-        project: ['./tsconfig.check.json', './packages/*/tsconfig.json'],
+        project: ['./tsconfig.check.json', './packages/*/tsconfig.json', './packages/server/console/tsconfig.json'],
         tsconfigRootDir: import.meta.dirname,
       },
     },
@@ -27,6 +27,13 @@ export default tseslint.config(
     files: ['**/*.mjs', '**/*.js'],
     languageOptions: {
       globals: { ...globals.node },
+    },
+  },
+  {
+    // The web console runs in the browser.
+    files: ['packages/server/console/src/**'],
+    languageOptions: {
+      globals: { ...globals.browser },
     },
   },
 );

@@ -16,6 +16,7 @@ import {
 import { installAccessControl, tenantOfRequest, type AccessControl } from '../access/access-hook.js';
 import type { ApiKeys } from '../access/api-keys.js';
 import { API_KEY_SCHEMAS, registerApiKeyRoutes } from './routes/api-key-routes.js';
+import { registerConsoleRoutes } from './routes/console-routes.js';
 import { registerHealthRoutes } from './routes/health-routes.js';
 import { registerMetricsRoute, type MetricsSource } from '../metrics/metrics-route.js';
 import { registerPolicyRoutes } from './routes/policy-routes.js';
@@ -72,6 +73,11 @@ export interface BuildAppOptions {
   readyTimeoutMs?: number;
   /** Serve the readable API docs at `/docs`. Default true. */
   docs?: boolean;
+  /**
+   * Serve the web console at `/` (its files from this folder, see `CONSOLE_DIR`) and, with `metrics` that have
+   * `stats`, its numbers at `/console/stats`. Default: served, from `CONSOLE_DIR`; `false`: not served.
+   */
+  console?: { dir?: string } | false;
   /** Version shown in the OpenAPI document. Default `0.1.0`. */
   version?: string;
 }
@@ -156,6 +162,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
         { name: 'targets', description: 'Per-target protection: breakers, rate and concurrency limits, adaptive throttling' },
         { name: 'api keys', description: "A tenant's API keys: create, list, revoke" },
         { name: 'health', description: 'Liveness and readiness' },
+        { name: 'console', description: 'What the web console at / reads besides the routes above' },
       ],
       components: { securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', description: 'An API key: rtd_…' } } },
       security: [{ apiKey: [] }],
@@ -176,6 +183,13 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   if (access !== undefined) registerApiKeyRoutes(app, { apiKeys: access.apiKeys, authenticator: access.authenticator, tenantOf });
   registerHealthRoutes(app, { store: options.store, readyTimeoutMs: options.readyTimeoutMs ?? 2_000 });
   if (options.metrics !== undefined) registerMetricsRoute(app, options.metrics);
+  if (options.console !== false) {
+    const metrics = options.metrics;
+    registerConsoleRoutes(app, {
+      ...(options.console?.dir === undefined ? {} : { dir: options.console.dir }),
+      ...(metrics?.stats === undefined ? {} : { stats: () => metrics.stats!() }),
+    });
+  }
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   return app;
 }

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import type { ConsoleStats } from './service-metrics.js';
 
 /** What `GET /metrics` serves (the service's is `ServiceMetrics`). */
 export interface MetricsSource {
@@ -6,6 +7,8 @@ export interface MetricsSource {
   readonly contentType: string;
   /** Every metric in the Prometheus text format. */
   scrape(): Promise<string>;
+  /** The web console's overview numbers, served at `GET /console/stats`; absent, that route is not registered. */
+  stats?(): Promise<ConsoleStats>;
 }
 
 /**

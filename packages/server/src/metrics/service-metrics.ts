@@ -38,6 +38,22 @@ export interface ServiceMetricsOptions {
   onError?: (error: unknown) => void;
 }
 
+/** What {@link ServiceMetrics.stats} reads: totals since start (every tenant), and the tasks in each status now. */
+export interface ConsoleStats {
+  /** When read, epoch ms. */
+  at: number;
+  /** Attempts recorded, by outcome (`succeeded`, `retry_scheduled`, `failed`, ...), as `retry_attempts_total`. */
+  attempts: Record<string, number>;
+  /** Tasks in each status, as `retry_tasks`; empty when the store could not count. */
+  tasks: Partial<Record<TaskStatus, number>>;
+  /** Tasks that ended FAILED or EXHAUSTED since start, as `retry_dead_letters_total`. */
+  deadLetters: number;
+  /** `retry_schedule_lag_seconds`: attempts observed and their summed lag. */
+  scheduleLag: { count: number; sumSeconds: number };
+  /** Attempts this instance has in flight, as `retry_in_flight`. */
+  inFlight: number;
+}
+
 /** A labelled child of a counter or histogram, kept so the hot path skips prom-client's label hashing. */
 interface Incrementable {
   inc(): void;
@@ -81,6 +97,8 @@ export class ServiceMetrics implements EngineMetrics {
   private readonly deadLetters: Counter<'reason'>;
   private readonly storeDuration: Histogram<'operation'>;
   private readonly storeChildren: Record<TimedStoreCall, Observable>;
+  private readonly tasks: Gauge<'status'>;
+  private readonly inFlight: Gauge;
   private readonly clock: Clock;
 
   constructor(options: ServiceMetricsOptions) {
@@ -158,6 +176,8 @@ export class ServiceMetrics implements EngineMetrics {
       registers,
       collect: () => inFlight.set(options.load?.().inFlight ?? 0),
     });
+    this.tasks = tasks;
+    this.inFlight = inFlight;
     this.targetGauges(options.targets, registers);
     if (options.processMetrics !== false) collectDefaultMetrics({ register: this.registry });
   }
@@ -175,6 +195,30 @@ export class ServiceMetrics implements EngineMetrics {
   /** The names of every metric this service exports (histograms by their base name). */
   metricNames(): string[] {
     return this.registry.getMetricsAsArray().map((metric) => metric.name);
+  }
+
+  /**
+   * The numbers the web console shows (`GET /console/stats`), read from the same metrics as {@link scrape}: totals
+   * since the service started, so a reader computes rates from two readings. Costs what a scrape of these few costs
+   * (the task counts are cached as for a scrape).
+   */
+  async stats(): Promise<ConsoleStats> {
+    const attempts: Record<string, number> = {};
+    for (const { labels, value } of (await this.attempts.get()).values) {
+      const outcome = String(labels.outcome);
+      attempts[outcome] = (attempts[outcome] ?? 0) + value;
+    }
+    const tasks: Partial<Record<TaskStatus, number>> = {};
+    for (const { labels, value } of (await this.tasks.get()).values) tasks[labels.status as TaskStatus] = value;
+    let deadLetters = 0;
+    for (const { value } of (await this.deadLetters.get()).values) deadLetters += value;
+    const scheduleLag = { count: 0, sumSeconds: 0 };
+    for (const { metricName, value } of (await this.scheduleLag.get()).values) {
+      if (metricName === 'retry_schedule_lag_seconds_count') scheduleLag.count = value;
+      else if (metricName === 'retry_schedule_lag_seconds_sum') scheduleLag.sumSeconds = value;
+    }
+    const inFlight = (await this.inFlight.get()).values[0]?.value ?? 0;
+    return { at: this.clock.now(), attempts, tasks, deadLetters, scheduleLag, inFlight };
   }
 
   attemptRecorded(task: RetryTask, attempt: AttemptLog): void {

@@ -1,0 +1,162 @@
+// One task: where it stands, and its attempt timeline (GET /retry-tasks/{id}/attempts) with the delay chosen before each retry.
+import { useState } from 'preact/hooks';
+import { api, type AttemptView, type Page, type TaskView } from '../api.js';
+import { ConfirmDialog, ErrorLine, PageTitle, StatusBadge, duration, time, useLoad } from '../ui.js';
+
+/** Loads every page of a task's attempts (at most 1,000 a page). */
+async function allAttempts(taskId: string): Promise<AttemptView[]> {
+  const attempts: AttemptView[] = [];
+  let cursor: string | undefined;
+  do {
+    const page: Page<AttemptView> = await api('GET', `/retry-tasks/${encodeURIComponent(taskId)}/attempts?limit=1000${cursor === undefined ? '' : `&cursor=${encodeURIComponent(cursor)}`}`);
+    attempts.push(...page.items);
+    cursor = page.nextCursor;
+  } while (cursor !== undefined);
+  return attempts;
+}
+
+function Timeline({ attempts }: { attempts: AttemptView[] }) {
+  if (attempts.length === 0) return <p>No attempts yet.</p>;
+  return (
+    <ol class="timeline" aria-label="Attempts, oldest first">
+      {attempts.map((attempt) => {
+        const endedAt = attempt.startedAt + attempt.durationMs;
+        return (
+          <li key={attempt.attemptNumber} class="attempt">
+            <h3>
+              Attempt {attempt.attemptNumber} <StatusBadge status={attempt.outcome} />
+            </h3>
+            <dl class="facts">
+              <dt>Started</dt>
+              <dd>{time(attempt.startedAt)}</dd>
+              <dt>Status</dt>
+              <dd>{attempt.responseStatus ?? 'no response'}</dd>
+              <dt>Latency</dt>
+              <dd>{duration(attempt.durationMs)}</dd>
+              {attempt.errorMessage !== null && (
+                <>
+                  <dt>Error</dt>
+                  <dd>{attempt.errorMessage}</dd>
+                </>
+              )}
+              {attempt.nextAttemptAt !== null && (
+                <>
+                  <dt>Delay before the next attempt</dt>
+                  <dd>
+                    {duration(Math.max(0, attempt.nextAttemptAt - endedAt))} (due {time(attempt.nextAttemptAt)})
+                  </dd>
+                </>
+              )}
+            </dl>
+            {attempt.responseBodySnippet !== null && attempt.responseBodySnippet !== '' && (
+              <details>
+                <summary>Response excerpt</summary>
+                <pre>{attempt.responseBodySnippet}</pre>
+              </details>
+            )}
+          </li>
+        );
+      })}
+    </ol>
+  );
+}
+
+export function TaskPage({ taskId }: { taskId: string }) {
+  const task = useLoad(() => api<TaskView>('GET', `/retry-tasks/${encodeURIComponent(taskId)}`), [taskId], 2_000);
+  const attempts = useLoad(() => allAttempts(taskId), [taskId], 2_000);
+  const [asking, setAsking] = useState<'cancel' | 'replay'>();
+  const [actionError, setActionError] = useState<Error>();
+  const act = async () => {
+    const action = asking;
+    setAsking(undefined);
+    try {
+      if (action === 'cancel') await api('DELETE', `/retry-tasks/${encodeURIComponent(taskId)}`);
+      if (action === 'replay') await api('POST', `/retry-tasks/${encodeURIComponent(taskId)}/replay`);
+      setActionError(undefined);
+    } catch (error) {
+      setActionError(error as Error);
+    }
+    task.reload();
+    attempts.reload();
+  };
+  const view = task.data;
+  const dead = view?.status === 'FAILED' || view?.status === 'EXHAUSTED';
+  const open = view?.status === 'PENDING' || view?.status === 'IN_FLIGHT';
+  return (
+    <>
+      <PageTitle>
+        Task <span class="mono">{taskId}</span>
+      </PageTitle>
+      <ErrorLine error={task.error} />
+      <ErrorLine error={actionError} />
+      {view !== undefined && (
+        <section aria-labelledby="task-facts">
+          <h2 id="task-facts" class="visually-hidden">
+            Where the task stands
+          </h2>
+          <dl class="facts">
+            <dt>Status</dt>
+            <dd>
+              <StatusBadge status={view.status} />
+              {view.cancelRequested && ' (cancel requested)'}
+            </dd>
+            <dt>Target</dt>
+            <dd class="mono">
+              {view.method} {view.targetUrl}
+            </dd>
+            <dt>Policy</dt>
+            <dd>{view.policyId === null ? 'inline' : <a href={`#/policies/${encodeURIComponent(view.policyId)}`}>{view.policyId}</a>}</dd>
+            <dt>Attempts</dt>
+            <dd>{view.attemptNumber}</dd>
+            <dt>Next attempt</dt>
+            <dd>{time(view.nextAttemptAt)}</dd>
+            <dt>Created</dt>
+            <dd>{time(view.createdAt)}</dd>
+            {view.deadLetterReason !== null && (
+              <>
+                <dt>Dead-letter reason</dt>
+                <dd>{view.deadLetterReason}</dd>
+              </>
+            )}
+            {view.lastError !== null && (
+              <>
+                <dt>Last error</dt>
+                <dd>{view.lastError}</dd>
+              </>
+            )}
+          </dl>
+          <div class="actions">
+            {dead && (
+              <button type="button" class="primary" onClick={() => setAsking('replay')}>
+                Replay
+              </button>
+            )}
+            {open && (
+              <button type="button" class="danger" onClick={() => setAsking('cancel')}>
+                Cancel task
+              </button>
+            )}
+          </div>
+        </section>
+      )}
+      <section aria-labelledby="timeline-title">
+        <h2 id="timeline-title">Attempts</h2>
+        <ErrorLine error={attempts.error} />
+        {attempts.data !== undefined && <Timeline attempts={attempts.data} />}
+      </section>
+      <ConfirmDialog
+        open={asking !== undefined}
+        title={asking === 'cancel' ? 'Cancel this task?' : 'Replay this task?'}
+        confirmLabel={asking === 'cancel' ? 'Cancel task' : 'Replay'}
+        onConfirm={() => void act()}
+        onCancel={() => setAsking(undefined)}
+      >
+        <p>
+          {asking === 'cancel'
+            ? 'No further attempt will be made (one running now finishes first).'
+            : 'The task becomes PENDING and is attempted again from a fresh run, with the same Idempotency-Key.'}
+        </p>
+      </ConfirmDialog>
+    </>
+  );
+}

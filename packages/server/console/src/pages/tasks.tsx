@@ -1,0 +1,118 @@
+// Tasks: filtered by status and policy (what GET /retry-tasks supports), and looked up by id.
+import { useState } from 'preact/hooks';
+import { api, query, type Page, type TaskStatus, type TaskView } from '../api.js';
+import { ErrorLine, PageTitle, StatusBadge, time, useLoad } from '../ui.js';
+
+const STATUSES: TaskStatus[] = ['PENDING', 'IN_FLIGHT', 'SUCCEEDED', 'FAILED', 'EXHAUSTED', 'CANCELLED'];
+
+/** The query part of the hash: `#/tasks?status=FAILED` → `status=FAILED`. */
+export function hashParams(): URLSearchParams {
+  return new URLSearchParams(location.hash.split('?')[1] ?? '');
+}
+
+/** A table of tasks, each linking to its page. */
+export function TaskTable({ tasks, caption }: { tasks: TaskView[]; caption: string }) {
+  return (
+    <table>
+      <caption class="visually-hidden">{caption}</caption>
+      <thead>
+        <tr>
+          <th scope="col">Task</th>
+          <th scope="col">Status</th>
+          <th scope="col">Target</th>
+          <th scope="col">Policy</th>
+          <th scope="col" class="num">Attempts</th>
+          <th scope="col">Next attempt</th>
+          <th scope="col">Created</th>
+        </tr>
+      </thead>
+      <tbody>
+        {tasks.map((task) => (
+          <tr key={task.taskId}>
+            <th scope="row">
+              <a class="mono" href={`#/tasks/${encodeURIComponent(task.taskId)}`}>
+                {task.taskId}
+              </a>
+            </th>
+            <td>
+              <StatusBadge status={task.status} />
+            </td>
+            <td class="mono truncate" title={task.targetUrl}>
+              {task.method} {task.targetUrl}
+            </td>
+            <td>{task.policyId ?? 'inline'}</td>
+            <td class="num">{task.attemptNumber}</td>
+            <td>{time(task.nextAttemptAt)}</td>
+            <td>{time(task.createdAt)}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+export function TasksPage() {
+  const params = hashParams();
+  const status = params.get('status') ?? '';
+  const policyId = params.get('policyId') ?? '';
+  const [cursor, setCursor] = useState<string>();
+  const [lookup, setLookup] = useState('');
+  const tasks = useLoad(
+    () => api<Page<TaskView>>('GET', `/retry-tasks${query({ status, policyId, cursor, limit: 50 })}`),
+    [status, policyId, cursor],
+  );
+  const filter = (event: Event) => {
+    event.preventDefault();
+    const form = new FormData(event.currentTarget as HTMLFormElement);
+    location.hash = `#/tasks${query({ status: String(form.get('status') ?? ''), policyId: String(form.get('policyId') ?? '').trim() })}`;
+  };
+  return (
+    <>
+      <PageTitle>Tasks</PageTitle>
+      <div class="toolbar">
+        <form class="inline" onSubmit={filter} aria-label="Filter tasks">
+          <label for="filter-status">Status</label>
+          <select id="filter-status" name="status" value={status}>
+            <option value="">any</option>
+            {STATUSES.map((s) => (
+              <option key={s} value={s}>
+                {s}
+              </option>
+            ))}
+          </select>
+          <label for="filter-policy">Policy</label>
+          <input id="filter-policy" name="policyId" value={policyId} placeholder="policy id" />
+          <button type="submit">Filter</button>
+        </form>
+        <form
+          class="inline"
+          role="search"
+          aria-label="Find a task by id"
+          onSubmit={(event) => {
+            event.preventDefault();
+            if (lookup.trim() !== '') location.hash = `#/tasks/${encodeURIComponent(lookup.trim())}`;
+          }}
+        >
+          <label for="task-id">Task id</label>
+          <input id="task-id" class="mono" value={lookup} onInput={(event) => setLookup(event.currentTarget.value)} />
+          <button type="submit">Open</button>
+        </form>
+      </div>
+      <ErrorLine error={tasks.error} />
+      {tasks.data !== undefined &&
+        (tasks.data.items.length === 0 ? <p>No tasks match.</p> : <TaskTable tasks={tasks.data.items} caption="Tasks, newest first" />)}
+      <div class="pager">
+        {cursor !== undefined && (
+          <button type="button" onClick={() => setCursor(undefined)}>
+            First page
+          </button>
+        )}
+        {tasks.data?.nextCursor !== undefined && (
+          <button type="button" onClick={() => setCursor(tasks.data?.nextCursor)}>
+            Next page
+          </button>
+        )}
+      </div>
+    </>
+  );
+}

@@ -1,0 +1,256 @@
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { ApiKeys } from '../src/access/api-keys.js';
+import { createLogger } from '../src/service/logger.js';
+import { openStore } from '../src/service/open-store.js';
+import { DEFAULT_CONFIG, type RetrydConfig } from '../src/service/retryd-config.js';
+import { startRetryd, type RunningRetryd } from '../src/service/start-retryd.js';
+import { CONSOLE_DIR } from '../src/api/routes/console-routes.js';
+import { reply, startServer, waitFor, type TestServer } from './engine-helpers.js';
+
+// The web console served by `retryd serve` at `/`, driven in Debian's Chromium (playwright-core, no downloaded browser)
+// against a real service on a temp SQLite file and a loopback target.
+
+/** Where CI installs Chromium (.ci/run: apt-get install chromium). */
+export const CHROMIUM = process.env.RETRYD_CHROMIUM ?? '/usr/bin/chromium';
+export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'];
+
+const quietLogger = () => createLogger('info', new Writable({ write: (_chunk, _encoding, done) => done() }));
+const FAST = { maxAttempts: 3, backoffType: 'FIXED', initialDelayMs: 50, multiplier: 1, maxDelayMs: 50, jitterType: 'NONE' };
+
+let dir: string;
+let config: RetrydConfig;
+let downstream: TestServer;
+/** `/toggle` answers 400 until this is true. */
+let toggleSucceeds = false;
+let service: RunningRetryd;
+let browser: Browser | undefined;
+/** Uncaught errors in the console's pages: each test ends with none. */
+const pageErrors: string[] = [];
+
+async function call<T>(method: string, path: string, body?: unknown, token?: string): Promise<{ status: number; body: T }> {
+  const headers: Record<string, string> = {};
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  if (token !== undefined) headers.authorization = `Bearer ${token}`;
+  const response = await fetch(`${service.url}${path}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+  const text = await response.text();
+  return { status: response.status, body: (text === '' ? undefined : JSON.parse(text)) as T };
+}
+
+async function enqueue(path: string): Promise<string> {
+  const created = await call<{ taskId: string }>('POST', '/retry-tasks', { targetUrl: `${downstream.url}${path}`, method: 'POST', policy: FAST });
+  expect(created.status).toBe(201);
+  return created.body.taskId;
+}
+
+const statusOf = async (taskId: string) => (await call<{ status: string }>('GET', `/retry-tasks/${taskId}`)).body.status;
+const untilStatus = (taskId: string, status: string) =>
+  waitFor(async () => (await statusOf(taskId)) === status, { what: `task ${taskId} to be ${status}`, intervalMs: 20 });
+
+async function newPage(url: string): Promise<Page> {
+  const page = await browser!.newPage();
+  page.setDefaultTimeout(10_000);
+  page.on('pageerror', (error) => pageErrors.push(`${url}: ${error.message}`));
+  await page.goto(url);
+  return page;
+}
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'retryd-console-'));
+  config = { ...DEFAULT_CONFIG, port: 0, allowTargets: ['127.0.0.1/32'], sqliteSync: 'normal', graceMs: 0 };
+  const seen = new Map<string, number>();
+  downstream = await startServer((req, res) => {
+    const key = String(req.headers['idempotency-key']);
+    const n = (seen.get(key) ?? 0) + 1;
+    seen.set(key, n);
+    if (req.url === '/flaky' && n === 1) return reply(res, 503, 'busy, try later');
+    if (req.url === '/toggle' && !toggleSucceeds) return reply(res, 400, '{"error":"missing customer"}');
+    return reply(res, 200, 'ok');
+  });
+  service = await startRetryd({ ...config, store: `sqlite:${join(dir, 'console.db')}` }, quietLogger());
+});
+afterAll(async () => {
+  await browser?.close();
+  await service?.close();
+  await downstream?.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('the console over HTTP', () => {
+  it('is built, and served at / with its assets, beside /docs, /openapi.json and the API 404s', async () => {
+    expect(existsSync(join(CONSOLE_DIR, 'index.html')), `${CONSOLE_DIR}index.html is missing: run npm run build`).toBe(true);
+    const page = await fetch(`${service.url}/`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(page.headers.get('content-security-policy')).toContain("default-src 'self'");
+    const html = await page.text();
+    const script = /src="(\/console\/assets\/[^"]+\.js)"/.exec(html)?.[1];
+    expect(script).toBeDefined();
+    const asset = await fetch(`${service.url}${script!}`);
+    expect(asset.status).toBe(200);
+    expect(asset.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+    expect(asset.headers.get('cache-control')).toContain('immutable');
+    expect((await asset.text()).length).toBeGreaterThan(1_000);
+
+    // Bodies read to the end: an unread one keeps its connection busy, and the service's close waits for it.
+    const docs = await fetch(`${service.url}/docs`);
+    expect(docs.status).toBe(200);
+    await docs.text();
+    const openapi = await fetch(`${service.url}/openapi.json`);
+    expect(openapi.status).toBe(200);
+    expect(Object.keys(((await openapi.json()) as { paths: object }).paths)).not.toContain('/');
+    for (const path of ['/nope', '/console/assets/missing.js', '/console/assets/..%2Fpackage.json', '/console/assets/x.json', '/console']) {
+      const missing = await fetch(`${service.url}${path}`);
+      expect(missing.status, path).toBeGreaterThanOrEqual(400);
+      expect(missing.headers.get('content-type'), path).toMatch(/^application\/problem\+json/);
+      await missing.text();
+    }
+    const stats = await call<{ attempts: object; tasks: object }>('GET', '/console/stats');
+    expect(stats.status).toBe(200);
+    expect(Object.keys(stats.body).sort()).toEqual(['at', 'attempts', 'deadLetters', 'inFlight', 'scheduleLag', 'tasks']);
+    expect(stats.body).toMatchObject({ attempts: expect.any(Object), tasks: { PENDING: expect.any(Number) }, deadLetters: expect.any(Number) });
+  });
+});
+
+describe('the console in Chromium', () => {
+  beforeAll(async () => {
+    if (existsSync(CHROMIUM)) browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  });
+  // Each test fails (none is skipped) without Chromium: CI must not pass without having run them.
+  beforeEach(() => {
+    if (browser === undefined) {
+      throw new Error(
+        `Chromium is not installed at ${CHROMIUM}: the console's browser tests need it ` +
+          '(apt-get install chromium; .ci/run installs it; RETRYD_CHROMIUM names another binary).',
+      );
+    }
+  });
+  afterEach(() => {
+    expect(pageErrors.splice(0)).toEqual([]);
+  });
+
+  it('shows live numbers on the overview', async () => {
+    const first = await enqueue('/flaky');
+    await untilStatus(first, 'SUCCEEDED');
+    const page = await newPage(`${service.url}/`);
+    await page.getByRole('heading', { name: 'Overview' }).waitFor();
+    const succeeded = page.locator('td[data-outcome="succeeded"]');
+    await expect.poll(async () => Number(await succeeded.textContent().catch(() => '0')), { timeout: 10_000 }).toBeGreaterThanOrEqual(1);
+    const before = Number(await succeeded.textContent());
+    // A new success reaches the open page by its 2 s poll, without a reload.
+    await untilStatus(await enqueue('/ok'), 'SUCCEEDED');
+    await expect.poll(async () => Number(await succeeded.textContent()), { timeout: 10_000 }).toBe(before + 1);
+    await expect.poll(() => page.locator('td[data-outcome="retry_scheduled"]').textContent()).toBe('1');
+    await page.getByRole('cell', { name: downstream.url }).or(page.getByRole('rowheader', { name: downstream.url })).first().waitFor();
+    await page.close();
+  });
+
+  it("shows a task's attempt timeline", async () => {
+    const taskId = await enqueue('/flaky');
+    await untilStatus(taskId, 'SUCCEEDED');
+    const page = await newPage(`${service.url}/#/tasks/${taskId}`);
+    const attempts = page.locator('li.attempt');
+    await expect.poll(() => attempts.count()).toBe(2);
+    const first = attempts.nth(0);
+    expect(await first.textContent()).toContain('retry_scheduled');
+    expect(await first.textContent()).toContain('503');
+    expect(await first.textContent()).toContain('Delay before the next attempt');
+    await first.getByText('Response excerpt').click();
+    expect(await first.locator('pre').textContent()).toBe('busy, try later');
+    expect(await attempts.nth(1).textContent()).toContain('succeeded');
+    expect(await attempts.nth(1).textContent()).toContain('200');
+    await page.close();
+  });
+
+  it('replays a dead letter after a confirmation, and the task runs again and succeeds', async () => {
+    toggleSucceeds = false;
+    const taskId = await enqueue('/toggle');
+    await untilStatus(taskId, 'FAILED');
+    toggleSucceeds = true;
+    const page = await newPage(`${service.url}/#/dead-letters`);
+    const row = page.getByRole('row').filter({ hasText: taskId });
+    expect(await row.textContent()).toContain('permanent_status:400');
+    // Escape dismisses the confirmation: nothing is replayed.
+    await page.getByRole('button', { name: `Replay ${taskId}` }).click();
+    const dialog = page.getByRole('dialog', { name: 'Replay this task?' });
+    await dialog.waitFor();
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'hidden' });
+    expect(await statusOf(taskId)).toBe('FAILED');
+    await page.getByRole('button', { name: `Replay ${taskId}` }).click();
+    await dialog.getByRole('button', { name: 'Replay' }).click();
+    await untilStatus(taskId, 'SUCCEEDED');
+    await page.getByRole('region', { name: 'Replayed from this page' }).getByText(taskId).waitFor();
+    await row.waitFor({ state: 'detached' });
+    await page.close();
+  });
+
+  it("shows the API's validation message by the field of a policy edit", async () => {
+    expect((await call('POST', '/retry-policies', { policyId: 'payments', ...FAST })).status).toBe(201);
+    const refused = await call<{ errors: { field: string; message: string }[] }>('PUT', '/retry-policies/payments', { ...FAST, maxAttempts: 0 });
+    expect(refused.status).toBe(400);
+    const message = refused.body.errors.find((e) => e.field === 'maxAttempts')?.message;
+    expect(message).toBeDefined();
+
+    const page = await newPage(`${service.url}/#/policies/payments`);
+    const field = page.getByLabel('Max attempts');
+    await field.fill('0');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await page.locator('#maxAttempts-error').waitFor();
+    expect(await page.locator('#maxAttempts-error').textContent()).toBe(message);
+    expect(await field.getAttribute('aria-invalid')).toBe('true');
+    await field.fill('4');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+    expect(await page.locator('#maxAttempts-error').count()).toBe(0);
+    expect((await call<{ maxAttempts: number }>('GET', '/retry-policies/payments')).body.maxAttempts).toBe(4);
+    await page.close();
+  });
+
+  it("opens and closes a target's breaker by hand after a confirmation", async () => {
+    await untilStatus(await enqueue('/ok'), 'SUCCEEDED');
+    const targetKey = downstream.url;
+    const breakerState = async () => (await call<{ breaker: { state: string } }>('GET', `/targets/${encodeURIComponent(targetKey)}`)).body.breaker.state;
+    const page = await newPage(`${service.url}/#/targets`);
+    await page.getByRole('link', { name: targetKey }).click();
+    await page.getByRole('heading', { name: `Target ${targetKey}` }).waitFor();
+    await page.getByRole('button', { name: 'Open breaker' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Open breaker' }).click();
+    await expect.poll(breakerState).toBe('OPEN');
+    await page.getByRole('region', { name: 'Breaker' }).getByText('OPEN', { exact: true }).waitFor();
+    await page.getByRole('button', { name: 'Close breaker' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Close breaker' }).click();
+    await expect.poll(breakerState).toBe('CLOSED');
+    await page.close();
+  });
+
+  it('asks for the API key when the service has one, and works once it is entered', async () => {
+    const storeUrl = `sqlite:${join(dir, 'keys.db')}`;
+    const { store, blobs } = await openStore(storeUrl);
+    const admin = (await new ApiKeys(store).create({ tenantId: 'default', scope: 'admin', name: 'console' })).token;
+    await store.close();
+    await blobs.close?.();
+    const keyed = await startRetryd({ ...config, store: storeUrl }, quietLogger());
+    try {
+      const page = await newPage(`${keyed.url}/`);
+      const input = page.getByLabel('API key');
+      await input.waitFor();
+      await input.fill('rtd_wrong');
+      await page.getByRole('button', { name: 'Use this key' }).click();
+      await page.getByRole('alert').waitFor();
+      await input.fill(admin);
+      await page.getByRole('button', { name: 'Use this key' }).click();
+      await page.getByRole('heading', { name: 'Overview' }).waitFor();
+      await page.getByText('Success ratio').waitFor();
+      expect(await page.evaluate("sessionStorage.getItem('retryd.apiKey')")).toBe(admin);
+      await page.close();
+    } finally {
+      await keyed.close();
+    }
+  });
+});
