@@ -1,17 +1,8 @@
-import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServiceProcess } from './service-harness.js';
-
-const CLI = join(import.meta.dirname, '..', 'dist', 'cli', 'main.js');
-const run = (args: string[], env: NodeJS.ProcessEnv = {}) =>
-  promisify(execFile)(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, timeout: 20_000 }).then(
-    (r) => ({ code: 0, ...r }),
-    (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
-  );
+import { runCli as run, startServiceProcess } from './service-harness.js';
 
 describe('retryd serve (the command)', () => {
   let dir: string;

@@ -2,15 +2,14 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ApiKeys } from '../src/access/api-keys.js';
-import { createLogger } from '../src/service/logger.js';
 import { openStore } from '../src/service/open-store.js';
 import { DEFAULT_CONFIG, type RetrydConfig } from '../src/service/retryd-config.js';
 import { startRetryd, type RunningRetryd } from '../src/service/start-retryd.js';
 import { CONSOLE_DIR } from '../src/api/routes/console-routes.js';
+import { quietLogger } from './captured-logger.js';
 import { reply, startServer, waitFor, type TestServer } from './engine-helpers.js';
 
 // The web console served by `retryd serve` at `/`, driven in Debian's Chromium (playwright-core, no downloaded browser)
@@ -20,7 +19,6 @@ import { reply, startServer, waitFor, type TestServer } from './engine-helpers.j
 export const CHROMIUM = process.env.RETRYD_CHROMIUM ?? '/usr/bin/chromium';
 export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'];
 
-const quietLogger = () => createLogger('info', new Writable({ write: (_chunk, _encoding, done) => done() }));
 const FAST = { maxAttempts: 3, backoffType: 'FIXED', initialDelayMs: 50, multiplier: 1, maxDelayMs: 50, jitterType: 'NONE' };
 
 let dir: string;

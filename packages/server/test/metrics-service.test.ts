@@ -1,25 +1,16 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiKeys } from '../src/access/api-keys.js';
-import { createLogger } from '../src/service/logger.js';
 import { openStore } from '../src/service/open-store.js';
 import { DEFAULT_CONFIG, type RetrydConfig } from '../src/service/retryd-config.js';
 import { startRetryd } from '../src/service/start-retryd.js';
+import { quietLogger } from './captured-logger.js';
 import { reply, startServer, waitFor } from './engine-helpers.js';
 import { parseSamples, valueOf, type Sample } from './metrics-text.js';
 
 // GET /metrics on a running service: what a few real attempts leave in the counters, and who may read them.
-
-const quietLogger = () =>
-  createLogger(
-    'info',
-    new Writable({
-      write: (_chunk, _encoding, done) => done(),
-    }),
-  );
 
 let dir: string;
 let config: RetrydConfig;

@@ -1,25 +1,16 @@
-import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../src/service/logger.js';
 import { DEFAULT_CONFIG } from '../src/service/retryd-config.js';
 import { startRetryd } from '../src/service/start-retryd.js';
 import { reply, startServer, waitFor } from './engine-helpers.js';
-import { startServiceProcess } from './service-harness.js';
+import { runCli as run, startServiceProcess } from './service-harness.js';
 
 // Per-target protection in the running service: on by default, `--protection off` / RETRYD_PROTECTION for targets that
 // fail by design, and the log lines its events write.
-
-const CLI = join(import.meta.dirname, '..', 'dist', 'cli', 'main.js');
-const run = (args: string[], env: NodeJS.ProcessEnv = {}) =>
-  promisify(execFile)(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, timeout: 20_000 }).then(
-    (r) => ({ code: 0, ...r }),
-    (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
-  );
 
 let dir: string;
 beforeAll(async () => {

@@ -1,34 +1,13 @@
-import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
-import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ApiKeys } from '../src/access/api-keys.js';
-import { createLogger } from '../src/service/logger.js';
 import { openStore } from '../src/service/open-store.js';
 import { DEFAULT_CONFIG, type RetrydConfig } from '../src/service/retryd-config.js';
 import { isLoopbackHost, startRetryd } from '../src/service/start-retryd.js';
-
-const CLI = join(import.meta.dirname, '..', 'dist', 'cli', 'main.js');
-const run = (args: string[]) =>
-  promisify(execFile)(process.execPath, [CLI, ...args], { timeout: 20_000 }).then(
-    (r) => ({ code: 0, ...r }),
-    (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
-  );
-
-/** A logger whose lines the test reads. */
-function capturedLogger() {
-  const lines: Record<string, unknown>[] = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>);
-      done();
-    },
-  });
-  return { lines, logger: createLogger('info', sink) };
-}
+import { runCli as run } from './service-harness.js';
+import { capturedLogger } from './captured-logger.js';
 
 describe('retryd serve: who may listen where', () => {
   let dir: string;

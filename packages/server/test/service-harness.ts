@@ -1,9 +1,25 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { promisify } from 'node:util';
 
 const CLI = join(import.meta.dirname, '..', 'dist', 'cli', 'main.js');
+
+/** What a run of the built CLI printed, and its exit code. */
+export interface CliRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the built `retryd` CLI with `args` (and `env` over this process's) to its end; a non-zero exit is a result, not a throw. */
+export function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliRun> {
+  return promisify(execFile)(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, timeout: 20_000 }).then(
+    (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
+    (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
+  );
+}
 
 /** A `retryd serve` child process and the URL its API listens on. */
 export interface ServiceProcess {

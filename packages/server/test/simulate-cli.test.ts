@@ -1,18 +1,10 @@
-import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { validate } from 'fast-xml-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli as run } from './service-harness.js';
 import { MAX_CONTENTION_CLIENTS, parseClientList, parseFailureRates } from '../src/cli/simulate-command.js';
-
-const CLI = join(import.meta.dirname, '..', 'dist', 'cli', 'main.js');
-const run = (args: string[]) =>
-  promisify(execFile)(process.execPath, [CLI, ...args], { timeout: 20_000 }).then(
-    (r) => ({ code: 0, ...r }),
-    (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
-  );
 
 describe('retryd simulate (the command)', () => {
   let dir: string;

@@ -1,22 +1,10 @@
-import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { CompletionAbandonedError, FencedOutError, taskContext } from '../src/engine/engine-errors.js';
-import { createLogger } from '../src/service/logger.js';
 import { logEngineError } from '../src/service/task-log-lines.js';
+import { capturedLogger as capture } from './captured-logger.js';
 import { makeTask } from './fixtures/tasks.js';
 
 // Every line about a task names its taskId, the attempt and its target (the origin, never the path or query).
-
-function capture(): { lines: Record<string, unknown>[]; logger: ReturnType<typeof createLogger> } {
-  const lines: Record<string, unknown>[] = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>);
-      done();
-    },
-  });
-  return { lines, logger: createLogger('info', sink) };
-}
 
 const task = makeTask({ targetUrl: 'https://hooks.example.com/services/SECRETPATH?token=s3cr3t', targetKey: 'https://hooks.example.com', attemptNumber: 2 });
 

@@ -121,6 +121,17 @@ export function PageTitle({ children }: { children: ComponentChildren }) {
 }
 
 /** A status as a badge whose colour says good, waiting or bad. */
+/** A task's id as its row's header, linking to the task's page. */
+export function TaskIdHeader({ taskId }: { taskId: string }) {
+  return (
+    <th scope="row">
+      <a class="mono" href={`#/tasks/${encodeURIComponent(taskId)}`}>
+        {taskId}
+      </a>
+    </th>
+  );
+}
+
 export function StatusBadge({ status }: { status: string }) {
   const tone = /SUCCEEDED|CLOSED|succeeded/.test(status)
     ? 'good'

@@ -1,3 +1,4 @@
+import type { FastifyInstance } from 'fastify';
 import type { Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import { buildApp } from '../api/build-app.js';
@@ -157,18 +158,11 @@ export async function startRetryd(config: RetrydConfig, logger: Logger, options:
     apiKeys: new ApiKeys(store),
   };
   let auth: AuthMode = 'api-keys';
+  let app: FastifyInstance | undefined;
   try {
+    // Decided before the app is built: a service that may not listen where it was told must not start at all.
     if (runsApi) auth = await authModeOf(config, store);
-  } catch (error) {
-    protection.close();
-    await taskService.close();
-    await store.close();
-    await blobs.close?.();
-    await tracing?.shutdown();
-    throw error;
-  }
-  const app = runsApi ? await buildApp({ taskService, store, targetControl: protection, access, metrics, ...(verbose ? { logger } : {}) }) : undefined;
-  try {
+    app = runsApi ? await buildApp({ taskService, store, targetControl: protection, access, metrics, ...(verbose ? { logger } : {}) }) : undefined;
     await taskService.ensureDefaultPolicy();
     if (app) await app.listen({ port: config.port, host: config.host });
   } catch (error) {

@@ -3,7 +3,7 @@
 // EXHAUSTED allow no other move).
 import { useState } from 'preact/hooks';
 import { ApiError, api, query, type Page, type TaskView } from '../api.js';
-import { ConfirmDialog, ErrorLine, PageTitle, StatusBadge, time, useLoad } from '../ui.js';
+import { ConfirmDialog, ErrorLine, PageTitle, StatusBadge, TaskIdHeader, time, useLoad } from '../ui.js';
 
 type Asking = { action: 'replay'; tasks: TaskView[] } | { action: 'cancel'; task: TaskView };
 
@@ -84,11 +84,7 @@ export function DeadLettersPage() {
               <tbody>
                 {items.map((task) => (
                   <tr key={task.taskId}>
-                    <th scope="row">
-                      <a class="mono" href={`#/tasks/${encodeURIComponent(task.taskId)}`}>
-                        {task.taskId}
-                      </a>
-                    </th>
+                    <TaskIdHeader taskId={task.taskId} />
                     <td>
                       <StatusBadge status={task.status} />
                     </td>

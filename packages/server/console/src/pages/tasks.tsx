@@ -1,7 +1,7 @@
 // Tasks: filtered by status and policy (what GET /retry-tasks supports), and looked up by id.
 import { useState } from 'preact/hooks';
 import { api, query, type Page, type TaskStatus, type TaskView } from '../api.js';
-import { ErrorLine, PageTitle, StatusBadge, time, useLoad } from '../ui.js';
+import { ErrorLine, PageTitle, StatusBadge, TaskIdHeader, time, useLoad } from '../ui.js';
 
 const STATUSES: TaskStatus[] = ['PENDING', 'IN_FLIGHT', 'SUCCEEDED', 'FAILED', 'EXHAUSTED', 'CANCELLED'];
 
@@ -29,11 +29,7 @@ export function TaskTable({ tasks, caption }: { tasks: TaskView[]; caption: stri
       <tbody>
         {tasks.map((task) => (
           <tr key={task.taskId}>
-            <th scope="row">
-              <a class="mono" href={`#/tasks/${encodeURIComponent(task.taskId)}`}>
-                {task.taskId}
-              </a>
-            </th>
+            <TaskIdHeader taskId={task.taskId} />
             <td>
               <StatusBadge status={task.status} />
             </td>

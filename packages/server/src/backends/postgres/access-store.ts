@@ -1,24 +1,8 @@
 import type { Page } from '../../domain/task.js';
 import { decodeCursor, encodeCursor } from '../../store/cursor.js';
-import type { AccessStore, ApiKeyQuery, ApiKeyRecord, ApiKeyScope, TenantLimits } from '../../store/store.js';
+import type { AccessStore, ApiKeyQuery, ApiKeyRecord, TenantLimits } from '../../store/store.js';
 import type { RunQuery } from './postgres-store.js';
-
-/** An `api_keys` row, as the statements return it. */
-interface ApiKeyRow {
-  key_id: string;
-  tenant_id: string;
-  scope: ApiKeyScope;
-  name: string;
-  secret_hash: string;
-  created_at: number;
-  revoked_at: number | null;
-}
-
-/** A `tenant_limits` row, as get-tenant-limits.sql returns it (bigint arrives as a number: see connection.ts). */
-interface LimitsRow {
-  requests_per_second: number | null;
-  max_pending_tasks: number | null;
-}
+import { keyFromRow, limitsFromRow, type ApiKeyRow, type LimitsRow } from '../sql/access-rows.js';
 
 /**
  * {@link AccessStore} on the `api_keys` and `tenant_limits` tables of 006-access.sql, in the store's schema and pool.
@@ -71,23 +55,11 @@ export class PostgresAccessStore implements AccessStore {
 
   async getTenantLimits(tenantId: string): Promise<TenantLimits | undefined> {
     const row = (await this.#run<LimitsRow>('get-tenant-limits', [tenantId])).rows[0];
-    return row === undefined ? undefined : { requestsPerSecond: row.requests_per_second, maxPendingTasks: row.max_pending_tasks };
+    return limitsFromRow(row);
   }
 
   async putTenantLimits(tenantId: string, limits: TenantLimits | null, now: number): Promise<void> {
     if (limits === null) await this.#run('delete-tenant-limits', [tenantId]);
     else await this.#run('put-tenant-limits', [tenantId, limits.requestsPerSecond, limits.maxPendingTasks, now]);
   }
-}
-
-function keyFromRow(row: ApiKeyRow): ApiKeyRecord {
-  return {
-    keyId: row.key_id,
-    tenantId: row.tenant_id,
-    scope: row.scope,
-    name: row.name,
-    secretHash: row.secret_hash,
-    createdAt: row.created_at,
-    revokedAt: row.revoked_at,
-  };
 }

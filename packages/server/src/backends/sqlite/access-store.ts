@@ -1,8 +1,9 @@
 import type { Database } from 'better-sqlite3';
 import type { Page } from '../../domain/task.js';
 import { decodeCursor, encodeCursor, pageOf } from '../../store/cursor.js';
-import type { AccessStore, ApiKeyQuery, ApiKeyRecord, ApiKeyScope, TenantLimits } from '../../store/store.js';
+import type { AccessStore, ApiKeyQuery, ApiKeyRecord, TenantLimits } from '../../store/store.js';
 import { prepare, type Prepared } from './prepared.js';
+import { keyFromRow, keyToRow, limitsFromRow, type ApiKeyRow, type LimitsRow } from '../sql/access-rows.js';
 
 // The access sub-port on SQLite: the `api_keys` and `tenant_limits` tables of 005-access.sql. Each call is one
 // statement (hence atomic on its own, across processes too); none runs on the engine's path.
@@ -65,23 +66,6 @@ ON CONFLICT (tenant_id) DO UPDATE SET
 /** Deletes a tenant's limits (none: no change). Params: `tenantId`. */
 export const DELETE_TENANT_LIMITS = 'DELETE FROM tenant_limits WHERE tenant_id = ?';
 
-/** An `api_keys` row. */
-interface ApiKeyRow {
-  key_id: string;
-  tenant_id: string;
-  scope: ApiKeyScope;
-  name: string;
-  secret_hash: string;
-  created_at: number;
-  revoked_at: number | null;
-}
-
-/** A `tenant_limits` row, as read. */
-interface LimitsRow {
-  requests_per_second: number | null;
-  max_pending_tasks: number | null;
-}
-
 /**
  * {@link AccessStore} on one SQLite connection, its statements prepared once (after the migrations: the tables must
  * exist). better-sqlite3 is synchronous, so each method has finished its one statement when its promise is made.
@@ -143,35 +127,11 @@ export class SqliteAccessStore implements AccessStore {
 
   async getTenantLimits(tenantId: string): Promise<TenantLimits | undefined> {
     const row = this.#getLimits.get(tenantId);
-    return row === undefined ? undefined : { requestsPerSecond: row.requests_per_second, maxPendingTasks: row.max_pending_tasks };
+    return limitsFromRow(row);
   }
 
   async putTenantLimits(tenantId: string, limits: TenantLimits | null, now: number): Promise<void> {
     if (limits === null) this.#deleteLimits.run(tenantId);
     else this.#putLimits.run(tenantId, limits.requestsPerSecond, limits.maxPendingTasks, now);
   }
-}
-
-function keyToRow(key: ApiKeyRecord): ApiKeyRow {
-  return {
-    key_id: key.keyId,
-    tenant_id: key.tenantId,
-    scope: key.scope,
-    name: key.name,
-    secret_hash: key.secretHash,
-    created_at: key.createdAt,
-    revoked_at: key.revokedAt,
-  };
-}
-
-function keyFromRow(row: ApiKeyRow): ApiKeyRecord {
-  return {
-    keyId: row.key_id,
-    tenantId: row.tenant_id,
-    scope: row.scope,
-    name: row.name,
-    secretHash: row.secret_hash,
-    createdAt: row.created_at,
-    revokedAt: row.revoked_at,
-  };
 }
