@@ -107,7 +107,7 @@ try {
   });
   await shoot('dead-letters', '#/dead-letters', {
     before: async (page) => {
-      await page.getByRole('button', { name: /^Replay all/ }).click();
+      await page.getByRole('button', { name: 'Replay all dead letters' }).click();
       await page.getByRole('dialog').waitFor();
     },
   });

@@ -72,8 +72,8 @@ const exhausted = (task: RetryTask): TaskOutcome => ({
   deadLetterReason: 'max_attempts',
 });
 
-async function deadTask(kind: 'FAILED' | 'EXHAUSTED' = 'FAILED'): Promise<string> {
-  const { body } = await api.enqueue({ idempotencyKey: `dead-${Math.random()}` });
+async function deadTask(kind: 'FAILED' | 'EXHAUSTED' = 'FAILED', overrides: Record<string, unknown> = {}): Promise<string> {
+  const { body } = await api.enqueue({ idempotencyKey: `dead-${Math.random()}`, ...overrides });
   const task = await claim(body.taskId);
   await complete(task, kind === 'FAILED' ? failed(task) : exhausted(task));
   return body.taskId as string;
@@ -179,7 +179,77 @@ describe('POST /retry-tasks/:taskId/replay', () => {
   });
 });
 
+describe('POST /dead-letters/replay', () => {
+  const replayAll = async (filter: Record<string, unknown>, limit: number) => {
+    const pages: { results: { taskId: string; result: string }[]; replayed: number }[] = [];
+    let cursor: string | undefined;
+    do {
+      const res = await api.call('POST', '/dead-letters/replay', { ...filter, limit, ...(cursor === undefined ? {} : { cursor }) });
+      expect(res.status).toBe(200);
+      pages.push(res.body);
+      cursor = res.body.nextCursor;
+      if (pages.length > 50) throw new Error('bulk replay did not reach its last page');
+    } while (cursor !== undefined);
+    return pages;
+  };
+
+  it('replays every dead letter matching a filter, page by page, each once, and leaves the others dead', async () => {
+    const mine = { targetUrl: 'https://api.example.com:8443/pay' };
+    const matching = [await deadTask('FAILED', mine), await deadTask('EXHAUSTED', mine), await deadTask('FAILED', mine)];
+    const others = [await deadTask('FAILED'), await deadTask('EXHAUSTED', mine)];
+    const pages = await replayAll({ targetKey: 'https://api.example.com:8443', status: 'FAILED' }, 1);
+    const results = pages.flatMap((p) => p.results);
+    expect(results.map((r) => r.taskId).sort()).toEqual([matching[0], matching[2]].sort());
+    expect(results.every((r) => r.result === 'replayed')).toBe(true);
+    expect(pages.reduce((sum, p) => sum + p.replayed, 0)).toBe(2);
+    for (const taskId of [matching[0], matching[2]]) expect((await api.stored(taskId!)).status).toBe('PENDING');
+    for (const taskId of [matching[1], ...others]) expect(['FAILED', 'EXHAUSTED']).toContain((await api.stored(taskId!)).status);
+
+    // No filter: every dead letter left; a second run finds nothing to do.
+    const rest = (await replayAll({}, 100)).flatMap((p) => p.results);
+    expect(rest.map((r) => r.taskId).sort()).toEqual([matching[1], ...others].sort());
+    expect((await replayAll({}, 100)).flatMap((p) => p.results)).toEqual([]);
+    expect((await api.call('GET', '/dead-letters')).body.items).toEqual([]);
+  });
+
+  it('names the field and the rule of a broken filter', async () => {
+    const notOrigin = await api.call('POST', '/dead-letters/replay', { targetKey: 'https://api.example.com:8443/pay' });
+    expect(notOrigin.status).toBe(400);
+    expect(notOrigin.body.errors).toEqual([expect.objectContaining({ field: 'targetKey' })]);
+    const live = await api.call('POST', '/dead-letters/replay', { status: 'PENDING' });
+    expect(live.status).toBe(400);
+    expect(JSON.stringify(live.body)).toMatch(/status/);
+    const tooMany = await api.call('POST', '/dead-letters/replay', { limit: 1001 });
+    expect(tooMany.status).toBe(400);
+    expect(JSON.stringify(tooMany.body)).toMatch(/limit/);
+  });
+});
+
 describe('listings', () => {
+  it('filters tasks by target and by idempotency key, and dead letters by target, status and policy', async () => {
+    const mine = 'https://api.example.com:8443/pay';
+    // Dead first: each dead task's claim takes every due task.
+    const dead = await deadTask('FAILED', { targetUrl: mine });
+    await deadTask('FAILED');
+    const a = (await api.enqueue({ targetUrl: mine, idempotencyKey: 'key-a' })).body.taskId as string;
+    const b = (await api.enqueue({ idempotencyKey: 'key-b' })).body.taskId as string;
+    const ids = (res: { body: { items: { taskId: string }[] } }) => res.body.items.map((t) => t.taskId).sort();
+
+    expect(ids(await api.call('GET', `/retry-tasks?targetKey=${encodeURIComponent('https://api.example.com:8443')}`))).toEqual([a, dead].sort());
+    expect(ids(await api.call('GET', '/retry-tasks?targetKey=https%3A%2F%2Fapi.example.com%3A8443&status=PENDING'))).toEqual([a]);
+    expect(ids(await api.call('GET', '/retry-tasks?idempotencyKey=key-b'))).toEqual([b]);
+    expect(ids(await api.call('GET', '/retry-tasks?idempotencyKey=key-b&status=FAILED'))).toEqual([]);
+    expect(ids(await api.call('GET', `/retry-tasks?idempotencyKey=key-a&targetKey=${encodeURIComponent('https://api.example.com:8443')}`))).toEqual([a]);
+    expect(ids(await api.call('GET', '/retry-tasks?idempotencyKey=nobody'))).toEqual([]);
+    expect(ids(await api.call('GET', '/dead-letters?targetKey=https%3A%2F%2Fapi.example.com%3A8443'))).toEqual([dead]);
+    expect(ids(await api.call('GET', '/dead-letters?targetKey=https%3A%2F%2Fapi.example.com%3A8443&status=EXHAUSTED'))).toEqual([]);
+
+    const near = await api.call('GET', '/retry-tasks?targetKey=HTTPS%3A%2F%2Fapi.example.com%3A8443%2F');
+    expect(near.status).toBe(400);
+    expect(near.body.errors).toEqual([expect.objectContaining({ field: 'targetKey' })]);
+    expect(near.body.detail).toContain('https://api.example.com:8443');
+  });
+
   it('lists FAILED and EXHAUSTED tasks with their reason under /dead-letters, page by page', async () => {
     const ids = [await deadTask('FAILED'), await deadTask('EXHAUSTED'), await deadTask('FAILED')];
     await api.enqueue();

@@ -188,6 +188,42 @@ describe('the console in Chromium', () => {
     await page.close();
   });
 
+  it('filters dead letters by target and replays every one matching, after a confirmation', async () => {
+    toggleSucceeds = false;
+    const other = await startServer((_req, res) => reply(res, 400));
+    try {
+      const mine = await enqueue('/toggle');
+      const created = await call<{ taskId: string }>('POST', '/retry-tasks', { targetUrl: `${other.url}/bad`, method: 'POST', policy: FAST });
+      const theirs = created.body.taskId;
+      await untilStatus(mine, 'FAILED');
+      await untilStatus(theirs, 'FAILED');
+      toggleSucceeds = true;
+      const page = await newPage(`${service.url}/#/dead-letters`);
+      await page.getByLabel('Target').fill(downstream.url);
+      await page.getByRole('button', { name: 'Filter' }).click();
+      await page.getByRole('row').filter({ hasText: mine }).waitFor();
+      expect(await page.getByRole('row').filter({ hasText: theirs }).count()).toBe(0);
+      await page.getByRole('button', { name: 'Replay all matching the filter' }).click();
+      const dialog = page.getByRole('dialog', { name: 'Replay every dead letter matching the filter?' });
+      await dialog.getByRole('button', { name: 'Replay' }).click();
+      await page.getByRole('status').filter({ hasText: /Replayed \d+ matching task/ }).waitFor();
+      await untilStatus(mine, 'SUCCEEDED');
+      expect(await statusOf(theirs)).toBe('FAILED');
+      await page.close();
+
+      // The tasks page finds a task by its idempotency key.
+      const key = (await call<{ idempotencyKey: string }>('GET', `/retry-tasks/${theirs}`)).body.idempotencyKey;
+      const tasks = await newPage(`${service.url}/#/tasks`);
+      await tasks.getByLabel('Idempotency key').fill(key);
+      await tasks.getByRole('button', { name: 'Filter' }).click();
+      await tasks.getByRole('row').filter({ hasText: theirs }).waitFor();
+      await expect.poll(() => tasks.locator('tbody tr').count()).toBe(1);
+      await tasks.close();
+    } finally {
+      await other.close();
+    }
+  });
+
   it("shows the API's validation message by the field of a policy edit", async () => {
     expect((await call('POST', '/retry-policies', { policyId: 'payments', ...FAST })).status).toBe(201);
     const refused = await call<{ errors: { field: string; message: string }[] }>('PUT', '/retry-policies/payments', { ...FAST, maxAttempts: 0 });

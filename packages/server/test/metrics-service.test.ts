@@ -85,6 +85,7 @@ describe('GET /metrics', () => {
       expect(valueOf(samples, 'retry_target_breaker_state', { target, state: 'closed' })).toBe(1);
       expect(valueOf(samples, 'retry_target_breaker_state', { target, state: 'open' })).toBe(0);
       expect(valueOf(samples, 'retry_target_held', { target })).toBe(0);
+      expect(samples.some((s) => s.name === 'retry_target_held_tasks')).toBe(false);
       // Every attempt's result was committed at least once; the claims are timed too (at least the first, at start).
       expect(valueOf(samples, 'retry_store_duration_seconds_count', { operation: 'commit' })).toBeGreaterThanOrEqual(1);
       expect(valueOf(samples, 'retry_store_duration_seconds_count', { operation: 'claim' })).toBeGreaterThanOrEqual(1);
@@ -99,6 +100,16 @@ describe('GET /metrics', () => {
       expect(valueOf(samples, 'retry_target_breaker_state', { target, state: 'open' })).toBe(1);
       expect(valueOf(samples, 'retry_target_breaker_state', { target, state: 'closed' })).toBe(0);
       expect(valueOf(samples, 'retry_target_held', { target })).toBe(1);
+      expect(valueOf(samples, 'retry_target_held_tasks', { target })).toBe(0);
+      // Tasks for the held target wait PENDING: the gauge counts them.
+      const held = await post(`${service.url}/retry-tasks/batch`, {
+        tasks: [1, 2, 3].map((n) => ({ targetUrl: `${downstream.url}/ok`, method: 'POST', policyId: 'fast', body: { n } })),
+      });
+      expect(held.status).toBe(200);
+      await waitFor(
+        async () => valueOf(parseSamples(await (await fetch(`${service.url}/metrics`)).text()), 'retry_target_held_tasks', { target }) === 3,
+        { what: 'three held tasks in the metrics' },
+      );
       // The rate /targets shows: the configured 50/s, or lower while the 503 keeps its adaptive limit down.
       const shown = ((await (await fetch(targetPath)).json()) as { allowedRatePerSecond: number | null }).allowedRatePerSecond;
       expect(shown).not.toBeNull();

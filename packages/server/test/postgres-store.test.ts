@@ -236,9 +236,12 @@ describe('PostgresStore query plans', () => {
         claim: await explain(queries['claim-due'].text, [T0 + 100, 128, 'w', T0 + 30_100, null, null]),
         nextDue: await explain(queries['next-due-at'].text, []),
         lease: await explain(queries['find-expired-leases'].text, [T0, 100]),
-        deadLetters: await explain(queries['list-tasks-by-status'].text, ['default', ['FAILED', 'EXHAUSTED'], null, Infinity, '', 51]),
-        everything: await explain(queries['list-tasks-by-status'].text, ['default', Object.values(TaskStatus), null, T0, 'x', 51]),
-        byPolicy: await explain(queries['list-tasks-by-policy'].text, ['default', 'default', Infinity, '', 51]),
+        deadLetters: await explain(queries['list-tasks-by-status'].text, ['default', ['FAILED', 'EXHAUSTED'], null, Infinity, '', 51, null]),
+        everything: await explain(queries['list-tasks-by-status'].text, ['default', Object.values(TaskStatus), null, T0, 'x', 51, null]),
+        byPolicy: await explain(queries['list-tasks-by-policy'].text, ['default', 'default', Infinity, '', 51, null]),
+        deadLettersOfTarget: await explain(queries['list-tasks-by-status'].text, [
+          'default', ['FAILED', 'EXHAUSTED'], null, Infinity, '', 51, 'https://api.example.com',
+        ]),
       };
     }, 'store');
     const expected = [
@@ -250,6 +253,7 @@ describe('PostgresStore query plans', () => {
       ['deadLetters', 'tasks_by_status'],
       ['everything', 'tasks_by_status'],
       ['byPolicy', 'tasks_by_policy'],
+      ['deadLettersOfTarget', 'tasks_by_status'],
     ] as const;
     for (const [name, index] of expected) {
       expect(plan[name], name).toContain(`"Index Name":"${index}"`);

@@ -119,24 +119,30 @@ describe('query plans', () => {
 
   it('lists pages from the listing indexes without sorting the table', async () => {
     const db = await planDatabase(true);
-    const shapes: [TaskStatus[], boolean, boolean, RegExp[]][] = [
-      [[], false, false, [/tasks_live/, /tasks_ended/]],
-      [['PENDING'], false, true, [/tasks_live/]],
-      [['IN_FLIGHT'], false, true, [/tasks_in_flight/]],
-      [['FAILED', 'EXHAUSTED'], false, true, [/tasks_ended \(tenant_id=\? AND status=\?/]],
-      [['PENDING', 'IN_FLIGHT', 'CANCELLED'], false, false, [/tasks_live/, /tasks_ended/]],
-      [['SUCCEEDED'], true, true, []],
-      [[], true, false, [/tasks_by_policy/]],
+    const shapes: [TaskStatus[], boolean, boolean, boolean, RegExp[]][] = [
+      [[], false, false, false, [/tasks_live/, /tasks_ended/]],
+      [['PENDING'], false, false, true, [/tasks_live/]],
+      [['IN_FLIGHT'], false, false, true, [/tasks_in_flight/]],
+      [['FAILED', 'EXHAUSTED'], false, false, true, [/tasks_ended \(tenant_id=\? AND status=\?/]],
+      [['PENDING', 'IN_FLIGHT', 'CANCELLED'], false, false, false, [/tasks_live/, /tasks_ended/]],
+      [['SUCCEEDED'], true, false, true, []],
+      [[], true, false, false, [/tasks_by_policy/]],
+      // A target filter rides on the same walks.
+      [['FAILED', 'EXHAUSTED'], false, true, true, [/tasks_ended \(tenant_id=\? AND status=\?/]],
+      [[], false, true, false, [/tasks_live/, /tasks_ended/]],
+      [[], true, true, false, [/tasks_by_policy/]],
     ];
-    for (const [statuses, byPolicy, withCursor, indexes] of shapes) {
+    for (const [statuses, byPolicy, byTarget, withCursor, indexes] of shapes) {
       const params: Record<string, unknown> = { tenantId: 'default', limit: 10 };
       if (byPolicy) params['policyId'] = 'default';
+      if (byTarget) params['targetKey'] = 'https://api.example.com';
       if (withCursor) Object.assign(params, { afterCreatedAt: T0, afterTaskId: 'x' });
-      const details = plan(db, TaskListing.sql(statuses, byPolicy, withCursor), params);
+      const details = plan(db, TaskListing.sql(statuses, { byPolicy, byTarget, withCursor }), params);
       expect(details, `${statuses.join(',')}`).not.toMatch(NO_SCAN);
       for (const index of indexes) expect(details, `${statuses.join(',')}`).toMatch(index);
     }
-    expect(() => TaskListing.sql(['DONE' as TaskStatus], false, false)).toThrow(/Unknown task status "DONE"/);
+    const shape = { byPolicy: false, byTarget: false, withCursor: false };
+    expect(() => TaskListing.sql(['DONE' as TaskStatus], shape)).toThrow(/Unknown task status "DONE"/);
     db.close();
   });
 

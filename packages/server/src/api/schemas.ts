@@ -222,6 +222,30 @@ export const SHARED_SCHEMAS = [
       },
     },
   },
+  {
+    $id: 'BulkReplayResult',
+    type: 'object',
+    required: ['results', 'replayed'],
+    properties: {
+      results: {
+        type: 'array',
+        description:
+          'One entry per dead letter of the page, newest first: replayed; already_live (replayed meanwhile by someone ' +
+          'else, left as it is); or error, with the problem that task got (it changed meanwhile).',
+        items: {
+          type: 'object',
+          required: ['taskId', 'result'],
+          properties: {
+            taskId: { type: 'string' },
+            result: { type: 'string', enum: ['replayed', 'already_live', 'error'] },
+            error: { $ref: 'Problem#' },
+          },
+        },
+      },
+      replayed: { type: 'integer', description: 'How many entries are replayed.' },
+      nextCursor: { type: 'string', description: 'Where the next page starts: send it back as cursor, with the same filter.' },
+    },
+  },
 ] as const;
 
 /** `?cursor=&limit=` of every listing. */

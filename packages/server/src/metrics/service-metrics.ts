@@ -3,6 +3,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import { AttemptLogOutcome, type AttemptLog, type RetryTask } from '../domain/task.js';
 import type { EngineMetrics, TimedStoreCall } from '../engine/engine-metrics.js';
 import type { KnownTargetState } from '../protection/target-protection.js';
+import type { TargetRef } from '../store/store.js';
 import type { Store } from '../store/store.js';
 import { LabelCap } from './label-cap.js';
 import { QueueDepth, QUEUE_DEPTH_CACHE_MS } from './queue-depth.js';
@@ -21,7 +22,11 @@ export interface ServiceMetricsOptions {
   /** Counted by status at scrape time (`admin.countByStatus()`), at most once per `queueDepthCacheMs`. */
   store: Pick<Store, 'admin'>;
   /** What this instance knows of its targets (`TargetProtection.knownTargets`), read at scrape time. Absent: the `retry_target_*` metrics have no series. */
-  targets?: { knownTargets(now: number): Iterable<KnownTargetState> };
+  targets?: {
+    knownTargets(now: number): Iterable<KnownTargetState>;
+    /** The tasks due and waiting on one target (counted up to the store's cap), for `retry_target_held_tasks`. */
+    dueTasks?(ref: TargetRef, now: number): Promise<number>;
+  };
   /** Attempts in flight now (`Engine.load`), read at scrape time. Absent: `retry_in_flight` reads 0. */
   load?: () => { inFlight: number };
   /** Times the queue-depth cache. Default `systemClock`. */
@@ -288,6 +293,27 @@ export class ServiceMetrics implements EngineMetrics {
       collect: () => {
         held.reset();
         for (const { targetKey, held: isHeld } of known()) held.inc({ target: this.targetLabels.label(targetKey) }, isHeld ? 1 : 0);
+      },
+    });
+    const heldTasks: Gauge<'target'> = new Gauge({
+      name: 'retry_target_held_tasks',
+      help: 'Tasks due and waiting on a held target (counted up to 1000 per tenant), read from the store at scrape time; no series for a target not held.',
+      labelNames: ['target'] as const,
+      registers,
+      collect: async () => {
+        heldTasks.reset();
+        const dueTasks = source?.dueTasks?.bind(source);
+        if (dueTasks === undefined) return;
+        const now = this.clock.now();
+        const heldNow = [...known()].filter((target) => target.held);
+        const counts = await Promise.all(
+          // A store that cannot answer leaves the series out of this scrape rather than failing the whole scrape.
+          heldNow.map(({ tenantId, targetKey }) => dueTasks({ tenantId, targetKey }, now).catch(() => undefined)),
+        );
+        heldNow.forEach(({ targetKey }, i) => {
+          const count = counts[i];
+          if (count !== undefined) heldTasks.inc({ target: this.targetLabels.label(targetKey) }, count);
+        });
       },
     });
   }

@@ -188,6 +188,14 @@ export class TargetProtection implements AttemptProtection, TargetControl, Async
     }
   }
 
+  /**
+   * The tasks due and waiting on a target as of `now`, counted by the store up to `DUE_COUNT_CAP`: for the
+   * held-tasks metric, read only for targets held, so a scrape costs one bounded store read per held target.
+   */
+  async dueTasks(ref: TargetRef, now: number): Promise<number> {
+    return (await this.options.store.admin.getTarget(ref, now))?.dueTasks ?? 0;
+  }
+
   /** Drops deferred limit writes: no timer of its own is left. The store stays open (its owner closes it). */
   close(): void {
     for (const target of this.all()) target.close();

@@ -374,7 +374,16 @@ export interface TaskQuery extends PageRequest {
   /** One status or several (dead letters list FAILED and EXHAUSTED). */
   status?: TaskStatus | readonly TaskStatus[];
   policyId?: string;
+  /**
+   * Only the tasks of this target (`RetryTask.targetKey`). No store keeps an index for it (that would cost every
+   * enqueue): SQL stores filter the status or policy walk, and Redis examines at most {@link TARGET_SCAN_BUDGET}
+   * listed tasks per page, so a page may come back shorter than `limit`, even empty, with a `nextCursor` to go on.
+   */
+  targetKey?: string;
 }
+
+/** How many listed tasks a store may examine for one page filtered by target before it answers a short page. */
+export const TARGET_SCAN_BUDGET = 2_000;
 
 /**
  * A claim. How its `limit` slots are shared: the ready target queues are taken in *ring order* — `(tenantId,

@@ -11,6 +11,7 @@ import { Enqueuer, type BatchEntryResult, type EnqueueContext, type EnqueueResul
 import type { HandOff } from './hand-off.js';
 import { PolicyRegistry, type CreatePolicyResult } from '../policies/policy-registry.js';
 import { callStore } from './store-failure.js';
+import { decodeCursor } from '../store/cursor.js';
 
 /** Options of {@link TaskService}. */
 export interface TaskServiceOptions {
@@ -42,6 +43,29 @@ export interface TaskServiceOptions {
    * must be given the same keys to reveal them.
    */
   secrets?: TaskSecrets;
+}
+
+/** What a task listing may filter by: the store's query, and an idempotency key. */
+export interface TaskListQuery extends TaskQuery {
+  idempotencyKey?: string;
+}
+
+/** Which dead letters a listing or a bulk replay takes: one of the two dead statuses (default both), one policy, one target. */
+export interface DeadLetterFilter {
+  status?: typeof TaskStatus.FAILED | typeof TaskStatus.EXHAUSTED;
+  policyId?: string;
+  targetKey?: string;
+}
+
+/** What became of one task of a bulk replay. */
+export type BulkReplayEntry =
+  | { taskId: string; result: ReplayResult['kind'] }
+  | { taskId: string; result: 'error'; error: RetrydError };
+
+/** One page of a bulk replay: a result per dead letter listed, in listing order, and where the next page starts. */
+export interface BulkReplayResult {
+  results: BulkReplayEntry[];
+  nextCursor?: string;
 }
 
 /** Most tasks one batch request may hold. */
@@ -143,14 +167,50 @@ export class TaskService implements AsyncDisposable {
     return task;
   }
 
-  /** A page of tasks, newest first, optionally of one status and one policy. */
-  listTasks(query: TaskQuery): Promise<Page<RetryTask>> {
-    return callStore(this.#store.kind, 'list tasks', () => this.#store.listTasks(query));
+  /**
+   * A page of tasks, newest first, optionally of some statuses, one policy, one target, one idempotency key. A key
+   * is unique in its tenant, so that filter is one indexed read: a page of at most one task, and no next page.
+   * A target filter may answer short pages (see {@link TaskQuery.targetKey}).
+   */
+  listTasks(query: TaskListQuery): Promise<Page<RetryTask>> {
+    const { idempotencyKey, ...rest } = query;
+    if (idempotencyKey !== undefined) return this.#taskOfKey(rest, idempotencyKey);
+    return callStore(this.#store.kind, 'list tasks', () => this.#store.listTasks(rest));
   }
 
-  /** FAILED and EXHAUSTED tasks, newest first; each carries its `deadLetterReason`. */
-  listDeadLetters(tenantId: string, page: PageRequest): Promise<Page<RetryTask>> {
-    return this.listTasks({ ...page, tenantId, status: DEAD_LETTER_STATUSES });
+  /** FAILED and EXHAUSTED tasks (or one of the two), newest first, maybe of one policy or target; each carries its `deadLetterReason`. */
+  listDeadLetters(tenantId: string, page: PageRequest, filter: DeadLetterFilter = {}): Promise<Page<RetryTask>> {
+    return this.listTasks({ ...page, ...filter, tenantId, status: filter.status ?? DEAD_LETTER_STATUSES });
+  }
+
+  /**
+   * Replays one page of the dead letters that match a filter (`POST /dead-letters/replay`): each as
+   * {@link TaskService.replay} would, one result per task, and the cursor of the next page while more may match.
+   * `admit` is told how many tasks the page may put back first (a tenant's pending-task limit), and may throw.
+   * Replayed tasks leave the dead letters, so a caller repeating with `nextCursor` until there is none replays every
+   * task that matched when it started, and each at most once.
+   */
+  async replayDeadLetters(
+    tenantId: string,
+    page: PageRequest,
+    filter: DeadLetterFilter = {},
+    admit: (count: number) => Promise<void> = async () => {},
+  ): Promise<BulkReplayResult> {
+    const listed = await this.listDeadLetters(tenantId, page, filter);
+    await admit(listed.items.length);
+    const results: BulkReplayEntry[] = [];
+    for (const task of listed.items) {
+      try {
+        const { kind } = await this.replay(tenantId, task.taskId);
+        results.push({ taskId: task.taskId, result: kind });
+      } catch (error) {
+        // A store that is down fails the whole call; a task that changed under the replay (cancelled, succeeded,
+        // gone) gets its own problem and the others go on.
+        if (!(error instanceof RetrydError) || error.status >= 500) throw error;
+        results.push({ taskId: task.taskId, result: 'error', error });
+      }
+    }
+    return listed.nextCursor === undefined ? { results } : { results, nextCursor: listed.nextCursor };
   }
 
   /** A task's attempt log, oldest first; 404 when the task does not exist. */
@@ -240,6 +300,22 @@ export class TaskService implements AsyncDisposable {
     await this.close();
   }
 
+  /** The page of a listing filtered by an idempotency key: its task when it matches the rest of the query, and is past the cursor. */
+  async #taskOfKey(query: TaskQuery, idempotencyKey: string): Promise<Page<RetryTask>> {
+    return callStore(this.#store.kind, 'list tasks', async () => {
+      const after = query.cursor === undefined ? undefined : decodeCursor('tasks', query.cursor, 'ns');
+      const task = await this.#store.admin.getTaskByIdempotencyKey(query.tenantId, idempotencyKey);
+      if (task === undefined) return { items: [] };
+      const statuses = query.status === undefined ? undefined : typeof query.status === 'string' ? [query.status] : query.status;
+      const matches =
+        (statuses === undefined || statuses.length === 0 || statuses.includes(task.status)) &&
+        (query.policyId === undefined || task.policyId === query.policyId) &&
+        (query.targetKey === undefined || task.targetKey === query.targetKey) &&
+        (after === undefined || isBefore(task, after[0] as number, after[1] as string));
+      return { items: matches ? [task] : [] };
+    });
+  }
+
   /**
    * Reads a task, lets `decide` choose a named transition (or none), and has the store apply it; when the store
    * refuses it (the task moved on meanwhile: a worker finished the attempt, another caller got there first), decides
@@ -262,6 +338,11 @@ export class TaskService implements AsyncDisposable {
     }
     throw new RetrydError('INTERNAL', `task ${taskId} kept changing while trying to ${what}; try again`);
   }
+}
+
+/** Whether a task comes after `(createdAt, taskId)` in a listing (newest first). */
+function isBefore(task: RetryTask, createdAt: number, taskId: string): boolean {
+  return task.createdAt < createdAt || (task.createdAt === createdAt && task.taskId < taskId);
 }
 
 function taskNotFound(taskId: string): RetrydError {

@@ -1,7 +1,7 @@
 import { expect, it } from 'vitest';
 import type { TaskStatus } from '@retryd/core';
 import type { RetryTask } from '../../src/domain/task.js';
-import type { Store, TaskQuery } from '../../src/store/store.js';
+import { TARGET_SCAN_BUDGET, type Store, type TaskQuery } from '../../src/store/store.js';
 import { T0, makeTask } from '../fixtures/tasks.js';
 import type { CurrentStore } from './helpers.js';
 import { insertAll, newestFirst } from './helpers.js';
@@ -74,6 +74,35 @@ export function listingCases(store: CurrentStore): void {
     );
     expect(await list({ policyId: 'missing' })).toEqual([]);
     expect(await list({})).toEqual(expectIds(all));
+  });
+
+  it('filters by target, alone and with status and policy, through more tasks than one page may examine', async () => {
+    const other = 'https://other.example.com/x';
+    const mine = 'https://mine.example.com/pay';
+    // The target's tasks are spread through a listing longer than TARGET_SCAN_BUDGET: pages may come back short (Redis
+    // examines at most that many tasks a page), but the walk finds every one of them, in order, and nothing else.
+    const total = TARGET_SCAN_BUDGET + 300;
+    const spots = new Map<number, RetryTask>([
+      [5, makeTask({ targetUrl: mine, createdAt: T0 + 5 })],
+      [1_000, terminal('FAILED', { targetUrl: mine, createdAt: T0 + 1_000 })],
+      [1_001, terminal('EXHAUSTED', { targetUrl: mine, policyId: 'a', createdAt: T0 + 1_001 })],
+      [total - 3, terminal('FAILED', { targetUrl: mine, createdAt: T0 + total - 3 })],
+    ]);
+    const tasks = Array.from({ length: total }, (_, i) => spots.get(i) ?? terminal('FAILED', { targetUrl: other, createdAt: T0 + i }));
+    await insertAll(store(), [...tasks, makeTask({ tenantId: 'elsewhere', targetUrl: mine })]);
+    const mineKey = 'https://mine.example.com';
+    const expected = (keep: (t: RetryTask) => boolean) => ids([...spots.values()].filter(keep).sort(newestFirst));
+    const list = async (query: Omit<TaskQuery, 'cursor' | 'tenantId' | 'limit'>, limit = 2) =>
+      ids((await walk(store(), { tenantId: 'default', limit, ...query })).flat());
+
+    expect(await list({ targetKey: mineKey })).toEqual(expected(() => true));
+    expect(await list({ targetKey: mineKey, status: ['FAILED', 'EXHAUSTED'] }, 50)).toEqual(expected((t) => t.status !== 'PENDING'));
+    expect(await list({ targetKey: mineKey, policyId: 'a' })).toEqual(expected((t) => t.policyId === 'a'));
+    expect(await list({ targetKey: mineKey, status: 'PENDING' })).toEqual(expected((t) => t.status === 'PENDING'));
+    expect(await list({ targetKey: 'https://none.example.com' }, 1_000)).toEqual([]);
+    const first = await store().listTasks({ tenantId: 'default', limit: 1, targetKey: mineKey });
+    expect(ids(first.items)).toEqual(expected(() => true).slice(0, 1));
+    expect(first.nextCursor).toBeDefined();
   });
 
   it('lists each task under its current status through claims, retries, ends, cancels and replays', async () => {

@@ -1,17 +1,36 @@
-// Dead letters (GET /dead-letters): why each task ended, what the target last answered; replay one or every one
-// shown, and cancel a replay that should not run after all (a dead letter itself can only be replayed: FAILED and
+// Dead letters (GET /dead-letters): why each task ended, what the target last answered, filtered by status, policy
+// and target; replay one, every one shown, or every one matching the filter (POST /dead-letters/replay, page after
+// page), and cancel a replay that should not run after all (a dead letter itself can only be replayed: FAILED and
 // EXHAUSTED allow no other move).
 import { useState } from 'preact/hooks';
 import { ApiError, api, query, type Page, type TaskView } from '../api.js';
 import { ConfirmDialog, ErrorLine, PageTitle, StatusBadge, TaskIdHeader, time, useLoad } from '../ui.js';
+import { hashParams } from './tasks.js';
 
-type Asking = { action: 'replay'; tasks: TaskView[] } | { action: 'cancel'; task: TaskView };
+type Asking = { action: 'replay'; tasks: TaskView[] } | { action: 'replay-matching' } | { action: 'cancel'; task: TaskView };
+
+/** One page of POST /dead-letters/replay. */
+interface BulkReplayPage {
+  results: { taskId: string; result: 'replayed' | 'already_live' | 'error'; error?: { detail?: string; title?: string } }[];
+  replayed: number;
+  nextCursor?: string;
+}
+
+/** Most pages one "replay all matching" asks for before it stops and says so: a bound on one click. */
+const MAX_BULK_PAGES = 100;
 
 const taskPath = (taskId: string) => `/retry-tasks/${encodeURIComponent(taskId)}`;
 
 export function DeadLettersPage() {
+  const params = hashParams();
+  const filter = { status: params.get('status') ?? '', policyId: params.get('policyId') ?? '', targetKey: params.get('targetKey') ?? '' };
+  const filtered = filter.status !== '' || filter.policyId !== '' || filter.targetKey !== '';
   const [cursor, setCursor] = useState<string>();
-  const letters = useLoad(() => api<Page<TaskView>>('GET', `/dead-letters${query({ cursor, limit: 50 })}`), [cursor]);
+  const letters = useLoad(
+    () => api<Page<TaskView>>('GET', `/dead-letters${query({ ...filter, cursor, limit: 50 })}`),
+    [filter.status, filter.policyId, filter.targetKey, cursor],
+  );
+  const [progress, setProgress] = useState<string>();
   const [replayed, setReplayed] = useState<TaskView[]>([]);
   const [asking, setAsking] = useState<Asking>();
   const [errors, setErrors] = useState<Error[]>([]);
@@ -23,7 +42,29 @@ export function DeadLettersPage() {
     if (question === undefined) return;
     setBusy(true);
     const failures: Error[] = [];
-    if (question.action === 'replay') {
+    if (question.action === 'replay-matching') {
+      // Page after page until the filter matches nothing more: replayed tasks leave the dead letters, so each runs once.
+      const body = Object.fromEntries(Object.entries(filter).filter(([, value]) => value !== ''));
+      let next: string | undefined;
+      let replayedCount = 0;
+      let pages = 0;
+      try {
+        do {
+          const page: BulkReplayPage = await api<BulkReplayPage>('POST', '/dead-letters/replay', { ...body, limit: 200, ...(next === undefined ? {} : { cursor: next }) });
+          replayedCount += page.replayed;
+          for (const entry of page.results) {
+            if (entry.result === 'error') failures.push(new Error(`${entry.taskId}: ${entry.error?.detail ?? entry.error?.title ?? 'not replayed'}`));
+          }
+          next = page.nextCursor;
+          pages += 1;
+          setProgress(`Replayed ${replayedCount}${next === undefined ? '' : '…'}`);
+        } while (next !== undefined && pages < MAX_BULK_PAGES);
+        if (next !== undefined) failures.push(new Error(`Stopped after ${replayedCount} tasks: more match. Replay all matching again to go on.`));
+      } catch (error) {
+        failures.push(error as Error);
+      }
+      setProgress(`Replayed ${replayedCount} matching task${replayedCount === 1 ? '' : 's'}.`);
+    } else if (question.action === 'replay') {
       const done: TaskView[] = [];
       // One at a time: a replay-all of a long page must not trip the tenant's request rate.
       for (const task of question.tasks) {
@@ -52,18 +93,51 @@ export function DeadLettersPage() {
     <>
       <PageTitle>Dead letters</PageTitle>
       <p class="hint">Tasks that FAILED (a permanent answer) or were EXHAUSTED (out of attempts or budget), newest first.</p>
+      <div class="toolbar">
+        <form
+          class="inline"
+          aria-label="Filter dead letters"
+          onSubmit={(event) => {
+            event.preventDefault();
+            const form = new FormData(event.currentTarget);
+            const field = (name: string) => String(form.get(name) ?? '').trim();
+            setCursor(undefined);
+            location.hash = `#/dead-letters${query({ status: field('status'), policyId: field('policyId'), targetKey: field('targetKey') })}`;
+          }}
+        >
+          <label for="dl-status">Status</label>
+          <select id="dl-status" name="status" value={filter.status}>
+            <option value="">both</option>
+            <option value="FAILED">FAILED</option>
+            <option value="EXHAUSTED">EXHAUSTED</option>
+          </select>
+          <label for="dl-policy">Policy</label>
+          <input id="dl-policy" name="policyId" value={filter.policyId} placeholder="policy id" />
+          <label for="dl-target">Target</label>
+          <input id="dl-target" class="mono" name="targetKey" value={filter.targetKey} placeholder="https://api.example.com" />
+          <button type="submit">Filter</button>
+        </form>
+      </div>
       <ErrorLine error={letters.error} />
+      {progress !== undefined && (
+        <p role="status" class="hint">
+          {progress}
+        </p>
+      )}
       {errors.map((error, i) => (
         <ErrorLine key={i} error={error} />
       ))}
       {letters.data !== undefined &&
-        (items.length === 0 ? (
-          <p>No dead letters.</p>
+        (items.length === 0 && letters.data.nextCursor === undefined ? (
+          <p>{filtered ? 'No dead letters match.' : 'No dead letters.'}</p>
         ) : (
           <>
             <div class="toolbar">
-              <button type="button" class="primary" disabled={busy} onClick={() => setAsking({ action: 'replay', tasks: items })}>
+              <button type="button" disabled={busy || items.length === 0} onClick={() => setAsking({ action: 'replay', tasks: items })}>
                 Replay all {items.length} shown
+              </button>
+              <button type="button" class="primary" disabled={busy} onClick={() => setAsking({ action: 'replay-matching' })}>
+                {filtered ? 'Replay all matching the filter' : 'Replay all dead letters'}
               </button>
             </div>
             <table>
@@ -145,7 +219,11 @@ export function DeadLettersPage() {
         title={
           asking?.action === 'cancel'
             ? 'Cancel this replayed task?'
-            : asking?.tasks.length === 1
+            : asking?.action === 'replay-matching'
+              ? filtered
+                ? 'Replay every dead letter matching the filter?'
+                : 'Replay every dead letter?'
+              : asking?.tasks.length === 1
               ? 'Replay this task?'
               : `Replay ${asking?.tasks.length ?? 0} tasks?`
         }
@@ -157,8 +235,17 @@ export function DeadLettersPage() {
           {asking?.action === 'cancel'
             ? 'It will not be attempted again.'
             : 'Each task becomes PENDING and is attempted again from a fresh run, with its same Idempotency-Key.'}
+          {asking?.action === 'replay-matching' && ` Every page is replayed, not only this one${filtered ? ` (${describe(filter)})` : ''}.`}
         </p>
       </ConfirmDialog>
     </>
   );
+}
+
+/** The filter in words, for the confirmation. */
+function describe(filter: Record<string, string>): string {
+  return Object.entries(filter)
+    .filter(([, value]) => value !== '')
+    .map(([name, value]) => `${name} ${value}`)
+    .join(', ');
 }

@@ -1,4 +1,4 @@
-// Tasks: filtered by status and policy (what GET /retry-tasks supports), and looked up by id.
+// Tasks: filtered by status, policy, target and idempotency key (what GET /retry-tasks supports), and looked up by id.
 import { useState } from 'preact/hooks';
 import { api, query, type Page, type TaskStatus, type TaskView } from '../api.js';
 import { ErrorLine, PageTitle, StatusBadge, TaskIdHeader, time, useLoad } from '../ui.js';
@@ -51,16 +51,20 @@ export function TasksPage() {
   const params = hashParams();
   const status = params.get('status') ?? '';
   const policyId = params.get('policyId') ?? '';
+  const targetKey = params.get('targetKey') ?? '';
+  const idempotencyKey = params.get('idempotencyKey') ?? '';
   const [cursor, setCursor] = useState<string>();
   const [lookup, setLookup] = useState('');
   const tasks = useLoad(
-    () => api<Page<TaskView>>('GET', `/retry-tasks${query({ status, policyId, cursor, limit: 50 })}`),
-    [status, policyId, cursor],
+    () => api<Page<TaskView>>('GET', `/retry-tasks${query({ status, policyId, targetKey, idempotencyKey, cursor, limit: 50 })}`),
+    [status, policyId, targetKey, idempotencyKey, cursor],
   );
   const filter = (event: Event) => {
     event.preventDefault();
     const form = new FormData(event.currentTarget as HTMLFormElement);
-    location.hash = `#/tasks${query({ status: String(form.get('status') ?? ''), policyId: String(form.get('policyId') ?? '').trim() })}`;
+    const field = (name: string) => String(form.get(name) ?? '').trim();
+    setCursor(undefined);
+    location.hash = `#/tasks${query({ status: field('status'), policyId: field('policyId'), targetKey: field('targetKey'), idempotencyKey: field('idempotencyKey') })}`;
   };
   return (
     <>
@@ -78,6 +82,10 @@ export function TasksPage() {
           </select>
           <label for="filter-policy">Policy</label>
           <input id="filter-policy" name="policyId" value={policyId} placeholder="policy id" />
+          <label for="filter-target">Target</label>
+          <input id="filter-target" class="mono" name="targetKey" value={targetKey} placeholder="https://api.example.com" />
+          <label for="filter-key">Idempotency key</label>
+          <input id="filter-key" class="mono" name="idempotencyKey" value={idempotencyKey} />
           <button type="submit">Filter</button>
         </form>
         <form
@@ -96,7 +104,12 @@ export function TasksPage() {
       </div>
       <ErrorLine error={tasks.error} />
       {tasks.data !== undefined &&
-        (tasks.data.items.length === 0 ? <p>No tasks match.</p> : <TaskTable tasks={tasks.data.items} caption="Tasks, newest first" />)}
+        (tasks.data.items.length > 0 ? (
+          <TaskTable tasks={tasks.data.items} caption="Tasks, newest first" />
+        ) : (
+          // A target filter examines a bounded stretch of tasks per page: an empty page may still have more after it.
+          <p>{tasks.data.nextCursor === undefined ? 'No tasks match.' : 'No tasks match on this page; later pages may.'}</p>
+        ))}
       <div class="pager">
         {cursor !== undefined && (
           <button type="button" onClick={() => setCursor(undefined)}>

@@ -1,7 +1,10 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { TaskStatus } from '@retryd/core';
 import { RetrydError } from '../../domain/errors.js';
-import type { TaskService } from '../../tasks/task-service.js';
+import type { DeadLetterFilter, TaskService } from '../../tasks/task-service.js';
+import { ENQUEUE_LIMITS } from '../../tasks/enqueue-input.js';
+import { TARGET_KEY_MAX_LENGTH } from '../target-schemas.js';
+import { targetRefOf } from './target-routes.js';
 import { POLICY_ID_SCHEMA } from '../../policies/policy-id.js';
 import { logProblem } from '../problem-handler.js';
 import { documentBody, pageQuery, problemResponses } from '../schemas.js';
@@ -29,6 +32,35 @@ interface PageQuery {
 interface TaskListQuery extends PageQuery {
   status?: TaskStatus;
   policyId?: string;
+  targetKey?: string;
+  idempotencyKey?: string;
+}
+interface DeadLetterQuery extends PageQuery {
+  status?: typeof TaskStatus.FAILED | typeof TaskStatus.EXHAUSTED;
+  policyId?: string;
+  targetKey?: string;
+}
+
+const TARGET_KEY_FILTER = {
+  type: 'string',
+  minLength: 1,
+  maxLength: TARGET_KEY_MAX_LENGTH,
+  description: "Only the tasks of this target: an origin exactly as tasks record it, e.g. https://api.example.com. Pages may be shorter than limit, even empty, with a nextCursor (no index leads by target: a page examines a bounded number of tasks).",
+} as const;
+const DEAD_LETTER_FILTER = {
+  status: { type: 'string', enum: [TaskStatus.FAILED, TaskStatus.EXHAUSTED], description: 'One of the two dead statuses; both when absent.' },
+  policyId: POLICY_ID_SCHEMA,
+  targetKey: TARGET_KEY_FILTER,
+} as const;
+
+/** The store's filter of a dead-letter query or bulk replay: the target key checked as the target routes check it. */
+function deadLetterFilterOf(tenantId: string, query: Omit<DeadLetterQuery, keyof PageQuery>): DeadLetterFilter {
+  const { status, policyId, targetKey } = query;
+  return {
+    ...(status === undefined ? {} : { status }),
+    ...(policyId === undefined ? {} : { policyId }),
+    ...(targetKey === undefined ? {} : { targetKey: targetRefOf(tenantId, targetKey).targetKey }),
+  };
 }
 
 /** A JSON response documented as a shared schema. */
@@ -125,6 +157,13 @@ export function registerTaskRoutes(app: FastifyInstance, { taskService, tenantOf
           properties: {
             status: { type: 'string', enum: Object.values(TaskStatus) },
             policyId: POLICY_ID_SCHEMA,
+            targetKey: TARGET_KEY_FILTER,
+            idempotencyKey: {
+              type: 'string',
+              minLength: 1,
+              maxLength: ENQUEUE_LIMITS.keyLength,
+              description: 'Only the task holding this idempotency key (at most one: keys are unique in a tenant).',
+            },
             ...pageQuery,
           },
         },
@@ -132,12 +171,15 @@ export function registerTaskRoutes(app: FastifyInstance, { taskService, tenantOf
       },
     },
     async (request) => {
-      const { status, policyId } = request.query;
+      const { status, policyId, targetKey, idempotencyKey } = request.query;
+      const tenantId = tenantOf(request);
       const page = await taskService.listTasks({
-        tenantId: tenantOf(request),
+        tenantId,
         ...pageOf(request.query),
         ...(status === undefined ? {} : { status }),
         ...(policyId === undefined ? {} : { policyId }),
+        ...(targetKey === undefined ? {} : { targetKey: targetRefOf(tenantId, targetKey).targetKey }),
+        ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
       });
       return { items: page.items.map(toTaskView), ...(page.nextCursor === undefined ? {} : { nextCursor: page.nextCursor }) };
     },
@@ -214,19 +256,57 @@ export function registerTaskRoutes(app: FastifyInstance, { taskService, tenantOf
     },
   );
 
-  app.get<{ Querystring: PageQuery }>(
+  app.get<{ Querystring: DeadLetterQuery }>(
     '/dead-letters',
     {
       schema: {
         summary: 'FAILED and EXHAUSTED tasks with their deadLetterReason, newest first',
         tags: ['dead letters'],
-        querystring: pageQuerySchema,
+        querystring: { type: 'object', additionalProperties: false, properties: { ...DEAD_LETTER_FILTER, ...pageQuery } },
         response: { 200: json('A page of dead tasks', 'TaskPage'), ...problemResponses(400, 503) },
       },
     },
     async (request) => {
-      const page = await taskService.listDeadLetters(tenantOf(request), pageOf(request.query));
+      const tenantId = tenantOf(request);
+      const page = await taskService.listDeadLetters(tenantId, pageOf(request.query), deadLetterFilterOf(tenantId, request.query));
       return { items: page.items.map(toTaskView), ...(page.nextCursor === undefined ? {} : { nextCursor: page.nextCursor }) };
+    },
+  );
+
+  app.post<{ Body: DeadLetterQuery }>(
+    '/dead-letters/replay',
+    {
+      schema: {
+        summary: 'Re-drive one page of the dead letters matching a filter',
+        description:
+          'Each listed task is replayed as POST /retry-tasks/{taskId}/replay would (same idempotency key, a fresh ' +
+          'attempt budget), with one result each. Replayed tasks leave the dead letters: repeat with nextCursor until ' +
+          'there is none to replay every task that matched, each once. A task that changed meanwhile gets its own ' +
+          'problem; the others go on.',
+        tags: ['dead letters'],
+        body: {
+          type: 'object',
+          additionalProperties: false,
+          properties: { ...DEAD_LETTER_FILTER, ...pageQuery, limit: { ...pageQuery.limit, default: 100 } },
+        },
+        response: { 200: json('One result per dead letter replayed', 'BulkReplayResult'), ...problemResponses(400, 415, 429, 503) },
+      },
+    },
+    async (request) => {
+      const tenantId = tenantOf(request);
+      const body = request.body;
+      const filter = deadLetterFilterOf(tenantId, body);
+      const admit = (count: number) => admitTasks(request, count);
+      const { results, nextCursor } = await taskService.replayDeadLetters(tenantId, pageOf(body), filter, admit);
+      return {
+        results: results.map((entry) =>
+          entry.result === 'error'
+            ? { taskId: entry.taskId, result: 'error', error: logProblem(request, entry.error, entry.error.toProblem()) }
+            : { taskId: entry.taskId, result: entry.result },
+        ),
+        replayed: results.filter((entry) => entry.result === 'replayed').length,
+        ...(nextCursor === undefined ? {} : { nextCursor }),
+      };
     },
   );
 }

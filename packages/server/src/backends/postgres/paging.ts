@@ -16,9 +16,10 @@ export function taskListing(query: TaskQuery): { name: QueryName; values: unknow
   const status = query.status ?? [];
   const statuses = [...new Set(typeof status === 'string' ? [status] : status)];
   const rows = query.limit + 1;
+  const targetKey = query.targetKey ?? null;
   if (statuses.length === 0 && query.policyId !== undefined) {
-    return { name: 'list-tasks-by-policy', values: [query.tenantId, query.policyId, ...after, rows] };
+    return { name: 'list-tasks-by-policy', values: [query.tenantId, query.policyId, ...after, rows, targetKey] };
   }
   const walked = statuses.length > 0 ? statuses : Object.values(TaskStatus);
-  return { name: 'list-tasks-by-status', values: [query.tenantId, walked, query.policyId ?? null, ...after, rows] };
+  return { name: 'list-tasks-by-status', values: [query.tenantId, walked, query.policyId ?? null, ...after, rows, targetKey] };
 }

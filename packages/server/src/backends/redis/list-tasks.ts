@@ -1,7 +1,7 @@
 import { TaskStatus } from '@retryd/core';
 import type { Redis } from 'ioredis';
 import type { AttemptLog, Page, RetryTask } from '../../domain/task.js';
-import type { PageRequest, TaskQuery } from '../../store/store.js';
+import { TARGET_SCAN_BUDGET, type PageRequest, type TaskQuery } from '../../store/store.js';
 import { decodeCursor, encodeCursor, pageOf } from '../../store/cursor.js';
 import { createdAtOfSortKey, sortKeyOf } from './keys.js';
 import type { PartitionKeys } from './keys.js';
@@ -12,12 +12,17 @@ const ALL_STATUSES = Object.values(TaskStatus);
 /**
  * One page of tasks, newest first, through the listing sets (never a scan):
  *
- * 1. one `ZRANGE … BYLEX REV LIMIT 0 limit+1` per status asked for (every status when none), on the per-status
- *    sets or, with `policyId`, the per-policy-and-status sets, all in one MULTI so a task moving between two of
- *    them is seen in exactly one;
- * 2. a merge of those ordered lists, newest first, cut to `limit + 1` (the extra entry only tells that a next
- *    page exists);
- * 3. one script call that reads the page's tasks.
+ * 1. one `ZRANGE … BYLEX REV LIMIT 0 n` per status asked for (every status when none), on the per-status sets or,
+ *    with `policyId`, the per-policy-and-status sets, all in one MULTI so a task moving between two of them is seen
+ *    in exactly one;
+ * 2. a merge of those ordered lists, newest first, cut to `n`;
+ * 3. one script call that reads those tasks.
+ *
+ * Without a target filter `n` is `limit + 1` (the extra entry only tells that a next page exists) and one round
+ * makes the page. With one, no set is kept per target (it would cost every enqueue its memory), so rounds go on
+ * down the listing keeping the target's tasks until the page is full, the listing ends, or
+ * {@link TARGET_SCAN_BUDGET} tasks were examined: then the page may be short, even empty, and `nextCursor`
+ * continues after the last task examined.
  *
  * A task that changed status between steps 1 and 3 so that it no longer matches the filter is left out of the
  * page (which is then shorter than `limit`; `nextCursor` still continues after it). The cursor is the last
@@ -36,10 +41,58 @@ export async function listTasks(
   }
   const wanted = statusesOf(query.status);
   const statuses = wanted.length === 0 ? ALL_STATUSES : wanted;
+  const allowed = new Set<string>(statuses);
+  const matches = (task: RetryTask | undefined): task is RetryTask =>
+    task !== undefined &&
+    allowed.has(task.status) &&
+    (query.policyId === undefined || task.policyId === query.policyId) &&
+    (query.targetKey === undefined || task.targetKey === query.targetKey);
+  const cursorAt = (member: string) => encodeCursor('tasks', [createdAtOfSortKey(member), member.slice(16)]);
+
+  if (query.targetKey === undefined) {
+    const listed = await walkListing(client, keys, query, statuses, start, query.limit + 1);
+    const page = listed.slice(0, query.limit);
+    const items = (await readTasks(page.map((member) => member.slice(16)))).filter(matches);
+    const last = page[page.length - 1];
+    if (listed.length <= query.limit || last === undefined) return { items };
+    return { items, nextCursor: cursorAt(last) };
+  }
+
+  const found: { task: RetryTask; member: string }[] = [];
+  let examined = 0;
+  for (;;) {
+    const round = Math.min(Math.max(query.limit + 1, 100), TARGET_SCAN_BUDGET - examined);
+    const listed = await walkListing(client, keys, query, statuses, start, round);
+    const tasks = await readTasks(listed.map((member) => member.slice(16)));
+    for (const [i, member] of listed.entries()) {
+      examined += 1;
+      const task = tasks[i];
+      if (matches(task)) found.push({ task, member });
+      if (found.length > query.limit) {
+        const page = found.slice(0, query.limit);
+        return { items: page.map((f) => f.task), nextCursor: cursorAt(page[page.length - 1]!.member) };
+      }
+    }
+    const last = listed[listed.length - 1];
+    if (listed.length < round || last === undefined) return { items: found.map((f) => f.task) };
+    if (examined >= TARGET_SCAN_BUDGET) return { items: found.map((f) => f.task), nextCursor: cursorAt(last) };
+    start = `(${last}`;
+  }
+}
+
+/** The first `count` listing members after `start` of the sets a query walks, newest first. */
+async function walkListing(
+  client: Redis,
+  keys: PartitionKeys,
+  query: TaskQuery,
+  statuses: readonly TaskStatus[],
+  start: string,
+  count: number,
+): Promise<string[]> {
   const multi = client.multi();
   for (const status of statuses) {
     const key = query.policyId === undefined ? keys.status(status) : keys.policyStatus(status, query.policyId);
-    multi.zrange(key, start, '-', 'BYLEX', 'REV', 'LIMIT', 0, query.limit + 1);
+    multi.zrange(key, start, '-', 'BYLEX', 'REV', 'LIMIT', 0, count);
   }
   const replies = (await multi.exec()) ?? [];
   const members: string[] = [];
@@ -48,21 +101,11 @@ export async function listTasks(
     members.push(...(reply as string[]));
   }
   // Bytewise, as Redis orders members (JavaScript's < compares UTF-16 units, which differs beyond the BMP).
-  const listed = members
+  return members
     .map((member) => ({ member, bytes: Buffer.from(member, 'utf8') }))
     .sort((a, b) => Buffer.compare(b.bytes, a.bytes))
-    .slice(0, query.limit + 1)
+    .slice(0, count)
     .map(({ member }) => member);
-  const page = listed.slice(0, query.limit);
-  const tasks = await readTasks(page.map((member) => member.slice(16)));
-  const allowed = new Set<string>(statuses);
-  const items = tasks.filter(
-    (task): task is RetryTask =>
-      task !== undefined && allowed.has(task.status) && (query.policyId === undefined || task.policyId === query.policyId),
-  );
-  const last = page[page.length - 1];
-  if (listed.length <= query.limit || last === undefined) return { items };
-  return { items, nextCursor: encodeCursor('tasks', [createdAtOfSortKey(last), last.slice(16)]) };
 }
 
 /** A task's attempt log, oldest first: the `attempts:<id>` set by score (attempt number) after the cursor's. */

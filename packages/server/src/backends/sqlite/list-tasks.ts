@@ -14,6 +14,13 @@ export interface TaskCursor {
 
 type ListParams = Record<string, string | number>;
 
+/** Which optional terms a listing has: each combination is its own prepared statement. */
+export interface ListingShape {
+  byPolicy: boolean;
+  byTarget: boolean;
+  withCursor: boolean;
+}
+
 const ALL_STATUSES: readonly TaskStatus[] = Object.values(TaskStatus);
 
 const TASK_COLUMNS = taskColumnList();
@@ -33,7 +40,7 @@ const LIVE_TERMS = ' AND ended_at IS NULL';
 
 /**
  * Builds and caches the task listing for each shape of query (which statuses, with or without a policy filter
- * and a cursor): at most 2^6 × 4 statements, each prepared once.
+ * a target filter and a cursor): at most 2^6 × 8 statements, each prepared once.
  *
  * Every arm walks one index backwards and stops after `limit` rows (see the index notes in 001-init.sql): PENDING
  * walks `tasks_live`, IN_FLIGHT `tasks_in_flight`, a terminal status its range of `tasks_ended`, and a policy
@@ -54,19 +61,22 @@ export class TaskListing {
     const statuses = statusesOf(query.status);
     const params: ListParams = { tenantId: query.tenantId, limit: query.limit + 1 };
     if (query.policyId !== undefined) params['policyId'] = query.policyId;
+    if (query.targetKey !== undefined) params['targetKey'] = query.targetKey;
     if (after !== undefined) {
       params['afterCreatedAt'] = after.createdAt;
       params['afterTaskId'] = after.taskId;
     }
-    return this.#statement(statuses, query.policyId !== undefined, after !== undefined).all(params);
+    const shape = { byPolicy: query.policyId !== undefined, byTarget: query.targetKey !== undefined, withCursor: after !== undefined };
+    return this.#statement(statuses, shape).all(params);
   }
 
   /**
    * The SQL for one shape; exported through the class for the query-plan test. Params: `tenantId`, `limit`, and
-   * with `byPolicy` `policyId`, with `withCursor` `afterCreatedAt` and `afterTaskId`.
+   * with `byPolicy` `policyId`, with `byTarget` `targetKey`, with `withCursor` `afterCreatedAt` and `afterTaskId`.
+   * A target filter is one more term on the same walks (no index leads by target outside the PENDING due index).
    * @throws Error for a status that is not one of {@link TaskStatus} (statuses are written into the SQL).
    */
-  static sql(statuses: readonly TaskStatus[], byPolicy: boolean, withCursor: boolean): string {
+  static sql(statuses: readonly TaskStatus[], { byPolicy, byTarget, withCursor }: ListingShape): string {
     for (const status of statuses) {
       if (!Object.hasOwn(ARM_TERMS, status)) throw new Error(`Unknown task status ${JSON.stringify(status)}.`);
     }
@@ -76,6 +86,7 @@ export class TaskListing {
         `SELECT ${TASK_COLUMNS} FROM tasks WHERE tenant_id = @tenantId`,
         terms,
         byPolicy ? ' AND policy_id = @policyId' : '',
+        byTarget ? ' AND target_key = @targetKey' : '',
         withCursor ? ' AND (created_at, task_id) < (@afterCreatedAt, @afterTaskId)' : '',
       ].join('');
     let arms: string[];
@@ -92,11 +103,11 @@ export class TaskListing {
     return `${arms.join('\nUNION ALL\n')}\nORDER BY created_at DESC, task_id DESC LIMIT @limit`;
   }
 
-  #statement(statuses: readonly TaskStatus[], byPolicy: boolean, withCursor: boolean): Statement<[ListParams], TaskRow> {
-    const key = `${statuses.join(',')}:${byPolicy}:${withCursor}`;
+  #statement(statuses: readonly TaskStatus[], shape: ListingShape): Statement<[ListParams], TaskRow> {
+    const key = `${statuses.join(',')}:${shape.byPolicy}:${shape.byTarget}:${shape.withCursor}`;
     let statement = this.#cache.get(key);
     if (statement === undefined) {
-      statement = this.#db.prepare<ListParams, TaskRow>(TaskListing.sql(statuses, byPolicy, withCursor)).raw(true);
+      statement = this.#db.prepare<ListParams, TaskRow>(TaskListing.sql(statuses, shape)).raw(true);
       this.#cache.set(key, statement);
     }
     return statement;
