@@ -233,7 +233,7 @@ describe('listings', () => {
     await deadTask('FAILED');
     const a = (await api.enqueue({ targetUrl: mine, idempotencyKey: 'key-a' })).body.taskId as string;
     const b = (await api.enqueue({ idempotencyKey: 'key-b' })).body.taskId as string;
-    const ids = (res: { body: { items: { taskId: string }[] } }) => res.body.items.map((t) => t.taskId).sort();
+    const ids = (res: { body: Record<string, unknown> }) => (res.body.items as { taskId: string }[]).map((t) => t.taskId).sort();
 
     expect(ids(await api.call('GET', `/retry-tasks?targetKey=${encodeURIComponent('https://api.example.com:8443')}`))).toEqual([a, dead].sort());
     expect(ids(await api.call('GET', '/retry-tasks?targetKey=https%3A%2F%2Fapi.example.com%3A8443&status=PENDING'))).toEqual([a]);
