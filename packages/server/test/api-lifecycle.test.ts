@@ -186,7 +186,7 @@ describe('POST /dead-letters/replay', () => {
     do {
       const res = await api.call('POST', '/dead-letters/replay', { ...filter, limit, ...(cursor === undefined ? {} : { cursor }) });
       expect(res.status).toBe(200);
-      pages.push(res.body);
+      pages.push(res.body as (typeof pages)[number]);
       cursor = res.body.nextCursor;
       if (pages.length > 50) throw new Error('bulk replay did not reach its last page');
     } while (cursor !== undefined);
