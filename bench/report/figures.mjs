@@ -51,7 +51,7 @@ export function w1Figures(results) {
 
 /**
  * W2 per store: the backlog's enqueue rate through the API ÷ the same store's rate through the library in-process
- * (its ceiling: the same inserts without HTTP), memory, size, and the due tasks' lag with the backlog ÷ without.
+ * (the same inserts without HTTP: the reference, if not a strict bound, as that process also generates the load), memory, size, and the due tasks' lag with the backlog ÷ without.
  */
 export function w2Figures(results) {
   return stepsOf(results, 'w2').map((step) => {

@@ -111,7 +111,7 @@ if (archived !== undefined) {
   say(`the hand-written ${repoPath(docFile)} is kept at the end of ${repoPath(historyFile)}`);
 }
 const fromDoc = (p) => relative(dirname(docFile), p).split('\\').join('/');
-writeFileSync(docFile, renderDoc(results, { chartPath: (name) => fromDoc(join(chartsDir, name)), resultsPath: fromDoc(resultsFile) }));
+writeFileSync(docFile, renderDoc(results, { chartPath: (name) => fromDoc(join(chartsDir, name)), resultsPath: fromDoc(resultsFile), resultsCommandPath: repoPath(resultsFile) }));
 say(`page: ${repoPath(docFile)}; charts: ${Object.keys(charts).map((n) => repoPath(join(chartsDir, n))).join(', ')}`);
 if (readmeFile !== undefined) {
   writeFileSync(readmeFile, fillReadme(readFileSync(readmeFile, 'utf8'), results, { reportPath: relative(dirname(readmeFile), docFile).split('\\').join('/') }));
