@@ -1,10 +1,11 @@
 // The report's Markdown (docs/benchmarks.md) and the README's headline, from a results file. Pure apart from reading
 // the method text: the same results always give the same page, so a page can be checked against its results file.
+// Headings carry no sizes, so that links to a section (docs/server.md links W3's) survive quick and full runs alike.
 
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fmt } from '../service/lib/report.mjs';
-import { STORE_NAMES, headline, w1Figures, w2Figures, w3Figures, w4Figures } from './figures.mjs';
+import { STORE_NAMES, aims, headline, w1Figures, w2Figures, w3Figures, w4Figures } from './figures.mjs';
 
 const MiB = 2 ** 20;
 const x = (r) => (r === undefined ? '–' : `${r >= 100 ? fmt(r) : r.toFixed(2)}×`);
@@ -62,9 +63,9 @@ function w1Section(results) {
   ]);
   if (w.bare !== undefined) rows.push([w.bare.name, 'nothing stored', fmt(w.bare.attemptsPerSec), '–', '100 %', '–', '–', '–', w.bare.pass ? 'PASS' : '**FAIL**']);
   return [
-    `## W1: flaky downstream, fast retries (${fmt(w.tasks)} tasks)`,
+    '## W1: flaky downstream, fast retries',
     '',
-    `${stepNote(w.step)}. Median of ${w.rounds} round(s), the order rotated every round${w.rounds > 1 ? '; the range of the rounds in brackets' : ''}. PASS: the downstream saw exactly three requests per task, one first success each and no duplicate, and the store recorded every task.`,
+    `${fmt(w.tasks)} tasks: ${stepNote(w.step)}. Median of ${w.rounds} round(s), the order rotated every round${w.rounds > 1 ? '; the range of the rounds in brackets' : ''}. PASS: the downstream saw exactly three requests per task, one first success each and no duplicate, and the store recorded every task.`,
     '',
     table(['Contender', 'Durability', 'Attempts/s', '÷ peer', '÷ ceiling (bare loop)', 'Enqueue (tasks/s)', 'Enqueue ÷ peer', 'CPU ms / attempt', 'Check'], rows),
     '',
@@ -79,7 +80,9 @@ function w2Section(results) {
   if (ws.length === 0) return undefined;
   const first = ws.find((w) => w.backlog !== undefined);
   return [
-    `## W2: a large backlog (${fmt(first?.backlog)} tasks due in an hour)`,
+    '## W2: a large backlog',
+    '',
+    `${fmt(first?.backlog)} tasks due in an hour:`,
     '',
     ...ws.map((w) => `- ${storeName(w.store)}: ${stepNote(w.step)}`),
     '',
@@ -126,7 +129,9 @@ function w3Section(results) {
     ]),
   );
   return [
-    `## W3: retry storm, protections off and on (${fmt(first?.tasks)} tasks)`,
+    '## W3: retry storm, protections off and on',
+    '',
+    `${fmt(first?.tasks)} tasks:`,
     '',
     ...ws.map((w) => `- ${storeName(w.store)}: ${stepNote(w.step)}`),
     '',
@@ -143,7 +148,9 @@ function w4Section(results) {
   if (ws.length === 0) return undefined;
   const first = ws.find((w) => w.rate !== undefined);
   return [
-    `## W4: steady load, dispatch lag (${fmt(first?.rate)} tasks/s for ${fmt(first?.seconds)} s)`,
+    '## W4: steady load, dispatch lag',
+    '',
+    `${fmt(first?.rate)} tasks/s for ${fmt(first?.seconds)} s, each due at once:`,
     '',
     ...ws.map((w) => `- ${storeName(w.store)}: ${stepNote(w.step)}`),
     '',
@@ -169,6 +176,19 @@ function w4Section(results) {
     ),
     '',
     '![W4 dispatch lag distribution](CHART:w4-lag.svg)',
+  ].join('\n');
+}
+
+function aimsSection(results) {
+  const rows = aims(results);
+  if (rows.length === 0) return undefined;
+  return [
+    '## Aims',
+    '',
+    table(
+      ['Aim', 'Figure', 'Met?'],
+      rows.map((r) => [r.aim, `${fmt(r.figure, r.unit === '×' ? 2 : r.unit === ' ms' ? 1 : 0)}${r.unit}`, r.met ? 'met' : '**missed**']),
+    ),
   ].join('\n');
 }
 
@@ -219,7 +239,7 @@ export function renderDoc(results, { chartPath, resultsPath, resultsCommandPath 
     renderHeadline(results),
     '',
     environmentSection(results),
-    ...[w1Section(results), w2Section(results), w3Section(results), w4Section(results)].filter((s) => s !== undefined).flatMap((s) => ['', s]),
+    ...[w1Section(results), w2Section(results), w3Section(results), w4Section(results), aimsSection(results)].filter((s) => s !== undefined).flatMap((s) => ['', s]),
     '',
     readFileSync(join(import.meta.dirname, 'method.md'), 'utf8').trimEnd(),
     '',
