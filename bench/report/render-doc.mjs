@@ -75,17 +75,15 @@ function w1Section(results) {
   ].join('\n');
 }
 
+/** A per-store workload's opening: its heading, its size, and the command each store's run was (W2–W4). */
+const perStoreOpening = (heading, size, ws) => [heading, '', size, '', ...ws.map((w) => `- ${storeName(w.store)}: ${stepNote(w.step)}`), ''];
+
 function w2Section(results) {
   const ws = w2Figures(results);
   if (ws.length === 0) return undefined;
   const first = ws.find((w) => w.backlog !== undefined);
   return [
-    '## W2: a large backlog',
-    '',
-    `${fmt(first?.backlog)} tasks due in an hour:`,
-    '',
-    ...ws.map((w) => `- ${storeName(w.store)}: ${stepNote(w.step)}`),
-    '',
+    ...perStoreOpening('## W2: a large backlog', `${fmt(first?.backlog)} tasks due in an hour:`, ws),
     `No peer runs W2 yet. The enqueue is compared with the same store's enqueue through the library, in-process (the same inserts without HTTP; a reference rather than a strict bound, since that process is also the load generator). Lag: ${fmt(first?.due)} tasks due now, sent steadily, on an empty store and with the backlog sitting.`,
     '',
     table(
@@ -129,12 +127,7 @@ function w3Section(results) {
     ]),
   );
   return [
-    '## W3: retry storm, protections off and on',
-    '',
-    `${fmt(first?.tasks)} tasks:`,
-    '',
-    ...ws.map((w) => `- ${storeName(w.store)}: ${stepNote(w.step)}`),
-    '',
+    ...perStoreOpening('## W3: retry storm, protections off and on', `${fmt(first?.tasks)} tasks:`, ws),
     `The downstream fails every request for ${fmt((first?.outageMs ?? 0) / 1000)} s, then serves ${fmt(first?.capacity)} requests/s (its ceiling) and answers 429 with \`Retry-After: 1\` beyond; "on" adds a rate limit of ${fmt(first?.limit)}/s for its target. No peer has these protections to compare with.`,
     '',
     table(['Store', 'Run', 'Amplification', 'on ÷ off', 'All succeeded after', 'on ÷ off', 'Peak req/s (100 ms)', '÷ ceiling (capacity)', 'Lost', 'Duplicates'], rows),
@@ -148,12 +141,7 @@ function w4Section(results) {
   if (ws.length === 0) return undefined;
   const first = ws.find((w) => w.rate !== undefined);
   return [
-    '## W4: steady load, dispatch lag',
-    '',
-    `${fmt(first?.rate)} tasks/s for ${fmt(first?.seconds)} s, each due at once:`,
-    '',
-    ...ws.map((w) => `- ${storeName(w.store)}: ${stepNote(w.step)}`),
-    '',
+    ...perStoreOpening('## W4: steady load, dispatch lag', `${fmt(first?.rate)} tasks/s for ${fmt(first?.seconds)} s, each due at once:`, ws),
     'No peer runs W4 yet. The ceiling is one durable commit on this disk (fdatasync p50, timed by the same run); Redis without AOF commits nothing to disk.',
     '',
     table(
