@@ -8,8 +8,9 @@
 // Full run (the default): the sizes of WORKLOADS.md, ~40 min on a quiet 2-core machine (the plan and its estimate are
 // printed first); results to bench/results/<date>.json, the page to docs/benchmarks.md, charts to docs/bench/, the
 // headline into README.md between <!-- bench:headline --> and <!-- /bench:headline -->.
-// --quick: smoke sizes and one round (about 3 min for everything on a busy machine); results to bench/results/quick-<date>.json and
-// the page and charts to bench/results/quick/, README untouched: its figures mean nothing and never land in docs/.
+// --quick: smoke sizes and one round (about 3 min for everything on a busy machine); results to
+// bench/results/quick-<date>.json, the page and charts to bench/results/quick/, README untouched: its figures mean
+// nothing and never land in docs/.
 // --from FILE: no run; renders the page again from a saved results file (quick or full, as the file says).
 // A page without the report's mark (written by hand) is appended to benchmarks-history.md beside it before it is replaced.
 // --note TEXT: a remark kept with the results and shown at the top of the page (e.g. what else ran on the machine).
