@@ -2,7 +2,7 @@
 //
 //   node bench/service/w1.mjs [--tasks 20000] [--only retryd,bullmq,pgboss,bare] [--sync full|normal|both]
 //                             [--rounds 1] [--store sqlite[,postgres,redis]] [--instances 1[,2,3]] [--concurrency N]
-//                             [--cpu-prof DIR] [--baseline PATH/dist/cli/main.js] [--downstream flaky|ok] [--json]
+//                             [--cpu-prof DIR] [--baseline PATH/dist/cli/main.js] [--downstream flaky|ok] [--json] [--json-file FILE]
 //
 // Every contender gets the same 20,000 tasks (own idempotency key, small JSON body), the same downstream
 // (./downstream.mjs in its own process: 503, 503, then 200 per key) and the same HTTP client (undici).
@@ -29,7 +29,7 @@ import { bareContender } from './lib/contenders/bare.mjs';
 import { bullmqContender } from './lib/contenders/bullmq.mjs';
 import { pgbossContender } from './lib/contenders/pgboss.mjs';
 import { retrydContender } from './lib/contenders/retryd.mjs';
-import { fmt, machine as machineNow, printMachine, printTable, sleep, printDiskSync } from './lib/report.mjs';
+import { fmt, machine as machineNow, printMachine, printTable, sleep, printDiskSync, writeJsonFile } from './lib/report.mjs';
 
 const { values: args } = parseArgs({
   options: {
@@ -44,6 +44,7 @@ const { values: args } = parseArgs({
     baseline: { type: 'string' },
     downstream: { type: 'string', default: 'flaky' },
     json: { type: 'boolean', default: false },
+    'json-file': { type: 'string' },
   },
 });
 const ROUNDS = Number(args.rounds);
@@ -313,6 +314,8 @@ if (protectionPairs.length > 0) {
   );
 }
 console.log(`\nCPU ms / attempt: retryd = the service process; BullMQ = bench process + redis-server; pg-boss = bench process + every postgres process (other users of those servers count too).`);
-if (args.json) console.log(JSON.stringify({ machine, tasks: N, results }, null, 2));
+const output = { machine, tasks: N, rounds: ROUNDS, results };
+if (args.json) console.log(JSON.stringify(output, null, 2));
+writeJsonFile(args['json-file'], output);
 // A peer's client may keep a handle open (pg-boss timers, undici sockets): the figures are printed, so exit.
 process.exit(results.every((r) => r.pass) ? 0 : 1);

@@ -1,7 +1,7 @@
 // W2 — a large backlog (../../../shared/WORKLOADS.md).
 //
 //   node bench/service/w2.mjs [--backlog 1000000] [--due 1000] [--sync full|normal] [--store sqlite|postgres|redis]
-//                             [--skip-library] [--cpu-prof DIR] [--json]
+//                             [--skip-library] [--cpu-prof DIR] [--json] [--json-file FILE]
 //
 // 1. Baseline: a fresh service on an empty store; after a warm-up of 1,000 (not measured), 1,000 tasks due now,
 //    sent on a steady schedule (20 every 10 ms), then another 1,000 in one burst: dispatch lag p50 / p99 / max of each.
@@ -19,7 +19,7 @@ import { parseArgs } from 'node:util';
 import { startDownstream } from './lib/downstream-client.mjs';
 import { retrydStore } from './lib/contenders/retryd.mjs';
 import { lagsOf, sendDueNow, serviceSideLag } from './lib/dispatch-lag.mjs';
-import { CURRENT_DIST, fmt, inParallel, printMachine, printTable, sleep, summarize, waitFor, printDiskSync } from './lib/report.mjs';
+import { CURRENT_DIST, fmt, inParallel, printMachine, printTable, sleep, summarize, waitFor, printDiskSync, writeJsonFile } from './lib/report.mjs';
 import { startRetryd } from './lib/retryd-service.mjs';
 
 const { values: args } = parseArgs({
@@ -31,6 +31,7 @@ const { values: args } = parseArgs({
     'skip-library': { type: 'boolean', default: false },
     'cpu-prof': { type: 'string' },
     json: { type: 'boolean', default: false },
+    'json-file': { type: 'string' },
   },
 });
 const BACKLOG = Number(args.backlog);
@@ -238,4 +239,5 @@ const rise = api.dueNow.steady.lag.p99 / results.empty.steady.lag.p99;
 console.log(`aim W2 RSS < 300 MB with ${fmt(BACKLOG)} pending: peak ${fmt((api.memoryEnd.hwmMiB * MiB) / 1e6)} MB → ${api.memoryEnd.hwmMiB * MiB < 300e6 ? 'MET' : 'MISSED'}`);
 console.log(`aim W2 no rise in dispatch lag: steady p99 ${fmt(api.dueNow.steady.lag.p99, 2)} ms with the backlog vs ${fmt(results.empty.steady.lag.p99, 2)} ms empty (${rise.toFixed(2)}×)`);
 if (args.json) console.log(JSON.stringify(results, null, 2));
+writeJsonFile(args['json-file'], results);
 process.exit(0);

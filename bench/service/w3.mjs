@@ -3,7 +3,7 @@
 //
 //   node bench/service/w3.mjs [--tasks 5000] [--outage 10] [--capacity 500] [--capacity-burst N] [--limit 500]
 //                             [--burst N] [--runs off,on] [--store sqlite|postgres|redis] [--sync full|normal]
-//                             [--concurrency N] [--timeout 300] [--svg docs/w3-rate.svg] [--json]
+//                             [--concurrency N] [--timeout 300] [--svg docs/w3-rate.svg] [--json] [--json-file FILE]
 //
 // The downstream (./downstream.mjs, storm mode, its own process) fails every request (503) for --outage s from the
 // first request it receives, then serves --capacity requests/s (a token bucket of --capacity-burst, default a tenth of
@@ -28,8 +28,8 @@ import { writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { retrydStore } from './lib/contenders/retryd.mjs';
 import { startDownstream } from './lib/downstream-client.mjs';
-import { rateChartSvg } from './lib/rate-chart.mjs';
-import { fmt, inParallel, printMachine, printTable, sleep, waitFor } from './lib/report.mjs';
+import { binnedChart, rateChartSvg } from './lib/rate-chart.mjs';
+import { fmt, inParallel, printMachine, printTable, sleep, waitFor, writeJsonFile } from './lib/report.mjs';
 import { CLI, serveHasFlag, startRetryd, targetPath } from './lib/retryd-service.mjs';
 
 const { values: args } = parseArgs({
@@ -47,6 +47,7 @@ const { values: args } = parseArgs({
     timeout: { type: 'string', default: '300' },
     svg: { type: 'string', default: 'docs/w3-rate.svg' },
     json: { type: 'boolean', default: false },
+    'json-file': { type: 'string' },
   },
 });
 const positive = (name, integer = false) => {
@@ -277,26 +278,29 @@ if (on !== undefined) {
   }
 }
 
+const chart = {
+  title: `W3 retry storm: ${fmt(N)} tasks, ${OUTAGE_MS / 1000} s outage, then ${fmt(CAPACITY)} requests/s (${args.store}, ${new Date().toISOString().slice(0, 10)})`,
+  binMs: BIN_MS,
+  panels: outcomes
+    .filter((o) => o.timeline?.startAt != null)
+    .map(({ result: r, timeline: tl, allowedRate }) => ({
+      title:
+        `${r.protections}: ${r.amplification.toFixed(2)}× amplification, all succeeded after ` +
+        `${r.allSucceededS?.toFixed(1) ?? '–'} s, peak ${fmt(r.peak100PerSecond)}/s`,
+      times: tl.times,
+      answers: tl.answers,
+      recoveredAtMs: OUTAGE_MS,
+      limitPerSecond: r.run === 'on' ? LIMIT : undefined,
+      spans: r.breaker?.filter((b) => b.state !== 'CLOSED'),
+      allowedRate,
+    })),
+};
 if (args.svg !== 'none') {
-  const svg = rateChartSvg({
-    title: `W3 retry storm: ${fmt(N)} tasks, ${OUTAGE_MS / 1000} s outage, then ${fmt(CAPACITY)} requests/s (${args.store}, ${new Date().toISOString().slice(0, 10)})`,
-    binMs: BIN_MS,
-    panels: outcomes
-      .filter((o) => o.timeline?.startAt != null)
-      .map(({ result: r, timeline: tl, allowedRate }) => ({
-        title:
-          `${r.protections}: ${r.amplification.toFixed(2)}× amplification, all succeeded after ` +
-          `${r.allSucceededS?.toFixed(1) ?? '–'} s, peak ${fmt(r.peak100PerSecond)}/s`,
-        times: tl.times,
-        answers: tl.answers,
-        recoveredAtMs: OUTAGE_MS,
-        limitPerSecond: r.run === 'on' ? LIMIT : undefined,
-        spans: r.breaker?.filter((b) => b.state !== 'CLOSED'),
-        allowedRate,
-      })),
-  });
-  await writeFile(args.svg, svg);
+  await writeFile(args.svg, rateChartSvg(chart));
   console.log(`\nchart: ${args.svg}`);
 }
-if (args.json) console.log(JSON.stringify({ machine, tasks: N, outageMs: OUTAGE_MS, capacity: CAPACITY, capacityBurst: CAPACITY_BURST, limit: LIMIT, burst: BURST, policy: W3_POLICY, results }, null, 2));
+const output = { machine, tasks: N, outageMs: OUTAGE_MS, capacity: CAPACITY, capacityBurst: CAPACITY_BURST, limit: LIMIT, burst: BURST, policy: W3_POLICY, results };
+if (args.json) console.log(JSON.stringify(output, null, 2));
+// The chart's requests binned, not one time per request (tens of thousands a run), so the report can redraw it.
+writeJsonFile(args['json-file'], { ...output, chart: binnedChart(chart) });
 process.exit(results.every((r) => r.error === undefined && r.lost === 0) ? 0 : 1);

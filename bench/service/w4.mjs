@@ -2,7 +2,7 @@
 //
 //   node bench/service/w4.mjs [--seconds 60] [--warmup 10] [--rate 2000] [--per-tick 20] [--sync full|normal]
 //                             [--store sqlite|postgres|redis] [--concurrency N] [--cpu-prof DIR]
-//                             [--baseline PATH/dist/cli/main.js] [--rounds 1] [--json]
+//                             [--baseline PATH/dist/cli/main.js] [--rounds 1] [--json] [--json-file FILE]
 //
 // Tasks arrive at a steady 2,000/s (a batch of 20 every 10 ms through POST /retry-tasks/batch, open loop; --per-tick
 // sets the batch, and the interval follows from the rate) for
@@ -23,7 +23,7 @@ import { parseArgs } from 'node:util';
 import { startDownstream } from './lib/downstream-client.mjs';
 import { retrydStore } from './lib/contenders/retryd.mjs';
 import { lagsOf, sendDueNow, serviceSideLag } from './lib/dispatch-lag.mjs';
-import { distOf, fmt, printMachine, printTable, serviceBuild, summarize, waitFor, printDiskSync } from './lib/report.mjs';
+import { distOf, fmt, printMachine, printTable, serviceBuild, summarize, waitFor, printDiskSync, writeJsonFile, percentileCurve } from './lib/report.mjs';
 import { CLI, startRetryd } from './lib/retryd-service.mjs';
 
 const { values: args } = parseArgs({
@@ -39,6 +39,7 @@ const { values: args } = parseArgs({
     baseline: { type: 'string' },
     rounds: { type: 'string', default: '1' },
     json: { type: 'boolean', default: false },
+    'json-file': { type: 'string' },
   },
 });
 const seconds = Number(args.seconds);
@@ -110,6 +111,7 @@ async function runOnce(build, round) {
     const arrivals = await ds.arrivals();
     const { lags, missing } = lagsOf(sent.created, arrivals);
     const lag = summarize(lags);
+    const lagCurve = percentileCurve(lags);
     // Lag per 10 s of the run (by enqueue order): shows whether it drifts as the store grows.
     const windows = [];
     const perWindow = rate * 10;
@@ -133,6 +135,7 @@ async function runOnce(build, round) {
       schedule: sent.schedule,
       enqueueLatency: sent.latency,
       lag,
+      lagCurve,
       missing,
       windows,
       serviceLag,
@@ -181,6 +184,7 @@ const results = builds.map((b) => {
   return {
     ...rs[0],
     lag: { p50: m((r) => r.lag.p50), p99: m((r) => r.lag.p99), max: m((r) => r.lag.max) },
+    lagCurve: rs[0].lagCurve.map(([p], i) => [p, m((r) => r.lagCurve[i][1])]),
     serviceLag: { p50: m((r) => r.serviceLag.p50), p99: m((r) => r.serviceLag.p99), max: m((r) => r.serviceLag.max) },
     cpuMsPerAttempt: m((r) => r.cpuMsPerAttempt),
     cpuShare: m((r) => r.cpuShare),
@@ -234,4 +238,5 @@ for (const r of results) {
 console.log('');
 for (const r of results) console.log(`aim W4 dispatch lag p99 < 2 ms — ${r.label}: ${fmt(r.lag.p99, 2)} ms → ${r.lag.p99 < 2 ? 'MET' : 'MISSED'}`);
 if (args.json) console.log(JSON.stringify({ machine, results }, null, 2));
+writeJsonFile(args['json-file'], { machine, results });
 process.exit(results.every((r) => r.missing === 0 && r.duplicates === 0) ? 0 : 1);

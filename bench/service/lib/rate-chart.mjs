@@ -1,6 +1,8 @@
 // An SVG chart of a downstream's requests over time (W3): one panel per run, the same axes in each, requests per bin
 // stacked by their answer. Plain SVG, no dependency: it is read on GitHub and in an editor alike.
 
+import { esc, tickStep } from './svg-text.mjs';
+
 const COLOURS = { served: '#2e7d32', throttled: '#f39c12', down: '#c0392b' };
 const LABELS = { served: '200 (served)', throttled: '429 over capacity', down: '503 (outage)' };
 
@@ -16,20 +18,27 @@ export function binRequests(times, answers, binMs, endMs) {
   return bins;
 }
 
-/** A "nice" step for about `count` ticks over `max` (1, 2 or 5 × a power of ten). */
-function tickStep(max, count) {
-  const raw = max / count;
-  const power = 10 ** Math.floor(Math.log10(raw));
-  return [1, 2, 5, 10].map((m) => m * power).find((s) => s >= raw) ?? raw;
-}
+/** The last request's time in ms (times sorted), or a binned panel's end. */
+const panelEndMs = (p) => p.endMs ?? (p.times.length === 0 ? 0 : p.times[p.times.length - 1]);
 
-const esc = (s) => String(s).replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
+/**
+ * The chart's input with each panel's requests binned (`bins`, `endMs`) instead of one time and answer per request:
+ * small enough to keep in a results file and draw again with {@link rateChartSvg}.
+ */
+export function binnedChart({ panels, binMs = 100, ...rest }) {
+  const endMs = Math.max(...panels.map(panelEndMs)) + binMs;
+  return {
+    ...rest,
+    binMs,
+    panels: panels.map(({ times, answers, ...panel }) => ({ ...panel, endMs: panelEndMs({ times }), bins: binRequests(times, answers, binMs, endMs) })),
+  };
+}
 
 /**
  * The chart. `panels`: `[{ title, times, answers, recoveredAtMs, limitPerSecond?, spans? }]` (times in ms since the
  * outage began; `spans`: `[{ state, fromMs, toMs }]`, the breaker's OPEN and HALF_OPEN periods, shaded; `allowedRate`:
  * `[{ ms, perSecond }]`, the rate adaptive throttling allowed, as polled). Every panel gets the same x range (the
- * longest run) and its own y range.
+ * longest run) and its own y range. A panel may come binned instead (`bins`, `endMs`; see {@link binnedChart}).
  */
 export function rateChartSvg({ title, panels, binMs = 100 }) {
   const width = 960;
@@ -37,8 +46,8 @@ export function rateChartSvg({ title, panels, binMs = 100 }) {
   const margin = { left: 70, right: 20, top: 56, bottom: 46 };
   const gap = 64;
   const plotW = width - margin.left - margin.right;
-  const endMs = Math.max(...panels.map((p) => (p.times.length === 0 ? 0 : p.times[p.times.length - 1]))) + binMs;
-  const binned = panels.map((p) => binRequests(p.times, p.answers, binMs, endMs));
+  const endMs = Math.max(...panels.map(panelEndMs)) + binMs;
+  const binned = panels.map((p) => p.bins ?? binRequests(p.times, p.answers, binMs, endMs));
   // Each panel its own y range: a storm's thousands per second would flatten a limited run to a line at the bottom.
   const yRanges = panels.map((p, i) => {
     const b = binned[i];

@@ -1,8 +1,8 @@
 // Small helpers shared by the service benchmarks: percentiles, machine details, Markdown tables.
 
 import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { availableParallelism } from 'node:os';
 
@@ -26,6 +26,25 @@ export function summarize(values) {
     max: sorted[sorted.length - 1] ?? NaN,
     mean: sorted.length === 0 ? NaN : sum / sorted.length,
   };
+}
+
+/**
+ * The distribution of `values` as `[percentile, value]` pairs at p50, p75, p90, p95, p99, p99.9 and the max: what a
+ * chart of a lag distribution plots (bench/report/).
+ */
+export function percentileCurve(values) {
+  const sorted = Float64Array.from(values).sort();
+  return [50, 75, 90, 95, 99, 99.9, 100].map((p) => [p, percentile(sorted, p)]);
+}
+
+/**
+ * `--json-file FILE`: writes a run's results (what `--json` prints) to FILE, for the benchmark report
+ * (bench/report/), which reads them back instead of parsing the console. Nothing when `path` is undefined.
+ */
+export function writeJsonFile(path, data) {
+  if (path === undefined) return;
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, `${JSON.stringify(data, null, 2)}\n`);
 }
 
 export const fmt = (n, digits = 0) =>

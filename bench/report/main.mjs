@@ -1,0 +1,122 @@
+// `npm run bench`: the benchmark report in one command. Runs W1–W4 on each store with the peers side by side, saves
+// the results, and renders docs/benchmarks.md, its charts (docs/bench/*.svg) and the README's headline from them.
+//
+//   npm run bench [-- --quick] [--stores sqlite,postgres,redis] [--peers bullmq,pgboss|none] [--workloads w1,w2,w3,w4]
+//                 [--from RESULTS.json] [--out RESULTS.json] [--doc FILE] [--charts DIR] [--readme FILE|none] [--note TEXT]
+//                 [--quiet]
+//
+// Full run (the default): the sizes of WORKLOADS.md, ~40 min on a quiet 2-core machine (the plan and its estimate are
+// printed first); results to bench/results/<date>.json, the page to docs/benchmarks.md, charts to docs/bench/, the
+// headline into README.md between <!-- bench:headline --> and <!-- /bench:headline -->.
+// --quick: smoke sizes and one round (about 3 min for everything on a busy machine); results to
+// bench/results/quick-<date>.json, the page and charts to bench/results/quick/, README untouched: its figures mean
+// nothing and never land in docs/.
+// --from FILE: no run; renders the page again from a saved results file (quick or full, as the file says).
+// A page without the report's mark (written by hand) is appended to benchmarks-history.md beside it before it is replaced.
+// --note TEXT: a remark kept with the results and shown at the top of the page (e.g. what else ran on the machine).
+// Exits 1 when a run failed a check (its figures are still saved and shown, marked). Build the service first: npm run build
+
+import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { machine } from '../service/lib/report.mjs';
+import { renderCharts } from './charts.mjs';
+import { ROOT, collectEnvironment } from './environment.mjs';
+import { PEERS, STORES, WORKLOADS, parseList, planRuns } from './plan.mjs';
+import { archiveSection, fillReadme, renderDoc } from './render-doc.mjs';
+import { runStep } from './run-workloads.mjs';
+
+const { values: args } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    stores: { type: 'string', default: STORES.join(',') },
+    peers: { type: 'string', default: PEERS.join(',') },
+    workloads: { type: 'string', default: WORKLOADS.join(',') },
+    from: { type: 'string' },
+    out: { type: 'string' },
+    doc: { type: 'string' },
+    charts: { type: 'string' },
+    readme: { type: 'string' },
+    note: { type: 'string' },
+    quiet: { type: 'boolean', default: false },
+  },
+});
+const say = (line) => {
+  if (!args.quiet) console.log(line);
+};
+/** Paths as the page names them: relative to the repository, with forward slashes. */
+const repoPath = (p) => relative(ROOT, resolve(p)).split('\\').join('/');
+
+/** Writes the results file (after every step: an interrupted run keeps what it measured, for --from). */
+function save(results, file) {
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
+}
+
+/** Runs the plan, saving the results as they come; returns them with the file they are in. */
+async function measure() {
+  const stores = parseList('stores', args.stores, STORES);
+  if (stores.length === 0) throw new Error('--stores must name at least one store');
+  const peers = parseList('peers', args.peers, PEERS);
+  const workloads = parseList('workloads', args.workloads, WORKLOADS);
+  const steps = planRuns({ quick: args.quick, stores, peers, workloads });
+  const minutes = steps.reduce((n, s) => n + s.minutes, 0);
+  say(`plan (${args.quick ? 'quick' : 'full'}): ${steps.map((s) => `${s.workload} ${s.store}`).join('; ')}; about ${Math.ceil(minutes)} min on a quiet machine`);
+  const results = { format: 1, quick: args.quick, ...(args.note === undefined ? {} : { note: args.note }), startedAt: new Date().toISOString(), stores, peers, workloads, environment: await collectEnvironment(), runs: [] };
+  const file = resolve(outPath(results));
+  const logFile = `${file}.log`;
+  save(results, file);
+  writeFileSync(logFile, '');
+  for (const step of steps) {
+    results.runs.push(await runStep(step, { quiet: args.quiet, logFile }));
+    save(results, file);
+  }
+  results.finishedAt = new Date().toISOString();
+  results.loadAfter = machine().load;
+  save(results, file);
+  say(`\nlog of the scripts: ${repoPath(logFile)}\nresults: ${repoPath(file)}`);
+  return { results, file };
+}
+
+function outPath(results) {
+  if (args.out !== undefined) return args.out;
+  const date = results.startedAt.slice(0, 10);
+  return join(ROOT, 'bench', 'results', `${results.quick ? 'quick-' : ''}${date}.json`);
+}
+
+let results;
+let resultsFile;
+if (args.from !== undefined) {
+  resultsFile = resolve(args.from);
+  results = JSON.parse(readFileSync(resultsFile, 'utf8'));
+  if (results.format !== 1) throw new Error(`--from: ${args.from} is not a results file of npm run bench (format 1)`);
+} else {
+  ({ results, file: resultsFile } = await measure());
+}
+
+// A quick run's page never lands in docs/, nor its headline in the README, unless asked for by name.
+const quickDir = join(ROOT, 'bench', 'results', 'quick');
+const docFile = resolve(args.doc ?? (results.quick ? join(quickDir, 'benchmarks.md') : join(ROOT, 'docs', 'benchmarks.md')));
+const chartsDir = resolve(args.charts ?? (results.quick ? quickDir : join(ROOT, 'docs', 'bench')));
+const readmeFile = args.readme === 'none' ? undefined : args.readme !== undefined ? resolve(args.readme) : results.quick ? undefined : join(ROOT, 'README.md');
+
+mkdirSync(chartsDir, { recursive: true });
+mkdirSync(dirname(docFile), { recursive: true });
+const charts = renderCharts(results);
+for (const [name, svg] of Object.entries(charts)) writeFileSync(join(chartsDir, name), svg);
+// A page written by hand is not lost: it goes to benchmarks-history.md beside it first.
+const archived = existsSync(docFile) ? archiveSection(readFileSync(docFile, 'utf8'), { date: results.startedAt.slice(0, 10) }) : undefined;
+if (archived !== undefined) {
+  const historyFile = join(dirname(docFile), 'benchmarks-history.md');
+  appendFileSync(historyFile, archived);
+  say(`the hand-written ${repoPath(docFile)} is kept at the end of ${repoPath(historyFile)}`);
+}
+const fromDoc = (p) => relative(dirname(docFile), p).split('\\').join('/');
+writeFileSync(docFile, renderDoc(results, { chartPath: (name) => fromDoc(join(chartsDir, name)), resultsPath: fromDoc(resultsFile), resultsCommandPath: repoPath(resultsFile) }));
+say(`page: ${repoPath(docFile)}; charts: ${Object.keys(charts).map((n) => repoPath(join(chartsDir, n))).join(', ')}`);
+if (readmeFile !== undefined) {
+  writeFileSync(readmeFile, fillReadme(readFileSync(readmeFile, 'utf8'), results, { reportPath: relative(dirname(readmeFile), docFile).split('\\').join('/') }));
+  say(`headline: ${repoPath(readmeFile)}`);
+}
+// A measured run that failed a check exits 1; a page rendered again from a file shows the failures and succeeds.
+process.exit(args.from !== undefined || results.runs.every((r) => r.error === undefined) ? 0 : 1);

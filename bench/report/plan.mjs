@@ -1,0 +1,71 @@
+// What `npm run bench` runs: each workload script of bench/service/ with its arguments, per store, at full size or
+// at the smoke sizes of `--quick`, and how long each is expected to take on a quiet 2-core machine.
+
+/** The stores retryd runs on, in report order. */
+export const STORES = Object.freeze(['sqlite', 'postgres', 'redis']);
+/** The W1 peers (bench/service/lib/contenders/): BullMQ on Redis and pg-boss on PostgreSQL. */
+export const PEERS = Object.freeze(['bullmq', 'pgboss']);
+/** The workloads of WORKLOADS.md the report covers. */
+export const WORKLOADS = Object.freeze(['w1', 'w2', 'w3', 'w4']);
+
+/**
+ * Arguments per workload. Full: the sizes of WORKLOADS.md (W1 with three rounds, rotated, for medians). Quick: a
+ * smoke run that proves the pipeline end to end in seconds; its figures mean nothing.
+ */
+const ARGS = {
+  full: {
+    w1: ['--rounds', '3'],
+    w2: [],
+    w3: ['--svg', 'none'],
+    w4: [],
+  },
+  quick: {
+    w1: ['--tasks', '300', '--rounds', '1'],
+    w2: ['--backlog', '2000', '--due', '100'],
+    w3: ['--tasks', '200', '--outage', '1', '--capacity', '200', '--limit', '200', '--svg', 'none'],
+    w4: ['--seconds', '2', '--warmup', '1', '--rate', '500'],
+  },
+};
+
+/**
+ * Minutes each step takes at full size on a quiet 2-core machine (from the runs in docs/benchmarks-history.md):
+ * W1 about 40 s per contender and round; W2 about 6 min per store (1,000,000 tasks through the API, then through
+ * the library); W3 two storms of about 25 s plus start-up; W4 10 s of warm-up, 60 s measured, and the drain.
+ */
+const FULL_MINUTES = { w1PerContenderRound: 0.7, w2: 6, w3: 1.5, w4: 1.7 };
+
+/**
+ * The steps of a run, in order: `{ workload, store, args, minutes }`. W1 runs once with every store and peer side by
+ * side (its rounds rotate the order over all of them); W2–W4 run once per store.
+ */
+export function planRuns({ quick, stores = STORES, peers = PEERS, workloads = WORKLOADS }) {
+  const mode = quick ? 'quick' : 'full';
+  const steps = [];
+  for (const workload of WORKLOADS.filter((w) => workloads.includes(w))) {
+    if (workload === 'w1') {
+      const only = ['retryd', ...peers, 'bare'];
+      const rounds = quick ? 1 : 3;
+      steps.push({
+        workload,
+        store: stores.join(','),
+        args: ['--store', stores.join(','), '--only', only.join(','), ...ARGS[mode].w1],
+        minutes: quick ? 0.2 : FULL_MINUTES.w1PerContenderRound * rounds * (stores.length + peers.length + 1),
+      });
+      continue;
+    }
+    for (const store of stores) {
+      steps.push({ workload, store, args: ['--store', store, ...ARGS[mode][workload]], minutes: quick ? 0.2 : FULL_MINUTES[workload] });
+    }
+  }
+  return steps;
+}
+
+/** Parses a comma-separated list against the allowed values; the message names the option and the rule. */
+export function parseList(option, value, allowed) {
+  if (value === 'none') return [];
+  const items = value.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  for (const item of items) {
+    if (!allowed.includes(item)) throw new Error(`--${option} must list some of ${allowed.join(', ')} (or none), got ${item}`);
+  }
+  return allowed.filter((a) => items.includes(a));
+}

@@ -1,0 +1,161 @@
+import { spawn } from 'node:child_process';
+import { copyFile, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+// `npm run bench` (bench/report/main.mjs) as a user runs it: rendering from a saved results file, and one tiny real
+// run on SQLite. The full run's figures are not tested here: they are measured, on a quiet machine.
+
+const ROOT = join(import.meta.dirname, '..', '..', '..');
+const MAIN = join(ROOT, 'bench', 'report', 'main.mjs');
+const SAMPLE = join(ROOT, 'bench', 'results', 'sample-quick.json');
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function bench(args: string[]): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [MAIN, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** The charts a page links to, resolved from the page's folder. */
+function chartLinks(page: string, pageFile: string): string[] {
+  return [...page.matchAll(/!\[[^\]]*\]\(([^)]+\.svg)\)/g)].map((m) => join(dirname(pageFile), m[1] ?? ''));
+}
+
+interface W1Row {
+  id: string;
+  attemptsPerSec: number;
+  pass: boolean;
+}
+interface Results {
+  quick: boolean;
+  runs: { workload: string; store: string; error?: string; data?: { results?: W1Row[] } & Record<string, unknown> }[];
+}
+
+const README_START = '<!-- bench:headline -->';
+const README_END = '<!-- /bench:headline -->';
+
+describe('npm run bench', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'retryd-bench-report-'));
+  });
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('renders the page, its charts and the README headline from a saved results file, the same every time', async () => {
+    const sample = JSON.parse(await readFile(SAMPLE, 'utf8')) as Results;
+    const out = join(dir, 'from');
+    await mkdir(out, { recursive: true });
+    const readme = join(out, 'README.md');
+    await copyFile(join(ROOT, 'README.md'), readme);
+    const original = await readFile(readme, 'utf8');
+    const docFile = join(out, 'docs', 'benchmarks.md');
+    // A page written by hand, which the report replaces.
+    await mkdir(dirname(docFile), { recursive: true });
+    await writeFile(docFile, '# Benchmarks\n\n## Results\n\nA figure typed by hand: 1,234 attempts/s.\n');
+    const run = await bench(['--from', SAMPLE, '--doc', docFile, '--charts', join(out, 'docs', 'bench'), '--readme', readme, '--quiet']);
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    const page = await readFile(docFile, 'utf8');
+
+    // A quick run says so, and every workload of the sample has its section.
+    expect(sample.quick).toBe(true);
+    expect(page).toContain('**QUICK SMOKE RUN**');
+    for (const heading of ['## W1:', '## W2:', '## W3:', '## W4:', '## Aims', '## Machine and software']) expect(page).toContain(heading);
+
+    // The figures are the results file's: retryd on SQLite ÷ BullMQ and ÷ the bare loop, computed here from the raw rows.
+    const w1 = sample.runs.find((r) => r.workload === 'w1')?.data?.results ?? [];
+    const sqlite = w1.find((r) => r.id === 'retryd-sqlite-full');
+    const bullmq = w1.find((r) => r.id === 'bullmq');
+    const bare = w1.find((r) => r.id === 'bare');
+    expect(sqlite && bullmq && bare).toBeTruthy();
+    if (sqlite && bullmq && bare) {
+      expect(page).toContain(`${(sqlite.attemptsPerSec / bullmq.attemptsPerSec).toFixed(2)}× BullMQ`);
+      expect(page).toContain(`${Math.round((100 * sqlite.attemptsPerSec) / bare.attemptsPerSec)} %`);
+      // The aim is judged on the same ratio.
+      const ratio = sqlite.attemptsPerSec / bullmq.attemptsPerSec;
+      expect(page).toContain(`| W1 SQLite: ≥ 2× BullMQ 5.81.5 (Redis) attempts/s | ${ratio.toFixed(2)}× | ${ratio >= 2 ? 'met' : '**missed**'} |`);
+    }
+
+    // Every chart the page links to exists and is a whole SVG document: W1's bars, W4's lag, W3's rate per store.
+    const charts = chartLinks(page, docFile);
+    expect(charts.map((c) => c.slice(c.lastIndexOf('/') + 1)).sort()).toEqual(
+      ['w1-attempts.svg', 'w3-rate-postgres.svg', 'w3-rate-redis.svg', 'w3-rate-sqlite.svg', 'w4-lag.svg'].sort(),
+    );
+    for (const chart of charts) {
+      const svg = await readFile(chart, 'utf8');
+      expect(svg.startsWith('<svg xmlns="http://www.w3.org/2000/svg"')).toBe(true);
+      expect(svg.trimEnd().endsWith('</svg>')).toBe(true);
+    }
+
+    // The README changes between its markers only, and quotes the page's headline.
+    const filled = await readFile(readme, 'utf8');
+    const before = (s: string) => s.slice(0, s.indexOf(README_START));
+    const after = (s: string) => s.slice(s.indexOf(README_END));
+    expect(before(filled)).toBe(before(original));
+    expect(after(filled)).toBe(after(original));
+    const headline = /## Headline\n\n([\s\S]*?)\n\n## /.exec(page)?.[1];
+    expect(headline).toMatch(/^- W1, retryd on SQLite/);
+    expect(filled).toContain(headline);
+    expect(filled).toContain('[docs/benchmarks.md](docs/benchmarks.md)');
+
+    // Rendering again gives the same bytes: the page is a function of its results file (laid out alike, so the
+    // links agree).
+    const again = join(dir, 'again');
+    const second = await bench(['--from', SAMPLE, '--doc', join(again, 'docs', 'benchmarks.md'), '--charts', join(again, 'docs', 'bench'), '--readme', 'none', '--quiet']);
+    expect(second.code).toBe(0);
+    expect(await readFile(join(again, 'docs', 'benchmarks.md'), 'utf8')).toBe(page);
+    for (const name of await readdir(join(out, 'docs', 'bench'))) {
+      expect(await readFile(join(again, 'docs', 'bench', name), 'utf8')).toBe(await readFile(join(out, 'docs', 'bench', name), 'utf8'));
+    }
+
+    // The hand-written page was kept in the history beside it, once: a generated page is not archived again.
+    const historyFile = join(out, 'docs', 'benchmarks-history.md');
+    const history = await readFile(historyFile, 'utf8');
+    expect(history).toMatch(/^\n## The hand-assembled report that the generated one replaced \(\d{4}-\d\d-\d\d\)\n\n### Results\n\nA figure typed by hand: 1,234 attempts\/s\.\n$/);
+    const third = await bench(['--from', SAMPLE, '--doc', docFile, '--charts', join(out, 'docs', 'bench'), '--readme', 'none', '--quiet']);
+    expect(third.code).toBe(0);
+    expect(await readFile(historyFile, 'utf8')).toBe(history);
+    expect((await readdir(join(again, 'docs'))).sort()).toEqual(['bench', 'benchmarks.md']);
+  });
+
+  it('a quick run on SQLite measures W1 and W4, saves them and renders them', { timeout: 180_000 }, async () => {
+    const out = join(dir, 'quick');
+    const resultsFile = join(out, 'results.json');
+    const docFile = join(out, 'benchmarks.md');
+    const run = await bench(['--quick', '--stores', 'sqlite', '--peers', 'none', '--workloads', 'w1,w4', '--out', resultsFile, '--doc', docFile, '--charts', out, '--quiet']);
+    expect(run.code, run.stderr).toBe(0);
+    const results = JSON.parse(await readFile(resultsFile, 'utf8')) as Results;
+    expect(results.quick).toBe(true);
+    expect(results.runs.map((r) => `${r.workload} ${r.store} ${r.error ?? 'ok'}`)).toEqual(['w1 sqlite ok', 'w4 sqlite ok']);
+    const w1 = results.runs[0]?.data?.results ?? [];
+    expect(w1.map((r) => [r.id, r.pass])).toEqual([
+      ['retryd-sqlite-full', true],
+      ['bare', true],
+    ]);
+    const page = await readFile(docFile, 'utf8');
+    expect(page).toContain('| retryd (SQLite, synchronous=FULL');
+    expect(page).not.toContain('## W2:');
+    expect(chartLinks(page, docFile).map((c) => c.slice(c.lastIndexOf('/') + 1))).toEqual(['w1-attempts.svg', 'w4-lag.svg']);
+  });
+
+  it('names the option and the rule when a list is wrong', async () => {
+    const run = await bench(['--quick', '--stores', 'sqlite,mysql', '--quiet']);
+    expect(run.code).not.toBe(0);
+    expect(run.stderr).toContain('--stores must list some of sqlite, postgres, redis (or none), got mysql');
+  });
+});
