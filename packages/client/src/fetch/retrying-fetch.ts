@@ -84,7 +84,7 @@ async function fetchWithRetry(
   const send = options.fetch ?? ((url: string, attemptInit: RequestInit) => globalThis.fetch(url, attemptInit));
   // Without a deadline or a caller's signal, reading the attempt's signal would only make an AbortController.
   const needsSignal = policy.totalBudgetMs !== undefined || request.signal !== undefined;
-  const base: RequestInit = headers === request.init.headers ? request.init : { ...request.init, headers };
+  const base: RequestInit = headers === undefined || headers === request.init.headers ? request.init : { ...request.init, headers };
   const retryOnError = options.retryOnError ?? defaultRetryOnError;
 
   const retryOptions: RetryOptions<Response> = {
