@@ -9,3 +9,10 @@ export { createRetryingFetch, retryingFetch, type FetchFunction } from './fetch/
 export type { RetryingFetchOptions } from './fetch/retrying-fetch-options.js';
 export { BodyNotReplayableError } from './shared/body-not-replayable-error.js';
 export { DEFAULT_KEYED_METHODS, IDEMPOTENCY_KEY_HEADER } from './shared/keyed-methods.js';
+export {
+  createWebhookVerifier,
+  type VerifiedWebhook,
+  type WebhookVerifier,
+  type WebhookVerifierOptions,
+} from './webhooks/webhook-verifier.js';
+export { WebhookRefusal, WebhookVerificationError } from './webhooks/webhook-verification-error.js';
