@@ -16,3 +16,8 @@ export {
   type WebhookVerifierOptions,
 } from './webhooks/webhook-verifier.js';
 export { WebhookRefusal, WebhookVerificationError } from './webhooks/webhook-verification-error.js';
+export { RetryQueue, type EnqueueRequest } from './queue/retry-queue.js';
+export type { QueueClock, RetryQueueOptions } from './queue/retry-queue-options.js';
+export type { QueuedCall, QueuedRequest, QueuePersistence } from './queue/queued-call.js';
+export { DeadLetterReason, type DeadLetter } from './queue/dead-letter.js';
+export { QueueFullError } from './queue/queue-full-error.js';
