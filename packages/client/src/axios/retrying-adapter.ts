@@ -3,11 +3,11 @@ import {
   HttpOutcome,
   RetryExhaustedError,
   classifyHttpStatus,
-  deriveIdempotencyKey,
   isNetworkError,
   isRetryableError,
   retry,
   retryableStatusCodesOf,
+  type IdempotencyKeyInput,
   type RetryOptions,
 } from '@retryd/core';
 import axios, { AxiosHeaders, type AxiosAdapter, type AxiosResponse, type InternalAxiosRequestConfig } from 'axios';
@@ -15,6 +15,7 @@ import { BodyNotReplayableError } from '../shared/body-not-replayable-error.js';
 import type { ConcurrencyLimit } from '../shared/concurrency-limit.js';
 import { DEFAULT_KEYED_METHODS, IDEMPOTENCY_KEY_HEADER } from '../shared/keyed-methods.js';
 import type { OriginBreakers } from '../shared/origin-breakers.js';
+import { requestKey } from '../shared/request-key.js';
 import type { AxiosRetryOptions } from './axios-retry-options.js';
 
 /** What one instance's retrying adapters share. */
@@ -44,8 +45,7 @@ async function sendWithRetry(config: InternalAxiosRequestConfig, base: AxiosAdap
   const stream = isStream(data);
   const headers = AxiosHeaders.from(config.headers);
   if (!stream && (options.keyedMethods ?? DEFAULT_KEYED_METHODS).includes(method) && !headers.has(IDEMPOTENCY_KEY_HEADER)) {
-    const key = keyOf(method, url, data);
-    if (key !== undefined) headers.set(IDEMPOTENCY_KEY_HEADER, key);
+    headers.set(IDEMPOTENCY_KEY_HEADER, requestKey(keyInput(method, url, data)));
   }
   const policy = options.policy ?? DEFAULT_POLICY;
   const statuses = retryableStatusCodesOf(policy);
@@ -95,12 +95,12 @@ function absoluteUrl(config: InternalAxiosRequestConfig): string | undefined {
   }
 }
 
-/** The derived key, for bodies that can be identified by their bytes (axios has already serialised JSON). */
-function keyOf(method: string, url: string | undefined, data: unknown): string | undefined {
+/** What identifies the request for a derived key, when its body has stable bytes (axios has serialised JSON already). */
+function keyInput(method: string, url: string | undefined, data: unknown): IdempotencyKeyInput | undefined {
   if (url === undefined) return undefined;
   const bytes = data === undefined || data === null || typeof data === 'string' || ArrayBuffer.isView(data) || data instanceof ArrayBuffer || data instanceof URLSearchParams;
-  // FormData and other objects have no stable bytes here: such a request keeps only the caller's key.
-  return bytes ? deriveIdempotencyKey({ method, url, body: data }) : undefined;
+  // FormData and other objects have no stable bytes here: such a request gets a random key, the same on each attempt.
+  return bytes ? { method, url, body: data } : undefined;
 }
 
 const isStream = (data: unknown): boolean =>

@@ -4,7 +4,6 @@ import {
   RetryableResultError,
   RetryExhaustedError,
   classifyHttpStatus,
-  deriveIdempotencyKey,
   isRetryableError,
   retry,
   retryableStatusCodesOf,
@@ -14,6 +13,7 @@ import { BodyNotReplayableError } from '../shared/body-not-replayable-error.js';
 import { isBrowserNetworkError } from '../shared/browser-network-error.js';
 import { DEFAULT_KEYED_METHODS, IDEMPOTENCY_KEY_HEADER } from '../shared/keyed-methods.js';
 import { OriginBreakers } from '../shared/origin-breakers.js';
+import { requestKey } from '../shared/request-key.js';
 import type { RetryingFetchOptions } from './retrying-fetch-options.js';
 import { replayableRequest, type ReplayableRequest } from './replayable-request.js';
 
@@ -29,7 +29,7 @@ const defaultRetryOnError = (error: unknown): boolean => isRetryableError(error)
  * - retried: network failures and the policy's `retryableStatusCodes`; a `Retry-After` replaces the computed delay,
  *   and one that lands past the policy's `totalBudgetMs` ends the retries at once;
  * - POST and PATCH carry the same `Idempotency-Key` on every attempt: the caller's header, else one derived once from
- *   the method, URL and body (`deriveIdempotencyKey`);
+ *   the method, URL and body (`deriveIdempotencyKey`; a random UUID per call where it cannot be derived, as in browsers);
  * - `totalBudgetMs` is the deadline of the whole call: the attempt in flight when it runs out is aborted through its
  *   `AbortSignal`; the caller's `init.signal` cancels the call, sleeps included;
  * - a circuit breaker per origin fails calls fast (`BrokenCircuitError`) while a downstream is down;
@@ -113,11 +113,11 @@ async function fetchWithRetry(
   }
 }
 
-/** The caller's headers with the request's `Idempotency-Key`: theirs if they sent one, else derived once. */
+/** The caller's headers with the request's `Idempotency-Key`: theirs if they sent one, else made once (`requestKey`). */
 function withIdempotencyKey(request: ReplayableRequest): Headers {
   const headers = new Headers(request.headers);
   if (!headers.has(IDEMPOTENCY_KEY_HEADER)) {
-    headers.set(IDEMPOTENCY_KEY_HEADER, deriveIdempotencyKey({ method: request.method, url: request.url, body: request.keyBody }));
+    headers.set(IDEMPOTENCY_KEY_HEADER, requestKey({ method: request.method, url: request.url, body: request.keyBody }));
   }
   return headers;
 }
