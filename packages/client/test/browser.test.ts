@@ -9,8 +9,8 @@ import { startLoopbackServer, type LoopbackServer } from './loopback-server.js';
 
 // @retryd/client in Debian's Chromium (playwright-core, no downloaded browser): a page enqueues calls to a loopback endpoint
 // that fails, is reloaded, and the calls it kept in IndexedDB drain once the endpoint recovers; retryingFetch and the
-// webhook verifier run there too. The page runs the built
-// package (npm run build), bundled by Vite as an application would bundle it.
+// webhook verifier run there too. The page runs the built package (npm run build), bundled by Vite as an application
+// would bundle it.
 
 const CHROMIUM = process.env.RETRYD_CHROMIUM ?? '/usr/bin/chromium';
 const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
