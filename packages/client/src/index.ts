@@ -6,6 +6,7 @@
  * @packageDocumentation
  */
 export { createRetryingFetch, retryingFetch, type FetchFunction } from './fetch/retrying-fetch.js';
+export type { FetchInput } from './fetch/replayable-request.js';
 export type { RetryingFetchOptions } from './fetch/retrying-fetch-options.js';
 export { BodyNotReplayableError } from './shared/body-not-replayable-error.js';
 export { DEFAULT_KEYED_METHODS, IDEMPOTENCY_KEY_HEADER } from './shared/keyed-methods.js';

@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { deriveIdempotencyKey, RetryExhaustedError } from '@retryd/core';
-import axios, { AxiosError } from 'axios';
+import axios, { type AxiosError } from 'axios';
 import { afterEach, describe, expect, it } from 'vitest';
 import { attachRetry } from '../src/axios/index.js';
 import { BodyNotReplayableError } from '../src/index.js';

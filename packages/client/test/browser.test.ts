@@ -61,21 +61,21 @@ describe('@retryd/client in a browser', () => {
     page.on('pageerror', (error) => errors.push(error.message));
     page.setDefaultTimeout(20_000);
     await page.goto(server.url);
-    await page.waitForFunction(() => 'enqueueEvents' in window);
-    await page.evaluate(() => (window as unknown as { enqueueEvents(n: number): Promise<void> }).enqueueEvents(3));
+    await page.waitForFunction(() => 'enqueueEvents' in globalThis);
+    await page.evaluate(() => (globalThis as unknown as { enqueueEvents(n: number): Promise<void> }).enqueueEvents(3));
     const events = () => server.requests.filter((r) => r.url === '/api/events');
     await expect.poll(() => events().length, { timeout: 20_000 }).toBeGreaterThanOrEqual(3);
 
     await page.reload();
-    await page.waitForFunction(() => 'storedCalls' in window);
-    const stored = await page.evaluate(() => (window as unknown as { storedCalls(): Promise<{ id: string; attempts: number }[]> }).storedCalls());
+    await page.waitForFunction(() => 'storedCalls' in globalThis);
+    const stored = await page.evaluate(() => (globalThis as unknown as { storedCalls(): Promise<{ id: string; attempts: number }[]> }).storedCalls());
     expect(stored).toHaveLength(3);
     const failedBefore = events().length;
 
     healthy = true;
-    const drained = await page.evaluate(() => (window as unknown as { drainStored(): Promise<string[]> }).drainStored());
+    const drained = await page.evaluate(() => (globalThis as unknown as { drainStored(): Promise<string[]> }).drainStored());
     expect(drained).toEqual(stored.map((c) => c.id).sort());
-    expect(await page.evaluate(() => (window as unknown as { storedCalls(): Promise<unknown[]> }).storedCalls())).toEqual([]);
+    expect(await page.evaluate(() => (globalThis as unknown as { storedCalls(): Promise<unknown[]> }).storedCalls())).toEqual([]);
 
     // Every attempt of a call, before and after the reload, carried the call's id as its Idempotency-Key.
     const keys = new Set(events().map((r) => r.headers['idempotency-key']));
@@ -90,13 +90,13 @@ describe('@retryd/client in a browser', () => {
     const page = await context!.newPage();
     page.setDefaultTimeout(20_000);
     await page.goto(server.url);
-    await page.waitForFunction(() => 'fetchFlaky' in window);
-    expect(await page.evaluate(() => (window as unknown as { fetchFlaky(): Promise<number> }).fetchFlaky())).toBe(200);
+    await page.waitForFunction(() => 'fetchFlaky' in globalThis);
+    expect(await page.evaluate(() => (globalThis as unknown as { fetchFlaky(): Promise<number> }).fetchFlaky())).toBe(200);
     const keys = server.requests.filter((r) => r.url === '/api/flaky').map((r) => r.headers['idempotency-key']);
     expect(keys).toHaveLength(2);
     expect(keys[0]).toMatch(/^[0-9a-f-]{36}$/);
     expect(keys[1]).toBe(keys[0]);
-    expect(await page.evaluate(() => (window as unknown as { verifyVector(): Promise<unknown> }).verifyVector())).toEqual({
+    expect(await page.evaluate(() => (globalThis as unknown as { verifyVector(): Promise<unknown> }).verifyVector())).toEqual({
       id: 'msg_p5jXN8AQM9LWM0D4loKWxJek',
       timestamp: 1614265330,
     });

@@ -1,3 +1,6 @@
+/** What `fetch` takes as its first argument: a URL, as text or a `URL`, or a `Request`. */
+export type FetchInput = string | URL | Request;
+
 /**
  * A `fetch` call taken apart once so that every attempt can send it again: the URL, the method, the headers, and a
  * body that a second attempt can reuse (a stream, which cannot, is flagged instead).
@@ -9,7 +12,7 @@ export interface ReplayableRequest {
   /** The init every attempt starts from (the caller's, with a buffered body when it had to be buffered). */
   init: RequestInit;
   /** The caller's headers as a `Headers`, made only when they had to be read or changed; else the caller's. */
-  headers: HeadersInit | undefined;
+  headers: RequestInit['headers'];
   /** The body, as the idempotency key identifies it (`undefined` for none). */
   keyBody: unknown;
   /** The body is a stream: it goes out once and cannot be retried. */
@@ -35,7 +38,7 @@ const isStream = (body: unknown): boolean =>
  * `FormData` would otherwise get a new multipart boundary, so different bytes, on each attempt), with the
  * `Content-Type` that goes with them.
  */
-export async function replayableRequest(input: RequestInfo | URL, init: RequestInit | undefined): Promise<ReplayableRequest> {
+export async function replayableRequest(input: FetchInput, init: RequestInit | undefined): Promise<ReplayableRequest> {
   let url: string;
   let base: RequestInit = init ?? {};
   let headers = init?.headers;
@@ -72,7 +75,7 @@ export async function replayableRequest(input: RequestInfo | URL, init: RequestI
     url,
     method,
     // Upper case on the wire too: fetch normalises only the six standard methods, and servers reject a 'patch'.
-    init: body === base.body && method === base.method ? base : { ...base, method, body: body as BodyInit },
+    init: body === base.body && method === base.method ? base : { ...base, method, ...(body === undefined ? {} : { body: body as NonNullable<RequestInit['body']> }) },
     headers,
     keyBody,
     stream,

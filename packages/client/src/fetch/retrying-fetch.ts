@@ -15,10 +15,10 @@ import { DEFAULT_KEYED_METHODS, IDEMPOTENCY_KEY_HEADER } from '../shared/keyed-m
 import { OriginBreakers } from '../shared/origin-breakers.js';
 import { requestKey } from '../shared/request-key.js';
 import type { RetryingFetchOptions } from './retrying-fetch-options.js';
-import { replayableRequest, type ReplayableRequest } from './replayable-request.js';
+import { replayableRequest, type FetchInput, type ReplayableRequest } from './replayable-request.js';
 
 /** The standard `fetch` signature. */
-export type FetchFunction = (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
+export type FetchFunction = (input: FetchInput, init?: RequestInit) => Promise<Response>;
 
 /** What a network failure or an unreachable host looks like in Node and in browsers alike. */
 const defaultRetryOnError = (error: unknown): boolean => isRetryableError(error) || isBrowserNetworkError(error);
@@ -62,7 +62,7 @@ const sharedBreakers = new OriginBreakers(undefined);
  * ```
  */
 export function retryingFetch(
-  input: RequestInfo | URL,
+  input: FetchInput,
   init?: RequestInit,
   options: Omit<RetryingFetchOptions, 'breaker'> & { breaker?: false } = {},
 ): Promise<Response> {
@@ -70,7 +70,7 @@ export function retryingFetch(
 }
 
 async function fetchWithRetry(
-  input: RequestInfo | URL,
+  input: FetchInput,
   init: RequestInit | undefined,
   options: RetryingFetchOptions,
   breakers: OriginBreakers | undefined,

@@ -25,6 +25,8 @@ export interface VerifiedWebhook {
 export type WebhookVerifier = (body: string | Uint8Array, headers: HeadersLike) => Promise<VerifiedWebhook>;
 
 const encoder = new TextEncoder();
+/** WebCrypto's `CryptoKey`, named through `crypto.subtle` so that Node's types need no DOM library. */
+type HmacKey = Awaited<ReturnType<typeof crypto.subtle.importKey>>;
 
 /**
  * A verifier for requests signed per Standard Webhooks, as the retryd service signs them for a target with signing
@@ -50,7 +52,7 @@ export function createWebhookVerifier(options: WebhookVerifierOptions): WebhookV
   const tolerance = options.toleranceSeconds ?? 300;
   if (!Number.isFinite(tolerance) || tolerance < 0) throw new TypeError(`toleranceSeconds must be a finite number >= 0, got ${tolerance}`);
   const now = options.now ?? Date.now;
-  let keys: Promise<CryptoKey[]> | undefined;
+  let keys: Promise<HmacKey[]> | undefined;
 
   return async (body, headers) => {
     const id = required(headers, 'webhook-id');
