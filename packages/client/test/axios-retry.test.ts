@@ -4,9 +4,8 @@ import axios, { type AxiosError } from 'axios';
 import { afterEach, describe, expect, it } from 'vitest';
 import { attachRetry } from '../src/axios/index.js';
 import { BodyNotReplayableError } from '../src/index.js';
-import { closedPortUrl, startLoopbackServer, statuses, type LoopbackServer } from './loopback-server.js';
+import { closedPortUrl, FAST, startLoopbackServer, statuses, type LoopbackServer } from './loopback-server.js';
 
-const fast = { initialDelayMs: 1, maxDelayMs: 5, jitterType: 'NONE' } as const;
 let server: LoopbackServer | undefined;
 afterEach(async () => {
   await server?.close();
@@ -17,7 +16,7 @@ describe('attachRetry (real axios, loopback servers)', () => {
   it('retries a POST with the same derived Idempotency-Key and body; interceptors run once', async () => {
     server = await startLoopbackServer(statuses(503, 502, 200));
     const api = axios.create({ baseURL: server.url });
-    attachRetry(api, { policy: fast });
+    attachRetry(api, { policy: FAST });
     let intercepted = 0;
     api.interceptors.request.use((config) => {
       intercepted++;
@@ -37,27 +36,27 @@ describe('attachRetry (real axios, loopback servers)', () => {
   it('throws the last AxiosError when the retries end on a status, and never retries a 404', async () => {
     server = await startLoopbackServer(statuses(503));
     const api = axios.create({ baseURL: server.url });
-    attachRetry(api, { policy: { ...fast, maxAttempts: 2 } });
+    attachRetry(api, { policy: { ...FAST, maxAttempts: 2 } });
     const error = (await api.get('/x').catch((e: unknown) => e)) as AxiosError;
     expect(axios.isAxiosError(error)).toBe(true);
     expect([error.response?.status, error.response?.data]).toEqual([503, 'failed 2']);
     await server.close();
     server = await startLoopbackServer(statuses(404, 200));
     const api2 = axios.create({ baseURL: server.url });
-    attachRetry(api2, { policy: fast });
+    attachRetry(api2, { policy: FAST });
     await expect(api2.get('/missing')).rejects.toMatchObject({ response: { status: 404 } });
     expect(server.requests).toHaveLength(1);
   });
 
   it('retries refused connections and honours Retry-After', async () => {
     const refused = axios.create({ baseURL: await closedPortUrl() });
-    attachRetry(refused, { policy: { ...fast, maxAttempts: 2 } });
+    attachRetry(refused, { policy: { ...FAST, maxAttempts: 2 } });
     await expect(refused.get('/')).rejects.toMatchObject({ code: 'ECONNREFUSED' });
 
     server = await startLoopbackServer(statuses([429, { 'retry-after': '0' }], 200));
     const api = axios.create({ baseURL: server.url });
     const delays: (number | undefined)[] = [];
-    attachRetry(api, { policy: { ...fast, initialDelayMs: 5_000, maxDelayMs: 5_000 }, onAttempt: (e) => delays.push(e.delayMs) });
+    attachRetry(api, { policy: { ...FAST, initialDelayMs: 5_000, maxDelayMs: 5_000 }, onAttempt: (e) => delays.push(e.delayMs) });
     expect((await api.get('/')).status).toBe(200);
     expect(delays[0]).toBe(0);
   });
@@ -83,7 +82,7 @@ describe('attachRetry (real axios, loopback servers)', () => {
     });
     const api = axios.create({ baseURL: server.url });
     // No breaker: 40 failures in a row would open it, which is another test's subject.
-    attachRetry(api, { policy: { ...fast, maxAttempts: 2 }, maxConcurrentRetries: 3, breaker: false });
+    attachRetry(api, { policy: { ...FAST, maxAttempts: 2 }, maxConcurrentRetries: 3, breaker: false });
     const results = await Promise.all(Array.from({ length: 40 }, (_, i) => api.post('/burst', { i })));
     expect(results.every((r) => r.status === 200)).toBe(true);
     expect(firstSeen.size).toBe(40);
@@ -94,7 +93,7 @@ describe('attachRetry (real axios, loopback servers)', () => {
   it("stops on axios's own cancellation, during the wait between attempts", async () => {
     server = await startLoopbackServer(statuses(503));
     const api = axios.create({ baseURL: server.url });
-    attachRetry(api, { policy: { ...fast, initialDelayMs: 60_000, maxDelayMs: 60_000 } });
+    attachRetry(api, { policy: { ...FAST, initialDelayMs: 60_000, maxDelayMs: 60_000 } });
     const controller = new AbortController();
     const bySignal = api.get('/', { signal: controller.signal });
     await expect.poll(() => server?.requests.length, { timeout: 10_000 }).toBe(1);
@@ -113,7 +112,7 @@ describe('attachRetry (real axios, loopback servers)', () => {
   it('aborts the attempt in flight when the total deadline runs out', async () => {
     server = await startLoopbackServer(() => undefined);
     const api = axios.create({ baseURL: server.url });
-    attachRetry(api, { policy: { ...fast, totalBudgetMs: 200 } });
+    attachRetry(api, { policy: { ...FAST, totalBudgetMs: 200 } });
     const error = (await api.get('/').catch((e: unknown) => e)) as RetryExhaustedError;
     expect(error).toBeInstanceOf(RetryExhaustedError);
     expect(error.reason).toBe('budget');
@@ -122,7 +121,7 @@ describe('attachRetry (real axios, loopback servers)', () => {
   it('does not retry a stream body, and says why', async () => {
     server = await startLoopbackServer(statuses(503, 200));
     const api = axios.create({ baseURL: server.url });
-    attachRetry(api, { policy: fast });
+    attachRetry(api, { policy: FAST });
     const call = api.post('/upload', Readable.from(['streamed']));
     await expect(call).rejects.toThrow(BodyNotReplayableError);
     await expect(call).rejects.toThrow(/the server answered 503, but the request body is a stream/);
@@ -132,7 +131,7 @@ describe('attachRetry (real axios, loopback servers)', () => {
   it('detaches again', async () => {
     server = await startLoopbackServer(statuses(503, 200));
     const api = axios.create({ baseURL: server.url });
-    const detach = attachRetry(api, { policy: fast });
+    const detach = attachRetry(api, { policy: FAST });
     detach();
     await expect(api.get('/')).rejects.toMatchObject({ response: { status: 503 } });
     expect(server.requests).toHaveLength(1);

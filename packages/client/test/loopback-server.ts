@@ -1,47 +1,18 @@
-import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { ServerResponse } from 'node:http';
+import { startServer, type SeenRequest, type TestServer } from '../../server/test/test-server.js';
 
-/** One request as the server saw it. */
-export interface SeenRequest {
-  method: string;
-  url: string;
-  headers: IncomingHttpHeaders;
-  body: string;
-}
+export type { SeenRequest };
+export type LoopbackServer = TestServer;
 
-/** A real HTTP server on 127.0.0.1 (a port the OS chose) that answers each request by `answer`. */
-export interface LoopbackServer {
-  url: string;
-  requests: SeenRequest[];
-  close(): Promise<void>;
-}
+/** A policy with tiny, exact delays, for tests that retry at once. */
+export const FAST = { initialDelayMs: 1, maxDelayMs: 5, jitterType: 'NONE' } as const;
 
 /**
- * Starts a loopback server. `answer` gets the request and its number (1 for the first) and writes the response; it
- * may also leave it unanswered, or destroy the socket, to fail the attempt.
+ * A real HTTP server on 127.0.0.1 (a port the OS chose) that answers each request by `answer`, given the request and
+ * its number (1 for the first); it may also leave it unanswered, to make the attempt wait.
  */
-export async function startLoopbackServer(answer: (request: SeenRequest, n: number, res: ServerResponse) => void): Promise<LoopbackServer> {
-  const requests: SeenRequest[] = [];
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const seen = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
-      requests.push(seen);
-      answer(seen, requests.length, res);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    requests,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+export function startLoopbackServer(answer: (request: SeenRequest, n: number, res: ServerResponse) => void): Promise<LoopbackServer> {
+  return startServer((seen, res, index) => answer(seen, index + 1, res));
 }
 
 /** An answer script: the statuses (and headers) of successive requests; the last one repeats. */
