@@ -62,11 +62,12 @@ async function sendWithRetry(config: InternalAxiosRequestConfig, base: AxiosAdap
   if (options.wallClock !== undefined) retryOptions.wallClock = options.wallClock;
 
   try {
-    return await retry(({ attempt, signal }) => {
+    // The context's signal is read only when needed: reading it makes an AbortController.
+    return await retry((context) => {
       const copy: InternalAxiosRequestConfig = { ...config, headers: AxiosHeaders.from(headers) };
-      if (needsSignal) copy.signal = signal;
+      if (needsSignal) copy.signal = context.signal;
       if (stream) return sendOnce(base, copy, retryOnError);
-      return attempt === 1 ? base(copy) : retries.run(() => base(copy), needsSignal ? signal : undefined);
+      return context.attempt === 1 ? base(copy) : retries.run(() => base(copy), needsSignal ? context.signal : undefined);
     }, policy, retryOptions);
   } catch (error) {
     if (cancel?.signal.aborted) throw cancel.signal.reason;
@@ -86,13 +87,27 @@ export function isRetryableAxiosError(error: unknown, statuses: readonly number[
   return isNetworkError(error) || (error.code !== undefined && NO_ANSWER_CODES.has(error.code));
 }
 
+const ABSOLUTE_URL = /^([a-z][a-z\d+\-.]*:)?\/\//i;
+
 /** The request's absolute URL (a browser's relative one against the page), or undefined when it has none. */
 function absoluteUrl(config: InternalAxiosRequestConfig): string | undefined {
   try {
-    return new URL(axios.getUri(config), (globalThis as { location?: { href: string } }).location?.href).href;
+    return new URL(fullPath(config), (globalThis as { location?: { href: string } }).location?.href).href;
   } catch {
     return undefined;
   }
+}
+
+/**
+ * `baseURL` joined to `url` as axios joins them. `axios.getUri` does this too, but first merges the config with the
+ * defaults again, which measured at a third of what this adapter costs a request; it stays for `params`, whose
+ * serialisation is axios's own.
+ */
+function fullPath(config: InternalAxiosRequestConfig): string {
+  const url = config.url ?? '';
+  if (config.params !== undefined && config.params !== null) return axios.getUri(config);
+  if (config.baseURL === undefined || (ABSOLUTE_URL.test(url) && config.allowAbsoluteUrls !== false)) return url;
+  return url === '' ? config.baseURL : `${config.baseURL.replace(/\/+$/, '')}/${url.replace(/^\/+/, '')}`;
 }
 
 /** What identifies the request for a derived key, when its body has stable bytes (axios has serialised JSON already). */

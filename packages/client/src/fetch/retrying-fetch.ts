@@ -99,8 +99,9 @@ async function fetchWithRetry(
   if (options.wallClock !== undefined) retryOptions.wallClock = options.wallClock;
 
   try {
-    return await retry(async ({ signal }) => {
-      const attemptInit = needsSignal ? { ...base, signal } : base;
+    // The context's signal is read only when needed: reading it makes an AbortController.
+    return await retry(async (context) => {
+      const attemptInit = needsSignal ? { ...base, signal: context.signal } : base;
       if (!request.stream) return send(request.url, attemptInit);
       return sendOnce(send, request, attemptInit, statuses, retryOnError);
     }, policy, retryOptions);
