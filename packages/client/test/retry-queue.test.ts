@@ -89,6 +89,7 @@ describe('RetryQueue', () => {
     await q.enqueue({ url: `${server.url}/later` });
     await q.enqueue({ url: `${server.url}/busy` });
     await expect.poll(() => letters.length, { timeout: 10_000 }).toBe(2);
+    await expect.poll(() => clock.pendingCount, { timeout: 10_000 }).toBe(1); // /busy failed once, its retry armed
     await clock.advance(1_000);
     await q.drained();
     expect(letters.map((l) => [new URL(l.call.request.url).pathname, l.reason, l.call.attempts, l.response?.status])).toEqual([
