@@ -136,4 +136,9 @@ describe('attachRetry (real axios, loopback servers)', () => {
     await expect(api.get('/')).rejects.toMatchObject({ response: { status: 503 } });
     expect(server.requests).toHaveLength(1);
   });
+
+  it('refuses a wrong policy or retry limit at set-up, naming the field and the rule', () => {
+    expect(() => attachRetry(axios.create(), { policy: { multiplier: 0.5 } })).toThrow('multiplier must be');
+    expect(() => attachRetry(axios.create(), { maxConcurrentRetries: 0 })).toThrow('maxConcurrentRetries must be an integer >= 1, got 0');
+  });
 });

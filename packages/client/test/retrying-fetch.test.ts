@@ -128,4 +128,8 @@ describe('retryingFetch', () => {
       await other.close();
     }
   });
+
+  it('refuses a wrong policy at set-up, naming the field and the rule', () => {
+    expect(() => createRetryingFetch({ policy: { maxAttempts: 0 } })).toThrow('maxAttempts must be an integer >= 1, got 0');
+  });
 });

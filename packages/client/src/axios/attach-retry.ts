@@ -1,3 +1,4 @@
+import { DEFAULT_POLICY, assertValidPolicy } from '@retryd/core';
 import axios, { type AxiosInstance } from 'axios';
 import { ConcurrencyLimit } from '../shared/concurrency-limit.js';
 import { OriginBreakers } from '../shared/origin-breakers.js';
@@ -16,6 +17,8 @@ import { retryingAdapter, type RetryingAdapterContext } from './retrying-adapter
  * `AxiosError` is thrown as axios would have thrown it; other give-ups throw core's `RetryExhaustedError`.
  *
  * @returns a function that detaches the retries again
+ * @throws InvalidPolicyError naming the field and the rule when `options.policy` breaks one; RangeError naming
+ *   `maxConcurrentRetries` when it is not an integer >= 1
  * @example
  * ```ts
  * const api = axios.create({ baseURL: 'https://api.example.com' });
@@ -24,10 +27,11 @@ import { retryingAdapter, type RetryingAdapterContext } from './retrying-adapter
  * ```
  */
 export function attachRetry(instance: AxiosInstance, options: AxiosRetryOptions = {}): () => void {
+  assertValidPolicy({ ...DEFAULT_POLICY, ...options.policy });
   const shared: RetryingAdapterContext = {
     options,
     breakers: options.breaker === false ? undefined : new OriginBreakers(options.breaker),
-    retries: new ConcurrencyLimit(options.maxConcurrentRetries ?? 10),
+    retries: new ConcurrencyLimit(options.maxConcurrentRetries ?? 10, 'maxConcurrentRetries'),
   };
   // A request interceptor, so that a per-request `adapter` is wrapped as well as the instance's default.
   const id = instance.interceptors.request.use(

@@ -1,5 +1,6 @@
 import {
   DEFAULT_POLICY,
+  assertValidPolicy,
   HttpOutcome,
   RetryableResultError,
   RetryExhaustedError,
@@ -39,6 +40,7 @@ const defaultRetryOnError = (error: unknown): boolean => isRetryableError(error)
  * When the retries end on a retryable status, the last `Response` is returned, as `fetch` returns any status; every
  * other give-up rejects with core's `RetryExhaustedError` (`reason`, `attempts`, `lastError`).
  *
+ * @throws InvalidPolicyError naming the field and the rule when `options.policy` breaks one
  * @example
  * ```ts
  * const fetchOrders = createRetryingFetch({ policy: { maxAttempts: 4, totalBudgetMs: 5_000 } });
@@ -46,6 +48,8 @@ const defaultRetryOnError = (error: unknown): boolean => isRetryableError(error)
  * ```
  */
 export function createRetryingFetch(options: RetryingFetchOptions = {}): FetchFunction {
+  // A wrong policy fails here, at set-up, naming the field, rather than at the first call.
+  assertValidPolicy({ ...DEFAULT_POLICY, ...options.policy });
   const breakers = options.breaker === false ? undefined : new OriginBreakers(options.breaker);
   return (input, init) => fetchWithRetry(input, init, options, breakers);
 }

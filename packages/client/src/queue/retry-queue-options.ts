@@ -27,6 +27,6 @@ export interface RetryQueueOptions {
   clock?: QueueClock;
   /** Randomness for jitter (default `Math.random`). */
   random?: Random;
-  /** A fresh id for an enqueued call (default `crypto.randomUUID()`). */
+  /** A fresh id for an enqueued call (default `crypto.randomUUID()`, or 128 random bits in hex where it is missing). */
   newId?: () => string;
 }

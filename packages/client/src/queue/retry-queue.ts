@@ -14,6 +14,7 @@ import {
 } from '@retryd/core';
 import { isBrowserNetworkError } from '../shared/browser-network-error.js';
 import { DEFAULT_KEYED_METHODS, IDEMPOTENCY_KEY_HEADER } from '../shared/keyed-methods.js';
+import { randomId } from '../shared/random-id.js';
 import { CallSchedule } from './call-schedule.js';
 import { DeadLetterReason, type DeadLetter } from './dead-letter.js';
 import { QueueFullError } from './queue-full-error.js';
@@ -100,7 +101,7 @@ export class RetryQueue {
     if (this.size >= this.#maxSize) throw new QueueFullError(this.#maxSize);
     const method = (request.method ?? 'GET').toUpperCase();
     if (!/^[A-Z]+$/.test(method)) throw new TypeError(`method must be an HTTP method, got ${JSON.stringify(request.method)}`);
-    const id = this.options.newId?.() ?? crypto.randomUUID();
+    const id = this.options.newId?.() ?? randomId();
     const headers = { ...request.headers };
     if (DEFAULT_KEYED_METHODS.includes(method) && headerValue(headers, IDEMPOTENCY_KEY_HEADER) === undefined) headers[IDEMPOTENCY_KEY_HEADER] = id;
     const now = this.#clock.now();

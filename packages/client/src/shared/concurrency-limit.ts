@@ -12,9 +12,15 @@ export class ConcurrencyLimit {
   #active = 0;
   readonly #waiting: (() => void)[] = [];
 
-  /** @param max - tasks that may run at once: an integer >= 1 */
-  constructor(readonly max: number) {
-    if (!Number.isInteger(max) || max < 1) throw new RangeError(`max must be an integer >= 1, got ${String(max)}`);
+  /**
+   * @param max - tasks that may run at once: an integer >= 1
+   * @param field - the option that set `max`, for the message
+   */
+  constructor(
+    readonly max: number,
+    field = 'max',
+  ) {
+    if (!Number.isInteger(max) || max < 1) throw new RangeError(`${field} must be an integer >= 1, got ${String(max)}`);
   }
 
   /** Tasks running now. */

@@ -1,4 +1,5 @@
 import { deriveIdempotencyKey, type IdempotencyKeyInput } from '@retryd/core';
+import { randomId } from './random-id.js';
 
 /**
  * The `Idempotency-Key` for a request that came without one, made once per call: derived from the method, URL and
@@ -14,5 +15,5 @@ export function requestKey(input: IdempotencyKeyInput | undefined): string {
       // Not derivable here: a key per call is what retries need.
     }
   }
-  return crypto.randomUUID();
+  return randomId();
 }
