@@ -40,6 +40,9 @@ describe('attachRetry (real axios, loopback servers)', () => {
     const error = (await api.get('/x').catch((e: unknown) => e)) as AxiosError;
     expect(axios.isAxiosError(error)).toBe(true);
     expect([error.response?.status, error.response?.data]).toEqual([503, 'failed 2']);
+    // Sending its config again (as some callers do) retries once more, not retries inside retries.
+    await expect(api.request(error.config!)).rejects.toMatchObject({ response: { status: 503 } });
+    expect(server.requests).toHaveLength(4);
     await server.close();
     server = await startLoopbackServer(statuses(404, 200));
     const api2 = axios.create({ baseURL: server.url });

@@ -64,7 +64,8 @@ async function sendWithRetry(config: InternalAxiosRequestConfig, base: AxiosAdap
   try {
     // The context's signal is read only when needed: reading it makes an AbortController.
     return await retry((context) => {
-      const copy: InternalAxiosRequestConfig = { ...config, headers: AxiosHeaders.from(headers) };
+      // With the plain adapter: a caller who sends `error.config` again must not get retries inside retries.
+      const copy: InternalAxiosRequestConfig = { ...config, adapter: base, headers: AxiosHeaders.from(headers) };
       if (needsSignal) copy.signal = context.signal;
       if (stream) return sendOnce(base, copy, retryOnError);
       return context.attempt === 1 ? base(copy) : retries.run(() => base(copy), needsSignal ? context.signal : undefined);

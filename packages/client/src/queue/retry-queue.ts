@@ -117,9 +117,12 @@ export class RetryQueue {
     this.#reserved++;
     try {
       await this.options.persistence?.save(call);
-    } finally {
+    } catch (error) {
       this.#reserved--;
+      this.#pump(); // the queue may be empty now: wake drained()
+      throw error;
     }
+    this.#reserved--;
     this.#schedule.insert(call);
     this.#pump();
     return call;
@@ -220,8 +223,14 @@ export class RetryQueue {
     if (budget !== undefined && elapsedMs + plan.delayMs >= budget) return this.#deadLetter({ call, reason: GiveUpReason.BUDGET, ...last });
     void response?.body?.cancel().catch(() => undefined);
     const next: QueuedCall = { ...call, dueAt: now + plan.delayMs, previousDelayMs: plan.previousDelayMs };
+    try {
+      await this.options.persistence?.save(next);
+    } catch (error) {
+      // The stored call keeps its previous state (an attempt fewer): it is retried in memory all the same.
+      this.#report(this.options.onError, error);
+    }
+    // Scheduled after the save, so that the call is counted once (in flight) meanwhile.
     this.#schedule.insert(next);
-    await this.options.persistence?.save(next);
   }
 
   async #deadLetter(letter: DeadLetter): Promise<void> {
