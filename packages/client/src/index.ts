@@ -5,4 +5,20 @@
  *
  * @packageDocumentation
  */
-export {};
+export { createRetryingFetch, retryingFetch, type FetchFunction } from './fetch/retrying-fetch.js';
+export type { FetchInput } from './fetch/replayable-request.js';
+export type { RetryingFetchOptions } from './fetch/retrying-fetch-options.js';
+export { BodyNotReplayableError } from './shared/body-not-replayable-error.js';
+export { DEFAULT_KEYED_METHODS, IDEMPOTENCY_KEY_HEADER } from './shared/keyed-methods.js';
+export {
+  createWebhookVerifier,
+  type VerifiedWebhook,
+  type WebhookVerifier,
+  type WebhookVerifierOptions,
+} from './webhooks/webhook-verifier.js';
+export { WebhookRefusal, WebhookVerificationError } from './webhooks/webhook-verification-error.js';
+export { RetryQueue, type EnqueueRequest } from './queue/retry-queue.js';
+export type { QueueClock, RetryQueueOptions } from './queue/retry-queue-options.js';
+export type { QueuedCall, QueuedRequest, QueuePersistence } from './queue/queued-call.js';
+export { DeadLetterReason, type DeadLetter } from './queue/dead-letter.js';
+export { QueueFullError } from './queue/queue-full-error.js';

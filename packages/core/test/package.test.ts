@@ -31,6 +31,14 @@ describe('@retryd/core package', () => {
     expect(bare).toEqual([]);
   });
 
+  it('imports no node: builtin as a value, so that browser bundles of it build', () => {
+    const imports: string[] = [];
+    for (const file of sourceFiles(join(core, 'src'))) {
+      for (const [line] of readFileSync(file, 'utf8').matchAll(/^import (?!type ).*'node:[^']+';$/gm)) imports.push(`${file}: ${line}`);
+    }
+    expect(imports).toEqual([]);
+  });
+
   it('the README example is examples/quickstart.mjs, and it runs as written', async () => {
     const example = readFileSync(join(root, 'examples', 'quickstart.mjs'), 'utf8');
     expect(readFileSync(join(root, 'README.md'), 'utf8')).toContain(example.trim());

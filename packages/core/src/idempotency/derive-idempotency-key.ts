@@ -1,7 +1,25 @@
-import { createHash } from 'node:crypto';
+import type * as NodeCrypto from 'node:crypto';
 import { canonicalJson } from './canonical-json.js';
 
 export { canonicalJson } from './canonical-json.js';
+
+type CreateHash = typeof NodeCrypto.createHash;
+let createHash: CreateHash | undefined;
+
+/**
+ * Node's `createHash`, looked up on first use rather than imported: a static `import 'node:crypto'` would stop every
+ * browser bundle of this package (and of `@retryd/client`) from building, though only this function needs it. Node
+ * (20.16 and later), Deno and Bun have `process.getBuiltinModule`; elsewhere this throws.
+ */
+function nodeCreateHash(): CreateHash {
+  if (createHash !== undefined) return createHash;
+  const lookup = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process?.getBuiltinModule;
+  const crypto = lookup?.('node:crypto') as typeof NodeCrypto | undefined;
+  if (crypto === undefined) {
+    throw new Error('deriveIdempotencyKey needs node:crypto (Node 20.16+, Deno, Bun); in a browser, send a key of your own');
+  }
+  return (createHash = crypto.createHash);
+}
 
 /** RFC 9110 §9.1: a method is a token, `1*tchar`. */
 const METHOD_TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
@@ -79,7 +97,8 @@ function bodyBytes(body: unknown): string | Uint8Array {
  *   empty. A body is identified by the bytes it stands for, so the string `'{"a":1}'`, its UTF-8 bytes
  *   and the object `{ a: 1 }` give one key.
  *
- * @throws TypeError naming `method`, `url` or the body path when one breaks its rule
+ * @throws TypeError naming `method`, `url` or the body path when one breaks its rule; Error where `node:crypto` is
+ *   not available (a browser)
  * @example
  * ```ts
  * const a = deriveIdempotencyKey({
@@ -95,7 +114,7 @@ export function deriveIdempotencyKey({ method, url, body }: IdempotencyKeyInput)
   if (typeof method !== 'string' || !METHOD_TOKEN.test(method)) {
     throw new TypeError(`method must be an HTTP token (RFC 9110 §9.1), got ${show(method)}`);
   }
-  return createHash('sha256')
+  return nodeCreateHash()('sha256')
     .update(method.toUpperCase())
     .update('\n')
     .update(normaliseUrl(url))

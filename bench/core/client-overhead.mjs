@@ -1,0 +1,131 @@
+#!/usr/bin/env node
+// Overhead of @retryd/client on a first-try success, side by side in one run:
+//   retryingFetch (createRetryingFetch) next to plain fetch, and axios with attachRetry next to plain axios,
+// against one keep-alive node:http server on loopback that answers 200 at once.
+//
+//   npm run bench:client                                # 7 rounds of 2,000 calls per case
+//   npm run bench:client -- --rounds 3 --calls 200      # a smoke run
+//   npm run bench:client -- --json                      # machine-readable results
+//
+// Every round runs every case once, in a rotated order, so drift on a shared machine hits all of them alike; the
+// figures of a case are its median round, in µs per call (sequential calls, each reading the whole response): wall time,
+// and the process's CPU time (user + system, the server's share included, the same for every case), which other
+// processes on a shared machine disturb far less than the wall time.
+// Pairs: GET with no body; POST with a small JSON body, where plain fetch / axios send a fixed Idempotency-Key and the
+// retrying ones derive theirs (SHA-256 of method, URL and body), which is part of what they cost.
+// The "stub" pairs make the same calls over a transport that answers at once without a socket (a `fetch` option
+// returning a Response, an axios adapter returning a response): the difference is what the library itself costs.
+import os from 'node:os';
+import { createServer } from 'node:http';
+import { createRetryingFetch } from '@retryd/client';
+import { attachRetry } from '@retryd/client/axios';
+import axios from 'axios';
+
+const arg = (name, fallback) => {
+  const at = process.argv.indexOf(`--${name}`);
+  return at > 0 ? Number(process.argv[at + 1]) : fallback;
+};
+const JSON_OUTPUT = process.argv.includes('--json');
+const ROUNDS = arg('rounds', 7);
+const CALLS = arg('calls', 2_000);
+
+let served = 0;
+const server = createServer((req, res) => {
+  req.resume();
+  req.on('end', () => {
+    served++;
+    res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+  });
+});
+await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+const base = `http://127.0.0.1:${server.address().port}`;
+
+const retryingFetch = createRetryingFetch();
+const plainAxios = axios.create({ baseURL: base });
+const retryingAxios = axios.create({ baseURL: base });
+attachRetry(retryingAxios);
+const stubFetch = async () => new Response('{"ok":true}', { status: 200 });
+const stubRetryingFetch = createRetryingFetch({ fetch: stubFetch });
+const stubAdapter = async (config) => ({ data: '{"ok":true}', status: 200, statusText: 'OK', headers: {}, config, request: {} });
+const stubAxios = axios.create({ baseURL: base, adapter: stubAdapter });
+const stubRetryingAxios = axios.create({ baseURL: base, adapter: stubAdapter });
+attachRetry(stubRetryingAxios);
+const body = JSON.stringify({ sku: 'A-1', qty: 2, note: 'a small JSON body' });
+const jsonHeaders = { 'content-type': 'application/json' };
+
+const cases = [
+  { pair: 'fetch GET', name: 'fetch', plain: true, call: async () => (await fetch(`${base}/get`)).text() },
+  { pair: 'fetch GET', name: 'retryingFetch', call: async () => (await retryingFetch(`${base}/get`)).text() },
+  {
+    pair: 'fetch POST',
+    name: 'fetch (fixed key)',
+    plain: true,
+    call: async () => (await fetch(`${base}/post`, { method: 'POST', headers: { ...jsonHeaders, 'idempotency-key': 'k-1' }, body })).text(),
+  },
+  { pair: 'fetch POST', name: 'retryingFetch (derived key)', call: async () => (await retryingFetch(`${base}/post`, { method: 'POST', headers: jsonHeaders, body })).text() },
+  { pair: 'axios GET', name: 'axios', plain: true, call: () => plainAxios.get('/get') },
+  { pair: 'axios GET', name: 'axios + attachRetry', call: () => retryingAxios.get('/get') },
+  { pair: 'axios POST', name: 'axios (fixed key)', plain: true, call: () => plainAxios.post('/post', body, { headers: { ...jsonHeaders, 'idempotency-key': 'k-1' } }) },
+  { pair: 'axios POST', name: 'axios + attachRetry (derived key)', call: () => retryingAxios.post('/post', body, { headers: jsonHeaders }) },
+  { pair: 'stub fetch POST', name: 'stub fetch (fixed key)', plain: true, stub: true, call: async () => (await stubFetch(`${base}/post`, { method: 'POST', headers: { ...jsonHeaders, 'idempotency-key': 'k-1' }, body })).text() },
+  { pair: 'stub fetch POST', name: 'retryingFetch (derived key)', stub: true, call: async () => (await stubRetryingFetch(`${base}/post`, { method: 'POST', headers: jsonHeaders, body })).text() },
+  { pair: 'stub axios POST', name: 'axios (fixed key)', plain: true, stub: true, call: () => stubAxios.post('/post', body, { headers: { ...jsonHeaders, 'idempotency-key': 'k-1' } }) },
+  { pair: 'stub axios POST', name: 'axios + attachRetry (derived key)', stub: true, call: () => stubRetryingAxios.post('/post', body, { headers: jsonHeaders }) },
+];
+
+async function runCase(c, calls) {
+  const before = served;
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  for (let i = 0; i < calls; i++) await c.call();
+  const wall = ((performance.now() - t0) * 1e3) / calls;
+  const cpu = process.cpuUsage(cpu0);
+  if (served - before !== (c.stub ? 0 : calls)) throw new Error(`${c.name}: ${served - before} requests for ${calls} calls (a retry on a first-try success?)`);
+  return { wall, cpu: (cpu.user + cpu.system) / calls };
+}
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
+};
+
+for (const c of cases) await runCase(c, Math.max(50, CALLS >> 3)); // warm-up: JIT, sockets
+const rounds = cases.map(() => []);
+for (let round = 0; round < ROUNDS; round++) {
+  for (let k = 0; k < cases.length; k++) {
+    const i = (k + round) % cases.length;
+    rounds[i].push(await runCase(cases[i], CALLS));
+  }
+}
+server.close();
+
+const results = cases.map((c, i) => ({
+  pair: c.pair,
+  name: c.name,
+  plain: c.plain === true,
+  wallUs: median(rounds[i].map((r) => r.wall)),
+  cpuUs: median(rounds[i].map((r) => r.cpu)),
+}));
+for (const r of results) {
+  if (r.plain) continue;
+  const peer = results.find((p) => p.plain && p.pair === r.pair);
+  r.wallRatio = r.wallUs / peer.wallUs;
+  r.cpuRatio = r.cpuUs / peer.cpuUs;
+}
+const machine = `${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, Node ${process.version}, load ${os.loadavg()[0].toFixed(1)}`;
+if (JSON_OUTPUT) {
+  console.log(JSON.stringify({ rounds: ROUNDS, calls: CALLS, machine, results }, null, 2));
+} else {
+  console.log(`client overhead on a first-try success: ${ROUNDS} rounds × ${CALLS} sequential calls per case, median round (${machine})\n`);
+  const ratio = (x) => (x === undefined ? '' : `${x.toFixed(3)} (${x >= 1 ? '+' : ''}${((x - 1) * 100).toFixed(1)}%)`);
+  console.log('| pair | case | wall µs/call | ÷ plain | CPU µs/call | ÷ plain |');
+  console.log('| --- | --- | ---: | ---: | ---: | ---: |');
+  for (const r of results) {
+    console.log(`| ${r.pair} | ${r.name} | ${r.wallUs.toFixed(1)} | ${ratio(r.wallRatio)} | ${r.cpuUs.toFixed(1)} | ${ratio(r.cpuRatio)} |`);
+  }
+  console.log('\nWhat the library adds per call (CPU µs, median round): the stub pairs\' difference.');
+  for (const r of results.filter((x) => x.pair.startsWith('stub') && !x.plain)) {
+    const peer = results.find((p) => p.plain && p.pair === r.pair);
+    console.log(`- ${r.pair}: ${(r.cpuUs - peer.cpuUs).toFixed(1)} µs`);
+  }
+}

@@ -1,0 +1,147 @@
+import {
+  DEFAULT_POLICY,
+  assertValidPolicy,
+  HttpOutcome,
+  RetryableResultError,
+  RetryExhaustedError,
+  classifyHttpStatus,
+  isRetryableError,
+  retry,
+  retryableStatusCodesOf,
+  type RetryOptions,
+} from '@retryd/core';
+import { BodyNotReplayableError } from '../shared/body-not-replayable-error.js';
+import { isBrowserNetworkError } from '../shared/browser-network-error.js';
+import { DEFAULT_KEYED_METHODS, IDEMPOTENCY_KEY_HEADER } from '../shared/keyed-methods.js';
+import { OriginBreakers } from '../shared/origin-breakers.js';
+import { requestKey } from '../shared/request-key.js';
+import type { RetryingFetchOptions } from './retrying-fetch-options.js';
+import { replayableRequest, type FetchInput, type ReplayableRequest } from './replayable-request.js';
+
+/** The standard `fetch` signature. */
+export type FetchFunction = (input: FetchInput, init?: RequestInit) => Promise<Response>;
+
+/** What a network failure or an unreachable host looks like in Node and in browsers alike. */
+const defaultRetryOnError = (error: unknown): boolean => isRetryableError(error) || isBrowserNetworkError(error);
+
+/**
+ * A `fetch` that retries, with the standard signature:
+ *
+ * - retried: network failures and the policy's `retryableStatusCodes`; a `Retry-After` replaces the computed delay,
+ *   and one that lands past the policy's `totalBudgetMs` ends the retries at once;
+ * - POST and PATCH carry the same `Idempotency-Key` on every attempt: the caller's header, else one derived once from
+ *   the method, URL and body (`deriveIdempotencyKey`; a random UUID per call where it cannot be derived, as in browsers);
+ * - `totalBudgetMs` is the deadline of the whole call: the attempt in flight when it runs out is aborted through its
+ *   `AbortSignal`; the caller's `init.signal` cancels the call, sleeps included;
+ * - a circuit breaker per origin fails calls fast (`BrokenCircuitError`) while a downstream is down;
+ * - the body is sent again on each attempt (a `Request`'s body and `FormData` are buffered once); a stream body goes
+ *   out once, and a failure that would have been retried rejects with a {@link BodyNotReplayableError}.
+ *
+ * When the retries end on a retryable status, the last `Response` is returned, as `fetch` returns any status; every
+ * other give-up rejects with core's `RetryExhaustedError` (`reason`, `attempts`, `lastError`).
+ *
+ * @throws InvalidPolicyError naming the field and the rule when `options.policy` breaks one
+ * @example
+ * ```ts
+ * const fetchOrders = createRetryingFetch({ policy: { maxAttempts: 4, totalBudgetMs: 5_000 } });
+ * const res = await fetchOrders('https://api.example.com/orders', { method: 'POST', body: JSON.stringify(order) });
+ * ```
+ */
+export function createRetryingFetch(options: RetryingFetchOptions = {}): FetchFunction {
+  // A wrong policy fails here, at set-up, naming the field, rather than at the first call.
+  assertValidPolicy({ ...DEFAULT_POLICY, ...options.policy });
+  const breakers = options.breaker === false ? undefined : new OriginBreakers(options.breaker);
+  return (input, init) => fetchWithRetry(input, init, options, breakers);
+}
+
+const sharedBreakers = new OriginBreakers(undefined);
+
+/**
+ * `fetch` with retries: {@link createRetryingFetch}'s behaviour for one call. Calls share one circuit breaker per
+ * origin (core's defaults) unless `options.breaker` is `false`; give `createRetryingFetch` breaker options of your own.
+ *
+ * @example
+ * ```ts
+ * const res = await retryingFetch('https://api.example.com/orders/42', undefined, { policy: { maxAttempts: 5 } });
+ * ```
+ */
+export function retryingFetch(
+  input: FetchInput,
+  init?: RequestInit,
+  options: Omit<RetryingFetchOptions, 'breaker'> & { breaker?: false } = {},
+): Promise<Response> {
+  return fetchWithRetry(input, init, options, options.breaker === false ? undefined : sharedBreakers);
+}
+
+async function fetchWithRetry(
+  input: FetchInput,
+  init: RequestInit | undefined,
+  options: RetryingFetchOptions,
+  breakers: OriginBreakers | undefined,
+): Promise<Response> {
+  const request = await replayableRequest(input, init);
+  const keyedMethods = options.keyedMethods ?? DEFAULT_KEYED_METHODS;
+  // A stream body is sent once, so it needs no key for retries (and cannot be read to derive one).
+  const headers = keyedMethods.includes(request.method) && !request.stream ? withIdempotencyKey(request) : request.headers;
+  const policy = options.policy ?? DEFAULT_POLICY;
+  const statuses = retryableStatusCodesOf(policy);
+  const send = options.fetch ?? ((url: string, attemptInit: RequestInit) => globalThis.fetch(url, attemptInit));
+  // Without a deadline or a caller's signal, reading the attempt's signal would only make an AbortController.
+  const needsSignal = policy.totalBudgetMs !== undefined || request.signal !== undefined;
+  const base: RequestInit = headers === undefined || headers === request.init.headers ? request.init : { ...request.init, headers };
+  const retryOnError = options.retryOnError ?? defaultRetryOnError;
+
+  const retryOptions: RetryOptions<Response> = {
+    retryOnResult: (response) => classifyHttpStatus(response.status, statuses) === HttpOutcome.RETRYABLE,
+    retryOnError,
+  };
+  if (request.signal !== undefined) retryOptions.signal = request.signal;
+  if (breakers !== undefined) retryOptions.breaker = breakers.forUrl(request.url);
+  if (options.onAttempt !== undefined) retryOptions.onAttempt = options.onAttempt;
+  if (options.clock !== undefined) retryOptions.clock = options.clock;
+  if (options.random !== undefined) retryOptions.random = options.random;
+  if (options.wallClock !== undefined) retryOptions.wallClock = options.wallClock;
+
+  try {
+    // The context's signal is read only when needed: reading it makes an AbortController.
+    return await retry(async (context) => {
+      const attemptInit = needsSignal ? { ...base, signal: context.signal } : base;
+      if (!request.stream) return send(request.url, attemptInit);
+      return sendOnce(send, request, attemptInit, statuses, retryOnError);
+    }, policy, retryOptions);
+  } catch (error) {
+    // fetch answers any status with a Response: retries that ended on one return it, for the caller to read.
+    if (error instanceof RetryExhaustedError && error.lastError instanceof RetryableResultError) {
+      return error.lastError.result as Response;
+    }
+    throw error;
+  }
+}
+
+/** The caller's headers with the request's `Idempotency-Key`: theirs if they sent one, else made once (`requestKey`). */
+function withIdempotencyKey(request: ReplayableRequest): Headers {
+  const headers = new Headers(request.headers);
+  if (!headers.has(IDEMPOTENCY_KEY_HEADER)) {
+    headers.set(IDEMPOTENCY_KEY_HEADER, requestKey({ method: request.method, url: request.url, body: request.keyBody }));
+  }
+  return headers;
+}
+
+/** The one attempt of a request with a stream body: a failure that would be retried becomes the reason it is not. */
+async function sendOnce(
+  send: (url: string, init: RequestInit) => Promise<Response>,
+  request: ReplayableRequest,
+  init: RequestInit,
+  statuses: readonly number[],
+  retryOnError: (error: unknown) => boolean,
+): Promise<Response> {
+  let response: Response;
+  try {
+    response = await send(request.url, init);
+  } catch (error) {
+    if (!retryOnError(error)) throw error;
+    throw new BodyNotReplayableError(`the attempt failed (${error instanceof Error ? error.message : String(error)})`, { cause: error });
+  }
+  if (classifyHttpStatus(response.status, statuses) !== HttpOutcome.RETRYABLE) return response;
+  throw new BodyNotReplayableError(`the server answered ${response.status}`, { response });
+}

@@ -1,0 +1,34 @@
+import { CircuitBreaker, type CircuitBreakerOptions } from '@retryd/core';
+
+/**
+ * One {@link CircuitBreaker} per origin (`https://api.example.com:8443`), made on first use: a failing downstream
+ * opens its own circuit and leaves calls to the others alone.
+ *
+ * Origins are kept for the life of the object; a client calls a handful of them, so there is no eviction.
+ */
+export class OriginBreakers {
+  readonly #breakers = new Map<string, CircuitBreaker>();
+
+  constructor(private readonly options: CircuitBreakerOptions | undefined) {}
+
+  /** The breaker of `url`'s origin. */
+  forUrl(url: string | URL): CircuitBreaker {
+    const origin = typeof url === 'string' ? originOf(url) : url.origin;
+    let breaker = this.#breakers.get(origin);
+    if (breaker === undefined) {
+      breaker = new CircuitBreaker(this.options);
+      this.#breakers.set(origin, breaker);
+    }
+    return breaker;
+  }
+}
+
+/** The origin of an absolute URL; a string is parsed only when it is not already cut at the path (the common case). */
+function originOf(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    // A relative URL (a browser's fetch('/x')) has the page's origin: one breaker for all of them is right.
+    return '';
+  }
+}

@@ -1,0 +1,104 @@
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type BrowserContext } from 'playwright-core';
+import { build } from 'vite';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startLoopbackServer, type LoopbackServer } from './loopback-server.js';
+
+// @retryd/client in Debian's Chromium (playwright-core, no downloaded browser): a page enqueues calls to a loopback endpoint
+// that fails, is reloaded, and the calls it kept in IndexedDB drain once the endpoint recovers; retryingFetch and the
+// webhook verifier run there too. The page runs the built package (npm run build), bundled by Vite as an application
+// would bundle it.
+
+const CHROMIUM = process.env.RETRYD_CHROMIUM ?? '/usr/bin/chromium';
+const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+
+let dir: string;
+let bundle: string;
+let server: LoopbackServer;
+let healthy = false;
+let flaky = 0;
+let context: BrowserContext | undefined;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'retryd-client-browser-'));
+  await build({
+    configFile: false,
+    logLevel: 'silent',
+    build: {
+      outDir: join(dir, 'bundle'),
+      minify: false,
+      lib: { entry: join(import.meta.dirname, 'fixtures', 'browser-page.js'), formats: ['es'], fileName: 'browser-page' },
+    },
+  });
+  bundle = await readFile(join(dir, 'bundle', 'browser-page.js'), 'utf8');
+  server = await startLoopbackServer((request, _n, res) => {
+    if (request.url === '/') res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><script type="module" src="/browser-page.js"></script>');
+    else if (request.url === '/browser-page.js') res.writeHead(200, { 'content-type': 'text/javascript' }).end(bundle);
+    else if (request.url === '/api/events') res.writeHead(healthy ? 200 : 503).end();
+    else if (request.url === '/api/flaky') res.writeHead(flaky++ === 0 ? 503 : 200).end();
+    else res.writeHead(404).end();
+  });
+  // Each test fails (none is skipped) without Chromium: CI must not pass without having run it.
+  if (existsSync(CHROMIUM)) {
+    context = await chromium.launchPersistentContext(join(dir, 'profile'), { executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  }
+}, 60_000);
+
+afterAll(async () => {
+  await context?.close();
+  await server?.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('@retryd/client in a browser', () => {
+  it('keeps its calls in IndexedDB across a reload and drains them once the endpoint recovers', async () => {
+    expect(context, `Chromium at ${CHROMIUM}`).toBeDefined();
+    const page = await context!.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (error) => errors.push(error.message));
+    page.setDefaultTimeout(20_000);
+    await page.goto(server.url);
+    await page.waitForFunction(() => 'enqueueEvents' in globalThis);
+    await page.evaluate(() => (globalThis as unknown as { enqueueEvents(n: number): Promise<void> }).enqueueEvents(3));
+    const events = () => server.requests.filter((r) => r.url === '/api/events');
+    await expect.poll(() => events().length, { timeout: 20_000 }).toBeGreaterThanOrEqual(3);
+
+    await page.reload();
+    await page.waitForFunction(() => 'storedCalls' in globalThis);
+    const stored = await page.evaluate(() => (globalThis as unknown as { storedCalls(): Promise<{ id: string; attempts: number }[]> }).storedCalls());
+    expect(stored).toHaveLength(3);
+    const failedBefore = events().length;
+
+    healthy = true;
+    const drained = await page.evaluate(() => (globalThis as unknown as { drainStored(): Promise<string[]> }).drainStored());
+    expect(drained).toEqual(stored.map((c) => c.id).sort());
+    expect(await page.evaluate(() => (globalThis as unknown as { storedCalls(): Promise<unknown[]> }).storedCalls())).toEqual([]);
+
+    // Every attempt of a call, before and after the reload, carried the call's id as its Idempotency-Key.
+    const keys = new Set(events().map((r) => r.headers['idempotency-key']));
+    expect([...keys].sort()).toEqual(drained);
+    const succeeded = events().slice(failedBefore).filter((r) => r.headers['idempotency-key'] !== undefined);
+    expect(succeeded.length).toBeGreaterThanOrEqual(3);
+    expect(errors).toEqual([]);
+  });
+
+  it('retries a fetch with one Idempotency-Key (a random one: no node:crypto here) and verifies a signature with WebCrypto', async () => {
+    expect(context, `Chromium at ${CHROMIUM}`).toBeDefined();
+    const page = await context!.newPage();
+    page.setDefaultTimeout(20_000);
+    await page.goto(server.url);
+    await page.waitForFunction(() => 'fetchFlaky' in globalThis);
+    expect(await page.evaluate(() => (globalThis as unknown as { fetchFlaky(): Promise<number> }).fetchFlaky())).toBe(200);
+    const keys = server.requests.filter((r) => r.url === '/api/flaky').map((r) => r.headers['idempotency-key']);
+    expect(keys).toHaveLength(2);
+    expect(keys[0]).toMatch(/^[0-9a-f-]{36}$/);
+    expect(keys[1]).toBe(keys[0]);
+    expect(await page.evaluate(() => (globalThis as unknown as { verifyVector(): Promise<unknown> }).verifyVector())).toEqual({
+      id: 'msg_p5jXN8AQM9LWM0D4loKWxJek',
+      timestamp: 1614265330,
+    });
+  });
+});
