@@ -1,8 +1,8 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './connection.js';
 import type { RetryTask } from '../../domain/task.js';
 import { claimShares, dealRoundRobin, ringOrder } from '../../store/claim-shares.js';
 import type { ClaimOptions, TargetRef } from '../../store/store.js';
-import { execAll, runEach } from './fan-out.js';
+import { fanOut, runEach } from './fan-out.js';
 import type { ScriptCall } from './fan-out.js';
 import { tenantOfPartition } from './keys.js';
 import type { PartitionKeys } from './keys.js';
@@ -22,7 +22,7 @@ import type { TaskReply } from './task-codec.js';
 
 /** Claims up to `options.limit` due tasks over `partitions` (see the module comment). */
 export async function claimFairly(
-  client: Redis,
+  client: RedisClient,
   partitions: readonly PartitionKeys[],
   now: number,
   options: ClaimOptions,
@@ -70,10 +70,10 @@ function queueId(queue: TargetRef): string {
   return `${queue.tenantId}\n${queue.targetKey}`;
 }
 
-async function readyQueues(client: Redis, partitions: readonly PartitionKeys[], now: number, cap: number): Promise<Queue[]> {
-  const pipeline = client.pipeline();
-  for (const k of partitions) queueScript(pipeline, 'readReady', [k.ready], [k.base, String(now), cap]);
-  const replies = (await execAll(pipeline)) as (string | number)[][];
+async function readyQueues(client: RedisClient, partitions: readonly PartitionKeys[], now: number, cap: number): Promise<Queue[]> {
+  const replies = (await fanOut(client, partitions, (pipeline, k) =>
+    queueScript(pipeline, 'readReady', [k.ready], [k.base, String(now), cap]),
+  )) as (string | number)[][];
   return replies.flatMap((flat, p) => {
     const keys = partitions[p] as PartitionKeys;
     const queues: Queue[] = [];
