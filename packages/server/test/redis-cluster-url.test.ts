@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { clusterOptions } from '../src/backends/redis/cluster-connection.js';
 import { clientOptions, parseRedisUrl } from '../src/backends/redis/connection.js';
+import { RedisUnavailableError, translateError } from '../src/backends/redis/errors.js';
 import { parseStoreUrl, StoreUrlError } from '../src/service/open-store.js';
 
 // The `redis+cluster://` store URL: seed nodes, credentials, prefix, and the errors that name `--store` and the rule.
@@ -61,5 +62,20 @@ describe('redis+cluster:// store URLs', () => {
     const delays = Array.from({ length: 200 }, () => options.clusterRetryStrategy?.(1) as number);
     expect(Math.max(...delays)).toBeLessThanOrEqual(50);
     expect(options.clusterRetryStrategy?.(40)).toBeLessThanOrEqual(5_000);
+  });
+});
+
+describe('Redis Cluster errors', () => {
+  it('reports a cluster not ready, unreachable or failing over as STORE_UNAVAILABLE', () => {
+    for (const message of [
+      "Cluster isn't ready and enableOfflineQueue options is false",
+      'None of startup nodes is available',
+      'Too many Cluster redirections. Last error: ReplyError: CLUSTERDOWN The cluster is down',
+      'CLUSTERDOWN Hash slot not served',
+    ]) {
+      expect(translateError(new Error(message)), message).toBeInstanceOf(RedisUnavailableError);
+    }
+    const refused = new Error('ERR unknown command');
+    expect(translateError(refused)).toBe(refused);
   });
 });
