@@ -100,25 +100,42 @@ async function stop(service: ServiceProcess): Promise<number | null> {
  * keys make safe. Resolves with the tasks acknowledged.
  */
 async function enqueue(run: Run, tag: string, perTenant: number): Promise<RetryTask[]> {
-  const tasks = run.tenants.flatMap((tenantId) =>
-    Array.from({ length: perTenant }, (_, n) =>
-      makeTask({
-        tenantId,
-        idempotencyKey: `${tag}-${tenantId}-${n}`,
-        targetUrl: `${run.target}/charge`,
-        policyId: 'inline',
-        policy,
-        nextAttemptAt: Date.now(),
-        createdAt: Date.now(),
-        updatedAt: Date.now(),
-      }),
-    ),
-  );
+  const tasks = run.tenants.flatMap((tenantId) => Array.from({ length: perTenant }, (_, n) => taskOf(run, tenantId, `${tag}-${tenantId}-${n}`)));
   for (let i = 0; i < tasks.length; i += 200) {
     const batch = tasks.slice(i, i + 200);
     await waitFor(`batch ${tag} ${i} to be acknowledged`, () => run.store.insertTasks(batch).then(() => true, () => false), 60_000);
   }
   return tasks;
+}
+
+/** A task of `tenantId` to the run's downstream, due now, with the idempotency key `key`. */
+function taskOf(run: Run, tenantId: string, key: string): RetryTask {
+  const now = Date.now();
+  return makeTask({ tenantId, idempotencyKey: key, targetUrl: `${run.target}/charge`, policyId: 'inline', policy, nextAttemptAt: now, createdAt: now, updatedAt: now });
+}
+
+/**
+ * Enqueues one task at a time into `tenantId` until stopped, keeping those acknowledged: the writes that race a
+ * master's death.
+ */
+function enqueueSteadily(run: Run, tenantId: string): { acknowledged: RetryTask[]; stop: () => Promise<void> } {
+  const acknowledged: RetryTask[] = [];
+  let running = true;
+  const loop = (async () => {
+    for (let n = 0; running; n++) {
+      // A refused insert may still have been applied: the same task is sent again until acknowledged (a duplicate).
+      const task = taskOf(run, tenantId, `steady-${n}`);
+      while (!(await run.store.insertTasks([task]).then(() => true, () => false))) await new Promise((resolve) => setTimeout(resolve, 10));
+      acknowledged.push(task);
+    }
+  })();
+  return {
+    acknowledged,
+    stop: async () => {
+      running = false;
+      await loop;
+    },
+  };
 }
 
 /** A condition that counts as not yet true while the store is unreachable (a failover settling). */
@@ -198,18 +215,28 @@ describe('retryd serve on Redis Cluster', () => {
     // Acknowledged and replicated: WAIT returns once the replica holds every write the master had acknowledged.
     expect(await clusterOf().admin(victim).call('WAIT', '1', '10000')).toBe(1);
     await waitFor('a quarter of the keys processed', () => run.downstream.processed.size >= before.length / 4, 60_000);
+    // Meanwhile one task after another goes to the victim's tenant, unreplicated when the kill comes.
+    const steady = enqueueSteadily(run, run.tenants[0] as string);
+    await waitFor('a few steady tasks acknowledged', () => steady.acknowledged.length >= 20, 30_000);
     await clusterOf().kill(victim);
     const killedAt = Date.now();
     await waitFor('the replica to take over', meanwhile(async () => (await clusterOf().masterOf(tag)) === replica), 60_000);
     const failoverMs = Date.now() - killedAt;
     const after = await enqueue(run, 'after', 200);
-    // Completions and claims the victim acknowledged but had not yet sent to its replica are lost with it: those
+    await steady.stop();
+    // What async replication lost: tasks acknowledged by the victim that never reached its replica.
+    const found = await Promise.all(steady.acknowledged.map((t) => run.store.getTaskByIdempotencyKey(t.tenantId, t.idempotencyKey)));
+    const lost = steady.acknowledged.filter((_, i) => found[i] === undefined);
+    // Completions and claims the victim acknowledged but had not yet sent to its replica are lost with it too: those
     // tasks are found again as they were (PENDING, or IN_FLIGHT until their lease lapses) and run again; the
-    // downstream answers the repeat from its idempotency record (a replay). No task is lost.
-    const reaped = await expectAllSucceeded(run, [...before, ...after]);
+    // downstream answers the repeat from its idempotency record (a replay). No task acknowledged and replicated
+    // before the kill is lost.
+    const kept = steady.acknowledged.filter((_, i) => found[i] !== undefined);
+    const reaped = await expectAllSucceeded(run, [...before, ...after, ...kept]);
     const errors = run.services.flatMap((s) => s.logs.filter((line) => line.event === 'engine_error')).length;
     console.info(
-      `hard kill of a master: replica took over after ${failoverMs} ms; ${before.length + after.length} tasks all SUCCEEDED, ` +
+      `hard kill of a master: replica took over after ${failoverMs} ms; ${before.length + after.length} tasks all SUCCEEDED; ` +
+        `of ${steady.acknowledged.length} tasks enqueued one by one across the kill, ${lost.length} acknowledged but lost; ` +
         `${reaped} leases reaped, ${run.downstream.replays} replays, ${errors} engine errors while the slots moved`,
     );
     expect(await Promise.all(run.services.map(stop))).toEqual([0, 0]);
