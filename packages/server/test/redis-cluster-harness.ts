@@ -11,7 +11,8 @@ import { keySlot, waitFor } from './redis-harness.js';
 
 // A real Redis Cluster on loopback for the tests that need one: 3 masters and 3 replicas, each a `redis-server`
 // process on ports the OS chose (client and cluster bus), in a temporary directory, no persistence. One cluster per
-// test file: start it in `beforeAll`, `stop()` it in `afterAll`.
+// test file: start it in `beforeAll`, `stop()` it in `afterAll`. Slots left without a master stop only their own
+// keys (`cluster-require-full-coverage no`), so a test can watch the rest of the cluster go on.
 
 /** A port the OS holds free at the moment it is asked (another process may take it before it is used; rare). */
 async function freePort(): Promise<number> {
@@ -196,6 +197,8 @@ async function startNode(dir: string, port: number, busPort: number): Promise<Cl
     '--cluster-enabled', 'yes',
     '--cluster-config-file', 'nodes.conf',
     '--cluster-node-timeout', '2000',
+    // A slot left without any master stops only its own keys, so a test can watch the other masters go on.
+    '--cluster-require-full-coverage', 'no',
     '--save', '',
     '--appendonly', 'no',
     '--dir', home,

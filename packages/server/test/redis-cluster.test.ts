@@ -1,11 +1,12 @@
 import type { RetryPolicy } from '@retryd/core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { RedisUnavailableError } from '../src/backends/redis/errors.js';
 import { PartitionKeys, partitionOfTenant } from '../src/backends/redis/keys.js';
 import { RedisStore } from '../src/backends/redis/redis-store.js';
 import type { RetryTask } from '../src/domain/task.js';
 import { openStore } from '../src/service/open-store.js';
 import type { Store } from '../src/store/store.js';
-import { makeTask } from './fixtures/tasks.js';
+import { T0, makeTask } from './fixtures/tasks.js';
 import { describeStoreConformance } from './store-conformance.js';
 import { RedisCluster } from './redis-cluster-harness.js';
 import { freshPrefix } from './redis-harness.js';
@@ -241,4 +242,31 @@ describe('retryd serve on Redis Cluster', () => {
     );
     expect(await Promise.all(run.services.map(stop))).toEqual([0, 0]);
   }, 150_000);
+
+  // Last in the file: it leaves one master and its replica dead.
+  it('goes on claiming, reading due times and reaping leases on the other masters while one is gone', async () => {
+    const prefix = freshPrefix();
+    const tenants = await tenantPerMaster(prefix);
+    const reported: unknown[] = [];
+    const store = new RedisStore({ url: clusterOf().url(prefix), onError: (error) => reported.push(error) });
+    cleanup.push(() => store.close());
+    await store.init();
+    const tasks = tenants.flatMap((tenantId) => [makeTask({ tenantId }), makeTask({ tenantId, nextAttemptAt: T0 + 5_000 })]);
+    await store.insertTasks(tasks);
+
+    // The first tenant's master and its replica both die: nothing can take its slots over.
+    const master = await clusterOf().masterOf(new PartitionKeys(prefix, partitionOfTenant(tenants[0] as string)).base);
+    await clusterOf().kill(await clusterOf().replicaOf(master));
+    await clusterOf().kill(master);
+
+    const claimed = await store.claimDue(T0, { limit: 10, leaseMs: 1_000, workerId: 'w' });
+    expect(claimed.map((t) => t.tenantId).sort()).toEqual(tenants.slice(1).sort());
+    expect(await store.nextDueAt()).toBe(T0 + 5_000);
+    expect(await store.nextLeaseExpiryAt()).toBe(T0 + 1_000);
+    expect((await store.findExpiredLeases(T0 + 2_000, 10)).map((t) => t.taskId).sort()).toEqual(claimed.map((t) => t.taskId).sort());
+    // Each partition left out was reported; a count leaves none out (it would be wrong), so it fails.
+    expect(reported.length).toBeGreaterThan(0);
+    expect(reported.every((error) => error instanceof RedisUnavailableError)).toBe(true);
+    await expect(store.admin.countByStatus()).rejects.toBeInstanceOf(RedisUnavailableError);
+  }, 60_000);
 });

@@ -2,6 +2,7 @@ import type { ChainableCommander } from 'ioredis';
 import type { RedisClient } from './connection.js';
 import { queueScript, runScript } from './scripts.js';
 import type { ScriptName } from './scripts.js';
+import { RedisUnavailableError, translateError } from './errors.js';
 import { partitionOf } from './keys.js';
 
 /** One script call: its keys and arguments. */
@@ -11,18 +12,24 @@ export interface ScriptCall {
 }
 
 /**
- * Runs one call of a script per partition: alone when there is one (the usual case, one tenant), else all in
- * one round trip ({@link fanOut}). Each call is atomic in its partition; calls in different partitions are not
- * atomic together — on Redis Cluster they may run on different nodes. The first failure is thrown after every
- * call has run.
+ * Called with the error of each partition left out of a cross-partition read or claim because its master cannot be
+ * reached (Redis Cluster only, see {@link fanOut}).
  */
-export async function runEach(client: RedisClient, name: ScriptName, calls: readonly ScriptCall[]): Promise<unknown[]> {
+export type SkipPartition = (error: unknown) => void;
+
+/**
+ * Runs one call of a script per partition: alone when there is one (the usual case, one tenant), else all in
+ * one round trip ({@link fanOut}, and its `skip`). Each call is atomic in its partition; calls in different
+ * partitions are not atomic together — on Redis Cluster they may run on different nodes. The first failure is
+ * thrown after every call has run.
+ */
+export async function runEach(client: RedisClient, name: ScriptName, calls: readonly ScriptCall[], skip?: SkipPartition): Promise<unknown[]> {
   if (calls.length === 0) return [];
   if (calls.length === 1) {
     const [call] = calls as [ScriptCall];
     return [await runScript(client, name, call.keys, call.args)];
   }
-  return fanOut(client, calls, (pipeline, call) => queueScript(pipeline, name, call.keys, call.args));
+  return fanOut(client, calls, (pipeline, call) => queueScript(pipeline, name, call.keys, call.args), skip);
 }
 
 /**
@@ -31,11 +38,16 @@ export async function runEach(client: RedisClient, name: ScriptName, calls: read
  * pipeline may only hold keys served by one node, and partitions are spread over the masters, so each item gets a
  * pipeline of its own and all are sent at once: the client writes each to its slot's master, and the replies
  * come back in parallel (still one round trip of latency).
+ *
+ * With `skip`, on Redis Cluster, an item whose master cannot be reached (STORE_UNAVAILABLE: a master down or failing
+ * over) replies `undefined` and its error goes to `skip`, so work on the other masters goes on; it still fails when
+ * every item fails, or on any other error. On one server every partition shares one connection: nothing is skipped.
  */
 export async function fanOut<T>(
   client: RedisClient,
   items: readonly T[],
   queue: (pipeline: ChainableCommander, item: T) => void,
+  skip?: SkipPartition,
 ): Promise<unknown[]> {
   if (!client.isCluster) {
     const pipeline = client.pipeline();
@@ -49,9 +61,11 @@ export async function fanOut<T>(
       return (await execAll(pipeline))[0];
     }),
   );
-  const failed = settled.find((outcome) => outcome.status === 'rejected');
-  if (failed !== undefined) throw failed.reason;
-  return settled.map((outcome) => (outcome as PromiseFulfilledResult<unknown>).value);
+  const failures = settled.flatMap((outcome) => (outcome.status === 'rejected' ? [outcome.reason as unknown] : []));
+  const skippable = skip !== undefined && failures.length < items.length && failures.every((e) => translateError(e) instanceof RedisUnavailableError);
+  if (failures.length > 0 && !skippable) throw failures[0];
+  for (const error of failures) skip?.(translateError(error));
+  return settled.map((outcome) => (outcome.status === 'fulfilled' ? outcome.value : undefined));
 }
 
 /** The replies of a pipeline or MULTI, or its first error. */

@@ -100,6 +100,11 @@ export class RedisStore implements Store, AdminReads, TargetStateStore {
   readonly #gates: TargetGates;
   /** Sealed secrets and their re-seal under a new key (see sealed-tasks.ts). */
   readonly sealing: SealedTaskStore;
+  /**
+   * Where the engine's reads and claims over every partition report a partition left out because its master cannot
+   * be reached (Redis Cluster: see `fanOut`): to `onError`, so a master that stays away shows in the logs.
+   */
+  readonly #skipped: (error: unknown) => void;
   #persistence: RedisPersistence = {};
   #init: Promise<void> | undefined;
 
@@ -108,6 +113,7 @@ export class RedisStore implements Store, AdminReads, TargetStateStore {
     const location = parseRedisUrl(options.url ?? 'redis://127.0.0.1:6379');
     this.prefix = checkPrefix(location.prefix ?? options.prefix ?? DEFAULT_REDIS_PREFIX);
     const onError = options.onError ?? (() => undefined);
+    this.#skipped = onError;
     this.#client = createClient(location, options, `retryd:${this.prefix}`);
     this.#subscriber = createClient(location, options, `retryd:${this.prefix}:due`);
     // Without a listener an 'error' would be logged by ioredis; with one, reconnection goes on quietly.
@@ -248,20 +254,20 @@ export class RedisStore implements Store, AdminReads, TargetStateStore {
 
   async claimDue(now: number, options: ClaimOptions): Promise<RetryTask[]> {
     if (options.limit <= 0) return [];
-    return this.#run(async () => claimFairly(this.#client, await this.#registry.all(), now, options));
+    return this.#run(async () => claimFairly(this.#client, await this.#registry.all(), now, options, this.#skipped));
   }
 
   /** The lowest `ready` score over partitions: exact (every script keeps `ready` so), holds and limits included. */
   async nextDueAt(): Promise<number | null> {
-    return this.#run(async () => earliestScore(this.#client, await this.#registry.all(), (k) => k.ready));
+    return this.#run(async () => earliestScore(this.#client, await this.#registry.all(), (k) => k.ready, this.#skipped));
   }
 
   async findExpiredLeases(now: number, limit: number): Promise<RetryTask[]> {
-    return this.#run(async () => expiredLeases(this.#client, await this.#registry.all(), now, limit));
+    return this.#run(async () => expiredLeases(this.#client, await this.#registry.all(), now, limit, this.#skipped));
   }
 
   async nextLeaseExpiryAt(): Promise<number | null> {
-    return this.#run(async () => earliestScore(this.#client, await this.#registry.all(), (k) => k.leases));
+    return this.#run(async () => earliestScore(this.#client, await this.#registry.all(), (k) => k.leases, this.#skipped));
   }
 
   completeAndClaim(completions: readonly AttemptCompletion[], now: number, claim: ClaimOptions): Promise<CompleteAndClaimResult> {
