@@ -10,7 +10,7 @@ import { T0, makeTask } from './fixtures/tasks.js';
 import { describeStoreConformance } from './store-conformance.js';
 import { RedisCluster } from './redis-cluster-harness.js';
 import { freshPrefix } from './redis-harness.js';
-import { IdempotentDownstream, startServiceProcess, waitFor, type ServiceProcess } from './service-harness.js';
+import { IdempotentDownstream, startServiceProcess, stopService as stop, waitFor, type ServiceProcess } from './service-harness.js';
 
 // The Redis store on a real Redis Cluster (3 masters, 3 replicas on loopback, one cluster for the file): the
 // conformance suite unchanged, then `retryd serve` instances on tenants spread over the three masters, through one
@@ -80,19 +80,6 @@ async function startRun(instances: number): Promise<Run> {
   const { store } = await openStore(url);
   cleanup.push(() => store.close());
   return { prefix, tenants: await tenantPerMaster(prefix), downstream, target, store, services };
-}
-
-/** SIGTERM (after SIGCONT) and the exit code; SIGKILL if it does not stop in time. */
-async function stop(service: ServiceProcess): Promise<number | null> {
-  if (service.child.exitCode !== null || service.child.signalCode !== null) return service.exited;
-  service.child.kill('SIGCONT');
-  service.child.kill('SIGTERM');
-  const timer = setTimeout(() => service.child.kill('SIGKILL'), 15_000);
-  try {
-    return await service.exited;
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 /**
@@ -174,6 +161,18 @@ async function expectAllSucceeded(run: Run, tasks: readonly RetryTask[]): Promis
   return reaped;
 }
 
+/**
+ * Two instances on a fresh run, 200 tasks enqueued per tenant, and the master (with its replica) of the first
+ * tenant's slot, which the failover tests fail over: `tag` is that tenant's hash tag.
+ */
+async function startFailoverRun(): Promise<{ run: Run; tag: string; master: number; replica: number; before: RetryTask[] }> {
+  const run = await startRun(2);
+  const tag = new PartitionKeys(run.prefix, partitionOfTenant(run.tenants[0] as string)).base;
+  const master = await clusterOf().masterOf(tag);
+  const replica = await clusterOf().replicaOf(master);
+  return { run, tag, master, replica, before: await enqueue(run, 'before', 200) };
+}
+
 describe('retryd serve on Redis Cluster', () => {
   it('runs tasks of tenants on all three masters with three instances, one of them killed mid-run', async () => {
     const run = await startRun(3);
@@ -190,11 +189,7 @@ describe('retryd serve on Redis Cluster', () => {
   }, 150_000);
 
   it('keeps working through a graceful failover of a master (CLUSTER FAILOVER on its replica) and loses nothing', async () => {
-    const run = await startRun(2);
-    const tag = new PartitionKeys(run.prefix, partitionOfTenant(run.tenants[0] as string)).base;
-    const master = await clusterOf().masterOf(tag);
-    const replica = await clusterOf().replicaOf(master);
-    const before = await enqueue(run, 'before', 200);
+    const { run, tag, replica, before } = await startFailoverRun();
     await waitFor('a quarter of the keys processed', () => run.downstream.processed.size >= before.length / 4, 60_000);
     // The replica catches up with its master, which pauses writes meanwhile, then takes its slots over.
     expect(await clusterOf().admin(replica).call('CLUSTER', 'FAILOVER')).toBe('OK');
@@ -208,11 +203,7 @@ describe('retryd serve on Redis Cluster', () => {
   }, 150_000);
 
   it('survives a hard kill of a master: its replica takes over, and every task replicated before the kill is run', async () => {
-    const run = await startRun(2);
-    const tag = new PartitionKeys(run.prefix, partitionOfTenant(run.tenants[0] as string)).base;
-    const victim = await clusterOf().masterOf(tag);
-    const replica = await clusterOf().replicaOf(victim);
-    const before = await enqueue(run, 'before', 200);
+    const { run, tag, master: victim, replica, before } = await startFailoverRun();
     // Acknowledged and replicated: WAIT returns once the replica holds every write the master had acknowledged.
     expect(await clusterOf().admin(victim).call('WAIT', '1', '10000')).toBe(1);
     await waitFor('a quarter of the keys processed', () => run.downstream.processed.size >= before.length / 4, 60_000);
@@ -226,7 +217,7 @@ describe('retryd serve on Redis Cluster', () => {
     const after = await enqueue(run, 'after', 200);
     await steady.stop();
     // What async replication lost: tasks acknowledged by the victim that never reached its replica.
-    const found = await Promise.all(steady.acknowledged.map((t) => run.store.getTaskByIdempotencyKey(t.tenantId, t.idempotencyKey)));
+    const found = await Promise.all(steady.acknowledged.map((t) => run.store.getTask(t.tenantId, t.taskId)));
     const lost = steady.acknowledged.filter((_, i) => found[i] === undefined);
     // Completions and claims the victim acknowledged but had not yet sent to its replica are lost with it too: those
     // tasks are found again as they were (PENDING, or IN_FLIGHT until their lease lapses) and run again; the
