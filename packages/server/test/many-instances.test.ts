@@ -4,7 +4,7 @@ import { openStore } from '../src/service/open-store.js';
 import type { Store } from '../src/store/store.js';
 import { POSTGRES_URL, dropSchemas, freshSchema } from './postgres-harness.js';
 import { REDIS_URL, dropPrefixes, freshPrefix } from './redis-harness.js';
-import { IdempotentDownstream, startServiceProcess, waitFor, type ServiceProcess } from './service-harness.js';
+import { IdempotentDownstream, startServiceProcess, stopService as stop, waitFor, type ServiceProcess } from './service-harness.js';
 
 /**
  * Several `retryd serve` processes on one PostgreSQL or Redis store, one of them killed and another frozen past its
@@ -121,19 +121,6 @@ async function reapedFrom(store: Store, workerId: string, taskIds: Iterable<stri
   const ids = [...taskIds];
   const logs = await mapLimited(ids, 16, (id) => attemptsOf(store, id));
   return new Set(ids.filter((_, i) => logs[i]?.some((a) => a.outcome === 'lease_expired' && a.workerId === workerId)));
-}
-
-/** SIGTERM (after SIGCONT, in case it is frozen) and the exit code; SIGKILL if it does not stop in time. */
-async function stop(service: ServiceProcess): Promise<number | null> {
-  if (service.child.exitCode !== null || service.child.signalCode !== null) return service.exited;
-  service.child.kill('SIGCONT');
-  service.child.kill('SIGTERM');
-  const timer = setTimeout(() => service.child.kill('SIGKILL'), 15_000);
-  try {
-    return await service.exited;
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 const CASES = STORES.map((store) => [store.name, store] as const);

@@ -46,7 +46,7 @@ describe('openRedisStore', () => {
   it('refuses malformed URLs with a StoreUrlError naming --store and the rule', () => {
     for (const [url, rule] of [
       ['not a url', /`--store`.*redis:\/\/127\.0\.0\.1:6379/],
-      ['http://localhost:6379', /`--store` to start with redis:\/\/ or rediss:\/\//],
+      ['http://localhost:6379', /`--store` to start with redis:\/\/, rediss:\/\/ or redis\+cluster:\/\//],
       ['redis://h:6379?prefix=a}b', /`--store` `prefix`.*letters, digits/],
       ['redis://h:6379?prefix=', /`--store` `prefix`/],
       ['redis://h:6379?db=1', /only the `prefix` query parameter; got `db`/],

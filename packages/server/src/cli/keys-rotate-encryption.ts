@@ -38,7 +38,7 @@ export function rotateEncryptionCommand(): Command {
         'run with the same RETRYD_ENCRYPTION_KEY. Safe to run twice and to interrupt. Exits 1 if a value could not be re-encrypted.',
     )
     .addOption(
-      new Option('--store <url>', 'the store to rotate: sqlite:<file>, postgres://… or redis://… (as given to serve)')
+      new Option('--store <url>', 'the store to rotate: sqlite:<file>, postgres://…, redis://… or redis+cluster://… (as given to serve)')
         .env('RETRYD_STORE')
         .default(DEFAULT_CONFIG.store),
     )

@@ -26,7 +26,7 @@ export function serveCommand(): Command {
     .addOption(new Option('--port <port>', 'HTTP port to listen on (0 picks a free one)').env('RETRYD_PORT').default(DEFAULT_CONFIG.port).argParser(int('--port', 0, 65535)))
     .addOption(new Option('--host <host>', 'interface to listen on; 0.0.0.0 serves every interface').env('RETRYD_HOST').default(DEFAULT_CONFIG.host))
     .addOption(
-      new Option('--store <url>', 'where tasks live: sqlite:<file> (embedded, the default), postgres://… or redis://…')
+      new Option('--store <url>', 'where tasks live: sqlite:<file> (embedded, the default), postgres://…, redis://… or redis+cluster://host:port[,host:port…] (Redis Cluster seed nodes)')
         .env('RETRYD_STORE')
         .default(DEFAULT_CONFIG.store),
     )

@@ -5,7 +5,7 @@ import type { Store } from '../store/store.js';
 
 /** The `--store` option of the operator commands: the same store `retryd serve` runs on. */
 export function storeOption(): Option {
-  return new Option('--store <url>', 'the store retryd serve runs on: sqlite:<file>, postgres://… or redis://…').env('RETRYD_STORE').default(DEFAULT_STORE_URL);
+  return new Option('--store <url>', 'the store retryd serve runs on: sqlite:<file>, postgres://…, redis://… or redis+cluster://…').env('RETRYD_STORE').default(DEFAULT_STORE_URL);
 }
 
 /**

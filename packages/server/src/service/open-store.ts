@@ -15,7 +15,7 @@ import { StoreUrlError } from '../store/store-url-error.js';
 export const DEFAULT_STORE_URL = 'sqlite:./retryd.db';
 
 const ACCEPTED_FORMS =
-  '`sqlite:./retryd.db`, `sqlite:/abs/path.db`, `sqlite::memory:`, `postgres://user@host:5432/db?schema=retryd` or `redis://host:6379?prefix=retryd`';
+  '`sqlite:./retryd.db`, `sqlite:/abs/path.db`, `sqlite::memory:`, `postgres://user@host:5432/db?schema=retryd`, `redis://host:6379?prefix=retryd` or `redis+cluster://host:7000,host:7001?prefix=retryd`';
 
 export { StoreUrlError };
 
@@ -50,7 +50,7 @@ export type StoreLocation = { kind: 'sqlite'; path: string } | { kind: 'postgres
 export function parseStoreUrl(url: string): StoreLocation {
   const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url)?.[1]?.toLowerCase();
   if (scheme === 'postgres' || scheme === 'postgresql') return { kind: 'postgres', url };
-  if (scheme === 'redis' || scheme === 'rediss') return { kind: 'redis', url };
+  if (scheme === 'redis' || scheme === 'rediss' || scheme === 'redis+cluster') return { kind: 'redis', url };
   if (scheme !== 'sqlite') {
     throw new StoreUrlError(`Expected \`--store\` to be ${ACCEPTED_FORMS}; got ${JSON.stringify(url)}.`);
   }

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './connection.js';
 import type { Page } from '../../domain/task.js';
 import { decodeCursor, encodeCursor } from '../../store/cursor.js';
 import type { AccessStore, ApiKeyQuery, ApiKeyRecord, ApiKeyScope, TenantLimits } from '../../store/store.js';
@@ -41,10 +41,10 @@ interface StoredLimits extends TenantLimits {
  * so each id read has its hash). Tenant limits are one hash of JSON values: a put is one `HSET`, a delete one `HDEL`.
  */
 export class RedisAccessStore implements AccessStore {
-  readonly #client: Redis;
+  readonly #client: RedisClient;
   readonly #keys: AccessKeys;
 
-  constructor(client: Redis, keys: AccessKeys) {
+  constructor(client: RedisClient, keys: AccessKeys) {
     this.#client = client;
     this.#keys = keys;
   }

@@ -1,9 +1,9 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './connection.js';
 import type { RetryTask } from '../../domain/task.js';
 import { claimShares, dealRoundRobin, ringOrder } from '../../store/claim-shares.js';
 import type { ClaimOptions, TargetRef } from '../../store/store.js';
-import { execAll, runEach } from './fan-out.js';
-import type { ScriptCall } from './fan-out.js';
+import { fanOut, runEach } from './fan-out.js';
+import type { ScriptCall, SkipPartition } from './fan-out.js';
 import { tenantOfPartition } from './keys.js';
 import type { PartitionKeys } from './keys.js';
 import { queueScript, runScript } from './scripts.js';
@@ -20,12 +20,16 @@ import type { TaskReply } from './task-codec.js';
 // which re-checks each target's readiness and limits, since another claim may have taken from it meanwhile): two
 // round trips.
 
-/** Claims up to `options.limit` due tasks over `partitions` (see the module comment). */
+/**
+ * Claims up to `options.limit` due tasks over `partitions` (see the module comment); with `skip`, on Redis Cluster,
+ * from the partitions that could be reached (see `fanOut`): a master failing over holds up only its own tenants.
+ */
 export async function claimFairly(
-  client: Redis,
+  client: RedisClient,
   partitions: readonly PartitionKeys[],
   now: number,
   options: ClaimOptions,
+  skip?: SkipPartition,
 ): Promise<RetryTask[]> {
   if (options.limit <= 0 || partitions.length === 0) return [];
   const leaseUntil = String(now + options.leaseMs);
@@ -40,7 +44,7 @@ export async function claimFairly(
     return ((await runScript(client, 'claimDue', keys, args)) as TaskReply[]).map(decodeTask);
   }
 
-  const queues = await readyQueues(client, partitions, now, options.limit);
+  const queues = await readyQueues(client, partitions, now, options.limit, skip);
   const ring = ringOrder(queues, options.after);
   const { considered, share } = claimShares(ring.length, options.limit);
   const served = ring.slice(0, considered);
@@ -53,7 +57,9 @@ export async function claimFairly(
     const pairs = served.filter((q) => q.keys === k && taken.has(q)).flatMap((q) => [q.targetKey, taken.get(q) as number]);
     return pairs.length === 0 ? [] : [callOf(k, ['', ...pairs])];
   });
-  const claimed = (await runEach(client, 'claimDue', calls)).flatMap((reply) => (reply as TaskReply[]).map(decodeTask));
+  // A partition lost between the two round trips may have leased tasks whose reply never came: they are reaped when
+  // their leases lapse, as after any lost reply.
+  const claimed = (await runEach(client, 'claimDue', calls, skip)).flatMap((reply) => ((reply ?? []) as TaskReply[]).map(decodeTask));
   // Dealt again across partitions, in ring order: each queue's tasks came back earliest due first.
   const byQueue = new Map<string, RetryTask[]>(served.map((q) => [queueId(q), []]));
   for (const task of claimed) byQueue.get(queueId(task))?.push(task);
@@ -70,11 +76,20 @@ function queueId(queue: TargetRef): string {
   return `${queue.tenantId}\n${queue.targetKey}`;
 }
 
-async function readyQueues(client: Redis, partitions: readonly PartitionKeys[], now: number, cap: number): Promise<Queue[]> {
-  const pipeline = client.pipeline();
-  for (const k of partitions) queueScript(pipeline, 'readReady', [k.ready], [k.base, String(now), cap]);
-  const replies = (await execAll(pipeline)) as (string | number)[][];
-  return replies.flatMap((flat, p) => {
+async function readyQueues(
+  client: RedisClient,
+  partitions: readonly PartitionKeys[],
+  now: number,
+  cap: number,
+  skip: SkipPartition | undefined,
+): Promise<Queue[]> {
+  const replies = (await fanOut(
+    client,
+    partitions,
+    (pipeline, k) => queueScript(pipeline, 'readReady', [k.ready], [k.base, String(now), cap]),
+    skip,
+  )) as ((string | number)[] | undefined)[];
+  return replies.flatMap((flat = [], p) => {
     const keys = partitions[p] as PartitionKeys;
     const queues: Queue[] = [];
     for (let i = 0; i + 1 < flat.length; i += 2) {

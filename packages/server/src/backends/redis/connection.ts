@@ -1,27 +1,43 @@
 import { Redis } from 'ioredis';
-import type { RedisOptions } from 'ioredis';
+import type { Cluster, RedisOptions } from 'ioredis';
 import { StoreUrlError } from '../../store/store-url-error.js';
 import { storeRetryDelay } from '../../store/store-retry-delay.js';
-import { DEFAULT_REDIS_PREFIX, PREFIX_RULE } from './keys.js';
+import { CLUSTER_SCHEME, createClusterClient, parseClusterUrl } from './cluster-connection.js';
+import type { ClusterSeeds } from './cluster-connection.js';
+import { checkPrefix } from './store-prefix.js';
+import { DEFAULT_REDIS_PREFIX } from './keys.js';
 
-/** Where a `redis://` / `rediss://` `--store` URL points, once parsed. */
+/**
+ * A connection of the store: one server (`Redis`) or a Redis Cluster (`Cluster`, which routes each command to the
+ * master of its keys' slot). Both have the same commands; what differs is that a pipeline or MULTI on a cluster may
+ * only hold keys of one node, so work that spans partitions goes through `fanOut` (fan-out.ts).
+ */
+export type RedisClient = Redis | Cluster;
+
+/** Where a `redis://`, `rediss://` or `redis+cluster://` `--store` URL points, once parsed. */
 export interface RedisLocation {
-  /** The URL for ioredis, without retryd's own query parameters. */
+  /** The URL for ioredis, without retryd's own query parameters (for a cluster: the URL as given, without them). */
   url: string;
   /** Key prefix (`?prefix=`), default `retryd`. */
   prefix?: string;
+  /** The seed nodes of a Redis Cluster (`redis+cluster://`); absent for one server. */
+  cluster?: ClusterSeeds;
 }
 
 /**
- * Parses a `--store` Redis URL: `redis://[user:password@]host[:port][/db][?prefix=name]`, or `rediss://` for TLS.
- * `prefix` names the key space, so several retryd deployments can share one Redis.
+ * Parses a `--store` Redis URL: `redis://[user:password@]host[:port][/db][?prefix=name]`, or `rediss://` for TLS,
+ * or `redis+cluster://[user:password@]host:port[,host:port...][/][?prefix=name]` for Redis Cluster (seed nodes:
+ * the client learns the others from them). `prefix` names the key space, so several retryd deployments can share
+ * one Redis.
  *
  * @example
  * ```ts
  * parseRedisUrl('redis://127.0.0.1:6379/0?prefix=staging'); // { url: 'redis://127.0.0.1:6379/0', prefix: 'staging' }
+ * parseRedisUrl('redis+cluster://10.0.0.1:7000,10.0.0.2:7000'); // { url: ..., cluster: { nodes: [...] } }
  * ```
  */
 export function parseRedisUrl(url: string): RedisLocation {
+  if (url.toLowerCase().startsWith(`${CLUSTER_SCHEME}//`)) return parseClusterUrl(url);
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -29,7 +45,7 @@ export function parseRedisUrl(url: string): RedisLocation {
     throw new StoreUrlError('Expected `--store` to be a URL such as `redis://127.0.0.1:6379?prefix=retryd`.');
   }
   if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') {
-    throw new StoreUrlError(`Expected \`--store\` to start with redis:// or rediss://; got ${parsed.protocol}//.`);
+    throw new StoreUrlError(`Expected \`--store\` to start with redis://, rediss:// or redis+cluster://; got ${parsed.protocol}//.`);
   }
   if (parsed.hostname === '') throw new StoreUrlError('Expected `--store` redis:// URL to name a host.');
   if (parsed.pathname !== '' && parsed.pathname !== '/' && !/^\/\d+$/.test(parsed.pathname)) {
@@ -47,15 +63,7 @@ export function parseRedisUrl(url: string): RedisLocation {
   return location;
 }
 
-/** Checks a key prefix, naming `--store` in the message (the prefix normally comes from its `?prefix=`). */
-export function checkPrefix(prefix: string): string {
-  if (!PREFIX_RULE.test(prefix)) {
-    throw new StoreUrlError(
-      `Expected \`--store\` \`prefix\` to be 1 to 64 letters, digits, '.', '_' or '-'; got ${JSON.stringify(prefix)}.`,
-    );
-  }
-  return prefix;
-}
+export { checkPrefix };
 
 /** The default prefix, for callers that want to show it. */
 export { DEFAULT_REDIS_PREFIX };
@@ -98,13 +106,18 @@ export function clientOptions(options: RedisConnectionOptions, connectionName: s
   };
 }
 
-/** Opens a client on `url` with {@link clientOptions}; it connects when `connect()` is called. */
-export function createClient(url: string, options: RedisConnectionOptions, connectionName: string): Redis {
-  return new Redis(url, clientOptions(options, connectionName));
+/**
+ * Opens a client on `location` with {@link clientOptions}: one server, or a cluster whose node connections take
+ * them (see `clusterOptions`). It connects when `connect()` is called.
+ */
+export function createClient(location: RedisLocation, options: RedisConnectionOptions, connectionName: string): RedisClient {
+  const settings = clientOptions(options, connectionName);
+  if (location.cluster !== undefined) return createClusterClient(location.cluster, settings);
+  return new Redis(location.url, settings);
 }
 
 /** QUIT once pending replies are in, or drop a connection that is not up (QUIT would fail without the offline queue). */
-export async function quit(client: Redis): Promise<void> {
+export async function quit(client: RedisClient): Promise<void> {
   if (client.status === 'end') return;
   if (client.status === 'ready') {
     try {

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './connection.js';
 
 /**
  * The wake-up channel: scripts PUBLISH `<instance id> <partition>` on `{prefix}:due` when they make a task due
@@ -15,7 +15,7 @@ export class DueChannel {
   #wasReady = false;
 
   constructor(
-    private readonly subscriber: Redis,
+    private readonly subscriber: RedisClient,
     private readonly channel: string,
     private readonly instanceId: string,
     private readonly onPartition: (partition: string) => void,

@@ -30,8 +30,19 @@ export class InvalidTaskStateError extends Error {
   }
 }
 
-// ioredis's own messages for "not sent" and "lost with the connection" (see isStoreUnavailable).
-const UNAVAILABLE = [/Command timed out/, /Connection is closed/, /Stream isn't writeable/, /Reached the max retries/];
+// ioredis's own messages for "not sent" and "lost with the connection" (see isStoreUnavailable), and on Redis Cluster
+// a cluster not connected, no node reachable, or a slot without a master for longer than the client's redirections
+// (a failover that has not settled: CLUSTERDOWN, or MOVED to a node that is gone).
+const UNAVAILABLE = [
+  /Command timed out/,
+  /Connection is closed/,
+  /Stream isn't writeable/,
+  /Reached the max retries/,
+  /^Cluster isn't ready/,
+  /^None of startup nodes is available/,
+  /^Too many Cluster redirections/,
+  /^CLUSTERDOWN /,
+];
 
 /** Turns a driver or script error into the store's typed errors; anything else passes through. */
 export function translateError(error: unknown): unknown {

@@ -1,6 +1,8 @@
-import type { ChainableCommander, Redis } from 'ioredis';
+import type { ChainableCommander } from 'ioredis';
+import type { RedisClient } from './connection.js';
 import { queueScript, runScript } from './scripts.js';
 import type { ScriptName } from './scripts.js';
+import { RedisUnavailableError, translateError } from './errors.js';
 import { partitionOf } from './keys.js';
 
 /** One script call: its keys and arguments. */
@@ -10,20 +12,60 @@ export interface ScriptCall {
 }
 
 /**
- * Runs one call of a script per partition: alone when there is one (the usual case, one tenant), else all in
- * one pipeline (one round trip). Each call is atomic in its partition; calls in different partitions are not
- * atomic together — on Redis Cluster they may run on different nodes. The first failure is thrown after every
- * call has run.
+ * Called with the error of each partition left out of a cross-partition read or claim because its master cannot be
+ * reached (Redis Cluster only, see {@link fanOut}).
  */
-export async function runEach(client: Redis, name: ScriptName, calls: readonly ScriptCall[]): Promise<unknown[]> {
+export type SkipPartition = (error: unknown) => void;
+
+/**
+ * Runs one call of a script per partition: alone when there is one (the usual case, one tenant), else all in
+ * one round trip ({@link fanOut}, and its `skip`). Each call is atomic in its partition; calls in different
+ * partitions are not atomic together — on Redis Cluster they may run on different nodes. The first failure is
+ * thrown after every call has run.
+ */
+export async function runEach(client: RedisClient, name: ScriptName, calls: readonly ScriptCall[], skip?: SkipPartition): Promise<unknown[]> {
   if (calls.length === 0) return [];
   if (calls.length === 1) {
     const [call] = calls as [ScriptCall];
     return [await runScript(client, name, call.keys, call.args)];
   }
-  const pipeline = client.pipeline();
-  for (const call of calls) queueScript(pipeline, name, call.keys, call.args);
-  return execAll(pipeline);
+  return fanOut(client, calls, (pipeline, call) => queueScript(pipeline, name, call.keys, call.args), skip);
+}
+
+/**
+ * Sends one command per item, each on the keys of one partition, in one round trip, and returns their replies in
+ * order, or the first error once every command has run. On one server they share a pipeline. On Redis Cluster a
+ * pipeline may only hold keys served by one node, and partitions are spread over the masters, so each item gets a
+ * pipeline of its own and all are sent at once: the client writes each to its slot's master, and the replies
+ * come back in parallel (still one round trip of latency).
+ *
+ * With `skip`, on Redis Cluster, an item whose master cannot be reached (STORE_UNAVAILABLE: a master down or failing
+ * over) replies `undefined` and its error goes to `skip`, so work on the other masters goes on; it still fails when
+ * every item fails, or on any other error. On one server every partition shares one connection: nothing is skipped.
+ */
+export async function fanOut<T>(
+  client: RedisClient,
+  items: readonly T[],
+  queue: (pipeline: ChainableCommander, item: T) => void,
+  skip?: SkipPartition,
+): Promise<unknown[]> {
+  if (!client.isCluster) {
+    const pipeline = client.pipeline();
+    for (const item of items) queue(pipeline, item);
+    return execAll(pipeline);
+  }
+  const settled = await Promise.allSettled(
+    items.map(async (item) => {
+      const pipeline = client.pipeline();
+      queue(pipeline, item);
+      return (await execAll(pipeline))[0];
+    }),
+  );
+  const failures = settled.flatMap((outcome) => (outcome.status === 'rejected' ? [outcome.reason as unknown] : []));
+  const skippable = skip !== undefined && failures.length < items.length && failures.every((e) => translateError(e) instanceof RedisUnavailableError);
+  if (failures.length > 0 && !skippable) throw failures[0];
+  for (const error of failures) skip?.(translateError(error));
+  return settled.map((outcome) => (outcome.status === 'fulfilled' ? outcome.value : undefined));
 }
 
 /** The replies of a pipeline or MULTI, or its first error. */
@@ -51,7 +93,7 @@ export function groupByPartition<T>(items: readonly T[], partitionOf: (item: T) 
  * partition's reply (scripts reply with one entry per item, in the order given), in input order.
  */
 export async function runPerItem<T extends { readonly tenantId: string }>(
-  client: Redis,
+  client: RedisClient,
   name: ScriptName,
   items: readonly T[],
   callOf: (partition: string, group: T[]) => ScriptCall,

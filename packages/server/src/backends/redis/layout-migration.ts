@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { TaskStatus, computeDelay, systemClock } from '@retryd/core';
 import type { RetryPolicy } from '@retryd/core';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './connection.js';
 import type { RetryTask } from '../../domain/task.js';
 import { targetKeyOf } from '../../domain/target-key.js';
 import { execAll } from './fan-out.js';
@@ -47,7 +47,7 @@ const WAIT: RetryPolicy = {
  *
  * @throws Error when the data is in a newer layout than this store knows (a newer retryd wrote it)
  */
-export async function ensureLayout(client: Redis, globals: GlobalKeys, keysOf: (partition: string) => PartitionKeys): Promise<void> {
+export async function ensureLayout(client: RedisClient, globals: GlobalKeys, keysOf: (partition: string) => PartitionKeys): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     if (await isCurrent(client, globals)) return;
     const token = randomBytes(16).toString('hex');
@@ -65,12 +65,12 @@ export async function ensureLayout(client: Redis, globals: GlobalKeys, keysOf: (
   }
 }
 
-async function isCurrent(client: Redis, globals: GlobalKeys): Promise<boolean> {
+async function isCurrent(client: RedisClient, globals: GlobalKeys): Promise<boolean> {
   return (await layoutOf(client, globals)) === LAYOUT_VERSION;
 }
 
 /** The layout the data is in (1 when no version is written). */
-async function layoutOf(client: Redis, globals: GlobalKeys): Promise<number> {
+async function layoutOf(client: RedisClient, globals: GlobalKeys): Promise<number> {
   const version = await client.get(globals.layout);
   if (version === null) return 1;
   if (Number(version) > LAYOUT_VERSION) {
@@ -79,7 +79,7 @@ async function layoutOf(client: Redis, globals: GlobalKeys): Promise<number> {
   return Number(version);
 }
 
-async function migrate(client: Redis, globals: GlobalKeys, keysOf: (partition: string) => PartitionKeys, token: string): Promise<void> {
+async function migrate(client: RedisClient, globals: GlobalKeys, keysOf: (partition: string) => PartitionKeys, token: string): Promise<void> {
   const renew = async () => {
     if ((await runScript(client, 'migrationLock', [globals.migrationLock], [token, LOCK_MS])) !== 1) {
       throw new Error('Lost the layout migration lock to another instance (this one was paused too long).');
@@ -98,7 +98,7 @@ async function migrate(client: Redis, globals: GlobalKeys, keysOf: (partition: s
  * in exactly one), `CHUNK` tasks per round trip: the target key is computed here from the task's URL, as the
  * enqueuer computes it for new tasks.
  */
-async function migratePartition(client: Redis, k: PartitionKeys, renew: () => Promise<void>): Promise<void> {
+async function migratePartition(client: RedisClient, k: PartitionKeys, renew: () => Promise<void>): Promise<void> {
   for (const status of Object.values(TaskStatus)) {
     let start = '-';
     for (;;) {
@@ -129,7 +129,7 @@ async function migratePartition(client: Redis, k: PartitionKeys, renew: () => Pr
  * the `leases` index, `CHUNK` tasks per round trip (nothing else writes while the lock is held, so paging by rank
  * is stable). Counts are set, not added: running it again gives the same gates.
  */
-async function migrateGates(client: Redis, k: PartitionKeys, renew: () => Promise<void>): Promise<void> {
+async function migrateGates(client: RedisClient, k: PartitionKeys, renew: () => Promise<void>): Promise<void> {
   const inFlight = new Map<string, number>();
   for (let start = 0; ; start += CHUNK) {
     const ids = await client.zrange(k.leases, start, start + CHUNK - 1);

@@ -1,5 +1,5 @@
 import { TaskStatus } from '@retryd/core';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './connection.js';
 import type { AttemptLog, Page, RetryTask } from '../../domain/task.js';
 import { TARGET_SCAN_BUDGET, type PageRequest, type TaskQuery } from '../../store/store.js';
 import { decodeCursor, encodeCursor, pageOf } from '../../store/cursor.js';
@@ -29,7 +29,7 @@ const ALL_STATUSES = Object.values(TaskStatus);
  * listing key of the page, as `(createdAt, taskId)`, so it stays valid whatever happens to that task.
  */
 export async function listTasks(
-  client: Redis,
+  client: RedisClient,
   keys: PartitionKeys,
   query: TaskQuery,
   readTasks: (ids: readonly string[]) => Promise<(RetryTask | undefined)[]>,
@@ -109,7 +109,7 @@ async function walkListing(
 }
 
 /** A task's attempt log, oldest first: the `attempts:<id>` set by score (attempt number) after the cursor's. */
-export async function listAttempts(client: Redis, keys: PartitionKeys, taskId: string, page: PageRequest): Promise<Page<AttemptLog>> {
+export async function listAttempts(client: RedisClient, keys: PartitionKeys, taskId: string, page: PageRequest): Promise<Page<AttemptLog>> {
   const after = page.cursor === undefined ? 0 : (decodeCursor('attempts', page.cursor, 'n')[0] as number);
   const members = await client.zrangebyscore(keys.attempts(taskId), `(${after}`, '+inf', 'LIMIT', 0, page.limit + 1);
   return pageOf(members.map(decodeAttempt), page.limit, (a) => encodeCursor('attempts', [a.attemptNumber]));

@@ -8,7 +8,8 @@ import type { RedisStoreOptions } from './redis-store.js';
 export type OpenRedisStoreOptions = Omit<RedisStoreOptions, 'url'>;
 
 /**
- * Opens the Redis store a `--store redis://…` (or `rediss://…`) URL names, with its blob store, and initialises
+ * Opens the Redis store a `--store redis://…` (or `rediss://…`, or `redis+cluster://…` for Redis Cluster) URL names,
+ * with its blob store, and initialises
  * it (connects, subscribes to wake-ups, reads the server's persistence settings). `?prefix=name` in the URL
  * selects the key prefix (default `retryd`; `options.prefix` applies when the URL has none).
  *

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './connection.js';
 import { PartitionKeys } from './keys.js';
 
 /** How long a read of the partition registry is trusted before it is read again, in ms. */
@@ -21,7 +21,7 @@ export class PartitionRegistry {
   #reading: Promise<void> | undefined;
 
   constructor(
-    private readonly client: Redis,
+    private readonly client: RedisClient,
     private readonly prefix: string,
     private readonly key: string,
   ) {}

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './connection.js';
 import type { Page, StoredPolicy } from '../../domain/task.js';
 import type { PageRequest, PutPolicyResult, TargetState } from '../../store/store.js';
 import { decodeCursor, encodeCursor } from '../../store/cursor.js';
@@ -12,7 +12,7 @@ import { decodePolicy } from './task-codec.js';
 
 /** `create` inserts only a free id; `replace` changes a stored one, keeping `createdAt`, raising `version`. */
 export async function putPolicy(
-  client: Redis,
+  client: RedisClient,
   keys: PartitionKeys,
   policy: StoredPolicy,
   mode: 'create' | 'replace',
@@ -26,13 +26,13 @@ export async function putPolicy(
   return { kind: 'not_found' };
 }
 
-export async function getPolicy(client: Redis, keys: PartitionKeys, tenantId: string, policyId: string): Promise<StoredPolicy | undefined> {
+export async function getPolicy(client: RedisClient, keys: PartitionKeys, tenantId: string, policyId: string): Promise<StoredPolicy | undefined> {
   const flat = (await client.call('HGETALL', keys.policy(policyId))) as string[];
   return flat.length === 0 ? undefined : decodePolicy(tenantId, policyId, flat);
 }
 
 /** A page in policy id order: the ids from the `policies` set (BYLEX), then their hashes in one pipeline. */
-export async function listPolicies(client: Redis, keys: PartitionKeys, tenantId: string, page: PageRequest): Promise<Page<StoredPolicy>> {
+export async function listPolicies(client: RedisClient, keys: PartitionKeys, tenantId: string, page: PageRequest): Promise<Page<StoredPolicy>> {
   const start = page.cursor === undefined ? '-' : `(${decodeCursor('policies', page.cursor, 's')[0] as string}`;
   const ids = await client.zrange(keys.policies, start, '+', 'BYLEX', 'LIMIT', 0, page.limit + 1);
   const shown = ids.slice(0, page.limit);
@@ -44,7 +44,7 @@ export async function listPolicies(client: Redis, keys: PartitionKeys, tenantId:
   return ids.length > page.limit && last !== undefined ? { items, nextCursor: encodeCursor('policies', [last]) } : { items };
 }
 
-export async function getTargetState(client: Redis, keys: PartitionKeys, key: string): Promise<TargetState | undefined> {
+export async function getTargetState(client: RedisClient, keys: PartitionKeys, key: string): Promise<TargetState | undefined> {
   const [value, version, updated] = await client.hmget(keys.target(key), 'value', 'version', 'updated');
   if (value === null || value === undefined) return undefined;
   return { value, version: Number(version), updatedAt: Number(updated) };
@@ -52,7 +52,7 @@ export async function getTargetState(client: Redis, keys: PartitionKeys, key: st
 
 /** Writes over `expectedVersion` (0 = absent) only; false on a lost race. */
 export async function putTargetState(
-  client: Redis,
+  client: RedisClient,
   keys: PartitionKeys,
   key: string,
   expectedVersion: number,

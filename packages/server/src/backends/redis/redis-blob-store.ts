@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './connection.js';
 import { BlobNotFoundError } from '../../blobs/blob-store.js';
 import type { BlobStore } from '../../blobs/blob-store.js';
 import { PartitionKeys, partitionOfTenant } from './keys.js';
@@ -20,7 +20,7 @@ import { checkBlobName, parseBlobRef } from '../../blobs/blob-name.js';
  */
 export class RedisBlobStore implements BlobStore {
   constructor(
-    private readonly client: Redis,
+    private readonly client: RedisClient,
     private readonly prefix: string,
   ) {}
 

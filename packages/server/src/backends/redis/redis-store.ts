@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import type { TaskStatus } from '@retryd/core';
-import type { Redis } from 'ioredis';
 import type { AttemptLog, Page, RetryTask, StoredPolicy } from '../../domain/task.js';
 import { completeAlongsideClaim } from '../../store/complete-and-claim.js';
 import type {
@@ -29,7 +28,7 @@ import { RedisAccessStore } from './access-store.js';
 import { checkCompletion, checkInsertable } from './checks.js';
 import { claimFairly } from './claims.js';
 import { checkPrefix, createClient, parseRedisUrl, quit } from './connection.js';
-import type { RedisConnectionOptions } from './connection.js';
+import type { RedisClient, RedisConnectionOptions } from './connection.js';
 import { earliestScore, expiredLeases, sumCounts } from './cross-partition.js';
 import { DueChannel } from './due-channel.js';
 import { describeDurability, durabilityMode, readPersistence } from './durability.js';
@@ -53,7 +52,10 @@ import { CANCEL_MOVES, REPLAY_MOVES, REQUEST_CANCEL_FROM } from './transition-gu
 
 /** Options of {@link RedisStore}. */
 export interface RedisStoreOptions extends RedisConnectionOptions {
-  /** Server URL, `redis://` or `rediss://`. Default `redis://127.0.0.1:6379`. A `?prefix=` in it wins over `prefix`. */
+  /**
+   * Server URL, `redis://` or `rediss://`, or `redis+cluster://` with seed nodes for Redis Cluster. Default
+   * `redis://127.0.0.1:6379`. A `?prefix=` in it wins over `prefix`.
+   */
   url?: string;
   /** Key prefix: every key and the wake-up channel start with `{prefix`. Default `retryd`. */
   prefix?: string;
@@ -90,14 +92,19 @@ export class RedisStore implements Store, AdminReads, TargetStateStore {
   readonly instanceId = randomBytes(8).toString('hex');
   /** API keys and tenant limits, outside the partitions (see `AccessKeys` in keys.ts). */
   readonly access: RedisAccessStore;
-  readonly #client: Redis;
-  readonly #subscriber: Redis;
+  readonly #client: RedisClient;
+  readonly #subscriber: RedisClient;
   readonly #globals: GlobalKeys;
   readonly #registry: PartitionRegistry;
   readonly #due: DueChannel;
   readonly #gates: TargetGates;
   /** Sealed secrets and their re-seal under a new key (see sealed-tasks.ts). */
   readonly sealing: SealedTaskStore;
+  /**
+   * Where the engine's reads and claims over every partition report a partition left out because its master cannot
+   * be reached (Redis Cluster: see `fanOut`): to `onError`, so a master that stays away shows in the logs.
+   */
+  readonly #skipped: (error: unknown) => void;
   #persistence: RedisPersistence = {};
   #init: Promise<void> | undefined;
 
@@ -106,8 +113,9 @@ export class RedisStore implements Store, AdminReads, TargetStateStore {
     const location = parseRedisUrl(options.url ?? 'redis://127.0.0.1:6379');
     this.prefix = checkPrefix(location.prefix ?? options.prefix ?? DEFAULT_REDIS_PREFIX);
     const onError = options.onError ?? (() => undefined);
-    this.#client = createClient(location.url, options, `retryd:${this.prefix}`);
-    this.#subscriber = createClient(location.url, options, `retryd:${this.prefix}:due`);
+    this.#skipped = onError;
+    this.#client = createClient(location, options, `retryd:${this.prefix}`);
+    this.#subscriber = createClient(location, options, `retryd:${this.prefix}:due`);
     // Without a listener an 'error' would be logged by ioredis; with one, reconnection goes on quietly.
     this.#client.on('error', onError);
     this.#subscriber.on('error', onError);
@@ -120,8 +128,8 @@ export class RedisStore implements Store, AdminReads, TargetStateStore {
     this.sealing = new RedisSealedTasks(this.#client, this.#registry, (tenantId, ids) => this.#read(tenantId, 'id', ids));
   }
 
-  /** The command connection, for the blob store and diagnostics. */
-  get redis(): Redis {
+  /** The command connection (a `Cluster` on Redis Cluster), for the blob store and diagnostics. */
+  get redis(): RedisClient {
     return this.#client;
   }
 
@@ -246,20 +254,20 @@ export class RedisStore implements Store, AdminReads, TargetStateStore {
 
   async claimDue(now: number, options: ClaimOptions): Promise<RetryTask[]> {
     if (options.limit <= 0) return [];
-    return this.#run(async () => claimFairly(this.#client, await this.#registry.all(), now, options));
+    return this.#run(async () => claimFairly(this.#client, await this.#registry.all(), now, options, this.#skipped));
   }
 
   /** The lowest `ready` score over partitions: exact (every script keeps `ready` so), holds and limits included. */
   async nextDueAt(): Promise<number | null> {
-    return this.#run(async () => earliestScore(this.#client, await this.#registry.all(), (k) => k.ready));
+    return this.#run(async () => earliestScore(this.#client, await this.#registry.all(), (k) => k.ready, this.#skipped));
   }
 
   async findExpiredLeases(now: number, limit: number): Promise<RetryTask[]> {
-    return this.#run(async () => expiredLeases(this.#client, await this.#registry.all(), now, limit));
+    return this.#run(async () => expiredLeases(this.#client, await this.#registry.all(), now, limit, this.#skipped));
   }
 
   async nextLeaseExpiryAt(): Promise<number | null> {
-    return this.#run(async () => earliestScore(this.#client, await this.#registry.all(), (k) => k.leases));
+    return this.#run(async () => earliestScore(this.#client, await this.#registry.all(), (k) => k.leases, this.#skipped));
   }
 
   completeAndClaim(completions: readonly AttemptCompletion[], now: number, claim: ClaimOptions): Promise<CompleteAndClaimResult> {

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
-import type { ChainableCommander, Redis } from 'ioredis';
+import type { ChainableCommander } from 'ioredis';
+import type { RedisClient } from './connection.js';
 
 /** The scripts beside this module (copied into `dist` by `scripts/copy-assets.mjs`). */
 const LUA_DIR = new URL('./lua/', import.meta.url);
@@ -45,7 +46,7 @@ let loaded: readonly LoadedScript[] | undefined;
 
 /**
  * Reads every script once per process and splices in its `--- @include "name"` lines (from `lua/includes/`; an
- * include may include another), as BullMQ's command loader does: Redis runs one self-contained source per script.
+ * include may include another), as BullMQ's command loader does: RedisClient runs one self-contained source per script.
  */
 export function loadScripts(): readonly LoadedScript[] {
   loaded ??= (Object.entries(SCRIPTS) as [ScriptName, (typeof SCRIPTS)[ScriptName]][]).map(([name, { file, keys }]) => ({
@@ -73,7 +74,7 @@ function commandOf(name: ScriptName): string {
  * script's source goes over a connection once (the first call on it), and a server that lost its script cache
  * (a restart) gets the source again automatically on NOSCRIPT.
  */
-export function defineScripts(client: Redis): void {
+export function defineScripts(client: RedisClient): void {
   for (const { name, lua, numberOfKeys } of loadScripts()) client.defineCommand(commandOf(name), { lua, numberOfKeys });
 }
 
@@ -81,7 +82,7 @@ type ScriptArg = string | number;
 type ScriptCall<R> = (...args: ScriptArg[]) => R;
 
 /** Runs a defined script on `client`: `keys` first, then `args`. */
-export function runScript(client: Redis, name: ScriptName, keys: readonly string[], args: readonly ScriptArg[]): Promise<unknown> {
+export function runScript(client: RedisClient, name: ScriptName, keys: readonly string[], args: readonly ScriptArg[]): Promise<unknown> {
   const call = (client as unknown as Record<string, ScriptCall<Promise<unknown>>>)[commandOf(name)];
   if (call === undefined) throw new Error(`Script ${name} is not defined on this connection.`);
   return call.call(client, ...keys, ...args);

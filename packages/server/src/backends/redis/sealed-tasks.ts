@@ -1,5 +1,5 @@
 import { TaskStatus } from '@retryd/core';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './connection.js';
 import type { Page, RetryTask } from '../../domain/task.js';
 import { decodeCursor, encodeCursor, pageOf } from '../../store/cursor.js';
 import { sameSealedParts, type SealedParts, type SealedTaskStore } from '../../store/sealed-task-store.js';
@@ -32,7 +32,7 @@ const bytewise = (a: string, b: string) => Buffer.compare(Buffer.from(a, 'utf8')
  */
 export class RedisSealedTasks implements SealedTaskStore {
   constructor(
-    private readonly client: Redis,
+    private readonly client: RedisClient,
     private readonly registry: PartitionRegistry,
     private readonly readTasks: ReadTasks,
   ) {}

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './connection.js';
 import type { Page } from '../../domain/task.js';
 import { decodeCursor, encodeCursor } from '../../store/cursor.js';
 import { DUE_COUNT_CAP } from '../../store/store.js';
@@ -27,7 +27,7 @@ type GateField = (typeof GATE_FIELDS)[number];
  */
 export class TargetGates {
   constructor(
-    private readonly client: Redis,
+    private readonly client: RedisClient,
     private readonly registry: PartitionRegistry,
     /** The wake-up arguments (channel, message) of a script run in a partition. */
     private readonly wakeOf: (keys: PartitionKeys) => readonly [channel: string, message: string],
