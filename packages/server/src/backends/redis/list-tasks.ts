@@ -82,7 +82,7 @@ export async function listTasks(
 
 /** The first `count` listing members after `start` of the sets a query walks, newest first. */
 async function walkListing(
-  client: Redis,
+  client: RedisClient,
   keys: PartitionKeys,
   query: TaskQuery,
   statuses: readonly TaskStatus[],
