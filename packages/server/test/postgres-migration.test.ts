@@ -4,7 +4,7 @@ import { clientConfig } from '../src/backends/postgres/connection.js';
 import { loadMigrations, migrate } from '../src/backends/postgres/migrate.js';
 import { taskRecord } from '../src/backends/postgres/task-row.js';
 import type { RetryTask } from '../src/domain/task.js';
-import { T0, makeTask } from './fixtures/tasks.js';
+import { T0, makePolicy, makeTask } from './fixtures/tasks.js';
 import { POSTGRES_URL, dropSchemas, freshSchema, makeStore, withClient } from './postgres-harness.js';
 
 afterEach(dropSchemas);
@@ -30,7 +30,7 @@ async function madeBy006(tasks: readonly RetryTask[]): Promise<string> {
 describe('PostgresStore migration 007 (task space)', () => {
   it('keeps every request hash as its bytes, reads it back as the same text, and lists by policy without tasks_by_policy', async () => {
     const onPolicy = makeTask({ requestHash: `00${'0f'.repeat(30)}a0`, nextAttemptAt: T0 + 1 });
-    const inline = makeTask({ policyId: null, policy: { maxAttempts: 2 }, nextAttemptAt: T0 + 2 });
+    const inline = makeTask({ policyId: null, policy: makePolicy('inline').policy, nextAttemptAt: T0 + 2 });
     const ended = makeTask({ status: 'FAILED', nextAttemptAt: null, deadLetterReason: 'permanent_status:400' });
     const schema = await madeBy006([onPolicy, inline, ended]);
 
@@ -42,7 +42,7 @@ describe('PostgresStore migration 007 (task space)', () => {
       byPolicyIndex: (await client.query("SELECT to_regclass('tasks_by_policy') AS index")).rows,
     }));
     expect(stored).toEqual({ hashes: [{ type: 'bytea', bytes: 32 }], byPolicyIndex: [{ index: null }] });
-    const byPolicy = await store.admin.listTasks({ tenantId: 'default', policyId: 'default', limit: 10 });
+    const byPolicy = await store.listTasks({ tenantId: 'default', policyId: 'default', limit: 10 });
     expect(byPolicy.items.map((t) => t.taskId).sort()).toEqual([onPolicy.taskId, ended.taskId].sort());
     // The same request again is a duplicate of the migrated task, its hash compared exactly.
     expect(await store.insertTasks([makeTask({ idempotencyKey: onPolicy.idempotencyKey, requestHash: onPolicy.requestHash })])).toEqual([

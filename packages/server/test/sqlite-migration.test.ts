@@ -6,7 +6,7 @@ import { loadMigrations, migrate } from '../src/backends/sqlite/migrate.js';
 import { READY_QUEUES } from '../src/backends/sqlite/queue-statements.js';
 import { SELECT_DUE } from '../src/backends/sqlite/statements.js';
 import { taskToParams } from '../src/backends/sqlite/task-row.js';
-import { T0, makeTask, retryOutcome } from './fixtures/tasks.js';
+import { T0, makePolicy, makeTask, retryOutcome } from './fixtures/tasks.js';
 import { A, B, C, forTarget, freshPath, lease, opened, plan, removeTempDir } from './sqlite-harness.js';
 
 afterAll(removeTempDir);
@@ -139,7 +139,7 @@ describe('migrating a database made by 005', () => {
 
   it('keeps every request hash as its bytes, reads it back as the same text, and lists by policy without tasks_by_policy', async () => {
     const onPolicy = forTarget(A, { requestHash: `00${'0f'.repeat(30)}a0`, nextAttemptAt: T0 + 1 });
-    const inline = forTarget(A, { policyId: null, policy: { maxAttempts: 2 }, nextAttemptAt: T0 + 2 });
+    const inline = forTarget(A, { policyId: null, policy: makePolicy('inline').policy, nextAttemptAt: T0 + 2 });
     const ended = forTarget(A, { status: 'FAILED', nextAttemptAt: null, deadLetterReason: 'permanent_status:400' });
     const path = made005([onPolicy, inline, ended]);
 
@@ -151,7 +151,7 @@ describe('migrating a database made by 005', () => {
     ]);
     expect(raw.prepare("SELECT name FROM sqlite_master WHERE name = 'tasks_by_policy'").all()).toEqual([]);
     raw.close();
-    const byPolicy = await store.admin.listTasks({ tenantId: 'default', policyId: 'default', limit: 10 });
+    const byPolicy = await store.listTasks({ tenantId: 'default', policyId: 'default', limit: 10 });
     expect(byPolicy.items.map((t) => t.taskId).sort()).toEqual([onPolicy.taskId, ended.taskId].sort());
     // The same request again is a duplicate of the migrated task, its hash compared exactly.
     expect(await store.insertTasks([{ ...onPolicy, taskId: forTarget(A).taskId }])).toEqual([{ kind: 'duplicate', task: onPolicy }]);
