@@ -82,7 +82,7 @@ function makeTask(targetUrl, dueAt) {
     tenantId: DEFAULT_TENANT,
     taskId,
     idempotencyKey: `key-${taskId}`,
-    requestHash: 'sha256-of-the-request',
+    requestHash: '9f'.repeat(32), // a SHA-256 as the enqueuer gives it: lower-case hex
     targetUrl,
     targetKey: targetKeyOf(targetUrl),
     method: 'POST',
@@ -108,6 +108,7 @@ function makeTask(targetUrl, dueAt) {
     lastResponseStatus: null,
     deadLetterReason: null,
     traceContext: null,
+    sensitiveBody: false,
   };
   const task = {};
   for (const [name, spec] of Object.entries(TASK_FIELDS)) {

@@ -6,10 +6,18 @@ import { loadMigrations, migrate } from '../src/backends/sqlite/migrate.js';
 import { READY_QUEUES } from '../src/backends/sqlite/queue-statements.js';
 import { SELECT_DUE } from '../src/backends/sqlite/statements.js';
 import { taskToParams } from '../src/backends/sqlite/task-row.js';
-import { T0, makeTask, retryOutcome } from './fixtures/tasks.js';
+import { T0, makePolicy, makeTask, retryOutcome } from './fixtures/tasks.js';
 import { A, B, C, forTarget, freshPath, lease, opened, plan, removeTempDir } from './sqlite-harness.js';
 
 afterAll(removeTempDir);
+
+/** A task's INSERT parameters as the tables before 006 took them: the request hash as its hex text. */
+function paramsBefore006(task: RetryTask): unknown[] {
+  // Any hash the tables before 006 held, even one 006 refuses: it is put in as text, not through the BLOB's check.
+  const params: unknown[] = taskToParams({ ...task, requestHash: '00' });
+  params[TASK_COLUMN_NAMES.indexOf('request_hash')] = task.requestHash;
+  return params;
+}
 
 describe('migrating a database made by 001', () => {
   /** Rows as 001 stored them: every task column but the ones 002 added. */
@@ -19,7 +27,7 @@ describe('migrating a database made by 001', () => {
     const kept = columns.map((column, i) => [column, i] as const).filter(([column]) => column !== 'target_key' && column !== 'sensitive_body');
     const insert = db.prepare(`INSERT INTO tasks (${kept.map(([c]) => c).join(', ')}) VALUES (${kept.map(() => '?').join(', ')})`);
     for (const task of tasks) {
-      const params = taskToParams(task);
+      const params = paramsBefore006(task);
       insert.run(...kept.map(([, i]) => params[i]));
     }
   }
@@ -83,7 +91,7 @@ describe('migrating a database made by 002', () => {
     const dueA = [forTarget(A, { nextAttemptAt: T0 + 1 }), forTarget(A, { nextAttemptAt: T0 + 2 }), forTarget(A, { nextAttemptAt: T0 + 3 })];
     const heldB = forTarget(B, { nextAttemptAt: T0 });
     const inFlightA = forTarget(A, { status: 'IN_FLIGHT', leaseOwner: 'w0', leaseExpiresAt: T0 + 5_000, fencingToken: 2 });
-    for (const task of [...dueA, heldB, inFlightA]) insertTask.run(...taskToParams(task));
+    for (const task of [...dueA, heldB, inFlightA]) insertTask.run(...paramsBefore006(task));
     insertQueue.run('default', A, T0 + 1, null, null);
     insertQueue.run('default', B, T0, T0 + 1_000, T0 - 1);
     insertQueue.run('default', C, null, null, null);
@@ -113,5 +121,48 @@ describe('migrating a database made by 002', () => {
       [C, null],
     ]);
     expect((await store.claimDue(T0 + 1_000, { ...lease, limit: 10 })).map((t) => t.taskId)).toEqual([heldB.taskId]);
+  });
+});
+
+describe('migrating a database made by 005', () => {
+  function made005(tasks: readonly RetryTask[]): string {
+    const path = freshPath();
+    const old = new Database(path);
+    migrate(old, loadMigrations().filter((m) => m.version <= 5));
+    const columns = [...TASK_COLUMN_NAMES, 'ended_at'];
+    const insert = old.prepare(`INSERT INTO tasks (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`);
+    for (const task of tasks) insert.run(...paramsBefore006(task));
+    old.prepare('INSERT INTO target_queues (tenant_id, target_key, next_due_at) VALUES (?, ?, ?)').run('default', A, T0);
+    old.close();
+    return path;
+  }
+
+  it('keeps every request hash as its bytes, reads it back as the same text, and lists by policy without tasks_by_policy', async () => {
+    const onPolicy = forTarget(A, { requestHash: `00${'0f'.repeat(30)}a0`, nextAttemptAt: T0 + 1 });
+    const inline = forTarget(A, { policyId: null, policy: makePolicy('inline').policy, nextAttemptAt: T0 + 2 });
+    const ended = forTarget(A, { status: 'FAILED', nextAttemptAt: null, deadLetterReason: 'permanent_status:400' });
+    const path = made005([onPolicy, inline, ended]);
+
+    await using store = await opened(path);
+    for (const task of [onPolicy, inline, ended]) expect(await store.getTask('default', task.taskId)).toEqual(task);
+    const raw = new Database(path, { readonly: true });
+    expect(raw.prepare('SELECT DISTINCT typeof(request_hash) AS type, length(request_hash) AS bytes FROM tasks').all()).toEqual([
+      { type: 'blob', bytes: 32 },
+    ]);
+    expect(raw.prepare("SELECT name FROM sqlite_master WHERE name = 'tasks_by_policy'").all()).toEqual([]);
+    raw.close();
+    const byPolicy = await store.listTasks({ tenantId: 'default', policyId: 'default', limit: 10 });
+    expect(byPolicy.items.map((t) => t.taskId).sort()).toEqual([onPolicy.taskId, ended.taskId].sort());
+    // The same request again is a duplicate of the migrated task, its hash compared exactly.
+    expect(await store.insertTasks([{ ...onPolicy, taskId: forTarget(A).taskId }])).toEqual([{ kind: 'duplicate', task: onPolicy }]);
+  });
+
+  it('refuses, and leaves the database as it was, when a stored hash would not read back as the same text', async () => {
+    const path = made005([forTarget(A, { requestHash: 'ABCD' })]);
+    await expect(opened(path)).rejects.toThrow(/NOT NULL constraint failed: tasks.request_hash_bytes/);
+    const raw = new Database(path, { readonly: true });
+    expect(raw.prepare('SELECT max(version) AS version FROM schema_migrations').get()).toEqual({ version: 5 });
+    expect(raw.prepare('SELECT request_hash FROM tasks').all()).toEqual([{ request_hash: 'ABCD' }]);
+    raw.close();
   });
 });

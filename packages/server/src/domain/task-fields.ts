@@ -18,8 +18,10 @@ import type { StoredHeaders } from './header-value.js';
  * - `boolean`: SQLite 0/1, PostgreSQL boolean, Redis `1`/`0`.
  * - `json`: a JSON value. SQLite TEXT (parsed through a cache of frozen values), PostgreSQL jsonb.
  * - `json-string`: a string that may hold U+0000 (a body): SQLite TEXT, PostgreSQL `json` holding the string.
+ * - `hex`: a digest as lower-case hex text (the request hash): SQLite BLOB, PostgreSQL bytea, holding its bytes (half
+ *   the space of the text); read back as the same text, so comparing it stays exact. Redis keeps the text.
  */
-export type FieldCodec = 'text' | 'integer' | 'bigint' | 'real' | 'boolean' | 'json' | 'json-string';
+export type FieldCodec = 'text' | 'integer' | 'bigint' | 'real' | 'boolean' | 'json' | 'json-string' | 'hex';
 
 /** Where Redis keeps a field: in the task's state hash under `hash` (scripts read it), or in its fixed JSON part. */
 export type RedisPlacement = { readonly hash: string } | 'data';
@@ -84,7 +86,7 @@ export const TASK_FIELDS = {
     api: { schema: { type: 'string' } },
   }),
   /** SHA-256 of the enqueue request's canonical form: tells a replayed enqueue from a conflicting one. */
-  requestHash: field<string>()({ column: 'request_hash', codec: 'text', nullable: false, redis: 'data', changes: 'never' }),
+  requestHash: field<string>()({ column: 'request_hash', codec: 'hex', nullable: false, redis: 'data', changes: 'never' }),
   /** The URL every attempt calls (normalised: WHATWG `href`). */
   targetUrl: field<string>()({
     column: 'target_url',

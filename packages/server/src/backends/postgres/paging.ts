@@ -4,10 +4,10 @@ import { decodeCursor } from '../../store/cursor.js';
 import type { QueryName } from './queries.js';
 
 /**
- * The statement and parameters of one `listTasks` page. Each shape has its own statement (and so its own plan):
- * by policy alone (one walk of `tasks_by_policy`), else by status, one walk of `tasks_by_status` per status
- * merged, every status when none is asked for. The first page starts after `('Infinity', '')`, so one statement
- * serves the first page and the next ones.
+ * The statement and parameters of one `listTasks` page: one walk of `tasks_by_status` per status, merged, every
+ * status when none is asked for; a policy or a target is a filter on those walks (no index leads by either, see
+ * 007-task-space.sql). The first page starts after `('Infinity', '')`, so one statement serves the first page and
+ * the next ones.
  *
  * @throws InvalidCursorError when `query.cursor` was not made by the task listing
  */
@@ -17,9 +17,6 @@ export function taskListing(query: TaskQuery): { name: QueryName; values: unknow
   const statuses = [...new Set(typeof status === 'string' ? [status] : status)];
   const rows = query.limit + 1;
   const targetKey = query.targetKey ?? null;
-  if (statuses.length === 0 && query.policyId !== undefined) {
-    return { name: 'list-tasks-by-policy', values: [query.tenantId, query.policyId, ...after, rows, targetKey] };
-  }
   const walked = statuses.length > 0 ? statuses : Object.values(TaskStatus);
   return { name: 'list-tasks-by-status', values: [query.tenantId, walked, query.policyId ?? null, ...after, rows, targetKey] };
 }

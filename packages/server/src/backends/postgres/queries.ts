@@ -11,7 +11,6 @@ export const QUERY_NAMES = [
   'select-tasks-by-keys',
   'get-task',
   'get-task-by-key',
-  'list-tasks-by-policy',
   'list-tasks-by-status',
   'cancel-task',
   'request-cancel',

@@ -29,10 +29,17 @@ const RECORD_TYPES: Readonly<Record<FieldCodec, string>> = {
   boolean: 'boolean',
   json: 'jsonb',
   'json-string': 'text',
+  hex: 'text',
 };
 
-/** What a record column becomes on insert, when it is not stored as it arrives. */
-const INSERT_CASTS: Partial<Record<FieldCodec, string>> = { 'json-string': '::json' };
+/**
+ * What a record column becomes on insert, when it is not stored as it arrives: the body's JSON text as `json`, a hex
+ * digest as its bytes (`bytea`; the text was checked to be lower-case hex by the mapping, see task-row.ts).
+ */
+const INSERT_VALUES: Partial<Record<FieldCodec, (column: string) => string>> = {
+  'json-string': (column) => `${column}::json`,
+  hex: (column) => `decode(${column}, 'hex')`,
+};
 
 const prefixed = (alias: string | undefined, column: string) => (alias === undefined ? column : `${alias}.${column}`);
 
@@ -46,7 +53,10 @@ const MACROS: Readonly<Record<string, (alias: string | undefined) => string>> = 
   ),
   /** The SELECT list that inserts a task record's columns (in `{{task_columns}}` order), cast where stored otherwise. */
   task_insert_values: (alias) =>
-    TASK_FIELD_SPECS.map((spec) => `${prefixed(alias, spec.column)}${INSERT_CASTS[spec.codec] ?? ''}`).join(', '),
+    TASK_FIELD_SPECS.map((spec) => {
+      const column = prefixed(alias, spec.column);
+      return INSERT_VALUES[spec.codec]?.(column) ?? column;
+    }).join(', '),
   /** The status claims take tasks from, as an SQL literal (`'PENDING'`): the one the partial index tasks_due names. */
   due_status: noAlias('due_status', () => `'${DUE_STATUS}'`),
   /** The status of a leased task, as an SQL literal (`'IN_FLIGHT'`): the one the partial index tasks_lease names. */

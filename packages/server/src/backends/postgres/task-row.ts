@@ -3,6 +3,7 @@ import type { AttemptLog, RetryTask, StoredPolicy } from '../../domain/task.js';
 import type { FieldCodec } from '../../domain/task-fields.js';
 import { columnLiteral, compileTaskMapper, taskLiteral } from '../../domain/compile-task-mapper.js';
 import type { AttemptCompletion, TaskOutcome } from '../../store/store.js';
+import { checkedHex } from '../sql/digest-bytes.js';
 
 /**
  * A `tasks` row as pg returns it, one property per column of `TASK_FIELDS`: jsonb and json decoded (the body's
@@ -12,12 +13,17 @@ import type { AttemptCompletion, TaskOutcome } from '../../store/store.js';
 export type TaskRow = Readonly<Record<string, unknown>>;
 
 /**
- * A stored row as the domain's task, in row order (the order of `TASK_FIELDS`). pg already decodes every codec to
- * the value the field holds, so the mapping is a copy, column to property, compiled once (see compile-task-mapper.ts).
+ * A stored row as the domain's task, in row order (the order of `TASK_FIELDS`). pg already decodes every codec but
+ * `hex` to the value the field holds (a `bytea` comes back as a Buffer, read as its lower-case hex), so the mapping is
+ * a copy, column to property, compiled once (see compile-task-mapper.ts).
  */
 export const taskFromRow: (row: TaskRow) => RetryTask = compileTaskMapper(
   'taskFromRow(r)',
-  `return ${taskLiteral((field) => `r.${field.column}`)};`,
+  `return ${taskLiteral((field) => {
+    const value = `r.${field.column}`;
+    if (field.codec !== 'hex') return value;
+    return field.nullable ? `${value} === null ? null : ${value}.toString('hex')` : `${value}.toString('hex')`;
+  })};`,
 );
 
 /**
@@ -30,18 +36,20 @@ export function text(value: string | null): string | null {
 }
 
 /** JavaScript giving a field's value (`value`, an expression) as its record column carries it (see query-macros.ts). */
-function recordSource(codec: FieldCodec, value: string): string {
+function recordSource(codec: FieldCodec, value: string, column: string): string {
   // The body travels as its JSON text, cast to json by the statement; text cannot hold U+0000.
   if (codec === 'json-string') return `${value} === null ? null : JSON.stringify(${value})`;
   if (codec === 'text') return `text(${value})`;
+  // Refused here, before the statement: decode() would take upper-case hex, whose bytes read back as other text.
+  if (codec === 'hex') return `${value} === null ? null : checkedHex(${value}, ${JSON.stringify(column)})`;
   return value;
 }
 
 /** One element of `insert-tasks`' `$1`: every task column under its own name, and the task's index `i`. */
 export const taskRecord: (task: RetryTask, i: number) => Record<string, unknown> = compileTaskMapper(
   'taskRecord(t, i)',
-  `return ${columnLiteral((field) => recordSource(field.codec, `t.${field.name}`), 'i')};`,
-  { text },
+  `return ${columnLiteral((field) => recordSource(field.codec, `t.${field.name}`, field.column), 'i')};`,
+  { text, checkedHex },
 );
 
 function outcomeRecord(outcome: TaskOutcome, prefix: '' | 'c_'): Record<string, unknown> {

@@ -87,6 +87,7 @@ function kindOf(codec: FieldCodec): number {
       return JSON_VALUE;
     case 'text':
     case 'json-string':
+    case 'hex':
       return TEXT;
   }
 }

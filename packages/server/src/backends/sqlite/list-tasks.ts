@@ -43,8 +43,9 @@ const LIVE_TERMS = ' AND ended_at IS NULL';
  * a target filter and a cursor): at most 2^6 × 8 statements, each prepared once.
  *
  * Every arm walks one index backwards and stops after `limit` rows (see the index notes in 001-init.sql): PENDING
- * walks `tasks_live`, IN_FLIGHT `tasks_in_flight`, a terminal status its range of `tasks_ended`, and a policy
- * without a status `tasks_by_policy`. Several statuses (no filter means all six) become one arm per status joined
+ * walks `tasks_live`, IN_FLIGHT `tasks_in_flight`, a terminal status its range of `tasks_ended`; a policy or a target
+ * is a filter on those walks (no index leads by either: see 006-task-space.sql). Several statuses (no filter means
+ * all six) become one arm per status joined
  * by UNION ALL under one ORDER BY: SQLite merges the already ordered arms (`MERGE (UNION ALL)`), so no listing
  * ever sorts the table, which a plain `status IN (…)` would.
  */
@@ -73,7 +74,8 @@ export class TaskListing {
   /**
    * The SQL for one shape; exported through the class for the query-plan test. Params: `tenantId`, `limit`, and
    * with `byPolicy` `policyId`, with `byTarget` `targetKey`, with `withCursor` `afterCreatedAt` and `afterTaskId`.
-   * A target filter is one more term on the same walks (no index leads by target outside the PENDING due index).
+   * A policy or target filter is one more term on the same walks (no index leads by either outside the PENDING due
+   * index, which leads by target).
    * @throws Error for a status that is not one of {@link TaskStatus} (statuses are written into the SQL).
    */
   static sql(statuses: readonly TaskStatus[], { byPolicy, byTarget, withCursor }: ListingShape): string {
@@ -89,17 +91,12 @@ export class TaskListing {
         byTarget ? ' AND target_key = @targetKey' : '',
         withCursor ? ' AND (created_at, task_id) < (@afterCreatedAt, @afterTaskId)' : '',
       ].join('');
-    let arms: string[];
-    if (byPolicy && wanted.size === ALL_STATUSES.length) {
-      arms = [arm('')];
-    } else {
-      arms = [];
-      if (LIVE_STATUSES.every((status) => wanted.has(status))) {
-        arms.push(arm(LIVE_TERMS));
-        for (const status of LIVE_STATUSES) wanted.delete(status);
-      }
-      for (const status of ALL_STATUSES) if (wanted.has(status)) arms.push(arm(ARM_TERMS[status]));
+    const arms: string[] = [];
+    if (LIVE_STATUSES.every((status) => wanted.has(status))) {
+      arms.push(arm(LIVE_TERMS));
+      for (const status of LIVE_STATUSES) wanted.delete(status);
     }
+    for (const status of ALL_STATUSES) if (wanted.has(status)) arms.push(arm(ARM_TERMS[status]));
     return `${arms.join('\nUNION ALL\n')}\nORDER BY created_at DESC, task_id DESC LIMIT @limit`;
   }
 

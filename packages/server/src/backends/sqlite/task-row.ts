@@ -3,12 +3,13 @@ import { TASK_FIELD_NAMES, TASK_FIELD_SPECS, type FieldSpec, type TaskFieldName 
 import { compileTaskMapper, taskLiteral } from '../../domain/compile-task-mapper.js';
 import type { AttemptLog, RetryTask, StoredPolicy } from '../../domain/task.js';
 import type { JsonCache } from './json-cache.js';
+import { hexBytes } from '../sql/digest-bytes.js';
 
 // A task's SQLite row and its mappings, all derived from the one definition of a task's fields
 // (domain/task-fields.ts): a field added there is read, written and claimed here with no edit.
 
-/** A value as better-sqlite3 binds and returns it (INTEGER and REAL both come back as numbers). */
-export type SqlValue = string | number | null;
+/** A value as better-sqlite3 binds and returns it (INTEGER and REAL both come back as numbers, a BLOB as a Buffer). */
+export type SqlValue = string | number | Buffer | null;
 
 /**
  * A `tasks` row as a raw better-sqlite3 statement returns it: the task columns in row order (the order of
@@ -49,7 +50,7 @@ export type TaskParams = SqlValue[];
 export const taskToParams: (task: RetryTask) => TaskParams = compileTaskMapper<(task: RetryTask) => TaskParams>(
   'taskToParams(t)',
   `return [\n${TASK_FIELD_SPECS.map((spec) => `    ${encodeSource(spec, `t.${spec.name}`)},`).join('\n')}\n    endedAt(t),\n  ];`,
-  { endedAt: (task: RetryTask): number | null => (isLive(task.status) ? null : task.updatedAt) },
+  { endedAt: (task: RetryTask): number | null => (isLive(task.status) ? null : task.updatedAt), hexBytes },
 );
 
 // What a claim changes, by position: see `CLAIM_ONE` in statements.ts, which this mirrors.
@@ -123,6 +124,8 @@ function decodeSource(spec: FieldSpec, value: string): string {
       return `${value} === 1`;
     case 'json':
       return spec.nullable ? `${value} === null ? null : json.parse(${value})` : `json.parse(${value})`;
+    case 'hex':
+      return spec.nullable ? `${value} === null ? null : ${value}.toString('hex')` : `${value}.toString('hex')`;
     case 'text':
     case 'json-string': // SQLite TEXT holds U+0000, so a body is kept as it is.
     case 'integer':
@@ -139,6 +142,10 @@ function encodeSource(spec: FieldSpec, value: string): string {
       return `${value} ? 1 : 0`;
     case 'json':
       return spec.nullable ? `${value} === null ? null : JSON.stringify(${value})` : `JSON.stringify(${value})`;
+    case 'hex': {
+      const bytes = `hexBytes(${value}, ${JSON.stringify(spec.column)})`;
+      return spec.nullable ? `${value} === null ? null : ${bytes}` : bytes;
+    }
     case 'text':
     case 'json-string':
     case 'integer':

@@ -5,6 +5,8 @@
 -- which for the dead-letter listing (FAILED and EXHAUSTED) grows with the table. A listing of every task
 -- passes all six statuses: there is no (tenant_id, created_at) index to walk instead (see 001-init.sql).
 --
+-- A policy, like a target, is a filter on the same walks: tasks_by_policy was dropped for space (007-task-space.sql).
+--
 -- args:    $1 text: tenant id; $2 text[]: distinct statuses; $3 text: policy id, or null for any;
 --          $4 float8, $5 text: the (created_at, task_id) the page starts after ('Infinity' and '' for the
 --          first page); $6 integer: rows to return (page size + 1); $7 text: target key, or null for any (a
