@@ -5,4 +5,4 @@
  *
  * @packageDocumentation
  */
-export {};
+export * from './service/index.js';

@@ -12,8 +12,7 @@ import { openapiDocument } from './openapi-document.mjs';
 const target = fileURLToPath(new URL('../../client/src/service/generated/openapi.ts', import.meta.url));
 const HEADER =
   '// Generated from the retryd service\'s OpenAPI document by packages/server/scripts/generate-client-types.mjs\n' +
-  '// (openapi-typescript). Do not edit: run `npm run generate:client-types -w packages/server` after changing a route.\n' +
-  '/* eslint-disable */\n';
+  '// (openapi-typescript). Do not edit: run `npm run generate:client-types -w packages/server` after changing a route.\n';
 
 const source = HEADER + astToString(await openapiTS(await openapiDocument(), { exportType: true, alphabetize: false }));
 if (process.argv.includes('--check')) {

@@ -1,6 +1,5 @@
 // Generated from the retryd service's OpenAPI document by packages/server/scripts/generate-client-types.mjs
 // (openapi-typescript). Do not edit: run `npm run generate:client-types -w packages/server` after changing a route.
-/* eslint-disable */
 export type paths = {
     "/retry-tasks": {
         parameters: {
