@@ -10,6 +10,8 @@ import { openStore } from '../../server/src/service/open-store.js';
 import { DEFAULT_CONFIG, type RetrydConfig } from '../../server/src/service/retryd-config.js';
 import { startRetryd } from '../../server/src/service/start-retryd.js';
 
+export { waitFor } from '../../server/test/service-harness.js';
+
 /** A running retryd service that may call loopback targets, with an admin API key. */
 export interface TestService {
   url: string;
@@ -72,14 +74,5 @@ export class Downstream {
 
   async close(): Promise<void> {
     await new Promise((resolve) => this.#server?.close(resolve));
-  }
-}
-
-/** Polls `check` until it returns true, failing with `what` after `timeoutMs`. */
-export async function waitFor(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
   }
 }
