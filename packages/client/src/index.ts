@@ -6,3 +6,5 @@
  * @packageDocumentation
  */
 export * from './service/index.js';
+export { stripCredentials, isCredentialHeader, CredentialRuleError, type CredentialRules, type StrippedHeaders } from './credentials/strip-credentials.js';
+export { handoffFetch, RetrydQueued, isRetrydQueued, queuedAnswer, type HandoffOptions, type RequestRetryd } from './handoff/handoff-fetch.js';
