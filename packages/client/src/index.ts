@@ -22,3 +22,6 @@ export type { QueueClock, RetryQueueOptions } from './queue/retry-queue-options.
 export type { QueuedCall, QueuedRequest, QueuePersistence } from './queue/queued-call.js';
 export { DeadLetterReason, type DeadLetter } from './queue/dead-letter.js';
 export { QueueFullError } from './queue/queue-full-error.js';
+export * from './service/index.js';
+export { stripCredentials, isCredentialHeader, CredentialRuleError, type CredentialRules, type StrippedHeaders } from './credentials/strip-credentials.js';
+export { handoffFetch, RetrydQueued, isRetrydQueued, queuedAnswer, type HandoffOptions, type RequestRetryd } from './handoff/handoff-fetch.js';

@@ -12,6 +12,7 @@ import type { Store } from '../src/store/store.js';
 import { TaskService, type TaskServiceOptions } from '../src/tasks/task-service.js';
 import { parseKeyring } from '../src/secrets/encryption-keys.js';
 import { TaskSecrets } from '../src/secrets/task-secrets.js';
+import { OpenApiResponseCheck } from './openapi-responses.js';
 
 /** The encryption key of test services (`RETRYD_ENCRYPTION_KEY` format), id `test`: 32 bytes of 0x2a. */
 export const TEST_ENCRYPTION_KEY = `test:${Buffer.alloc(32, 42).toString('base64')}`;
@@ -96,6 +97,7 @@ export async function startApi(options: HarnessOptions = {}): Promise<ApiHarness
   await app.listen({ port: 0, host: '127.0.0.1' });
   const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
 
+  let responseCheck: OpenApiResponseCheck | undefined;
   const call: ApiHarness['call'] = async (method, path, body, headers = {}) => {
     const res = await request(`${url}${path}`, {
       method: method as 'GET',
@@ -104,8 +106,14 @@ export async function startApi(options: HarnessOptions = {}): Promise<ApiHarness
       ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
     });
     const text = await res.body.text();
-    const isJson = String(res.headers['content-type'] ?? '').includes('json');
-    return { status: res.statusCode, headers: res.headers, body: isJson && text !== '' ? JSON.parse(text) : {}, text };
+    const contentType = String(res.headers['content-type'] ?? '');
+    const isJson = contentType.includes('json');
+    const parsed = isJson && text !== '' ? JSON.parse(text) : {};
+    // Every answer a test sees is checked against the published document: a route that answers what it does not
+    // document fails the test that made it answer so.
+    responseCheck ??= new OpenApiResponseCheck(app.swagger());
+    responseCheck.check(method, path, res.statusCode, contentType, parsed);
+    return { status: res.statusCode, headers: res.headers, body: parsed, text };
   };
 
   return {

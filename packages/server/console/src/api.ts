@@ -1,19 +1,19 @@
 // The console's calls to the retryd API: same origin, JSON, the API key the user entered (kept for this tab only,
-// in sessionStorage) as a bearer token. The answers' types are the service's own (see src/api-client/answers.ts).
-import type { FieldError, Problem } from '../../src/api-client/answers.js';
+// in sessionStorage) as a bearer token. The answers' types are @retryd/client's, generated from /openapi.json.
+import type { FieldError, Problem } from '@retryd/client';
 
 export type {
-  AttemptView,
+  Attempt as AttemptView,
   BreakerAction,
   FieldError,
   Page,
-  PolicyView,
+  NamedPolicy as PolicyView,
   Problem,
   RetryPolicy,
-  TargetView,
+  Target as TargetView,
   TaskStatus,
-  TaskView,
-} from '../../src/api-client/answers.js';
+  Task as TaskView,
+} from '@retryd/client';
 export type { ConsoleStats } from '../../src/metrics/service-metrics.js';
 
 const KEY_ITEM = 'retryd.apiKey';

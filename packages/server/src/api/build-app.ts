@@ -23,6 +23,7 @@ import { registerPolicyRoutes } from './routes/policy-routes.js';
 import { registerTargetRoutes } from './routes/target-routes.js';
 import { registerTaskRoutes } from './routes/task-routes.js';
 import { SHARED_SCHEMAS } from './schemas.js';
+import { withCommonProblems, type OpenApiDocument } from './common-problems.js';
 import { TARGET_SCHEMAS } from './target-schemas.js';
 
 /** Largest request body accepted: 10 MiB. A larger one gets 413 PAYLOAD_TOO_LARGE. */
@@ -78,6 +79,8 @@ export interface BuildAppOptions {
    * `stats`, its numbers at `/console/stats`. Default: served, from `CONSOLE_DIR`; `false`: not served.
    */
   console?: { dir?: string } | false;
+  /** The `servers` URL of the OpenAPI document: where clients reach this service. Default `http://127.0.0.1:8080`. */
+  serverUrl?: string;
   /** Version shown in the OpenAPI document. Default `0.1.0`. */
   version?: string;
 }
@@ -154,6 +157,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
           'Every route but the health probes takes an API key (Authorization: Bearer rtd_…) once the service has one: ' +
           'without one, 401; with a key whose scope is too narrow, 403; over the tenant\'s limits, 429 with Retry-After.',
         version: options.version ?? '0.1.0',
+        license: { name: 'MIT', identifier: 'MIT' },
       },
       tags: [
         { name: 'tasks', description: 'Enqueue, inspect and cancel tasks' },
@@ -164,9 +168,12 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
         { name: 'health', description: 'Liveness and readiness' },
         { name: 'console', description: 'What the web console at / reads besides the routes above' },
       ],
+      servers: [{ url: options.serverUrl ?? 'http://127.0.0.1:8080', description: 'Where this service is reached' }],
       components: { securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', description: 'An API key: rtd_…' } } },
       security: [{ apiKey: [] }],
     },
+    transformObject: (documentObject) =>
+      'openapiObject' in documentObject ? withCommonProblems(documentObject.openapiObject as OpenApiDocument) : documentObject.swaggerObject,
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `schema-${i}`) },
   });
   if (options.docs !== false) await app.register(fastifySwaggerUi, { routePrefix: '/docs' });

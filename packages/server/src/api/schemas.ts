@@ -3,12 +3,13 @@ import {
   FailureClass,
   JitterType,
   MAX_ATTEMPTS_LIMIT,
+  MAX_POLICY_MS,
   type BACKOFF_SCHEDULE_FIELDS,
   type RETRY_POLICY_FIELDS,
 } from '@retryd/core';
 import { AttemptLogOutcome } from '../domain/task.js';
 import { TASK_FIELDS, TASK_VIEW_FIELD_NAMES } from '../domain/task-fields.js';
-import { ENQUEUE_LIMITS, HEADER_NAME_PATTERN, TARGET_METHODS } from '../tasks/enqueue-input.js';
+import { ENQUEUE_LIMITS, HEADER_NAME_PATTERN, HEADER_VALUE_PATTERN, IDEMPOTENCY_KEY_PATTERN, MAX_EPOCH_MS, TARGET_METHODS } from '../tasks/enqueue-input.js';
 import { MAX_BATCH_TASKS } from '../tasks/task-service.js';
 import { POLICY_ID_SCHEMA } from '../policies/policy-id.js';
 
@@ -25,9 +26,14 @@ const nullable = (type: string) => ({ type: [type, 'null'] });
 /** The fields of a backoff schedule: a policy's main schedule, and (each optional) the schedule of a failure class. */
 const scheduleFields = {
   backoffType: { type: 'string', enum: Object.values(BackoffType) },
-  initialDelayMs: { type: 'number', exclusiveMinimum: 0, description: 'Delay before the first retry.' },
+  initialDelayMs: { type: 'number', exclusiveMinimum: 0, maximum: MAX_POLICY_MS, description: 'Delay before the first retry.' },
   multiplier: { type: 'number', minimum: 1, description: 'Growth factor of EXPONENTIAL backoff.' },
-  maxDelayMs: { type: 'number', description: 'No delay exceeds this; >= initialDelayMs.' },
+  maxDelayMs: {
+    type: 'number',
+    exclusiveMinimum: 0,
+    maximum: MAX_POLICY_MS,
+    description: "No delay exceeds this; >= initialDelayMs (in a class's schedule: >= the merged initialDelayMs).",
+  },
   jitterType: { type: 'string', enum: Object.values(JitterType) },
 } as const satisfies Record<(typeof BACKOFF_SCHEDULE_FIELDS)[number], object>;
 
@@ -44,10 +50,20 @@ const policyFields = {
   totalBudgetMs: {
     type: 'number',
     exclusiveMinimum: 0,
+    maximum: MAX_POLICY_MS,
     description: "Budget of a task's run, from its creation (or replay): time queued, held and waiting counts too.",
   },
-  estimatedCallMs: { type: 'number', minimum: 0, description: 'Headroom kept in the budget for a call.' },
-  retryableStatusCodes: { type: 'array', items: { type: 'integer', minimum: 100, maximum: 599 } },
+  estimatedCallMs: {
+    type: 'number',
+    minimum: 0,
+    maximum: MAX_POLICY_MS,
+    description: 'Headroom kept in the budget for a call; < totalBudgetMs when both are given.',
+  },
+  retryableStatusCodes: {
+    type: 'array',
+    description: 'The statuses worth retrying, instead of the default 408, 425, 429, 500, 502, 503, 504; never a 2xx (a success).',
+    items: { type: 'integer', minimum: 100, maximum: 599, not: { minimum: 200, maximum: 299 } },
+  },
   backoffByClass: {
     type: 'object',
     additionalProperties: false,
@@ -63,6 +79,20 @@ const policyFields = {
   },
 } as const satisfies Record<(typeof RETRY_POLICY_FIELDS)[number], object>;
 const policyRequired = ['maxAttempts', 'backoffType', 'initialDelayMs', 'multiplier', 'maxDelayMs', 'jitterType'];
+
+/** A schema that refuses `a` and `b` together (`b` only when it is `true`, with `bIsFlag`): one field excludes the other. */
+function notBoth(a: string, b: string, bIsFlag = false) {
+  return {
+    description: `Not both ${a} and ${b}${bIsFlag ? ': true' : ''}.`,
+    not: { required: [a, b], properties: { [a]: {}, [b]: bIsFlag ? { const: true } : {} } },
+  };
+}
+
+/** `nextCursor` of every page: present while there are more items. */
+export const NEXT_CURSOR = {
+  type: 'string',
+  description: 'Present while there are more items: pass it as cursor to read the next page. Opaque: never parse or build one.',
+} as const;
 
 /** Shared schemas, added to the app in this order (later ones refer to earlier ones). */
 export const SHARED_SCHEMAS = [
@@ -105,11 +135,19 @@ export const SHARED_SCHEMAS = [
   },
   {
     $id: 'PolicyRequest',
-    description: 'A policy to register: the policy fields plus policyId (optional in a PUT, where the path names it).',
+    description: 'A policy to register (POST): the policy fields plus its policyId.',
     type: 'object',
     additionalProperties: false,
     required: ['policyId', ...policyRequired],
     properties: { policyId: POLICY_ID_SCHEMA, ...policyFields },
+  },
+  {
+    $id: 'PolicyReplaceRequest',
+    description: 'The new definition of a registered policy (PUT): the policy fields; policyId may be left out, the path names it.',
+    type: 'object',
+    additionalProperties: false,
+    required: policyRequired,
+    properties: { policyId: { ...POLICY_ID_SCHEMA, description: 'Absent, or equal to the policyId of the path.' }, ...policyFields },
   },
   {
     $id: 'EnqueueRequest',
@@ -124,7 +162,7 @@ export const SHARED_SCHEMAS = [
         type: 'object',
         maxProperties: ENQUEUE_LIMITS.headers,
         propertyNames: { type: 'string', maxLength: ENQUEUE_LIMITS.headerNameLength, pattern: HEADER_NAME_PATTERN.source },
-        additionalProperties: { type: 'string', maxLength: ENQUEUE_LIMITS.headerValueLength },
+        additionalProperties: { type: 'string', maxLength: ENQUEUE_LIMITS.headerValueLength, pattern: HEADER_VALUE_PATTERN.source },
         description:
           'Sent on every attempt. Hop-by-hop and framing headers (Host, Content-Length, Connection, ...) are refused; an ' +
           `Idempotency-Key entry is taken as the key. At most ${ENQUEUE_LIMITS.headers} headers, names of at most ` +
@@ -145,9 +183,21 @@ export const SHARED_SCHEMAS = [
       },
       policyId: { ...POLICY_ID_SCHEMA, description: 'A registered policy; default "default". Not with policy.' },
       policy: { $ref: 'RetryPolicy#' },
-      idempotencyKey: { type: 'string', maxLength: ENQUEUE_LIMITS.keyLength, description: 'Sent as Idempotency-Key on every attempt; generated when absent.' },
-      delayMs: { type: 'integer', minimum: 0, description: 'First attempt this long after enqueue. Not with notBefore.' },
-      notBefore: { oneOf: [{ type: 'integer', minimum: 0 }, { type: 'string', format: 'date-time' }], description: 'First attempt not before this time (epoch ms or ISO 8601).' },
+      idempotencyKey: {
+        type: 'string',
+        minLength: 1,
+        maxLength: ENQUEUE_LIMITS.keyLength,
+        pattern: IDEMPOTENCY_KEY_PATTERN.source,
+        description: 'Visible ASCII characters only. Sent as Idempotency-Key on every attempt; generated when absent.',
+      },
+      delayMs: { type: 'integer', minimum: 0, maximum: MAX_POLICY_MS, description: 'First attempt this long after enqueue. Not with notBefore.' },
+      notBefore: {
+        oneOf: [
+          { type: 'integer', minimum: 0, maximum: MAX_EPOCH_MS },
+          { type: 'string', format: 'date-time' },
+        ],
+        description: 'First attempt not before this time (epoch ms or ISO 8601 with a time zone). Not with delayMs.',
+      },
       secretHeaders: {
         type: 'array',
         maxItems: ENQUEUE_LIMITS.headers,
@@ -156,6 +206,8 @@ export const SHARED_SCHEMAS = [
       },
       sensitiveBody: { type: 'boolean', description: 'Store the body encrypted and show it as [REDACTED]; needs RETRYD_ENCRYPTION_KEY. Not with bodyRef.' },
     },
+    // The pairs the application layer refuses together: at most one of each.
+    allOf: [notBoth('policy', 'policyId'), notBoth('delayMs', 'notBefore'), notBoth('body', 'bodyRef'), notBoth('bodyRef', 'sensitiveBody', true)],
   },
   {
     $id: 'Task',
@@ -171,11 +223,12 @@ export const SHARED_SCHEMAS = [
     $id: 'TaskPage',
     type: 'object',
     required: ['items'],
-    properties: { items: { type: 'array', items: { $ref: 'Task#' } }, nextCursor: { type: 'string' } },
+    properties: { items: { type: 'array', items: { $ref: 'Task#' } }, nextCursor: NEXT_CURSOR },
   },
   {
     $id: 'Attempt',
     type: 'object',
+    required: ['attemptNumber', 'startedAt', 'durationMs', 'responseStatus', 'errorMessage', 'outcome', 'responseBodySnippet', 'nextAttemptAt'],
     properties: {
       attemptNumber: { type: 'integer' },
       startedAt: { type: 'integer' },
@@ -191,13 +244,13 @@ export const SHARED_SCHEMAS = [
     $id: 'AttemptPage',
     type: 'object',
     required: ['items'],
-    properties: { items: { type: 'array', items: { $ref: 'Attempt#' } }, nextCursor: { type: 'string' } },
+    properties: { items: { type: 'array', items: { $ref: 'Attempt#' } }, nextCursor: NEXT_CURSOR },
   },
   {
     $id: 'PolicyPage',
     type: 'object',
     required: ['items'],
-    properties: { items: { type: 'array', items: { $ref: 'NamedPolicy#' } }, nextCursor: { type: 'string' } },
+    properties: { items: { type: 'array', items: { $ref: 'NamedPolicy#' } }, nextCursor: NEXT_CURSOR },
   },
   {
     $id: 'BatchRequest',
@@ -217,7 +270,12 @@ export const SHARED_SCHEMAS = [
         items: {
           type: 'object',
           required: ['status'],
-          properties: { status: { type: 'integer' }, task: { $ref: 'Task#' }, error: { $ref: 'Problem#' } },
+          description: 'status 201 or 200 with task; any other status with error (never both).',
+          properties: {
+            status: { type: 'integer', description: "The status this entry would have had alone: 201, 200 (an identical earlier request's task), or the error's." },
+            task: { $ref: 'Task#' },
+            error: { $ref: 'Problem#' },
+          },
         },
       },
     },
@@ -250,7 +308,11 @@ export const SHARED_SCHEMAS = [
 
 /** `?cursor=&limit=` of every listing. */
 export const pageQuery = {
-  cursor: { type: 'string', maxLength: 1024, description: 'nextCursor of the previous page.' },
+  cursor: {
+    type: 'string',
+    maxLength: 1024,
+    description: 'The nextCursor of the previous page, as it was given: an opaque string, never parsed or built by a client.',
+  },
   limit: { type: 'integer', minimum: 1, maximum: 1000, default: 50 },
 } as const;
 

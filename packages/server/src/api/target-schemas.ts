@@ -1,6 +1,7 @@
 import { CircuitState } from '@retryd/core';
 import { DEFAULT_TARGET_SETTINGS, type TargetSettings } from '../protection/target-settings.js';
 import { DUE_COUNT_CAP } from '../store/store.js';
+import { NEXT_CURSOR } from './schemas.js';
 
 // JSON schemas of `/targets`, added to the app after the shared ones of schemas.ts, so `/openapi.json` names them as
 // components. A PUT's body is not checked by `TargetSettingsPatch` but by `TargetControl.putSettings` (one validator
@@ -110,7 +111,7 @@ export const TARGET_SCHEMAS = [
     $id: 'TargetPage',
     type: 'object',
     required: ['items'],
-    properties: { items: { type: 'array', items: { $ref: 'Target#' } }, nextCursor: { type: 'string' } },
+    properties: { items: { type: 'array', items: { $ref: 'Target#' } }, nextCursor: NEXT_CURSOR },
   },
   {
     $id: 'BreakerRequest',

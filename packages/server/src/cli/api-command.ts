@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
-import { DEFAULT_SERVICE_URL, RetrydApiError, RetrydClient, RetrydUnreachableError } from '../api-client/retryd-client.js';
-import type { Page, PageRequest } from '../api-client/answers.js';
+import { DEFAULT_SERVICE_URL, RetrydApiError, RetrydClient, RetrydUnreachableError, type Page, type PageRequest } from '@retryd/client';
 import { ConfigError, parseIntegerOption } from '../service/retryd-config.js';
 
 /**
@@ -74,7 +73,7 @@ export async function withClient(flags: ApiFlags, work: (client: RetrydClient) =
   const apiKey = flags.apiKey === undefined || flags.apiKey === '' ? undefined : flags.apiKey;
   let client: RetrydClient;
   try {
-    client = new RetrydClient({ url: checkedUrl(flags.url), ...(apiKey === undefined ? {} : { apiKey }) });
+    client = new RetrydClient({ url: checkedUrl(flags.url), apiKey });
     await work(client);
   } catch (error) {
     process.exitCode = reportError(error);

@@ -1,7 +1,6 @@
 import { createInterface } from 'node:readline/promises';
 import { Command, Option } from 'commander';
-import type { TaskView } from '../api-client/answers.js';
-import { RetrydApiError, type RetrydClient } from '../api-client/retryd-client.js';
+import { RetrydApiError, type RetrydClient, type Task as TaskView } from '@retryd/client';
 import { EXIT_CODES, apiCommand, exitCodeOfStatus, listCommand, listed, printListing, UsageError, withClient, type ApiFlags, type ListFlags } from './api-command.js';
 import { taskTable } from './tasks-command.js';
 
@@ -71,7 +70,7 @@ function replay(): Command {
         const keep = deadLetterFilter(flags);
         work = [];
         // Read every page before replaying: a replay takes its task off the dead-letter list the cursor walks.
-        for await (const task of client.all((page) => client.listDeadLetters(page))) if (keep(task)) work.push({ taskId: task.taskId, known: task });
+        for await (const task of client.deadLetters()) if (keep(task)) work.push({ taskId: task.taskId, known: task });
         if (work.length === 0) {
           console.error('no dead letters match');
           if (flags.json === true) console.log(JSON.stringify({ replayed: [], alreadyRunning: [], failed: [] } satisfies ReplaySummary));

@@ -1,5 +1,5 @@
 import { Command, Option } from 'commander';
-import type { PolicyView } from '../api-client/answers.js';
+import type { NamedPolicy as PolicyView, PolicyReplaceRequest } from '@retryd/client';
 import { textTable } from '../terminal/text-table.js';
 import { apiCommand, duration, iso, listCommand, listed, printListing, printOne, readJsonObject, UsageError, withClient, type ApiFlags, type ListFlags } from './api-command.js';
 
@@ -48,7 +48,8 @@ function put(): Command {
         if (named !== undefined && named !== policyId) {
           throw new UsageError(`--file names policy ${JSON.stringify(named)}, not ${JSON.stringify(policyId)}: remove its policyId or put it under that id`);
         }
-        const answer = await client.putPolicy(policyId, fields);
+        // The service checks every field and names the one that breaks its rule.
+        const answer = await client.putPolicy(policyId, fields as PolicyReplaceRequest);
         printOne(flags, answer.policy, () => `${answer.outcome} policy ${policyId}: ${schedule(answer.policy)}, at most ${answer.policy.maxAttempts} attempts`);
       });
     });

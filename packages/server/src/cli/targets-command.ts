@@ -1,5 +1,5 @@
 import { Argument, Command, Option } from 'commander';
-import type { BreakerAction, TargetSettingsPatch, TargetView } from '../api-client/answers.js';
+import type { BreakerAction, TargetSettingsPatch, Target as TargetView } from '@retryd/client';
 import { textTable } from '../terminal/text-table.js';
 import { apiCommand, iso, listCommand, listed, printListing, printOne, readJsonObject, UsageError, withClient, type ApiFlags, type ListFlags } from './api-command.js';
 
@@ -117,7 +117,7 @@ function set(): Command {
     .addOption(new Option('--protection <mode>', 'on: breaker, adaptive throttling, retry budget, storm detection and Retry-After holds; off: none of them').choices(['on', 'off']))
     .action(async (targetKey: string, flags: SetFlags) => {
       await withClient(flags, async (client) => {
-        const target = await client.putTarget(targetKey, patchOf(flags));
+        const target = await client.putTargetSettings(targetKey, patchOf(flags));
         printOne(flags, target, () => `settings of ${target.targetKey} changed\n\n${targetText(target)}`);
       });
     });
@@ -135,7 +135,7 @@ function breaker(): Command {
     )
     .action(async (targetKey: string, action: BreakerAction, flags: ApiFlags) => {
       await withClient(flags, async (client) => {
-        const target = await client.breaker(targetKey, action);
+        const target = await client.setTargetBreaker(targetKey, action);
         printOne(flags, target, () => `breaker of ${target.targetKey}: ${target.breaker.state}${target.breaker.openUntil === null ? '' : ` until ${iso(target.breaker.openUntil)}`}`);
       });
     });

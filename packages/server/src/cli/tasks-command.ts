@@ -1,6 +1,6 @@
 import { Command, Option } from 'commander';
 import { TaskStatus } from '@retryd/core';
-import type { AttemptView, TaskView } from '../api-client/answers.js';
+import type { Attempt as AttemptView, Task as TaskView } from '@retryd/client';
 import { textTable } from '../terminal/text-table.js';
 import { apiCommand, duration, iso, listCommand, listed, printListing, printOne, withClient, type ApiFlags, type ListFlags } from './api-command.js';
 
@@ -79,7 +79,7 @@ function get(): Command {
       await withClient(flags, async (client) => {
         const task = await client.getTask(taskId);
         const attempts: AttemptView[] = [];
-        for await (const attempt of client.all((page) => client.listAttempts(taskId, page))) attempts.push(attempt);
+        for await (const attempt of client.attempts(taskId)) attempts.push(attempt);
         printOne(flags, { ...task, attempts }, () => taskText(task, attempts));
       });
     });

@@ -68,11 +68,14 @@ export const ENQUEUE_LIMITS = Object.freeze({
 
 /** A header name: token characters (RFC 9110 §5.6.2). */
 export const HEADER_NAME_PATTERN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
-const KEY = /^[\x21-\x7e]+$/;
+/** A header value: tabs and Latin-1 characters, no CR, LF, NUL or other control characters. */
+export const HEADER_VALUE_PATTERN = /^[\t\x20-\x7e\x80-\xff]*$/;
+/** An idempotency key: 1 or more visible ASCII characters. */
+export const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]+$/;
 const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2})$/i;
 /** Latest epoch ms a `Date` can hold. */
-const MAX_EPOCH_MS = 8.64e15;
+/** The latest time `notBefore` may name: the last millisecond a JavaScript Date holds. */
+export const MAX_EPOCH_MS = 8.64e15;
 
 /** When the first attempt is due: a delay from the time of enqueue, or an absolute time. */
 export type FirstAttempt = { delayMs: number } | { notBefore: number } | { now: true };
@@ -146,10 +149,10 @@ export function parseEnqueueInput(input: unknown, path = ''): EnqueueParse {
   const headers = parseHeaders(input.headers, name, errors);
   const headerKey = takeHeader(headers, 'idempotency-key');
   const key = input.idempotencyKey;
-  if (key !== undefined && (typeof key !== 'string' || key.length > ENQUEUE_LIMITS.keyLength || !KEY.test(key))) {
+  if (key !== undefined && (typeof key !== 'string' || key.length > ENQUEUE_LIMITS.keyLength || !IDEMPOTENCY_KEY_PATTERN.test(key))) {
     fail('idempotencyKey', `a string of 1 to ${ENQUEUE_LIMITS.keyLength} visible ASCII characters`, show(key));
   }
-  if (headerKey !== undefined && (headerKey.length > ENQUEUE_LIMITS.keyLength || !KEY.test(headerKey))) {
+  if (headerKey !== undefined && (headerKey.length > ENQUEUE_LIMITS.keyLength || !IDEMPOTENCY_KEY_PATTERN.test(headerKey))) {
     fail('headers.Idempotency-Key', `1 to ${ENQUEUE_LIMITS.keyLength} visible ASCII characters`);
   } else if (headerKey !== undefined && typeof key === 'string' && key !== headerKey) {
     fail('headers.Idempotency-Key', 'equal to idempotencyKey when both are given');
@@ -233,7 +236,7 @@ function parseHeaders(raw: unknown, name: (f: string) => string, errors: FieldEr
     else if (FORBIDDEN_HEADERS.has(lower)) push(field, 'absent: a hop-by-hop or framing header the HTTP client sets itself');
     else if (seen.has(lower)) push(field, 'given once (header names ignore case)');
     if (typeof value !== 'string') push(field, 'a string');
-    else if (value.length > ENQUEUE_LIMITS.headerValueLength || !HEADER_VALUE.test(value)) {
+    else if (value.length > ENQUEUE_LIMITS.headerValueLength || !HEADER_VALUE_PATTERN.test(value)) {
       push(field, `a header value of at most ${ENQUEUE_LIMITS.headerValueLength} bytes without CR, LF or NUL`);
     } else if (hasSecretReference(value) && secretReferences(value).some((ref) => !SECRET_NAME_PATTERN.test(ref))) {
       push(field, 'a value whose {{secret:NAME}} references have names of 1 to 128 letters, digits or _');

@@ -2,8 +2,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { API_KEY_SCOPES, MAX_KEY_NAME_LENGTH, parseNewApiKey, type ApiKeys } from '../../access/api-keys.js';
 import type { Authenticator } from '../../access/authenticator.js';
 import type { ApiKeyRecord } from '../../store/store.js';
-import { documentBody, pageQuery, problemResponses } from '../schemas.js';
-import { json, pageOf } from './task-routes.js';
+import { documentBody, NEXT_CURSOR, pageQuery, problemResponses } from '../schemas.js';
+import { json, LOCATION_HEADER, pageOf } from './task-routes.js';
 
 /** What the API key routes need. */
 export interface ApiKeyRouteDeps {
@@ -36,6 +36,8 @@ const keyProperties = {
   revokedAt: { type: ['integer', 'null'], description: 'When it was revoked; null while it is active.' },
 };
 
+const KEY_FIELDS = Object.keys(keyProperties);
+
 /** Shared schemas of the key routes. */
 export const API_KEY_SCHEMAS = [
   {
@@ -48,13 +50,19 @@ export const API_KEY_SCHEMAS = [
       scope: { type: 'string', enum: [...API_KEY_SCOPES], description: 'read: reads; write: also tasks and policies; admin: also targets and keys.' },
     },
   },
-  { $id: 'ApiKey', type: 'object', properties: keyProperties },
+  { $id: 'ApiKey', type: 'object', required: KEY_FIELDS, properties: keyProperties },
   {
     $id: 'CreatedApiKey',
     type: 'object',
+    required: [...KEY_FIELDS, 'key'],
     properties: { ...keyProperties, key: { type: 'string', description: 'The key itself (rtd_…): shown in this answer only, never again.' } },
   },
-  { $id: 'ApiKeyPage', type: 'object', properties: { items: { type: 'array', items: { $ref: 'ApiKey#' } }, nextCursor: { type: 'string' } } },
+  {
+    $id: 'ApiKeyPage',
+    type: 'object',
+    required: ['items'],
+    properties: { items: { type: 'array', items: { $ref: 'ApiKey#' } }, nextCursor: NEXT_CURSOR },
+  },
 ];
 
 /**
@@ -67,10 +75,11 @@ export function registerApiKeyRoutes(app: FastifyInstance, { apiKeys, authentica
     '/api-keys',
     {
       schema: {
+        operationId: 'createApiKey',
         summary: 'Create an API key for this tenant',
         description: 'The answer holds the key itself (`key`); it is stored only as a hash and can never be shown again.',
         tags: ['api keys'],
-        response: { 201: json('Created: the key is in `key`, shown this once', 'CreatedApiKey'), ...problemResponses(400, 401, 403, 413, 415, 503) },
+        response: { 201: json('Created: the key is in `key`, shown this once', 'CreatedApiKey', LOCATION_HEADER), ...problemResponses(400, 401, 403, 413, 415, 503) },
       },
       config: { ...documentBody('ApiKeyRequest'), scope: 'admin' },
     },
@@ -85,6 +94,7 @@ export function registerApiKeyRoutes(app: FastifyInstance, { apiKeys, authentica
     '/api-keys',
     {
       schema: {
+        operationId: 'listApiKeys',
         summary: "List this tenant's API keys, revoked ones included",
         tags: ['api keys'],
         querystring: { type: 'object', additionalProperties: false, properties: pageQuery },
@@ -102,6 +112,7 @@ export function registerApiKeyRoutes(app: FastifyInstance, { apiKeys, authentica
     '/api-keys/:keyId',
     {
       schema: {
+        operationId: 'revokeApiKey',
         summary: 'Revoke an API key',
         description: 'For good: at once on this instance, within 5 s on the others. Revoking a revoked key answers it as it is.',
         tags: ['api keys'],

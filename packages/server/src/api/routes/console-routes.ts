@@ -103,6 +103,7 @@ export function registerConsoleRoutes(app: FastifyInstance, deps: ConsoleDeps): 
       '/console/stats',
       {
         schema: {
+          operationId: 'getConsoleStats',
           summary: "The web console's overview numbers: the /metrics counters as JSON",
           description:
             'Totals since the service started (attempts by outcome, dead letters, schedule lag count and sum) and the ' +

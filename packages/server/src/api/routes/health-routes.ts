@@ -14,7 +14,8 @@ export interface HealthDeps {
 const statusBody = (description: string) => ({
   description,
   type: 'object',
-  properties: { status: { type: 'string' }, store: { type: 'string' } },
+  required: ['status'],
+  properties: { status: { type: 'string' }, store: { type: 'string', description: 'The store kind (on /readyz).' } },
 });
 
 /** Pings the store, failing after `timeoutMs` (a hung connection must not hang the probe). */
@@ -34,7 +35,7 @@ async function pingWithin(store: HealthDeps['store'], timeoutMs: number): Promis
 export function registerHealthRoutes(app: FastifyInstance, { store, readyTimeoutMs }: HealthDeps): void {
   app.get(
     '/healthz',
-    { schema: { summary: 'Liveness: the process answers', tags: ['health'], response: { 200: statusBody('Alive') } }, config: { scope: 'public' } },
+    { schema: { operationId: 'getHealth', security: [], summary: 'Liveness: the process answers', tags: ['health'], response: { 200: statusBody('Alive'), ...problemResponses(400) } }, config: { scope: 'public' } },
     async () => ({ status: 'ok' }),
   );
 
@@ -42,9 +43,11 @@ export function registerHealthRoutes(app: FastifyInstance, { store, readyTimeout
     '/readyz',
     {
       schema: {
+        operationId: 'getReadiness',
+        security: [],
         summary: 'Readiness: the store answers a ping',
         tags: ['health'],
-        response: { 200: statusBody('Ready'), ...problemResponses(503) },
+        response: { 200: statusBody('Ready'), ...problemResponses(400, 503) },
       },
       config: { scope: 'public' },
     },

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { POLICY_ID_SCHEMA } from '../../policies/policy-id.js';
 import { documentBody, pageQuery, problemResponses } from '../schemas.js';
 import { toPolicyView } from '../views.js';
-import { json, pageOf, type RouteDeps } from './task-routes.js';
+import { json, LOCATION_HEADER, pageOf, type RouteDeps } from './task-routes.js';
 
 interface PolicyParams {
   policyId: string;
@@ -20,11 +20,12 @@ export function registerPolicyRoutes(app: FastifyInstance, { taskService, tenant
     '/retry-policies',
     {
       schema: {
+        operationId: 'createPolicy',
         summary: 'Register a named policy',
         description: 'Idempotent by policyId: the same definition again answers 200; a different one, 409.',
         tags: ['policies'],
         response: {
-          201: json('Registered', 'NamedPolicy'),
+          201: json('Registered', 'NamedPolicy', LOCATION_HEADER),
           200: json('The same definition was already registered', 'NamedPolicy'),
           ...problemResponses(400, 409, 413, 415, 503),
         },
@@ -42,12 +43,14 @@ export function registerPolicyRoutes(app: FastifyInstance, { taskService, tenant
     '/retry-policies/:policyId',
     {
       schema: {
+        operationId: 'replacePolicy',
         summary: 'Change a registered policy for future scheduling decisions',
+        description: 'Only an existing policy (404 otherwise; register one with POST). The body may leave policyId out.',
         tags: ['policies'],
         params: policyParams,
         response: { 200: json('Replaced', 'NamedPolicy'), ...problemResponses(400, 404, 413, 415, 503) },
       },
-      config: documentBody('PolicyRequest'),
+      config: documentBody('PolicyReplaceRequest'),
     },
     async (request) => toPolicyView(await taskService.replacePolicy(tenantOf(request), request.params.policyId, request.body)),
   );
@@ -56,6 +59,7 @@ export function registerPolicyRoutes(app: FastifyInstance, { taskService, tenant
     '/retry-policies',
     {
       schema: {
+        operationId: 'listPolicies',
         summary: 'List registered policies',
         tags: ['policies'],
         querystring: { type: 'object', additionalProperties: false, properties: pageQuery },
@@ -72,6 +76,7 @@ export function registerPolicyRoutes(app: FastifyInstance, { taskService, tenant
     '/retry-policies/:policyId',
     {
       schema: {
+        operationId: 'getPolicy',
         summary: 'Read a registered policy',
         tags: ['policies'],
         params: policyParams,

@@ -66,6 +66,7 @@ export function registerTargetRoutes(app: FastifyInstance, { targetControl, tena
     '/targets',
     {
       schema: {
+        operationId: 'listTargets',
         summary: 'List targets with their breaker, limits, allowed rate, calls in flight and waiting tasks',
         description: 'Every target the tenant\'s tasks named, held or configured, in targetKey order (byte order).',
         tags: ['targets'],
@@ -83,6 +84,7 @@ export function registerTargetRoutes(app: FastifyInstance, { targetControl, tena
     '/targets/:targetKey',
     {
       schema: {
+        operationId: 'getTarget',
         summary: 'Read a target',
         description: '404 for a target the tenant never named, held or configured.',
         tags: ['targets'],
@@ -102,6 +104,7 @@ export function registerTargetRoutes(app: FastifyInstance, { targetControl, tena
     '/targets/:targetKey',
     {
       schema: {
+        operationId: 'putTargetSettings',
         summary: "Change a target's protection settings",
         description:
           'A partial settings object: the fields given replace the current ones (the service defaults until the target ' +
@@ -123,6 +126,7 @@ export function registerTargetRoutes(app: FastifyInstance, { targetControl, tena
     '/targets/:targetKey/breaker',
     {
       schema: {
+        operationId: 'setTargetBreaker',
         summary: "Open, close or reset a target's circuit breaker by hand",
         description:
           'open: holds the target for its openDurationMs (then probes, as after any opening); close: closed at once, ' +

@@ -63,11 +63,15 @@ function deadLetterFilterOf(tenantId: string, query: Omit<DeadLetterQuery, keyof
   };
 }
 
-/** A JSON response documented as a shared schema. */
-export const json = (description: string, ref: string) => ({
+/** A JSON response documented as a shared schema, with the headers it carries (documented in the OpenAPI document). */
+export const json = (description: string, ref: string, headers?: Record<string, object>) => ({
   description,
+  ...(headers === undefined ? {} : { headers }),
   content: { 'application/json': { schema: { $ref: `${ref}#` } } },
 });
+
+/** The `Location` header of a 201: the path of what was created. */
+export const LOCATION_HEADER = { Location: { type: 'string', description: 'The path of what was created, e.g. /retry-tasks/{taskId}.' } };
 
 const taskParams = {
   type: 'object',
@@ -92,14 +96,17 @@ export function registerTaskRoutes(app: FastifyInstance, { taskService, tenantOf
     '/retry-tasks',
     {
       schema: {
+        operationId: 'enqueueTask',
         summary: 'Enqueue a task',
         description:
           'Idempotent by idempotencyKey: the same key with the same request answers 200 with the existing task and ' +
           '`Idempotent-Replayed: true`; with a different request, 422.',
         tags: ['tasks'],
         response: {
-          201: json('Created', 'Task'),
-          200: json('An identical earlier request created this task (Idempotent-Replayed: true)', 'Task'),
+          201: json('Created', 'Task', LOCATION_HEADER),
+          200: json('An identical earlier request created this task (Idempotent-Replayed: true)', 'Task', {
+            'Idempotent-Replayed': { type: 'string', enum: ['true'], description: 'This answer is the task an earlier identical request created.' },
+          }),
           ...problemResponses(400, 413, 415, 422, 503),
         },
       },
@@ -118,6 +125,7 @@ export function registerTaskRoutes(app: FastifyInstance, { taskService, tenantOf
     '/retry-tasks/batch',
     {
       schema: {
+        operationId: 'enqueueTasks',
         summary: 'Enqueue up to 1,000 tasks in one transaction',
         description: 'One result per task, in order; an invalid entry gets its own problem and the others are still enqueued.',
         tags: ['tasks'],
@@ -149,6 +157,7 @@ export function registerTaskRoutes(app: FastifyInstance, { taskService, tenantOf
     '/retry-tasks',
     {
       schema: {
+        operationId: 'listTasks',
         summary: 'List tasks, newest first',
         tags: ['tasks'],
         querystring: {
@@ -189,6 +198,7 @@ export function registerTaskRoutes(app: FastifyInstance, { taskService, tenantOf
     '/retry-tasks/:taskId',
     {
       schema: {
+        operationId: 'getTask',
         summary: 'Read a task: status, attempts made, next attempt, last error, dead-letter reason',
         tags: ['tasks'],
         params: taskParams,
@@ -202,6 +212,7 @@ export function registerTaskRoutes(app: FastifyInstance, { taskService, tenantOf
     '/retry-tasks/:taskId',
     {
       schema: {
+        operationId: 'cancelTask',
         summary: 'Cancel a task',
         description: 'PENDING: cancelled (200). IN_FLIGHT: cancelled when its attempt ends and never retried (202). Final: 409.',
         tags: ['tasks'],
@@ -224,6 +235,7 @@ export function registerTaskRoutes(app: FastifyInstance, { taskService, tenantOf
     '/retry-tasks/:taskId/attempts',
     {
       schema: {
+        operationId: 'listAttempts',
         summary: "A task's attempt log, oldest first",
         tags: ['tasks'],
         params: taskParams,
@@ -241,6 +253,7 @@ export function registerTaskRoutes(app: FastifyInstance, { taskService, tenantOf
     '/retry-tasks/:taskId/replay',
     {
       schema: {
+        operationId: 'replayTask',
         summary: 'Re-drive a FAILED or EXHAUSTED task',
         description:
           'Same idempotency key, a fresh attempt budget, history kept. A task already running again is returned as ' +
@@ -260,6 +273,7 @@ export function registerTaskRoutes(app: FastifyInstance, { taskService, tenantOf
     '/dead-letters',
     {
       schema: {
+        operationId: 'listDeadLetters',
         summary: 'FAILED and EXHAUSTED tasks with their deadLetterReason, newest first',
         tags: ['dead letters'],
         querystring: { type: 'object', additionalProperties: false, properties: { ...DEAD_LETTER_FILTER, ...pageQuery } },

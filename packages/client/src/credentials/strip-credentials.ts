@@ -1,0 +1,81 @@
+/** Header names (lower case) that always carry credentials: the same names the retryd service redacts. */
+const CREDENTIAL_NAMES: ReadonlySet<string> = new Set(['authorization', 'cookie', 'proxy-authorization']);
+/** API-key headers and their kin: `X-Api-Key`, `X-Vault-Token`, `Client-Secret`. */
+const CREDENTIAL_SUFFIX = /-(?:token|key|secret)$/i;
+/** Names the service's `{{secret:NAME}}` references accept: letters, digits and `_`, 1 to 128 of them. */
+const SECRET_NAME = /^[A-Za-z0-9_]{1,128}$/;
+
+/**
+ * Whether a header carries a credential by its name alone: `Authorization`, `Cookie`, `Proxy-Authorization`, or a
+ * name ending in `-Token`, `-Key` or `-Secret` (`X-Api-Key`), in any letter case. `Idempotency-Key` is not one: it
+ * is what makes a retry safe.
+ */
+export function isCredentialHeader(name: string): boolean {
+  const lower = name.toLowerCase();
+  return lower !== 'idempotency-key' && (CREDENTIAL_NAMES.has(lower) || CREDENTIAL_SUFFIX.test(lower));
+}
+
+/** What {@link stripCredentials} keeps and replaces. */
+export interface CredentialRules {
+  /**
+   * Headers to send as a `{{secret:NAME}}` reference instead of their value, by header name (any letter case) to the
+   * name of a secret the service knows (`RETRYD_SECRET_<NAME>` or its `--secrets-file`), whose value is the header's
+   * whole value (`Bearer sk_live_…`). The service resolves the reference at each attempt. Default: none.
+   * @example `{ authorization: 'ORDERS_API_TOKEN' }`
+   */
+  secrets?: Readonly<Record<string, string>>;
+  /** More header names to treat as credentials besides {@link isCredentialHeader}'s. Default: none. */
+  alsoStrip?: readonly string[];
+}
+
+/** The headers as they may be handed to the service, and the names of those removed or replaced. */
+export interface StrippedHeaders {
+  headers: Record<string, string>;
+  /** Headers (as given) whose value was dropped: no secret was named for them. */
+  removed: string[];
+  /** Headers (as given) whose value is now a `{{secret:NAME}}` reference. */
+  referenced: string[];
+}
+
+/** A secret name that breaks the service's rule, named with the option. */
+export class CredentialRuleError extends Error {
+  override readonly name = 'CredentialRuleError';
+}
+
+/**
+ * Takes every credential out of `headers` before they are handed to the retryd service: a header named in
+ * `rules.secrets` becomes `{{secret:NAME}}` (the service puts the secret's value back at dispatch, so the credential is
+ * never stored nor sent to it), any other credential header (by {@link isCredentialHeader} or `rules.alsoStrip`) is
+ * dropped. The other headers are kept as they are.
+ *
+ * @throws CredentialRuleError when a secret name in `rules.secrets` is not 1 to 128 letters, digits or `_`
+ * @example
+ * ```ts
+ * stripCredentials({ authorization: 'Bearer sk_live_1', 'x-api-key': 'k', accept: 'application/json' }, { secrets: { authorization: 'ORDERS_TOKEN' } });
+ * // { headers: { authorization: '{{secret:ORDERS_TOKEN}}', accept: 'application/json' }, removed: ['x-api-key'], referenced: ['authorization'] }
+ * ```
+ */
+export function stripCredentials(headers: Readonly<Record<string, string>>, rules: CredentialRules = {}): StrippedHeaders {
+  const secrets = new Map<string, string>();
+  for (const [header, secret] of Object.entries(rules.secrets ?? {})) {
+    if (!SECRET_NAME.test(secret)) {
+      throw new CredentialRuleError(`secrets.${header} must be a secret name of 1 to 128 letters, digits or _, got ${JSON.stringify(secret)}`);
+    }
+    secrets.set(header.toLowerCase(), secret);
+  }
+  const alsoStrip = new Set((rules.alsoStrip ?? []).map((name) => name.toLowerCase()));
+  const out: StrippedHeaders = { headers: {}, removed: [], referenced: [] };
+  for (const [name, value] of Object.entries(headers)) {
+    const lower = name.toLowerCase();
+    const secret = secrets.get(lower);
+    if (secret !== undefined) {
+      out.headers[name] = `{{secret:${secret}}}`;
+      out.referenced.push(name);
+    } else if (isCredentialHeader(lower) || alsoStrip.has(lower)) {
+      out.removed.push(name);
+    } else {
+      out.headers[name] = value;
+    }
+  }
+  return out;
+}

@@ -1,0 +1,3144 @@
+// Generated from the retryd service's OpenAPI document by packages/server/scripts/generate-client-types.mjs
+// (openapi-typescript). Do not edit: run `npm run generate:client-types -w packages/server` after changing a route.
+export type paths = {
+    "/retry-tasks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List tasks, newest first */
+        get: operations["listTasks"];
+        put?: never;
+        /**
+         * Enqueue a task
+         * @description Idempotent by idempotencyKey: the same key with the same request answers 200 with the existing task and `Idempotent-Replayed: true`; with a different request, 422.
+         */
+        post: operations["enqueueTask"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/retry-tasks/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Enqueue up to 1,000 tasks in one transaction
+         * @description One result per task, in order; an invalid entry gets its own problem and the others are still enqueued.
+         */
+        post: operations["enqueueTasks"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/retry-tasks/{taskId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read a task: status, attempts made, next attempt, last error, dead-letter reason */
+        get: operations["getTask"];
+        put?: never;
+        post?: never;
+        /**
+         * Cancel a task
+         * @description PENDING: cancelled (200). IN_FLIGHT: cancelled when its attempt ends and never retried (202). Final: 409.
+         */
+        delete: operations["cancelTask"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/retry-tasks/{taskId}/attempts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A task's attempt log, oldest first */
+        get: operations["listAttempts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/retry-tasks/{taskId}/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Re-drive a FAILED or EXHAUSTED task
+         * @description Same idempotency key, a fresh attempt budget, history kept. A task already running again is returned as is, so replaying twice runs it once. SUCCEEDED and CANCELLED: 409.
+         */
+        post: operations["replayTask"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/dead-letters": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** FAILED and EXHAUSTED tasks with their deadLetterReason, newest first */
+        get: operations["listDeadLetters"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/retry-policies": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List registered policies */
+        get: operations["listPolicies"];
+        put?: never;
+        /**
+         * Register a named policy
+         * @description Idempotent by policyId: the same definition again answers 200; a different one, 409.
+         */
+        post: operations["createPolicy"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/retry-policies/{policyId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read a registered policy */
+        get: operations["getPolicy"];
+        /**
+         * Change a registered policy for future scheduling decisions
+         * @description Only an existing policy (404 otherwise; register one with POST). The body may leave policyId out.
+         */
+        put: operations["replacePolicy"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/targets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List targets with their breaker, limits, allowed rate, calls in flight and waiting tasks
+         * @description Every target the tenant's tasks named, held or configured, in targetKey order (byte order).
+         */
+        get: operations["listTargets"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/targets/{targetKey}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a target
+         * @description 404 for a target the tenant never named, held or configured.
+         */
+        get: operations["getTarget"];
+        /**
+         * Change a target's protection settings
+         * @description A partial settings object: the fields given replace the current ones (the service defaults until the target has its own), the rest keep their value. Limits reach the claims of every instance at once. A target not seen before gets its settings (200 as well).
+         */
+        put: operations["putTargetSettings"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/targets/{targetKey}/breaker": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Open, close or reset a target's circuit breaker by hand
+         * @description open: holds the target for its openDurationMs (then probes, as after any opening); close: closed at once, its held tasks due again; reset: closed, its failure counts and re-open backoff cleared.
+         */
+        post: operations["setTargetBreaker"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List this tenant's API keys, revoked ones included */
+        get: operations["listApiKeys"];
+        put?: never;
+        /**
+         * Create an API key for this tenant
+         * @description The answer holds the key itself (`key`); it is stored only as a hash and can never be shown again.
+         */
+        post: operations["createApiKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api-keys/{keyId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an API key
+         * @description For good: at once on this instance, within 5 s on the others. Revoking a revoked key answers it as it is.
+         */
+        delete: operations["revokeApiKey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/healthz": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Liveness: the process answers */
+        get: operations["getHealth"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/readyz": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Readiness: the store answers a ping */
+        get: operations["getReadiness"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/console/stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The web console's overview numbers: the /metrics counters as JSON
+         * @description Totals since the service started (attempts by outcome, dead letters, schedule lag count and sum) and the tasks in each status now, every tenant: it needs an admin key of the default tenant, as /metrics does.
+         */
+        get: operations["getConsoleStats"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+};
+export type webhooks = Record<string, never>;
+export type components = {
+    schemas: {
+        /** @description RFC 9457 problem details (application/problem+json). */
+        Problem: {
+            type: string;
+            title: string;
+            status: number;
+            detail: string;
+            /** @description Stable error code, e.g. VALIDATION_FAILED. */
+            code: string;
+            instance?: string;
+            errors?: {
+                field: string;
+                rule: string;
+                message: string;
+            }[];
+        };
+        /** @description A retry policy (the @retryd/core shape). */
+        RetryPolicy: {
+            /** @description Attempts in all, the first included. */
+            maxAttempts: number;
+            /** @enum {string} */
+            backoffType: "EXPONENTIAL" | "LINEAR" | "FIXED";
+            /** @description Delay before the first retry. */
+            initialDelayMs: number;
+            /** @description Growth factor of EXPONENTIAL backoff. */
+            multiplier: number;
+            /** @description No delay exceeds this; >= initialDelayMs (in a class's schedule: >= the merged initialDelayMs). */
+            maxDelayMs: number;
+            /** @enum {string} */
+            jitterType: "NONE" | "FULL" | "EQUAL" | "DECORRELATED";
+            /** @description Budget of a task's run, from its creation (or replay): time queued, held and waiting counts too. */
+            totalBudgetMs?: number;
+            /** @description Headroom kept in the budget for a call; < totalBudgetMs when both are given. */
+            estimatedCallMs?: number;
+            /** @description The statuses worth retrying, instead of the default 408, 425, 429, 500, 502, 503, 504; never a 2xx (a success). */
+            retryableStatusCodes?: number[];
+            /** @description Own schedules for some failures, each over the main schedule; a class not named follows the main schedule. The retry number counts every retry of the run, and DECORRELATED jitter reads the last delay, whatever its class. */
+            backoffByClass?: {
+                /** @description The schedule of retries after a 429: the fields given replace the main schedule's. */
+                rateLimited?: {
+                    /** @enum {string} */
+                    backoffType?: "EXPONENTIAL" | "LINEAR" | "FIXED";
+                    /** @description Delay before the first retry. */
+                    initialDelayMs?: number;
+                    /** @description Growth factor of EXPONENTIAL backoff. */
+                    multiplier?: number;
+                    /** @description No delay exceeds this; >= initialDelayMs (in a class's schedule: >= the merged initialDelayMs). */
+                    maxDelayMs?: number;
+                    /** @enum {string} */
+                    jitterType?: "NONE" | "FULL" | "EQUAL" | "DECORRELATED";
+                };
+                /** @description The schedule of retries after a 5xx: the fields given replace the main schedule's. */
+                serverError?: {
+                    /** @enum {string} */
+                    backoffType?: "EXPONENTIAL" | "LINEAR" | "FIXED";
+                    /** @description Delay before the first retry. */
+                    initialDelayMs?: number;
+                    /** @description Growth factor of EXPONENTIAL backoff. */
+                    multiplier?: number;
+                    /** @description No delay exceeds this; >= initialDelayMs (in a class's schedule: >= the merged initialDelayMs). */
+                    maxDelayMs?: number;
+                    /** @enum {string} */
+                    jitterType?: "NONE" | "FULL" | "EQUAL" | "DECORRELATED";
+                };
+                /** @description The schedule of retries after a timeout: the fields given replace the main schedule's. */
+                timeout?: {
+                    /** @enum {string} */
+                    backoffType?: "EXPONENTIAL" | "LINEAR" | "FIXED";
+                    /** @description Delay before the first retry. */
+                    initialDelayMs?: number;
+                    /** @description Growth factor of EXPONENTIAL backoff. */
+                    multiplier?: number;
+                    /** @description No delay exceeds this; >= initialDelayMs (in a class's schedule: >= the merged initialDelayMs). */
+                    maxDelayMs?: number;
+                    /** @enum {string} */
+                    jitterType?: "NONE" | "FULL" | "EQUAL" | "DECORRELATED";
+                };
+                /** @description The schedule of retries after a refused connection (ECONNREFUSED): the fields given replace the main schedule's. */
+                connectionRefused?: {
+                    /** @enum {string} */
+                    backoffType?: "EXPONENTIAL" | "LINEAR" | "FIXED";
+                    /** @description Delay before the first retry. */
+                    initialDelayMs?: number;
+                    /** @description Growth factor of EXPONENTIAL backoff. */
+                    multiplier?: number;
+                    /** @description No delay exceeds this; >= initialDelayMs (in a class's schedule: >= the merged initialDelayMs). */
+                    maxDelayMs?: number;
+                    /** @enum {string} */
+                    jitterType?: "NONE" | "FULL" | "EQUAL" | "DECORRELATED";
+                };
+            };
+        };
+        /** @description A registered policy: the policy fields plus its id and times (epoch ms). */
+        NamedPolicy: {
+            policyId: string;
+            /** @description Attempts in all, the first included. */
+            maxAttempts: number;
+            /** @enum {string} */
+            backoffType: "EXPONENTIAL" | "LINEAR" | "FIXED";
+            /** @description Delay before the first retry. */
+            initialDelayMs: number;
+            /** @description Growth factor of EXPONENTIAL backoff. */
+            multiplier: number;
+            /** @description No delay exceeds this; >= initialDelayMs (in a class's schedule: >= the merged initialDelayMs). */
+            maxDelayMs: number;
+            /** @enum {string} */
+            jitterType: "NONE" | "FULL" | "EQUAL" | "DECORRELATED";
+            /** @description Budget of a task's run, from its creation (or replay): time queued, held and waiting counts too. */
+            totalBudgetMs?: number;
+            /** @description Headroom kept in the budget for a call; < totalBudgetMs when both are given. */
+            estimatedCallMs?: number;
+            /** @description The statuses worth retrying, instead of the default 408, 425, 429, 500, 502, 503, 504; never a 2xx (a success). */
+            retryableStatusCodes?: number[];
+            /** @description Own schedules for some failures, each over the main schedule; a class not named follows the main schedule. The retry number counts every retry of the run, and DECORRELATED jitter reads the last delay, whatever its class. */
+            backoffByClass?: {
+                /** @description The schedule of retries after a 429: the fields given replace the main schedule's. */
+                rateLimited?: {
+                    /** @enum {string} */
+                    backoffType?: "EXPONENTIAL" | "LINEAR" | "FIXED";
+                    /** @description Delay before the first retry. */
+                    initialDelayMs?: number;
+                    /** @description Growth factor of EXPONENTIAL backoff. */
+                    multiplier?: number;
+                    /** @description No delay exceeds this; >= initialDelayMs (in a class's schedule: >= the merged initialDelayMs). */
+                    maxDelayMs?: number;
+                    /** @enum {string} */
+                    jitterType?: "NONE" | "FULL" | "EQUAL" | "DECORRELATED";
+                };
+                /** @description The schedule of retries after a 5xx: the fields given replace the main schedule's. */
+                serverError?: {
+                    /** @enum {string} */
+                    backoffType?: "EXPONENTIAL" | "LINEAR" | "FIXED";
+                    /** @description Delay before the first retry. */
+                    initialDelayMs?: number;
+                    /** @description Growth factor of EXPONENTIAL backoff. */
+                    multiplier?: number;
+                    /** @description No delay exceeds this; >= initialDelayMs (in a class's schedule: >= the merged initialDelayMs). */
+                    maxDelayMs?: number;
+                    /** @enum {string} */
+                    jitterType?: "NONE" | "FULL" | "EQUAL" | "DECORRELATED";
+                };
+                /** @description The schedule of retries after a timeout: the fields given replace the main schedule's. */
+                timeout?: {
+                    /** @enum {string} */
+                    backoffType?: "EXPONENTIAL" | "LINEAR" | "FIXED";
+                    /** @description Delay before the first retry. */
+                    initialDelayMs?: number;
+                    /** @description Growth factor of EXPONENTIAL backoff. */
+                    multiplier?: number;
+                    /** @description No delay exceeds this; >= initialDelayMs (in a class's schedule: >= the merged initialDelayMs). */
+                    maxDelayMs?: number;
+                    /** @enum {string} */
+                    jitterType?: "NONE" | "FULL" | "EQUAL" | "DECORRELATED";
+                };
+                /** @description The schedule of retries after a refused connection (ECONNREFUSED): the fields given replace the main schedule's. */
+                connectionRefused?: {
+                    /** @enum {string} */
+                    backoffType?: "EXPONENTIAL" | "LINEAR" | "FIXED";
+                    /** @description Delay before the first retry. */
+                    initialDelayMs?: number;
+                    /** @description Growth factor of EXPONENTIAL backoff. */
+                    multiplier?: number;
+                    /** @description No delay exceeds this; >= initialDelayMs (in a class's schedule: >= the merged initialDelayMs). */
+                    maxDelayMs?: number;
+                    /** @enum {string} */
+                    jitterType?: "NONE" | "FULL" | "EQUAL" | "DECORRELATED";
+                };
+            };
+            createdAt: number;
+            updatedAt: number;
+        };
+        /** @description A policy to register (POST): the policy fields plus its policyId. */
+        PolicyRequest: {
+            policyId: string;
+            /** @description Attempts in all, the first included. */
+            maxAttempts: number;
+            /** @enum {string} */
+            backoffType: "EXPONENTIAL" | "LINEAR" | "FIXED";
+            /** @description Delay before the first retry. */
+            initialDelayMs: number;
+            /** @description Growth factor of EXPONENTIAL backoff. */
+            multiplier: number;
+            /** @description No delay exceeds this; >= initialDelayMs (in a class's schedule: >= the merged initialDelayMs). */
+            maxDelayMs: number;
+            /** @enum {string} */
+            jitterType: "NONE" | "FULL" | "EQUAL" | "DECORRELATED";
+            /** @description Budget of a task's run, from its creation (or replay): time queued, held and waiting counts too. */
+            totalBudgetMs?: number;
+            /** @description Headroom kept in the budget for a call; < totalBudgetMs when both are given. */
+            estimatedCallMs?: number;
+            /** @description The statuses worth retrying, instead of the default 408, 425, 429, 500, 502, 503, 504; never a 2xx (a success). */
+            retryableStatusCodes?: number[];
+            /** @description Own schedules for some failures, each over the main schedule; a class not named follows the main schedule. The retry number counts every retry of the run, and DECORRELATED jitter reads the last delay, whatever its class. */
+            backoffByClass?: {
+                /** @description The schedule of retries after a 429: the fields given replace the main schedule's. */
+                rateLimited?: {
+                    /** @enum {string} */
+                    backoffType?: "EXPONENTIAL" | "LINEAR" | "FIXED";
+                    /** @description Delay before the first retry. */
+                    initialDelayMs?: number;
+                    /** @description Growth factor of EXPONENTIAL backoff. */
+                    multiplier?: number;
+                    /** @description No delay exceeds this; >= initialDelayMs (in a class's schedule: >= the merged initialDelayMs). */
+                    maxDelayMs?: number;
+                    /** @enum {string} */
+                    jitterType?: "NONE" | "FULL" | "EQUAL" | "DECORRELATED";
+                };
+                /** @description The schedule of retries after a 5xx: the fields given replace the main schedule's. */
+                serverError?: {
+                    /** @enum {string} */
+                    backoffType?: "EXPONENTIAL" | "LINEAR" | "FIXED";
+                    /** @description Delay before the first retry. */
+                    initialDelayMs?: number;
+                    /** @description Growth factor of EXPONENTIAL backoff. */
+                    multiplier?: number;
+                    /** @description No delay exceeds this; >= initialDelayMs (in a class's schedule: >= the merged initialDelayMs). */
+                    maxDelayMs?: number;
+                    /** @enum {string} */
+                    jitterType?: "NONE" | "FULL" | "EQUAL" | "DECORRELATED";
+                };
+                /** @description The schedule of retries after a timeout: the fields given replace the main schedule's. */
+                timeout?: {
+                    /** @enum {string} */
+                    backoffType?: "EXPONENTIAL" | "LINEAR" | "FIXED";
+                    /** @description Delay before the first retry. */
+                    initialDelayMs?: number;
+                    /** @description Growth factor of EXPONENTIAL backoff. */
+                    multiplier?: number;
+                    /** @description No delay exceeds this; >= initialDelayMs (in a class's schedule: >= the merged initialDelayMs). */
+                    maxDelayMs?: number;
+                    /** @enum {string} */
+                    jitterType?: "NONE" | "FULL" | "EQUAL" | "DECORRELATED";
+                };
+                /** @description The schedule of retries after a refused connection (ECONNREFUSED): the fields given replace the main schedule's. */
+                connectionRefused?: {
+                    /** @enum {string} */
+                    backoffType?: "EXPONENTIAL" | "LINEAR" | "FIXED";
+                    /** @description Delay before the first retry. */
+                    initialDelayMs?: number;
+                    /** @description Growth factor of EXPONENTIAL backoff. */
+                    multiplier?: number;
+                    /** @description No delay exceeds this; >= initialDelayMs (in a class's schedule: >= the merged initialDelayMs). */
+                    maxDelayMs?: number;
+                    /** @enum {string} */
+                    jitterType?: "NONE" | "FULL" | "EQUAL" | "DECORRELATED";
+                };
+            };
+        };
+        /** @description The new definition of a registered policy (PUT): the policy fields; policyId may be left out, the path names it. */
+        PolicyReplaceRequest: {
+            /** @description Absent, or equal to the policyId of the path. */
+            policyId?: string;
+            /** @description Attempts in all, the first included. */
+            maxAttempts: number;
+            /** @enum {string} */
+            backoffType: "EXPONENTIAL" | "LINEAR" | "FIXED";
+            /** @description Delay before the first retry. */
+            initialDelayMs: number;
+            /** @description Growth factor of EXPONENTIAL backoff. */
+            multiplier: number;
+            /** @description No delay exceeds this; >= initialDelayMs (in a class's schedule: >= the merged initialDelayMs). */
+            maxDelayMs: number;
+            /** @enum {string} */
+            jitterType: "NONE" | "FULL" | "EQUAL" | "DECORRELATED";
+            /** @description Budget of a task's run, from its creation (or replay): time queued, held and waiting counts too. */
+            totalBudgetMs?: number;
+            /** @description Headroom kept in the budget for a call; < totalBudgetMs when both are given. */
+            estimatedCallMs?: number;
+            /** @description The statuses worth retrying, instead of the default 408, 425, 429, 500, 502, 503, 504; never a 2xx (a success). */
+            retryableStatusCodes?: number[];
+            /** @description Own schedules for some failures, each over the main schedule; a class not named follows the main schedule. The retry number counts every retry of the run, and DECORRELATED jitter reads the last delay, whatever its class. */
+            backoffByClass?: {
+                /** @description The schedule of retries after a 429: the fields given replace the main schedule's. */
+                rateLimited?: {
+                    /** @enum {string} */
+                    backoffType?: "EXPONENTIAL" | "LINEAR" | "FIXED";
+                    /** @description Delay before the first retry. */
+                    initialDelayMs?: number;
+                    /** @description Growth factor of EXPONENTIAL backoff. */
+                    multiplier?: number;
+                    /** @description No delay exceeds this; >= initialDelayMs (in a class's schedule: >= the merged initialDelayMs). */
+                    maxDelayMs?: number;
+                    /** @enum {string} */
+                    jitterType?: "NONE" | "FULL" | "EQUAL" | "DECORRELATED";
+                };
+                /** @description The schedule of retries after a 5xx: the fields given replace the main schedule's. */
+                serverError?: {
+                    /** @enum {string} */
+                    backoffType?: "EXPONENTIAL" | "LINEAR" | "FIXED";
+                    /** @description Delay before the first retry. */
+                    initialDelayMs?: number;
+                    /** @description Growth factor of EXPONENTIAL backoff. */
+                    multiplier?: number;
+                    /** @description No delay exceeds this; >= initialDelayMs (in a class's schedule: >= the merged initialDelayMs). */
+                    maxDelayMs?: number;
+                    /** @enum {string} */
+                    jitterType?: "NONE" | "FULL" | "EQUAL" | "DECORRELATED";
+                };
+                /** @description The schedule of retries after a timeout: the fields given replace the main schedule's. */
+                timeout?: {
+                    /** @enum {string} */
+                    backoffType?: "EXPONENTIAL" | "LINEAR" | "FIXED";
+                    /** @description Delay before the first retry. */
+                    initialDelayMs?: number;
+                    /** @description Growth factor of EXPONENTIAL backoff. */
+                    multiplier?: number;
+                    /** @description No delay exceeds this; >= initialDelayMs (in a class's schedule: >= the merged initialDelayMs). */
+                    maxDelayMs?: number;
+                    /** @enum {string} */
+                    jitterType?: "NONE" | "FULL" | "EQUAL" | "DECORRELATED";
+                };
+                /** @description The schedule of retries after a refused connection (ECONNREFUSED): the fields given replace the main schedule's. */
+                connectionRefused?: {
+                    /** @enum {string} */
+                    backoffType?: "EXPONENTIAL" | "LINEAR" | "FIXED";
+                    /** @description Delay before the first retry. */
+                    initialDelayMs?: number;
+                    /** @description Growth factor of EXPONENTIAL backoff. */
+                    multiplier?: number;
+                    /** @description No delay exceeds this; >= initialDelayMs (in a class's schedule: >= the merged initialDelayMs). */
+                    maxDelayMs?: number;
+                    /** @enum {string} */
+                    jitterType?: "NONE" | "FULL" | "EQUAL" | "DECORRELATED";
+                };
+            };
+        };
+        /** @description A call for retryd to make until it succeeds or its policy gives up. */
+        EnqueueRequest: {
+            /**
+             * Format: uri
+             * @description http or https; private addresses are refused unless --allow-targets covers them.
+             */
+            targetUrl: string;
+            /** @enum {string} */
+            method: "GET" | "HEAD" | "POST" | "PUT" | "PATCH" | "DELETE" | "OPTIONS";
+            /** @description Sent on every attempt. Hop-by-hop and framing headers (Host, Content-Length, Connection, ...) are refused; an Idempotency-Key entry is taken as the key. At most 100 headers, names of at most 256 bytes, values of at most 8192 bytes, 32768 bytes in all. */
+            headers?: {
+                [key: string]: string;
+            };
+            /** @description A string, sent as is; or any other JSON value, sent as JSON (content-type application/json unless given), nested at most 64 levels deep. Not with bodyRef. */
+            body?: unknown;
+            /** @description Instead of body: s3://<bucket>/<key> of an object the caller put in the bucket --blobs names, under <prefix>/<tenant>/; checked to exist at enqueue, read at each attempt, never deleted by retryd. Set content-type in headers. */
+            bodyRef?: string;
+            /** @description A registered policy; default "default". Not with policy. */
+            policyId?: string;
+            policy?: components["schemas"]["RetryPolicy"];
+            /** @description Visible ASCII characters only. Sent as Idempotency-Key on every attempt; generated when absent. */
+            idempotencyKey?: string;
+            /** @description First attempt this long after enqueue. Not with notBefore. */
+            delayMs?: number;
+            /** @description First attempt not before this time (epoch ms or ISO 8601 with a time zone). Not with delayMs. */
+            notBefore?: number | string;
+            /** @description Names of headers in headers to keep secret like credential headers: stored encrypted (or as {{secret:NAME}}), shown as [REDACTED]. */
+            secretHeaders?: string[];
+            /** @description Store the body encrypted and show it as [REDACTED]; needs RETRYD_ENCRYPTION_KEY. Not with bodyRef. */
+            sensitiveBody?: boolean;
+        } & (unknown & unknown & unknown & unknown);
+        /** @description A task as the API shows it. Internal fields are left out on purpose: the request hash, the lease owner, fencing token and version (concurrency internals), the run bookkeeping and the tenant. Secrets are shown as [REDACTED] (credential and marked headers, a sensitive body); query values of targetUrl as REDACTED. */
+        Task: {
+            /** Format: uuid */
+            taskId: string;
+            idempotencyKey: string;
+            targetUrl: string;
+            /** @description The origin of targetUrl: claims are shared fairly among targets. */
+            targetKey: string;
+            method: string;
+            /** @description Values of credential headers (Authorization, Cookie, Proxy-Authorization, *-Token, *-Key, *-Secret) and of headers the task marked secret are shown as [REDACTED]. */
+            headers: {
+                [key: string]: string;
+            };
+            /** @description Shown as [REDACTED] when sensitiveBody. */
+            body: string | null;
+            /** @description Set when the body is kept in object storage (body is then null). */
+            bodyRef: string | null;
+            policyId: string | null;
+            policy: components["schemas"]["RetryPolicy"] | null;
+            /** @enum {string} */
+            status: "PENDING" | "IN_FLIGHT" | "SUCCEEDED" | "FAILED" | "EXHAUSTED" | "CANCELLED";
+            /** @description Attempts made so far, replays included. */
+            attemptNumber: number;
+            /** @description When a PENDING task is due (epoch ms). */
+            nextAttemptAt: number | null;
+            createdAt: number;
+            updatedAt: number;
+            /** @description When an IN_FLIGHT task is due again if its worker dies. */
+            leaseExpiresAt: number | null;
+            cancelRequested: boolean;
+            lastError: string | null;
+            lastResponseStatus: number | null;
+            deadLetterReason: string | null;
+            /** @description The body is stored encrypted and shown as [REDACTED]. */
+            sensitiveBody: boolean;
+        };
+        TaskPage: {
+            items: components["schemas"]["Task"][];
+            /** @description Present while there are more items: pass it as cursor to read the next page. Opaque: never parse or build one. */
+            nextCursor?: string;
+        };
+        Attempt: {
+            attemptNumber: number;
+            startedAt: number;
+            durationMs: number;
+            responseStatus: number | null;
+            errorMessage: string | null;
+            /** @enum {string} */
+            outcome: "succeeded" | "retry_scheduled" | "failed" | "exhausted" | "cancelled" | "lease_expired";
+            /** @description The first 4 KiB of the response body. */
+            responseBodySnippet: string | null;
+            nextAttemptAt: number | null;
+        };
+        AttemptPage: {
+            items: components["schemas"]["Attempt"][];
+            /** @description Present while there are more items: pass it as cursor to read the next page. Opaque: never parse or build one. */
+            nextCursor?: string;
+        };
+        PolicyPage: {
+            items: components["schemas"]["NamedPolicy"][];
+            /** @description Present while there are more items: pass it as cursor to read the next page. Opaque: never parse or build one. */
+            nextCursor?: string;
+        };
+        BatchRequest: {
+            tasks: components["schemas"]["EnqueueRequest"][];
+        };
+        BatchResult: {
+            /** @description One entry per task, in order: 201 created, 200 replayed, or the error that entry got. */
+            results: {
+                /** @description The status this entry would have had alone: 201, 200 (an identical earlier request's task), or the error's. */
+                status: number;
+                task?: components["schemas"]["Task"];
+                error?: components["schemas"]["Problem"];
+            }[];
+        };
+        /** @description How retryd protects one target: every field, the service defaults filled in where the target has none of its own. */
+        TargetSettings: {
+            /** @description The circuit breaker: opens on consecutive failures or a failure rate; while open, due tasks are held (no attempt burned). */
+            breaker: {
+                /** @default true */
+                enabled: boolean;
+                /** @default 20 */
+                consecutiveFailures: number;
+                /** @default 0.5 */
+                failureRateThreshold: number;
+                /** @default 20 */
+                minimumCalls: number;
+                /** @default 10000 */
+                windowMs: number;
+                /** @default 1000 */
+                openDurationMs: number;
+                /** @default 2 */
+                openBackoffMultiplier: number;
+                /** @default 60000 */
+                maxOpenDurationMs: number;
+                /** @default 3 */
+                halfOpenProbes: number;
+            };
+            /** @description Most dispatches per second over every instance, with a burst (default a hundredth of a second of the rate, at least 1); null: no limit. */
+            rateLimit: {
+                ratePerSecond: number | null;
+                burst: number | null;
+            };
+            /** @description Most attempts in flight over every instance; null: no limit. */
+            maxInFlight: number | null;
+            /** @description Adaptive throttling: 429 and 503 answers lower the allowed rate, successes raise it again. */
+            adaptive: {
+                /** @default true */
+                enabled: boolean;
+                /** @default 0.5 */
+                decreaseFactor: number;
+                /** @default 500 */
+                decreaseIntervalMs: number;
+                increasePerSecond: number | null;
+                /** @default 1 */
+                minRatePerSecond: number;
+            };
+            /** @description Retries at most retryRatio of first attempts over windowMs, plus a floor per second; first attempts always go. */
+            retryBudget: {
+                /** @default true */
+                enabled: boolean;
+                /** @default 0.2 */
+                retryRatio: number;
+                /** @default 10 */
+                minRetriesPerSecond: number;
+                /** @default 10000 */
+                windowMs: number;
+            };
+            /** @description A sharp rise of retries with few successes opens the breaker and logs retry_storm. */
+            stormDetection: {
+                /** @default true */
+                enabled: boolean;
+                /** @default 5 */
+                riseFactor: number;
+                /** @default 20 */
+                minRetriesPerSecond: number;
+                /** @default 0.5 */
+                maxSuccessRatio: number;
+                /** @default 60000 */
+                baselineMs: number;
+            };
+            /**
+             * @description Whether a Retry-After on a 429 or 503 holds the whole target until then.
+             * @default true
+             */
+            retryAfterHoldsTarget: boolean;
+            /** @description Standard Webhooks signatures on every attempt (webhook-id, webhook-timestamp, webhook-signature); secrets are {{secret:NAME}} references to whsec_ secrets, one signature each (several during a rotation). */
+            signing: {
+                /** @default false */
+                enabled: boolean;
+                /** @default [] */
+                secrets: string[];
+            };
+        };
+        /** @description A partial TargetSettings: the fields given replace the current ones (the service defaults until the target has its own), the others keep their value. Unknown fields are refused; every broken rule is named. */
+        TargetSettingsPatch: {
+            /** @description The circuit breaker: opens on consecutive failures or a failure rate; while open, due tasks are held (no attempt burned). */
+            breaker?: {
+                enabled?: boolean;
+                consecutiveFailures?: number;
+                failureRateThreshold?: number;
+                minimumCalls?: number;
+                windowMs?: number;
+                openDurationMs?: number;
+                openBackoffMultiplier?: number;
+                maxOpenDurationMs?: number;
+                halfOpenProbes?: number;
+            };
+            /** @description Most dispatches per second over every instance, with a burst (default a hundredth of a second of the rate, at least 1); null: no limit. */
+            rateLimit?: {
+                ratePerSecond?: number | null;
+                burst?: number | null;
+            };
+            /** @description Most attempts in flight over every instance; null: no limit. */
+            maxInFlight?: number | null;
+            /** @description Adaptive throttling: 429 and 503 answers lower the allowed rate, successes raise it again. */
+            adaptive?: {
+                enabled?: boolean;
+                decreaseFactor?: number;
+                decreaseIntervalMs?: number;
+                increasePerSecond?: number | null;
+                minRatePerSecond?: number;
+            };
+            /** @description Retries at most retryRatio of first attempts over windowMs, plus a floor per second; first attempts always go. */
+            retryBudget?: {
+                enabled?: boolean;
+                retryRatio?: number;
+                minRetriesPerSecond?: number;
+                windowMs?: number;
+            };
+            /** @description A sharp rise of retries with few successes opens the breaker and logs retry_storm. */
+            stormDetection?: {
+                enabled?: boolean;
+                riseFactor?: number;
+                minRetriesPerSecond?: number;
+                maxSuccessRatio?: number;
+                baselineMs?: number;
+            };
+            /** @description Whether a Retry-After on a 429 or 503 holds the whole target until then. */
+            retryAfterHoldsTarget?: boolean;
+            /** @description Standard Webhooks signatures on every attempt (webhook-id, webhook-timestamp, webhook-signature); secrets are {{secret:NAME}} references to whsec_ secrets, one signature each (several during a rotation). */
+            signing?: {
+                enabled?: boolean;
+                secrets?: string[];
+            };
+        };
+        /** @description A target (a URL origin) of the tenant: where its gate stands in the store, its breaker, the rate adaptive throttling allows, and its settings. Times are epoch ms. */
+        Target: {
+            /** @description The origin, e.g. https://api.example.com:8443. */
+            targetKey: string;
+            /** @description Until when claims skip the target (an open breaker, a Retry-After), or null. */
+            heldUntil: number | null;
+            /** @description Until when its rate or concurrency limit keeps claims off it, or null. */
+            throttledUntil: number | null;
+            /** @description The earliest due time of its pending tasks as the store knows it, or null. */
+            nextDueAt: number | null;
+            /** @description Its attempts in flight now, over every instance. */
+            inFlight: number;
+            /** @description Its pending tasks due now (held or throttled ones included), counted up to 1000. */
+            dueTasks: number;
+            /** @description The limits the store's gate applies to claims now, over every instance (null: none). */
+            limits: {
+                ratePerSecond: number | null;
+                burst: number | null;
+                maxInFlight: number | null;
+            };
+            breaker: {
+                /** @enum {string} */
+                state: "CLOSED" | "OPEN" | "HALF_OPEN";
+                /** @description When an OPEN breaker lets its probes through, or null. */
+                openUntil: number | null;
+                /** @description Re-openings in a row since it last closed (each opens it for longer). */
+                reopenCount: number;
+            };
+            /** @description The rate adaptive throttling allows now (dispatches per second), or null when it does not limit the target. */
+            allowedRatePerSecond: number | null;
+            settings: components["schemas"]["TargetSettings"];
+        };
+        TargetPage: {
+            items: components["schemas"]["Target"][];
+            /** @description Present while there are more items: pass it as cursor to read the next page. Opaque: never parse or build one. */
+            nextCursor?: string;
+        };
+        /** @description open: for the breaker settings' openDurationMs; close: closed at once; reset: closed, its counters cleared. */
+        BreakerRequest: {
+            /** @enum {string} */
+            action: "open" | "close" | "reset";
+        };
+        ApiKeyRequest: {
+            /** @description What the key is for. */
+            name: string;
+            /**
+             * @description read: reads; write: also tasks and policies; admin: also targets and keys.
+             * @enum {string}
+             */
+            scope: "admin" | "write" | "read";
+        };
+        ApiKey: {
+            /** @description The public part of the key (rtd_<keyId>_…): its id in lists and logs. */
+            keyId: string;
+            tenantId: string;
+            /** @enum {string} */
+            scope: "admin" | "write" | "read";
+            name: string;
+            createdAt: number;
+            /** @description When it was revoked; null while it is active. */
+            revokedAt: number | null;
+        };
+        CreatedApiKey: {
+            /** @description The public part of the key (rtd_<keyId>_…): its id in lists and logs. */
+            keyId: string;
+            tenantId: string;
+            /** @enum {string} */
+            scope: "admin" | "write" | "read";
+            name: string;
+            createdAt: number;
+            /** @description When it was revoked; null while it is active. */
+            revokedAt: number | null;
+            /** @description The key itself (rtd_…): shown in this answer only, never again. */
+            key: string;
+        };
+        ApiKeyPage: {
+            items: components["schemas"]["ApiKey"][];
+            /** @description Present while there are more items: pass it as cursor to read the next page. Opaque: never parse or build one. */
+            nextCursor?: string;
+        };
+    };
+    responses: never;
+    parameters: never;
+    requestBodies: never;
+    headers: never;
+    pathItems: never;
+};
+export type $defs = Record<string, never>;
+export interface operations {
+    listTasks: {
+        parameters: {
+            query?: {
+                status?: "PENDING" | "IN_FLIGHT" | "SUCCEEDED" | "FAILED" | "EXHAUSTED" | "CANCELLED";
+                policyId?: string;
+                /** @description The nextCursor of the previous page, as it was given: an opaque string, never parsed or built by a client. */
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of tasks */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TaskPage"];
+                };
+            };
+            /** @description Problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or one that is unknown or revoked (once the service has a key) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not cover this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A path segment longer than the router matches */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the tenant's request rate or pending-task limit */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error: logged by the service, its message never shown (INTERNAL) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    enqueueTask: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EnqueueRequest"];
+            };
+        };
+        responses: {
+            /** @description An identical earlier request created this task (Idempotent-Replayed: true) */
+            200: {
+                headers: {
+                    /** @description This answer is the task an earlier identical request created. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Task"];
+                };
+            };
+            /** @description Created */
+            201: {
+                headers: {
+                    /** @description The path of what was created, e.g. /retry-tasks/{taskId}. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Task"];
+                };
+            };
+            /** @description Problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or one that is unknown or revoked (once the service has a key) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not cover this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A path segment longer than the router matches */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the tenant's request rate or pending-task limit */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error: logged by the service, its message never shown (INTERNAL) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    enqueueTasks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BatchRequest"];
+            };
+        };
+        responses: {
+            /** @description One result per task */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchResult"];
+                };
+            };
+            /** @description Problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or one that is unknown or revoked (once the service has a key) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not cover this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A path segment longer than the router matches */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the tenant's request rate or pending-task limit */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error: logged by the service, its message never shown (INTERNAL) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getTask: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                taskId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The task */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Task"];
+                };
+            };
+            /** @description A malformed request: a path or query parameter that breaks its rule, a bad percent-encoding */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or one that is unknown or revoked (once the service has a key) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not cover this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A path segment longer than the router matches */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the tenant's request rate or pending-task limit */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error: logged by the service, its message never shown (INTERNAL) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    cancelTask: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                taskId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Cancelled */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Task"];
+                };
+            };
+            /** @description Will be cancelled when the attempt in flight ends */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Task"];
+                };
+            };
+            /** @description A malformed request: a path or query parameter that breaks its rule, a bad percent-encoding */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or one that is unknown or revoked (once the service has a key) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not cover this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A path segment longer than the router matches */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the tenant's request rate or pending-task limit */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error: logged by the service, its message never shown (INTERNAL) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listAttempts: {
+        parameters: {
+            query?: {
+                /** @description The nextCursor of the previous page, as it was given: an opaque string, never parsed or built by a client. */
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                taskId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of attempts */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AttemptPage"];
+                };
+            };
+            /** @description Problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or one that is unknown or revoked (once the service has a key) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not cover this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A path segment longer than the router matches */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the tenant's request rate or pending-task limit */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error: logged by the service, its message never shown (INTERNAL) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    replayTask: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                taskId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The re-driven task */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Task"];
+                };
+            };
+            /** @description A malformed request: a path or query parameter that breaks its rule, a bad percent-encoding */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or one that is unknown or revoked (once the service has a key) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not cover this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A path segment longer than the router matches */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the tenant's request rate or pending-task limit */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error: logged by the service, its message never shown (INTERNAL) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listDeadLetters: {
+        parameters: {
+            query?: {
+                /** @description The nextCursor of the previous page, as it was given: an opaque string, never parsed or built by a client. */
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of dead tasks */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TaskPage"];
+                };
+            };
+            /** @description Problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or one that is unknown or revoked (once the service has a key) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not cover this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A path segment longer than the router matches */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the tenant's request rate or pending-task limit */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error: logged by the service, its message never shown (INTERNAL) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listPolicies: {
+        parameters: {
+            query?: {
+                /** @description The nextCursor of the previous page, as it was given: an opaque string, never parsed or built by a client. */
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of policies */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PolicyPage"];
+                };
+            };
+            /** @description Problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or one that is unknown or revoked (once the service has a key) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not cover this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A path segment longer than the router matches */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the tenant's request rate or pending-task limit */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error: logged by the service, its message never shown (INTERNAL) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createPolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PolicyRequest"];
+            };
+        };
+        responses: {
+            /** @description The same definition was already registered */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NamedPolicy"];
+                };
+            };
+            /** @description Registered */
+            201: {
+                headers: {
+                    /** @description The path of what was created, e.g. /retry-tasks/{taskId}. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NamedPolicy"];
+                };
+            };
+            /** @description Problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or one that is unknown or revoked (once the service has a key) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not cover this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A path segment longer than the router matches */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the tenant's request rate or pending-task limit */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error: logged by the service, its message never shown (INTERNAL) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getPolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                policyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The policy */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NamedPolicy"];
+                };
+            };
+            /** @description A malformed request: a path or query parameter that breaks its rule, a bad percent-encoding */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or one that is unknown or revoked (once the service has a key) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not cover this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A path segment longer than the router matches */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the tenant's request rate or pending-task limit */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error: logged by the service, its message never shown (INTERNAL) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    replacePolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                policyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PolicyReplaceRequest"];
+            };
+        };
+        responses: {
+            /** @description Replaced */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NamedPolicy"];
+                };
+            };
+            /** @description Problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or one that is unknown or revoked (once the service has a key) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not cover this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A path segment longer than the router matches */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the tenant's request rate or pending-task limit */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error: logged by the service, its message never shown (INTERNAL) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listTargets: {
+        parameters: {
+            query?: {
+                /** @description The nextCursor of the previous page, as it was given: an opaque string, never parsed or built by a client. */
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of targets */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TargetPage"];
+                };
+            };
+            /** @description Problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or one that is unknown or revoked (once the service has a key) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not cover this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A path segment longer than the router matches */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the tenant's request rate or pending-task limit */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error: logged by the service, its message never shown (INTERNAL) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getTarget: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The target: an origin, URL-encoded as one path segment (https%3A%2F%2Fapi.example.com%3A8443). */
+                targetKey: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The target */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Target"];
+                };
+            };
+            /** @description Problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or one that is unknown or revoked (once the service has a key) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not cover this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A path segment longer than the router matches */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the tenant's request rate or pending-task limit */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error: logged by the service, its message never shown (INTERNAL) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    putTargetSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The target: an origin, URL-encoded as one path segment (https%3A%2F%2Fapi.example.com%3A8443). */
+                targetKey: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TargetSettingsPatch"];
+            };
+        };
+        responses: {
+            /** @description The target with its new settings */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Target"];
+                };
+            };
+            /** @description Problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or one that is unknown or revoked (once the service has a key) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not cover this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A path segment longer than the router matches */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the tenant's request rate or pending-task limit */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error: logged by the service, its message never shown (INTERNAL) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    setTargetBreaker: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The target: an origin, URL-encoded as one path segment (https%3A%2F%2Fapi.example.com%3A8443). */
+                targetKey: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BreakerRequest"];
+            };
+        };
+        responses: {
+            /** @description The target with its breaker changed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Target"];
+                };
+            };
+            /** @description Problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or one that is unknown or revoked (once the service has a key) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not cover this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A path segment longer than the router matches */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the tenant's request rate or pending-task limit */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error: logged by the service, its message never shown (INTERNAL) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listApiKeys: {
+        parameters: {
+            query?: {
+                /** @description The nextCursor of the previous page, as it was given: an opaque string, never parsed or built by a client. */
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of keys, in keyId order */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeyPage"];
+                };
+            };
+            /** @description Problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A path segment longer than the router matches */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the tenant's request rate or pending-task limit */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error: logged by the service, its message never shown (INTERNAL) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApiKeyRequest"];
+            };
+        };
+        responses: {
+            /** @description Created: the key is in `key`, shown this once */
+            201: {
+                headers: {
+                    /** @description The path of what was created, e.g. /retry-tasks/{taskId}. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedApiKey"];
+                };
+            };
+            /** @description Problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A path segment longer than the router matches */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the tenant's request rate or pending-task limit */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error: logged by the service, its message never shown (INTERNAL) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    revokeApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                keyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The key, revoked */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKey"];
+                };
+            };
+            /** @description Problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A path segment longer than the router matches */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the tenant's request rate or pending-task limit */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error: logged by the service, its message never shown (INTERNAL) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getHealth: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Alive */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        /** @description The store kind (on /readyz). */
+                        store?: string;
+                    };
+                };
+            };
+            /** @description Problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A path segment longer than the router matches */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error: logged by the service, its message never shown (INTERNAL) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getReadiness: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ready */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        /** @description The store kind (on /readyz). */
+                        store?: string;
+                    };
+                };
+            };
+            /** @description Problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A path segment longer than the router matches */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error: logged by the service, its message never shown (INTERNAL) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getConsoleStats: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Totals since start, and tasks by status now */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description When read (epoch ms) */
+                        at: number;
+                        /** @description Attempts recorded by outcome, as retry_attempts_total */
+                        attempts: {
+                            [key: string]: number;
+                        };
+                        /** @description Tasks in each status, as retry_tasks (empty when the store could not count) */
+                        tasks: {
+                            [key: string]: number;
+                        };
+                        /** @description Tasks that ended FAILED or EXHAUSTED, as retry_dead_letters_total */
+                        deadLetters: number;
+                        /** @description retry_schedule_lag_seconds: attempts observed and their summed lag */
+                        scheduleLag: {
+                            count: number;
+                            sumSeconds: number;
+                        };
+                        /** @description Attempts this instance has in flight, as retry_in_flight */
+                        inFlight: number;
+                    };
+                };
+            };
+            /** @description A malformed request: a path or query parameter that breaks its rule, a bad percent-encoding */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or one that is unknown or revoked (once the service has a key) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not cover this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A path segment longer than the router matches */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the tenant's request rate or pending-task limit */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error: logged by the service, its message never shown (INTERNAL) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+}

@@ -1,0 +1,7 @@
+// The service-facing half of @retryd/client: the typed RetrydClient and what it answers.
+export { RetrydClient, DEFAULT_SERVICE_URL, API_KEY_ENV, type RetrydClientOptions } from './retryd-client.js';
+export { RetrydApiError, RetrydUnreachableError } from './errors.js';
+export { CLIENT_RETRY, REQUEST_TIMEOUT_MS } from './transport.js';
+export { ITERATOR_PAGE_SIZE } from './paging.js';
+export type * from './api-types.js';
+export type { paths as RetrydPaths, components as RetrydComponents, operations as RetrydOperations } from './generated/openapi.js';

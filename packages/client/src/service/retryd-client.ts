@@ -1,0 +1,291 @@
+import type { BackoffSchedule, Random } from '@retryd/core';
+import type {
+  ApiKey,
+  ApiKeyRequest,
+  Attempt,
+  BatchEntryResult,
+  BreakerAction,
+  CancelAnswer,
+  CreatedApiKey,
+  EnqueueAnswer,
+  EnqueueRequest,
+  NamedPolicy,
+  Page,
+  PageRequest,
+  PolicyReplaceRequest,
+  PolicyRequest,
+  PutPolicyAnswer,
+  Target,
+  TargetSettingsPatch,
+  Task,
+  TaskFilter,
+} from './api-types.js';
+import { RetrydApiError } from './errors.js';
+import { allItems } from './paging.js';
+import { CLIENT_RETRY, REQUEST_TIMEOUT_MS, send, type Answer, type TransportOptions } from './transport.js';
+
+/** Where the service listens when no URL is given: `retryd serve`'s default. */
+export const DEFAULT_SERVICE_URL = 'http://127.0.0.1:8080';
+
+/** The environment variable the API key is read from when the options give none. */
+export const API_KEY_ENV = 'RETRYD_API_KEY';
+
+/** How to reach the service. */
+export interface RetrydClientOptions {
+  /** The service's base URL. Default {@link DEFAULT_SERVICE_URL}. */
+  url?: string;
+  /**
+   * An API key (`rtd_…`), sent as `Authorization: Bearer …`. Default: `RETRYD_API_KEY` from the environment; none
+   * when that is unset or empty too (a service with no key yet, on loopback).
+   */
+  apiKey?: string | undefined;
+  /** Most time one request may take, in ms. Default {@link REQUEST_TIMEOUT_MS}. */
+  timeoutMs?: number;
+  /** How the client's own requests are retried. Default {@link CLIENT_RETRY}. */
+  retry?: Readonly<BackoffSchedule & { maxAttempts: number }>;
+  /** The jitter of those retries. Default `Math.random`. */
+  random?: Random;
+  /** How the client waits between them. Default: a timer. */
+  sleep?: (ms: number) => Promise<void>;
+  /** The fetch it sends with. Default the global `fetch`. */
+  fetch?: typeof fetch;
+  /** Where `RETRYD_API_KEY` is read. Default `process.env` (none outside Node). */
+  env?: Record<string, string | undefined>;
+}
+
+/** One path segment: every id is sent percent-encoded (a target key is a whole origin, `https%3A%2F%2F…`). */
+const seg = (value: string) => encodeURIComponent(value);
+
+function query(params: Record<string, string | number | boolean | undefined>): string {
+  const search = new URLSearchParams();
+  for (const [name, value] of Object.entries(params)) if (value !== undefined) search.set(name, String(value));
+  const text = search.toString();
+  return text === '' ? '' : `?${text}`;
+}
+
+const defaultEnv = (): Record<string, string | undefined> =>
+  (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env ?? {};
+
+/**
+ * A typed client of the retryd HTTP API: one method per route, each named after the route's `operationId` in
+ * `/openapi.json`, its types generated from that document. Listings come as pages (`list…`) and as async iterators
+ * over every item (`tasks()`, `deadLetters()`, …). Errors are a {@link RetrydApiError} (the service answered a
+ * problem: `status`, `code`, `detail`, `errors[]`) or a `RetrydUnreachableError`. Requests that are safe to repeat
+ * are retried with jitter when the service is unreachable or answers 429 or 503 (see `CLIENT_RETRY`).
+ *
+ * @example
+ * ```ts
+ * const client = new RetrydClient({ url: 'http://127.0.0.1:8080' }); // API key from RETRYD_API_KEY
+ * const { task } = await client.enqueueTask({ targetUrl: 'https://api.example.com/charge', method: 'POST', body: { amount: 5 } });
+ * for await (const dead of client.deadLetters()) console.log(dead.taskId, dead.deadLetterReason);
+ * ```
+ */
+export class RetrydClient {
+  /** The service's base URL, without a trailing slash. */
+  readonly url: string;
+  readonly #transport: TransportOptions;
+
+  constructor(options: RetrydClientOptions = {}) {
+    this.url = (options.url ?? DEFAULT_SERVICE_URL).replace(/\/+$/, '');
+    const apiKey = 'apiKey' in options ? options.apiKey : (options.env ?? defaultEnv())[API_KEY_ENV];
+    this.#transport = {
+      url: this.url,
+      apiKey: apiKey === '' ? undefined : apiKey,
+      timeoutMs: options.timeoutMs ?? REQUEST_TIMEOUT_MS,
+      retry: options.retry ?? CLIENT_RETRY,
+      random: options.random ?? Math.random,
+      sleep: options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms))),
+      fetch: options.fetch ?? ((input, init) => fetch(input, init)),
+    };
+  }
+
+  // ---- tasks
+
+  /**
+   * `POST /retry-tasks` (enqueueTask). A request without an `idempotencyKey` is given one here (a random UUID), so
+   * that a retry of this request after a lost answer finds the same task instead of making a second one.
+   */
+  async enqueueTask(request: EnqueueRequest): Promise<EnqueueAnswer> {
+    const answer = await this.#send<Task>('POST', '/retry-tasks', withKey(request), true);
+    return { outcome: answer.status === 201 ? 'created' : 'replayed', task: answer.body };
+  }
+
+  /** `POST /retry-tasks/batch` (enqueueTasks): up to 1,000 tasks, one result per task in order (each keyed as in {@link enqueueTask}). */
+  async enqueueTasks(tasks: readonly EnqueueRequest[]): Promise<BatchEntryResult[]> {
+    return (await this.#send<{ results: BatchEntryResult[] }>('POST', '/retry-tasks/batch', { tasks: tasks.map(withKey) }, true)).body.results;
+  }
+
+  /** `GET /retry-tasks/{taskId}` (getTask). */
+  async getTask(taskId: string): Promise<Task> {
+    return this.#get(`/retry-tasks/${seg(taskId)}`);
+  }
+
+  /** `GET /retry-tasks` (listTasks): a page of tasks, newest first, filtered. */
+  async listTasks(filter: TaskFilter & PageRequest = {}): Promise<Page<Task>> {
+    return this.#get(`/retry-tasks${query({ ...filter })}`);
+  }
+
+  /** Every task that matches `filter`, newest first, page after page. */
+  tasks(filter: TaskFilter = {}, pageSize?: number): AsyncGenerator<Task> {
+    return allItems((page) => this.listTasks({ ...filter, ...page }), pageSize);
+  }
+
+  /** `DELETE /retry-tasks/{taskId}` (cancelTask): cancelled now (200), or when the attempt in flight ends (202). */
+  async cancelTask(taskId: string): Promise<CancelAnswer> {
+    const { status, body } = await this.#send<Task>('DELETE', `/retry-tasks/${seg(taskId)}`, undefined, false);
+    return { outcome: status === 202 ? 'cancel_requested' : 'cancelled', task: body };
+  }
+
+  /** `GET /retry-tasks/{taskId}/attempts` (listAttempts): a page of the attempt log, oldest first. */
+  async listAttempts(taskId: string, page: PageRequest = {}): Promise<Page<Attempt>> {
+    return this.#get(`/retry-tasks/${seg(taskId)}/attempts${query({ ...page })}`);
+  }
+
+  /** Every attempt of a task, oldest first. */
+  attempts(taskId: string, pageSize?: number): AsyncGenerator<Attempt> {
+    return allItems((page) => this.listAttempts(taskId, page), pageSize);
+  }
+
+  // ---- dead letters
+
+  /** `POST /retry-tasks/{taskId}/replay` (replayTask): re-drives a FAILED or EXHAUSTED task; replaying twice runs it once. */
+  async replayTask(taskId: string): Promise<Task> {
+    return (await this.#send<Task>('POST', `/retry-tasks/${seg(taskId)}/replay`, undefined, true)).body;
+  }
+
+  /** `GET /dead-letters` (listDeadLetters): a page of FAILED and EXHAUSTED tasks, newest first. */
+  async listDeadLetters(page: PageRequest = {}): Promise<Page<Task>> {
+    return this.#get(`/dead-letters${query({ ...page })}`);
+  }
+
+  /** Every dead letter, newest first. */
+  deadLetters(pageSize?: number): AsyncGenerator<Task> {
+    return allItems((page) => this.listDeadLetters(page), pageSize);
+  }
+
+  // ---- policies
+
+  /** `POST /retry-policies` (createPolicy): registers a policy; the same definition again is `unchanged`, another one a 409. */
+  async createPolicy(policy: PolicyRequest): Promise<PutPolicyAnswer> {
+    const { status, body } = await this.#send<NamedPolicy>('POST', '/retry-policies', policy, true);
+    return { outcome: status === 201 ? 'created' : 'unchanged', policy: body };
+  }
+
+  /** `PUT /retry-policies/{policyId}` (replacePolicy): a registered policy's new definition (404 when there is none). */
+  async replacePolicy(policyId: string, fields: PolicyReplaceRequest): Promise<NamedPolicy> {
+    return (await this.#send<NamedPolicy>('PUT', `/retry-policies/${seg(policyId)}`, fields, true)).body;
+  }
+
+  /**
+   * Creates or replaces a named policy: `PUT`, and `POST` when the service has no such policy yet (a `PUT` again if
+   * another caller registered it in between).
+   */
+  async putPolicy(policyId: string, fields: PolicyReplaceRequest): Promise<PutPolicyAnswer> {
+    try {
+      return { outcome: 'replaced', policy: await this.replacePolicy(policyId, fields) };
+    } catch (error) {
+      if (!(error instanceof RetrydApiError) || error.status !== 404 || error.code !== 'NOT_FOUND') throw error;
+    }
+    try {
+      const created = await this.createPolicy({ ...fields, policyId });
+      return created.outcome === 'created' ? created : { outcome: 'replaced', policy: created.policy };
+    } catch (error) {
+      if (!(error instanceof RetrydApiError) || error.code !== 'POLICY_CONFLICT') throw error;
+      return { outcome: 'replaced', policy: await this.replacePolicy(policyId, fields) };
+    }
+  }
+
+  /** `GET /retry-policies/{policyId}` (getPolicy). */
+  async getPolicy(policyId: string): Promise<NamedPolicy> {
+    return this.#get(`/retry-policies/${seg(policyId)}`);
+  }
+
+  /** `GET /retry-policies` (listPolicies). */
+  async listPolicies(page: PageRequest = {}): Promise<Page<NamedPolicy>> {
+    return this.#get(`/retry-policies${query({ ...page })}`);
+  }
+
+  /** Every registered policy. */
+  policies(pageSize?: number): AsyncGenerator<NamedPolicy> {
+    return allItems((page) => this.listPolicies(page), pageSize);
+  }
+
+  // ---- targets
+
+  /** `GET /targets` (listTargets): a page of targets in `targetKey` order. */
+  async listTargets(page: PageRequest = {}): Promise<Page<Target>> {
+    return this.#get(`/targets${query({ ...page })}`);
+  }
+
+  /** Every target. */
+  targets(pageSize?: number): AsyncGenerator<Target> {
+    return allItems((page) => this.listTargets(page), pageSize);
+  }
+
+  /** `GET /targets/{targetKey}` (getTarget): the key is the origin, encoded here as one path segment. */
+  async getTarget(targetKey: string): Promise<Target> {
+    return this.#get(`/targets/${seg(targetKey)}`);
+  }
+
+  /** `PUT /targets/{targetKey}` (putTargetSettings): a partial settings object; `null` lifts a limit. */
+  async putTargetSettings(targetKey: string, patch: TargetSettingsPatch): Promise<Target> {
+    return (await this.#send<Target>('PUT', `/targets/${seg(targetKey)}`, patch, true)).body;
+  }
+
+  /** `POST /targets/{targetKey}/breaker` (setTargetBreaker): open, close or reset the breaker by hand. */
+  async setTargetBreaker(targetKey: string, action: BreakerAction): Promise<Target> {
+    return (await this.#send<Target>('POST', `/targets/${seg(targetKey)}/breaker`, { action }, true)).body;
+  }
+
+  // ---- API keys
+
+  /** `POST /api-keys` (createApiKey): the answer's `key` is the only time it is shown. Never retried (it would make two). */
+  async createApiKey(request: ApiKeyRequest): Promise<CreatedApiKey> {
+    return (await this.#send<CreatedApiKey>('POST', '/api-keys', request, false)).body;
+  }
+
+  /** `GET /api-keys` (listApiKeys): the tenant's keys, revoked ones included. */
+  async listApiKeys(page: PageRequest = {}): Promise<Page<ApiKey>> {
+    return this.#get(`/api-keys${query({ ...page })}`);
+  }
+
+  /** Every API key of the tenant. */
+  apiKeys(pageSize?: number): AsyncGenerator<ApiKey> {
+    return allItems((page) => this.listApiKeys(page), pageSize);
+  }
+
+  /** `DELETE /api-keys/{keyId}` (revokeApiKey). */
+  async revokeApiKey(keyId: string): Promise<ApiKey> {
+    return (await this.#send<ApiKey>('DELETE', `/api-keys/${seg(keyId)}`, undefined, true)).body;
+  }
+
+  // ---- health
+
+  /** `GET /readyz` (getReadiness): resolves when the service and its store answer; a 503 is a {@link RetrydApiError}. */
+  async getReadiness(): Promise<{ status: string; store?: string }> {
+    return this.#get('/readyz');
+  }
+
+  /**
+   * Every item of a listing, page after page through `nextCursor`.
+   * @example `for await (const p of client.all((page) => client.listPolicies(page))) …`
+   */
+  all<T>(listPage: (page: PageRequest) => Promise<Page<T>>, pageSize?: number): AsyncGenerator<T> {
+    return allItems(listPage, pageSize);
+  }
+
+  async #get<T>(path: string): Promise<T> {
+    return (await this.#send<T>('GET', path, undefined, true)).body;
+  }
+
+  #send<T>(method: string, path: string, body: unknown, repeatable: boolean): Promise<Answer<T>> {
+    return send<T>(this.#transport, method, path, body, repeatable);
+  }
+}
+
+/** The request with an idempotency key: its own, the one of its `Idempotency-Key` header, or a new one. */
+function withKey(request: EnqueueRequest): EnqueueRequest {
+  if (request.idempotencyKey !== undefined) return request;
+  const inHeaders = Object.keys(request.headers ?? {}).some((name) => name.toLowerCase() === 'idempotency-key');
+  return inHeaders ? request : { ...request, idempotencyKey: crypto.randomUUID() };
+}
