@@ -39,9 +39,9 @@ describe('@retryd/client package', () => {
     expect([...bareImports(pkg.exports['./indexeddb']!.default)]).toEqual(['idb-keyval']);
   });
 
-  it('axios is an optional peer dependency, and the runtime dependencies are core and idb-keyval', () => {
-    expect(Object.keys(pkg.peerDependencies)).toEqual(['axios']);
-    expect(pkg.peerDependenciesMeta.axios?.optional).toBe(true);
+  it('axios, express and fastify are optional peer dependencies, and the runtime dependencies are core and idb-keyval', () => {
+    expect(Object.keys(pkg.peerDependencies).sort()).toEqual(['axios', 'express', 'fastify']);
+    for (const peer of ['axios', 'express', 'fastify']) expect(pkg.peerDependenciesMeta[peer]?.optional, peer).toBe(true);
     expect(Object.keys(pkg.dependencies).sort()).toEqual(['@retryd/core', 'idb-keyval']);
   });
 });

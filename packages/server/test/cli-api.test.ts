@@ -265,6 +265,14 @@ describe('retryd tasks, dlq, policies and targets (against a running service)', 
     expect(lines((await run(['dlq', 'list', '--json', '--reason', 'permanent_status:400'], env)).stdout)).toHaveLength(3);
     expect((await run(['dlq', 'list', '--json', '--reason', 'budget'], env)).stdout).toBe('');
     expect((await run(['dlq', 'list', '--reason', 'budget'], env)).stdout).toBe('no dead letters\n');
+    // --status, --policy and --target are filtered by the service; any URL of the target names it.
+    expect(lines((await run(['dlq', 'list', '--json', '--target', `${targetKey}/orders/2`], env)).stdout).map((t) => t.taskId).sort()).toEqual([...failed].sort());
+    expect((await run(['dlq', 'list', '--json', '--status', 'EXHAUSTED'], env)).stdout).toBe('');
+    expect((await run(['dlq', 'list', '--json', '--target', 'http://127.0.0.1:9'], env)).stdout).toBe('');
+    expect((await run(['dlq', 'list', '--status', 'PENDING'], env)).code).toBe(2);
+    const key = (await api('GET', `/retry-tasks/${failed[0] as string}`)).idempotencyKey as string;
+    expect(lines((await run(['tasks', 'list', '--json', '--idempotency-key', key], env)).stdout).map((t) => t.taskId)).toEqual([failed[0]]);
+    expect(lines((await run(['tasks', 'list', '--json', '--target', targetKey, '--status', 'FAILED'], env)).stdout)).toHaveLength(3);
 
     // Not a terminal and no --yes: --all refuses rather than replaying without asking.
     const unconfirmed = await run(['dlq', 'replay', '--all'], env);

@@ -45,6 +45,12 @@ export type FieldError = NonNullable<Problem['errors']>[number];
 /** The filters of `GET /retry-tasks` (every query parameter but the page's). */
 export type TaskFilter = Omit<NonNullable<operations['listTasks']['parameters']['query']>, 'cursor' | 'limit'>;
 
+/** The filters of `GET /dead-letters` and of a bulk replay: one dead status, a policy, a target. */
+export type DeadLetterFilter = Omit<NonNullable<operations['listDeadLetters']['parameters']['query']>, 'cursor' | 'limit'>;
+
+/** One page of `POST /dead-letters/replay`: a result per dead letter replayed, and where the next page starts. */
+export type BulkReplayAnswer = Schemas['BulkReplayResult'];
+
 /** One page of a listing: `nextCursor` (opaque) is present while there are more. */
 export interface Page<T> {
   items: T[];

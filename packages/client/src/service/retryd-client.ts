@@ -19,6 +19,8 @@ import type {
   TargetSettingsPatch,
   Task,
   TaskFilter,
+  DeadLetterFilter,
+  BulkReplayAnswer,
 } from './api-types.js';
 import { RetrydApiError } from './errors.js';
 import { allItems } from './paging.js';
@@ -153,14 +155,36 @@ export class RetrydClient {
     return (await this.#send<Task>('POST', `/retry-tasks/${seg(taskId)}/replay`, undefined, true)).body;
   }
 
-  /** `GET /dead-letters` (listDeadLetters): a page of FAILED and EXHAUSTED tasks, newest first. */
-  async listDeadLetters(page: PageRequest = {}): Promise<Page<Task>> {
-    return this.#get(`/dead-letters${query({ ...page })}`);
+  /**
+   * `GET /dead-letters` (listDeadLetters): a page of FAILED and EXHAUSTED tasks, newest first, maybe of one status,
+   * policy or target. A target filter may answer pages shorter than `limit`, even empty, with a `nextCursor`.
+   */
+  async listDeadLetters(filter: DeadLetterFilter & PageRequest = {}): Promise<Page<Task>> {
+    return this.#get(`/dead-letters${query({ ...filter })}`);
   }
 
-  /** Every dead letter, newest first. */
-  deadLetters(pageSize?: number): AsyncGenerator<Task> {
-    return allItems((page) => this.listDeadLetters(page), pageSize);
+  /** Every dead letter that matches `filter`, newest first, page after page. */
+  deadLetters(filter: DeadLetterFilter = {}, pageSize?: number): AsyncGenerator<Task> {
+    return allItems((page) => this.listDeadLetters({ ...filter, ...page }), pageSize);
+  }
+
+  /**
+   * `POST /dead-letters/replay` (replayDeadLetters): replays one page of the dead letters matching `filter`, with a
+   * result per task. Replayed tasks leave the dead letters: call again with `nextCursor` until there is none (as
+   * {@link replayAllDeadLetters} does) to replay every one, each once.
+   */
+  async replayDeadLetters(filter: DeadLetterFilter & PageRequest = {}): Promise<BulkReplayAnswer> {
+    return (await this.#send<BulkReplayAnswer>('POST', '/dead-letters/replay', { ...filter }, true)).body;
+  }
+
+  /** Every dead letter matching `filter` replayed, page after page: yields each page's answer as it lands (for progress). */
+  async *replayAllDeadLetters(filter: DeadLetterFilter = {}, pageSize?: number): AsyncGenerator<BulkReplayAnswer> {
+    let cursor: string | undefined;
+    do {
+      const answer = await this.replayDeadLetters({ ...filter, ...(pageSize === undefined ? {} : { limit: pageSize }), ...(cursor === undefined ? {} : { cursor }) });
+      yield answer;
+      cursor = answer.nextCursor;
+    } while (cursor !== undefined);
   }
 
   // ---- policies

@@ -1,8 +1,8 @@
 import { createInterface } from 'node:readline/promises';
 import { Command, Option } from 'commander';
-import { RetrydApiError, type RetrydClient, type Task as TaskView } from '@retryd/client';
+import { RetrydApiError, type DeadLetterFilter, type RetrydClient, type Task as TaskView } from '@retryd/client';
 import { EXIT_CODES, apiCommand, exitCodeOfStatus, listCommand, listed, printListing, UsageError, withClient, type ApiFlags, type ListFlags } from './api-command.js';
-import { taskTable } from './tasks-command.js';
+import { targetKeyOfFlag, taskTable } from './tasks-command.js';
 
 /** Dead letters replayed at once by `dlq replay`: enough to hide the round trips, few enough to stay polite. */
 const REPLAY_CONCURRENCY = 8;
@@ -10,32 +10,47 @@ const REPLAY_CONCURRENCY = 8;
 interface FilterFlags {
   reason?: string;
   target?: string;
+  status?: 'FAILED' | 'EXHAUSTED';
+  policy?: string;
+}
+
+/** What the API filters: `--status`, `--policy` and `--target`. */
+function serviceFilter(flags: FilterFlags): DeadLetterFilter {
+  return {
+    ...(flags.status === undefined ? {} : { status: flags.status }),
+    ...(flags.policy === undefined ? {} : { policyId: flags.policy }),
+    ...(flags.target === undefined ? {} : { targetKey: targetKeyOfFlag(flags.target) }),
+  };
 }
 
 /**
- * The API lists dead letters without filters, so `--reason` and `--target` are applied here, to the pages read.
- * `--reason permanent_status` matches every `permanent_status:<code>`; `--target` takes a target key or any URL of
- * the target (compared by origin).
+ * `--reason` is applied here, to the pages read (the API does not filter by reason): `--reason permanent_status`
+ * matches every `permanent_status:<code>`.
  */
-function deadLetterFilter(flags: FilterFlags): (task: TaskView) => boolean {
-  let targetKey = flags.target;
-  if (targetKey !== undefined && URL.canParse(targetKey)) targetKey = new URL(targetKey).origin;
+function reasonFilter(flags: FilterFlags): (task: TaskView) => boolean {
   const { reason } = flags;
-  const reasonMatches = (r: string | null) => reason === undefined || r === reason || (!reason.includes(':') && r?.startsWith(`${reason}:`) === true);
-  return (task) => reasonMatches(task.deadLetterReason) && (targetKey === undefined || task.targetKey === targetKey);
+  return (task) => {
+    const r = task.deadLetterReason;
+    return reason === undefined || r === reason || (!reason.includes(':') && r?.startsWith(`${reason}:`) === true);
+  };
 }
 
 const filterOptions = (command: Command) =>
   command
-    .addOption(new Option('--reason <reason>', 'only dead letters with this deadLetterReason: max_attempts, budget, retry_after_beyond_budget, permanent_status (any code) or permanent_status:404, permanent_error, secret_unavailable, target_blocked'))
-    .addOption(new Option('--target <targetKey>', 'only dead letters of this target (an origin such as https://api.example.com, or any URL of it)'));
+    .addOption(new Option('--status <status>', 'only dead letters in this status').choices(['FAILED', 'EXHAUSTED']))
+    .addOption(new Option('--policy <policyId>', 'only dead letters of this named policy'))
+    .addOption(new Option('--target <targetKey>', 'only dead letters of this target (an origin such as https://api.example.com, or any URL of it)'))
+    .addOption(new Option('--reason <reason>', 'only dead letters with this deadLetterReason: max_attempts, budget, retry_after_beyond_budget, permanent_status (any code) or permanent_status:404, permanent_error, secret_unavailable, target_blocked'));
+
+const hasFilter = (flags: FilterFlags) => flags.reason !== undefined || flags.target !== undefined || flags.status !== undefined || flags.policy !== undefined;
 
 function list(): Command {
-  return filterOptions(listCommand('list', 'List dead letters (FAILED and EXHAUSTED tasks) with their reason, newest first; --reason and --target filter the pages read'))
+  return filterOptions(listCommand('list', 'List dead letters (FAILED and EXHAUSTED tasks) with their reason, newest first; --status, --policy and --target filter in the service, --reason the pages read'))
     .action(async (flags: ListFlags & FilterFlags) => {
       await withClient(flags, async (client) => {
-        const listing = await listed(client, flags, (page) => client.listDeadLetters(page));
-        printListing(flags, { ...listing, items: listing.items.filter(deadLetterFilter(flags)) }, 'dead letters', taskTable);
+        const filter = serviceFilter(flags);
+        const listing = await listed(client, flags, (page) => client.listDeadLetters({ ...filter, ...page }));
+        printListing(flags, { ...listing, items: listing.items.filter(reasonFilter(flags)) }, 'dead letters', taskTable);
       });
     });
 }
@@ -55,7 +70,7 @@ interface ReplayFlags extends ApiFlags, FilterFlags {
 
 function replay(): Command {
   return filterOptions(
-    apiCommand('replay', 'Replay dead letters: the ids given, or --all that match --reason and --target; asks first on a terminal unless --yes', 'the summary as one JSON document')
+    apiCommand('replay', 'Replay dead letters: the ids given, or --all that match the filters; asks first on a terminal unless --yes', 'the summary as one JSON document')
       .argument('[taskIds...]', 'the tasks to replay')
       .option('--all', 'every dead letter (that matches the filters)')
       .option('-y, --yes', 'do not ask for confirmation (needed for --all when stdin is not a terminal)'),
@@ -63,14 +78,14 @@ function replay(): Command {
     await withClient(flags, async (client) => {
       if (flags.all === true && taskIds.length > 0) throw new UsageError('give task ids or --all, not both');
       if (flags.all !== true && taskIds.length === 0) throw new UsageError('give the task ids to replay, or --all');
-      if (flags.all !== true && (flags.reason !== undefined || flags.target !== undefined)) throw new UsageError('--reason and --target go with --all');
+      if (flags.all !== true && hasFilter(flags)) throw new UsageError('--status, --policy, --target and --reason go with --all');
 
       let work: { taskId: string; known?: TaskView }[];
       if (flags.all === true) {
-        const keep = deadLetterFilter(flags);
+        const keep = reasonFilter(flags);
         work = [];
         // Read every page before replaying: a replay takes its task off the dead-letter list the cursor walks.
-        for await (const task of client.deadLetters()) if (keep(task)) work.push({ taskId: task.taskId, known: task });
+        for await (const task of client.deadLetters(serviceFilter(flags))) if (keep(task)) work.push({ taskId: task.taskId, known: task });
         if (work.length === 0) {
           console.error('no dead letters match');
           if (flags.json === true) console.log(JSON.stringify({ replayed: [], alreadyRunning: [], failed: [] } satisfies ReplaySummary));

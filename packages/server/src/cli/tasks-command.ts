@@ -59,13 +59,25 @@ function taskText(task: TaskView, attempts: readonly AttemptView[]): string {
   return `${head}\n\n${attempts.length === 0 ? 'no attempts yet' : attemptTable(attempts)}`;
 }
 
+/** A `--target` as the API takes it: a target key as is, any URL of the target by its origin. */
+export function targetKeyOfFlag(target: string): string {
+  return URL.canParse(target) ? new URL(target).origin : target;
+}
+
 function list(): Command {
   return listCommand('list', 'List tasks, newest first')
     .addOption(new Option('--status <status>', 'only tasks in this status').choices(Object.values(TaskStatus)))
     .addOption(new Option('--policy <policyId>', 'only tasks of this named policy'))
-    .action(async (flags: ListFlags & { status?: TaskStatus; policy?: string }) => {
+    .addOption(new Option('--target <targetKey>', 'only tasks of this target (an origin such as https://api.example.com, or any URL of it)'))
+    .addOption(new Option('--idempotency-key <key>', 'only the task holding this idempotency key'))
+    .action(async (flags: ListFlags & { status?: TaskStatus; policy?: string; target?: string; idempotencyKey?: string }) => {
       await withClient(flags, async (client) => {
-        const filter = { ...(flags.status === undefined ? {} : { status: flags.status }), ...(flags.policy === undefined ? {} : { policyId: flags.policy }) };
+        const filter = {
+          ...(flags.status === undefined ? {} : { status: flags.status }),
+          ...(flags.policy === undefined ? {} : { policyId: flags.policy }),
+          ...(flags.target === undefined ? {} : { targetKey: targetKeyOfFlag(flags.target) }),
+          ...(flags.idempotencyKey === undefined ? {} : { idempotencyKey: flags.idempotencyKey }),
+        };
         const listing = await listed(client, flags, (page) => client.listTasks({ ...filter, ...page }));
         printListing(flags, listing, 'tasks', taskTable);
       });

@@ -117,6 +117,26 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/dead-letters/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Re-drive one page of the dead letters matching a filter
+         * @description Each listed task is replayed as POST /retry-tasks/{taskId}/replay would (same idempotency key, a fresh attempt budget), with one result each. Replayed tasks leave the dead letters: repeat with nextCursor until there is none to replay every task that matched, each once. A task that changed meanwhile gets its own problem; the others go on.
+         */
+        post: operations["replayDeadLetters"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/retry-policies": {
         parameters: {
             query?: never;
@@ -753,6 +773,19 @@ export type components = {
                 error?: components["schemas"]["Problem"];
             }[];
         };
+        BulkReplayResult: {
+            /** @description One entry per dead letter of the page, newest first: replayed; already_live (replayed meanwhile by someone else, left as it is); or error, with the problem that task got (it changed meanwhile). */
+            results: {
+                taskId: string;
+                /** @enum {string} */
+                result: "replayed" | "already_live" | "error";
+                error?: components["schemas"]["Problem"];
+            }[];
+            /** @description How many entries are replayed. */
+            replayed: number;
+            /** @description Where the next page starts: send it back as cursor, with the same filter. */
+            nextCursor?: string;
+        };
         /** @description How retryd protects one target: every field, the service defaults filled in where the target has none of its own. */
         TargetSettings: {
             /** @description The circuit breaker: opens on consecutive failures or a failure rate; while open, due tasks are held (no attempt burned). */
@@ -978,6 +1011,10 @@ export interface operations {
             query?: {
                 status?: "PENDING" | "IN_FLIGHT" | "SUCCEEDED" | "FAILED" | "EXHAUSTED" | "CANCELLED";
                 policyId?: string;
+                /** @description Only the tasks of this target: an origin exactly as tasks record it, e.g. https://api.example.com. Pages may be shorter than limit, even empty, with a nextCursor (no index leads by target: a page examines a bounded number of tasks). */
+                targetKey?: string;
+                /** @description Only the task holding this idempotency key (at most one: keys are unique in a tenant). */
+                idempotencyKey?: string;
                 /** @description The nextCursor of the previous page, as it was given: an opaque string, never parsed or built by a client. */
                 cursor?: string;
                 limit?: number;
@@ -1718,6 +1755,11 @@ export interface operations {
     listDeadLetters: {
         parameters: {
             query?: {
+                /** @description One of the two dead statuses; both when absent. */
+                status?: "FAILED" | "EXHAUSTED";
+                policyId?: string;
+                /** @description Only the tasks of this target: an origin exactly as tasks record it, e.g. https://api.example.com. Pages may be shorter than limit, even empty, with a nextCursor (no index leads by target: a page examines a bounded number of tasks). */
+                targetKey?: string;
                 /** @description The nextCursor of the previous page, as it was given: an opaque string, never parsed or built by a client. */
                 cursor?: string;
                 limit?: number;
@@ -1778,6 +1820,115 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before sending again. */
                     "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error: logged by the service, its message never shown (INTERNAL) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    replayDeadLetters: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description One of the two dead statuses; both when absent.
+                     * @enum {string}
+                     */
+                    status?: "FAILED" | "EXHAUSTED";
+                    policyId?: string;
+                    /** @description Only the tasks of this target: an origin exactly as tasks record it, e.g. https://api.example.com. Pages may be shorter than limit, even empty, with a nextCursor (no index leads by target: a page examines a bounded number of tasks). */
+                    targetKey?: string;
+                    /** @description The nextCursor of the previous page, as it was given: an opaque string, never parsed or built by a client. */
+                    cursor?: string;
+                    /** @default 100 */
+                    limit?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description One result per dead letter replayed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BulkReplayResult"];
+                };
+            };
+            /** @description Problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or one that is unknown or revoked (once the service has a key) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not cover this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A path segment longer than the router matches */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details */
+            429: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {

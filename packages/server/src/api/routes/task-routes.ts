@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { TaskStatus } from '@retryd/core';
 import { RetrydError } from '../../domain/errors.js';
 import type { DeadLetterFilter, TaskService } from '../../tasks/task-service.js';
-import { ENQUEUE_LIMITS } from '../../tasks/enqueue-input.js';
+import { ENQUEUE_LIMITS, IDEMPOTENCY_KEY_PATTERN } from '../../tasks/enqueue-input.js';
 import { TARGET_KEY_MAX_LENGTH } from '../target-schemas.js';
 import { targetRefOf } from './target-routes.js';
 import { POLICY_ID_SCHEMA } from '../../policies/policy-id.js';
@@ -171,6 +171,7 @@ export function registerTaskRoutes(app: FastifyInstance, { taskService, tenantOf
               type: 'string',
               minLength: 1,
               maxLength: ENQUEUE_LIMITS.keyLength,
+              pattern: IDEMPOTENCY_KEY_PATTERN.source,
               description: 'Only the task holding this idempotency key (at most one: keys are unique in a tenant).',
             },
             ...pageQuery,
@@ -291,6 +292,7 @@ export function registerTaskRoutes(app: FastifyInstance, { taskService, tenantOf
     '/dead-letters/replay',
     {
       schema: {
+        operationId: 'replayDeadLetters',
         summary: 'Re-drive one page of the dead letters matching a filter',
         description:
           'Each listed task is replayed as POST /retry-tasks/{taskId}/replay would (same idempotency key, a fresh ' +
