@@ -60,7 +60,7 @@ export interface EnqueueOptions {
 
 /**
  * Enqueues one task per key (POST `${target}/charge`) through the batch API, 500 at a time. Only what the API answered
- * 201 for is acknowledged; a batch refused whole (a 503 from a store that cannot write) is counted, not thrown.
+ * 201 (or 200, replayed) for is acknowledged; a batch refused whole (a 503 from a store that cannot write) is counted, not thrown.
  */
 export async function enqueue(apiUrl: string, target: string, keys: readonly string[], options: EnqueueOptions = {}): Promise<EnqueueResult> {
   const policy = options.policy ?? CHAOS_POLICY;
@@ -78,7 +78,8 @@ export async function enqueue(apiUrl: string, target: string, keys: readonly str
     }
     const { results } = (await res.json()) as { results: { status: number; task?: { taskId: string } }[] };
     results.forEach((result, i) => {
-      if (result.status === 201 && result.task !== undefined) acknowledged.push({ taskId: result.task.taskId, idempotencyKey: batch[i] as string });
+      // 200 is a replay of a task an earlier, cut-off request did create: acknowledged all the same.
+      if ((result.status === 201 || result.status === 200) && result.task !== undefined) acknowledged.push({ taskId: result.task.taskId, idempotencyKey: batch[i] as string });
       else refused.set(result.status, (refused.get(result.status) ?? 0) + 1);
     });
   }

@@ -1,5 +1,8 @@
 import type { Scenario } from '../scenario.js';
+import { STORE_SCENARIOS } from './store-faults.js';
 import { WORKER_SCENARIOS } from './worker-faults.js';
 
-/** Every chaos scenario, in the order of the results table. */
-export const SCENARIOS: Scenario[] = [...WORKER_SCENARIOS];
+/** Every chaos scenario, in the order of the results table. `RETRYD_CHAOS_ONLY=id,id` runs only those. */
+export const SCENARIOS: Scenario[] = [...WORKER_SCENARIOS, ...STORE_SCENARIOS].filter(
+  (scenario) => !process.env['RETRYD_CHAOS_ONLY'] || process.env['RETRYD_CHAOS_ONLY'].split(',').includes(scenario.id),
+);
