@@ -12,18 +12,20 @@ export const LEASE_MS = 2_000;
 /** Quick retries, enough of them to outlast any fault here. */
 export const CHAOS_POLICY = { maxAttempts: 30, backoffType: 'EXPONENTIAL', initialDelayMs: 5, multiplier: 2, maxDelayMs: 200, jitterType: 'FULL' };
 
-/** Arguments of `retryd serve` on `storeUrl` with the chaos timings, loopback targets allowed and protection off. */
-export function serviceArgs(storeUrl: string, ...extra: string[]): string[] {
+/**
+ * Arguments of `retryd serve` on `storeUrl` with the chaos timings (the lease `leaseMs`, default {@link LEASE_MS}),
+ * loopback targets allowed and protection off.
+ */
+export function serviceArgs(storeUrl: string, leaseMs = LEASE_MS): string[] {
   return [
     '--store', storeUrl,
     '--allow-targets', '127.0.0.1/32',
     '--attempt-timeout', String(ATTEMPT_TIMEOUT_MS),
-    '--visibility-timeout', String(LEASE_MS),
+    '--visibility-timeout', String(leaseMs),
     '--concurrency', '32',
     '--grace', '2000',
     // Faults here fail many calls on one target on purpose: a breaker would hold it and only slow the run.
     '--protection', 'off',
-    ...extra,
   ];
 }
 

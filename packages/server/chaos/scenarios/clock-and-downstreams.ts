@@ -1,47 +1,57 @@
-import { attemptsOf, audit, listAll } from '../audit.js';
+import { attemptsOf, audit } from '../audit.js';
 import { ChaosDownstream, type Misbehaviour } from '../chaos-downstream.js';
-import { ATTEMPT_TIMEOUT_MS, enqueue, keys, openAuditStore, serviceArgs, startServiceProcess, stop, waitSettled, workerIdOf } from '../chaos-kit.js';
+import { ATTEMPT_TIMEOUT_MS, enqueue, keys, logLine, openAuditStore, serviceArgs, startServiceProcess, stop, waitFor, waitSettled } from '../chaos-kit.js';
 import { checks, type ChaosContext, type Scenario, type ScenarioOutcome } from '../scenario.js';
 
 // A clock that jumps on one instance of two, and downstreams that misbehave in each way a network call can.
 
 const HOUR_MS = 3_600_000;
 
-/** Two instances on one SQLite file, the second with its clock `offsetMs` off; half the tasks enqueued through each. */
+/** The lease of the instance whose lease is at stake: long, so that a reap within it is plainly early. */
+const LONG_LEASE_MS = 60_000;
+
+/**
+ * Two instances on one SQLite file, one with its clock `offsetMs` off. The instance that will hold a lease (the
+ * steady one when the other is ahead, the jumped one when it is behind) claims with a 60 s lease and stops with its
+ * response in hand; the other is started and, its clock an hour past that lease, reaps it at once. Woken, the holder's
+ * completion is fenced out, the task runs again with the same key (a replay downstream), and the audit holds.
+ */
 async function clockJump(ctx: ChaosContext, offsetMs: number): Promise<ScenarioOutcome> {
   const { failed, check } = checks();
   const storeUrl = `sqlite:${await ctx.tempDir()}/retryd.db`;
-  const downstream = new ChaosDownstream({ misbehave: 'fail', delayMs: 50 });
+  // Answers 200 at once: the holder stops with a processed key in hand, so the task's re-send is a replay.
+  const downstream = new ChaosDownstream();
   const target = await downstream.start();
   ctx.defer(() => downstream.close());
-  const steady = await startServiceProcess(serviceArgs(storeUrl));
-  ctx.defer(() => stop(steady));
-  const jumped = await startServiceProcess(serviceArgs(storeUrl), { RETRYD_CLOCK_OFFSET_MS: String(offsetMs) });
-  ctx.defer(() => stop(jumped));
-  const half = Math.ceil(ctx.tasks / 2);
-  const acknowledged = [
-    ...(await enqueue(steady.url, target, keys('steady', half))).acknowledged,
-    ...(await enqueue(jumped.url, target, keys('jumped', half))).acknowledged,
-  ];
+  const jump = { RETRYD_CLOCK_OFFSET_MS: String(offsetMs) };
+  const ahead = offsetMs > 0;
+  const holder = await startServiceProcess(serviceArgs(storeUrl, LONG_LEASE_MS), { RETRYD_FAULT_PAUSE_AT: 'after-response', ...(ahead ? {} : jump) });
+  ctx.defer(() => stop(holder));
+  const { acknowledged } = await enqueue(holder.url, target, keys('order', ctx.tasks), { delayMs: 300 });
+  const taskId = String((await logLine(holder, 'fault_pause')).taskId);
+  const pausedAt = Date.now();
+  const other = await startServiceProcess(serviceArgs(storeUrl), ahead ? jump : {});
+  ctx.defer(() => stop(other));
   const store = await openAuditStore(storeUrl);
   ctx.defer(() => store.close());
-  // Tasks enqueued through an instance an hour ahead are due an hour from now for the other; that one runs them.
+  const reaped = async () => (await attemptsOf(store, taskId)).some((attempt) => attempt.outcome === 'lease_expired');
+  await waitFor('the held lease to be reaped', reaped, LONG_LEASE_MS / 2);
+  const reapedAfterMs = Date.now() - pausedAt;
+  holder.child.kill('SIGCONT');
+  const fenced = await logLine(holder, 'fenced_out').catch(() => undefined);
+  check(fenced?.taskId === taskId, 'the woken holder did not report its completion fenced out');
   await waitSettled(store, acknowledged.length, 60_000);
   const report = await audit(store, acknowledged, downstream);
-  const byWorker = new Map<string, number>();
-  for (const task of await listAll(store)) {
-    for (const attempt of await attemptsOf(store, task.taskId)) byWorker.set(attempt.workerId, (byWorker.get(attempt.workerId) ?? 0) + 1);
-  }
-  const fenced = [steady, jumped].map((service) => service.logs.filter((line) => line.event === 'fenced_out').length);
-  const [steadyExit, jumpedExit] = [await stop(steady), await stop(jumped)];
-  check(steadyExit === 0 && jumpedExit === 0, `the instances exited with ${steadyExit} and ${jumpedExit} on SIGTERM`);
-  const sign = offsetMs > 0 ? '+' : '−';
+  const [holderExit, otherExit] = [await stop(holder), await stop(other)];
+  check(holderExit === 0 && otherExit === 0, `the instances exited with ${holderExit} and ${otherExit} on SIGTERM`);
+  const who = ahead ? 'the instance 1 h ahead reaped the steady one\'s' : 'the steady instance reaped the one 1 h behind\'s';
   return {
     audit: report,
     failed,
     notes:
-      `attempts by the steady instance ${byWorker.get(workerIdOf(steady)) ?? 0}, by the one at ${sign}1 h ${byWorker.get(workerIdOf(jumped)) ?? 0}; ` +
-      `${report.leaseExpired} leases reaped early as lease_expired; completions fenced out: ${fenced[0]} steady, ${fenced[1]} jumped; ${report.replays} replays answered downstream`,
+      `${who} ${LONG_LEASE_MS / 1000} s lease ${(reapedAfterMs / 1000).toFixed(1)} s after the holder stopped (a live worker's lease: ` +
+      `only fencing stops the stale completion, fenced out: ${fenced === undefined ? 'no' : 'yes'}); ${report.leaseExpired} leases reaped in all; ` +
+      `${report.replays} re-sends answered as replays downstream`,
   };
 }
 
