@@ -56,7 +56,7 @@ export async function runScenario(scenario: Scenario, tasks: number): Promise<Sc
     tasks,
     defer: (fn) => void cleanups.push(fn),
     tempDir: async () => {
-      const dir = await mkdtemp(join(tmpdir(), `retryd-chaos-${scenario.id}-`));
+      const dir = await mkdtemp(join(tmpdir(), `retryd-chaos-${scenario.id.replaceAll('/', '-')}-`));
       cleanups.push(() => rm(dir, { recursive: true, force: true }));
       return dir;
     },
