@@ -1,8 +1,8 @@
-import type { AttemptLog, RetryTask } from '../src/domain/task.js';
 import type { Store } from '../src/store/store.js';
+import { attemptsOf, listAll } from '../test/store-reads.js';
 import type { ChaosDownstream } from './chaos-downstream.js';
 
-const TENANT = 'default';
+export { attemptsOf, listAll };
 
 /** A task the API acknowledged (answered 201): the service owes it an end. */
 export interface Acknowledged {
@@ -25,30 +25,6 @@ export interface AuditReport {
   replays: number;
   /** One sentence per broken promise. */
   problems: string[];
-}
-
-/** Every task of the default tenant, page by page. */
-export async function listAll(store: Store): Promise<RetryTask[]> {
-  const tasks: RetryTask[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await store.listTasks({ tenantId: TENANT, limit: 1_000, ...(cursor ? { cursor } : {}) });
-    tasks.push(...page.items);
-    cursor = page.nextCursor;
-  } while (cursor !== undefined);
-  return tasks;
-}
-
-/** Every attempt recorded for a task. */
-export async function attemptsOf(store: Store, taskId: string): Promise<AttemptLog[]> {
-  const attempts: AttemptLog[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await store.listAttempts(TENANT, taskId, { limit: 1_000, ...(cursor ? { cursor } : {}) });
-    attempts.push(...page.items);
-    cursor = page.nextCursor;
-  } while (cursor !== undefined);
-  return attempts;
 }
 
 /**

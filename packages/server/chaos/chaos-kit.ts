@@ -1,9 +1,9 @@
 import { openStore } from '../src/service/open-store.js';
 import type { Store } from '../src/store/store.js';
-import { startServiceProcess, waitFor, type ServiceProcess } from '../test/service-harness.js';
+import { startServiceProcess, stopService as stop, waitFor, type ServiceProcess } from '../test/service-harness.js';
 import type { Acknowledged } from './audit.js';
 
-export { startServiceProcess, waitFor, type ServiceProcess };
+export { startServiceProcess, stop, waitFor, type ServiceProcess };
 
 /** Attempt timeout and lease of every chaos instance: short, so lapsed leases are reaped within seconds. */
 export const ATTEMPT_TIMEOUT_MS = 1_000;
@@ -91,19 +91,6 @@ export async function enqueue(apiUrl: string, target: string, keys: readonly str
 /** `count` keys named `${prefix}-0` … */
 export function keys(prefix: string, count: number): string[] {
   return Array.from({ length: count }, (_, i) => `${prefix}-${i}`);
-}
-
-/** SIGTERM (after SIGCONT, in case it is stopped) and its exit code; SIGKILL if it does not stop within 15 s. */
-export async function stop(service: ServiceProcess): Promise<number | null> {
-  if (service.child.exitCode !== null || service.child.signalCode !== null) return service.exited;
-  service.child.kill('SIGCONT');
-  service.child.kill('SIGTERM');
-  const timer = setTimeout(() => service.child.kill('SIGKILL'), 15_000);
-  try {
-    return await service.exited;
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 /** `kill -9`, and waits for the exit. */

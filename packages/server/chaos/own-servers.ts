@@ -141,7 +141,7 @@ export class OwnRedis {
   }
 
   /** `kill -9` of the server, then a new one on the same port and AOF: what was acknowledged must come back. */
-  async crashAndRestart(): Promise<void> {
+  async restart(): Promise<void> {
     await this.kill();
     await this.start();
   }

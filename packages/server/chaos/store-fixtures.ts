@@ -18,29 +18,27 @@ export const SQLITE: StoreFixture = {
   fresh: async (ctx) => `sqlite:${await ctx.tempDir()}/retryd.db`,
 };
 
-/** A database of its own on the shared PostgreSQL server. */
-export const POSTGRES: StoreFixture = {
-  id: 'postgres',
-  name: 'PostgreSQL',
-  async fresh(ctx) {
-    const db = new OwnDatabase();
-    await db.create();
-    ctx.defer(() => db.drop());
-    return db.url;
-  },
-};
+/** A database made for this run on the shared PostgreSQL server, dropped at its end. */
+export async function ownDatabase(ctx: ChaosContext): Promise<OwnDatabase> {
+  const db = new OwnDatabase();
+  await db.create();
+  ctx.defer(() => db.drop());
+  return db;
+}
 
-/** A redis-server of its own (AOF, `appendfsync always`). */
-export const REDIS: StoreFixture = {
-  id: 'redis',
-  name: 'Redis',
-  async fresh(ctx) {
-    const server = new OwnRedis(await ctx.tempDir());
-    await server.start();
-    ctx.defer(() => server.stop());
-    return server.url;
-  },
-};
+/** A redis-server of its own (AOF, `appendfsync always`), stopped at the end of the run. */
+export async function ownRedis(ctx: ChaosContext): Promise<OwnRedis> {
+  const server = new OwnRedis(await ctx.tempDir());
+  await server.start();
+  ctx.defer(() => server.stop());
+  return server;
+}
+
+/** A database of its own on the shared PostgreSQL server. */
+export const POSTGRES: StoreFixture = { id: 'postgres', name: 'PostgreSQL', fresh: async (ctx) => (await ownDatabase(ctx)).url };
+
+/** A redis-server of its own. */
+export const REDIS: StoreFixture = { id: 'redis', name: 'Redis', fresh: async (ctx) => (await ownRedis(ctx)).url };
 
 /**
  * The stores the scenarios that concern every store run on: SQLite by default (inside `npm test`), those named in

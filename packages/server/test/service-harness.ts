@@ -56,6 +56,19 @@ export async function startServiceProcess(args: string[], env: NodeJS.ProcessEnv
   return { url, child, logs, exited };
 }
 
+/** SIGTERM (after SIGCONT, in case it is stopped) and its exit code; SIGKILL if it does not stop within 15 s. */
+export async function stopService(service: ServiceProcess): Promise<number | null> {
+  if (service.child.exitCode !== null || service.child.signalCode !== null) return service.exited;
+  service.child.kill('SIGCONT');
+  service.child.kill('SIGTERM');
+  const timer = setTimeout(() => service.child.kill('SIGKILL'), 15_000);
+  try {
+    return await service.exited;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** Polls `check` until it returns true, failing with `what` after `timeoutMs`. */
 export async function waitFor(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;

@@ -4,7 +4,8 @@ import Database from 'better-sqlite3';
 import { attemptsOf, audit, type Acknowledged } from '../audit.js';
 import { ChaosDownstream } from '../chaos-downstream.js';
 import { enqueue, keys, openAuditStore, serviceArgs, startServiceProcess, stop, waitFor, waitSettled, workerIdOf, type ServiceProcess } from '../chaos-kit.js';
-import { OwnDatabase, OwnPostgres, OwnRedis, mountTmpfs } from '../own-servers.js';
+import { OwnPostgres, mountTmpfs } from '../own-servers.js';
+import { ownDatabase, ownRedis } from '../store-fixtures.js';
 import { checks, type ChaosContext, type Scenario, type ScenarioOutcome } from '../scenario.js';
 
 // Faults of the store under a running service: PostgreSQL connections cut and the server restarted, Redis crashed
@@ -54,9 +55,7 @@ const terminateBackends: Scenario = {
   store: 'PostgreSQL',
   fault: "`pg_terminate_backend` of every connection of the service's database, twice, mid-run",
   async run(ctx) {
-    const db = new OwnDatabase();
-    await db.create();
-    ctx.defer(() => db.drop());
+    const db = await ownDatabase(ctx);
     return faultMidRun(ctx, db.url, async () => {
       const first = await db.terminateBackends();
       await new Promise((resolve) => setTimeout(resolve, 300));
@@ -66,37 +65,31 @@ const terminateBackends: Scenario = {
   },
 };
 
-const restartPostgres: Scenario = {
-  id: 'postgres-restart',
-  store: 'PostgreSQL (own instance)',
-  fault: 'PostgreSQL restarted (`pg_ctl restart -m fast`) mid-run',
-  async run(ctx) {
-    const server = new OwnPostgres(await ctx.tempDir());
-    await server.start();
-    ctx.defer(() => server.stop());
-    return faultMidRun(ctx, server.url, async () => {
-      const started = Date.now();
-      await server.restart();
-      return `server restarted in ${Date.now() - started} ms`;
-    });
-  },
-};
+/** A server of the suite's own that the scenario restarts mid-run. */
+function restartMidRun(id: string, store: string, fault: string, open: (ctx: ChaosContext) => Promise<{ url: string; restart(): Promise<void> }>): Scenario {
+  return {
+    id,
+    store,
+    fault,
+    async run(ctx) {
+      const server = await open(ctx);
+      return faultMidRun(ctx, server.url, async () => {
+        const started = Date.now();
+        await server.restart();
+        return `the server was back in ${Date.now() - started} ms`;
+      });
+    },
+  };
+}
 
-const restartRedis: Scenario = {
-  id: 'redis-restart',
-  store: 'Redis (own, AOF always)',
-  fault: '`kill -9` of redis-server mid-run, restarted on its AOF',
-  async run(ctx) {
-    const server = new OwnRedis(await ctx.tempDir());
-    await server.start();
-    ctx.defer(() => server.stop());
-    return faultMidRun(ctx, server.url, async () => {
-      const started = Date.now();
-      await server.crashAndRestart();
-      return `redis-server killed and back in ${Date.now() - started} ms`;
-    });
-  },
-};
+const restartPostgres = restartMidRun('postgres-restart', 'PostgreSQL (own instance)', 'PostgreSQL restarted (`pg_ctl restart -m fast`) mid-run', async (ctx) => {
+  const server = new OwnPostgres(await ctx.tempDir());
+  await server.start();
+  ctx.defer(() => server.stop());
+  return server;
+});
+
+const restartRedis = restartMidRun('redis-restart', 'Redis (own, AOF always)', '`kill -9` of redis-server mid-run, restarted on its AOF', ownRedis);
 
 const twoOnSqlite: Scenario = {
   id: 'sqlite-two-processes',
