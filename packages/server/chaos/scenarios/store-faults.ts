@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { attemptsOf, audit, type Acknowledged } from '../audit.js';
 import { ChaosDownstream } from '../chaos-downstream.js';
-import { enqueue, keys, openAuditStore, serviceArgs, startServiceProcess, stop, waitFor, waitSettled, workerIdOf, type ServiceProcess } from '../chaos-kit.js';
+import { enqueue, keys, logLine, openAuditStore, serviceArgs, startServiceProcess, stop, waitFor, waitSettled, workerIdOf, type ServiceProcess } from '../chaos-kit.js';
 import { OwnPostgres, mountTmpfs } from '../own-servers.js';
 import { ownDatabase, ownRedis } from '../store-fixtures.js';
 import { checks, type ChaosContext, type Scenario, type ScenarioOutcome } from '../scenario.js';
@@ -134,14 +134,14 @@ const diskFull: Scenario = {
     ctx.defer(unmount);
     const dbFile = join(dir, 'retryd.db');
     const storeUrl = `sqlite:${dbFile}`;
-    // Slow answers: attempts are in flight, their results waiting to be written, when the disk fills.
-    const downstream = new ChaosDownstream({ misbehave: 'fail', delayMs: 100 });
+    // The instance stops itself with an answer in hand; the disk fills meanwhile, so that answer's write meets it.
+    const downstream = new ChaosDownstream({ misbehave: 'fail' });
     const target = await downstream.start();
     ctx.defer(() => downstream.close());
-    const service = await startServiceProcess(serviceArgs(storeUrl));
+    const service = await startServiceProcess(serviceArgs(storeUrl), { RETRYD_FAULT_PAUSE_AT: 'after-response' });
     ctx.defer(() => stop(service));
-    const before = await enqueue(service.url, target, keys('before', ctx.tasks));
-    await waitFor('some keys processed', () => downstream.processed.size >= 1, 30_000);
+    const before = await enqueue(service.url, target, keys('before', ctx.tasks), { delayMs: 300 });
+    await logLine(service, 'fault_pause');
 
     // Fill every free byte: 1 MiB at a time, then smaller, until the file system refuses.
     const filler = join(dir, 'filler');
@@ -152,6 +152,9 @@ const diskFull: Scenario = {
         if (!written) break;
       }
     }
+    service.child.kill('SIGCONT');
+    const writeError = await logLine(service, 'engine_error').catch(() => undefined);
+    check(writeError !== undefined, 'the engine wrote its results on a full disk without an error');
     const during = await enqueue(service.url, target, keys('during', Math.max(ctx.tasks, 50)));
     const statuses = [...during.refused.keys()];
     check(statuses.length > 0 && statuses.every((status) => status === 503), `a full disk was answered ${statuses.join(', ') || 'with acceptance'}, not 503`);
@@ -181,7 +184,7 @@ const diskFull: Scenario = {
     return {
       audit: report,
       failed,
-      notes: `while full: ${during.acknowledged.length} acknowledged, ${[...during.refused].map(([status, n]) => `${n} refused ${status}`).join(', ')}; the service stayed up; integrity_check ${integrity}; every task written before and after accounted for`,
+      notes: `while full: the engine's writes failed (${String((writeError?.err as { code?: string } | undefined)?.code ?? 'no error')}) and were retried; ${during.acknowledged.length} acknowledged, ${[...during.refused].map(([status, n]) => `${n} refused ${status}`).join(', ')}; the service stayed up; integrity_check ${integrity}; every task written before and after accounted for`,
     };
   },
 };
