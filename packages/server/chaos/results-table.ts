@@ -20,7 +20,8 @@ export function resultsTable(results: readonly ScenarioResult[], ranAt: Date): s
     ].join(' | '),
   );
   return [
-    `Last run: ${ranAt.toISOString().slice(0, 16).replace('T', ' ')} UTC, ${results.filter((r) => r.passed).length} of ${results.length} passed.`,
+    `Last run: ${ranAt.toISOString().slice(0, 16).replace('T', ' ')} UTC, ${results.filter((r) => r.passed).length} of ${results.length} passed, ` +
+      `${Math.max(...results.map((r) => r.tasks))} tasks a scenario (the audit column counts every task a scenario enqueued), on a shared 2-core machine.`,
     '',
     '| scenario | store | fault | result | audit | what happened | time |',
     '| --- | --- | --- | --- | --- | --- | --- |',
