@@ -1,4 +1,4 @@
-import { rm, writeFile } from 'node:fs/promises';
+import { readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { attemptsOf, audit, type Acknowledged } from '../audit.js';
@@ -164,6 +164,14 @@ const diskFull: Scenario = {
       body: JSON.stringify({ targetUrl: `${target}/charge`, method: 'POST', idempotencyKey: 'during-single', body: {} }),
     }).then(async (res) => ({ status: res.status, problem: (await res.json()) as { code?: string } }));
     check(problemBody.status === 503 && problemBody.problem.code === 'STORE_UNAVAILABLE', `a single enqueue on a full disk got ${problemBody.status} ${problemBody.problem.code ?? ''}`);
+    // A body over 64 KiB goes to the blob directory first: its write meets the full disk before the task's does.
+    const largeBody = await fetch(`${service.url}/retry-tasks`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ targetUrl: `${target}/charge`, method: 'POST', idempotencyKey: 'during-large', body: { pad: 'x'.repeat(100_000) } }),
+    });
+    await largeBody.body?.cancel();
+    check(largeBody.status === 503, `an enqueue with a 100 KB body on a full disk got ${largeBody.status}, not 503`);
 
     await rm(filler);
     const after = await enqueue(service.url, target, keys('after', ctx.tasks));
@@ -178,13 +186,16 @@ const diskFull: Scenario = {
     const integrity = (db.pragma('integrity_check') as { integrity_check: string }[])[0]?.integrity_check;
     db.close();
     check(integrity === 'ok', `integrity_check: ${integrity}`);
+    const blobFiles = await readdir(`${dbFile}.blobs`, { recursive: true }).catch(() => []);
+    const leftovers = blobFiles.filter((name) => name.endsWith('.tmp'));
+    check(leftovers.length === 0, `half-written blobs left behind: ${leftovers.join(', ')}`);
     const total = Object.values(await store.admin.countByStatus()).reduce((a, b) => a + b, 0);
     check(total === acknowledged.length, `${total} tasks in the store, ${acknowledged.length} acknowledged`);
     const report = await audit(store, acknowledged, downstream);
     return {
       audit: report,
       failed,
-      notes: `while full: the engine's writes failed (${String((writeError?.err as { code?: string } | undefined)?.code ?? 'no error')}) and were retried; ${during.acknowledged.length} acknowledged, ${[...during.refused].map(([status, n]) => `${n} refused ${status}`).join(', ')}; the service stayed up; integrity_check ${integrity}; every task written before and after accounted for`,
+      notes: `while full: the engine's writes failed (${String((writeError?.err as { code?: string } | undefined)?.code ?? 'no error')}) and were retried; a 100 KB body (a blob) got ${largeBody.status}, no half-written blob left; ${during.acknowledged.length} acknowledged, ${[...during.refused].map(([status, n]) => `${n} refused ${status}`).join(', ')}; the service stayed up; integrity_check ${integrity}; every task written before and after accounted for`,
     };
   },
 };
