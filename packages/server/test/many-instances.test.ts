@@ -1,10 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { AttemptLog, RetryTask } from '../src/domain/task.js';
 import { openStore } from '../src/service/open-store.js';
 import type { Store } from '../src/store/store.js';
 import { POSTGRES_URL, dropSchemas, freshSchema } from './postgres-harness.js';
 import { REDIS_URL, dropPrefixes, freshPrefix } from './redis-harness.js';
 import { IdempotentDownstream, startServiceProcess, stopService as stop, waitFor, type ServiceProcess } from './service-harness.js';
+import { attemptsOf, listAll } from './store-reads.js';
 
 /**
  * Several `retryd serve` processes on one PostgreSQL or Redis store, one of them killed and another frozen past its
@@ -16,7 +16,6 @@ const TASKS = 5_000;
 const BATCH = 1_000;
 const ATTEMPT_TIMEOUT_MS = 1_000;
 const LEASE_MS = 2_000;
-const TENANT = 'default';
 // Every key is answered 503 once, so every task retries; the short delays keep 10,000+ attempts within seconds.
 const policy = { maxAttempts: 20, backoffType: 'EXPONENTIAL', initialDelayMs: 1, multiplier: 2, maxDelayMs: 10, jitterType: 'FULL' };
 
@@ -56,18 +55,6 @@ function workerIdOf(service: ServiceProcess): string {
   return id;
 }
 
-/** Every task of `status` (or of any status), read page by page from the store. */
-async function listAll(store: Store, status?: RetryTask['status']): Promise<RetryTask[]> {
-  const tasks: RetryTask[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await store.listTasks({ tenantId: TENANT, limit: 1_000, ...(status ? { status } : {}), ...(cursor ? { cursor } : {}) });
-    tasks.push(...page.items);
-    cursor = page.nextCursor;
-  } while (cursor !== undefined);
-  return tasks;
-}
-
 /** The leases `workerId` holds now: task id → fencing token. */
 async function leasesOf(store: Store, workerId: string): Promise<Map<string, number>> {
   const held = await listAll(store, 'IN_FLIGHT');
@@ -89,17 +76,6 @@ async function settledLeasesOf(store: Store, workerId: string): Promise<Map<stri
     if (Date.now() > deadline) throw new Error(`the leases of ${workerId} did not settle after it was stopped`);
     before = now;
   }
-}
-
-async function attemptsOf(store: Store, taskId: string): Promise<AttemptLog[]> {
-  const attempts: AttemptLog[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await store.listAttempts(TENANT, taskId, { limit: 1_000, ...(cursor ? { cursor } : {}) });
-    attempts.push(...page.items);
-    cursor = page.nextCursor;
-  } while (cursor !== undefined);
-  return attempts;
 }
 
 /** Maps `items` through `fn`, `width` at a time. */

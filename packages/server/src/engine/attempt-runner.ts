@@ -5,6 +5,7 @@ import type { AttemptDispatcher, AttemptResult } from './attempt-result.js';
 import type { AttemptProtection } from './attempt-protection.js';
 import type { AttemptSpan, AttemptTracing } from './attempt-tracing.js';
 import type { QueuedCompletion } from './completion-batcher.js';
+import { FaultPoint, type FaultHook } from './fault-point.js';
 import { decideAttemptOutcome, decideBeforeAttempt } from './decide-outcome.js';
 import { describeError, type TimeoutSettings } from './describe-error.js';
 import { taskContext, type EngineErrorContext } from './engine-errors.js';
@@ -41,6 +42,8 @@ export interface AttemptRunnerOptions {
   /** Makes a span of every attempt. Absent: none, and nothing is spent on tracing. */
   tracing?: AttemptTracing | undefined;
   report: (error: unknown, context: EngineErrorContext) => void;
+  /** Test only: stops the process at a fault point (the chaos suite). Absent: none. */
+  faultHook?: FaultHook | undefined;
 }
 
 /**
@@ -165,6 +168,7 @@ export class AttemptRunner {
     // Sent with the span's own traceparent when there is a span; the decision reads the task as claimed.
     const sent = traced === undefined ? task : traced.sent;
     let result: AttemptResult;
+    this.options.faultHook?.(FaultPoint.AFTER_CLAIM, task);
     try {
       // Undefined at once for a target that does not sign: no promise more on the hot path.
       let signing = this.options.protection?.signingSecrets(task, startedAt);
@@ -177,6 +181,7 @@ export class AttemptRunner {
       // The built-in dispatcher never rejects; a substitute might.
       result = { kind: 'error', error, message: describeError(error, this.options.timeouts) };
     }
+    this.options.faultHook?.(FaultPoint.AFTER_RESPONSE, task);
     entry.open = false;
     if (entry.released) {
       if (traced !== undefined) this.options.tracing?.end(traced, result, undefined, this.options.now());

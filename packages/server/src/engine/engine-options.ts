@@ -9,6 +9,7 @@ import type { AttemptDispatcher } from './attempt-result.js';
 import type { AttemptProtection } from './attempt-protection.js';
 import type { EngineErrorContext } from './engine-errors.js';
 import type { EngineMetrics } from './engine-metrics.js';
+import type { FaultHook } from './fault-point.js';
 import type { LoadBody } from './http-dispatcher.js';
 import type { TaskSecrets } from '../secrets/task-secrets.js';
 
@@ -78,6 +79,8 @@ export interface EngineOptions {
   onAttempt?: (task: RetryTask, attempt: AttemptLog) => void;
   /** Called with every failure the engine survives (store errors, fenced-out completions, a throwing hook). */
   onError?: (error: unknown, context: EngineErrorContext) => void;
+  /** Test only (the chaos suite): called at each {@link FaultHook | fault point} of every attempt. Default: none. */
+  faultHook?: FaultHook;
 }
 
 /** Options of {@link Engine.stop}. */

@@ -130,6 +130,7 @@ export class Engine implements AsyncDisposable, HandOff {
       protection: options.protection,
       tracing: options.tracer === undefined ? undefined : new AttemptTracing(options.tracer),
       report: (error, context) => this.report(error, context),
+      faultHook: options.faultHook,
     });
     this.dueTimer = new DueTimer(this.opts.clock, () => this.wake());
     this.claimBackoff = new StoreBackoff(this.opts.clock, this.opts.random);

@@ -26,4 +26,5 @@ export { LeaseReaper, type LeaseReaperOptions } from './lease-reaper.js';
 export { DueTimer } from './due-timer.js';
 export { describeError, type TimeoutSettings } from './describe-error.js';
 export { StoreBackoff } from './store-backoff.js';
+export { FaultPoint, type FaultHook } from './fault-point.js';
 export { lastQueueServed } from './claim-cursor.js';

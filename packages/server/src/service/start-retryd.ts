@@ -23,6 +23,7 @@ import { TaskService } from '../tasks/task-service.js';
 import { ConfigError, type RetrydConfig } from './retryd-config.js';
 import { logAttempt, logEngineError } from './task-log-lines.js';
 import { startTracing, type ServiceTracing } from './tracing.js';
+import { clockFromEnv, faultHookFromEnv } from './test-faults.js';
 
 /** A running service: its address, and how to stop it. */
 export interface RunningRetryd extends AsyncDisposable {
@@ -57,6 +58,9 @@ export async function startRetryd(config: RetrydConfig, logger: Logger, options:
     );
   }
   const allow = parseAllowList(config.allowTargets);
+  // Test-only switches of the chaos suite (a clock jump, a stop at an attempt's fault point); unset in production.
+  const clock = clockFromEnv(process.env);
+  const faultHook = faultHookFromEnv(process.env);
   // Checked before the store opens: a bad key or secrets file is the operator's to fix, told in one line.
   const provider = secretProviderOf(config);
   const secrets = taskSecretsOf(config, provider);
@@ -88,6 +92,7 @@ export async function startRetryd(config: RetrydConfig, logger: Logger, options:
     // The same provider as the tasks' secrets: a target's signing secrets are known where its tasks' are.
     secrets: provider,
     defaults: config.protection === 'off' ? PROTECTIONS_OFF : DEFAULT_TARGET_SETTINGS,
+    ...(clock === undefined ? {} : { clock }),
     onEvent: (event) => logProtectionEvent(logger, event),
     onError: (error) => logger.warn({ event: 'protection_error', err: error }, 'target protection could not read or write its state'),
     wake: () => {
@@ -110,6 +115,8 @@ export async function startRetryd(config: RetrydConfig, logger: Logger, options:
     concurrency: config.concurrency,
     attemptTimeoutMs: config.attemptTimeoutMs,
     targetGuard,
+    ...(clock === undefined ? {} : { clock }),
+    ...(faultHook === undefined ? {} : { faultHook }),
     ...(config.visibilityTimeoutMs === undefined ? {} : { leaseMs: config.visibilityTimeoutMs }),
     ...(tracer === undefined ? {} : { tracer }),
     // The engine rebuilds the task for this hook: only when the line would be written.
@@ -146,6 +153,7 @@ export async function startRetryd(config: RetrydConfig, logger: Logger, options:
       if (runsWorkers) engine.wake();
     },
     onPolicyChanged: (tenantId, policyId) => engine.invalidatePolicy(tenantId, policyId),
+    ...(clock === undefined ? {} : { clock }),
     // Tasks due at once go straight to this process's engine when it has room: one commit fewer before dispatch.
     ...(runsWorkers ? { handOff: engine } : {}),
   });
