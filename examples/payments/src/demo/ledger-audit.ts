@@ -9,6 +9,8 @@ export interface AuditReport {
   dead: number;
   /** DEAD payments by reason (the reason up to its details). */
   deadByReason: Record<string, number>;
+  /** Payments whose charge was handed to the retryd service. */
+  handedToRetryd: number;
   /** Charges the gateway applied. */
   charges: number;
   /** Duplicate requests the gateway answered from its ledger instead of charging again. */
@@ -73,6 +75,7 @@ export function auditLedgers(submitted: readonly string[], payments: readonly Pa
     done: payments.filter((p) => p.status === PaymentStatus.DONE).length,
     dead: payments.filter((p) => p.status === PaymentStatus.DEAD).length,
     deadByReason,
+    handedToRetryd: payments.filter((p) => p.retryTaskId !== null).length,
     charges: ledger.filter((e) => e.outcome === 'charged').length,
     duplicatesAbsorbed: ledger.reduce((sum, e) => sum + e.replays, 0),
     violations,
@@ -82,18 +85,21 @@ export function auditLedgers(submitted: readonly string[], payments: readonly Pa
 
 /** The report as the lines the demo prints. */
 export function formatAudit(report: AuditReport): string[] {
+  const line = (label: string, value: number): string => `${label.padEnd(32)}${String(value).padStart(6)}`;
   const lines = [
-    `payments submitted      ${report.submitted}`,
-    `DONE                    ${report.done}`,
-    `DEAD                    ${report.dead}`,
+    line('payments submitted', report.submitted),
+    line('handed to retryd', report.handedToRetryd),
+    line('DONE', report.done),
+    line('DEAD', report.dead),
     ...Object.entries(report.deadByReason)
       .sort(([a], [b]) => a.localeCompare(b))
-      .map(([reason, n]) => `  ${reason.padEnd(22)}${n}`),
-    `gateway charges         ${report.charges}`,
-    `duplicates absorbed     ${report.duplicatesAbsorbed}`,
+      .map(([reason, n]) => line(`  ${reason}`, n)),
+    line('gateway charges', report.charges),
+    line('duplicates absorbed by the key', report.duplicatesAbsorbed),
+    'violations:',
   ];
   for (const [name, ids] of Object.entries(report.violations)) {
-    lines.push(`${name.padEnd(24)}${ids.length}${ids.length > 0 ? `  (${ids.slice(0, 5).join(', ')}${ids.length > 5 ? ', …' : ''})` : ''}`);
+    lines.push(`${line(`  ${name}`, ids.length)}${ids.length > 0 ? `  (${ids.slice(0, 5).join(', ')}${ids.length > 5 ? ', …' : ''})` : ''}`);
   }
   lines.push(report.ok ? 'AUDIT PASSED' : 'AUDIT FAILED');
   return lines;

@@ -6,7 +6,8 @@ import { retry } from '@retryd/core';
 import { seededRandom } from '@retryd/core/testing';
 import { GatewayLedger } from '../mock-gateway/gateway-ledger.js';
 import { DECLINED_CARD_SUFFIX, ISSUER_DOWN_CARD_SUFFIX } from '../mock-gateway/flakiness.js';
-import { PaymentStore, type PaymentRequest } from '../payments-app/payment-store.js';
+import { PaymentStore } from '../payments-app/payment-store.js';
+import type { PaymentRequest } from '../payment/payment-request.js';
 import { auditLedgers, type AuditReport } from './ledger-audit.js';
 import { startChild, stopChild, type RunningChild } from './child-process.js';
 

@@ -1,11 +1,7 @@
-/** A charge the payments app asks a gateway for. */
-export interface ChargeRequest {
-  /** The app's id of the payment; the gateway keeps it beside the charge (the audit joins on it). */
-  paymentId: string;
-  /** A positive integer number of cents. */
-  amountCents: number;
-  /** The card number, 12 to 19 digits. */
-  card: string;
+import type { PaymentRequest } from '../payment/payment-request.js';
+
+/** A charge the payments app asks a gateway for: the payment (the gateway keeps its id beside the charge) and its key. */
+export interface ChargeRequest extends PaymentRequest {
   /** Journaled before the first send and the same on every attempt: the gateway charges it at most once. */
   idempotencyKey: string;
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Fastify, { type FastifyInstance } from 'fastify';
+import { paymentRequestSchema, type PaymentRequest } from '../payment/payment-request.js';
 import { chargeBehaviour, DEFAULT_FLAKINESS, type Flakiness } from './flakiness.js';
 import type { GatewayLedger, LedgerEntry } from './gateway-ledger.js';
 
@@ -15,28 +16,11 @@ export interface GatewayServerOptions {
   holdMs?: number;
 }
 
-const chargeBody = {
-  type: 'object',
-  required: ['paymentId', 'amountCents', 'card'],
-  additionalProperties: false,
-  properties: {
-    paymentId: { type: 'string', minLength: 1, maxLength: 128 },
-    amountCents: { type: 'integer', minimum: 1 },
-    card: { type: 'string', pattern: '^[0-9]{12,19}$' },
-  },
-} as const;
-
 const keyHeaders = {
   type: 'object',
   required: ['idempotency-key'],
   properties: { 'idempotency-key': { type: 'string', minLength: 1, maxLength: 255 } },
 } as const;
-
-interface ChargeBody {
-  paymentId: string;
-  amountCents: number;
-  card: string;
-}
 
 function answerOf(entry: LedgerEntry): { status: number; body: Record<string, unknown> } {
   if (entry.outcome === 'charged') return { status: 200, body: { chargeId: entry.chargeId, paymentId: entry.paymentId, amountCents: entry.amountCents } };
@@ -55,9 +39,9 @@ export function buildGatewayServer(options: GatewayServerOptions): FastifyInstan
   const holdMs = options.holdMs ?? 5_000;
   const app = Fastify({ logger: false, forceCloseConnections: true });
 
-  app.post<{ Body: ChargeBody; Headers: { 'idempotency-key': string } }>(
+  app.post<{ Body: PaymentRequest; Headers: { 'idempotency-key': string } }>(
     '/charges',
-    { schema: { body: chargeBody, headers: keyHeaders } },
+    { schema: { body: paymentRequestSchema, headers: keyHeaders } },
     async (request, reply) => {
       const key = request.headers['idempotency-key'];
       const behaviour = chargeBehaviour(request.body.card, random(), flakiness);

@@ -1,18 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { PaymentStatus } from '../payment/payment-status.js';
-import type { PaymentRequest, PaymentStore } from './payment-store.js';
-
-const paymentBody = {
-  type: 'object',
-  required: ['paymentId', 'amountCents', 'card'],
-  additionalProperties: false,
-  properties: {
-    paymentId: { type: 'string', minLength: 1, maxLength: 128 },
-    amountCents: { type: 'integer', minimum: 1 },
-    card: { type: 'string', pattern: '^[0-9]{12,19}$' },
-  },
-} as const;
+import { paymentRequestSchema, type PaymentRequest } from '../payment/payment-request.js';
+import type { PaymentStore } from './payment-store.js';
 
 /**
  * The payments app's HTTP API:
@@ -27,7 +17,7 @@ const paymentBody = {
 export function buildPaymentsApp(store: PaymentStore, onAccepted: (paymentId: string) => void): FastifyInstance {
   const app = Fastify({ logger: false, forceCloseConnections: true });
 
-  app.post<{ Body: PaymentRequest }>('/payments', { schema: { body: paymentBody } }, async (request, reply) => {
+  app.post<{ Body: PaymentRequest }>('/payments', { schema: { body: paymentRequestSchema } }, async (request, reply) => {
     const result = await store.accept(request.body, `pay_${randomUUID()}`, Date.now());
     if (result.kind === 'conflict') return reply.code(409).send({ code: 'payment_conflict', detail: 'paymentId is taken by another amount or card' });
     if (result.kind === 'created') onAccepted(result.payment.paymentId);

@@ -1,5 +1,6 @@
 import Database from 'better-sqlite3';
 import { GroupCommit } from '../sqlite/group-commit.js';
+import type { PaymentRequest } from '../payment/payment-request.js';
 import { movePayment } from '../payment/payment-transitions.js';
 import type { PaymentEvent, PaymentStatus } from '../payment/payment-status.js';
 
@@ -23,13 +24,6 @@ export interface Payment {
 
 /** Fields a move may set beside the status. */
 export type PaymentPatch = Partial<Pick<Payment, 'reason' | 'chargeId' | 'retryTaskId'>>;
-
-/** What the client asks for; the app adds the key. */
-export interface PaymentRequest {
-  paymentId: string;
-  amountCents: number;
-  card: string;
-}
 
 /** What {@link PaymentStore.accept} did. */
 export type AcceptResult = { kind: 'created' | 'existing'; payment: Payment } | { kind: 'conflict'; payment: Payment };
