@@ -30,32 +30,42 @@ const charge = (id: string, chargeId: string, extra: Partial<LedgerEntry> = {}):
 
 describe('the ledger audit', () => {
   it('passes when every charge is booked once and every payment is final with a reason', () => {
-    const report = auditLedgers(
-      ['a', 'b', 'c'],
-      [
+    const report = auditLedgers({
+      submitted: ['a', 'b', 'c', 'd'],
+      payments: [
         payment('a', 'DONE', { chargeId: 'ch_a' }),
         payment('b', 'DEAD', { reason: 'declined: card_declined' }),
-        payment('c', 'DEAD', { reason: 'exhausted: max_attempts after 6 attempts in retryd (last: status 503)' }),
+        payment('c', 'DEAD', { reason: 'exhausted: max_attempts after 6 attempts in retryd (last: status 503)', retryTaskId: 't-c' }),
+        payment('d', 'DONE', { chargeId: 'ch_d', retryTaskId: 't-d' }),
       ],
-      [charge('a', 'ch_a', { replays: 2 }), { ...charge('b', 'x'), outcome: 'declined', chargeId: null, declineCode: 'card_declined' }],
-    );
-    expect(report).toMatchObject({ ok: true, done: 1, dead: 2, charges: 1, duplicatesAbsorbed: 2 });
+      ledger: [
+        charge('a', 'ch_a', { replays: 2 }),
+        { ...charge('b', 'x'), outcome: 'declined', chargeId: null, declineCode: 'card_declined' },
+        charge('d', 'ch_d'),
+      ],
+      // d's last attempt was charged but lost its answer: retryd dead-lettered it, closing the key found the charge.
+      retrydDeadLetters: ['t-c', 't-d'],
+    });
+    expect(report).toMatchObject({ ok: true, done: 2, dead: 2, charges: 2, duplicatesAbsorbed: 2 });
+    expect(report).toMatchObject({ handedToRetryd: 2, retrydDeadLetters: 2, deadLettersCharged: 1 });
     expect(report.deadByReason).toEqual({ 'declined: card_declined': 1, 'exhausted: max_attempts': 1 });
     expect(formatAudit(report).at(-1)).toBe('AUDIT PASSED');
   });
 
   it('finds a double charge, a lost payment, an unbooked charge, a booking without charge, a live payment and a reasonless death', () => {
-    const report = auditLedgers(
-      ['double', 'lost', 'unbooked', 'phantom', 'live', 'mute'],
-      [
+    const report = auditLedgers({
+      submitted: ['double', 'lost', 'unbooked', 'phantom', 'live', 'mute', 'forgotten'],
+      payments: [
         payment('double', 'DONE', { chargeId: 'ch_1' }),
         payment('unbooked', 'DEAD', { reason: 'exhausted: budget' }),
         payment('phantom', 'DONE', { chargeId: 'ch_never' }),
         payment('live', 'BACKOFF'),
         payment('mute', 'DEAD'),
+        payment('forgotten', 'DEAD', { reason: 'exhausted: max_attempts', retryTaskId: 't-forgotten' }),
       ],
-      [charge('double', 'ch_1'), { ...charge('double', 'ch_2'), idempotencyKey: 'another-key' }, charge('unbooked', 'ch_3')],
-    );
+      ledger: [charge('double', 'ch_1'), { ...charge('double', 'ch_2'), idempotencyKey: 'another-key' }, charge('unbooked', 'ch_3')],
+      retrydDeadLetters: [],
+    });
     expect(report.ok).toBe(false);
     expect(report.violations).toEqual({
       doubleCharges: ['double'],
@@ -64,12 +74,18 @@ describe('the ledger audit', () => {
       doneNotCharged: ['phantom'],
       notFinal: ['live'],
       deadWithoutReason: ['mute'],
+      deadNotDeadLettered: ['forgotten'],
     });
     expect(formatAudit(report).at(-1)).toBe('AUDIT FAILED');
   });
 
   it('counts a booking whose amount differs from the charge as not charged', () => {
-    const report = auditLedgers(['a'], [payment('a', 'DONE', { chargeId: 'ch_a' })], [charge('a', 'ch_a', { amountCents: 501 })]);
+    const report = auditLedgers({
+      submitted: ['a'],
+      payments: [payment('a', 'DONE', { chargeId: 'ch_a' })],
+      ledger: [charge('a', 'ch_a', { amountCents: 501 })],
+      retrydDeadLetters: [],
+    });
     expect(report.violations.doneNotCharged).toEqual(['a']);
   });
 });

@@ -11,6 +11,10 @@ export interface AuditReport {
   deadByReason: Record<string, number>;
   /** Payments whose charge was handed to the retryd service. */
   handedToRetryd: number;
+  /** Tasks in retryd's dead letters (FAILED or EXHAUSTED). */
+  retrydDeadLetters: number;
+  /** Of those, payments that are DONE: the last attempt was charged but its answer lost, found by closing the key. */
+  deadLettersCharged: number;
   /** Charges the gateway applied. */
   charges: number;
   /** Duplicate requests the gateway answered from its ledger instead of charging again. */
@@ -28,6 +32,8 @@ export interface AuditReport {
     notFinal: string[];
     /** DEAD with no reason. */
     deadWithoutReason: string[];
+    /** DEAD after a hand-off, but their retryd task is not in retryd's dead letters. */
+    deadNotDeadLettered: string[];
   };
   /** Whether every violation list is empty. */
   ok: boolean;
@@ -38,11 +44,26 @@ export function reasonHeadline(reason: string): string {
   return reason.split(' after ')[0]?.split(' (')[0] ?? reason;
 }
 
+/** What the audit compares. */
+export interface AuditInput {
+  /** The payment ids the client submitted and had acknowledged. */
+  submitted: readonly string[];
+  /** The app's payments. */
+  payments: readonly Payment[];
+  /** The gateway's ledger. */
+  ledger: readonly LedgerEntry[];
+  /** The task ids of retryd's dead letters. */
+  retrydDeadLetters: readonly string[];
+}
+
 /**
- * Audits the app's payments against the gateway's ledger: 0 double charges, 0 lost payments, every charge booked
- * and every booking charged, every payment DONE or DEAD with a reason. Pure.
+ * Audits the app's payments against the gateway's ledger and retryd's dead letters: 0 double charges, 0 lost
+ * payments, every charge booked and every booking charged, every payment DONE or DEAD with a reason, and every
+ * payment that died after a hand-off dead-lettered in retryd. Pure.
  */
-export function auditLedgers(submitted: readonly string[], payments: readonly Payment[], ledger: readonly LedgerEntry[]): AuditReport {
+export function auditLedgers({ submitted, payments, ledger, retrydDeadLetters }: AuditInput): AuditReport {
+  const deadLetters = new Set(retrydDeadLetters);
+  const handedOff = payments.filter((p) => p.retryTaskId !== null);
   const byId = new Map(payments.map((p) => [p.paymentId, p]));
   const chargesOf = new Map<string, LedgerEntry[]>();
   for (const entry of ledger) {
@@ -57,6 +78,9 @@ export function auditLedgers(submitted: readonly string[], payments: readonly Pa
     doneNotCharged: [],
     notFinal: [],
     deadWithoutReason: [],
+    deadNotDeadLettered: handedOff
+      .filter((p) => p.status === PaymentStatus.DEAD && !deadLetters.has(p.retryTaskId as string))
+      .map((p) => p.paymentId),
   };
   for (const payment of payments) {
     if (payment.status === PaymentStatus.DONE) {
@@ -75,7 +99,9 @@ export function auditLedgers(submitted: readonly string[], payments: readonly Pa
     done: payments.filter((p) => p.status === PaymentStatus.DONE).length,
     dead: payments.filter((p) => p.status === PaymentStatus.DEAD).length,
     deadByReason,
-    handedToRetryd: payments.filter((p) => p.retryTaskId !== null).length,
+    handedToRetryd: handedOff.length,
+    retrydDeadLetters: deadLetters.size,
+    deadLettersCharged: handedOff.filter((p) => p.status === PaymentStatus.DONE && deadLetters.has(p.retryTaskId as string)).length,
     charges: ledger.filter((e) => e.outcome === 'charged').length,
     duplicatesAbsorbed: ledger.reduce((sum, e) => sum + e.replays, 0),
     violations,
@@ -89,6 +115,8 @@ export function formatAudit(report: AuditReport): string[] {
   const lines = [
     line('payments submitted', report.submitted),
     line('handed to retryd', report.handedToRetryd),
+    line('retryd dead letters', report.retrydDeadLetters),
+    line('  of them charged (answer lost)', report.deadLettersCharged),
     line('DONE', report.done),
     line('DEAD', report.dead),
     ...Object.entries(report.deadByReason)

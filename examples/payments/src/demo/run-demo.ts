@@ -42,7 +42,8 @@ const here = dirname(fileURLToPath(import.meta.url));
 const dist = join(here, '..', '..', 'dist');
 const GATEWAY_MAIN = join(dist, 'mock-gateway', 'main.js');
 const WORKER_MAIN = join(dist, 'payments-app', 'main.js');
-const RETRYD_MAIN = join(dirname(fileURLToPath(import.meta.resolve('@retryd/server'))), 'cli', 'main.js');
+/** The built `retryd` CLI of `@retryd/server`. */
+export const RETRYD_MAIN = join(dirname(fileURLToPath(import.meta.resolve('@retryd/server'))), 'cli', 'main.js');
 
 /** The payments of a run: about 3% declined cards, 2% cards whose issuer is down, the rest fine. */
 function makePayments(count: number, random: () => number): PaymentRequest[] {
@@ -56,6 +57,21 @@ function makePayments(count: number, random: () => number): PaymentRequest[] {
 /** `count` crash moments, as numbers of acknowledged submissions, spread over the middle of the run. */
 function crashMoments(count: number, payments: number, random: () => number): number[] {
   return Array.from({ length: count }, () => Math.floor(payments * (0.05 + 0.9 * random()))).sort((a, b) => a - b);
+}
+
+/** The task ids of every dead letter of the service at `url`, page by page. */
+async function readDeadLetters(url: string): Promise<string[]> {
+  const ids: string[] = [];
+  let cursor: string | undefined;
+  do {
+    const query = new URLSearchParams({ limit: '1000', ...(cursor === undefined ? {} : { cursor }) });
+    const response = await fetch(`${url}/dead-letters?${query}`);
+    if (response.status !== 200) throw new Error(`retryd GET /dead-letters answered ${response.status}`);
+    const page = (await response.json()) as { items: { taskId: string }[]; nextCursor?: string };
+    ids.push(...page.items.map((task) => task.taskId));
+    cursor = page.nextCursor;
+  } while (cursor !== undefined);
+  return ids;
 }
 
 /**
@@ -148,13 +164,19 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       }
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
+    const deadLetters = await readDeadLetters(service.url);
     children.push(worker, service);
     await Promise.all([stopChild(worker, 'SIGTERM'), stopChild(service, 'SIGTERM'), stopChild(gateway, 'SIGTERM')]);
 
     const store = new PaymentStore(join(dir, 'payments.db'));
     const ledger = new GatewayLedger(join(dir, 'gateway.db'));
     try {
-      const report = auditLedgers(payments.map((p) => p.paymentId), store.all(), ledger.entries());
+      const report = auditLedgers({
+        submitted: payments.map((p) => p.paymentId),
+        payments: store.all(),
+        ledger: ledger.entries(),
+        retrydDeadLetters: deadLetters,
+      });
       return { report, elapsedMs: performance.now() - started, workerCrashes: counts.worker, serviceCrashes: counts.service };
     } finally {
       store.close();
