@@ -89,4 +89,20 @@ describe('settling a payment handed to retryd', () => {
       expect(ledger.entries()).toEqual([expect.objectContaining({ idempotencyKey: 'key-busy', outcome: 'closed' })]);
     });
   }, 60_000);
+
+  it('hands to retryd a payment left SENDING by a failed step, once it is stale, and books its charge', async () => {
+    await withWorld(0.9, async ({ store, ledger, processor }) => {
+      const long = Date.now() - 60_000;
+      await store.accept({ paymentId: 'stranded', amountCents: 700, card: '4000000000004242' }, 'key-stranded', long);
+      await store.move('stranded', ['send'], {}, long);
+      await store.accept({ paymentId: 'fresh', amountCents: 700, card: '4000000000004242' }, 'key-fresh', Date.now());
+      await store.move('fresh', ['send'], {}, Date.now());
+      await processor.sweepStranded(10_000);
+      expect(store.get('stranded')).toMatchObject({ status: 'BACKOFF', retryTaskId: expect.any(String) });
+      expect(store.get('fresh')).toMatchObject({ status: 'SENDING', retryTaskId: null });
+      await settled(processor, 'stranded');
+      expect(ledger.entries()).toEqual([expect.objectContaining({ idempotencyKey: 'key-stranded', outcome: 'charged' })]);
+      expect(store.get('stranded')).toMatchObject({ status: 'DONE', chargeId: ledger.entries()[0]?.chargeId });
+    });
+  }, 60_000);
 });

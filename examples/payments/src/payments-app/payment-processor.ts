@@ -30,13 +30,56 @@ function chargeRequestOf(payment: Payment): ChargeRequest {
  */
 export class PaymentProcessor {
   private readonly now: () => number;
+  /** Payments a step of this process is working on: no second step starts on them meanwhile. */
+  private readonly busy = new Set<string>();
 
   constructor(private readonly deps: PaymentProcessorDeps) {
     this.now = deps.now ?? Date.now;
   }
 
   /** A PENDING payment: marks it SENDING, sends it in process, then books the answer or hands it off. */
-  async send(paymentId: string): Promise<void> {
+  send(paymentId: string): Promise<void> {
+    return this.exclusive(paymentId, undefined, () => this.sendNow(paymentId));
+  }
+
+  /** A SENDING payment whose outcome is unknown or transient: enqueued in retryd with its key, then BACKOFF. */
+  handOff(paymentId: string): Promise<void> {
+    return this.exclusive(paymentId, undefined, () => this.handOffNow(paymentId));
+  }
+
+  /**
+   * A BACKOFF payment: reads its retryd task and, once the task has ended, settles the key with the gateway and
+   * books what the gateway says. The gateway's word, not the task's status, decides: an EXHAUSTED task whose
+   * last attempt was charged but lost its answer is DONE, and a closed key cannot be charged by a straggler later.
+   * Returns whether the payment is now final.
+   */
+  settle(paymentId: string): Promise<boolean> {
+    return this.exclusive(paymentId, false, () => this.settleNow(paymentId));
+  }
+
+  /**
+   * Hands to retryd the SENDING payments untouched for `olderThanMs` that no step of this process is working on:
+   * a step that failed (the store or retryd answered an error) left them there, and only a restart would find them
+   * otherwise.
+   */
+  async sweepStranded(olderThanMs: number): Promise<void> {
+    const before = this.now() - olderThanMs;
+    for (const payment of this.deps.store.withStatus([PaymentStatus.SENDING])) {
+      if (payment.updatedAt < before && !this.busy.has(payment.paymentId)) await this.handOff(payment.paymentId);
+    }
+  }
+
+  private async exclusive<T>(paymentId: string, whenBusy: T, step: () => Promise<T>): Promise<T> {
+    if (this.busy.has(paymentId)) return whenBusy;
+    this.busy.add(paymentId);
+    try {
+      return await step();
+    } finally {
+      this.busy.delete(paymentId);
+    }
+  }
+
+  private async sendNow(paymentId: string): Promise<void> {
     const { store, gateway, strategy, signal } = this.deps;
     const pending = store.get(paymentId);
     if (pending?.status !== PaymentStatus.PENDING) return;
@@ -62,12 +105,11 @@ export class PaymentProcessor {
     } else if (outcome?.kind === 'failed' && !strategy.isRetryable(outcome)) {
       await store.move(paymentId, [PaymentEvent.DECLINE], { reason: `refused: ${outcome.code} (status ${outcome.status})` }, this.now());
     } else {
-      await this.handOff(paymentId);
+      await this.handOffNow(paymentId);
     }
   }
 
-  /** A SENDING payment whose outcome is unknown or transient: enqueued in retryd with its key, then BACKOFF. */
-  async handOff(paymentId: string): Promise<void> {
+  private async handOffNow(paymentId: string): Promise<void> {
     const { store, gateway, strategy, retryd } = this.deps;
     const payment = store.get(paymentId);
     if (payment?.status !== PaymentStatus.SENDING) return;
@@ -75,13 +117,7 @@ export class PaymentProcessor {
     await store.move(paymentId, [PaymentEvent.BACK_OFF], { retryTaskId: task.taskId }, this.now());
   }
 
-  /**
-   * A BACKOFF payment: reads its retryd task and, once the task has ended, settles the key with the gateway and
-   * books what the gateway says. The gateway's word, not the task's status, decides: an EXHAUSTED task whose
-   * last attempt was charged but lost its answer is DONE, and a closed key cannot be charged by a straggler later.
-   * Returns whether the payment is now final.
-   */
-  async settle(paymentId: string): Promise<boolean> {
+  private async settleNow(paymentId: string): Promise<boolean> {
     const { store, gateway, retryd, signal } = this.deps;
     const payment = store.get(paymentId);
     if (payment?.status !== PaymentStatus.BACKOFF || payment.retryTaskId === null) return false;

@@ -5,12 +5,13 @@ import type { PaymentStore } from './payment-store.js';
 
 /**
  * Polls retryd for the tasks of BACKOFF payments and settles those that ended, `concurrency` at a time, every
- * `intervalMs`, until `signal` aborts. retryd has no completion callback: polling the task is its documented way.
+ * `intervalMs`, until `signal` aborts; each round also hands to retryd the payments a failed step left SENDING for
+ * `strandedAfterMs` (default 10 s). retryd has no completion callback: polling the task is its documented way.
  */
 export async function pollSettlements(
   store: PaymentStore,
   processor: PaymentProcessor,
-  options: { signal: AbortSignal; intervalMs?: number; concurrency?: number; onError: (error: unknown) => void },
+  options: { signal: AbortSignal; intervalMs?: number; concurrency?: number; strandedAfterMs?: number; onError: (error: unknown) => void },
 ): Promise<void> {
   const { signal, onError } = options;
   const concurrency = options.concurrency ?? 16;
@@ -24,6 +25,7 @@ export async function pollSettlements(
       }
     };
     await Promise.all(Array.from({ length: concurrency }, lane));
+    await processor.sweepStranded(options.strandedAfterMs ?? 10_000).catch(onError);
     await sleep(options.intervalMs ?? 100, undefined, { signal }).catch(() => undefined);
   }
 }
