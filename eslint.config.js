@@ -11,7 +11,7 @@ export default tseslint.config(
     files: ['**/*.ts', '**/*.tsx'],
     languageOptions: {
       parserOptions: {
-        project: ['./tsconfig.check.json', './packages/*/tsconfig.json', './packages/server/console/tsconfig.json'],
+        project: ['./tsconfig.check.json', './packages/*/tsconfig.json', './examples/*/tsconfig.json', './packages/server/console/tsconfig.json'],
         tsconfigRootDir: import.meta.dirname,
       },
     },
