@@ -108,6 +108,7 @@ describe('API documentation', () => {
         'GET /retry-tasks/{taskId}/attempts',
         'POST /retry-tasks/{taskId}/replay',
         'GET /dead-letters',
+        'POST /dead-letters/replay',
         'POST /retry-policies',
         'PUT /retry-policies/{policyId}',
         'GET /retry-policies',
