@@ -124,7 +124,7 @@ describe('API documentation', () => {
     expect(res.body.components.schemas.EnqueueRequest.properties.method.enum).toContain('PATCH');
     expect(res.body.components.schemas.Task.properties).not.toHaveProperty('requestHash');
     const list = res.body.paths['/retry-tasks'].get;
-    expect(list.parameters.map((p: { name: string }) => p.name).sort()).toEqual(['cursor', 'limit', 'policyId', 'status']);
+    expect(list.parameters.map((p: { name: string }) => p.name).sort()).toEqual(['cursor', 'idempotencyKey', 'limit', 'policyId', 'status', 'targetKey']);
   });
 
   it('describes every field of a RetryPolicy that core validates, backoffByClass and its classes included', async () => {
