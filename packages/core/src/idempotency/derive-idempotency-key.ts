@@ -51,6 +51,23 @@ function normaliseUrl(input: string | URL): string {
   // Parsed afresh from text: the caller's URL object is left alone, and one from another realm works too.
   const text: unknown = typeof input === 'string' ? input : (input as Partial<URL> | null)?.href;
   if (typeof text !== 'string') throw new TypeError(`url must be a string or a URL, got ${show(input)}`);
+  const known = normalisedUrls.get(text);
+  if (known !== undefined) return known;
+  const normalised = normaliseUrlText(text, input);
+  // Bounded: a caller with endlessly many URLs refills it rather than growing it.
+  if (normalisedUrls.size >= NORMALISED_URL_CACHE_SIZE) normalisedUrls.clear();
+  normalisedUrls.set(text, normalised);
+  return normalised;
+}
+
+/**
+ * Callers mostly key requests to a handful of URLs, and parsing, re-serialising and sorting one costs more than the
+ * hash: the last few hundred are remembered (the function is pure, so a remembered answer is the same answer).
+ */
+const NORMALISED_URL_CACHE_SIZE = 512;
+const normalisedUrls = new Map<string, string>();
+
+function normaliseUrlText(text: string, input: string | URL): string {
   let url: URL;
   try {
     url = new URL(text);
@@ -115,10 +132,7 @@ export function deriveIdempotencyKey({ method, url, body }: IdempotencyKeyInput)
     throw new TypeError(`method must be an HTTP token (RFC 9110 §9.1), got ${show(method)}`);
   }
   return nodeCreateHash()('sha256')
-    .update(method.toUpperCase())
-    .update('\n')
-    .update(normaliseUrl(url))
-    .update('\n')
+    .update(`${method.toUpperCase()}\n${normaliseUrl(url)}\n`)
     .update(bodyBytes(body))
     .digest('hex')
     .slice(0, 32);
