@@ -119,12 +119,29 @@ async function fetchWithRetry(
 }
 
 /** The caller's headers with the request's `Idempotency-Key`: theirs if they sent one, else made once (`requestKey`). */
-function withIdempotencyKey(request: ReplayableRequest): Headers {
-  const headers = new Headers(request.headers);
+function withIdempotencyKey(request: ReplayableRequest): HeadersInit {
+  const given = request.headers;
+  // A plain object (the usual case) stays one: fetch copies it into its own header list either way, and a
+  // `Headers` made here would be one more copy per call.
+  if (given === undefined || isPlainRecord(given)) {
+    const record = (given ?? {}) as Record<string, string>;
+    for (const name in record) if (name.toLowerCase() === KEY_HEADER_LOWER) return record;
+    return { ...record, [IDEMPOTENCY_KEY_HEADER]: requestKey({ method: request.method, url: request.url, body: request.keyBody }) };
+  }
+  const headers = new Headers(given);
   if (!headers.has(IDEMPOTENCY_KEY_HEADER)) {
     headers.set(IDEMPOTENCY_KEY_HEADER, requestKey({ method: request.method, url: request.url, body: request.keyBody }));
   }
   return headers;
+}
+
+const KEY_HEADER_LOWER = IDEMPOTENCY_KEY_HEADER.toLowerCase();
+
+/** Headers given as a plain `{ name: value }` object, not a `Headers` or an array of pairs. */
+function isPlainRecord(headers: HeadersInit): boolean {
+  if (Array.isArray(headers) || (typeof Headers !== 'undefined' && headers instanceof Headers)) return false;
+  const proto = Object.getPrototypeOf(headers) as unknown;
+  return proto === Object.prototype || proto === null;
 }
 
 /** The one attempt of a request with a stream body: a failure that would be retried becomes the reason it is not. */
