@@ -119,7 +119,7 @@ async function fetchWithRetry(
 }
 
 /** The caller's headers with the request's `Idempotency-Key`: theirs if they sent one, else made once (`requestKey`). */
-function withIdempotencyKey(request: ReplayableRequest): HeadersInit {
+function withIdempotencyKey(request: ReplayableRequest): NonNullable<RequestInit['headers']> {
   const given = request.headers;
   // A plain object (the usual case) stays one: fetch copies it into its own header list either way, and a
   // `Headers` made here would be one more copy per call.
@@ -138,7 +138,7 @@ function withIdempotencyKey(request: ReplayableRequest): HeadersInit {
 const KEY_HEADER_LOWER = IDEMPOTENCY_KEY_HEADER.toLowerCase();
 
 /** Headers given as a plain `{ name: value }` object, not a `Headers` or an array of pairs. */
-function isPlainRecord(headers: HeadersInit): boolean {
+function isPlainRecord(headers: NonNullable<RequestInit['headers']>): boolean {
   if (Array.isArray(headers) || (typeof Headers !== 'undefined' && headers instanceof Headers)) return false;
   const proto = Object.getPrototypeOf(headers) as unknown;
   return proto === Object.prototype || proto === null;
