@@ -232,6 +232,8 @@ describe('retryd serve on Redis Cluster', () => {
         `${reaped} leases reaped, ${run.downstream.replays} replays, ${errors} engine errors while the slots moved`,
     );
     expect(await Promise.all(run.services.map(stop))).toEqual([0, 0]);
+    // Every node agrees on the new owner of the victim's slots before the next case opens a fresh client.
+    await clusterOf().waitSettled();
   }, 150_000);
 
   // Last in the file: it leaves one master and its replica dead.
