@@ -201,7 +201,9 @@ export class TaskService implements AsyncDisposable {
     const results: BulkReplayEntry[] = [];
     for (const task of listed.items) {
       try {
-        const { kind } = await this.replay(tenantId, task.taskId);
+        // Decided on the task as listed: the store's version guard refuses it if it changed since, and then the
+        // decision is made again on the task as it is, so the listing's read stands in for the replay's own.
+        const { kind } = await this.#replay(tenantId, task.taskId, task);
         results.push({ taskId: task.taskId, result: kind });
       } catch (error) {
         // A store that is down fails the whole call; a task that changed under the replay (cancelled, succeeded,
@@ -210,6 +212,7 @@ export class TaskService implements AsyncDisposable {
         results.push({ taskId: task.taskId, result: 'error', error });
       }
     }
+    if (results.some((entry) => entry.result === 'replayed')) this.#wake();
     return listed.nextCursor === undefined ? { results } : { results, nextCursor: listed.nextCursor };
   }
 
@@ -228,7 +231,7 @@ export class TaskService implements AsyncDisposable {
    * (202; it is never retried after that); terminal → 409 TASK_NOT_CANCELLABLE.
    */
   cancel(tenantId: string, taskId: string): Promise<CancelResult> {
-    return this.#move(tenantId, taskId, 'cancel the task', (task, now) => {
+    return this.#move(tenantId, taskId, 'cancel the task', undefined, (task, now) => {
       // The store guards each move by the status it may start from; core's table says which move applies.
       if (!canTransition(task.status, TaskEvent.CANCEL)) {
         throw new RetrydError(
@@ -251,7 +254,14 @@ export class TaskService implements AsyncDisposable {
    * IN_FLIGHT (replayed before) is returned as is, so replaying twice never runs it twice; SUCCEEDED and CANCELLED → 409.
    */
   async replay(tenantId: string, taskId: string): Promise<ReplayResult> {
-    const result = await this.#move(tenantId, taskId, 'replay the task', (task, now) => {
+    const result = await this.#replay(tenantId, taskId);
+    if (result.kind === 'replayed') this.#wake();
+    return result;
+  }
+
+  /** {@link TaskService.replay} without the wake-up, from the task as last read when the caller has it. */
+  #replay(tenantId: string, taskId: string, known?: RetryTask): Promise<ReplayResult> {
+    return this.#move(tenantId, taskId, 'replay the task', known, (task, now) => {
       if (canTransition(task.status, TaskEvent.REPLAY)) {
         const change: ReplayChange = {
           expectedVersion: task.version,
@@ -269,8 +279,6 @@ export class TaskService implements AsyncDisposable {
         `task ${taskId} is ${task.status}: only ${DEAD_LETTER_STATUSES.join(' and ')} tasks can be replayed`,
       );
     });
-    if (result.kind === 'replayed') this.#wake();
-    return result;
   }
 
   /** Registers a policy (`{ policyId, ...fields }`): `created` (201), or `existing` with the same definition (200). */
@@ -317,17 +325,18 @@ export class TaskService implements AsyncDisposable {
   }
 
   /**
-   * Reads a task, lets `decide` choose a named transition (or none), and has the store apply it; when the store
-   * refuses it (the task moved on meanwhile: a worker finished the attempt, another caller got there first), decides
-   * again on the task the store returned.
+   * Reads a task (unless `known` is the caller's recent read of it), lets `decide` choose a named transition (or
+   * none), and has the store apply it; when the store refuses it (the task moved on meanwhile: a worker finished the
+   * attempt, another caller got there first), decides again on the task the store returned.
    */
   async #move<K extends string>(
     tenantId: string,
     taskId: string,
     what: string,
+    known: RetryTask | undefined,
     decide: (task: RetryTask, now: number) => { kind: K; apply: () => Promise<TransitionResult> } | { unchanged: K },
   ): Promise<{ kind: K; task: RetryTask }> {
-    let task = await this.getTask(tenantId, taskId);
+    let task = known ?? (await this.getTask(tenantId, taskId));
     for (let race = 0; race < MAX_RACES; race++) {
       const decision = decide(task, this.#clock.now());
       if ('unchanged' in decision) return { kind: decision.unchanged, task };
