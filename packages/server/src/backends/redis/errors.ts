@@ -32,7 +32,9 @@ export class InvalidTaskStateError extends Error {
 
 // ioredis's own messages for "not sent" and "lost with the connection" (see isStoreUnavailable), and on Redis Cluster
 // a cluster not connected, no node reachable, or a slot without a master for longer than the client's redirections
-// (a failover that has not settled: CLUSTERDOWN, or MOVED to a node that is gone).
+// (a failover that has not settled: CLUSTERDOWN, or MOVED to a node that is gone). A single command that runs out of
+// redirections says so ("Too many Cluster redirections"); a pipeline that does hands back the last redirection itself
+// (MOVED, ASK or TRYAGAIN), which only reaches the store when the client could not follow it.
 const UNAVAILABLE = [
   /Command timed out/,
   /Connection is closed/,
@@ -42,6 +44,9 @@ const UNAVAILABLE = [
   /^None of startup nodes is available/,
   /^Too many Cluster redirections/,
   /^CLUSTERDOWN /,
+  /^MOVED \d+ /,
+  /^ASK \d+ /,
+  /^TRYAGAIN /,
 ];
 
 /** Turns a driver or script error into the store's typed errors; anything else passes through. */
