@@ -50,6 +50,18 @@ describe('limits shared by every instance', () => {
     expect(times.slice(2)).toEqual(Array.from({ length: 20 }, (_, i) => 100 * (i + 1)));
     expect(new Set(p.dispatches.map((d) => d.task.leaseOwner)).size).toBe(2);
   });
+
+  it("spreads the sends of a burst one instance claimed at once at the target's rate, not all at the claim", async () => {
+    p = await ProtectedHarness.open();
+    await p.first.protection.putSettings(p.ref(A), { rateLimit: { ratePerSecond: 10, burst: 5 } });
+    await p.insert(...Array.from({ length: 12 }, () => p.task(`${A}/hook`)));
+    for (let at = T0; at <= T0 + 2_000; at += 10) {
+      await p.h.advanceTo(at);
+      await p.answer(p.open, 200);
+    }
+    // The claim at T0 took the bucket's 5 tokens; they go out 100 ms apart, and the tokens after them in turn.
+    expect(p.dispatches.map((d) => d.at - T0)).toEqual(Array.from({ length: 12 }, (_, i) => 100 * i));
+  });
 });
 
 describe('settings', () => {

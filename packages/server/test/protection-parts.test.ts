@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { AdaptiveRate, ADAPTIVE_LIFT_AFTER_MS, increaseOf } from '../src/protection/adaptive-rate.js';
 import { gateLimits } from '../src/protection/gate-limits.js';
 import { RetryPacer } from '../src/protection/retry-pacer.js';
+import { SendPacer } from '../src/protection/send-pacer.js';
 import { StormDetector } from '../src/protection/storm-detector.js';
 import { PROTECTIONS_OFF } from '../src/protection/target-settings.js';
 import { TrafficCounters } from '../src/protection/traffic-counters.js';
@@ -77,6 +78,58 @@ describe('RetryPacer', () => {
     const pacer = new RetryPacer({ enabled: true, retryRatio: 0, minRetriesPerSecond: 4, windowMs: 250 }, clock);
     expect([100, 100, 100, 100].map((due) => pacer.pace(due))).toEqual([100, 100, 350, 600]);
     expect(pacer.pace(5_000)).toBe(5_000);
+  });
+});
+
+describe('SendPacer', () => {
+  /** Asks for `n` turns at once and returns when each send went, relative to the start. */
+  async function sendTimes(clock: ManualClock, pacer: SendPacer, n: number, rate: number | null, maxWaitMs = 1_000): Promise<number[]> {
+    const start = clock.now();
+    const times: number[] = [];
+    for (let i = 0; i < n; i++) {
+      const turn = pacer.turn(rate, maxWaitMs);
+      if (turn === undefined) times.push(clock.now() - start);
+      else void turn.then(() => times.push(clock.now() - start));
+    }
+    await clock.runAll();
+    return times;
+  }
+
+  it("spreads a claim's sends at the target's rate, in claim order, one timer for all", async () => {
+    const clock = new ManualClock(1_000);
+    const pacer = new SendPacer(clock);
+    // Five tokens claimed at once at 500/s: 2 ms apart, the first at once.
+    expect(await sendTimes(clock, pacer, 5, 500)).toEqual([0, 2, 4, 6, 8]);
+    expect(pacer.waitingCount).toBe(0);
+  });
+
+  it('keeps the rate when its timer fires late, but makes up at most one turn of a longer pause', async () => {
+    const clock = new ManualClock(1_000);
+    const pacer = new SendPacer(clock);
+    const times: number[] = [];
+    const record = (turn: Promise<void> | undefined) => void turn?.then(() => times.push(clock.now() - 1_000));
+    for (let i = 0; i < 6; i++) record(pacer.turn(500, 1_000));
+    // The event loop is busy past two turns (due at 2 and 4): at 5 the late one goes, then one more, not three.
+    clock.tick(5);
+    await clock.runAll();
+    expect(times).toEqual([5, 5, 7, 9, 11]);
+    // A send after a quiet spell goes at once; the next waits its turn.
+    await clock.advance(50);
+    expect(await sendTimes(clock, pacer, 2, 500)).toEqual([0, 2]);
+  });
+
+  it('never holds a send past its bound when the rate drops, and lets everything go without a limit', async () => {
+    const clock = new ManualClock(1_000);
+    const pacer = new SendPacer(clock);
+    expect(await sendTimes(clock, pacer, 3, 1, 300)).toEqual([0, 300, 300]);
+    await clock.advance(5_000);
+    const waiting = [pacer.turn(1, 5_000), pacer.turn(1, 5_000)];
+    expect(waiting[1]).toBeInstanceOf(Promise);
+    // The limit is lifted: the sends waiting go at once, and so do the next.
+    expect(pacer.turn(null, 1_000)).toBeUndefined();
+    await Promise.all(waiting);
+    expect(pacer.waitingCount).toBe(0);
+    expect(await sendTimes(clock, pacer, 3, null)).toEqual([0, 0, 0]);
   });
 });
 

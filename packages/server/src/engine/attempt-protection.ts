@@ -12,8 +12,12 @@ import type { AttemptResult } from './attempt-result.js';
  * can slip through the gate between the two.
  */
 export interface AttemptProtection {
-  /** A claimed or handed-off task is about to be attempted (`attemptNumber > runAttemptOffset`: a retry). */
-  attemptStarting(task: RetryTask, now: number): void;
+  /**
+   * A claimed or handed-off task is about to be attempted (`attemptNumber > runAttemptOffset`: a retry). Returns
+   * undefined when it may be sent at once, else a promise of its turn, within `maxWaitMs`: one instance's sends to a
+   * rate-limited target are spread at its rate.
+   */
+  attemptStarting(task: RetryTask, now: number, maxWaitMs: number): Promise<void> | undefined;
   /**
    * An attempt ended and its completion is decided but not yet written: counts its outcome, and may move a retry later
    * (the retry budget), changing `completion.next.nextAttemptAt` and the logged attempt's `nextAttemptAt` together.

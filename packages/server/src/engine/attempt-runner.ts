@@ -12,6 +12,14 @@ import { taskContext, type EngineErrorContext } from './engine-errors.js';
 import type { PolicyResolver } from './policy-resolver.js';
 import { StoreBackoff } from './store-backoff.js';
 
+/** Longest a claimed task waits for its target's pacing before it is sent, in ms. */
+const MAX_SEND_WAIT_MS = 1_000;
+
+/** How long `entry` may wait to be sent: at most a second, and at most a quarter of what is left of its lease. */
+function maxSendWaitMs(entry: Held, now: number): number {
+  return Math.max(0, Math.min(MAX_SEND_WAIT_MS, (entry.leaseExpiresAt - now) / 4));
+}
+
 /** A task this engine claimed and has not yet settled (its completion is not yet written). */
 export interface Held {
   task: RetryTask;
@@ -143,8 +151,8 @@ export class AttemptRunner {
         continue;
       }
       if (early === null) {
-        this.options.protection?.attemptStarting(entry.task, now);
-        void this.attempt(entry, policy);
+        const turn = this.options.protection?.attemptStarting(entry.task, now, maxSendWaitMs(entry, now));
+        void this.attempt(entry, policy, turn);
       } else {
         entry.open = false;
         const item = { task: entry.task, completion: early, leaseExpiresAt: entry.leaseExpiresAt };
@@ -159,9 +167,19 @@ export class AttemptRunner {
     }
   }
 
-  private async attempt(entry: Held, policy: RetryPolicy): Promise<void> {
+  private async attempt(entry: Held, policy: RetryPolicy, turn: Promise<void> | undefined): Promise<void> {
     const { task } = entry;
     const { clock } = this.options;
+    if (turn !== undefined) {
+      // Its target's rate spreads this instance's sends (see `AttemptProtection.attemptStarting`).
+      await turn;
+      if (entry.released) {
+        // Handed back at shutdown while it waited: never sent.
+        entry.open = false;
+        this.ended();
+        return;
+      }
+    }
     const startedAt = this.options.now();
     const started = clock.now();
     const traced: AttemptSpan | undefined = this.options.tracing?.start(task, task.attemptNumber + 1);

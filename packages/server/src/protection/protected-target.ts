@@ -7,6 +7,7 @@ import { AdaptiveRate } from './adaptive-rate.js';
 import { gateLimits } from './gate-limits.js';
 import { BreakerCauses, type ProtectionEvent } from './protection-events.js';
 import { RetryPacer } from './retry-pacer.js';
+import { SendPacer } from './send-pacer.js';
 import { SerialQueue } from './serial-queue.js';
 import { readSettings, writeSettings } from './settings-record.js';
 import { healthOf, SharedBreaker, type BreakerWrite, type Health } from './shared-breaker.js';
@@ -57,6 +58,7 @@ export class ProtectedTarget {
   readonly breaker: SharedBreaker;
   readonly adaptive = new AdaptiveRate();
   private pacer: RetryPacer;
+  private readonly sends: SendPacer;
   private traffic: TrafficCounters;
   private readonly storms = new StormDetector();
   private readAt = -Infinity;
@@ -77,6 +79,7 @@ export class ProtectedTarget {
     this.settings = deps.defaults;
     this.breaker = new SharedBreaker(deps.store.targetState, ref, deps.defaults.breaker, deps.clock, deps.random, deps.report);
     this.pacer = new RetryPacer(deps.defaults.retryBudget, deps.clock);
+    this.sends = new SendPacer(deps.clock);
     this.traffic = new TrafficCounters(deps.defaults.stormDetection.baselineMs);
     this.gate = new TargetGate(deps.store, ref, deps.clock, deps.wake);
     this.queue = new SerialQueue(deps.report);
@@ -91,8 +94,11 @@ export class ProtectedTarget {
     return undefined;
   }
 
-  /** An attempt of `task` goes out now. */
-  started(task: RetryTask, now: number): void {
+  /**
+   * An attempt of `task` goes out: undefined when it goes at once, else a promise of its turn, so that this instance's
+   * sends to a rate-limited target are spread at its rate (`SendPacer`), waiting never more than `maxWaitMs`.
+   */
+  started(task: RetryTask, now: number, maxWaitMs: number): Promise<void> | undefined {
     if (now - (task.nextAttemptAt ?? now) >= WAITED_MS && now - this.breaker.readAt >= WAITED_MS) {
       // It waited in the gate: what held it may have been another instance's breaker, whose probe this may be.
       // (A read already in progress reads the breaker too.)
@@ -112,6 +118,7 @@ export class ProtectedTarget {
     const retry = task.attemptNumber > task.runAttemptOffset;
     this.traffic.dispatched(retry);
     if (!retry && this.settings.retryBudget.enabled) this.pacer.firstAttempt();
+    return this.sends.turn(this.rateNow(), maxWaitMs);
   }
 
   /** An attempt ended; see `AttemptProtection.attemptEnded`. */

@@ -94,10 +94,10 @@ export class TargetProtection implements AttemptProtection, TargetControl, Async
 
   // ---- AttemptProtection (the engine's hot path) --------------------------------------------------------------------
 
-  attemptStarting(task: RetryTask, now: number): void {
+  attemptStarting(task: RetryTask, now: number, maxWaitMs: number): Promise<void> | undefined {
     const target = this.targetOf(task);
     void target.ensureLoaded(now);
-    target.started(task, now);
+    return target.started(task, now, maxWaitMs);
   }
 
   attemptEnded(task: RetryTask, result: AttemptResult, completion: AttemptCompletion, now: number): Promise<void> | undefined {
