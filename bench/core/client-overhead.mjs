@@ -7,8 +7,8 @@
 //   npm run bench:client -- --rounds 3 --calls 200      # a smoke run
 //   npm run bench:client -- --json                      # machine-readable results
 //
-// Every round runs every case once, in a rotated order, so drift on a shared machine hits all of them alike; the
-// figures of a case are its median round, in µs per call (sequential calls, each reading the whole response): wall time,
+// Every round runs each pair's two cases back to back (which goes first alternates), so drift on a shared machine
+// hits both alike; a ratio is the median of the rounds' own ratios, and the figures of a case are its median round, in µs per call (sequential calls, each reading the whole response): wall time,
 // and the process's CPU time (user + system, the server's share included, the same for every case), which other
 // processes on a shared machine disturb far less than the wall time.
 // Pairs: GET with no body; POST with a small JSON body, where plain fetch / axios send a fixed Idempotency-Key and the
@@ -90,11 +90,22 @@ const median = (xs) => {
 };
 
 for (const c of cases) await runCase(c, Math.max(50, CALLS >> 3)); // warm-up: JIT, sockets
+// Paired rounds: a pair's two cases run back to back (which goes first alternates by round), so a drift of the
+// machine hits both alike, and each round gives its own ratio; a case's figures are its median round, a pair's
+// ratios the median of its rounds' ratios. Pairs take turns in a rotated order.
+const pairs = [...new Set(cases.map((c) => c.pair))];
 const rounds = cases.map(() => []);
+const ratios = cases.map(() => ({ wall: [], cpu: [] }));
 for (let round = 0; round < ROUNDS; round++) {
-  for (let k = 0; k < cases.length; k++) {
-    const i = (k + round) % cases.length;
-    rounds[i].push(await runCase(cases[i], CALLS));
+  for (let k = 0; k < pairs.length; k++) {
+    const pair = pairs[(k + round) % pairs.length];
+    const plain = cases.findIndex((c) => c.pair === pair && c.plain);
+    const other = cases.findIndex((c) => c.pair === pair && !c.plain);
+    const order = round % 2 === 0 ? [plain, other] : [other, plain];
+    const got = {};
+    for (const i of order) rounds[i].push((got[i] = await runCase(cases[i], CALLS)));
+    ratios[other].wall.push(got[other].wall / got[plain].wall);
+    ratios[other].cpu.push(got[other].cpu / got[plain].cpu);
   }
 }
 server.close();
@@ -105,18 +116,13 @@ const results = cases.map((c, i) => ({
   plain: c.plain === true,
   wallUs: median(rounds[i].map((r) => r.wall)),
   cpuUs: median(rounds[i].map((r) => r.cpu)),
+  ...(c.plain ? {} : { wallRatio: median(ratios[i].wall), cpuRatio: median(ratios[i].cpu) }),
 }));
-for (const r of results) {
-  if (r.plain) continue;
-  const peer = results.find((p) => p.plain && p.pair === r.pair);
-  r.wallRatio = r.wallUs / peer.wallUs;
-  r.cpuRatio = r.cpuUs / peer.cpuUs;
-}
 const machine = `${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, Node ${process.version}, load ${os.loadavg()[0].toFixed(1)}`;
 if (JSON_OUTPUT) {
   console.log(JSON.stringify({ rounds: ROUNDS, calls: CALLS, machine, results }, null, 2));
 } else {
-  console.log(`client overhead on a first-try success: ${ROUNDS} rounds × ${CALLS} sequential calls per case, median round (${machine})\n`);
+  console.log(`client overhead on a first-try success: ${ROUNDS} rounds × ${CALLS} sequential calls per case, median round, ratios the median of each round's (${machine})\n`);
   const ratio = (x) => (x === undefined ? '' : `${x.toFixed(3)} (${x >= 1 ? '+' : ''}${((x - 1) * 100).toFixed(1)}%)`);
   console.log('| pair | case | wall µs/call | ÷ plain | CPU µs/call | ÷ plain |');
   console.log('| --- | --- | ---: | ---: | ---: | ---: |');
