@@ -16,6 +16,7 @@ import type { ConcurrencyLimit } from '../shared/concurrency-limit.js';
 import { DEFAULT_KEYED_METHODS, IDEMPOTENCY_KEY_HEADER } from '../shared/keyed-methods.js';
 import type { OriginBreakers } from '../shared/origin-breakers.js';
 import { requestKey } from '../shared/request-key.js';
+import { memoByString } from '../shared/string-memo.js';
 import type { AxiosRetryOptions } from './axios-retry-options.js';
 
 /** What one instance's retrying adapters share. */
@@ -92,12 +93,25 @@ const ABSOLUTE_URL = /^([a-z][a-z\d+\-.]*:)?\/\//i;
 
 /** The request's absolute URL (a browser's relative one against the page), or undefined when it has none. */
 function absoluteUrl(config: InternalAxiosRequestConfig): string | undefined {
+  let path: string;
   try {
-    return new URL(fullPath(config), (globalThis as { location?: { href: string } }).location?.href).href;
+    path = fullPath(config);
   } catch {
     return undefined;
   }
+  return resolveUrl(`${(globalThis as { location?: { href: string } }).location?.href ?? ''}\n${path}`);
 }
+
+/** `page\npath` to the absolute URL, remembered for the URLs called most: parsing one is a good part of a call's cost. */
+const resolveUrl = memoByString((key: string): string | undefined => {
+  const cut = key.indexOf('\n');
+  const page = key.slice(0, cut);
+  try {
+    return new URL(key.slice(cut + 1), page === '' ? undefined : page).href;
+  } catch {
+    return undefined;
+  }
+});
 
 /**
  * `baseURL` joined to `url` as axios joins them. `axios.getUri` does this too, but first merges the config with the

@@ -1,4 +1,5 @@
 import { CircuitBreaker, type CircuitBreakerOptions } from '@retryd/core';
+import { memoByString } from './string-memo.js';
 
 /**
  * One {@link CircuitBreaker} per origin (`https://api.example.com:8443`), made on first use: a failing downstream
@@ -23,12 +24,12 @@ export class OriginBreakers {
   }
 }
 
-/** The origin of an absolute URL; a string is parsed only when it is not already cut at the path (the common case). */
-function originOf(url: string): string {
+/** The origin of an absolute URL, remembered for the URLs called most (parsing one costs more than the rest of the lookup). */
+const originOf = memoByString((url: string): string => {
   try {
     return new URL(url).origin;
   } catch {
     // A relative URL (a browser's fetch('/x')) has the page's origin: one breaker for all of them is right.
     return '';
   }
-}
+});
