@@ -12,9 +12,9 @@ interface Waiting {
  * several at once would send them in one burst, and the downstream would see more than its limit in a short window.
  * The pacer gives each send a turn `1000 / rate` ms after the last one, in claim order, with one timer.
  *
- * A turn is due `1000 / rate` ms after the last one; a timer that fires late keeps the turns due as they were (the
- * rate is kept), but a pause of more than a turn (the event loop busy) is not made up in a burst: at most one send
- * more goes at once. A send after a quiet spell goes at once and starts the turns again from there.
+ * A timer that fires late keeps the turns due as they were (the rate is kept), but a pause of more than a turn (the
+ * event loop busy) is not made up in a burst: at most one send more goes at once. A send after a quiet spell goes at
+ * once and starts the turns again from there.
  */
 export class SendPacer {
   private nextTurnAt = Number.NEGATIVE_INFINITY;
@@ -30,12 +30,13 @@ export class SendPacer {
    * `ratePerSecond` null (no limit) lets every send go at once.
    */
   turn(ratePerSecond: number | null, maxWaitMs: number): Promise<void> | undefined {
-    const now = this.clock.now();
     if (ratePerSecond === null || ratePerSecond <= 0) {
+      // The common case, on every send to a target without a limit: nothing to read or allocate.
+      if (this.waiting.length > 0) this.releaseAll();
       this.nextTurnAt = Number.NEGATIVE_INFINITY;
-      this.releaseAll();
       return undefined;
     }
+    const now = this.clock.now();
     this.intervalMs = 1_000 / ratePerSecond;
     if (this.waiting.length === 0 && this.take(now, 0)) return undefined;
     return new Promise<void>((resolve) => {
