@@ -1,4 +1,7 @@
+import { CircuitBreaker, CircuitState } from '@retryd/core';
+import { ManualClock } from '@retryd/core/testing';
 import { describe, expect, it } from 'vitest';
+import { breakerOptionsOf } from '../src/protection/core-options.js';
 import { DEFAULT_TARGET_SETTINGS, PROTECTIONS_OFF, applySettingsPatch, burstOf } from '../src/protection/target-settings.js';
 
 describe('target settings', () => {
@@ -12,7 +15,7 @@ describe('target settings', () => {
     expect(burstOf({ ...result.settings, rateLimit: { ratePerSecond: 500, burst: null } })).toBe(5);
     expect(result.settings.adaptive).toEqual(DEFAULT_TARGET_SETTINGS.adaptive);
     // The base is not changed.
-    expect(DEFAULT_TARGET_SETTINGS.breaker.openDurationMs).toBe(1_000);
+    expect(DEFAULT_TARGET_SETTINGS.breaker.openDurationMs).toBe(500);
   });
 
   it('reports every broken rule at once, naming the field and the rule', () => {
@@ -38,7 +41,7 @@ describe('target settings', () => {
   });
 
   it('checks the rules that tie fields together', () => {
-    const tied = applySettingsPatch(DEFAULT_TARGET_SETTINGS, { breaker: { maxOpenDurationMs: 500 }, rateLimit: { burst: 5 } });
+    const tied = applySettingsPatch(DEFAULT_TARGET_SETTINGS, { breaker: { maxOpenDurationMs: 400 }, rateLimit: { burst: 5 } });
     expect(tied.ok ? [] : tied.errors.map((e) => e.field)).toEqual(['breaker.maxOpenDurationMs', 'rateLimit.burst']);
     expect(applySettingsPatch(DEFAULT_TARGET_SETTINGS, [] as unknown).ok).toBe(false);
   });
@@ -79,5 +82,40 @@ describe('target settings', () => {
     expect(DEFAULT_TARGET_SETTINGS.retryBudget.enabled && DEFAULT_TARGET_SETTINGS.stormDetection.enabled).toBe(true);
     expect(PROTECTIONS_OFF.breaker.enabled || PROTECTIONS_OFF.adaptive.enabled || PROTECTIONS_OFF.retryBudget.enabled).toBe(false);
     expect(Object.isFrozen(DEFAULT_TARGET_SETTINGS.breaker)).toBe(true);
+  });
+
+  describe('the default breaker, on a manual clock with the longest jitter draw', () => {
+    /**
+     * A target that fails every call until `recoversAtMs`: one probe a half-open period (the first fails, re-opening
+     * the breaker). Returns when the breaker closed and how many probe rounds it took.
+     */
+    function outage(recoversAtMs: number, untilMs = Number.POSITIVE_INFINITY) {
+      const clock = new ManualClock(0);
+      const breaker = new CircuitBreaker({ ...breakerOptionsOf(DEFAULT_TARGET_SETTINGS.breaker), clock, openJitter: 'EQUAL', random: () => 1 - 2 ** -20 });
+      breaker.forceOpen();
+      let rounds = 0;
+      while (breaker.state !== CircuitState.CLOSED && clock.now() < untilMs) {
+        clock.tick(breaker.retryAfterMs());
+        rounds++;
+        for (let probe = 0; probe < DEFAULT_TARGET_SETTINGS.breaker.halfOpenProbes && breaker.state !== CircuitState.OPEN && breaker.state !== CircuitState.CLOSED; probe++) {
+          expect(breaker.tryAcquire()).toBe(true);
+          if (clock.now() >= recoversAtMs) breaker.onSuccess();
+          else breaker.onFailure();
+        }
+      }
+      return { closedAtMs: clock.now(), rounds };
+    }
+
+    it('finds the end of a 10 s outage within about a second of it', () => {
+      // W3's outage: with periods that doubled, the breaker found it 1–10 s late and the backlog waited that long.
+      expect(outage(10_000).closedAtMs - 10_000).toBeLessThanOrEqual(1_300);
+      expect(outage(60_000).closedAtMs - 60_000).toBeLessThanOrEqual(6_000);
+    });
+
+    it('probes a target that stays dead for an hour at most ~200 rounds, about once a minute at the end', () => {
+      const { rounds } = outage(Number.POSITIVE_INFINITY, 3_600_000);
+      expect(rounds).toBeLessThanOrEqual(200);
+      expect(rounds).toBeGreaterThan(60);
+    });
   });
 });
