@@ -14,6 +14,7 @@ import {
 } from '@retryd/core';
 import axios, { AxiosHeaders, type AxiosAdapter, type AxiosResponse, type InternalAxiosRequestConfig } from 'axios';
 import { BodyNotReplayableError } from '../shared/body-not-replayable-error.js';
+import { copyWith } from '../shared/copy-with.js';
 import type { ConcurrencyLimit } from '../shared/concurrency-limit.js';
 import { DEFAULT_KEYED_METHODS, IDEMPOTENCY_KEY_HEADER } from '../shared/keyed-methods.js';
 import type { OriginBreakers } from '../shared/origin-breakers.js';
@@ -97,15 +98,24 @@ function sendWithRetry(config: InternalAxiosRequestConfig, base: AxiosAdapter, s
   const breaker = breakers !== undefined && url !== undefined ? breakers.forUrl(url) : undefined;
   let retryOptions = shared.retryOptions;
   if (cancel !== undefined || breaker !== undefined) {
-    retryOptions = { ...retryOptions };
+    retryOptions = copyWith(retryOptions, {});
     if (cancel !== undefined) retryOptions.signal = cancel.signal;
     if (breaker !== undefined) retryOptions.breaker = breaker;
   }
 
+  // axios's own adapters write to neither the config nor its headers: every attempt can send this request's config
+  // (axios's merged copy, not the caller's object). Copying it would cost more than the rest of the attempt: it is a
+  // null-prototype object in dictionary mode. Any other adapter gets a copy per attempt, in case it writes to it, and
+  // so does an attempt with a signal of its own: axios reads `config.signal` again once the adapter has answered.
+  const ownAdapter = !needsSignal && AXIOS_ADAPTERS.has(base);
+  if (ownAdapter) {
+    // With the plain adapter: a caller who sends `error.config` again must not get retries inside retries.
+    config.adapter = base;
+    config.headers = headers;
+  }
   // The context's signal is read only when needed: reading it makes an AbortController.
   const attempt = (context: AttemptContext): Promise<AxiosResponse> => {
-    // With the plain adapter: a caller who sends `error.config` again must not get retries inside retries.
-    const copy: InternalAxiosRequestConfig = { ...config, adapter: base, headers: COPYING_ADAPTERS.has(base) ? headers : AxiosHeaders.from(headers) };
+    const copy: InternalAxiosRequestConfig = ownAdapter ? config : { ...config, adapter: base, headers: AxiosHeaders.from(headers) };
     if (needsSignal) copy.signal = context.signal;
     if (stream) return sendOnce(base, copy, retryOnError);
     return context.attempt === 1 ? base(copy) : retries.run(() => base(copy), needsSignal ? context.signal : undefined);
@@ -142,11 +152,10 @@ export function isRetryableAxiosError(error: unknown, statuses: readonly number[
 }
 
 /**
- * axios's own adapters, which write to a copy of the config's headers (`AxiosHeaders.from(config.headers)` in the
- * http adapter, `resolveConfig` in xhr and fetch), never to the headers they are given: each attempt can hand them the
- * same headers. Any other adapter gets a copy per attempt, in case it writes to them.
+ * axios's own adapters. They read the config and write to copies of it (`AxiosHeaders.from(config.headers)` in the
+ * http adapter, `resolveConfig` in xhr and fetch), never to the config or the headers they are given.
  */
-const COPYING_ADAPTERS: ReadonlySet<unknown> = new Set(
+const AXIOS_ADAPTERS: ReadonlySet<unknown> = new Set(
   ['http', 'xhr', 'fetch'].map((name) => {
     try {
       return axios.getAdapter(name);

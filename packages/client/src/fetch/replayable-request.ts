@@ -1,3 +1,5 @@
+import { copyWith } from '../shared/copy-with.js';
+
 /** What `fetch` takes as its first argument: a URL, as text or a `URL`, or a `Request`. */
 export type FetchInput = string | URL | Request;
 
@@ -57,7 +59,7 @@ export function plainReplayableRequest(input: FetchInput, init: RequestInit | un
   return {
     url: typeof input === 'string' ? input : input.href,
     method,
-    init: method === base.method || base.method === undefined ? base : { ...base, method },
+    init: method === base.method || base.method === undefined ? base : copyWith(base, { method }),
     headers: base.headers,
     keyBody: body ?? undefined,
     stream: isStream(body),
@@ -78,7 +80,7 @@ async function bufferedReplayableRequest(input: FetchInput, init: RequestInit | 
     url = input.url;
     const fromRequest: RequestInit = { method: input.method, signal: input.signal };
     for (const field of REQUEST_FIELDS) (fromRequest as Record<string, unknown>)[field] = input[field];
-    base = { ...fromRequest, ...init };
+    base = Object.assign(fromRequest, init);
     headers ??= input.headers;
     if (body === undefined && input.body !== null) {
       body = new Uint8Array(await input.arrayBuffer());
@@ -105,7 +107,7 @@ async function bufferedReplayableRequest(input: FetchInput, init: RequestInit | 
     url,
     method,
     // Upper case on the wire too: fetch normalises only the six standard methods, and servers reject a 'patch'.
-    init: body === base.body && method === base.method ? base : { ...base, method, ...(body === undefined ? {} : { body: body as NonNullable<RequestInit['body']> }) },
+    init: body === base.body && method === base.method ? base : copyWith(base, body === undefined ? { method } : { method, body: body as NonNullable<RequestInit['body']> }),
     headers,
     keyBody,
     stream,

@@ -13,6 +13,7 @@ import {
   type RetryPolicy,
 } from '@retryd/core';
 import { BodyNotReplayableError } from '../shared/body-not-replayable-error.js';
+import { copyWith } from '../shared/copy-with.js';
 import { isBrowserNetworkError } from '../shared/browser-network-error.js';
 import { DEFAULT_KEYED_METHODS, IDEMPOTENCY_KEY_HEADER } from '../shared/keyed-methods.js';
 import { OriginBreakers } from '../shared/origin-breakers.js';
@@ -135,12 +136,12 @@ function fetchWithRetry(input: FetchInput, init: RequestInit | undefined, plan: 
 function sendWithRetry(request: ReplayableRequest, plan: CallPlan, breakers: OriginBreakers | undefined): Promise<Response> {
   // A stream body is sent once, so it needs no key for retries (and cannot be read to derive one).
   const headers = !request.stream && plan.keyedMethods.includes(request.method) ? withIdempotencyKey(request) : request.headers;
-  const base: RequestInit = headers === undefined || headers === request.init.headers ? request.init : { ...request.init, headers };
+  const base: RequestInit = headers === undefined || headers === request.init.headers ? request.init : copyWith(request.init, { headers });
   const { send, statuses, retryOnError } = plan;
   const url = request.url;
   let retryOptions = plan.retryOptions;
   if (request.signal !== undefined || breakers !== undefined) {
-    retryOptions = { ...retryOptions };
+    retryOptions = copyWith(retryOptions, {});
     if (request.signal !== undefined) retryOptions.signal = request.signal;
     if (breakers !== undefined) retryOptions.breaker = breakers.forUrl(url);
   }
@@ -148,9 +149,9 @@ function sendWithRetry(request: ReplayableRequest, plan: CallPlan, breakers: Ori
   // caller's signal it could never abort. The attempt returns `send`'s own promise: no async frame of its own.
   const needsSignal = plan.timed || request.signal !== undefined;
   const attempt = request.stream
-    ? (context: AttemptContext) => sendOnce(send, request, needsSignal ? { ...base, signal: context.signal } : base, statuses, retryOnError)
+    ? (context: AttemptContext) => sendOnce(send, request, needsSignal ? copyWith(base, { signal: context.signal }) : base, statuses, retryOnError)
     : needsSignal
-      ? (context: AttemptContext) => send(url, { ...base, signal: context.signal })
+      ? (context: AttemptContext) => send(url, copyWith(base, { signal: context.signal }))
       : () => send(url, base);
   return retry(attempt, plan.policy, retryOptions).catch(lastResponse);
 }
@@ -171,7 +172,7 @@ function withIdempotencyKey(request: ReplayableRequest): NonNullable<RequestInit
   if (given === undefined || isPlainRecord(given)) {
     const record = (given ?? {}) as Record<string, string>;
     for (const name in record) if (name.toLowerCase() === KEY_HEADER_LOWER) return record;
-    return { ...record, [IDEMPOTENCY_KEY_HEADER]: requestKey({ method: request.method, url: request.url, body: request.keyBody }) };
+    return copyWith(record, { [IDEMPOTENCY_KEY_HEADER]: requestKey({ method: request.method, url: request.url, body: request.keyBody }) });
   }
   const headers = new Headers(given);
   if (!headers.has(IDEMPOTENCY_KEY_HEADER)) {
