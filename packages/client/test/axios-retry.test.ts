@@ -121,6 +121,34 @@ describe('attachRetry (real axios, loopback servers)', () => {
     expect(error.reason).toBe('budget');
   });
 
+  it('times out every request of one instance, and cancels an attempt in flight', async () => {
+    server = await startLoopbackServer(() => undefined); // never answers
+    const api = axios.create({ baseURL: server.url });
+    attachRetry(api, { policy: { ...FAST, totalBudgetMs: 150 }, breaker: false });
+    for (const path of ['/first', '/second']) {
+      const error = (await api.get(path).catch((e: unknown) => e)) as RetryExhaustedError;
+      expect(error).toBeInstanceOf(RetryExhaustedError);
+      expect(error.reason).toBe('budget');
+    }
+    const controller = new AbortController();
+    const cancelled = api.post('/third', 'x', { signal: controller.signal });
+    await expect.poll(() => server?.requests.length, { timeout: 10_000 }).toBe(3);
+    controller.abort();
+    expect(axios.isCancel(await cancelled.catch((e: unknown) => e))).toBe(true);
+  });
+
+  it('sends the same key again when a failed POST is sent again from its error.config', async () => {
+    server = await startLoopbackServer(statuses(503, 503, 200));
+    const api = axios.create({ baseURL: server.url });
+    attachRetry(api, { policy: { ...FAST, maxAttempts: 2 } });
+    const error = (await api.post('/orders', 'x').catch((e: unknown) => e)) as AxiosError;
+    expect(error.response?.status).toBe(503);
+    await api.request(error.config!);
+    const keys = server.requests.map((r) => r.headers['idempotency-key']);
+    expect(keys).toHaveLength(3);
+    expect(new Set(keys).size).toBe(1);
+  });
+
   it('does not retry a stream body, and says why', async () => {
     server = await startLoopbackServer(statuses(503, 200));
     const api = axios.create({ baseURL: server.url });

@@ -105,6 +105,34 @@ describe('retryingFetch', () => {
     expect((error.lastError as Error).name).toBe('TimeoutError');
   });
 
+  it('times out every call of one retrying fetch, each attempt on its own deadline', async () => {
+    server = await startLoopbackServer(() => undefined); // never answers
+    const timedFetch = createRetryingFetch({ policy: { ...FAST, totalBudgetMs: 150 }, breaker: false });
+    for (const path of ['/first', '/second']) {
+      const error = (await timedFetch(`${server.url}${path}`).catch((e: unknown) => e)) as RetryExhaustedError;
+      expect(error).toBeInstanceOf(RetryExhaustedError);
+      expect(error.reason).toBe('budget');
+    }
+    expect(server.requests.map((r) => r.url)).toEqual(['/first', '/second']);
+  });
+
+  it("aborts the attempt in flight at the caller's abort", async () => {
+    server = await startLoopbackServer(() => undefined); // never answers
+    const controller = new AbortController();
+    const call = retryingFetch(server.url, { method: 'POST', body: 'x', signal: controller.signal }, { policy: FAST });
+    await expect.poll(() => server?.requests.length, { timeout: 10_000 }).toBe(1);
+    controller.abort(new Error('the user left'));
+    await expect(call).rejects.toThrow('the user left');
+  });
+
+  it('rejects, as fetch does, rather than throws on headers that cannot be sent', async () => {
+    let call: Promise<Response> | undefined;
+    expect(() => {
+      call = retryingFetch('http://127.0.0.1:1/x', { method: 'POST', headers: [['bad name', 'x']], body: 'x' });
+    }).not.toThrow();
+    await expect(call).rejects.toThrow(TypeError);
+  });
+
   it("stops at the caller's abort, sleeps included", async () => {
     server = await startLoopbackServer(statuses(503));
     const controller = new AbortController();

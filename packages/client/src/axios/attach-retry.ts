@@ -3,7 +3,7 @@ import axios, { type AxiosInstance } from 'axios';
 import { ConcurrencyLimit } from '../shared/concurrency-limit.js';
 import { OriginBreakers } from '../shared/origin-breakers.js';
 import type { AxiosRetryOptions } from './axios-retry-options.js';
-import { retryingAdapter, type RetryingAdapterContext } from './retrying-adapter.js';
+import { retryingAdapter, retryingAdapterContext } from './retrying-adapter.js';
 
 /**
  * Makes every request of an axios instance retry, with the behaviour of `retryingFetch`: the policy's statuses and
@@ -28,11 +28,11 @@ import { retryingAdapter, type RetryingAdapterContext } from './retrying-adapter
  */
 export function attachRetry(instance: AxiosInstance, options: AxiosRetryOptions = {}): () => void {
   assertValidPolicy({ ...DEFAULT_POLICY, ...options.policy });
-  const shared: RetryingAdapterContext = {
+  const shared = retryingAdapterContext(
     options,
-    breakers: options.breaker === false ? undefined : new OriginBreakers(options.breaker),
-    retries: new ConcurrencyLimit(options.maxConcurrentRetries ?? 10, 'maxConcurrentRetries'),
-  };
+    new ConcurrencyLimit(options.maxConcurrentRetries ?? 10, 'maxConcurrentRetries'),
+    options.breaker === false ? undefined : new OriginBreakers(options.breaker),
+  );
   // A request interceptor, so that a per-request `adapter` is wrapped as well as the instance's default.
   const id = instance.interceptors.request.use(
     (config) => {

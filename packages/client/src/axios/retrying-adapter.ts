@@ -7,11 +7,14 @@ import {
   isRetryableError,
   retry,
   retryableStatusCodesOf,
+  type AttemptContext,
   type IdempotencyKeyInput,
   type RetryOptions,
+  type RetryPolicy,
 } from '@retryd/core';
 import axios, { AxiosHeaders, type AxiosAdapter, type AxiosResponse, type InternalAxiosRequestConfig } from 'axios';
 import { BodyNotReplayableError } from '../shared/body-not-replayable-error.js';
+import { copyWith } from '../shared/copy-with.js';
 import type { ConcurrencyLimit } from '../shared/concurrency-limit.js';
 import { DEFAULT_KEYED_METHODS, IDEMPOTENCY_KEY_HEADER } from '../shared/keyed-methods.js';
 import type { OriginBreakers } from '../shared/origin-breakers.js';
@@ -19,11 +22,43 @@ import { requestKey } from '../shared/request-key.js';
 import { memoByString } from '../shared/string-memo.js';
 import type { AxiosRetryOptions } from './axios-retry-options.js';
 
-/** What one instance's retrying adapters share. */
+/** What one instance's retrying adapters share, worked out from the options once (not per request). */
 export interface RetryingAdapterContext {
-  options: AxiosRetryOptions;
   breakers: OriginBreakers | undefined;
   retries: ConcurrencyLimit;
+  policy: Partial<RetryPolicy>;
+  keyedMethods: readonly string[];
+  retryOnError: (error: unknown) => boolean;
+  /** Every request's retry options but the signal and the breaker. */
+  retryOptions: RetryOptions<AxiosResponse>;
+  /** The policy has a deadline: each attempt needs a signal that it can abort. */
+  timed: boolean;
+}
+
+/**
+ * The context of {@link retryingAdapter} for one axios instance.
+ *
+ * @param retries - the instance's bound on retries in flight (`maxConcurrentRetries`)
+ * @param breakers - the instance's breakers, or undefined for none
+ */
+export function retryingAdapterContext(options: AxiosRetryOptions, retries: ConcurrencyLimit, breakers: OriginBreakers | undefined): RetryingAdapterContext {
+  const policy = options.policy ?? DEFAULT_POLICY;
+  const statuses = retryableStatusCodesOf(policy);
+  const retryOnError = options.retryOnError ?? ((error: unknown) => isRetryableAxiosError(error, statuses));
+  const retryOptions: RetryOptions<AxiosResponse> = { retryOnError };
+  if (options.onAttempt !== undefined) retryOptions.onAttempt = options.onAttempt;
+  if (options.clock !== undefined) retryOptions.clock = options.clock;
+  if (options.random !== undefined) retryOptions.random = options.random;
+  if (options.wallClock !== undefined) retryOptions.wallClock = options.wallClock;
+  return {
+    breakers,
+    retries,
+    policy,
+    keyedMethods: options.keyedMethods ?? DEFAULT_KEYED_METHODS,
+    retryOnError,
+    retryOptions,
+    timed: policy.totalBudgetMs !== undefined,
+  };
 }
 
 /** axios's codes for a request that got no answer and may get one later; any other code without a response is a misuse. */
@@ -35,50 +70,77 @@ const NO_ANSWER_CODES: ReadonlySet<string> = new Set(['ERR_NETWORK', 'ECONNABORT
  * the instance's retry limit.
  */
 export function retryingAdapter(base: AxiosAdapter, shared: RetryingAdapterContext): AxiosAdapter {
-  return (config) => sendWithRetry(config, base, shared);
+  return (config) => {
+    try {
+      return sendWithRetry(config, base, shared);
+    } catch (error) {
+      // An adapter reports by rejecting.
+      return Promise.reject(error);
+    }
+  };
 }
 
-async function sendWithRetry(config: InternalAxiosRequestConfig, base: AxiosAdapter, shared: RetryingAdapterContext): Promise<AxiosResponse> {
-  const { options, breakers, retries } = shared;
+/** One request. No `async` here: each async frame on the way is another turn of the microtask queue. */
+function sendWithRetry(config: InternalAxiosRequestConfig, base: AxiosAdapter, shared: RetryingAdapterContext): Promise<AxiosResponse> {
+  const { breakers, retries, policy, retryOnError } = shared;
   const url = absoluteUrl(config);
   const method = (config.method ?? 'get').toUpperCase();
   const data: unknown = config.data;
   const stream = isStream(data);
-  const headers = AxiosHeaders.from(config.headers);
-  if (!stream && (options.keyedMethods ?? DEFAULT_KEYED_METHODS).includes(method) && !headers.has(IDEMPOTENCY_KEY_HEADER)) {
+  // axios made these headers for this request (dispatchRequest copies the caller's): the key may go on them, and then
+  // `error.config` sent again carries the same key. Each attempt still sends a copy, which the adapter may write to.
+  const headers = config.headers instanceof AxiosHeaders ? config.headers : AxiosHeaders.from(config.headers);
+  if (!stream && shared.keyedMethods.includes(method) && !headers.has(IDEMPOTENCY_KEY_HEADER)) {
     headers.set(IDEMPOTENCY_KEY_HEADER, requestKey(keyInput(method, url, data)));
   }
-  const policy = options.policy ?? DEFAULT_POLICY;
-  const statuses = retryableStatusCodesOf(policy);
-  const retryOnError = options.retryOnError ?? ((error: unknown) => isRetryableAxiosError(error, statuses));
   const cancel = cancellationOf(config);
-  const needsSignal = policy.totalBudgetMs !== undefined || cancel !== undefined;
-
-  const retryOptions: RetryOptions<AxiosResponse> = { retryOnError };
-  if (cancel !== undefined) retryOptions.signal = cancel.signal;
-  if (breakers !== undefined && url !== undefined) retryOptions.breaker = breakers.forUrl(url);
-  if (options.onAttempt !== undefined) retryOptions.onAttempt = options.onAttempt;
-  if (options.clock !== undefined) retryOptions.clock = options.clock;
-  if (options.random !== undefined) retryOptions.random = options.random;
-  if (options.wallClock !== undefined) retryOptions.wallClock = options.wallClock;
-
-  try {
-    // The context's signal is read only when needed: reading it makes an AbortController.
-    return await retry((context) => {
-      // With the plain adapter: a caller who sends `error.config` again must not get retries inside retries.
-      const copy: InternalAxiosRequestConfig = { ...config, adapter: base, headers: AxiosHeaders.from(headers) };
-      if (needsSignal) copy.signal = context.signal;
-      if (stream) return sendOnce(base, copy, retryOnError);
-      return context.attempt === 1 ? base(copy) : retries.run(() => base(copy), needsSignal ? context.signal : undefined);
-    }, policy, retryOptions);
-  } catch (error) {
-    if (cancel?.signal.aborted) throw cancel.signal.reason;
-    // axios callers read `error.response`: retries that ended on an axios error end with that error.
-    if (error instanceof RetryExhaustedError && axios.isAxiosError(error.lastError)) throw error.lastError;
-    throw error;
-  } finally {
-    cancel?.unlink();
+  const needsSignal = shared.timed || cancel !== undefined;
+  const breaker = breakers !== undefined && url !== undefined ? breakers.forUrl(url) : undefined;
+  let retryOptions = shared.retryOptions;
+  if (cancel !== undefined || breaker !== undefined) {
+    retryOptions = copyWith(retryOptions, {});
+    if (cancel !== undefined) retryOptions.signal = cancel.signal;
+    if (breaker !== undefined) retryOptions.breaker = breaker;
   }
+
+  // axios's own adapters write to neither the config nor its headers: every attempt can send this request's config
+  // (axios's merged copy, not the caller's object). Copying it would cost more than the rest of the attempt: it is a
+  // null-prototype object in dictionary mode. Any other adapter gets a copy per attempt, in case it writes to it, and
+  // so does an attempt with a signal of its own: axios reads `config.signal` again once the adapter has answered.
+  const ownAdapter = !needsSignal && AXIOS_ADAPTERS.has(base);
+  if (ownAdapter) {
+    // With the plain adapter: a caller who sends `error.config` again must not get retries inside retries.
+    config.adapter = base;
+    config.headers = headers;
+  }
+  // The context's signal is read only when needed: reading it makes an AbortController.
+  const attempt = (context: AttemptContext): Promise<AxiosResponse> => {
+    const copy: InternalAxiosRequestConfig = ownAdapter ? config : { ...config, adapter: base, headers: AxiosHeaders.from(headers) };
+    if (needsSignal) copy.signal = context.signal;
+    if (stream) return sendOnce(base, copy, retryOnError);
+    return context.attempt === 1 ? base(copy) : retries.run(() => base(copy), needsSignal ? context.signal : undefined);
+  };
+  // Without a cancellation to unlink at the end (the usual request), no async frame of its own.
+  if (cancel === undefined) return retry(attempt, policy, retryOptions).catch(lastAxiosError);
+  return cancellable(retry(attempt, policy, retryOptions), cancel);
+}
+
+/** The request's outcome, or axios's `CanceledError` when the caller cancelled it; the caller's signal unlinked after. */
+async function cancellable(pending: Promise<AxiosResponse>, cancel: Cancellation): Promise<AxiosResponse> {
+  try {
+    return await pending;
+  } catch (error) {
+    if (cancel.signal.aborted) throw cancel.signal.reason;
+    return lastAxiosError(error);
+  } finally {
+    cancel.unlink();
+  }
+}
+
+/** axios callers read `error.response`: retries that ended on an axios error end with that error. */
+function lastAxiosError(error: unknown): never {
+  if (error instanceof RetryExhaustedError && axios.isAxiosError(error.lastError)) throw error.lastError;
+  throw error;
 }
 
 /** Whether an axios error is worth another attempt: the policy's statuses, or no answer at all (not a misuse). */
@@ -88,6 +150,20 @@ export function isRetryableAxiosError(error: unknown, statuses: readonly number[
   if (error.response !== undefined) return classifyHttpStatus(error.response.status, statuses) === HttpOutcome.RETRYABLE;
   return isNetworkError(error) || (error.code !== undefined && NO_ANSWER_CODES.has(error.code));
 }
+
+/**
+ * axios's own adapters. They read the config and write to copies of it (`AxiosHeaders.from(config.headers)` in the
+ * http adapter, `resolveConfig` in xhr and fetch), never to the config or the headers they are given.
+ */
+const AXIOS_ADAPTERS: ReadonlySet<unknown> = new Set(
+  ['http', 'xhr', 'fetch'].map((name) => {
+    try {
+      return axios.getAdapter(name);
+    } catch {
+      return undefined; // not available where this runs (xhr in Node, http in a browser)
+    }
+  }),
+);
 
 const ABSOLUTE_URL = /^([a-z][a-z\d+\-.]*:)?\/\//i;
 

@@ -1,3 +1,5 @@
+import { copyWith } from '../shared/copy-with.js';
+
 /** What `fetch` takes as its first argument: a URL, as text or a `URL`, or a `Request`. */
 export type FetchInput = string | URL | Request;
 
@@ -39,6 +41,36 @@ const isStream = (body: unknown): boolean =>
  * `Content-Type` that goes with them.
  */
 export async function replayableRequest(input: FetchInput, init: RequestInit | undefined): Promise<ReplayableRequest> {
+  return plainReplayableRequest(input, init) ?? (await bufferedReplayableRequest(input, init));
+}
+
+/**
+ * {@link replayableRequest} without a promise, for the calls that need nothing read first: a URL (not a `Request`)
+ * and a body that is none, text, bytes, `URLSearchParams` or a stream. Undefined for the others (a `Request`,
+ * `FormData`, a `Blob`). Most calls are of this kind, and an `await` on each would be one more turn of the
+ * microtask queue before the request goes out.
+ */
+export function plainReplayableRequest(input: FetchInput, init: RequestInit | undefined): ReplayableRequest | undefined {
+  if (isRequest(input)) return undefined;
+  const body: unknown = init?.body;
+  if ((typeof FormData !== 'undefined' && body instanceof FormData) || (typeof Blob !== 'undefined' && body instanceof Blob)) return undefined;
+  const base: RequestInit = init ?? NO_INIT;
+  const method = base.method === undefined ? 'GET' : base.method.toUpperCase();
+  return {
+    url: typeof input === 'string' ? input : input.href,
+    method,
+    init: method === base.method || base.method === undefined ? base : copyWith(base, { method }),
+    headers: base.headers,
+    keyBody: body ?? undefined,
+    stream: isStream(body),
+    signal: base.signal ?? undefined,
+  };
+}
+
+/** The init of a call that gave none; fetch only reads it, and every attempt copies it before adding to it. */
+const NO_INIT: RequestInit = Object.freeze({});
+
+async function bufferedReplayableRequest(input: FetchInput, init: RequestInit | undefined): Promise<ReplayableRequest> {
   let url: string;
   let base: RequestInit = init ?? {};
   let headers = init?.headers;
@@ -48,7 +80,7 @@ export async function replayableRequest(input: FetchInput, init: RequestInit | u
     url = input.url;
     const fromRequest: RequestInit = { method: input.method, signal: input.signal };
     for (const field of REQUEST_FIELDS) (fromRequest as Record<string, unknown>)[field] = input[field];
-    base = { ...fromRequest, ...init };
+    base = Object.assign(fromRequest, init);
     headers ??= input.headers;
     if (body === undefined && input.body !== null) {
       body = new Uint8Array(await input.arrayBuffer());
@@ -75,7 +107,7 @@ export async function replayableRequest(input: FetchInput, init: RequestInit | u
     url,
     method,
     // Upper case on the wire too: fetch normalises only the six standard methods, and servers reject a 'patch'.
-    init: body === base.body && method === base.method ? base : { ...base, method, ...(body === undefined ? {} : { body: body as NonNullable<RequestInit['body']> }) },
+    init: body === base.body && method === base.method ? base : copyWith(base, body === undefined ? { method } : { method, body: body as NonNullable<RequestInit['body']> }),
     headers,
     keyBody,
     stream,

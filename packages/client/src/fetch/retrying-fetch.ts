@@ -8,15 +8,18 @@ import {
   isRetryableError,
   retry,
   retryableStatusCodesOf,
+  type AttemptContext,
   type RetryOptions,
+  type RetryPolicy,
 } from '@retryd/core';
 import { BodyNotReplayableError } from '../shared/body-not-replayable-error.js';
+import { copyWith } from '../shared/copy-with.js';
 import { isBrowserNetworkError } from '../shared/browser-network-error.js';
 import { DEFAULT_KEYED_METHODS, IDEMPOTENCY_KEY_HEADER } from '../shared/keyed-methods.js';
 import { OriginBreakers } from '../shared/origin-breakers.js';
 import { requestKey } from '../shared/request-key.js';
 import type { RetryingFetchOptions } from './retrying-fetch-options.js';
-import { replayableRequest, type FetchInput, type ReplayableRequest } from './replayable-request.js';
+import { plainReplayableRequest, replayableRequest, type FetchInput, type ReplayableRequest } from './replayable-request.js';
 
 /** The standard `fetch` signature. */
 export type FetchFunction = (input: FetchInput, init?: RequestInit) => Promise<Response>;
@@ -51,7 +54,9 @@ export function createRetryingFetch(options: RetryingFetchOptions = {}): FetchFu
   // A wrong policy fails here, at set-up, naming the field, rather than at the first call.
   assertValidPolicy({ ...DEFAULT_POLICY, ...options.policy });
   const breakers = options.breaker === false ? undefined : new OriginBreakers(options.breaker);
-  return (input, init) => fetchWithRetry(input, init, options, breakers);
+  // Options are read once: what every call of this fetch shares is made here, not per call.
+  const plan = callPlan(options);
+  return (input, init) => fetchWithRetry(input, init, plan, breakers);
 }
 
 const sharedBreakers = new OriginBreakers(undefined);
@@ -70,52 +75,93 @@ export function retryingFetch(
   init?: RequestInit,
   options: Omit<RetryingFetchOptions, 'breaker'> & { breaker?: false } = {},
 ): Promise<Response> {
-  return fetchWithRetry(input, init, options, options.breaker === false ? undefined : sharedBreakers);
+  return fetchWithRetry(input, init, callPlan(options), options.breaker === false ? undefined : sharedBreakers);
 }
 
-async function fetchWithRetry(
-  input: FetchInput,
-  init: RequestInit | undefined,
-  options: RetryingFetchOptions,
-  breakers: OriginBreakers | undefined,
-): Promise<Response> {
-  const request = await replayableRequest(input, init);
-  const keyedMethods = options.keyedMethods ?? DEFAULT_KEYED_METHODS;
-  // A stream body is sent once, so it needs no key for retries (and cannot be read to derive one).
-  const headers = keyedMethods.includes(request.method) && !request.stream ? withIdempotencyKey(request) : request.headers;
+/** What the calls of one retrying fetch share, worked out from its options once. */
+interface CallPlan {
+  policy: Partial<RetryPolicy>;
+  statuses: readonly number[];
+  keyedMethods: readonly string[];
+  send: (url: string, init: RequestInit) => Promise<Response>;
+  retryOnError: (error: unknown) => boolean;
+  /** Every call's retry options but the signal and the breaker. */
+  retryOptions: RetryOptions<Response>;
+  /** The policy has a deadline: each attempt needs a signal that it can abort. */
+  timed: boolean;
+}
+
+/** `globalThis.fetch` as it is at the call (a test or a polyfill may replace it after set-up). */
+const globalFetch = (url: string, init: RequestInit): Promise<Response> => globalThis.fetch(url, init);
+
+function callPlan(options: RetryingFetchOptions): CallPlan {
   const policy = options.policy ?? DEFAULT_POLICY;
   const statuses = retryableStatusCodesOf(policy);
-  const send = options.fetch ?? ((url: string, attemptInit: RequestInit) => globalThis.fetch(url, attemptInit));
-  // Without a deadline or a caller's signal, reading the attempt's signal would only make an AbortController.
-  const needsSignal = policy.totalBudgetMs !== undefined || request.signal !== undefined;
-  const base: RequestInit = headers === undefined || headers === request.init.headers ? request.init : { ...request.init, headers };
   const retryOnError = options.retryOnError ?? defaultRetryOnError;
-
   const retryOptions: RetryOptions<Response> = {
     retryOnResult: (response) => classifyHttpStatus(response.status, statuses) === HttpOutcome.RETRYABLE,
     retryOnError,
   };
-  if (request.signal !== undefined) retryOptions.signal = request.signal;
-  if (breakers !== undefined) retryOptions.breaker = breakers.forUrl(request.url);
   if (options.onAttempt !== undefined) retryOptions.onAttempt = options.onAttempt;
   if (options.clock !== undefined) retryOptions.clock = options.clock;
   if (options.random !== undefined) retryOptions.random = options.random;
   if (options.wallClock !== undefined) retryOptions.wallClock = options.wallClock;
+  return {
+    policy,
+    statuses,
+    keyedMethods: options.keyedMethods ?? DEFAULT_KEYED_METHODS,
+    send: options.fetch ?? globalFetch,
+    retryOnError,
+    retryOptions,
+    timed: policy.totalBudgetMs !== undefined,
+  };
+}
 
+/**
+ * One call. No `async` here: most calls need nothing awaited before the first attempt goes out
+ * ({@link plainReplayableRequest}), and each async frame on the way is another turn of the microtask queue.
+ */
+function fetchWithRetry(input: FetchInput, init: RequestInit | undefined, plan: CallPlan, breakers: OriginBreakers | undefined): Promise<Response> {
+  let request: ReplayableRequest | undefined;
   try {
-    // The context's signal is read only when needed: reading it makes an AbortController.
-    return await retry(async (context) => {
-      const attemptInit = needsSignal ? { ...base, signal: context.signal } : base;
-      if (!request.stream) return send(request.url, attemptInit);
-      return sendOnce(send, request, attemptInit, statuses, retryOnError);
-    }, policy, retryOptions);
+    request = plainReplayableRequest(input, init);
+    if (request !== undefined) return sendWithRetry(request, plan, breakers);
   } catch (error) {
-    // fetch answers any status with a Response: retries that ended on one return it, for the caller to read.
-    if (error instanceof RetryExhaustedError && error.lastError instanceof RetryableResultError) {
-      return error.lastError.result as Response;
-    }
-    throw error;
+    // fetch reports a bad call (a malformed header, say) by rejecting, never by throwing.
+    return Promise.reject(error);
   }
+  return replayableRequest(input, init).then((buffered) => sendWithRetry(buffered, plan, breakers));
+}
+
+function sendWithRetry(request: ReplayableRequest, plan: CallPlan, breakers: OriginBreakers | undefined): Promise<Response> {
+  // A stream body is sent once, so it needs no key for retries (and cannot be read to derive one).
+  const headers = !request.stream && plan.keyedMethods.includes(request.method) ? withIdempotencyKey(request) : request.headers;
+  const base: RequestInit = headers === undefined || headers === request.init.headers ? request.init : copyWith(request.init, { headers });
+  const { send, statuses, retryOnError } = plan;
+  const url = request.url;
+  let retryOptions = plan.retryOptions;
+  if (request.signal !== undefined || breakers !== undefined) {
+    retryOptions = copyWith(retryOptions, {});
+    if (request.signal !== undefined) retryOptions.signal = request.signal;
+    if (breakers !== undefined) retryOptions.breaker = breakers.forUrl(url);
+  }
+  // The context's signal is read only when needed: reading it makes an AbortController. Without a deadline or a
+  // caller's signal it could never abort. The attempt returns `send`'s own promise: no async frame of its own.
+  const needsSignal = plan.timed || request.signal !== undefined;
+  const attempt = request.stream
+    ? (context: AttemptContext) => sendOnce(send, request, needsSignal ? copyWith(base, { signal: context.signal }) : base, statuses, retryOnError)
+    : needsSignal
+      ? (context: AttemptContext) => send(url, copyWith(base, { signal: context.signal }))
+      : () => send(url, base);
+  return retry(attempt, plan.policy, retryOptions).catch(lastResponse);
+}
+
+/** fetch answers any status with a Response: retries that ended on one return it, for the caller to read. */
+function lastResponse(error: unknown): Response {
+  if (error instanceof RetryExhaustedError && error.lastError instanceof RetryableResultError) {
+    return error.lastError.result as Response;
+  }
+  throw error;
 }
 
 /** The caller's headers with the request's `Idempotency-Key`: theirs if they sent one, else made once (`requestKey`). */
@@ -126,7 +172,7 @@ function withIdempotencyKey(request: ReplayableRequest): NonNullable<RequestInit
   if (given === undefined || isPlainRecord(given)) {
     const record = (given ?? {}) as Record<string, string>;
     for (const name in record) if (name.toLowerCase() === KEY_HEADER_LOWER) return record;
-    return { ...record, [IDEMPOTENCY_KEY_HEADER]: requestKey({ method: request.method, url: request.url, body: request.keyBody }) };
+    return copyWith(record, { [IDEMPOTENCY_KEY_HEADER]: requestKey({ method: request.method, url: request.url, body: request.keyBody }) });
   }
   const headers = new Headers(given);
   if (!headers.has(IDEMPOTENCY_KEY_HEADER)) {

@@ -11,6 +11,10 @@ import { BrokenCircuitError } from './broken-circuit-error.js';
 import { SlidingWindow } from '../window/sliding-window.js';
 import { StateListeners } from './state-listeners.js';
 
+// Shared, not made per call: a breaker counts every call its owner makes, and the common one is a success.
+const ONE_SUCCESS: Readonly<Partial<Record<BreakerWindowCounter, number>>> = Object.freeze({ calls: 1 });
+const ONE_FAILURE: Readonly<Partial<Record<BreakerWindowCounter, number>>> = Object.freeze({ calls: 1, failures: 1 });
+
 /**
  * A circuit breaker for one downstream target: stops calling it while it is failing, then lets a few probe
  * calls through to learn whether it has recovered.
@@ -102,7 +106,7 @@ export class CircuitBreaker {
     const state = this.state;
     if (state === CircuitState.CLOSED) {
       this.failureStreak = 0;
-      this.window.add(this.clock.now(), { calls: 1 });
+      this.window.add(this.clock.now(), ONE_SUCCESS);
     } else if (state === CircuitState.HALF_OPEN && this.endProbe()) {
       this.probeSuccesses++;
       if (this.probeSuccesses >= this.options.halfOpenProbes) this.closeAt(this.clock.now());
@@ -115,7 +119,7 @@ export class CircuitBreaker {
     if (state === CircuitState.CLOSED) {
       const now = this.clock.now();
       this.failureStreak++;
-      this.window.add(now, { calls: 1, failures: 1 });
+      this.window.add(now, ONE_FAILURE);
       if (this.failureStreak >= this.options.consecutiveFailures || this.rateExceeded(now)) this.openAt(now, 0);
     } else if (state === CircuitState.HALF_OPEN && this.endProbe()) {
       this.openAt(this.clock.now(), this.reopenCount + 1);

@@ -3,22 +3,21 @@ import { canonicalJson } from './canonical-json.js';
 
 export { canonicalJson } from './canonical-json.js';
 
-type CreateHash = typeof NodeCrypto.createHash;
-let createHash: CreateHash | undefined;
+let nodeCrypto: typeof NodeCrypto | undefined;
 
 /**
- * Node's `createHash`, looked up on first use rather than imported: a static `import 'node:crypto'` would stop every
+ * `node:crypto`, looked up on first use rather than imported: a static `import 'node:crypto'` would stop every
  * browser bundle of this package (and of `@retryd/client`) from building, though only this function needs it. Node
  * (20.16 and later), Deno and Bun have `process.getBuiltinModule`; elsewhere this throws.
  */
-function nodeCreateHash(): CreateHash {
-  if (createHash !== undefined) return createHash;
+function loadNodeCrypto(): typeof NodeCrypto {
+  if (nodeCrypto !== undefined) return nodeCrypto;
   const lookup = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process?.getBuiltinModule;
   const crypto = lookup?.('node:crypto') as typeof NodeCrypto | undefined;
   if (crypto === undefined) {
     throw new Error('deriveIdempotencyKey needs node:crypto (Node 20.16+, Deno, Bun); in a browser, send a key of your own');
   }
-  return (createHash = crypto.createHash);
+  return (nodeCrypto = crypto);
 }
 
 /** RFC 9110 §9.1: a method is a token, `1*tchar`. */
@@ -131,9 +130,11 @@ export function deriveIdempotencyKey({ method, url, body }: IdempotencyKeyInput)
   if (typeof method !== 'string' || !METHOD_TOKEN.test(method)) {
     throw new TypeError(`method must be an HTTP token (RFC 9110 §9.1), got ${show(method)}`);
   }
-  return nodeCreateHash()('sha256')
-    .update(`${method.toUpperCase()}\n${normaliseUrl(url)}\n`)
-    .update(bodyBytes(body))
-    .digest('hex')
-    .slice(0, 32);
+  const crypto = loadNodeCrypto();
+  const head = `${method.toUpperCase()}\n${normaliseUrl(url)}\n`;
+  const bytes = bodyBytes(body);
+  // A text body (the usual JSON) is hashed in one call: the same UTF-8 bytes (the head is ASCII, so joining the texts
+  // joins their encodings), at a third of the cost of a Hash object. `crypto.hash` is Node 20.12+ (not Deno, Bun).
+  if (typeof bytes === 'string' && typeof crypto.hash === 'function') return crypto.hash('sha256', head + bytes, 'hex').slice(0, 32);
+  return crypto.createHash('sha256').update(head).update(bytes).digest('hex').slice(0, 32);
 }

@@ -40,7 +40,7 @@ export class SlidingWindow<K extends string> {
   }
 
   /** Adds to the counters of the slice that holds `now`. */
-  add(now: number, counts: Partial<Record<K, number>>): void {
+  add(now: number, counts: Readonly<Partial<Record<K, number>>>): void {
     const index = Math.floor(now / this.bucketMs);
     this.prune(index);
     let bucket = this.buckets[this.buckets.length - 1];
