@@ -800,9 +800,9 @@ export type components = {
                 minimumCalls: number;
                 /** @default 10000 */
                 windowMs: number;
-                /** @default 1000 */
+                /** @default 500 */
                 openDurationMs: number;
-                /** @default 2 */
+                /** @default 1.05 */
                 openBackoffMultiplier: number;
                 /** @default 60000 */
                 maxOpenDurationMs: number;
