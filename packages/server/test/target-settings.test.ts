@@ -86,8 +86,8 @@ describe('target settings', () => {
 
   describe('the default breaker, on a manual clock with the longest jitter draw', () => {
     /**
-     * A target that fails every call until `recoversAtMs`: one probe a half-open period (the first fails, re-opening
-     * the breaker). Returns when the breaker closed and how many probe rounds it took.
+     * A target that fails every call until `recoversAtMs`, probed as each half-open period admits (a failed probe
+     * re-opens the breaker). Returns when the breaker closed and how many probe rounds it took.
      */
     function outage(recoversAtMs: number, untilMs = Number.POSITIVE_INFINITY) {
       const clock = new ManualClock(0);
@@ -98,7 +98,7 @@ describe('target settings', () => {
         clock.tick(breaker.retryAfterMs());
         rounds++;
         for (let probe = 0; probe < DEFAULT_TARGET_SETTINGS.breaker.halfOpenProbes; probe++) {
-          if (!breaker.tryAcquire()) break; // the last probe re-opened or closed it
+          if (!breaker.tryAcquire()) break; // a failed probe re-opened it
           if (clock.now() >= recoversAtMs) breaker.onSuccess();
           else breaker.onFailure();
         }
@@ -112,7 +112,7 @@ describe('target settings', () => {
       expect(outage(60_000).closedAtMs - 60_000).toBeLessThanOrEqual(6_000);
     });
 
-    it('probes a target that stays dead for an hour at most ~200 rounds, about once a minute at the end', () => {
+    it('probes a target that stays dead for an hour in at most ~200 rounds', () => {
       const { rounds } = outage(Number.POSITIVE_INFINITY, 3_600_000);
       expect(rounds).toBeLessThanOrEqual(200);
       expect(rounds).toBeGreaterThan(60);

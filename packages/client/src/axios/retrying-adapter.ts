@@ -14,6 +14,7 @@ import {
 } from '@retryd/core';
 import axios, { AxiosHeaders, type AxiosAdapter, type AxiosResponse, type InternalAxiosRequestConfig } from 'axios';
 import { BodyNotReplayableError } from '../shared/body-not-replayable-error.js';
+import { withCallerHooks } from '../shared/caller-hooks.js';
 import { copyWith } from '../shared/copy-with.js';
 import type { ConcurrencyLimit } from '../shared/concurrency-limit.js';
 import { DEFAULT_KEYED_METHODS, IDEMPOTENCY_KEY_HEADER } from '../shared/keyed-methods.js';
@@ -45,11 +46,7 @@ export function retryingAdapterContext(options: AxiosRetryOptions, retries: Conc
   const policy = options.policy ?? DEFAULT_POLICY;
   const statuses = retryableStatusCodesOf(policy);
   const retryOnError = options.retryOnError ?? ((error: unknown) => isRetryableAxiosError(error, statuses));
-  const retryOptions: RetryOptions<AxiosResponse> = { retryOnError };
-  if (options.onAttempt !== undefined) retryOptions.onAttempt = options.onAttempt;
-  if (options.clock !== undefined) retryOptions.clock = options.clock;
-  if (options.random !== undefined) retryOptions.random = options.random;
-  if (options.wallClock !== undefined) retryOptions.wallClock = options.wallClock;
+  const retryOptions = withCallerHooks<AxiosResponse>({ retryOnError }, options);
   return {
     breakers,
     retries,

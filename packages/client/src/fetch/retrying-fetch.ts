@@ -13,6 +13,7 @@ import {
   type RetryPolicy,
 } from '@retryd/core';
 import { BodyNotReplayableError } from '../shared/body-not-replayable-error.js';
+import { withCallerHooks } from '../shared/caller-hooks.js';
 import { copyWith } from '../shared/copy-with.js';
 import { isBrowserNetworkError } from '../shared/browser-network-error.js';
 import { DEFAULT_KEYED_METHODS, IDEMPOTENCY_KEY_HEADER } from '../shared/keyed-methods.js';
@@ -98,14 +99,10 @@ function callPlan(options: RetryingFetchOptions): CallPlan {
   const policy = options.policy ?? DEFAULT_POLICY;
   const statuses = retryableStatusCodesOf(policy);
   const retryOnError = options.retryOnError ?? defaultRetryOnError;
-  const retryOptions: RetryOptions<Response> = {
+  const retryOptions = withCallerHooks<Response>({
     retryOnResult: (response) => classifyHttpStatus(response.status, statuses) === HttpOutcome.RETRYABLE,
     retryOnError,
-  };
-  if (options.onAttempt !== undefined) retryOptions.onAttempt = options.onAttempt;
-  if (options.clock !== undefined) retryOptions.clock = options.clock;
-  if (options.random !== undefined) retryOptions.random = options.random;
-  if (options.wallClock !== undefined) retryOptions.wallClock = options.wallClock;
+  }, options);
   return {
     policy,
     statuses,
