@@ -1,22 +1,26 @@
 // The service's CPU per enqueued task, for builds side by side: what the API's enqueue path costs (parsing, checks,
 // the idempotency fingerprint, the secrets step, the insert), without dispatch competing for the CPU.
 //
-//   node bench/service/enqueue-cost.mjs [--tasks 40000] [--rounds 3] [--baseline PATH/dist/cli/main.js] [--cpu-prof DIR]
+//   node bench/service/enqueue-cost.mjs [--store sqlite|postgres|redis] [--tasks 40000] [--rounds 3]
+//        [--baseline PATH/dist/cli/main.js] [--cpu-prof DIR] [--full] [--node-flags "--max-semi-space-size=64"]
 //
-// Each run starts `retryd serve --role api` (no workers) on a fresh SQLite file (synchronous=FULL) and sends --tasks
+// Each run starts `retryd serve --role api` (no workers) on a fresh store (SQLite: a new file, synchronous=FULL;
+// PostgreSQL, Redis: a schema or key prefix of their own, emptied before and after) and sends --tasks
 // tasks due in an hour through POST /retry-tasks/batch, 1,000 a request, 4 requests in flight, each task with its own
-// idempotency key, two headers and a small JSON body, as W1's. Figures: tasks/s, and the service's CPU time
+// idempotency key, two headers and a small JSON body, as W1's, with `Prefer: return=minimal` (ids back, as a caller
+// loading a backlog asks; --full: whole tasks back, as before that preference existed). Figures: tasks/s, and the service's CPU time
 // (utime + stime from /proc) per task, which moves less than the rate on a shared machine. With --baseline the
 // builds alternate run by run, the order rotated every round; the figures are medians over the rounds.
-// With --cpu-prof, each service writes a V8 CPU profile into DIR (read it with cpu-profile-top.mjs).
+// With --cpu-prof, each service writes a V8 CPU profile into DIR (read it with cpu-profile-top.mjs). --node-flags
+// are given to the service's node (both builds), e.g. a larger young generation (docs/server.md, "Tuning").
 // The build is packages/server/dist or RETRYD_CLI. Build it first: npm run build
 
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { CLI } from './lib/retryd-service.mjs';
+import { retrydStore } from './lib/contenders/retryd.mjs';
 import { fmt, printMachine, printTable } from './lib/report.mjs';
 
 const { values: args } = parseArgs({
@@ -25,15 +29,20 @@ const { values: args } = parseArgs({
     rounds: { type: 'string', default: '3' },
     baseline: { type: 'string' },
     'cpu-prof': { type: 'string' },
+    full: { type: 'boolean', default: false },
+    store: { type: 'string', default: 'sqlite' },
+    'node-flags': { type: 'string', default: '' },
   },
 });
 const TASKS = Number(args.tasks);
 const ROUNDS = Number(args.rounds);
 const PER_REQUEST = 1000;
+const PREFER = { 'content-type': 'application/json', ...(args.full ? {} : { prefer: 'return=minimal' }) };
 const IN_FLIGHT = 4;
 const builds = [{ label: 'retryd', cli: CLI }];
 if (args.baseline !== undefined) builds.push({ label: 'retryd (before)', cli: resolve(args.baseline) });
 printMachine('machine', { baseline: args.baseline });
+console.log(`store: ${args.store}; service node flags: ${args['node-flags'] || 'none'}; answers: ${args.full ? 'whole tasks' : 'Prefer: return=minimal'}`);
 
 /** CPU ms the process has used so far (user + system). */
 function cpuMs(pid) {
@@ -42,9 +51,10 @@ function cpuMs(pid) {
 }
 
 async function run(cli) {
-  const dir = mkdtempSync(join(tmpdir(), 'retryd-enqueue-cost-'));
+  const store = await retrydStore(args.store, { name: 'enqueue-cost' });
   const profile = args['cpu-prof'] === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', resolve(args['cpu-prof'])];
-  const child = spawn(process.execPath, [...profile, cli, 'serve', '--port', '0', '--role', 'api', '--store', `sqlite:${join(dir, 'retryd.db')}`, '--allow-targets', '127.0.0.1/32'], {
+  const nodeFlags = args['node-flags'].split(' ').filter((flag) => flag !== '');
+  const child = spawn(process.execPath, [...nodeFlags, ...profile, cli, 'serve', '--port', '0', '--role', 'api', '--store', store.url, '--allow-targets', '127.0.0.1/32'], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   try {
@@ -74,7 +84,7 @@ async function run(cli) {
           policy,
           notBefore,
         }));
-        const res = await fetch(`${url}/retry-tasks/batch`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ tasks }) });
+        const res = await fetch(`${url}/retry-tasks/batch`, { method: 'POST', headers: PREFER, body: JSON.stringify({ tasks }) });
         if (res.status >= 300) throw new Error(`batch answered ${res.status}: ${await res.text()}`);
         await res.arrayBuffer();
       }
@@ -88,7 +98,7 @@ async function run(cli) {
     child.removeAllListeners('exit');
     child.kill('SIGTERM');
     await new Promise((done) => (child.exitCode === null ? child.on('exit', done) : done()));
-    rmSync(dir, { recursive: true, force: true });
+    await store.cleanup();
   }
 }
 

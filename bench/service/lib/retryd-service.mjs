@@ -96,11 +96,11 @@ export async function startRetryd({ cli = CLI, store, sync = 'full', concurrency
   const api = new Pool(url, { connections: 8, keepAliveTimeout: 120_000 });
   const pid = child.pid;
 
-  async function call(method, path, body) {
+  async function call(method, path, body, extraHeaders = {}) {
     const res = await api.request({
       method,
       path,
-      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...extraHeaders },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await res.body.text();
@@ -124,12 +124,16 @@ export async function startRetryd({ cli = CLI, store, sync = 'full', concurrency
     syncConfirmed,
     stderr: () => stderr,
     call,
-    /** `POST /retry-tasks/batch`; throws unless every entry was created (201) or replayed (200). */
-    async enqueueBatch(tasks) {
-      const { results } = await call('POST', '/retry-tasks/batch', { tasks });
+    /**
+     * `POST /retry-tasks/batch`; throws unless every entry was created (201) or replayed (200). Returns the tasks, or
+     * with `{ minimal: true }` (`Prefer: return=minimal`, as a caller loading a backlog sends it) their ids: a build
+     * that ignores the preference answers whole tasks, whose ids are taken from them.
+     */
+    async enqueueBatch(tasks, { minimal = false } = {}) {
+      const { results } = await call('POST', '/retry-tasks/batch', { tasks }, minimal ? { prefer: 'return=minimal' } : {});
       const bad = results.filter((r) => r.status !== 201 && r.status !== 200);
       if (bad.length > 0) throw new Error(`batch: ${bad.length} entries refused, first: ${JSON.stringify(bad[0])}`);
-      return results.map((r) => r.task);
+      return minimal ? results.map((r) => r.taskId ?? r.task.taskId) : results.map((r) => r.task);
     },
     /** Counts tasks of one status by paging `GET /retry-tasks?status=` (1,000 a page). */
     async countStatus(status) {

@@ -42,6 +42,9 @@ describe('RetrydClient against a running service', () => {
     expect(results.map((r) => r.status)).toEqual([201, 400]);
     expect(results[0]?.task?.targetUrl).toBe(`${target}/c`);
     expect(results[1]?.error?.errors?.[0]?.field).toBe('tasks[1].targetUrl');
+    const minimal = await client.enqueueTasks([{ targetUrl: `${target}/d`, method: 'POST', delayMs: 3_600_000 }], { returnMinimal: true });
+    expect(minimal).toEqual([{ status: 201, taskId: expect.any(String) }]);
+    expect((await client.getTask(minimal[0]?.taskId ?? '')).targetUrl).toBe(`${target}/d`);
   });
 
   it('pages through tasks with the iterator, following nextCursor to the end', async () => {

@@ -199,6 +199,23 @@ describe('canonicalJson', () => {
     expect(() => canonicalJson(cyclic)).toThrow(new TypeError('canonicalJson cannot represent a circular reference at $.self.again'));
   });
 
+  it('writes a value that needs care late in its walk as it writes the same data given plainly', () => {
+    // Plain data is written by a quicker walk that hands over to the careful one at the first thing it cannot take.
+    const late = { z: [1, 2, { when: new Date(0), gone: undefined }], a: 'x', n: Number.NaN };
+    expect(canonicalJson(late)).toBe(canonicalJson({ z: [1, 2, { when: '1970-01-01T00:00:00.000Z' }], a: 'x', n: null }));
+  });
+
+  it('writes deep values, and names a cycle that starts deep down', () => {
+    let deep: unknown = 'leaf';
+    for (let i = 0; i < 300; i++) deep = i % 2 === 0 ? [deep] : { k: deep };
+    expect(canonicalJson(deep)).toBe(JSON.stringify(deep));
+    const root: Record<string, unknown> = {};
+    let at = root;
+    for (let i = 0; i < 150; i++) at = (at['k'] = {}) as Record<string, unknown>;
+    at['back'] = root;
+    expect(() => canonicalJson(root)).toThrow(`circular reference at $${'.k'.repeat(150)}.back`);
+  });
+
   it.each([
     ['undefined', undefined, 'undefined at $'],
     ['a function', () => 1, 'a function at $'],

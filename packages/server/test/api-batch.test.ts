@@ -54,6 +54,31 @@ describe('POST /retry-tasks/batch', () => {
     }
   });
 
+  it('answers ids instead of whole tasks to Prefer: return=minimal, in order, errors and replays as usual', async () => {
+    const tasks = [
+      task(31, { idempotencyKey: 'minimal-31' }),
+      // Decided without a lookup (an address), refused; and one decided in place and created (a public address).
+      task(32, { targetUrl: 'http://10.0.0.1/' }),
+      task(33, { targetUrl: 'http://93.184.215.14/items/33' }),
+      task(31, { idempotencyKey: 'minimal-31' }),
+    ];
+    for (const prefer of ['return=minimal', 'respond-async, RETURN = "minimal"; x=1']) {
+      const res = await api.call('POST', '/retry-tasks/batch', { tasks }, { prefer });
+      expect(res.status).toBe(200);
+      expect(res.headers['preference-applied']).toBe('return=minimal');
+      const results = res.body.results as { status: number; taskId?: string; task?: unknown; error?: { code: string } }[];
+      // The second time, the keyed task is a replay; the unkeyed one is a new task again.
+      expect(results.map((r) => r.status)).toEqual([prefer === 'return=minimal' ? 201 : 200, 400, 201, 200]);
+      expect(results.every((r) => r.task === undefined)).toBe(true);
+      expect(results[1]?.error?.code).toBe('TARGET_NOT_ALLOWED');
+      expect(results[3]?.taskId).toBe(results[0]?.taskId);
+      for (const i of [0, 2]) expect((await api.stored(results[i]?.taskId ?? '')).targetUrl).toBe(i === 0 ? 'https://api.example.com/items/31' : 'http://93.184.215.14/items/33');
+    }
+    const whole = await api.call('POST', '/retry-tasks/batch', { tasks: [task(31, { idempotencyKey: 'minimal-31' })] }, { prefer: 'return=representation' });
+    expect(whole.headers['preference-applied']).toBeUndefined();
+    expect((whole.body.results as { task: { idempotencyKey: string } }[])[0]?.task.idempotencyKey).toBe('minimal-31');
+  });
+
   it('keeps the traceparent of the request with every task of the batch, and none that is malformed', async () => {
     const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
     const res = await api.call('POST', '/retry-tasks/batch', { tasks: [task(21), task(22)] }, { traceparent });

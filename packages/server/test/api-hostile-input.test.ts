@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { connect } from 'node:net';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
@@ -60,6 +61,29 @@ describe('JSON nesting', () => {
     expect(findTooDeep('{"x":1,"b\\"c":[0,{"d":[]}]}', 2)).toEqual(['b"c', 1]);
     expect(findTooDeep(`{"s":"${'['.repeat(500)}","t":"\\"[[["}`, 1)).toBeUndefined();
     expect(findTooDeep('[[', 1)).toEqual([0]);
+  });
+
+  it('finds a value too deep exactly when a plain walk of the text does (escapes, brackets in strings, stray closers)', () => {
+    // The walk the scan must agree with: one character at a time, a backslash in a string skipping the next one.
+    const depthOf = (text: string): number => {
+      let depth = 0;
+      let deepest = 0;
+      for (let i = 0; i < text.length; i++) {
+        const c = text[i];
+        if (c === '"') {
+          for (i++; i < text.length && text[i] !== '"'; i++) if (text[i] === '\\') i++;
+        } else if (c === '[' || c === '{') deepest = Math.max(deepest, ++depth);
+        else if ((c === ']' || c === '}') && depth > 0) depth--;
+      }
+      return deepest;
+    };
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom('[', ']', '{', '}', '"', '\\', ',', 'a', ':'), { maxLength: 40 }), fc.integer({ min: 0, max: 6 }), (chars, max) => {
+        const text = chars.join('');
+        expect(findTooDeep(text, max) !== undefined, text).toBe(depthOf(text) > max);
+      }),
+      { numRuns: 5000 },
+    );
   });
 
   it('checks a parsed value of any depth without recursion', () => {

@@ -210,6 +210,8 @@ export function retrydContender({
             policy: W1_POLICY,
             notBefore: dueAt,
           })),
+          // As a caller loading a backlog would ask: ids back, not 1,000 whole tasks (RFC 7240).
+          { minimal: true },
         ),
       );
       const ms = performance.now() - started;

@@ -42,7 +42,14 @@ export interface Answer<T> {
  * {@link RetrydApiError} for an error answer and {@link RetrydUnreachableError} when there is none. The API key goes
  * only into the `Authorization` header, never into an error.
  */
-export async function send<T>(options: TransportOptions, method: string, path: string, body: unknown, repeatable: boolean): Promise<Answer<T>> {
+export async function send<T>(
+  options: TransportOptions,
+  method: string,
+  path: string,
+  body: unknown,
+  repeatable: boolean,
+  headers: Readonly<Record<string, string>> = {},
+): Promise<Answer<T>> {
   const { retry } = options;
   let previousDelayMs = 0;
   for (let attempt = 1; ; attempt += 1) {
@@ -55,6 +62,7 @@ export async function send<T>(options: TransportOptions, method: string, path: s
           accept: 'application/json, application/problem+json',
           ...(body === undefined ? {} : { 'content-type': 'application/json' }),
           ...(options.apiKey === undefined ? {} : { authorization: `Bearer ${options.apiKey}` }),
+          ...headers,
         },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
         signal: AbortSignal.timeout(options.timeoutMs),

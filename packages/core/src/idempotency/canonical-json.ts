@@ -96,6 +96,66 @@ function write(value: unknown, trail: Trail, ancestors: object[]): string {
   return text;
 }
 
+/** Thrown by {@link writePlain} for anything but plain data: the careful writer then takes the value from the top. */
+const NOT_PLAIN: unique symbol = Symbol('not plain data');
+
+/**
+ * Deeper than this, {@link writePlain} hands over to the careful writer, whose ancestor list tells a cycle (which would
+ * otherwise recurse until the stack overflows) from a deep but finite value.
+ */
+const PLAIN_DEPTH = 100;
+
+/** Whether a member is left out of an object (written `null` in an array) or has a `toJSON()` to call first. */
+function needsCare(value: unknown): boolean {
+  if (typeof value === 'object') return value !== null && typeof (value as { toJSON?: unknown }).toJSON === 'function';
+  return value === undefined || typeof value === 'function' || typeof value === 'symbol';
+}
+
+/**
+ * The common case, as `JSON.parse` and literals make it (plain objects, arrays, strings, finite numbers, booleans,
+ * null, no `toJSON`, no undefined member): the same text as {@link write}, without its path and ancestor bookkeeping,
+ * which cost as much as the writing. Anything else throws {@link NOT_PLAIN} and the careful writer starts over, so
+ * the text and the errors are {@link write}'s in every case.
+ */
+function writePlain(value: unknown, depth: number): string {
+  switch (typeof value) {
+    case 'string':
+      return JSON.stringify(value);
+    case 'number':
+      if (Number.isFinite(value)) return String(value);
+      throw NOT_PLAIN;
+    case 'boolean':
+      return value ? 'true' : 'false';
+    case 'object':
+      if (value === null) return 'null';
+      break;
+    default:
+      throw NOT_PLAIN;
+  }
+  if (depth > PLAIN_DEPTH) throw NOT_PLAIN;
+  if (Array.isArray(value)) {
+    let text = '[';
+    for (let i = 0; i < value.length; i++) {
+      const item: unknown = value[i];
+      if (needsCare(item)) throw NOT_PLAIN;
+      text += (i === 0 ? '' : ',') + writePlain(item, depth + 1);
+    }
+    return text + ']';
+  }
+  if (!isPlainObject(value) || typeof (value as { toJSON?: unknown }).toJSON === 'function') throw NOT_PLAIN;
+  const record = value as Record<string, unknown>;
+  const names = Object.keys(record);
+  if (names.length > 1) names.sort();
+  let text = '{';
+  for (let i = 0; i < names.length; i++) {
+    const name = names[i] as string;
+    const member = record[name];
+    if (needsCare(member)) throw NOT_PLAIN;
+    text += (i === 0 ? '' : ',') + JSON.stringify(name) + ':' + writePlain(member, depth + 1);
+  }
+  return text + '}';
+}
+
 /**
  * `JSON.stringify` with the keys of every object sorted, so that equal data always gives the same text
  * whatever order its keys were written in. Otherwise it follows `JSON.stringify`: `toJSON()` is honoured
@@ -112,5 +172,10 @@ function write(value: unknown, trail: Trail, ancestors: object[]): string {
  * ```
  */
 export function canonicalJson(value: unknown): string {
+  try {
+    if (!needsCare(value)) return writePlain(value, 0);
+  } catch (error) {
+    if (error !== NOT_PLAIN) throw error;
+  }
   return write(resolve(value, ''), [], []);
 }

@@ -270,10 +270,12 @@ export const SHARED_SCHEMAS = [
         items: {
           type: 'object',
           required: ['status'],
-          description: 'status 201 or 200 with task; any other status with error (never both).',
+          description:
+            'status 201 or 200 with task (with Prefer: return=minimal, with taskId instead); any other status with error (never both).',
           properties: {
             status: { type: 'integer', description: "The status this entry would have had alone: 201, 200 (an identical earlier request's task), or the error's." },
             task: { $ref: 'Task#' },
+            taskId: { type: 'string', description: 'The id of the task created or replayed, in place of task when the request sent Prefer: return=minimal.' },
             error: { $ref: 'Problem#' },
           },
         },

@@ -49,6 +49,39 @@ function keyOf(text: string, frame: Frame): string {
  * ```
  */
 export function findTooDeep(text: string, maxDepth: number): JsonPath | undefined {
+  return nestsTooDeep(text, maxDepth) ? pathTooDeep(text, maxDepth) : undefined;
+}
+
+/**
+ * Whether JSON text nests more than `maxDepth` levels: the depth alone, strings skipped by `indexOf` (a native
+ * search) rather than character by character. The common answer, no, without building the path's frames.
+ */
+function nestsTooDeep(text: string, maxDepth: number): boolean {
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22 /* " */) {
+      // To the closing quote: one that an odd run of backslashes escapes does not close the string.
+      for (;;) {
+        const end = text.indexOf('"', i + 1);
+        if (end === -1) return false;
+        let slashes = 0;
+        while (text.charCodeAt(end - 1 - slashes) === 0x5c /* \ */) slashes++;
+        i = end;
+        if (slashes % 2 === 0) break;
+      }
+    } else if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
+      if (++depth > maxDepth) return true;
+    } else if ((c === 0x7d /* } */ || c === 0x5d /* ] */) && depth > 0) {
+      // Never below the top, as the path's frames never pop an empty stack: text that closes first is no shallower.
+      depth--;
+    }
+  }
+  return false;
+}
+
+/** The path to the first object or array nested more than `maxDepth` levels deep (see {@link findTooDeep}). */
+function pathTooDeep(text: string, maxDepth: number): JsonPath | undefined {
   const stack: Frame[] = [];
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);

@@ -97,8 +97,13 @@ export class PolicyRegistry {
    * Whether a policy of this id is registered (cached once seen). A tenant's `default` always exists: it is
    * registered here on the tenant's first use (see `DEFAULT_SERVICE_POLICY`).
    */
+  /** Whether the policy is known to exist without asking the store (seen registered or read before); false: ask {@link exists}. */
+  isKnown(tenantId: string, policyId: string): boolean {
+    return this.#known.has(`${tenantId}\u0000${policyId}`);
+  }
+
   async exists(tenantId: string, policyId: string): Promise<boolean> {
-    if (this.#known.has(`${tenantId}\u0000${policyId}`)) return true;
+    if (this.isKnown(tenantId, policyId)) return true;
     const policy = await callStore(this.#store.kind, 'read the policy', () => this.#store.getPolicy(tenantId, policyId));
     if (policy !== undefined) {
       this.#remember(tenantId, policyId);

@@ -71,7 +71,7 @@ export class TaskSecrets {
     path: string,
   ): Promise<{ ok: true; value: ProtectedParts } | { ok: false; errors: FieldError[] }> {
     // Most tasks carry no secret: their headers are kept as they are, without a copy.
-    if (!plain.sensitiveBody && !this.#hasSecretHeader(plain)) return { ok: true, value: { headers: plain.headers, body: plain.body } };
+    if (!this.needsProtection(plain)) return { ok: true, value: { headers: plain.headers, body: plain.body } };
     const errors: FieldError[] = [];
     const fail = (field: string, rule: string) => errors.push({ field: `${path}${field}`, rule, message: `${path}${field}: ${rule}` });
     const headers: StoredHeaders = {};
@@ -97,6 +97,14 @@ export class TaskSecrets {
       else body = sealSecret(this.#keyring, body, { tenantId, taskId, purpose: BODY_PURPOSE });
     }
     return errors.length > 0 ? { ok: false, errors } : { ok: true, value: { headers, body } };
+  }
+
+  /**
+   * Whether {@link protect} has anything to do: a sensitive body, or a header that is a credential, is marked secret or
+   * holds a reference. When not, it keeps the parts as they are, and a caller may skip it.
+   */
+  needsProtection(plain: PlainParts): boolean {
+    return plain.sensitiveBody || this.#hasSecretHeader(plain);
   }
 
   /** Whether a header is a credential, is marked secret or holds a reference: one that {@link protect} must handle. */

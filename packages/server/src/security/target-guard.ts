@@ -124,10 +124,7 @@ export class TargetGuard {
 
   /** Judges the scheme and the host of `url`. Never throws for a resolver failure: see the verdict. */
   async check(url: URL): Promise<TargetVerdict> {
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-      return { ok: false, kind: 'blocked', detail: `the scheme ${url.protocol} is not http: or https:` };
-    }
-    return this.checkHost(url.hostname);
+    return this.checkNow(url) ?? this.checkHost(url.hostname);
   }
 
   /**
@@ -135,30 +132,53 @@ export class TargetGuard {
    * address it has is checked. The addresses of an `ok` verdict are the ones to connect to. Never throws.
    */
   async checkHost(hostname: string): Promise<TargetVerdict> {
-    const host = hostname.startsWith('[') ? hostname.slice(1, -1) : hostname;
-    let addresses: string[];
-    if (isIP(host) !== 0) {
-      addresses = [host];
-    } else if (LOCALHOST.test(host)) {
-      addresses = ['127.0.0.1', '::1'];
-    } else {
-      try {
-        addresses = await this.#resolve(host);
-      } catch (error) {
-        const code = (error as { code?: unknown } | null)?.code;
-        return typeof code === 'string' && NOT_FOUND_CODES.has(code)
-          ? { ok: false, kind: 'unresolvable', detail: `the host ${host} does not resolve (${code})`, code }
-          : {
-              ok: false,
-              kind: 'lookup_failed',
-              detail: `the host ${host} could not be resolved: ${String(code ?? error)}`,
-              code: typeof code === 'string' ? code : 'EAI_AGAIN',
-            };
-      }
-      if (addresses.length === 0) {
-        return { ok: false, kind: 'unresolvable', detail: `the host ${host} has no address`, code: 'ENOTFOUND' };
-      }
+    return this.checkHostNow(hostname) ?? this.#checkName(hostname.startsWith('[') ? hostname.slice(1, -1) : hostname);
+  }
+
+  /**
+   * {@link check} without a promise when no lookup is needed (the scheme is refused, or the host is an address or
+   * `localhost`): the verdict {@link check} would give; undefined when the host is a name to resolve. An enqueue of a
+   * thousand tasks to addresses decides each one in place instead of through a promise per task.
+   */
+  checkNow(url: URL): TargetVerdict | undefined {
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+      return { ok: false, kind: 'blocked', detail: `the scheme ${url.protocol} is not http: or https:` };
     }
+    return this.checkHostNow(url.hostname);
+  }
+
+  /** {@link checkHost} without a promise when the host is an address or `localhost`; else undefined. */
+  checkHostNow(hostname: string): TargetVerdict | undefined {
+    const host = hostname.startsWith('[') ? hostname.slice(1, -1) : hostname;
+    if (isIP(host) !== 0) return this.#verdict(host, [host]);
+    if (LOCALHOST.test(host)) return this.#verdict(host, ['127.0.0.1', '::1']);
+    return undefined;
+  }
+
+  /** Resolves a name and judges every address it has. */
+  async #checkName(host: string): Promise<TargetVerdict> {
+    let addresses: string[];
+    try {
+      addresses = await this.#resolve(host);
+    } catch (error) {
+      const code = (error as { code?: unknown } | null)?.code;
+      return typeof code === 'string' && NOT_FOUND_CODES.has(code)
+        ? { ok: false, kind: 'unresolvable', detail: `the host ${host} does not resolve (${code})`, code }
+        : {
+            ok: false,
+            kind: 'lookup_failed',
+            detail: `the host ${host} could not be resolved: ${String(code ?? error)}`,
+            code: typeof code === 'string' ? code : 'EAI_AGAIN',
+          };
+    }
+    if (addresses.length === 0) {
+      return { ok: false, kind: 'unresolvable', detail: `the host ${host} has no address`, code: 'ENOTFOUND' };
+    }
+    return this.#verdict(host, addresses);
+  }
+
+  /** The verdict on `host`, given the addresses it has: refused if any of them is. */
+  #verdict(host: string, addresses: string[]): TargetVerdict {
     for (const text of addresses) {
       const refusal = this.#refusal(text);
       if (refusal !== undefined) {

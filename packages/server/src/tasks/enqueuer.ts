@@ -4,11 +4,11 @@ import { RetrydError } from '../domain/errors.js';
 import type { RetryTask } from '../domain/task.js';
 import { targetKeyOf } from '../domain/target-key.js';
 import { parseTraceparent } from '../domain/traceparent.js';
-import type { TargetGuard } from '../security/target-guard.js';
+import type { TargetGuard, TargetVerdict } from '../security/target-guard.js';
 import type { TaskSecrets } from '../secrets/task-secrets.js';
 import type { Store } from '../store/store.js';
 import type { EnqueueBatcher } from './enqueue-batcher.js';
-import { parseEnqueueInput, type FirstAttempt } from './enqueue-input.js';
+import { parseEnqueueInput, type FirstAttempt, type ParsedEnqueue } from './enqueue-input.js';
 import { leasedTo, type HandOff } from './hand-off.js';
 import type { PolicyRegistry } from '../policies/policy-registry.js';
 import { callStore, storeFailure } from './store-failure.js';
@@ -64,9 +64,9 @@ export class Enqueuer {
     const now = this.deps.clock.now();
     const traceContext =
       parseTraceparent(context.traceparent) === undefined ? null : (context.traceparent as string);
-    const prepared = await Promise.all(
-      inputs.map((input, i) => this.#prepare(tenantId, input, pathOf(i), now, traceContext)),
-    );
+    const entries = inputs.map((input, i) => this.#prepare(tenantId, input, pathOf(i), now, traceContext));
+    // Awaited only when some entry needed to wait: `Promise.all` would make a promise of every decided entry too.
+    const prepared = entries.some((entry) => entry instanceof Promise) ? await Promise.all(entries) : (entries as Prepared[]);
     const valid = prepared.filter((p): p is Extract<Prepared, { task: RetryTask }> => 'task' in p);
     // A store outage is no entry's fault: the whole request answers 503 rather than 200 with failed entries.
     const outage = prepared.find((p) => 'error' in p && p.error.code === 'STORE_UNAVAILABLE');
@@ -132,34 +132,49 @@ export class Enqueuer {
     return grant.indices.length;
   }
 
-  async #prepare(tenantId: string, input: unknown, path: string, now: number, traceContext: string | null): Promise<Prepared> {
+  /**
+   * One entry: its task, or the error it gets. Decided in place, without a promise, in the common case: a policy
+   * already known, a target given by address, nothing to seal, no body for the blob store. Anything else is
+   * decided by {@link #prepareLater}, which asks the store, the resolver or the blob store; both decide alike.
+   */
+  #prepare(tenantId: string, input: unknown, path: string, now: number, traceContext: string | null): Prepared | Promise<Prepared> {
     try {
-      return await this.#build(tenantId, input, path, now, traceContext);
+      const parsed = parseEnqueueInput(input, path);
+      if (!parsed.ok) return { error: RetrydError.validation(parsed.errors) };
+      const request = parsed.value;
+      const { policies, guard, secrets, inlineBodyLimit } = this.deps;
+      const verdict = guard.checkNow(request.targetUrl);
+      const quick =
+        verdict !== undefined &&
+        (request.policyId === null || policies.isKnown(tenantId, request.policyId)) &&
+        request.bodyRef === null &&
+        !secrets.needsProtection(request) &&
+        (request.body === null || Buffer.byteLength(request.body) <= inlineBodyLimit);
+      if (!quick) return this.#prepareLater(tenantId, request, path, now, traceContext);
+      if (!verdict.ok) return { error: targetRefused(verdict, `${path}targetUrl`) };
+      const task = this.#taskOf(tenantId, this.deps.newId(), request, request.headers, request.body, null, now, traceContext);
+      return { task, blobRef: null };
     } catch (error) {
       return { error: storeFailure(error, this.deps.store.kind, 'enqueue') };
     }
   }
 
-  async #build(tenantId: string, input: unknown, path: string, now: number, traceContext: string | null): Promise<Prepared> {
-    const parsed = parseEnqueueInput(input, path);
-    if (!parsed.ok) return { error: RetrydError.validation(parsed.errors) };
-    const request = parsed.value;
+  async #prepareLater(tenantId: string, request: ParsedEnqueue, path: string, now: number, traceContext: string | null): Promise<Prepared> {
+    try {
+      return await this.#build(tenantId, request, path, now, traceContext);
+    } catch (error) {
+      return { error: storeFailure(error, this.deps.store.kind, 'enqueue') };
+    }
+  }
+
+  async #build(tenantId: string, request: ParsedEnqueue, path: string, now: number, traceContext: string | null): Promise<Prepared> {
     if (request.policyId !== null && !(await this.deps.policies.exists(tenantId, request.policyId))) {
       const field = `${path}policyId`;
       const rule = 'the id of a registered policy (see GET /retry-policies)';
       return { error: RetrydError.validation([{ field, rule, message: `${field} must be ${rule}; ${request.policyId} is not registered` }]) };
     }
     const verdict = await this.deps.guard.check(request.targetUrl);
-    if (!verdict.ok) {
-      const field = `${path}targetUrl`;
-      if (verdict.kind === 'lookup_failed') return { error: new RetrydError('TARGET_LOOKUP_FAILED', `${field}: ${verdict.detail}`) };
-      const rule = 'a public address, or one covered by --allow-targets';
-      return {
-        error: new RetrydError('TARGET_NOT_ALLOWED', `${field} is not allowed: ${verdict.detail}`, [
-          { field, rule, message: `${field} must be ${rule}: ${verdict.detail}` },
-        ]),
-      };
-    }
+    if (!verdict.ok) return { error: targetRefused(verdict, `${path}targetUrl`) };
     const taskId = this.deps.newId();
     // Before anything is written: a credential that cannot be kept out of plain text is refused, never stored.
     const secured = await this.deps.secrets.protect(tenantId, taskId, request, path);
@@ -176,7 +191,22 @@ export class Enqueuer {
       blobRef = await callStore('blob', 'store the body', () => this.deps.blobs.put(tenantId, taskId, data));
       body = null;
     }
-    const task: RetryTask = {
+    const task = this.#taskOf(tenantId, taskId, request, secured.value.headers, body, adopted?.ref ?? blobRef, now, traceContext);
+    return { task, blobRef };
+  }
+
+  /** The new task of a checked request: its headers and body as they are stored, its body's ref if it has one. */
+  #taskOf(
+    tenantId: string,
+    taskId: string,
+    request: ParsedEnqueue,
+    headers: RetryTask['headers'],
+    body: string | null,
+    bodyRef: string | null,
+    now: number,
+    traceContext: string | null,
+  ): RetryTask {
+    return {
       tenantId,
       taskId,
       idempotencyKey: request.idempotencyKey ?? this.deps.newId(),
@@ -184,9 +214,9 @@ export class Enqueuer {
       targetUrl: request.targetUrl.href,
       targetKey: targetKeyOf(request.targetUrl),
       method: request.method,
-      headers: secured.value.headers,
+      headers,
       body,
-      bodyRef: adopted?.ref ?? blobRef,
+      bodyRef,
       policyId: request.policyId,
       policy: request.policy,
       status: 'PENDING',
@@ -209,7 +239,6 @@ export class Enqueuer {
       traceContext,
       sensitiveBody: request.sensitiveBody,
     };
-    return { task, blobRef };
   }
 
   /**
@@ -239,6 +268,15 @@ function dueAt(first: FirstAttempt, now: number): number {
   if ('delayMs' in first) return now + first.delayMs;
   if ('notBefore' in first) return Math.max(now, first.notBefore);
   return now;
+}
+
+/** The error of a refused target, naming `field`: 503 when the lookup failed for now, else 400 with the rule. */
+function targetRefused(verdict: Exclude<TargetVerdict, { ok: true }>, field: string): RetrydError {
+  if (verdict.kind === 'lookup_failed') return new RetrydError('TARGET_LOOKUP_FAILED', `${field}: ${verdict.detail}`);
+  const rule = 'a public address, or one covered by --allow-targets';
+  return new RetrydError('TARGET_NOT_ALLOWED', `${field} is not allowed: ${verdict.detail}`, [
+    { field, rule, message: `${field} must be ${rule}: ${verdict.detail}` },
+  ]);
 }
 
 function keyReused(key: string, taskId: string): RetrydError {

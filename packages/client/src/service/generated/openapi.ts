@@ -770,6 +770,8 @@ export type components = {
                 /** @description The status this entry would have had alone: 201, 200 (an identical earlier request's task), or the error's. */
                 status: number;
                 task?: components["schemas"]["Task"];
+                /** @description The id of the task created or replayed, in place of task when the request sent Prefer: return=minimal. */
+                taskId?: string;
                 error?: components["schemas"]["Problem"];
             }[];
         };
@@ -1233,7 +1235,10 @@ export interface operations {
     enqueueTasks: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description RFC 7240. `return=minimal`: each created or replayed entry carries its `taskId` instead of the whole task (about a tenth of the bytes, for callers that load a backlog and keep only the ids). */
+                prefer?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1246,6 +1251,8 @@ export interface operations {
             /** @description One result per task */
             200: {
                 headers: {
+                    /** @description Present when the answer honours Prefer: return=minimal. */
+                    "Preference-Applied"?: "return=minimal";
                     [name: string]: unknown;
                 };
                 content: {

@@ -7,6 +7,7 @@ import { TARGET_KEY_MAX_LENGTH } from '../target-schemas.js';
 import { targetRefOf } from './target-routes.js';
 import { POLICY_ID_SCHEMA } from '../../policies/policy-id.js';
 import { logProblem } from '../problem-handler.js';
+import { prefersMinimal } from '../prefer-header.js';
 import { documentBody, pageQuery, problemResponses } from '../schemas.js';
 import { toAttemptView, toTaskView } from '../views.js';
 
@@ -129,11 +130,27 @@ export function registerTaskRoutes(app: FastifyInstance, { taskService, tenantOf
         summary: 'Enqueue up to 1,000 tasks in one transaction',
         description: 'One result per task, in order; an invalid entry gets its own problem and the others are still enqueued.',
         tags: ['tasks'],
-        response: { 200: json('One result per task', 'BatchResult'), ...problemResponses(400, 413, 415, 503) },
+        headers: {
+          type: 'object',
+          properties: {
+            prefer: {
+              type: 'string',
+              description:
+                'RFC 7240. `return=minimal`: each created or replayed entry carries its `taskId` instead of the whole ' +
+                'task (about a tenth of the bytes, for callers that load a backlog and keep only the ids).',
+            },
+          },
+        },
+        response: {
+          200: json('One result per task', 'BatchResult', {
+            'Preference-Applied': { type: 'string', enum: ['return=minimal'], description: 'Present when the answer honours Prefer: return=minimal.' },
+          }),
+          ...problemResponses(400, 413, 415, 503),
+        },
       },
       config: documentBody('BatchRequest'),
     },
-    async (request) => {
+    async (request, reply) => {
       const body = request.body;
       if (typeof body !== 'object' || body === null || Array.isArray(body) || Object.keys(body).some((k) => k !== 'tasks')) {
         const rule = 'a JSON object with the single field tasks';
@@ -142,12 +159,16 @@ export function registerTaskRoutes(app: FastifyInstance, { taskService, tenantOf
       const tasks = (body as { tasks?: unknown }).tasks;
       if (Array.isArray(tasks)) await admitTasks(request, tasks.length);
       const results = await taskService.enqueueBatch(tenantOf(request), tasks, { traceparent: traceparentOf(request) });
+      const minimal = prefersMinimal(request.headers.prefer);
+      if (minimal) reply.header('preference-applied', 'return=minimal');
       return {
         results: results.map((r) =>
           r.kind === 'error'
             ? // An entry's fault gets its log line as a whole request's would.
               { status: r.error.status, error: logProblem(request, r.error, r.error.toProblem()) }
-            : { status: r.kind === 'created' ? 201 : 200, task: toTaskView(r.task) },
+            : minimal
+              ? { status: r.kind === 'created' ? 201 : 200, taskId: r.task.taskId }
+              : { status: r.kind === 'created' ? 201 : 200, task: toTaskView(r.task) },
         ),
       };
     },
