@@ -164,6 +164,34 @@ describe('EnqueueBatcher (group commit)', () => {
     expect(rc.map((r) => r.task.taskId)).toEqual(['c1', 'c2']);
   });
 
+  it('keeps up to maxConcurrentWrites writes in flight, merging what arrives while all are busy', async () => {
+    const calls: string[][] = [];
+    const releases: (() => void)[] = [];
+    const batcher = new EnqueueBatcher({
+      maxConcurrentWrites: 2,
+      insert: async (tasks) => {
+        calls.push(tasks.map((t) => t.taskId));
+        await new Promise<void>((r) => releases.push(r));
+        return inserted(tasks);
+      },
+    });
+    const a = batcher.submit([makeTask({ taskId: 'a' })]);
+    await vi.waitFor(() => expect(calls).toEqual([['a']]));
+    const b = batcher.submit([makeTask({ taskId: 'b' })]);
+    await vi.waitFor(() => expect(calls).toEqual([['a'], ['b']]));
+    const c = batcher.submit([makeTask({ taskId: 'c' })]);
+    const d = batcher.submit([makeTask({ taskId: 'd' })]);
+    await new Promise((r) => setImmediate(r));
+    expect(calls).toHaveLength(2);
+    releases[1]?.();
+    await vi.waitFor(() => expect(calls).toEqual([['a'], ['b'], ['c', 'd']]));
+    for (const release of [releases[0], releases[2]]) release?.();
+    const results = await Promise.all([a, b, c, d]);
+    expect(results.map((r) => r.map((x) => x.task.taskId))).toEqual([['a'], ['b'], ['c'], ['d']]);
+    await batcher.drain();
+    expect(() => new EnqueueBatcher({ insert: async () => [], maxConcurrentWrites: 0 })).toThrow('maxConcurrentWrites must be an integer >= 1, got 0');
+  });
+
   it('merges submissions made in the same turn of the event loop', async () => {
     const insert = vi.fn(async (tasks: readonly RetryTask[]) => inserted(tasks));
     const batcher = new EnqueueBatcher({ insert });

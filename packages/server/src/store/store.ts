@@ -44,6 +44,11 @@ export type { SealedParts, SealedTaskStore } from './sealed-task-store.js';
 export interface Store extends AsyncDisposable {
   /** `sqlite`, `postgres` or `redis`: shown by `/readyz` and in logs. */
   readonly kind: string;
+  /**
+   * How many {@link insertTasks} calls the service keeps in flight at once (absent: 1). A store whose server works on
+   * several writes side by side says more; concurrent inserts of one idempotency key must still insert it once.
+   */
+  readonly concurrentInserts?: number;
   /** Reads for operators and metrics (by idempotency key, counts). */
   readonly admin: AdminReads;
   /** Opaque per-target state shared by every instance (breaker snapshots, rate limits). */

@@ -10,6 +10,11 @@ export interface EnqueueBatcherOptions {
    * split, so it always commits in one transaction. Default 5,000.
    */
   maxTasksPerFlush?: number;
+  /**
+   * Most writes in flight at once (default 1). More lets a server store (PostgreSQL, Redis) work on one write while
+   * the service prepares the next; SQLite has one writer, and its writes block the event loop anyway.
+   */
+  maxConcurrentWrites?: number;
 }
 
 interface Submission {
@@ -25,9 +30,12 @@ interface Submission {
  * There is no timer. A submission that finds the batcher idle is written in the event loop's next check
  * phase (`setImmediate`): every request whose bytes arrived in the same I/O poll shares the write, which
  * matters for a synchronous driver (better-sqlite3) that blocks the loop while it commits, since requests
- * then arrive in bursts. Submissions made while a write is in progress wait for it and are written
- * together the moment it finishes. Under light load each enqueue is written alone with no added latency
- * beyond one loop turn; under heavy load batches grow by themselves.
+ * then arrive in bursts. Submissions made while `maxConcurrentWrites` writes are in progress wait for one of
+ * them and are written together the moment it finishes. Under light load each enqueue is written alone with
+ * no added latency beyond one loop turn; under heavy load batches grow by themselves.
+ *
+ * Writes in flight together are separate transactions: a key sent by two of them is settled by the store, as
+ * between instances (exactly one inserts; the other answers `duplicate` with that task).
  *
  * Tasks of one flush that share `(tenantId, idempotencyKey)` are sent once: the later ones get the result
  * `duplicate` with the first one's task, exactly as if they had arrived just after it.
@@ -41,13 +49,18 @@ interface Submission {
 export class EnqueueBatcher {
   readonly #insert: EnqueueBatcherOptions['insert'];
   readonly #max: number;
+  readonly #maxWrites: number;
   #queue: Submission[] = [];
-  #writing: Promise<void> | undefined;
+  readonly #writing = new Set<Promise<void>>();
   #scheduled = false;
 
   constructor(options: EnqueueBatcherOptions) {
     this.#insert = options.insert;
     this.#max = options.maxTasksPerFlush ?? 5_000;
+    this.#maxWrites = options.maxConcurrentWrites ?? 1;
+    if (!Number.isInteger(this.#maxWrites) || this.#maxWrites < 1) {
+      throw new RangeError(`maxConcurrentWrites must be an integer >= 1, got ${String(options.maxConcurrentWrites)}`);
+    }
   }
 
   /** Resolves with one result per task, in order, once the write holding them is durable; rejects if it failed. */
@@ -61,13 +74,13 @@ export class EnqueueBatcher {
 
   /** Resolves when every submission made so far has been written (or has failed). */
   async drain(): Promise<void> {
-    while (this.#writing !== undefined || this.#queue.length > 0 || this.#scheduled) {
-      await (this.#writing ?? new Promise<void>((r) => setImmediate(r)));
+    while (this.#writing.size > 0 || this.#queue.length > 0 || this.#scheduled) {
+      await (this.#writing.size > 0 ? Promise.race(this.#writing) : new Promise<void>((r) => setImmediate(r)));
     }
   }
 
   #schedule(): void {
-    if (this.#writing !== undefined || this.#scheduled) return;
+    if (this.#writing.size >= this.#maxWrites || this.#scheduled) return;
     this.#scheduled = true;
     setImmediate(() => {
       this.#scheduled = false;
@@ -76,7 +89,7 @@ export class EnqueueBatcher {
   }
 
   #flushNext(): void {
-    if (this.#writing !== undefined || this.#queue.length === 0) return;
+    if (this.#writing.size >= this.#maxWrites || this.#queue.length === 0) return;
     const taken: Submission[] = [];
     let size = 0;
     while (this.#queue.length > 0) {
@@ -86,10 +99,11 @@ export class EnqueueBatcher {
       this.#queue.shift();
       size += next.tasks.length;
     }
-    this.#writing = this.#write(taken).finally(() => {
-      this.#writing = undefined;
+    const writing: Promise<void> = this.#write(taken).finally(() => {
+      this.#writing.delete(writing);
       this.#flushNext();
     });
+    this.#writing.add(writing);
   }
 
   async #write(taken: Submission[]): Promise<void> {

@@ -118,6 +118,7 @@ export class TaskService implements AsyncDisposable {
     });
     this.#batcher = new EnqueueBatcher({
       insert: (tasks) => this.#store.insertTasks(tasks),
+      maxConcurrentWrites: options.store.concurrentInserts ?? 1,
       ...(options.maxTasksPerFlush === undefined ? {} : { maxTasksPerFlush: options.maxTasksPerFlush }),
     });
     this.#enqueuer = new Enqueuer({

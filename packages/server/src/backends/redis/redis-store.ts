@@ -86,6 +86,11 @@ export interface RedisStoreOptions extends RedisConnectionOptions {
  */
 export class RedisStore implements Store, AdminReads, TargetStateStore {
   readonly kind = 'redis';
+  /**
+   * Enqueue writes in flight at once: Redis runs one script while the service encodes the next. Scripts run one at a
+   * time, so concurrent inserts of one key are settled by the first to run (insert-tasks.lua).
+   */
+  readonly concurrentInserts = 2;
   /** The key prefix in use. */
   readonly prefix: string;
   /** Tells this store's wake-ups from other instances'. */
