@@ -191,6 +191,12 @@ describe('canonicalJson', () => {
     expect(canonicalJson('a"b\\c\n\u0001\ud800')).toBe(JSON.stringify('a"b\\c\n\u0001\ud800'));
   });
 
+  it('escapes member names as JSON does: quotes, backslashes, control characters, lone and paired surrogates', () => {
+    const value = { plain: 1, 'q"': 2, 'b\\': 3, 'n\n': 4, 'lone\udc00': 5, 'pair\ud83d\ude00': 6, 'é✓': 7 };
+    expect(JSON.parse(canonicalJson(value))).toEqual(value);
+    expect(canonicalJson(value)).toBe(JSON.stringify(Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : 1)))));
+  });
+
   it('repeats a shared object but refuses a cycle', () => {
     const shared = { a: 1 };
     expect(canonicalJson([shared, shared])).toBe('[{"a":1},{"a":1}]');

@@ -112,6 +112,19 @@ function needsCare(value: unknown): boolean {
 }
 
 /**
+ * A member name as JSON writes it: quoted as it is unless it holds a character JSON escapes (a quote, a backslash, a
+ * control character) or a surrogate (a lone one is escaped), which go through `JSON.stringify`. Names are short and
+ * almost never need it, and the check costs less than the call.
+ */
+function quoteName(name: string): string {
+  for (let i = 0; i < name.length; i++) {
+    const c = name.charCodeAt(i);
+    if (c < 0x20 || c === 0x22 || c === 0x5c || (c >= 0xd800 && c <= 0xdfff)) return JSON.stringify(name);
+  }
+  return `"${name}"`;
+}
+
+/**
  * The common case, as `JSON.parse` and literals make it (plain objects, arrays, strings, finite numbers, booleans,
  * null, no `toJSON`, no undefined member): the same text as {@link write}, without its path and ancestor bookkeeping,
  * which cost as much as the writing. Anything else throws {@link NOT_PLAIN} and the careful writer starts over, so
@@ -151,7 +164,7 @@ function writePlain(value: unknown, depth: number): string {
     const name = names[i] as string;
     const member = record[name];
     if (needsCare(member)) throw NOT_PLAIN;
-    text += (i === 0 ? '' : ',') + JSON.stringify(name) + ':' + writePlain(member, depth + 1);
+    text += (i === 0 ? '' : ',') + quoteName(name) + ':' + writePlain(member, depth + 1);
   }
   return text + '}';
 }
