@@ -141,3 +141,22 @@ describe('TargetGuard: the allow-list', () => {
     },
   );
 });
+
+describe('TargetGuard: verdicts without a promise', () => {
+  it.each([
+    'http://93.184.216.34/x',
+    'http://10.0.0.1/',
+    'http://[::1]:8080/',
+    'http://localhost/',
+    'ftp://93.184.216.34/',
+    'http://192.168.1.20/',
+  ])('gives for %s (no lookup needed) the verdict check gives', async (url) => {
+    const g = guard('192.168.0.0/16');
+    expect(g.checkNow(new URL(url))).toEqual(await g.check(new URL(url)));
+  });
+
+  it('leaves a name to check, which resolves it', () => {
+    expect(guard().checkNow(new URL('https://public.example/'))).toBeUndefined();
+    expect(guard().checkHostNow('public.example')).toBeUndefined();
+  });
+});

@@ -1,0 +1,70 @@
+// The W4 ceiling: the least a durable relay must do, with none of retryd's scheduling. Run in its own process by
+// ../w4-ceiling.mjs, as retryd runs in its own.
+//
+// POST /retry-tasks/batch { tasks: [{ targetUrl, method, headers, body, idempotencyKey }] }:
+//   1. parse the JSON, stamp each task's due time (now, whole ms, as retryd does);
+//   2. append the batch to a log file and fdatasync it (the durable commit; off the event loop, in libuv's pool);
+//   3. answer { results: [{ status: 201, task: { idempotencyKey, nextAttemptAt } }] } and send every task to its
+//      target at once (undici, keep-alive), with its Idempotency-Key;
+//   4. append each answer to the log, fdatasync'd by batch (the completion's commit).
+// No validation, no idempotency check, no leases, no retries: a floor, not a product.
+
+import { open } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import { Agent, request } from 'undici';
+
+const log = await open(process.argv[2], 'a');
+const agent = new Agent({ connections: 64, keepAliveTimeout: 60_000 });
+
+/** Group commit: writes appended while a sync runs wait for the next one (at most one sync in flight). */
+let pending = [];
+let syncing = false;
+function commit(line) {
+  return new Promise((resolve, reject) => {
+    pending.push({ line, resolve, reject });
+    if (!syncing) void flush();
+  });
+}
+async function flush() {
+  syncing = true;
+  while (pending.length > 0) {
+    const batch = pending;
+    pending = [];
+    try {
+      await log.write(batch.map((p) => p.line).join(''));
+      await log.datasync();
+      for (const p of batch) p.resolve();
+    } catch (error) {
+      for (const p of batch) p.reject(error);
+    }
+  }
+  syncing = false;
+}
+
+async function dispatch(task) {
+  const headers = { ...task.headers, 'idempotency-key': task.idempotencyKey };
+  try {
+    const res = await request(task.targetUrl, { method: task.method, headers, body: task.body ?? undefined, dispatcher: agent });
+    await res.body.dump();
+    await commit(`${JSON.stringify({ done: task.idempotencyKey, status: res.statusCode })}\n`);
+  } catch (error) {
+    console.error(`bare relay: ${task.idempotencyKey}: ${error}`);
+  }
+}
+
+const server = createServer((req, res) => {
+  const chunks = [];
+  req.on('data', (c) => chunks.push(c));
+  req.on('end', async () => {
+    const { tasks } = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    const now = Math.floor(performance.timeOrigin + performance.now());
+    for (const task of tasks) task.nextAttemptAt = now;
+    await commit(`${JSON.stringify(tasks)}\n`);
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ results: tasks.map((t) => ({ status: 201, task: { idempotencyKey: t.idempotencyKey, nextAttemptAt: t.nextAttemptAt } })) }));
+    for (const task of tasks) void dispatch(task);
+  });
+});
+server.keepAliveTimeout = 60_000;
+server.listen(0, '127.0.0.1', () => process.send?.({ event: 'listening', port: server.address().port }));
+process.on('disconnect', () => process.exit(0));
