@@ -1,0 +1,132 @@
+// What a store's insert of new tasks costs on this machine, with no HTTP, parsing or checks: the floor under the
+// enqueue rate (W6). Tasks like W1's (two headers, a small JSON body, an inline policy), 1,000 per insert.
+//
+//   node bench/service/insert-floor.mjs [--store sqlite|postgres] [--batches 40]
+//
+// SQLite: the store's `insertTasks` (synchronous=FULL, then NORMAL: the fsync's share), then the same rows through the
+// store's statement alone, and through a table of as many columns with no index (what binding the row costs).
+// PostgreSQL: the store's `insertTasks` (durable), then its statement with `synchronous_commit = off`, and the
+// statement's first step alone (`json_to_recordset` of the batch). Build first: npm run build
+
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import { CURRENT_DIST, printMachine } from './lib/report.mjs';
+import { POSTGRES_URL } from './lib/servers.mjs';
+
+const { values: args } = parseArgs({ options: { store: { type: 'string', default: 'sqlite' }, batches: { type: 'string', default: '40' } } });
+const BATCHES = Number(args.batches);
+const dist = (path) => import(join(CURRENT_DIST, path));
+const { openStore } = await dist('index.js');
+printMachine('machine');
+
+const policy = { maxAttempts: 5, backoffType: 'EXPONENTIAL', initialDelayMs: 1, multiplier: 2, maxDelayMs: 10, jitterType: 'FULL' };
+let n = 0;
+/** A new task as the enqueue makes it (time-ordered ids, as UUIDv7's are). */
+function newTask() {
+  const i = n++;
+  const now = Date.now();
+  return {
+    tenantId: 'default',
+    taskId: `${Date.now().toString(16).padStart(12, '0').replace(/^(.{8})(.{4})$/, '$1-$2')}-7${randomUUID().slice(15)}`,
+    idempotencyKey: `floor-${i}`,
+    requestHash: randomUUID().replace(/-/g, '').repeat(2),
+    targetUrl: `http://127.0.0.1:9/hooks/${i}`,
+    targetKey: 'http://127.0.0.1:9',
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-request': `r${i}` },
+    body: JSON.stringify({ order: i, amount: 1299, currency: 'EUR' }),
+    bodyRef: null,
+    policyId: null,
+    policy,
+    status: 'PENDING',
+    attemptNumber: 0,
+    runAttemptOffset: 0,
+    runStartedAt: now,
+    lastDelayMs: 0,
+    nextAttemptAt: now + 3_600_000,
+    createdAt: now,
+    updatedAt: now,
+    leaseOwner: null,
+    leaseExpiresAt: null,
+    fencingToken: 0,
+    version: 1,
+    cancelRequested: false,
+    lastError: null,
+    lastResponseStatus: null,
+    deadLetterReason: null,
+    traceContext: null,
+    sensitiveBody: false,
+  };
+}
+const batches = () => Array.from({ length: BATCHES }, () => Array.from({ length: 1000 }, newTask));
+
+/** µs per task of `insert` over fresh batches (made before the clock starts), after one warm-up batch. */
+async function perTask(label, insert, make = batches) {
+  await insert(make()[0]);
+  const work = make();
+  const started = performance.now();
+  for (const batch of work) await insert(batch);
+  const us = ((performance.now() - started) * 1000) / (work.length * 1000);
+  console.log(`${label.padEnd(72)} ${us.toFixed(1).padStart(6)} µs a task (${Math.round(1e6 / us).toLocaleString('en-US')} tasks/s)`);
+}
+
+if (args.store === 'sqlite') {
+  const dir = mkdtempSync(join(tmpdir(), 'retryd-insert-floor-'));
+  try {
+    for (const synchronous of ['FULL', 'NORMAL']) {
+      const { store } = await openStore(`sqlite:${join(dir, `${synchronous}.db`)}`, { synchronous });
+      await perTask(`SQLite store insertTasks, synchronous=${synchronous}`, (tasks) => store.insertTasks(tasks));
+      await store.close();
+    }
+    // The store's own statement on the same schema, rows already mapped: what SQLite itself costs a row.
+    const { taskToParams } = await dist('backends/sqlite/task-row.js');
+    const db = new Database(join(dir, 'NORMAL.db'));
+    db.pragma('synchronous = OFF');
+    const columns = db.prepare("SELECT name FROM pragma_table_info('tasks')").all().map((r) => r.name);
+    const { TASK_COLUMN_NAMES } = await dist('backends/sql/task-columns.js');
+    const insert = db.prepare(`INSERT INTO tasks (${TASK_COLUMN_NAMES.join(', ')}, ended_at) VALUES (${TASK_COLUMN_NAMES.map(() => '?').join(', ')}, ?)
+      ON CONFLICT (tenant_id, idempotency_key) DO NOTHING`);
+    const rows = () => batches().map((batch) => batch.map(taskToParams));
+    const all = db.transaction((batch) => { for (const row of batch) insert.run(...row); });
+    await perTask(`the store's INSERT alone, rows mapped, ${columns.length} columns, 4 indexes, synchronous=OFF`, (batch) => all.immediate(batch), rows);
+    db.exec(`CREATE TABLE bare (${columns.map((c) => `${c} ANY`).join(', ')}) STRICT`);
+    const bare = db.prepare(`INSERT INTO bare VALUES (${columns.map(() => '?').join(', ')})`);
+    const allBare = db.transaction((batch) => { for (const row of batch) bare.run(...row); });
+    await perTask(`the same rows into a table of ${columns.length} columns and no index (binding a row)`, (batch) => allBare.immediate(batch), rows);
+    db.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+} else if (args.store === 'postgres') {
+  const schema = 'retryd_insert_floor';
+  const admin = new pg.Client(POSTGRES_URL);
+  await admin.connect();
+  await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+  try {
+    const url = new URL(POSTGRES_URL);
+    url.searchParams.set('schema', schema);
+    const { store } = await openStore(url.toString());
+    await perTask('PostgreSQL store insertTasks (durable: synchronous_commit=on)', (tasks) => store.insertTasks(tasks));
+    await store.close();
+    const { loadQueries } = await dist('backends/postgres/queries.js');
+    const { taskRecord } = await dist('backends/postgres/task-row.js');
+    const { expandMacros } = await dist('backends/postgres/query-macros.js');
+    const text = (await loadQueries())['insert-tasks'].text;
+    await admin.query(`SET search_path TO ${schema}`);
+    await admin.query('SET synchronous_commit = off');
+    const records = () => batches().map((batch) => JSON.stringify(batch.map(taskRecord)));
+    await perTask('its insert-tasks statement, records made, synchronous_commit=off', (json) => admin.query({ name: 'insert', text, values: [json, 'floor'] }), records);
+    const parse = `SELECT count(*) FROM json_to_recordset($1::json) AS r(i integer, ${expandMacros('floor', '{{task_record_types}}')})`;
+    await perTask("the statement's json_to_recordset alone (the batch's records read)", (json) => admin.query({ name: 'parse', text: parse, values: [json] }), records);
+  } finally {
+    await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    await admin.end();
+  }
+} else {
+  throw new Error(`--store must be sqlite or postgres, got ${args.store}`);
+}
