@@ -4,9 +4,10 @@
 //
 //   node bench/service/w4-ceiling.mjs [--seconds 60] [--warmup 10] [--rate 2000] [--per-tick 20] [--rounds 1]
 //
-// The relay parses each batch, appends it to a log file and fdatasyncs it (group commit, off the event loop), answers,
-// and sends every task to the downstream at once; each answer is appended and fdatasync'd too. No validation,
-// idempotency, leases or retries: a floor that no product meets, but one that shows what the machine allows.
+// The relay parses each batch, appends it to a log file and fdatasyncs it, answers, and sends every task to the
+// downstream at once; each answer is appended and fdatasync'd too. Commits are grouped per turn of the event loop, as
+// retryd's SQLite store commits. No validation, idempotency, leases or retries: a floor that no product meets, but
+// one that shows what the machine allows.
 
 import { fork } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
