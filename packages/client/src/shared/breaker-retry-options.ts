@@ -16,17 +16,19 @@ import { copyWith } from './copy-with.js';
  * ```
  */
 export class BreakerRetryOptions<T> {
-  readonly #made = new Map<CircuitBreaker, RetryOptions<T>>();
+  // Made on first use: `retryingFetch` (without `createRetryingFetch`) works its options out on every call.
+  #made: Map<CircuitBreaker, RetryOptions<T>> | undefined;
 
   /** @param base - every call's retry options but the signal and the breaker; read once per breaker, not kept in sync */
   constructor(private readonly base: RetryOptions<T>) {}
 
   /** `base` with `breaker`; the caller must not change the object it gets (it is shared). */
   for(breaker: CircuitBreaker): RetryOptions<T> {
-    let options = this.#made.get(breaker);
+    const made = (this.#made ??= new Map());
+    let options = made.get(breaker);
     if (options === undefined) {
       options = copyWith(this.base, { breaker });
-      this.#made.set(breaker, options);
+      made.set(breaker, options);
     }
     return options;
   }
