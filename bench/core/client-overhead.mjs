@@ -15,7 +15,10 @@
 // retrying ones derive theirs (SHA-256 of method, URL and body), which is part of what they cost.
 // The "stub" pairs make the same calls over a transport that answers at once without a socket (a `fetch` option
 // returning a Response, an axios adapter returning a response): the difference is what the library itself costs.
+// The "A/A" pair is a control: the plain fetch POST against a second copy of itself. Nothing differs but the call
+// site, so its ratio shows how far a ratio moves on this machine when there is no difference to find.
 import os from 'node:os';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { createRetryingFetch } from '@retryd/client';
 import { attachRetry } from '@retryd/client/axios';
@@ -67,21 +70,40 @@ const cases = [
   { pair: 'axios GET', name: 'axios + attachRetry', call: () => retryingAxios.get('/get') },
   { pair: 'axios POST', name: 'axios (fixed key)', plain: true, call: () => plainAxios.post('/post', body, { headers: { ...jsonHeaders, 'idempotency-key': 'k-1' } }) },
   { pair: 'axios POST', name: 'axios + attachRetry (derived key)', call: () => retryingAxios.post('/post', body, { headers: jsonHeaders }) },
+  { pair: 'A/A fetch POST', name: 'fetch (fixed key)', plain: true, call: async () => (await fetch(`${base}/post`, { method: 'POST', headers: { ...jsonHeaders, 'idempotency-key': 'k-1' }, body })).text() },
+  { pair: 'A/A fetch POST', name: 'the same, a second copy', call: async () => (await fetch(`${base}/post`, { method: 'POST', headers: { ...jsonHeaders, 'idempotency-key': 'k-1' }, body })).text() },
   { pair: 'stub fetch POST', name: 'stub fetch (fixed key)', plain: true, stub: true, call: async () => (await stubFetch(`${base}/post`, { method: 'POST', headers: { ...jsonHeaders, 'idempotency-key': 'k-1' }, body })).text() },
   { pair: 'stub fetch POST', name: 'retryingFetch (derived key)', stub: true, call: async () => (await stubRetryingFetch(`${base}/post`, { method: 'POST', headers: jsonHeaders, body })).text() },
   { pair: 'stub axios POST', name: 'axios (fixed key)', plain: true, stub: true, call: () => stubAxios.post('/post', body, { headers: { ...jsonHeaders, 'idempotency-key': 'k-1' } }) },
   { pair: 'stub axios POST', name: 'axios + attachRetry (derived key)', stub: true, call: () => stubRetryingAxios.post('/post', body, { headers: jsonHeaders }) },
 ];
 
+// The main thread's own time on a CPU and runnable but off it, in ns (Linux): the process's CPU time also counts V8's
+// helper threads (the collector's, the compiler's), so only these tell whether the thread that runs the calls sat
+// waiting, and whether for I/O or for a CPU that another process had.
+const SCHEDSTAT = `/proc/self/task/${process.pid}/schedstat`;
+const mainThread = () => {
+  try {
+    const [run, queued] = readFileSync(SCHEDSTAT, 'utf8').split(' ').map(Number);
+    return { run, queued };
+  } catch {
+    return { run: Number.NaN, queued: Number.NaN };
+  }
+};
+
 async function runCase(c, calls) {
   const before = served;
+  const main0 = mainThread();
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   for (let i = 0; i < calls; i++) await c.call();
   const wall = ((performance.now() - t0) * 1e3) / calls;
   const cpu = process.cpuUsage(cpu0);
+  const main1 = mainThread();
+  const main = (main1.run - main0.run) / 1e3 / calls;
+  const queued = (main1.queued - main0.queued) / 1e3 / calls;
   if (served - before !== (c.stub ? 0 : calls)) throw new Error(`${c.name}: ${served - before} requests for ${calls} calls (a retry on a first-try success?)`);
-  return { wall, cpu: (cpu.user + cpu.system) / calls };
+  return { wall, cpu: (cpu.user + cpu.system) / calls, main, queued };
 }
 const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -116,6 +138,9 @@ const results = cases.map((c, i) => ({
   plain: c.plain === true,
   wallUs: median(rounds[i].map((r) => r.wall)),
   cpuUs: median(rounds[i].map((r) => r.cpu)),
+  mainThreadUs: median(rounds[i].map((r) => r.main)),
+  queuedUs: median(rounds[i].map((r) => r.queued)),
+  idleUs: median(rounds[i].map((r) => r.wall - r.main - r.queued)),
   ...(c.plain ? {} : { wallRatio: median(ratios[i].wall), cpuRatio: median(ratios[i].cpu) }),
 }));
 const machine = `${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, Node ${process.version}, load ${os.loadavg()[0].toFixed(1)}`;
@@ -128,6 +153,13 @@ if (JSON_OUTPUT) {
   console.log('| --- | --- | ---: | ---: | ---: | ---: |');
   for (const r of results) {
     console.log(`| ${r.pair} | ${r.name} | ${r.wallUs.toFixed(1)} | ${ratio(r.wallRatio)} | ${r.cpuUs.toFixed(1)} | ${ratio(r.cpuRatio)} |`);
+  }
+  if (results.every((r) => Number.isFinite(r.mainThreadUs))) {
+    console.log('\nThe main thread per call (µs, median round): on a CPU; runnable while another process had the CPU; idle (the rest of');
+    console.log('the wall time: waiting for I/O or a timer). A wrapper that made its calls wait would show in the last.');
+    for (const r of results.filter((x) => !x.pair.startsWith('stub'))) {
+      console.log(`- ${r.pair}, ${r.name}: ${r.mainThreadUs.toFixed(1)} on a CPU, ${r.queuedUs.toFixed(1)} runnable, ${r.idleUs.toFixed(1)} idle`);
+    }
   }
   console.log('\nWhat the library adds per call (CPU µs, median round): the stub pairs\' difference.');
   for (const r of results.filter((x) => x.pair.startsWith('stub') && !x.plain)) {

@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import { deriveIdempotencyKey, RetryExhaustedError } from '@retryd/core';
+import { BrokenCircuitError, deriveIdempotencyKey, RetryExhaustedError } from '@retryd/core';
 import axios, { type AxiosError } from 'axios';
 import { afterEach, describe, expect, it } from 'vitest';
 import { attachRetry } from '../src/axios/index.js';
@@ -166,6 +166,28 @@ describe('attachRetry (real axios, loopback servers)', () => {
     detach();
     await expect(api.get('/')).rejects.toMatchObject({ response: { status: 503 } });
     expect(server.requests).toHaveLength(1);
+  });
+
+  it("counts requests with and without a signal of their own on their origin's one breaker; a signal stays its request's", async () => {
+    server = await startLoopbackServer(statuses(503));
+    const other = await startLoopbackServer(statuses(200));
+    try {
+      const api = axios.create();
+      attachRetry(api, { policy: { ...FAST, maxAttempts: 1 }, breaker: { consecutiveFailures: 2, openDurationMs: 60_000 } });
+      const caller = new AbortController();
+      expect((await api.get(other.url, { signal: caller.signal })).status).toBe(200);
+      caller.abort();
+      // Requests without a signal share their origin's options: the signal of the request before must not be in them.
+      expect((await api.get(other.url)).status).toBe(200);
+      await expect(api.get(server.url)).rejects.toMatchObject({ response: { status: 503 } });
+      await expect(api.get(server.url, { signal: new AbortController().signal })).rejects.toMatchObject({ response: { status: 503 } });
+      await expect(api.get(server.url)).rejects.toThrow(BrokenCircuitError);
+      await expect(api.get(server.url, { signal: new AbortController().signal })).rejects.toThrow(BrokenCircuitError);
+      expect(server.requests).toHaveLength(2);
+      expect((await api.get(other.url)).status).toBe(200);
+    } finally {
+      await other.close();
+    }
   });
 
   it('refuses a wrong policy or retry limit at set-up, naming the field and the rule', () => {

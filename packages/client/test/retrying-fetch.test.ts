@@ -157,6 +157,27 @@ describe('retryingFetch', () => {
     }
   });
 
+  it("counts calls with and without a signal of their own on their origin's one breaker; a signal stays its call's", async () => {
+    server = await startLoopbackServer(statuses(503));
+    const other = await startLoopbackServer(statuses(200));
+    try {
+      const fetchWithBreaker = createRetryingFetch({ policy: { ...FAST, maxAttempts: 1 }, breaker: { consecutiveFailures: 2, openDurationMs: 60_000 } });
+      const caller = new AbortController();
+      expect((await fetchWithBreaker(other.url, { signal: caller.signal })).status).toBe(200);
+      caller.abort(new Error('that call is over'));
+      // Calls without a signal share their origin's options: the signal of the call before must not be in them.
+      expect((await fetchWithBreaker(other.url)).status).toBe(200);
+      await fetchWithBreaker(server.url);
+      await fetchWithBreaker(server.url, { signal: new AbortController().signal });
+      await expect(fetchWithBreaker(server.url)).rejects.toThrow(BrokenCircuitError);
+      await expect(fetchWithBreaker(server.url, { signal: new AbortController().signal })).rejects.toThrow(BrokenCircuitError);
+      expect(server.requests).toHaveLength(2);
+      expect((await fetchWithBreaker(other.url)).status).toBe(200);
+    } finally {
+      await other.close();
+    }
+  });
+
   it('refuses a wrong policy at set-up, naming the field and the rule', () => {
     expect(() => createRetryingFetch({ policy: { maxAttempts: 0 } })).toThrow('maxAttempts must be an integer >= 1, got 0');
   });

@@ -14,6 +14,7 @@ import {
 } from '@retryd/core';
 import axios, { AxiosHeaders, type AxiosAdapter, type AxiosResponse, type InternalAxiosRequestConfig } from 'axios';
 import { BodyNotReplayableError } from '../shared/body-not-replayable-error.js';
+import { BreakerRetryOptions } from '../shared/breaker-retry-options.js';
 import { withCallerHooks } from '../shared/caller-hooks.js';
 import { copyWith } from '../shared/copy-with.js';
 import type { ConcurrencyLimit } from '../shared/concurrency-limit.js';
@@ -32,6 +33,8 @@ export interface RetryingAdapterContext {
   retryOnError: (error: unknown) => boolean;
   /** Every request's retry options but the signal and the breaker. */
   retryOptions: RetryOptions<AxiosResponse>;
+  /** {@link RetryingAdapterContext.retryOptions} with an origin's breaker, shared by the requests to it that have no signal. */
+  withBreaker: BreakerRetryOptions<AxiosResponse>;
   /** The policy has a deadline: each attempt needs a signal that it can abort. */
   timed: boolean;
 }
@@ -54,6 +57,7 @@ export function retryingAdapterContext(options: AxiosRetryOptions, retries: Conc
     keyedMethods: options.keyedMethods ?? DEFAULT_KEYED_METHODS,
     retryOnError,
     retryOptions,
+    withBreaker: new BreakerRetryOptions(retryOptions),
     timed: policy.totalBudgetMs !== undefined,
   };
 }
@@ -93,12 +97,9 @@ function sendWithRetry(config: InternalAxiosRequestConfig, base: AxiosAdapter, s
   const cancel = cancellationOf(config);
   const needsSignal = shared.timed || cancel !== undefined;
   const breaker = breakers !== undefined && url !== undefined ? breakers.forUrl(url) : undefined;
-  let retryOptions = shared.retryOptions;
-  if (cancel !== undefined || breaker !== undefined) {
-    retryOptions = copyWith(retryOptions, {});
-    if (cancel !== undefined) retryOptions.signal = cancel.signal;
-    if (breaker !== undefined) retryOptions.breaker = breaker;
-  }
+  let retryOptions = breaker === undefined ? shared.retryOptions : shared.withBreaker.for(breaker);
+  // A cancellation is this request's own: only such a request needs options of its own.
+  if (cancel !== undefined) retryOptions = copyWith(retryOptions, { signal: cancel.signal });
 
   // axios's own adapters write to neither the config nor its headers: every attempt can send this request's config
   // (axios's merged copy, not the caller's object). Copying it would cost more than the rest of the attempt: it is a

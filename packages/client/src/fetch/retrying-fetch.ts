@@ -13,6 +13,7 @@ import {
   type RetryPolicy,
 } from '@retryd/core';
 import { BodyNotReplayableError } from '../shared/body-not-replayable-error.js';
+import { BreakerRetryOptions } from '../shared/breaker-retry-options.js';
 import { withCallerHooks } from '../shared/caller-hooks.js';
 import { copyWith } from '../shared/copy-with.js';
 import { isBrowserNetworkError } from '../shared/browser-network-error.js';
@@ -88,6 +89,8 @@ interface CallPlan {
   retryOnError: (error: unknown) => boolean;
   /** Every call's retry options but the signal and the breaker. */
   retryOptions: RetryOptions<Response>;
+  /** {@link CallPlan.retryOptions} with an origin's breaker, shared by the calls to it that have no signal. */
+  withBreaker: BreakerRetryOptions<Response>;
   /** The policy has a deadline: each attempt needs a signal that it can abort. */
   timed: boolean;
 }
@@ -110,6 +113,7 @@ function callPlan(options: RetryingFetchOptions): CallPlan {
     send: options.fetch ?? globalFetch,
     retryOnError,
     retryOptions,
+    withBreaker: new BreakerRetryOptions(retryOptions),
     timed: policy.totalBudgetMs !== undefined,
   };
 }
@@ -136,12 +140,10 @@ function sendWithRetry(request: ReplayableRequest, plan: CallPlan, breakers: Ori
   const base: RequestInit = headers === undefined || headers === request.init.headers ? request.init : copyWith(request.init, { headers });
   const { send, statuses, retryOnError } = plan;
   const url = request.url;
-  let retryOptions = plan.retryOptions;
-  if (request.signal !== undefined || breakers !== undefined) {
-    retryOptions = copyWith(retryOptions, {});
-    if (request.signal !== undefined) retryOptions.signal = request.signal;
-    if (breakers !== undefined) retryOptions.breaker = breakers.forUrl(url);
-  }
+  const breaker = breakers?.forUrl(url);
+  let retryOptions = breaker === undefined ? plan.retryOptions : plan.withBreaker.for(breaker);
+  // A caller's signal is this call's own: only such a call needs options of its own.
+  if (request.signal !== undefined) retryOptions = copyWith(retryOptions, { signal: request.signal });
   // The context's signal is read only when needed: reading it makes an AbortController. Without a deadline or a
   // caller's signal it could never abort. The attempt returns `send`'s own promise: no async frame of its own.
   const needsSignal = plan.timed || request.signal !== undefined;
