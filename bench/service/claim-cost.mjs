@@ -19,12 +19,12 @@
 // as dist/service/open-store.js opens it (SQLite: --sync, default full, as `retryd serve`).
 // The build is packages/server/dist, RETRYD_CLI's dist/, or --dist. Build it first: npm run build
 
-import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { retrydStore } from './lib/contenders/retryd.mjs';
+import { newTaskMaker } from './lib/new-task.mjs';
 import { CURRENT_DIST, fmt, printMachine, printTable, serviceBuild, summarize } from './lib/report.mjs';
 
 const { values: args } = parseArgs({
@@ -72,52 +72,9 @@ const C_URL = 'http://127.0.0.1:8/claimed';
 const H = { tenantId: DEFAULT_TENANT, targetKey: targetKeyOf(H_URL) };
 const C_KEY = targetKeyOf(C_URL);
 
-/**
- * A PENDING task due at `dueAt`, as test/fixtures/tasks.ts makes one, with every field of the build's table in its
- * row order: a field this script does not know is null if the table allows it, else the script stops.
- */
-function makeTask(targetUrl, dueAt) {
-  const taskId = randomUUID();
-  const known = {
-    tenantId: DEFAULT_TENANT,
-    taskId,
-    idempotencyKey: `key-${taskId}`,
-    requestHash: '9f'.repeat(32), // a SHA-256 as the enqueuer gives it: lower-case hex
-    targetUrl,
-    targetKey: targetKeyOf(targetUrl),
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: '{"order":1}',
-    bodyRef: null,
-    policyId: 'default',
-    policy: null,
-    status: 'PENDING',
-    attemptNumber: 0,
-    runAttemptOffset: 0,
-    runStartedAt: null,
-    lastDelayMs: 0,
-    nextAttemptAt: dueAt,
-    createdAt: dueAt,
-    updatedAt: dueAt,
-    leaseOwner: null,
-    leaseExpiresAt: null,
-    fencingToken: 0,
-    version: 1,
-    cancelRequested: false,
-    lastError: null,
-    lastResponseStatus: null,
-    deadLetterReason: null,
-    traceContext: null,
-    sensitiveBody: false,
-  };
-  const task = {};
-  for (const [name, spec] of Object.entries(TASK_FIELDS)) {
-    if (name in known) task[name] = known[name];
-    else if (spec.nullable) task[name] = null;
-    else throw new Error(`claim-cost.mjs does not know the task field ${name} (not nullable): add it to makeTask`);
-  }
-  return task;
-}
+const newTask = newTaskMaker({ TASK_FIELDS, targetKeyOf, tenantId: DEFAULT_TENANT });
+/** A PENDING task due at `dueAt` (created then, as a claim test's task would be: runStartedAt null, as before). */
+const makeTask = (targetUrl, dueAt) => newTask({ targetUrl, dueAt, runStartedAt: null });
 
 async function insert(store, count, targetUrl, dueAt) {
   for (let from = 0; from < count; from += 1000) {

@@ -17,6 +17,7 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { CURRENT_DIST, printMachine } from './lib/report.mjs';
 import { POSTGRES_URL } from './lib/servers.mjs';
+import { newTaskMaker } from './lib/new-task.mjs';
 
 const { values: args } = parseArgs({ options: { store: { type: 'string', default: 'sqlite' }, batches: { type: 'string', default: '40' } } });
 const BATCHES = Number(args.batches);
@@ -24,44 +25,28 @@ const dist = (path) => import(join(CURRENT_DIST, path));
 const { openStore } = await dist('index.js');
 printMachine('machine');
 
+const { TASK_FIELDS } = await dist('domain/task-fields.js');
+const { targetKeyOf } = await dist('domain/target-key.js');
+const makeTask = newTaskMaker({ TASK_FIELDS, targetKeyOf, tenantId: 'default' });
 const policy = { maxAttempts: 5, backoffType: 'EXPONENTIAL', initialDelayMs: 1, multiplier: 2, maxDelayMs: 10, jitterType: 'FULL' };
 let n = 0;
-/** A new task as the enqueue makes it (time-ordered ids, as UUIDv7's are). */
+/** A new task like W1's, with a time-ordered id (as UUIDv7's are) and its own key, due in an hour. */
 function newTask() {
   const i = n++;
   const now = Date.now();
-  return {
-    tenantId: 'default',
-    taskId: `${Date.now().toString(16).padStart(12, '0').replace(/^(.{8})(.{4})$/, '$1-$2')}-7${randomUUID().slice(15)}`,
+  const taskId = `${now.toString(16).padStart(12, '0').replace(/^(.{8})(.{4})$/, '$1-$2')}-7${randomUUID().slice(15)}`;
+  return makeTask({
+    targetUrl: `http://127.0.0.1:9/hooks/${i}`,
+    now,
+    dueAt: now + 3_600_000,
+    taskId,
     idempotencyKey: `floor-${i}`,
     requestHash: randomUUID().replace(/-/g, '').repeat(2),
-    targetUrl: `http://127.0.0.1:9/hooks/${i}`,
-    targetKey: 'http://127.0.0.1:9',
-    method: 'POST',
     headers: { 'content-type': 'application/json', 'x-request': `r${i}` },
     body: JSON.stringify({ order: i, amount: 1299, currency: 'EUR' }),
-    bodyRef: null,
     policyId: null,
     policy,
-    status: 'PENDING',
-    attemptNumber: 0,
-    runAttemptOffset: 0,
-    runStartedAt: now,
-    lastDelayMs: 0,
-    nextAttemptAt: now + 3_600_000,
-    createdAt: now,
-    updatedAt: now,
-    leaseOwner: null,
-    leaseExpiresAt: null,
-    fencingToken: 0,
-    version: 1,
-    cancelRequested: false,
-    lastError: null,
-    lastResponseStatus: null,
-    deadLetterReason: null,
-    traceContext: null,
-    sensitiveBody: false,
-  };
+  });
 }
 const batches = () => Array.from({ length: BATCHES }, () => Array.from({ length: 1000 }, newTask));
 
