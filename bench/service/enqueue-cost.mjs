@@ -12,7 +12,7 @@
 // (utime + stime from /proc) per task, which moves less than the rate on a shared machine. With --baseline the
 // builds alternate run by run, the order rotated every round; the figures are medians over the rounds.
 // With --cpu-prof, each service writes a V8 CPU profile into DIR (read it with cpu-profile-top.mjs). --node-flags
-// are given to the service's node (both builds), e.g. a larger young generation (docs/server.md, "Tuning").
+// are given to the service's node (both builds), e.g. `--max-semi-space-size=64` (a larger young generation).
 // The build is packages/server/dist or RETRYD_CLI. Build it first: npm run build
 
 import { spawn } from 'node:child_process';

@@ -155,7 +155,8 @@ function writePlain(value: unknown, depth: number): string {
     }
     return text + ']';
   }
-  if (!isPlainObject(value) || typeof (value as { toJSON?: unknown }).toJSON === 'function') throw NOT_PLAIN;
+  // Its `toJSON` was looked for by the caller ({@link needsCare}, on every member and on the top value).
+  if (!isPlainObject(value)) throw NOT_PLAIN;
   const record = value as Record<string, unknown>;
   const names = Object.keys(record);
   if (names.length > 1) names.sort();

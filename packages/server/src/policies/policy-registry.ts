@@ -93,15 +93,15 @@ export class PolicyRegistry {
     return callStore(this.#store.kind, 'list policies', () => this.#store.listPolicies(tenantId, page));
   }
 
-  /**
-   * Whether a policy of this id is registered (cached once seen). A tenant's `default` always exists: it is
-   * registered here on the tenant's first use (see `DEFAULT_SERVICE_POLICY`).
-   */
   /** Whether the policy is known to exist without asking the store (seen registered or read before); false: ask {@link exists}. */
   isKnown(tenantId: string, policyId: string): boolean {
     return this.#known.has(`${tenantId}\u0000${policyId}`);
   }
 
+  /**
+   * Whether a policy of this id is registered (cached once seen). A tenant's `default` always exists: it is
+   * registered here on the tenant's first use (see `DEFAULT_SERVICE_POLICY`).
+   */
   async exists(tenantId: string, policyId: string): Promise<boolean> {
     if (this.isKnown(tenantId, policyId)) return true;
     const policy = await callStore(this.#store.kind, 'read the policy', () => this.#store.getPolicy(tenantId, policyId));

@@ -79,6 +79,9 @@ const NOT_FOUND_CODES = new Set(['ENOTFOUND', 'ENODATA', 'EAI_NONAME', 'EAI_NODA
 /** Most address verdicts a guard remembers before it starts again (each is a short string). */
 const MAX_REMEMBERED_ADDRESSES = 4_096;
 
+/** An IPv6 host as a URL writes it (`[::1]`) without its brackets; any other host as it is. */
+const unbracketed = (hostname: string): string => (hostname.startsWith('[') ? hostname.slice(1, -1) : hostname);
+
 /**
  * Refuses targets that would make retryd call into its own host, private network or a cloud metadata service
  * (server-side request forgery): loopback, private, unique-local, site-local, link-local, metadata, unspecified,
@@ -132,7 +135,8 @@ export class TargetGuard {
    * address it has is checked. The addresses of an `ok` verdict are the ones to connect to. Never throws.
    */
   async checkHost(hostname: string): Promise<TargetVerdict> {
-    return this.checkHostNow(hostname) ?? this.#checkName(hostname.startsWith('[') ? hostname.slice(1, -1) : hostname);
+    const host = unbracketed(hostname);
+    return this.#verdictNow(host) ?? this.#checkName(host);
   }
 
   /**
@@ -149,7 +153,11 @@ export class TargetGuard {
 
   /** {@link checkHost} without a promise when the host is an address or `localhost`; else undefined. */
   checkHostNow(hostname: string): TargetVerdict | undefined {
-    const host = hostname.startsWith('[') ? hostname.slice(1, -1) : hostname;
+    return this.#verdictNow(unbracketed(hostname));
+  }
+
+  /** The verdict on a host (without brackets) that needs no lookup: an address, or `localhost`; else undefined. */
+  #verdictNow(host: string): TargetVerdict | undefined {
     if (isIP(host) !== 0) return this.#verdict(host, [host]);
     if (LOCALHOST.test(host)) return this.#verdict(host, ['127.0.0.1', '::1']);
     return undefined;

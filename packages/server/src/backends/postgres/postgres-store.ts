@@ -82,7 +82,7 @@ export class PostgresStore implements Store {
   readonly kind = 'postgres';
   /**
    * Enqueue writes in flight at once: the server works on one while the service prepares the next, and concurrent
-   * inserts of one key are settled by `ON CONFLICT` (see insert-tasks.sql). Two of the pool's ten connections at most.
+   * inserts of one key are settled by `ON CONFLICT` (see insert-tasks.sql). Two of the pool's connections at most.
    */
   readonly concurrentInserts = 2;
   /** The schema holding the store's tables. */
