@@ -121,15 +121,18 @@ async function runOnce(c) {
     r.enqueueNote = enq.note;
     await c.startWorkers(ds.url);
     const cpu0 = await c.cpuMs();
+    const storeCpu0 = await c.storeCpuMs?.();
     const reached = await ds.waitReached({ stallMs: 30_000 });
     r.attempts = reached.requestsAtLastFirstSuccess;
     r.windowMs = reached.lastFirstSuccessAt - reached.firstRequestAt;
     r.attemptsPerSec = r.attempts / (r.windowMs / 1000);
     const recorded = await c.waitRecorded(N);
     const cpu1 = await c.cpuMs();
+    const storeCpu1 = await c.storeCpuMs?.();
     r.recordedMs = recorded.at - reached.firstRequestAt; // both epoch ms
     r.recorded = recorded;
     r.cpuMsPerAttempt = (cpu1 - cpu0) / r.attempts;
+    if (storeCpu0 !== undefined) r.storeCpuMsPerAttempt = (storeCpu1 - storeCpu0) / r.attempts;
     // Late duplicates would arrive after the last success: give them a moment.
     await sleep(1000);
     const s = await ds.stats();
@@ -199,6 +202,7 @@ const results = contenders.map((c) => {
     windowMs: pick('windowMs'),
     recordedMs: pick('recordedMs'),
     cpuMsPerAttempt: pick('cpuMsPerAttempt'),
+    storeCpuMsPerAttempt: ok.some((r) => r.storeCpuMsPerAttempt !== undefined) ? pick('storeCpuMsPerAttempt') : undefined,
     firstSuccesses: Math.min(...rs.map((r) => r.firstSuccesses ?? 0)),
     duplicates: Math.max(...rs.map((r) => r.duplicates ?? 0)),
     pass: rs.every((r) => r.pass),
@@ -211,7 +215,7 @@ printMachine('load after the run');
 console.log('');
 if (ROUNDS > 1) console.log(`median of ${ROUNDS} rounds (order rotated every round); attempts/s range in brackets\n`);
 printTable(
-  ['contender', 'durability', 'enqueue (tasks/s)', 'attempts/s', 'attempts', 'dispatch → last success (ms)', 'all recorded (ms)', 'CPU ms / attempt', 'first successes', 'duplicates', 'check'],
+  ['contender', 'durability', 'enqueue (tasks/s)', 'attempts/s', 'attempts', 'dispatch → last success (ms)', 'all recorded (ms)', 'CPU ms / attempt', 'store server CPU ms / attempt', 'first successes', 'duplicates', 'check'],
   results.map((r) => [
     r.name ?? r.id,
     r.durability ?? '',
@@ -221,6 +225,7 @@ printTable(
     fmt(r.windowMs),
     fmt(r.recordedMs),
     fmt(r.cpuMsPerAttempt, 3),
+    r.storeCpuMsPerAttempt === undefined ? '' : fmt(r.storeCpuMsPerAttempt, 3),
     fmt(r.firstSuccesses),
     fmt(r.duplicates),
     r.pass ? 'PASS' : 'FAIL',
@@ -270,7 +275,7 @@ if (pairs.length > 0) {
   console.log('');
   console.log(`after = ${process.env.RETRYD_CLI ?? 'packages/server/dist'} (${machine.build.hash}); before = --baseline ${baseline} (${machine.baselineBuild.hash})`);
   printTable(
-    ['after ÷ before', 'attempts/s after', 'attempts/s before', 'attempts/s ratio', 'per round', 'enqueue ratio', 'CPU ms / attempt ratio', 'check'],
+    ['after ÷ before', 'attempts/s after', 'attempts/s before', 'attempts/s ratio', 'per round', 'enqueue ratio', 'CPU ms / attempt ratio', 'store server CPU ratio', 'check'],
     pairs.map(([a, b]) => {
       // Round by round: the two builds ran back to back in each round.
       const perRound = a.runs.map((r, i) => r.attemptsPerSec / b.runs[i]?.attemptsPerSec).filter(Number.isFinite);
@@ -282,6 +287,7 @@ if (pairs.length > 0) {
         perRound.map((x) => `${x.toFixed(2)}×`).join(', '),
         `${(a.enqueuePerSec / b.enqueuePerSec).toFixed(2)}×`,
         `${(a.cpuMsPerAttempt / b.cpuMsPerAttempt).toFixed(2)}×`,
+        a.storeCpuMsPerAttempt === undefined || b.storeCpuMsPerAttempt === undefined ? '' : `${(a.storeCpuMsPerAttempt / b.storeCpuMsPerAttempt).toFixed(2)}×`,
         `${a.pass ? 'PASS' : 'FAIL'} / ${b.pass ? 'PASS' : 'FAIL'}`,
       ];
     }),
@@ -313,7 +319,7 @@ if (protectionPairs.length > 0) {
     }),
   );
 }
-console.log(`\nCPU ms / attempt: retryd = the service process; BullMQ = bench process + redis-server; pg-boss = bench process + every postgres process (other users of those servers count too).`);
+console.log(`\nCPU ms / attempt: retryd = the service process (its store's server apart: store server CPU); BullMQ = bench process + redis-server; pg-boss = bench process + every postgres process (other users of those servers count too).`);
 const output = { machine, tasks: N, rounds: ROUNDS, results };
 if (args.json) console.log(JSON.stringify(output, null, 2));
 writeJsonFile(args['json-file'], output);

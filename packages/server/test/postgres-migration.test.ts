@@ -61,3 +61,20 @@ describe('PostgresStore migration 007 (task space)', () => {
     expect(after).toEqual({ version: [{ version: 6 }], hashes: [{ request_hash: 'ABCD' }] });
   });
 });
+
+describe('PostgresStore migration 008 (attempts unchecked)', () => {
+  it('drops the attempt log\'s foreign key (the other tests log attempts on schemas migrated through it)', async () => {
+    const schema = freshSchema();
+    const pool = new pg.Pool({ ...clientConfig({ connectionString: POSTGRES_URL }, schema), max: 1 });
+    const foreignKeys = () =>
+      pool.query("SELECT conname FROM pg_constraint WHERE conrelid = 'attempts'::regclass AND contype = 'f'").then((r) => r.rows);
+    try {
+      expect(await migrate(pool, schema, loadMigrations().filter((m) => m.version <= 7))).toEqual([1, 2, 3, 4, 5, 6, 7]);
+      expect(await foreignKeys()).toEqual([{ conname: 'attempts_tenant_id_task_id_fkey' }]);
+      expect(await migrate(pool, schema, loadMigrations())).toEqual([8]);
+      expect(await foreignKeys()).toEqual([]);
+    } finally {
+      await pool.end();
+    }
+  });
+});

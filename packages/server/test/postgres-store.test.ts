@@ -10,7 +10,8 @@ import { PostgresStore } from '../src/backends/postgres/postgres-store.js';
 import { expandMacros } from '../src/backends/postgres/query-macros.js';
 import { TaskVacuum } from '../src/backends/postgres/task-vacuum.js';
 import { QUERY_NAMES, loadQueries } from '../src/backends/postgres/queries.js';
-import { completionRecord, taskRecord } from '../src/backends/postgres/task-row.js';
+import { completionArrays } from '../src/backends/postgres/completion-columns.js';
+import { taskRecord } from '../src/backends/postgres/task-row.js';
 import { targetKeyOf } from '../src/domain/target-key.js';
 import { TASK_FIELD_SPECS } from '../src/domain/task-fields.js';
 import type { RetryTask } from '../src/domain/task.js';
@@ -292,9 +293,9 @@ describe('PostgresStore on a young table', () => {
       expect(stats.rows[0]?.analyzed ?? null).toBeNull();
       const completions = Array.from({ length: 200 }, (_, i) => {
         const task = makeTask({ taskId: `task-${(i + 1) * 10}`, status: 'IN_FLIGHT', fencingToken: 1, leaseOwner: 'w' });
-        return completionRecord({ taskId: task.taskId, tenantId: task.tenantId, fencingToken: 1, attempt: makeAttempt(task), next: finalOutcome(task, 'SUCCEEDED') }, i);
+        return { taskId: task.taskId, tenantId: task.tenantId, fencingToken: 1, attempt: makeAttempt(task), next: finalOutcome(task, 'SUCCEEDED') };
       });
-      const { rows } = await client.query(`EXPLAIN (FORMAT JSON) ${queries['complete-attempts'].text}`, [JSON.stringify(completions), T0 + 100]);
+      const { rows } = await client.query(`EXPLAIN (FORMAT JSON) ${queries['complete-attempts'].text}`, [T0 + 100, ...completionArrays(completions)]);
       return JSON.stringify(rows[0]);
     }, 'store');
     expect(plan).toContain('"Index Name":"tasks_pkey"');

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { distOf, inParallel, serviceBuild, sleep, waitFor } from '../report.mjs';
 import { POSTGRES_URL, REDIS_URL, deleteKeys, dropSchema, postgresDurability, redisDurability, schemaSize } from '../servers.mjs';
+import { cpuMsOfCommand } from './call-downstream.mjs';
 import { CLI, PROTECTIONS_OFF_PATCH, serveHasFlag, startRetryd, sqliteStoreSize, targetPath } from '../retryd-service.mjs';
 
 /** The W1 policy (WORKLOADS.md): exponential, 1 ms initial, ×2, 10 ms max, 5 attempts, full jitter, no budget. */
@@ -178,6 +179,12 @@ export function retrydContender({
     },
     /** Where CPU is spent during dispatch: the service processes (plus the server of a networked store, not counted here). */
     cpuMs: async () => (await Promise.all(services.map((s) => s.cpuMs()))).reduce((a, b) => a + b, 0),
+    /**
+     * The CPU of the store's server during dispatch (every `postgres` or `redis-server` process on the machine; other
+     * users of that server count too), reported apart: on a 2-core machine the server's work per attempt competes
+     * with the service's. Undefined for SQLite, which runs inside the service.
+     */
+    storeCpuMs: async () => (store?.kind === 'postgres' ? cpuMsOfCommand('postgres') : store?.kind === 'redis' ? cpuMsOfCommand('redis-server') : undefined),
     async setup() {
       build = serviceBuild(distOf(cli)).hash;
       store = await retrydStore(storeKind, { sync, name: before ? 'before-w1' : 'w1' });

@@ -44,7 +44,8 @@ import type { TargetRow } from './target-view.js';
 import type { Queries, QueryName } from './queries.js';
 import { attemptFromRow } from '../sql/sql-rows.js';
 import type { AttemptRow } from '../sql/sql-rows.js';
-import { completionRecord, policyFromRow, taskFromRow, taskRecord } from './task-row.js';
+import { completionArrays } from './completion-columns.js';
+import { policyFromRow, taskFromRow, taskRecord } from './task-row.js';
 import type { CompletedRow, PolicyRow, TaskRow } from './task-row.js';
 import { CANCELLED_STATUS, CANCEL_AT_ONCE_FROM, CANCEL_REQUEST_FROM, REPLAYED_STATUS, REPLAY_FROM } from '../../store/transition-guards.js';
 
@@ -60,7 +61,7 @@ export type RunQuery = <R extends pg.QueryResultRow>(
  * and tenant limits are its `access` (access-store.ts).
  *
  * Every operation is one statement, i.e. one round trip and one commit: a batch (`insertTasks`, `claimDue`,
- * `completeAttempts`, `releaseLeases`) is a single multi-row statement over a JSON array, so 1,000 tasks cost one
+ * `completeAttempts`, `releaseLeases`) is a single multi-row statement over a JSON array or column arrays, so 1,000 tasks cost one
  * write-ahead-log flush. Each statement is a named prepared statement from `queries/*.sql`, parsed once per
  * connection. Claims find the ready target queues through `target_queues` (a held target is never entered), share
  * their slots among them round robin, and take `FOR UPDATE SKIP LOCKED` rows through the partial due index, so
@@ -243,8 +244,7 @@ export class PostgresStore implements Store {
 
   async completeAttempts(completions: readonly AttemptCompletion[], now: number): Promise<CompletionResult[]> {
     if (completions.length === 0) return [];
-    const records = JSON.stringify(completions.map(completionRecord));
-    const applied = await this.#run<CompletedRow>('complete-attempts', [records, now]);
+    const applied = await this.#run<CompletedRow>('complete-attempts', [now, ...completionArrays(completions)]);
     this.#vacuum.noteChanges(applied.rows.length);
     const byIndex = new Map(applied.rows.map((row) => [row.i, row]));
     return completions.map(({ taskId }, i): CompletionResult => {

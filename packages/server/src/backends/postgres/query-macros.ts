@@ -1,6 +1,7 @@
 import type { FieldCodec } from '../../domain/task-fields.js';
 import { TASK_FIELD_SPECS } from '../../domain/task-fields.js';
 import { taskColumnList } from '../sql/task-columns.js';
+import { completionInput } from './completion-columns.js';
 import { TaskEvent, transition } from '@retryd/core';
 import { DUE_STATUS, LEASED_STATUS, REPLAYED_STATUS } from '../../store/transition-guards.js';
 
@@ -57,6 +58,8 @@ const MACROS: Readonly<Record<string, (alias: string | undefined) => string>> = 
       const column = prefixed(alias, spec.column);
       return INSERT_VALUES[spec.codec]?.(column) ?? column;
     }).join(', '),
+  /** `complete-attempts`' input: `unnest($2::integer[], …) AS r(i, …)`, its arrays from `$2` on (completion-columns.ts). */
+  completion_records: noAlias('completion_records', () => completionInput(2)),
   /** The status claims take tasks from, as an SQL literal (`'PENDING'`): the one the partial index tasks_due names. */
   due_status: noAlias('due_status', () => `'${DUE_STATUS}'`),
   /** The status of a leased task, as an SQL literal (`'IN_FLIGHT'`): the one the partial index tasks_lease names. */
@@ -74,7 +77,7 @@ const MACRO = /\{\{([a-z_]+)(?::([a-z_][a-z0-9_]*))?\}\}/g;
 
 /**
  * Expands the macros of one statement file: `{{task_columns}}`, `{{task_columns:t}}`, `{{task_record_types}}`,
- * `{{task_insert_values}}`, `{{due_status}}`, `{{leased_status}}`.
+ * `{{task_insert_values}}`, `{{completion_records}}`, `{{due_status}}`, `{{leased_status}}`.
  *
  * @param file - the file's name, for the error
  * @throws Error naming the file and the macro when a macro is unknown or takes no argument

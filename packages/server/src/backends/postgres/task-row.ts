@@ -1,8 +1,7 @@
 import type { RetryPolicy, TaskStatus } from '@retryd/core';
-import type { AttemptLog, RetryTask, StoredPolicy } from '../../domain/task.js';
+import type { RetryTask, StoredPolicy } from '../../domain/task.js';
 import type { FieldCodec } from '../../domain/task-fields.js';
 import { columnLiteral, compileTaskMapper, taskLiteral } from '../../domain/compile-task-mapper.js';
-import type { AttemptCompletion, TaskOutcome } from '../../store/store.js';
 import { checkedHex } from '../sql/digest-bytes.js';
 
 /**
@@ -51,53 +50,6 @@ export const taskRecord: (task: RetryTask, i: number) => Record<string, unknown>
   `return ${columnLiteral((field) => recordSource(field.codec, `t.${field.name}`, field.column), 'i')};`,
   { text, checkedHex },
 );
-
-function outcomeRecord(outcome: TaskOutcome, prefix: '' | 'c_'): Record<string, unknown> {
-  return {
-    [`${prefix}status`]: outcome.status,
-    [`${prefix}attempt_number`]: outcome.attemptNumber,
-    [`${prefix}next_attempt_at`]: outcome.nextAttemptAt,
-    [`${prefix}run_started_at`]: outcome.runStartedAt,
-    [`${prefix}last_delay_ms`]: outcome.lastDelayMs,
-    [`${prefix}last_error`]: text(outcome.lastError),
-    [`${prefix}last_response_status`]: outcome.lastResponseStatus,
-    [`${prefix}dead_letter_reason`]: text(outcome.deadLetterReason),
-  };
-}
-
-function attemptRecord(attempt: AttemptLog | undefined, prefix: 'a_' | 'ac_'): Record<string, unknown> {
-  if (attempt === undefined) return {};
-  return {
-    [`${prefix}tenant_id`]: attempt.tenantId,
-    [`${prefix}task_id`]: attempt.taskId,
-    [`${prefix}attempt_number`]: attempt.attemptNumber,
-    [`${prefix}started_at`]: attempt.startedAt,
-    [`${prefix}duration_ms`]: attempt.durationMs,
-    [`${prefix}response_status`]: attempt.responseStatus,
-    [`${prefix}error_message`]: text(attempt.errorMessage),
-    [`${prefix}outcome`]: attempt.outcome,
-    [`${prefix}response_body_snippet`]: text(attempt.responseBodySnippet),
-    [`${prefix}next_attempt_at`]: attempt.nextAttemptAt,
-    [`${prefix}worker_id`]: attempt.workerId,
-  };
-}
-
-/** One element of `complete-attempts`' `$1`. Absent keys read as NULL in `json_to_recordset`. */
-export function completionRecord(completion: AttemptCompletion, i: number): Record<string, unknown> {
-  return {
-    i,
-    tenant_id: completion.tenantId,
-    task_id: completion.taskId,
-    fencing_token: completion.fencingToken,
-    require_lease_expired_by: completion.requireLeaseExpiredBy ?? null,
-    has_cancel: completion.ifCancelRequested !== undefined,
-    ...outcomeRecord(completion.next, ''),
-    ...outcomeRecord(completion.ifCancelRequested ?? completion.next, 'c_'),
-    ...attemptRecord(completion.attempt, 'a_'),
-    // Only meaningful with ifCancelRequested, which alone can make it apply.
-    ...attemptRecord(completion.ifCancelRequested === undefined ? undefined : completion.attemptIfCancelRequested, 'ac_'),
-  };
-}
 
 /** What `complete-attempts` returns for each completion applied: its index in the call and a summary of the row. */
 export interface CompletedRow {

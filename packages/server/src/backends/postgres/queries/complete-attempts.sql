@@ -7,11 +7,11 @@
 -- rows are inserted by the same statement, so a recorded attempt and the task change it led to commit together,
 -- or not at all.
 --
--- args:    $1 json: an array of completion records: `i` (index in the call), tenant_id, task_id,
---          fencing_token, require_lease_expired_by (or null), has_cancel, the outcome columns both plain and
---          `c_`-prefixed, the attempt's columns `a_`-prefixed and the attempt logged instead when the `c_` outcome
---          applies `ac_`-prefixed (all null when there is none);
---          $2 float8: now
+-- args:    $1 float8: now;
+--          $2 onward: the completions, one array per column (the macro `completion_records`, completion-columns.ts):
+--          `i` (index in the call), tenant_id, task_id, fencing_token, require_lease_expired_by (or null),
+--          has_cancel, the outcome columns both plain and `c_`-prefixed, the attempt's columns `a_`-prefixed and the
+--          attempt logged instead when the `c_` outcome applies `ac_`-prefixed (all null when there is none)
 -- results: for each completion applied, `i` and a summary of the changed row (status, next_attempt_at, version,
 --          cancel_requested); the others were fenced out
 -- effects: the target queue of every task made PENDING (a retry, a lapsed lease) has its hint lowered to the task's
@@ -27,19 +27,7 @@
 -- the planner reach the row through tasks_by_status's IN_FLIGHT range, whose length (dead entries included)
 -- grows with the load, instead of through the primary key.
 WITH input AS (
-  SELECT * FROM json_to_recordset($1::json) AS r(
-    i integer, tenant_id text, task_id text, fencing_token bigint, require_lease_expired_by float8,
-    has_cancel boolean,
-    status text, attempt_number integer, next_attempt_at float8, run_started_at float8,
-    last_delay_ms float8, last_error text, last_response_status integer, dead_letter_reason text,
-    c_status text, c_attempt_number integer, c_next_attempt_at float8, c_run_started_at float8,
-    c_last_delay_ms float8, c_last_error text, c_last_response_status integer, c_dead_letter_reason text,
-    a_tenant_id text, a_task_id text, a_attempt_number integer, a_started_at float8, a_duration_ms float8,
-    a_response_status integer, a_error_message text, a_outcome text, a_response_body_snippet text,
-    a_next_attempt_at float8, a_worker_id text,
-    ac_tenant_id text, ac_task_id text, ac_attempt_number integer, ac_started_at float8, ac_duration_ms float8,
-    ac_response_status integer, ac_error_message text, ac_outcome text, ac_response_body_snippet text,
-    ac_next_attempt_at float8, ac_worker_id text)
+  SELECT * FROM {{completion_records}}
 ),
 -- A task named twice in one call: the first completion (in input order) that holds its lease applies, as if
 -- the completions were applied one after another; the later ones are fenced out.
@@ -64,7 +52,7 @@ applied AS (
     lease_owner = NULL,
     lease_expires_at = NULL,
     version = t.version + 1,
-    updated_at = $2::float8
+    updated_at = $1::float8
   FROM holding AS h
   WHERE t.tenant_id = h.tenant_id AND t.task_id = h.task_id
     AND CASE WHEN t.status = {{leased_status}} THEN t.fencing_token END = h.fencing_token

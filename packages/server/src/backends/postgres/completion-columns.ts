@@ -1,0 +1,83 @@
+import type { AttemptLog } from '../../domain/task.js';
+import type { AttemptCompletion, TaskOutcome } from '../../store/store.js';
+import { arrayLiteral, type ArrayElementType } from './array-literal.js';
+import { text } from './task-row.js';
+
+/** One column of `complete-attempts`' input: its name in the statement, its type, and its value for a completion. */
+interface CompletionColumn {
+  readonly column: string;
+  readonly type: ArrayElementType;
+  readonly value: (completion: AttemptCompletion, i: number) => unknown;
+}
+
+type Field<T> = readonly [suffix: string, type: ArrayElementType, value: (from: T) => unknown];
+
+const OUTCOME_FIELDS: readonly Field<TaskOutcome>[] = [
+  ['status', 'text', (o) => o.status],
+  ['attempt_number', 'integer', (o) => o.attemptNumber],
+  ['next_attempt_at', 'float8', (o) => o.nextAttemptAt],
+  ['run_started_at', 'float8', (o) => o.runStartedAt],
+  ['last_delay_ms', 'float8', (o) => o.lastDelayMs],
+  ['last_error', 'text', (o) => text(o.lastError)],
+  ['last_response_status', 'integer', (o) => o.lastResponseStatus],
+  ['dead_letter_reason', 'text', (o) => text(o.deadLetterReason)],
+];
+
+const ATTEMPT_FIELDS: readonly Field<AttemptLog>[] = [
+  ['tenant_id', 'text', (a) => a.tenantId],
+  ['task_id', 'text', (a) => a.taskId],
+  ['attempt_number', 'integer', (a) => a.attemptNumber],
+  ['started_at', 'float8', (a) => a.startedAt],
+  ['duration_ms', 'float8', (a) => a.durationMs],
+  ['response_status', 'integer', (a) => a.responseStatus],
+  ['error_message', 'text', (a) => text(a.errorMessage)],
+  ['outcome', 'text', (a) => a.outcome],
+  ['response_body_snippet', 'text', (a) => text(a.responseBodySnippet)],
+  ['next_attempt_at', 'float8', (a) => a.nextAttemptAt],
+  ['worker_id', 'text', (a) => a.workerId],
+];
+
+/** `fields` under `prefix`, each read from what `pick` finds in a completion (every column NULL where it finds none). */
+function prefixed<T>(prefix: string, fields: readonly Field<T>[], pick: (c: AttemptCompletion) => T | undefined): CompletionColumn[] {
+  return fields.map(([suffix, type, value]) => ({
+    column: `${prefix}${suffix}`,
+    type,
+    value: (completion) => {
+      const from = pick(completion);
+      return from === undefined ? null : value(from);
+    },
+  }));
+}
+
+/**
+ * The columns of `complete-attempts`' input, in parameter order: `i` (the completion's index in the call), the lease
+ * it must hold, the outcome both plain and `c_`-prefixed (the one applied when a cancel was requested; the plain one
+ * again when the completion has none), the attempt to log `a_`-prefixed and the attempt logged instead when the `c_`
+ * outcome applies `ac_`-prefixed (only with `ifCancelRequested`, which alone can make it apply).
+ */
+export const COMPLETION_COLUMNS: readonly CompletionColumn[] = [
+  { column: 'i', type: 'integer', value: (_, i) => i },
+  { column: 'tenant_id', type: 'text', value: (c) => c.tenantId },
+  { column: 'task_id', type: 'text', value: (c) => c.taskId },
+  { column: 'fencing_token', type: 'bigint', value: (c) => c.fencingToken },
+  { column: 'require_lease_expired_by', type: 'float8', value: (c) => c.requireLeaseExpiredBy },
+  { column: 'has_cancel', type: 'boolean', value: (c) => c.ifCancelRequested !== undefined },
+  ...prefixed('', OUTCOME_FIELDS, (c) => c.next),
+  ...prefixed('c_', OUTCOME_FIELDS, (c) => c.ifCancelRequested ?? c.next),
+  ...prefixed('a_', ATTEMPT_FIELDS, (c) => c.attempt),
+  ...prefixed('ac_', ATTEMPT_FIELDS, (c) => (c.ifCancelRequested === undefined ? undefined : c.attemptIfCancelRequested)),
+];
+
+/**
+ * The input of `complete-attempts` as SQL: `unnest($first::integer[], …) AS r(i, …)`, one array parameter per column
+ * of {@link COMPLETION_COLUMNS}, numbered from `first`.
+ */
+export function completionInput(first: number): string {
+  const arrays = COMPLETION_COLUMNS.map(({ type }, k) => `$${first + k}::${type}[]`).join(', ');
+  return `unnest(${arrays}) AS r(${COMPLETION_COLUMNS.map(({ column }) => column).join(', ')})`;
+}
+
+/** The parameters {@link completionInput} reads: one array literal per column, the completions in call order. */
+export function completionArrays(completions: readonly AttemptCompletion[]): string[] {
+  return COMPLETION_COLUMNS.map(({ type, value }) => arrayLiteral(completions.map(value), type));
+}
