@@ -6,8 +6,9 @@ const ESCAPED = /["\\]/g;
 
 /**
  * One column of a batch as the text of a PostgreSQL array (`{1,NULL,3}`, `{"a","b \"c\""}`), for a parameter cast to
- * `<type>[]` and read back by `unnest`. PostgreSQL parses such a literal several times faster than it reads the same
- * values as the members of JSON records (`json_to_recordset`), and the text is shorter: no member names.
+ * `<type>[]` and read back by `unnest`. PostgreSQL reads such a literal faster than the same values as the members of
+ * JSON records (`json_to_recordset`: 2.0 ms instead of 1.2 ms for 128 completions of 46 columns, round trip included),
+ * and the text is shorter: no member names.
  *
  * `null` and `undefined` are NULL, as is a number that is not finite (as `JSON.stringify` makes it `null`, so either
  * encoding reads the same). Text is always quoted, so braces, commas, blanks and the word NULL stay text; only `"` and
