@@ -10,8 +10,9 @@ import { text } from './task-row.js';
 // then finds each column by its place instead of hashing every key of every record (about half the statement's reading
 // of the batch), and the text sent holds no column names.
 //
-// The body (a `json-string`) stays out of the jsonb: a jsonb value holds at most 256 MB, while a flush of
-// 5,000 tasks with bodies of the 64 KiB inline limit comes to 320 MB. `$2` is `json`, kept as its text (up to 1 GB).
+// The body (a `json-string`) stays out of the jsonb: a jsonb value holds at most 256 MB, while a flush of 5,000 tasks
+// (the enqueue batcher's most) with bodies at the 64 KiB inline limit comes to about 330 MB. `$2` is `json`, kept as
+// its text (up to 1 GB).
 
 /** A field of a task and its place in its task's array in `$1` or `$2`. */
 export type RecordField = (typeof TASK_FIELD_SPECS)[number] & { readonly place: number };
