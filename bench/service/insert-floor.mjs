@@ -6,7 +6,7 @@
 // SQLite: the store's `insertTasks` (synchronous=FULL, then NORMAL: the fsync's share), then the same rows through the
 // store's statement alone, and through a table of as many columns with no index (what binding the row costs).
 // PostgreSQL: the store's `insertTasks` (durable), then its statement with `synchronous_commit = off`, and the
-// statement's first step alone (`json_to_recordset` of the batch). Build first: npm run build
+// statement's first step alone (reading the batch's positional arrays into rows). Build first: npm run build
 
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -99,15 +99,17 @@ if (args.store === 'sqlite') {
     await perTask('PostgreSQL store insertTasks (durable: synchronous_commit=on)', (tasks) => store.insertTasks(tasks));
     await store.close();
     const { loadQueries } = await dist('backends/postgres/queries.js');
-    const { taskRecord } = await dist('backends/postgres/task-row.js');
+    const { insertTaskValues } = await dist('backends/postgres/insert-records.js');
     const { expandMacros } = await dist('backends/postgres/query-macros.js');
     const text = (await loadQueries())['insert-tasks'].text;
     await admin.query(`SET search_path TO ${schema}`);
     await admin.query('SET synchronous_commit = off');
-    const records = () => batches().map((batch) => JSON.stringify(batch.map(taskRecord)));
-    await perTask('its insert-tasks statement, records made, synchronous_commit=off', (json) => admin.query({ name: 'insert', text, values: [json, 'floor'] }), records);
-    const parse = `SELECT count(*) FROM json_to_recordset($1::json) AS r(i integer, ${expandMacros('floor', '{{task_record_types}}')})`;
-    await perTask("the statement's json_to_recordset alone (the batch's records read)", (json) => admin.query({ name: 'parse', text: parse, values: [json] }), records);
+    const records = () => batches().map(insertTaskValues);
+    await perTask('its insert-tasks statement, records made, synchronous_commit=off', (values) => admin.query({ name: 'insert', text, values: [...values, 'floor'] }), records);
+    // count(input.*) makes every column be read, as the INSERT reads them.
+    const parse = `SELECT count(input.*) FROM (SELECT ${expandMacros('floor', '{{task_record_values}}')}
+      FROM ROWS FROM (jsonb_array_elements($1::jsonb), json_array_elements($2::json)) AS r(task, texts)) AS input`;
+    await perTask("the statement's first step alone (the batch's arrays read into rows)", (values) => admin.query({ name: 'parse', text: parse, values }), records);
   } finally {
     await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
     await admin.end();

@@ -4,6 +4,8 @@ import pg from 'pg';
 import { clientConfig } from '../src/backends/postgres/connection.js';
 import type { PostgresStoreOptions } from '../src/backends/postgres/connection.js';
 import { PostgresStore } from '../src/backends/postgres/postgres-store.js';
+import type { RetryTask } from '../src/domain/task.js';
+import { TASK_FIELD_SPECS } from '../src/domain/task-fields.js';
 
 /** The shared test server (trust auth). `RETRYD_TEST_POSTGRES_URL` points the tests elsewhere. */
 export const POSTGRES_URL = process.env['RETRYD_TEST_POSTGRES_URL'] ?? 'postgres://root@127.0.0.1:5432/test';
@@ -87,4 +89,14 @@ export function postgresInstances(): (count: number, schema?: string) => Promise
     for (const store of stores) await store.init();
     return stores;
   };
+}
+
+/**
+ * Tasks as rows of a schema an earlier store version made, for `INSERT INTO tasks SELECT * FROM
+ * json_populate_recordset(NULL::tasks, $1::json)`: a JSON array of one record per task, every column under its own
+ * name holding the field's value as the domain has it (the request hash as its hex text, the body as the JSON string
+ * its `json` column holds). A column that the older table lacks is ignored.
+ */
+export function olderTaskRecords(tasks: readonly RetryTask[]): string {
+  return JSON.stringify(tasks.map((task) => Object.fromEntries(TASK_FIELD_SPECS.map((spec) => [spec.column, task[spec.name]]))));
 }

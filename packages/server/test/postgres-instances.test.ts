@@ -3,7 +3,7 @@ import { describe, expect, it, vi } from 'vitest';
 import type { RetryTask } from '../src/domain/task.js';
 import { DuplicateAttemptError } from '../src/store/store-errors.js';
 import { dueChannel } from '../src/backends/postgres/connection.js';
-import { T0, makeAttempt, makeTask, retryOutcome } from './fixtures/tasks.js';
+import { T0, makeAttempt, makePolicy, makeTask, retryOutcome } from './fixtures/tasks.js';
 import { postgresInstances, waitFor, withClient } from './postgres-harness.js';
 
 const instances = postgresInstances();
@@ -151,6 +151,53 @@ describe('PostgresStore across instances', () => {
     const error = await store.completeAttempts([duplicate], T0 + 2_100).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(DuplicateAttemptError);
     expect(error).toMatchObject({ code: 'DUPLICATE_ATTEMPT', taskId: task.taskId, attemptNumber: 1 });
+  });
+
+  it('inserts every field as given through the batch arrays: fractions, extremes, quotes, a leased hand-off', async () => {
+    const [store] = await instances(1);
+    if (store === undefined) throw new Error('expected a store');
+    const quoted = 'a "b" \\ c,{NULL} é ✓ 😀';
+    const pending = makeTask({
+      idempotencyKey: quoted,
+      headers: { 'x-quoted': quoted, 'x-empty': '' },
+      body: `{"k":${JSON.stringify(quoted)}}`,
+      nextAttemptAt: T0 + 1 / 3,
+      runStartedAt: 1e21,
+      lastDelayMs: 5e-324,
+      createdAt: T0 + 0.1,
+      updatedAt: Number.MAX_VALUE,
+      traceContext: quoted,
+    });
+    const handOff = makeTask({
+      status: 'IN_FLIGHT',
+      body: '',
+      bodyRef: 'null',
+      policyId: null,
+      policy: makePolicy('inline').policy,
+      attemptNumber: 3,
+      runAttemptOffset: 1,
+      nextAttemptAt: null,
+      leaseOwner: 'null',
+      leaseExpiresAt: T0 + 0.5,
+      fencingToken: 2 ** 53 - 1,
+      version: 7,
+      cancelRequested: true,
+      lastError: 'true',
+      lastResponseStatus: 503,
+      deadLetterReason: '',
+      sensitiveBody: true,
+    });
+    expect(await store.insertTasks([pending, handOff])).toEqual([
+      { kind: 'inserted', task: pending },
+      { kind: 'inserted', task: handOff },
+    ]);
+    for (const task of [pending, handOff]) expect(await store.getTask('default', task.taskId)).toEqual(task);
+    // A null policy is SQL NULL, not the JSON null (which pg would read back as null too).
+    const nulls = await withClient(store.schema, (client) => client.query('SELECT task_id FROM tasks WHERE policy IS NULL'));
+    expect(nulls.rows).toEqual([{ task_id: pending.taskId }]);
+    // Read as text and cast, not rounded: a fraction where an integer belongs fails the batch, as a key would.
+    const fractional = makeTask({ attemptNumber: 1.5 });
+    await expect(store.insertTasks([makeTask(), fractional])).rejects.toThrow('invalid input syntax for type integer: "1.5"');
   });
 
   it('keeps a body holding U+0000 exactly; diagnostics holding it are stored with U+FFFD', async () => {

@@ -2,10 +2,9 @@ import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { clientConfig } from '../src/backends/postgres/connection.js';
 import { loadMigrations, migrate } from '../src/backends/postgres/migrate.js';
-import { taskRecord } from '../src/backends/postgres/task-row.js';
 import type { RetryTask } from '../src/domain/task.js';
 import { T0, makePolicy, makeTask } from './fixtures/tasks.js';
-import { POSTGRES_URL, dropSchemas, freshSchema, makeStore, withClient } from './postgres-harness.js';
+import { POSTGRES_URL, dropSchemas, freshSchema, makeStore, olderTaskRecords, withClient } from './postgres-harness.js';
 
 afterEach(dropSchemas);
 
@@ -19,8 +18,7 @@ async function madeBy006(tasks: readonly RetryTask[]): Promise<string> {
   const pool = new pg.Pool({ ...clientConfig({ connectionString: POSTGRES_URL }, schema), max: 1 });
   try {
     expect(await migrate(pool, schema, loadMigrations().filter((m) => m.version <= 6))).toEqual([1, 2, 3, 4, 5, 6]);
-    const records = tasks.map((task, i) => ({ ...taskRecord({ ...task, requestHash: '00' }, i), request_hash: task.requestHash, body: task.body }));
-    await pool.query('INSERT INTO tasks SELECT * FROM json_populate_recordset(NULL::tasks, $1::json)', [JSON.stringify(records)]);
+    await pool.query('INSERT INTO tasks SELECT * FROM json_populate_recordset(NULL::tasks, $1::json)', [olderTaskRecords(tasks)]);
   } finally {
     await pool.end();
   }

@@ -11,12 +11,11 @@ import { expandMacros } from '../src/backends/postgres/query-macros.js';
 import { TaskVacuum } from '../src/backends/postgres/task-vacuum.js';
 import { QUERY_NAMES, loadQueries } from '../src/backends/postgres/queries.js';
 import { completionArrays } from '../src/backends/postgres/completion-columns.js';
-import { taskRecord } from '../src/backends/postgres/task-row.js';
 import { targetKeyOf } from '../src/domain/target-key.js';
 import { TASK_FIELD_SPECS } from '../src/domain/task-fields.js';
 import type { RetryTask } from '../src/domain/task.js';
 import { T0, finalOutcome, makeAttempt, makeTask } from './fixtures/tasks.js';
-import { POSTGRES_URL, dropSchemas, freshSchema, makeStore, waitFor, withClient } from './postgres-harness.js';
+import { POSTGRES_URL, dropSchemas, freshSchema, makeStore, olderTaskRecords, waitFor, withClient } from './postgres-harness.js';
 import { describeStoreConformance } from './store-conformance.js';
 
 // Registered before the suite's own hooks, so it runs after them: every store of the test is closed by then.
@@ -118,8 +117,7 @@ describe('PostgresStore migrations', () => {
  * row type takes each record's columns by name, and the body as the JSON value its `json` column holds.
  */
 async function insertAt002(client: pg.Client, tasks: readonly RetryTask[]): Promise<void> {
-  const records = tasks.map((task, i) => ({ ...taskRecord(task, i), body: task.body }));
-  await client.query('INSERT INTO tasks SELECT * FROM json_populate_recordset(NULL::tasks, $1::json)', [JSON.stringify(records)]);
+  await client.query('INSERT INTO tasks SELECT * FROM json_populate_recordset(NULL::tasks, $1::json)', [olderTaskRecords(tasks)]);
 }
 
 describe('PostgresStore migration 003 (targets)', () => {

@@ -4,12 +4,11 @@ import { clientConfig } from '../src/backends/postgres/connection.js';
 import { loadMigrations, migrate } from '../src/backends/postgres/migrate.js';
 import type { PostgresStore } from '../src/backends/postgres/postgres-store.js';
 import { loadQueries } from '../src/backends/postgres/queries.js';
-import { taskRecord } from '../src/backends/postgres/task-row.js';
 import type { RetryTask } from '../src/domain/task.js';
 import type { TargetRef } from '../src/store/store.js';
 import { LEASED_STATUS } from '../src/store/transition-guards.js';
 import { T0, finalOutcome, makeTask, retryOutcome } from './fixtures/tasks.js';
-import { POSTGRES_URL, freshSchema, postgresInstances, waitFor, withClient } from './postgres-harness.js';
+import { POSTGRES_URL, freshSchema, olderTaskRecords, postgresInstances, waitFor, withClient } from './postgres-harness.js';
 
 // The PostgreSQL store's target limits (004-target-limits.sql, claim-due.sql) where the conformance suite cannot see:
 // several instances spending one bucket and one set of in-flight slots at once, the lock that makes them exact, the
@@ -209,9 +208,9 @@ describe('PostgresStore migration 004 (target limits)', () => {
     };
     try {
       expect(await migrate(pool, schema, loadMigrations().filter((m) => m.version <= 3))).toEqual([1, 2, 3]);
-      // Rows as a store at 003 kept them: every column of the task record by name, the body as its JSON value.
-      const records = [...tasks.due, ...tasks.held, ...tasks.later, tasks.leased].map((task, i) => ({ ...taskRecord(task, i), body: task.body }));
-      await pool.query('INSERT INTO tasks SELECT * FROM json_populate_recordset(NULL::tasks, $1::json)', [JSON.stringify(records)]);
+      // Rows as a store at 003 kept them: every column by name, the body as its JSON value.
+      const records = olderTaskRecords([...tasks.due, ...tasks.held, ...tasks.later, tasks.leased]);
+      await pool.query('INSERT INTO tasks SELECT * FROM json_populate_recordset(NULL::tasks, $1::json)', [records]);
       await pool.query(
         `INSERT INTO target_queues (tenant_id, target_key, next_due_at, held_until, version) VALUES
            ('default', $1, ${T0 - 10}, NULL, 3), ('default', $2, ${T0 - 20}, ${T0 + 5_000}, 1), ('default', $3, ${T0 + 60_000}, NULL, 0)`,

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { clientConfig, dueChannel } from '../src/backends/postgres/connection.js';
 import type { PostgresStore } from '../src/backends/postgres/postgres-store.js';
 import { loadQueries } from '../src/backends/postgres/queries.js';
-import { taskRecord } from '../src/backends/postgres/task-row.js';
+import { insertTaskValues } from '../src/backends/postgres/insert-records.js';
 import type { RetryTask } from '../src/domain/task.js';
 import { T0, makeTask, retryOutcome } from './fixtures/tasks.js';
 import { POSTGRES_URL, dropSchemas, makeStore, waitFor, withClient } from './postgres-harness.js';
@@ -148,7 +148,7 @@ describe('PostgresStore target queue hints under concurrency', () => {
     await store.init();
     const queries = await loadQueries();
     const insert = (client: pg.Client, tasks: readonly RetryTask[]) =>
-      client.query(queries['insert-tasks'].text, [JSON.stringify(tasks.map(taskRecord)), dueChannel(store.schema)]);
+      client.query(queries['insert-tasks'].text, [...insertTaskValues(tasks), dueChannel(store.schema)]);
     const [x] = tasksFor(A, 1, T0);
     await store.insertTasks([x as RetryTask]);
     const other = await connect(store);

@@ -29,14 +29,6 @@ export function taskLiteral(valueOf: (field: PlacedField) => string, only?: (fie
 }
 
 /**
- * The source of an object literal keyed by column, in row order, each `valueOf(field)`: a record for SQL
- * (`{ tenant_id: text(t.tenantId), … }`), with `extra` properties first.
- */
-export function columnLiteral(valueOf: (field: PlacedField) => string, extra = ''): string {
-  return `{\n${extra === '' ? '' : `    ${extra},\n`}${PLACED.map((field) => `    ${field.column}: ${valueOf(field)},`).join('\n')}\n  }`;
-}
-
-/**
  * Compiles `function <signature> { <body> }` once, with `scope`'s entries in its closure.
  *
  * @example

@@ -45,7 +45,8 @@ import type { Queries, QueryName } from './queries.js';
 import { attemptFromRow } from '../sql/sql-rows.js';
 import type { AttemptRow } from '../sql/sql-rows.js';
 import { completionArrays } from './completion-columns.js';
-import { policyFromRow, taskFromRow, taskRecord } from './task-row.js';
+import { insertTaskValues } from './insert-records.js';
+import { policyFromRow, taskFromRow } from './task-row.js';
 import type { CompletedRow, PolicyRow, TaskRow } from './task-row.js';
 import { CANCELLED_STATUS, CANCEL_AT_ONCE_FROM, CANCEL_REQUEST_FROM, REPLAYED_STATUS, REPLAY_FROM } from '../../store/transition-guards.js';
 
@@ -169,8 +170,8 @@ export class PostgresStore implements Store {
 
   async insertTasks(tasks: readonly RetryTask[]): Promise<InsertResult[]> {
     if (tasks.length === 0) return [];
-    const records = JSON.stringify(tasks.map(taskRecord));
-    const inserted = await this.#run<{ tenant_id: string; task_id: string }>('insert-tasks', [records, this.#channel]);
+    const values = [...insertTaskValues(tasks), this.#channel];
+    const inserted = await this.#run<{ tenant_id: string; task_id: string }>('insert-tasks', values);
     return insertResults(tasks, inserted.rows, async (unknown) => {
       const values = [unknown.map((task) => task.tenantId), unknown.map((task) => task.idempotencyKey)];
       return (await this.#run<TaskRow>('select-tasks-by-keys', values)).rows.map(taskFromRow);

@@ -1,5 +1,6 @@
 import type { FieldCodec } from '../../domain/task-fields.js';
 import { TASK_FIELD_SPECS } from '../../domain/task-fields.js';
+import { JSONB_FIELDS, JSON_TEXT_FIELDS, type RecordField } from './insert-records.js';
 import { taskColumnList } from '../sql/task-columns.js';
 import { completionInput } from './completion-columns.js';
 import { TaskEvent, transition } from '@retryd/core';
@@ -19,45 +20,46 @@ for (const [what, status] of [
 }
 
 /**
- * How each codec travels in a `json_to_recordset` record. A `json-string` (the body) arrives as its JSON text and is
- * cast to `json` on insert: text could not hold the U+0000 a body may contain (see 001-init.sql).
+ * A scalar column read from its task's array in `insert-tasks`' `$1` (`task`, a jsonb array), by its place: `->>` gives
+ * the element as text (a JSON null as NULL), cast to the column's type. Read as text, not cast from jsonb, so that a
+ * fractional number meant for an integer column is refused rather than rounded.
  */
-const RECORD_TYPES: Readonly<Record<FieldCodec, string>> = {
-  text: 'text',
-  integer: 'integer',
-  bigint: 'bigint',
-  real: 'float8',
-  boolean: 'boolean',
-  json: 'jsonb',
-  'json-string': 'text',
-  hex: 'text',
+const SCALAR_CASTS: Readonly<Record<Exclude<FieldCodec, 'json' | 'json-string'>, (element: string) => string>> = {
+  text: (element) => element,
+  integer: (element) => `(${element})::integer`,
+  bigint: (element) => `(${element})::bigint`,
+  real: (element) => `(${element})::float8`,
+  boolean: (element) => `(${element})::boolean`,
+  // The mapping checked the text to be lower-case hex (see insert-records.ts): decode() would take upper-case hex too.
+  hex: (element) => `decode(${element}, 'hex')`,
 };
 
-/**
- * What a record column becomes on insert, when it is not stored as it arrives: the body's JSON text as `json`, a hex
- * digest as its bytes (`bytea`; the text was checked to be lower-case hex by the mapping, see task-row.ts).
- */
-const INSERT_VALUES: Partial<Record<FieldCodec, (column: string) => string>> = {
-  'json-string': (column) => `${column}::json`,
-  hex: (column) => `decode(${column}, 'hex')`,
-};
+/** The expression reading one field of a new task from `task` (its array in `$1`) or `texts` (its array in `$2`). */
+function recordValue(field: RecordField): string {
+  // The body's JSON text, cast to json: text could not hold the U+0000 a body may contain (see 001-init.sql).
+  if (field.codec === 'json-string') return `(texts->>${field.place})::json`;
+  // `->` keeps a JSON value as jsonb; a JSON null there is the jsonb `null`, which the column holds as NULL.
+  if (field.codec === 'json') return `nullif(task->${field.place}, 'null')`;
+  return SCALAR_CASTS[field.codec](`task->>${field.place}`);
+}
 
-const prefixed = (alias: string | undefined, column: string) => (alias === undefined ? column : `${alias}.${column}`);
+const RECORD_FIELDS = [...JSONB_FIELDS, ...JSON_TEXT_FIELDS];
 
 /** Each macro, by name: its expansion, given the optional argument after `:` (a table alias). */
 const MACROS: Readonly<Record<string, (alias: string | undefined) => string>> = {
   /** Every task column, in row order: a SELECT, RETURNING or INSERT list (`{{task_columns:t}}`: `t.tenant_id, …`). */
   task_columns: (alias) => taskColumnList(alias),
-  /** The column definitions of a task record in `json_to_recordset(...) AS r(…)`. */
-  task_record_types: noAlias('task_record_types', () =>
-    TASK_FIELD_SPECS.map((spec) => `${spec.column} ${RECORD_TYPES[spec.codec]}`).join(', '),
-  ),
-  /** The SELECT list that inserts a task record's columns (in `{{task_columns}}` order), cast where stored otherwise. */
-  task_insert_values: (alias) =>
+  /**
+   * The SELECT list reading a new task's columns, each under its own name, in `{{task_columns}}` order, from `task`
+   * (its array in insert-tasks' `$1`) and `texts` (its array in `$2`): see insert-records.ts.
+   */
+  task_record_values: noAlias('task_record_values', () =>
     TASK_FIELD_SPECS.map((spec) => {
-      const column = prefixed(alias, spec.column);
-      return INSERT_VALUES[spec.codec]?.(column) ?? column;
+      const field = RECORD_FIELDS.find((candidate) => candidate.name === spec.name);
+      if (field === undefined) throw new Error(`The field ${spec.name} travels in no array of insert-tasks.`);
+      return `${recordValue(field)} AS ${spec.column}`;
     }).join(', '),
+  ),
   /** `complete-attempts`' input: `unnest($2::integer[], …) AS r(i, …)`, its arrays from `$2` on (completion-columns.ts). */
   completion_records: noAlias('completion_records', () => completionInput(2)),
   /** The status claims take tasks from, as an SQL literal (`'PENDING'`): the one the partial index tasks_due names. */
@@ -76,8 +78,8 @@ function noAlias(name: string, expand: () => string): (alias: string | undefined
 const MACRO = /\{\{([a-z_]+)(?::([a-z_][a-z0-9_]*))?\}\}/g;
 
 /**
- * Expands the macros of one statement file: `{{task_columns}}`, `{{task_columns:t}}`, `{{task_record_types}}`,
- * `{{task_insert_values}}`, `{{completion_records}}`, `{{due_status}}`, `{{leased_status}}`.
+ * Expands the macros of one statement file: `{{task_columns}}`, `{{task_columns:t}}`, `{{task_record_values}}`,
+ * `{{completion_records}}`, `{{due_status}}`, `{{leased_status}}`.
  *
  * @param file - the file's name, for the error
  * @throws Error naming the file and the macro when a macro is unknown or takes no argument

@@ -1,8 +1,6 @@
 import type { RetryPolicy, TaskStatus } from '@retryd/core';
 import type { RetryTask, StoredPolicy } from '../../domain/task.js';
-import type { FieldCodec } from '../../domain/task-fields.js';
-import { columnLiteral, compileTaskMapper, taskLiteral } from '../../domain/compile-task-mapper.js';
-import { checkedHex } from '../sql/digest-bytes.js';
+import { compileTaskMapper, taskLiteral } from '../../domain/compile-task-mapper.js';
 
 /**
  * A `tasks` row as pg returns it, one property per column of `TASK_FIELDS`: jsonb and json decoded (the body's
@@ -34,22 +32,6 @@ export function text(value: string | null): string | null {
   return value === null || !value.includes('\u0000') ? value : value.replaceAll('\u0000', '\uFFFD');
 }
 
-/** JavaScript giving a field's value (`value`, an expression) as its record column carries it (see query-macros.ts). */
-function recordSource(codec: FieldCodec, value: string, column: string): string {
-  // The body travels as its JSON text, cast to json by the statement; text cannot hold U+0000.
-  if (codec === 'json-string') return `${value} === null ? null : JSON.stringify(${value})`;
-  if (codec === 'text') return `text(${value})`;
-  // Refused here, before the statement: decode() would take upper-case hex, whose bytes read back as other text.
-  if (codec === 'hex') return `${value} === null ? null : checkedHex(${value}, ${JSON.stringify(column)})`;
-  return value;
-}
-
-/** One element of `insert-tasks`' `$1`: every task column under its own name, and the task's index `i`. */
-export const taskRecord: (task: RetryTask, i: number) => Record<string, unknown> = compileTaskMapper(
-  'taskRecord(t, i)',
-  `return ${columnLiteral((field) => recordSource(field.codec, `t.${field.name}`, field.column), 'i')};`,
-  { text, checkedHex },
-);
 
 /** What `complete-attempts` returns for each completion applied: its index in the call and a summary of the row. */
 export interface CompletedRow {

@@ -1,8 +1,11 @@
 -- insert-tasks: inserts a batch of new tasks in one statement, keeps their target queues, and wakes idle instances.
 --
--- args:    $1 json: an array of task records, one per task: every task column under its own name (`body`
---             holding the body's JSON encoding, a JSON string or null) plus `i`, the task's index in the batch;
---          $2 text: the wake-up channel (`retryd_due_<schema>`)
+-- args:    $1 jsonb: an array with one array per task, its columns in row order by place, the body left out
+--             (`JSONB_FIELDS` of insert-records.ts; a jsonb column as its JSON value, a `hex` one as its text);
+--          $2 json: an array with one array per task, in the same order, of its body's JSON encoding (a JSON string)
+--             or null (`JSON_TEXT_FIELDS`): kept as json, not jsonb, whose values hold at most 256 MB;
+--          $3 text: the wake-up channel (`retryd_due_<schema>`)
+--          A task's index `i` is its place in the arrays (from 1).
 -- results: (tenant_id, task_id) of each task inserted. A task whose (tenant_id, idempotency_key) is already
 --          stored, by an earlier call or earlier in the same batch (lower `i`), is skipped: `ON CONFLICT ... DO
 --          NOTHING` waits for a concurrent insert of the same key to end, so exactly one of them inserts.
@@ -10,18 +13,23 @@
 --          lowered to that task's due time if later (`least`) and its version raised, always (the rule of
 --          003-targets.sql: a claim's refresh from an older snapshot must not raise the hint past this task). A queue
 --          given only tasks already leased (the hand-off) is created if missing and otherwise left alone: no row
---          lock, so hand-offs to one target do not queue behind each other. `NOTIFY` on $2 when a PENDING task was
+--          lock, so hand-offs to one target do not queue behind each other. `NOTIFY` on $3 when a PENDING task was
 --          inserted, delivered at commit (one per transaction).
 -- errors:  23505 on tasks_pkey when a task id is reused under another idempotency key (a caller bug).
+--
+-- The tasks are read by place from positional arrays rather than as named records (`json_to_recordset`), which the
+-- server reads in half the time: each column is found by its index instead of every record's keys being hashed.
+-- WITH ORDINALITY yields the rows in `i` order, which the planner knows: `ORDER BY i` adds no sort.
 --
 -- The queue rows are written from the grouped RETURNING of the task insert, so every task row is inserted before
 -- any queue row is locked (a key conflict waits on another insert while holding no queue row), and in key order.
 WITH input AS (
-  SELECT * FROM json_to_recordset($1::json) AS r(i integer, {{task_record_types}})
+  SELECT r.i, {{task_record_values}}
+  FROM ROWS FROM (jsonb_array_elements($1::jsonb), json_array_elements($2::json)) WITH ORDINALITY AS r(task, texts, i)
 ),
 inserted AS (
   INSERT INTO tasks ({{task_columns}})
-  SELECT {{task_insert_values}}
+  SELECT {{task_columns}}
   FROM input
   ORDER BY i
   ON CONFLICT (tenant_id, idempotency_key) DO NOTHING
@@ -45,7 +53,7 @@ queued AS (
     WHERE excluded.next_due_at IS NOT NULL
 ),
 woken AS (
-  SELECT count(pg_notify($2::text, '')) AS notified
+  SELECT count(pg_notify($3::text, '')) AS notified
   FROM (SELECT FROM inserted WHERE status = {{due_status}} LIMIT 1) AS pending
 )
 SELECT inserted.tenant_id, inserted.task_id FROM inserted CROSS JOIN woken

@@ -1,0 +1,59 @@
+import type { RetryTask } from '../../domain/task.js';
+import { TASK_FIELD_SPECS, type FieldCodec } from '../../domain/task-fields.js';
+import { compileTaskMapper } from '../../domain/compile-task-mapper.js';
+import { checkedHex } from '../sql/digest-bytes.js';
+import { text } from './task-row.js';
+
+// How a batch of new tasks travels to insert-tasks.sql: `$1`, a jsonb array with one positional array per task (its
+// columns in row order, those of `JSON_TEXT_FIELDS` left out), and `$2`, a json array with one positional array per
+// task of the `JSON_TEXT_FIELDS` values. Positional, not one object per task read by `json_to_recordset`: PostgreSQL
+// then finds each column by its place instead of hashing every key of every record (about half the statement's reading
+// of the batch), and the text sent holds no column names.
+//
+// The body (a `json-string`) stays out of the jsonb: a jsonb value holds at most 256 MB, while a flush of 5,000 tasks
+// (the enqueue batcher's most) with bodies at the 64 KiB inline limit comes to about 330 MB. `$2` is `json`, kept as
+// its text (up to 1 GB).
+
+/** A field of a task and its place in its task's array in `$1` or `$2`. */
+export type RecordField = (typeof TASK_FIELD_SPECS)[number] & { readonly place: number };
+
+const inJsonText = (codec: FieldCodec) => codec === 'json-string';
+
+const placed = (keep: (codec: FieldCodec) => boolean): readonly RecordField[] =>
+  Object.freeze(TASK_FIELD_SPECS.filter((spec) => keep(spec.codec)).map((spec, place) => Object.freeze({ ...spec, place })));
+
+/** The fields of a task's array in `$1` (jsonb), in row order: every field but a `json-string`. */
+export const JSONB_FIELDS: readonly RecordField[] = placed((codec) => !inJsonText(codec));
+
+/** The fields of a task's array in `$2` (json), in row order: the `json-string` ones (the body). */
+export const JSON_TEXT_FIELDS: readonly RecordField[] = placed(inJsonText);
+
+/** JavaScript giving a field's value (`value`, an expression) as it travels in its array. */
+function source(field: RecordField): string {
+  const value = `t.${field.name}`;
+  // The body's JSON text, cast to json by the statement: text (and jsonb) cannot hold the U+0000 a body may contain.
+  if (field.codec === 'json-string') return `${value} === null ? null : JSON.stringify(${value})`;
+  if (field.codec === 'text') return `text(${value})`;
+  // Refused here, before the statement: decode() would take upper-case hex, whose bytes read back as other text.
+  if (field.codec === 'hex') return `${value} === null ? null : checkedHex(${value}, ${JSON.stringify(field.column)})`;
+  return value;
+}
+
+const arrayOf = (fields: readonly RecordField[], name: string): ((task: RetryTask) => unknown[]) =>
+  compileTaskMapper(`${name}(t)`, `return [${fields.map(source).join(', ')}];`, { text, checkedHex });
+
+const jsonbRecord = arrayOf(JSONB_FIELDS, 'jsonbRecord');
+const jsonTextRecord = arrayOf(JSON_TEXT_FIELDS, 'jsonTextRecord');
+
+/**
+ * `insert-tasks`' `$1` and `$2` for a batch, in its order (the statement numbers the tasks by their place).
+ *
+ * @example
+ * ```ts
+ * client.query(queries['insert-tasks'].text, [...insertTaskValues(tasks), dueChannel(schema)]);
+ * ```
+ * @throws Error naming the column when a `hex` value is not lower-case hex
+ */
+export function insertTaskValues(tasks: readonly RetryTask[]): [jsonb: string, json: string] {
+  return [JSON.stringify(tasks.map(jsonbRecord)), JSON.stringify(tasks.map(jsonTextRecord))];
+}
