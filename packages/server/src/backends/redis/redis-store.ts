@@ -46,7 +46,7 @@ import { defineScripts, runScript } from './scripts.js';
 import { RedisSealedTasks } from './sealed-tasks.js';
 import type { ScriptName } from './scripts.js';
 import { TargetGates } from './target-gate.js';
-import { decodeCompletion, decodeTask, encodeCompletion, encodeTask, encodeValue } from './task-codec.js';
+import { decodeCompletion, decodeTask, encodeCompletion, encodeTaskData, encodeTaskState, encodeValue } from './task-codec.js';
 import type { CompletionReply, TaskReply } from './task-codec.js';
 import { CANCEL_MOVES, REPLAY_MOVES, REQUEST_CANCEL_FROM } from './transition-guards.js';
 
@@ -204,10 +204,18 @@ export class RedisStore implements Store, AdminReads, TargetStateStore {
       await this.#registry.register(tasks.map(partitionOf));
       const replies = await runPerItem(this.#client, 'insertTasks', tasks, (partition, group) => {
         const k = this.#keysOf(partition);
-        return {
-          keys: [k.idem, k.leases, k.counts, k.ready, k.targets],
-          args: [...this.#wakeArgs(k), group.length, ...group.flatMap(encodeTask)],
-        };
+        // One argument for the whole batch's states and one data JSON a task (see encodeTaskState), in one array
+        // built in place: no array per task, no spread of a long list.
+        const args: string[] = this.#wakeArgs(k);
+        const states = new Array<string>(group.length);
+        args.push('');
+        for (let i = 0; i < group.length; i++) {
+          const task = group[i] as RetryTask;
+          states[i] = encodeTaskState(task);
+          args.push(encodeTaskData(task));
+        }
+        args[3] = `[${states.join(',')}]`;
+        return { keys: [k.idem, k.leases, k.counts, k.ready, k.targets], args };
       });
       return replies.map((r, i): InsertResult =>
         r === 1 ? { kind: 'inserted', task: tasks[i] as RetryTask } : { kind: 'duplicate', task: decodeTask(r as TaskReply) },
