@@ -208,6 +208,17 @@ describe('RedisStore', () => {
     const keys = new PartitionKeys(store.prefix, 'default');
     expect(await admin().hget(keys.task(task.taskId), 'runStart')).toBe(String(T0 + 0.375));
     expect(await admin().hget(keys.task(task.taskId), 'owner')).toBeNull();
+
+    // A completion's text travels the same way.
+    const other = makeTask();
+    await store.insertTasks([other]);
+    const held = (await store.claimDue(T0, { limit: 2, leaseMs: 1_000, workerId: 'w' })).find((t) => t.taskId === other.taskId);
+    if (held === undefined) throw new Error('expected a claim of the second task');
+    const log = makeAttempt(held, { errorMessage: odd });
+    const results = await store.completeAttempts([{ ...held, attempt: log, next: retryOutcome(held, T0 + 0.125, { lastError: odd }) }], T0 + 1);
+    expect(results).toEqual([{ kind: 'applied', taskId: other.taskId, status: 'PENDING', nextAttemptAt: T0 + 0.125, version: 3, cancelRequested: false }]);
+    expect((await store.getTask('default', other.taskId))?.lastError).toBe(odd.replace('\ud800', '\ufffd'));
+    expect((await store.listAttempts('default', other.taskId, { limit: 10 })).items).toEqual([log]);
   });
 
   it('keeps task state compact (listpack hash) and the fixed part as one string', async () => {

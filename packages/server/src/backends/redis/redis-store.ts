@@ -296,7 +296,7 @@ export class RedisStore implements Store, AdminReads, TargetStateStore {
         const [base, ...wake] = this.#wakeArgs(k);
         return {
           keys: [k.leases, k.counts, k.ready],
-          args: [base, String(now), ...wake, group.length, ...group.flatMap(encodeCompletion)],
+          args: [base, String(now), ...wake, `[${group.map(encodeCompletion).join(',')}]`],
         };
       }),
     );
