@@ -293,11 +293,13 @@ export class RedisStore implements Store, AdminReads, TargetStateStore {
     const replies = await this.#run(() =>
       runPerItem(this.#client, 'completeAttempts', completions, (partition, group) => {
         const k = this.#keysOf(partition);
-        const [base, ...wake] = this.#wakeArgs(k);
-        return {
-          keys: [k.leases, k.counts, k.ready],
-          args: [base, String(now), ...wake, `[${group.map(encodeCompletion).join(',')}]`],
-        };
+        const [base, channel, message] = this.#wakeArgs(k);
+        // The completions' JSON goes in place of the '' once their log entries follow it (see encodeCompletion).
+        const args = [base, String(now), channel, message, ''];
+        const completions = new Array<string>(group.length);
+        for (let i = 0; i < group.length; i++) completions[i] = encodeCompletion(group[i] as AttemptCompletion, args);
+        args[4] = `[${completions.join(',')}]`;
+        return { keys: [k.leases, k.counts, k.ready], args };
       }),
     );
     return replies.map((r, i): CompletionResult => {

@@ -149,21 +149,28 @@ const encodeOutcome: (outcome: TaskOutcome) => string = compileTaskMapper<(outco
   `return ${OUTCOME_PROPERTIES.map((name) => hashJsonSource(TASK_FIELDS[name], `o.${name}`)).join(" + ',' +\n    ")};`,
 );
 
-/** An attempt to log as two elements of a completion's array: its number and its log entry, or `false,false`. */
-function attemptElements(log: AttemptLog | undefined): string {
-  return log === undefined ? 'false,false' : `"${log.attemptNumber}",${JSON.stringify(encodeAttempt(log))}`;
+/**
+ * An attempt to log as two elements of a completion's array: its number and where its log entry is among the
+ * script's arguments (the entry itself is pushed onto `args`: as an argument of its own it is sent as it is, where
+ * inside the JSON it would be escaped a second time), or `false,false`.
+ */
+function attemptElements(log: AttemptLog | undefined, args: string[]): string {
+  if (log === undefined) return 'false,false';
+  args.push(encodeAttempt(log));
+  return `"${log.attemptNumber}",${args.length}`;
 }
 
 /**
  * One completion as `complete-attempts.lua` takes it (see its contract for the layout): one JSON array, so that a
- * batch of completions travels as one argument, decoded by one `cjson.decode`, instead of 24 arguments each.
+ * batch of completions travels as one argument, decoded by one `cjson.decode`, instead of 24 arguments each. Its
+ * attempt log entries are pushed onto `args`, the script's arguments so far.
  */
-export function encodeCompletion(c: AttemptCompletion): string {
+export function encodeCompletion(c: AttemptCompletion, args: string[]): string {
   const cancel = c.ifCancelRequested;
   const requireBy = c.requireLeaseExpiredBy === undefined ? 'false' : `"${c.requireLeaseExpiredBy}"`;
   return (
     `[${JSON.stringify(wellFormed(c.taskId))},"${c.fencingToken}",${requireBy},${cancel === undefined ? 'false' : 'true'},` +
-    `${attemptElements(c.attempt)},${attemptElements(c.attemptIfCancelRequested)},${encodeOutcome(c.next)}` +
+    `${attemptElements(c.attempt, args)},${attemptElements(c.attemptIfCancelRequested, args)},${encodeOutcome(c.next)}` +
     `${cancel === undefined ? '' : `,${encodeOutcome(cancel)}`}]`
   );
 }
@@ -184,15 +191,18 @@ export function decodeCompletion(taskId: string, reply: CompletionReply): Comple
   };
 }
 
-/** What scripts return for a task: the values of {@link STATE_FIELDS} (null where absent), and the data JSON. */
-export type TaskReply = [state: (string | null)[], data: string];
+/**
+ * What scripts return for a task: a JSON array of the values of {@link STATE_FIELDS} (strings, `false` where absent;
+ * `task_reply` in lua/includes/task-state.lua), and the data JSON.
+ */
+export type TaskReply = [state: string, data: string];
 
-/** JavaScript reading a hash value (`text`, an expression: a string, or null when the field is absent). */
+/** JavaScript reading a hash value (`text`, an expression: a string, or false when the field is absent). */
 function hashValueSource(codec: FieldCodec, nullable: boolean, text: string, name: string): string {
   const kind = kindOf(codec);
   const value = kind === NUMBER ? `Number(${text})` : kind === BOOLEAN ? `${text} === '1'` : kind === JSON_VALUE ? `JSON.parse(${text})` : text;
   // A non-nullable field that is absent means keys of another layout: fail loudly rather than invent a value.
-  return nullable ? `${text} == null ? null : ${value}` : `${text} == null ? missing(${JSON.stringify(name)}) : ${value}`;
+  return nullable ? `${text} === false ? null : ${value}` : `${text} === false ? missing(${JSON.stringify(name)}) : ${value}`;
 }
 
 /**
@@ -201,7 +211,7 @@ function hashValueSource(codec: FieldCodec, nullable: boolean, text: string, nam
  */
 export const decodeTask: (reply: TaskReply) => RetryTask = compileTaskMapper(
   'decodeTask(reply)',
-  `const s = reply[0];
+  `const s = JSON.parse(reply[0]);
   const d = JSON.parse(reply[1]);
   return ${taskLiteral((field) =>
     field.redis === 'data'

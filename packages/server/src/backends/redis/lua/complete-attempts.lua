@@ -13,10 +13,11 @@
                    strings, false for none (null):
                    [1] task id, [2] fencing token, [3] requireLeaseExpiredBy (false = none),
                    [4] has-ifCancelRequested (true / false),
-                   [5], [6] attempt number and attempt log entry (JSON member) of `attempt` (false = none),
+                   [5], [6] attempt number of `attempt`, and the index in ARGV of its log entry (false = none),
                    [7], [8] the same of `attemptIfCancelRequested` (false = log `attempt` either way),
                    [9..] the `next` outcome's OUTCOME_FIELDS, then, when has-ifCancelRequested, the
                    `ifCancelRequested` outcome's OUTCOME_FIELDS (false = null)
+  ARGV[6..]        attempt log entries (JSON members), where the completions point
 
   A completion applies only when its task is IN_FLIGHT with the same token and, with requireLeaseExpiredBy,
   a lease that lapsed by then. It then takes `ifCancelRequested` (and logs `attemptIfCancelRequested`, when
@@ -100,7 +101,7 @@ for c = 1, n do
     reindex(base, KEYS[1], id, state, 'IN_FLIGHT', new, due, nil)
     if new == 'PENDING' and tonumber(due) <= tonumber(now) then wake = true end
     if entry[state.log_at] then
-      redis.call('ZADD', base .. 'attempts:' .. id, entry[state.log_at], entry[state.log_at + 1])
+      redis.call('ZADD', base .. 'attempts:' .. id, entry[state.log_at], ARGV[entry[state.log_at + 1]])
     end
     results[c] = { new, due or false, version, state[FIELD.cancel] or '0' }
   end

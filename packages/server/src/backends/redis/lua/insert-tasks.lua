@@ -18,7 +18,7 @@
   A PENDING task joins its target's queue (`due:<target>`); an IN_FLIGHT one (the hand-off: already leased
   to the local engine) joins the lease index, counts in its target's in-flight count, and is never claimed.
 
-  Returns one entry per task, in order: 1 when inserted, or { state, data } of the task that already holds
+  Returns one entry per task, in order: 1 when inserted, or { state JSON, data } of the task that already holds
   its idempotency key (stored earlier, or earlier in this batch) when it is a duplicate.
   Publishes one wake-up when any inserted task is PENDING.
 
@@ -108,7 +108,7 @@ for i = 1, #idem_entries, CHUNK do
 end
 flush_indexes(base, KEYS[3], KEYS[4], nil)
 for t = 1, n do
-  if results[t] ~= 1 then results[t] = read_task(base, results[t]) end
+  if results[t] ~= 1 then results[t] = task_reply(read_task(base, results[t])) end
 end
 
 if wake then redis.call('PUBLISH', ARGV[2], ARGV[3]) end
