@@ -2,26 +2,31 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { API_KEY_FIELDS } from '../src/backends/redis/access-store.js';
 import { GATE_FIELDS } from '../src/backends/redis/target-gate.js';
-import { OUTCOME_FIELDS, STATE_FIELDS, decodeTask, encodeTask } from '../src/backends/redis/task-codec.js';
+import { OUTCOME_FIELDS, STATE_FIELDS, decodeTask, encodeTaskData, encodeTaskState } from '../src/backends/redis/task-codec.js';
 import { T0, makeTask } from './fixtures/tasks.js';
 
 describe('Redis store: one definition of a task, and the Lua scripts that spell it out', () => {
   it('keeps the state hash and the data JSON apart exactly as the field definitions say', () => {
     const task = makeTask({ policyId: null, policy: { maxAttempts: 2 } as never, body: 'a\u0000b', runStartedAt: T0 + 0.375 });
-    const [taskId, key, json, ...state] = encodeTask(task);
-    expect([taskId, key]).toEqual([task.taskId, task.idempotencyKey]);
-    expect(Object.keys(JSON.parse(json as string) as object)).toEqual([
+    const json = encodeTaskData(task);
+    const values = JSON.parse(encodeTaskState(task)) as (string | false)[];
+    const state = values.slice(0, STATE_FIELDS.length);
+    expect(values.slice(STATE_FIELDS.length)).toEqual([task.taskId, task.idempotencyKey]);
+    expect(Object.keys(JSON.parse(json) as object)).toEqual([
       'tenantId', 'taskId', 'idempotencyKey', 'requestHash', 'targetUrl', 'method', 'headers', 'body', 'bodyRef', 'policy',
       'createdAt', 'traceContext', 'sensitiveBody',
     ]);
     expect(state).toHaveLength(STATE_FIELDS.length);
-    expect(state[STATE_FIELDS.indexOf('target')]).toBe('=https://api.example.com');
-    expect(state[STATE_FIELDS.indexOf('policyId')]).toBe('');
-    // What a script returns for it: the values without their `=`, null where absent.
-    const reply = state.map((value) => (value === '' ? null : value.slice(1)));
-    expect(decodeTask([reply, json as string])).toEqual(task);
+    expect(state[STATE_FIELDS.indexOf('target')]).toBe('https://api.example.com');
+    expect(state[STATE_FIELDS.indexOf('policyId')]).toBe(false);
+    // Numbers as the exact text String(n) writes, never as JSON numbers (cjson would read them as doubles).
+    expect(state[STATE_FIELDS.indexOf('runStart')]).toBe(String(T0 + 0.375));
+    // What a script returns for it (task_reply): the values as a JSON array, false where absent, as cjson writes it
+    // (it escapes `/` too).
+    const reply = JSON.stringify(state).replaceAll('/', '\\/');
+    expect(decodeTask([reply, json])).toEqual(task);
     // A task stored before sensitiveBody existed has no such property in its JSON: it reads as false.
-    const { sensitiveBody: _, ...older } = JSON.parse(json as string) as Record<string, unknown>;
+    const { sensitiveBody: _, ...older } = JSON.parse(json) as Record<string, unknown>;
     expect(decodeTask([reply, JSON.stringify(older)]).sensitiveBody).toBe(false);
     expect(decodeTask([reply, JSON.stringify({ ...older, sensitiveBody: true })]).sensitiveBody).toBe(true);
   });

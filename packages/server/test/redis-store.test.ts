@@ -194,6 +194,33 @@ describe('RedisStore', () => {
     expect(results.map((r) => (r.kind === 'applied' ? r.taskId : `fenced ${r.taskId}`))).toEqual([b.taskId, `fenced ${a2.taskId}`, a.taskId]);
   });
 
+  it('inserts state text of any content (quotes, backslashes, control characters, non-ASCII, a lone surrogate) as UTF-8', async () => {
+    const store = await opened();
+    // The states travel as JSON for cjson, which refuses the `\ud800` escape JSON.stringify writes for a lone
+    // surrogate: it is stored as U+FFFD, as any text a Redis command carries.
+    const odd = 'k"\\\u0001\né\u{1F600}\ud800';
+    const task = makeTask({ idempotencyKey: odd, policyId: odd, lastError: odd, runStartedAt: T0 + 0.375, cancelRequested: true });
+    expect(await store.insertTasks([task])).toMatchObject([{ kind: 'inserted' }]);
+    const stored = { ...task, policyId: odd.replace('\ud800', '\ufffd'), lastError: odd.replace('\ud800', '\ufffd') };
+    expect(await store.getTask('default', task.taskId)).toEqual(stored);
+    expect(await store.getTaskByIdempotencyKey('default', odd)).toEqual(stored);
+    expect(await store.insertTasks([makeTask({ idempotencyKey: odd })])).toEqual([{ kind: 'duplicate', task: stored }]);
+    const keys = new PartitionKeys(store.prefix, 'default');
+    expect(await admin().hget(keys.task(task.taskId), 'runStart')).toBe(String(T0 + 0.375));
+    expect(await admin().hget(keys.task(task.taskId), 'owner')).toBeNull();
+
+    // A completion's text travels the same way.
+    const other = makeTask();
+    await store.insertTasks([other]);
+    const held = (await store.claimDue(T0, { limit: 2, leaseMs: 1_000, workerId: 'w' })).find((t) => t.taskId === other.taskId);
+    if (held === undefined) throw new Error('expected a claim of the second task');
+    const log = makeAttempt(held, { errorMessage: odd });
+    const results = await store.completeAttempts([{ ...held, attempt: log, next: retryOutcome(held, T0 + 0.125, { lastError: odd }) }], T0 + 1);
+    expect(results).toEqual([{ kind: 'applied', taskId: other.taskId, status: 'PENDING', nextAttemptAt: T0 + 0.125, version: 3, cancelRequested: false }]);
+    expect((await store.getTask('default', other.taskId))?.lastError).toBe(odd.replace('\ud800', '\ufffd'));
+    expect((await store.listAttempts('default', other.taskId, { limit: 10 })).items).toEqual([log]);
+  });
+
   it('keeps task state compact (listpack hash) and the fixed part as one string', async () => {
     const store = await opened();
     const task = makeTask({ body: 'x'.repeat(5_000) });

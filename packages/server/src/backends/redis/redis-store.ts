@@ -46,7 +46,7 @@ import { defineScripts, runScript } from './scripts.js';
 import { RedisSealedTasks } from './sealed-tasks.js';
 import type { ScriptName } from './scripts.js';
 import { TargetGates } from './target-gate.js';
-import { decodeCompletion, decodeTask, encodeCompletion, encodeTask, encodeValue } from './task-codec.js';
+import { decodeCompletion, decodeTask, encodeCompletion, encodeTaskData, encodeTaskState, encodeValue } from './task-codec.js';
 import type { CompletionReply, TaskReply } from './task-codec.js';
 import { CANCEL_MOVES, REPLAY_MOVES, REQUEST_CANCEL_FROM } from './transition-guards.js';
 
@@ -204,10 +204,18 @@ export class RedisStore implements Store, AdminReads, TargetStateStore {
       await this.#registry.register(tasks.map(partitionOf));
       const replies = await runPerItem(this.#client, 'insertTasks', tasks, (partition, group) => {
         const k = this.#keysOf(partition);
-        return {
-          keys: [k.idem, k.leases, k.counts, k.ready, k.targets],
-          args: [...this.#wakeArgs(k), group.length, ...group.flatMap(encodeTask)],
-        };
+        // One argument for the whole batch's states and one data JSON a task (see encodeTaskState), in one array
+        // built in place: no array per task, no spread of a long list.
+        const args: string[] = this.#wakeArgs(k);
+        const states = new Array<string>(group.length);
+        args.push('');
+        for (let i = 0; i < group.length; i++) {
+          const task = group[i] as RetryTask;
+          states[i] = encodeTaskState(task);
+          args.push(encodeTaskData(task));
+        }
+        args[3] = `[${states.join(',')}]`;
+        return { keys: [k.idem, k.leases, k.counts, k.ready, k.targets], args };
       });
       return replies.map((r, i): InsertResult =>
         r === 1 ? { kind: 'inserted', task: tasks[i] as RetryTask } : { kind: 'duplicate', task: decodeTask(r as TaskReply) },
@@ -285,11 +293,13 @@ export class RedisStore implements Store, AdminReads, TargetStateStore {
     const replies = await this.#run(() =>
       runPerItem(this.#client, 'completeAttempts', completions, (partition, group) => {
         const k = this.#keysOf(partition);
-        const [base, ...wake] = this.#wakeArgs(k);
-        return {
-          keys: [k.leases, k.counts, k.ready],
-          args: [base, String(now), ...wake, group.length, ...group.flatMap(encodeCompletion)],
-        };
+        const [base, channel, message] = this.#wakeArgs(k);
+        // The completions' JSON goes in place of the '' once their log entries follow it (see encodeCompletion).
+        const args = [base, String(now), channel, message, ''];
+        const completions = new Array<string>(group.length);
+        for (let i = 0; i < group.length; i++) completions[i] = encodeCompletion(group[i] as AttemptCompletion, args);
+        args[4] = `[${completions.join(',')}]`;
+        return { keys: [k.leases, k.counts, k.ready], args };
       }),
     );
     return replies.map((r, i): CompletionResult => {

@@ -79,13 +79,14 @@ export function defineScripts(client: RedisClient): void {
 }
 
 type ScriptArg = string | number;
-type ScriptCall<R> = (...args: ScriptArg[]) => R;
+type ScriptCall<R> = (keys: readonly string[], args: readonly ScriptArg[]) => R;
 
 /** Runs a defined script on `client`: `keys` first, then `args`. */
 export function runScript(client: RedisClient, name: ScriptName, keys: readonly string[], args: readonly ScriptArg[]): Promise<unknown> {
   const call = (client as unknown as Record<string, ScriptCall<Promise<unknown>>>)[commandOf(name)];
   if (call === undefined) throw new Error(`Script ${name} is not defined on this connection.`);
-  return call.call(client, ...keys, ...args);
+  // ioredis flattens one level of arrays into the command's arguments: no spread of a long argument list here.
+  return call.call(client, keys, args);
 }
 
 /** Queues a defined script on a pipeline or MULTI; its reply comes from `exec()`. */
@@ -97,5 +98,5 @@ export function queueScript(
 ): void {
   const call = (pipeline as unknown as Record<string, ScriptCall<unknown>>)[commandOf(name)];
   if (call === undefined) throw new Error(`Script ${name} is not defined on this connection.`);
-  call.call(pipeline, ...keys, ...args);
+  call.call(pipeline, keys, args);
 }

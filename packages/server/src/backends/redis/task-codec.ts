@@ -69,6 +69,11 @@ export function encodeValue(value: Scalar): string {
   return `=${String(value)}`;
 }
 
+/** `text` with each lone surrogate replaced by U+FFFD (ES2024's `String.prototype.toWellFormed`, in Node 20). */
+function wellFormed(text: string): string {
+  return (text as string & { toWellFormed(): string }).toWellFormed();
+}
+
 /** How a hash value is written and read back: by codec, as a small integer so the loops below stay monomorphic. */
 const NUMBER = 0;
 const TEXT = 1;
@@ -92,50 +97,82 @@ function kindOf(codec: FieldCodec): number {
   }
 }
 
-/** JavaScript writing a hash field's value (`value`, an expression) as a script argument, as {@link encodeValue} does. */
-function hashArgumentSource(spec: FieldSpec, value: string): string {
+/**
+ * JavaScript writing a hash field's value (`value`, an expression) as an element of a JSON array for `cjson.decode`:
+ * `false` for null (an absent field), else a JSON string holding the text Redis stores, numbers as `String(n)` writes
+ * them (a JSON number would come back from cjson as a Lua double, which scripts must never format: see above).
+ * `toWellFormed` first, so that a lone surrogate becomes U+FFFD, as writing the text as UTF-8 makes it (cjson refuses
+ * the `\ud800` escape JSON.stringify would write); it returns a string without surrogates as it is.
+ */
+function hashJsonSource(spec: FieldSpec, value: string): string {
   const kind = kindOf(spec.codec);
   const set =
-    kind === JSON_VALUE ? `'=' + JSON.stringify(${value})` : kind === BOOLEAN ? `(${value} ? '=1' : '=0')` : `'=' + String(${value})`;
-  return `(${value} === null ? '' : ${set})`;
+    kind === JSON_VALUE
+      ? `JSON.stringify(JSON.stringify(${value}))`
+      : kind === BOOLEAN
+        ? `(${value} ? '"1"' : '"0"')`
+        : kind === NUMBER
+          ? `'"' + String(${value}) + '"'`
+          : `JSON.stringify(${value}.toWellFormed())`;
+  return `(${value} === null ? 'false' : ${set})`;
 }
 
 /**
- * A task as `insert-tasks.lua` takes it: id, idempotency key, data JSON, then each of {@link STATE_FIELDS}.
- * Compiled once from the field definitions (as the SQL stores' mappers are): one array literal, the data JSON from
- * one object literal, instead of a loop that reads fields by name and builds the data object key by key.
+ * A task's state as `insert-tasks.lua` takes it: one JSON array (text), the values of {@link STATE_FIELDS} in
+ * order, then the task id and the idempotency key. One argument a task (with {@link encodeTaskData}) instead of one
+ * per field: each argument costs ioredis a length and a concatenation and Redis a Lua string, and a batch's states
+ * travel joined in one argument that the script decodes with one `cjson.decode`. Compiled once from the field
+ * definitions (as the SQL stores' mappers are) into one string expression.
  */
-export const encodeTask: (task: RetryTask) => string[] = compileTaskMapper<(task: RetryTask) => string[]>(
-  'encodeTask(t)',
-  `return [
-    t.taskId,
-    t.idempotencyKey,
-    JSON.stringify(${taskLiteral((field) => `t.${field.name}`, (field) => field.redis === 'data')}),
-${HASH_SPECS.map((spec) => `    ${hashArgumentSource(spec, `t.${spec.name}`)},`).join('\n')}
-    '=' + sortKeyOf(t.createdAt, t.taskId),
-  ];`,
+export const encodeTaskState: (task: RetryTask) => string = compileTaskMapper<(task: RetryTask) => string>(
+  'encodeTaskState(t)',
+  `return '[' +
+${HASH_SPECS.map((spec) => `    ${hashJsonSource(spec, `t.${spec.name}`)} + ',' +`).join('\n')}
+    '"' + sortKeyOf(t.createdAt, t.taskId) + '",' +
+    JSON.stringify(t.taskId.toWellFormed()) + ',' +
+    JSON.stringify(t.idempotencyKey.toWellFormed()) + ']';`,
   { sortKeyOf },
 );
 
-/** An outcome as the values `complete-attempts.lua` takes, in {@link OUTCOME_FIELDS} order. */
-export function encodeOutcome(outcome: TaskOutcome): string[] {
-  return OUTCOME_PROPERTIES.map((property) => encodeValue(outcome[property]));
+/** A task's fixed part as Redis keeps it (`data:<id>`): the fields placed in the data JSON, in row order. */
+export const encodeTaskData: (task: RetryTask) => string = compileTaskMapper<(task: RetryTask) => string>(
+  'encodeTaskData(t)',
+  `return JSON.stringify(${taskLiteral((field) => `t.${field.name}`, (field) => field.redis === 'data')});`,
+);
+
+/**
+ * An outcome as `complete-attempts.lua` takes it: the values of {@link OUTCOME_FIELDS} in order, as elements of a
+ * JSON array (see {@link encodeTaskState}: strings, `false` for null). Compiled once from the outcome's fields.
+ */
+const encodeOutcome: (outcome: TaskOutcome) => string = compileTaskMapper<(outcome: TaskOutcome) => string>(
+  'encodeOutcome(o)',
+  `return ${OUTCOME_PROPERTIES.map((name) => hashJsonSource(TASK_FIELDS[name], `o.${name}`)).join(" + ',' +\n    ")};`,
+);
+
+/**
+ * An attempt to log as two elements of a completion's array: its number and where its log entry is among the
+ * script's arguments (the entry itself is pushed onto `args`: as an argument of its own it is sent as it is, where
+ * inside the JSON it would be escaped a second time), or `false,false`.
+ */
+function attemptElements(log: AttemptLog | undefined, args: string[]): string {
+  if (log === undefined) return 'false,false';
+  args.push(encodeAttempt(log));
+  return `"${log.attemptNumber}",${args.length}`;
 }
 
-/** The arguments of one completion for `complete-attempts.lua` (see its contract for the layout). */
-export function encodeCompletion(c: AttemptCompletion): string[] {
-  const cancelOutcome = c.ifCancelRequested ?? c.next;
-  const attempt = (log: AttemptLog | undefined) => (log === undefined ? ['', ''] : [String(log.attemptNumber), encodeAttempt(log)]);
-  return [
-    c.taskId,
-    String(c.fencingToken),
-    c.requireLeaseExpiredBy === undefined ? '' : String(c.requireLeaseExpiredBy),
-    c.ifCancelRequested === undefined ? '0' : '1',
-    ...attempt(c.attempt),
-    ...attempt(c.attemptIfCancelRequested),
-    ...encodeOutcome(c.next),
-    ...encodeOutcome(cancelOutcome),
-  ];
+/**
+ * One completion as `complete-attempts.lua` takes it (see its contract for the layout): one JSON array, so that a
+ * batch of completions travels as one argument, decoded by one `cjson.decode`, instead of 24 arguments each. Its
+ * attempt log entries are pushed onto `args`, the script's arguments so far.
+ */
+export function encodeCompletion(c: AttemptCompletion, args: string[]): string {
+  const cancel = c.ifCancelRequested;
+  const requireBy = c.requireLeaseExpiredBy === undefined ? 'false' : `"${c.requireLeaseExpiredBy}"`;
+  return (
+    `[${JSON.stringify(wellFormed(c.taskId))},"${c.fencingToken}",${requireBy},${cancel === undefined ? 'false' : 'true'},` +
+    `${attemptElements(c.attempt, args)},${attemptElements(c.attemptIfCancelRequested, args)},${encodeOutcome(c.next)}` +
+    `${cancel === undefined ? '' : `,${encodeOutcome(cancel)}`}]`
+  );
 }
 
 /** What `complete-attempts.lua` returns for an applied completion: status, due, version, cancel flag. */
@@ -154,15 +191,18 @@ export function decodeCompletion(taskId: string, reply: CompletionReply): Comple
   };
 }
 
-/** What scripts return for a task: the values of {@link STATE_FIELDS} (null where absent), and the data JSON. */
-export type TaskReply = [state: (string | null)[], data: string];
+/**
+ * What scripts return for a task: a JSON array of the values of {@link STATE_FIELDS} (strings, `false` where absent;
+ * `task_reply` in lua/includes/task-state.lua), and the data JSON.
+ */
+export type TaskReply = [state: string, data: string];
 
-/** JavaScript reading a hash value (`text`, an expression: a string, or null when the field is absent). */
+/** JavaScript reading a hash value (`text`, an expression: a string, or false when the field is absent). */
 function hashValueSource(codec: FieldCodec, nullable: boolean, text: string, name: string): string {
   const kind = kindOf(codec);
   const value = kind === NUMBER ? `Number(${text})` : kind === BOOLEAN ? `${text} === '1'` : kind === JSON_VALUE ? `JSON.parse(${text})` : text;
   // A non-nullable field that is absent means keys of another layout: fail loudly rather than invent a value.
-  return nullable ? `${text} == null ? null : ${value}` : `${text} == null ? missing(${JSON.stringify(name)}) : ${value}`;
+  return nullable ? `${text} === false ? null : ${value}` : `${text} === false ? missing(${JSON.stringify(name)}) : ${value}`;
 }
 
 /**
@@ -171,7 +211,7 @@ function hashValueSource(codec: FieldCodec, nullable: boolean, text: string, nam
  */
 export const decodeTask: (reply: TaskReply) => RetryTask = compileTaskMapper(
   'decodeTask(reply)',
-  `const s = reply[0];
+  `const s = JSON.parse(reply[0]);
   const d = JSON.parse(reply[1]);
   return ${taskLiteral((field) =>
     field.redis === 'data'

@@ -13,7 +13,7 @@
   In a from-status, the task takes its to-status, loses its due time (and its queue place), its lease if it
   had one, and its version is raised.
 
-  Returns { 'applied', { state, data } } (the task after the change), { 'refused', { state, data } } (another
+  Returns { 'applied', { state JSON, data } } (the task after the change), { 'refused', { state JSON, data } } (another
   status: nothing written), or { 'not_found' }.
   Errors: none.
 ]]
@@ -25,7 +25,7 @@ if not task then return { 'not_found' } end
 local state = task[1]
 local old = state[FIELD.status]
 local new = allowed_move(old, 4)
-if not new then return { 'refused', task } end
+if not new then return { 'refused', task_reply(task) } end
 
 local key = base .. 'task:' .. id
 local version = format_int(tonumber(state[FIELD.version]) + 1)
@@ -35,4 +35,4 @@ reindex(base, KEYS[1], id, state, old, new, nil, nil)
 flush_indexes(base, KEYS[2], KEYS[3], nil)
 state[FIELD.status], state[FIELD.updated], state[FIELD.version] = new, now, version
 state[FIELD.due], state[FIELD.owner], state[FIELD.leaseUntil] = false, false, false
-return { 'applied', task }
+return { 'applied', task_reply(task) }

@@ -32,7 +32,7 @@
   updated = now; its due time is left as it was. Its target's bucket loses a token per task (rate-limited
   targets only) and its in-flight count rises.
 
-  Returns { state, data } per claimed task: in the order dealt, or, with pairs, queue by queue in the order
+  Returns { state JSON, data } per claimed task: in the order dealt, or, with pairs, queue by queue in the order
   given, each queue's earliest due first.
   Errors: none.
 ]]
@@ -57,7 +57,7 @@ local function claim(target, id)
   reindex(base, KEYS[2], id, state, 'PENDING', 'IN_FLIGHT', nil, lease_until)
   state[FIELD.status], state[FIELD.owner], state[FIELD.leaseUntil] = 'IN_FLIGHT', owner, lease_until
   state[FIELD.updated], state[FIELD.token], state[FIELD.version] = now, token, version
-  claimed[#claimed + 1] = { state, redis.call('GET', base .. 'data:' .. id) }
+  claimed[#claimed + 1] = task_reply({ state, redis.call('GET', base .. 'data:' .. id) })
   taken[target] = taken[target] + 1
 end
 

@@ -9,13 +9,15 @@
   ARGV[2] now      epoch ms: the new `updated`, and what "due now" means for the wake-up
   ARGV[3] channel  pub/sub channel of due wake-ups
   ARGV[4] message  wake-up message (`<instance id> <partition>`)
-  ARGV[5] n        number of completions; then per completion 8 + 2 * #OUTCOME_FIELDS values:
-                   task id, fencing token, requireLeaseExpiredBy ('' = none),
-                   has-ifCancelRequested ('1' / '0'),
-                   attempt number and attempt log entry (JSON member) of `attempt` ('' and '' = none),
-                   the same of `attemptIfCancelRequested` ('' and '' = log `attempt` either way),
-                   the `next` outcome's OUTCOME_FIELDS, the `ifCancelRequested` outcome's OUTCOME_FIELDS
-                   (encoded: '' = null, '=' .. value; ignored when has-ifCancelRequested is '0')
+  ARGV[5] completions  JSON array, one array per completion (task-codec.ts encodeCompletion), its elements
+                   strings, false for none (null):
+                   [1] task id, [2] fencing token, [3] requireLeaseExpiredBy (false = none),
+                   [4] has-ifCancelRequested (true / false),
+                   [5], [6] attempt number of `attempt`, and the index in ARGV of its log entry (false = none),
+                   [7], [8] the same of `attemptIfCancelRequested` (false = log `attempt` either way),
+                   [9..] the `next` outcome's OUTCOME_FIELDS, then, when has-ifCancelRequested, the
+                   `ifCancelRequested` outcome's OUTCOME_FIELDS (false = null)
+  ARGV[6..]        attempt log entries (JSON members), where the completions point
 
   A completion applies only when its task is IN_FLIGHT with the same token and, with requireLeaseExpiredBy,
   a lease that lapsed by then. It then takes `ifCancelRequested` (and logs `attemptIfCancelRequested`, when
@@ -35,70 +37,73 @@
 --- @include "task-state"
 
 local OUTCOME_FIELDS = { 'status', 'attempt', 'due', 'runStart', 'lastDelay', 'error', 'httpStatus', 'deadReason' }
-local WIDTH = 8 + 2 * #OUTCOME_FIELDS
+-- Where an outcome starts in a completion's array.
+local NEXT = 9
 
 local base, now = ARGV[1], ARGV[2]
-local n = tonumber(ARGV[5])
+local completions = cjson.decode(ARGV[5])
+local n = #completions
 
 -- Check first: which completions apply, which branch each takes, and that none logs an attempt twice.
 local states, seen = {}, {}
-for c = 0, n - 1 do
-  local at = 6 + c * WIDTH
-  local id, token, require_by = ARGV[at], ARGV[at + 1], ARGV[at + 2]
+for c = 1, n do
+  local entry = completions[c]
+  local id, token, require_by = entry[1], entry[2], entry[3]
   local state = read_state(base, id)
   -- A second completion of one task in one call would find it no longer IN_FLIGHT: fenced out.
   local ok = not seen[id] and state[FIELD.status] == 'IN_FLIGHT' and tonumber(state[FIELD.token]) == tonumber(token)
-  if ok and require_by ~= '' then
+  if ok and require_by then
     ok = state[FIELD.leaseUntil] and tonumber(state[FIELD.leaseUntil]) <= tonumber(require_by)
   end
   if ok then
     seen[id] = true
-    local cancelled = ARGV[at + 3] == '1' and state[FIELD.cancel] == '1'
-    -- Where the attempt to log (number, entry) and the outcome start in ARGV.
-    local log_at, outcome_at = at + 4, at + 8
+    local cancelled = entry[4] and state[FIELD.cancel] == '1'
+    -- Where the attempt to log (number, entry) and the outcome start in the completion's array.
+    local log_at, outcome_at = 5, NEXT
     if cancelled then
-      if ARGV[at + 6] ~= '' then log_at = at + 6 end
-      outcome_at = outcome_at + #OUTCOME_FIELDS
+      if entry[7] then log_at = 7 end
+      outcome_at = NEXT + #OUTCOME_FIELDS
     end
     state.log_at, state.outcome_at = log_at, outcome_at
     states[c] = state
-    local attempt = ARGV[log_at]
-    if attempt ~= '' and redis.call('ZCOUNT', base .. 'attempts:' .. id, attempt, attempt) > 0 then
+    local attempt = entry[log_at]
+    if attempt and redis.call('ZCOUNT', base .. 'attempts:' .. id, attempt, attempt) > 0 then
       return redis.error_reply('DUPLICATE_ATTEMPT ' .. id .. ' ' .. attempt)
     end
   end
 end
 
 local results, wake = {}, false
-for c = 0, n - 1 do
+for c = 1, n do
   local state = states[c]
   if not state then
-    results[c + 1] = false
+    results[c] = false
   else
-    local id = ARGV[6 + c * WIDTH]
+    local entry = completions[c]
+    local id = entry[1]
     local key = base .. 'task:' .. id
     local first = state.outcome_at
     local version = format_int(tonumber(state[FIELD.version]) + 1)
     local set = { 'updated', now, 'version', version }
     local del = { 'owner', 'leaseUntil' }
     for f = 1, #OUTCOME_FIELDS do
-      local value = decode_value(ARGV[first + f - 1])
-      if value == nil then
-        del[#del + 1] = OUTCOME_FIELDS[f]
-      else
+      local value = entry[first + f - 1]
+      if value then
         set[#set + 1] = OUTCOME_FIELDS[f]
         set[#set + 1] = value
+      else
+        del[#del + 1] = OUTCOME_FIELDS[f]
       end
     end
     redis.call('HSET', key, unpack(set))
     redis.call('HDEL', key, unpack(del))
-    local new, due = decode_value(ARGV[first]), decode_value(ARGV[first + 2])
+    local new, due = entry[first], entry[first + 2] or nil
     reindex(base, KEYS[1], id, state, 'IN_FLIGHT', new, due, nil)
     if new == 'PENDING' and tonumber(due) <= tonumber(now) then wake = true end
-    if ARGV[state.log_at] ~= '' then
-      redis.call('ZADD', base .. 'attempts:' .. id, ARGV[state.log_at], ARGV[state.log_at + 1])
+    if entry[state.log_at] then
+      redis.call('ZADD', base .. 'attempts:' .. id, entry[state.log_at], ARGV[entry[state.log_at + 1]])
     end
-    results[c + 1] = { new, due or false, version, state[FIELD.cancel] or '0' }
+    results[c] = { new, due or false, version, state[FIELD.cancel] or '0' }
   end
 end
 

@@ -7,7 +7,7 @@
   ARGV[2] by     'id' or 'key': what ARGV[3..] are
   ARGV[3..]      task ids or idempotency keys
 
-  Returns one entry per id or key, in order: { state, data }, or false when there is no such task.
+  Returns one entry per id or key, in order: { state JSON, data }, or false when there is no such task.
   Errors: none. Writes nothing.
 ]]
 --- @include "task-state"
@@ -17,6 +17,7 @@ local tasks = {}
 for i = 3, #ARGV do
   local id = ARGV[i]
   if ARGV[2] == 'key' then id = redis.call('HGET', KEYS[1], ARGV[i]) end
-  tasks[i - 2] = id and read_task(base, id) or false
+  local task = id and read_task(base, id)
+  tasks[i - 2] = task and task_reply(task) or false
 end
 return tasks

@@ -10,14 +10,15 @@
   ARGV[1] base     the partition's key prefix, `{prefix:partition}:`
   ARGV[2] channel  pub/sub channel of due wake-ups
   ARGV[3] message  wake-up message (`<instance id> <partition>`)
-  ARGV[4] n        number of tasks; then per task 3 + #TASK_FIELDS values:
-                   task id, idempotency key, data JSON, then each of TASK_FIELDS encoded
-                   ('' = null, '=' .. value)
+  ARGV[4] states   JSON array, one array per task (task-codec.ts encodeTaskState): the values of TASK_FIELDS
+                   in order (a string, or false for null: the field is absent), then the task id and the
+                   idempotency key
+  ARGV[4 + t]      data JSON of the t-th task (stored as it is)
 
   A PENDING task joins its target's queue (`due:<target>`); an IN_FLIGHT one (the hand-off: already leased
   to the local engine) joins the lease index, counts in its target's in-flight count, and is never claimed.
 
-  Returns one entry per task, in order: 1 when inserted, or { state, data } of the task that already holds
+  Returns one entry per task, in order: 1 when inserted, or { state JSON, data } of the task that already holds
   its idempotency key (stored earlier, or earlier in this batch) when it is a duplicate.
   Publishes one wake-up when any inserted task is PENDING.
 
@@ -25,52 +26,68 @@
 ]]
 --- @include "task-state"
 
-local WIDTH = 3 + #TASK_FIELDS
+-- Where a state array holds the task id and the idempotency key, after the values of TASK_FIELDS.
+local ID, KEY = #TASK_FIELDS + 1, #TASK_FIELDS + 2
 
 local base = ARGV[1]
-local n = tonumber(ARGV[4])
+local states = cjson.decode(ARGV[4])
+local n = #states
 
 -- Check first, with one HMGET for every key: which tasks are duplicates (a key stored before, or earlier in
 -- this batch), and that no new task reuses an existing task id.
 local idem_keys = {}
-for t = 0, n - 1 do idem_keys[t + 1] = ARGV[5 + t * WIDTH + 1] end
+for t = 1, n do idem_keys[t] = states[t][KEY] end
 local holders = {}
 for i = 1, n, CHUNK do
   local found = redis.call('HMGET', KEYS[1], unpack(idem_keys, i, math.min(i + CHUNK - 1, n)))
   for j = 1, #found do holders[i + j - 1] = found[j] end
 end
-local owner_in_batch, new_ids = {}, {}
-for t = 0, n - 1 do
-  local at = 5 + t * WIDTH
-  local id, key = ARGV[at], ARGV[at + 1]
-  if not holders[t + 1] and not owner_in_batch[key] then
-    if new_ids[id] or redis.call('EXISTS', base .. 'task:' .. id) == 1 then
+local owner_in_batch, new_task_keys = {}, {}
+for t = 1, n do
+  local key = idem_keys[t]
+  if not holders[t] and not owner_in_batch[key] then
+    owner_in_batch[key] = t
+    new_task_keys[#new_task_keys + 1] = base .. 'task:' .. states[t][ID]
+  end
+end
+-- One EXISTS over the new tasks' keys answers the usual case (none is taken); only when one is are they asked
+-- one by one, to name the first.
+local taken = 0
+for i = 1, #new_task_keys, CHUNK do
+  taken = taken + redis.call('EXISTS', unpack(new_task_keys, i, math.min(i + CHUNK - 1, #new_task_keys)))
+end
+local new_ids = {}
+for t = 1, n do
+  if owner_in_batch[idem_keys[t]] == t then
+    local id = states[t][ID]
+    if new_ids[id] or (taken > 0 and redis.call('EXISTS', base .. 'task:' .. id) == 1) then
       return redis.error_reply('TASK_EXISTS ' .. id)
     end
-    owner_in_batch[key] = t
     new_ids[id] = true
   end
 end
 
-local results, wake, idem_entries, seen_targets = {}, false, {}, {}
-for t = 0, n - 1 do
-  local at = 5 + t * WIDTH
-  local id, key = ARGV[at], ARGV[at + 1]
-  if holders[t + 1] or owner_in_batch[key] ~= t then
+local results, wake, idem_entries, data_entries, seen_targets = {}, false, {}, {}, {}
+local fields = {}
+for t = 1, n do
+  local state = states[t]
+  local id, key = state[ID], idem_keys[t]
+  if holders[t] or owner_in_batch[key] ~= t then
     -- Read after the batch is written: the holder may be a task of this very batch.
-    results[t + 1] = holders[t + 1] or ARGV[5 + owner_in_batch[key] * WIDTH]
+    results[t] = holders[t] or states[owner_in_batch[key]][ID]
   else
-    local fields, state = {}, {}
+    local count = 0
     for f = 1, #TASK_FIELDS do
-      local value = decode_value(ARGV[at + 2 + f])
-      state[f] = value or false
-      if value ~= nil then
-        fields[#fields + 1] = TASK_FIELDS[f]
-        fields[#fields + 1] = value
+      local value = state[f]
+      if value then
+        fields[count + 1] = TASK_FIELDS[f]
+        fields[count + 2] = value
+        count = count + 2
       end
     end
-    redis.call('HSET', base .. 'task:' .. id, unpack(fields))
-    redis.call('SET', base .. 'data:' .. id, ARGV[at + 2])
+    redis.call('HSET', base .. 'task:' .. id, unpack(fields, 1, count))
+    data_entries[#data_entries + 1] = base .. 'data:' .. id
+    data_entries[#data_entries + 1] = ARGV[4 + t]
     idem_entries[#idem_entries + 1] = key
     idem_entries[#idem_entries + 1] = id
     local status, target = state[FIELD.status], state[FIELD.target]
@@ -80,15 +97,18 @@ for t = 0, n - 1 do
       index_add(KEYS[5], 0, target)
     end
     if status == 'PENDING' then wake = true end
-    results[t + 1] = 1
+    results[t] = 1
   end
+end
+for i = 1, #data_entries, CHUNK do
+  redis.call('MSET', unpack(data_entries, i, math.min(i + CHUNK - 1, #data_entries)))
 end
 for i = 1, #idem_entries, CHUNK do
   redis.call('HSET', KEYS[1], unpack(idem_entries, i, math.min(i + CHUNK - 1, #idem_entries)))
 end
 flush_indexes(base, KEYS[3], KEYS[4], nil)
 for t = 1, n do
-  if results[t] ~= 1 then results[t] = read_task(base, results[t]) end
+  if results[t] ~= 1 then results[t] = task_reply(read_task(base, results[t])) end
 end
 
 if wake then redis.call('PUBLISH', ARGV[2], ARGV[3]) end

@@ -7,7 +7,7 @@
   ARGV[2] now     epoch ms
   ARGV[3] limit   most tasks to return
 
-  Returns { state, data } per task, by lease expiry. Reads the lease index from its start and stops after
+  Returns { state JSON, data } per task, by lease expiry. Reads the lease index from its start and stops after
   `limit` entries. Errors: none. Writes nothing (the lease reaper completes them through complete-attempts).
 ]]
 --- @include "task-state"
@@ -16,6 +16,6 @@ local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[2], 'LIMIT', 0, to
 local tasks = {}
 for _, id in ipairs(ids) do
   local task = read_task(ARGV[1], id)
-  if task then tasks[#tasks + 1] = task end
+  if task then tasks[#tasks + 1] = task_reply(task) end
 end
 return tasks

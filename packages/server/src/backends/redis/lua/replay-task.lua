@@ -21,7 +21,7 @@
   queue), with runOffset, runStart, lastDelay 0, no dead-letter reason and no cancel request; the idempotency
   key, the attempt count and the attempt log stay. The version is raised.
 
-  Returns { 'applied', { state, data } }, { 'refused', { state, data } } (another version or status: nothing
+  Returns { 'applied', { state JSON, data } }, { 'refused', { state JSON, data } } (another version or status: nothing
   written), or { 'not_found' }. Publishes a wake-up when applied.
   Errors: none.
 ]]
@@ -33,7 +33,7 @@ if not task then return { 'not_found' } end
 local state = task[1]
 local old = state[FIELD.status]
 local new = allowed_move(old, 10)
-if not new or tonumber(state[FIELD.version]) ~= tonumber(ARGV[3]) then return { 'refused', task } end
+if not new or tonumber(state[FIELD.version]) ~= tonumber(ARGV[3]) then return { 'refused', task_reply(task) } end
 
 local key = base .. 'task:' .. id
 local due, run_start, updated = ARGV[4], decode_value(ARGV[6]), ARGV[7]
@@ -46,4 +46,4 @@ redis.call('HDEL', key, unpack(del))
 reindex(base, KEYS[1], id, state, old, new, due, nil)
 flush_indexes(base, KEYS[2], KEYS[3], nil)
 redis.call('PUBLISH', ARGV[8], ARGV[9])
-return { 'applied', read_task(base, id) }
+return { 'applied', task_reply(read_task(base, id)) }

@@ -11,7 +11,7 @@
   In one of those statuses, sets `cancel`, `updated` and raises the version; the status, lease and token stay,
   so the holder's completion still applies (and then takes its cancel branch).
 
-  Returns { 'applied', { state, data } }, { 'refused', { state, data } } (another status: nothing written), or
+  Returns { 'applied', { state JSON, data } }, { 'refused', { state JSON, data } } (another status: nothing written), or
   { 'not_found' }.
   Errors: none.
 ]]
@@ -25,9 +25,9 @@ local allowed = false
 for i = 4, #ARGV do
   if ARGV[i] == state[FIELD.status] then allowed = true end
 end
-if not allowed then return { 'refused', task } end
+if not allowed then return { 'refused', task_reply(task) } end
 
 local version = format_int(tonumber(state[FIELD.version]) + 1)
 redis.call('HSET', KEYS[1], 'cancel', '1', 'updated', now, 'version', version)
 state[FIELD.cancel], state[FIELD.updated], state[FIELD.version] = '1', now, version
-return { 'applied', task }
+return { 'applied', task_reply(task) }

@@ -194,12 +194,20 @@ local function read_state(base, id)
   return redis.call('HMGET', base .. 'task:' .. id, unpack(TASK_FIELDS))
 end
 
--- The task as scripts return it: { its state as the values of TASK_FIELDS (false where absent), its data
--- JSON }, or false when it does not exist. Values only: field names would double the reply.
+-- The task as scripts read it: { its state as HMGET of TASK_FIELDS read it (false where absent), its data
+-- JSON }, or false when it does not exist.
 local function read_task(base, id)
   local data = redis.call('GET', base .. 'data:' .. id)
   if not data then return false end
   return { read_state(base, id), data }
+end
+
+-- A task (as read_task reads it) as scripts return it: { its state as JSON text, an array of the values of
+-- TASK_FIELDS (false where absent), its data JSON }. Values only: field names would double the reply. One string
+-- rather than 18: the client parses one JSON text faster than 18 bulk strings (task-codec.ts decodeTask). Every
+-- value is text (numbers too: cjson would write a Lua number with 14 digits).
+local function task_reply(task)
+  return { cjson.encode(task[1]), task[2] }
 end
 
 -- Whether `status` is one of the statuses a named transition may start from: ARGV values from `first` on,
