@@ -9,7 +9,7 @@ import { TASK_COLUMN_NAMES } from '../src/backends/sql/task-columns.js';
 import { JsonCache } from '../src/backends/sqlite/json-cache.js';
 import { loadMigrations } from '../src/backends/sqlite/migrate.js';
 import { SqliteStore } from '../src/backends/sqlite/sqlite-store.js';
-import { markClaimed, taskFromRow, taskToParams } from '../src/backends/sqlite/task-row.js';
+import { markClaimed, taskFromRow, taskToParams, type SqlValue } from '../src/backends/sqlite/task-row.js';
 import { T0, makeAttempt, makePolicy, makeTask, retryOutcome } from './fixtures/tasks.js';
 import { describeStoreConformance } from './store-conformance.js';
 import { A, B, C, forTarget, freshPath, lease, opened, removeTempDir, tempDir } from './sqlite-harness.js';
@@ -117,13 +117,25 @@ describe('task rows, derived from the field definitions', () => {
     traceContext: '00-abc-def-01',
   });
 
+  /** INSERT parameters as a read returns them: a digest written as bytes is read as its hex text (TASK_READ_COLUMNS). */
+  const asRead = (params: SqlValue[]): SqlValue[] => params.map((value) => (Buffer.isBuffer(value) ? value.toString('hex') : value));
+
+  it('reads the request hash back as the lower-case hex text it was written from', async () => {
+    await using store = await opened();
+    const hashed = { ...rich, taskId: 'hashed', idempotencyKey: 'hashed', requestHash: 'c0ffee'.padEnd(64, '9a') };
+    await store.insertTasks([hashed]);
+    expect((await store.getTask('default', 'hashed'))?.requestHash).toBe(hashed.requestHash);
+    const [claimed] = await store.claimDue(T0, { ...lease, limit: 1 });
+    expect(claimed?.requestHash).toBe(hashed.requestHash);
+  });
+
   it('maps a task to INSERT parameters and a row back to the same task, in field order', () => {
     const params = taskToParams(rich);
     expect(params).toHaveLength(TASK_COLUMN_NAMES.length + 1);
     expect(params.at(-1)).toBeNull(); // ended_at of a live task
     expect(taskToParams({ ...rich, status: 'SUCCEEDED' }).at(-1)).toBe(rich.updatedAt);
     expect(params[TASK_COLUMN_NAMES.indexOf('cancel_requested')]).toBe(1);
-    const task = taskFromRow(params.slice(0, -1), new JsonCache());
+    const task = taskFromRow(asRead(params.slice(0, -1)), new JsonCache());
     expect(task).toEqual(rich);
     expect(Object.keys(task)).toEqual(TASK_FIELD_NAMES);
     expect(Object.isFrozen(task.policy)).toBe(true);
@@ -134,7 +146,7 @@ describe('task rows, derived from the field definitions', () => {
     await store.insertTasks([rich]);
     const [claimed] = await store.claimDue(T0, { ...lease, limit: 1 });
     expect(claimed).toEqual(await store.getTask('default', rich.taskId));
-    const row = taskToParams(rich).slice(0, -1);
+    const row = asRead(taskToParams(rich).slice(0, -1));
     markClaimed(row, 'IN_FLIGHT', 'w', T0 + 1_000, T0);
     expect(taskFromRow(row, new JsonCache())).toEqual(claimed);
   });

@@ -94,7 +94,7 @@ export class ServiceMetrics implements EngineMetrics {
   private readonly policyLabels: LabelCap;
   private readonly reasonLabels = new LabelCap(MAX_REASON_LABELS);
   private readonly attempts: Counter<'outcome' | 'policy' | 'target'>;
-  private readonly attemptChildren = new Map<string, Incrementable>();
+  private readonly attemptChildren = new Map<string, Map<string, Map<string, Incrementable>>>();
   private readonly attemptDuration: Histogram;
   private readonly scheduleLag: Histogram;
   private readonly taskAge: Histogram<'status'>;
@@ -229,11 +229,22 @@ export class ServiceMetrics implements EngineMetrics {
   attemptRecorded(task: RetryTask, attempt: AttemptLog): void {
     const policy = this.policyLabels.label(task.policyId ?? INLINE_POLICY_LABEL);
     const target = this.targetLabels.label(task.targetKey);
-    const key = `${attempt.outcome}\n${policy}\n${target}`;
-    let child = this.attemptChildren.get(key);
+    // Nested by label rather than one joined key: the labels' hashes are already computed (LabelCap looked them up),
+    // where a joined key would be a new string to flatten and hash on every attempt.
+    let byPolicy = this.attemptChildren.get(target);
+    if (byPolicy === undefined) {
+      byPolicy = new Map();
+      this.attemptChildren.set(target, byPolicy);
+    }
+    let byOutcome = byPolicy.get(policy);
+    if (byOutcome === undefined) {
+      byOutcome = new Map();
+      byPolicy.set(policy, byOutcome);
+    }
+    let child = byOutcome.get(attempt.outcome);
     if (child === undefined) {
       child = this.attempts.labels(attempt.outcome, policy, target);
-      this.attemptChildren.set(key, child);
+      byOutcome.set(attempt.outcome, child);
     }
     child.inc();
     // A lost attempt's start and duration are not known: its worker went silent.

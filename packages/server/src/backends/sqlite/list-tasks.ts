@@ -1,10 +1,9 @@
 import type { Database, Statement } from 'better-sqlite3';
 import { LIVE_STATUSES, TaskStatus, isLive } from '@retryd/core';
 import type { TaskQuery } from '../../store/store.js';
-import { taskColumnList } from '../sql/task-columns.js';
 import { LEASED_STATUS } from '../../store/transition-guards.js';
 import { statusIn } from './status-guards.js';
-import type { TaskRow } from './task-row.js';
+import { TASK_READ_COLUMNS, type TaskRow } from './task-row.js';
 
 /** The keyset position after which a page starts: the last row of the previous page. */
 export interface TaskCursor {
@@ -22,8 +21,6 @@ export interface ListingShape {
 }
 
 const ALL_STATUSES: readonly TaskStatus[] = Object.values(TaskStatus);
-
-const TASK_COLUMNS = taskColumnList();
 
 // The WHERE terms that lead SQLite to each status's index (001-init.sql). They are literals, not parameters: the
 // planner can only use a partial index whose condition the query's own terms imply. `ended_at IS NULL` names
@@ -85,7 +82,7 @@ export class TaskListing {
     const wanted = new Set(statuses.length === 0 ? ALL_STATUSES : statuses);
     const arm = (terms: string) =>
       [
-        `SELECT ${TASK_COLUMNS} FROM tasks WHERE tenant_id = @tenantId`,
+        `SELECT ${TASK_READ_COLUMNS} FROM tasks WHERE tenant_id = @tenantId`,
         terms,
         byPolicy ? ' AND policy_id = @policyId' : '',
         byTarget ? ' AND target_key = @targetKey' : '',

@@ -4,12 +4,10 @@ import { TASK_FIELDS } from '../../domain/task-fields.js';
 import { decodeCursor, encodeCursor, pageOf } from '../../store/cursor.js';
 import { sameSealedParts, type SealedParts, type SealedTaskStore } from '../../store/sealed-task-store.js';
 import type { PageRequest, TaskRef, TransitionResult } from '../../store/store.js';
-import { taskColumnList } from '../sql/task-columns.js';
 import type { JsonCache } from './json-cache.js';
 import { prepare, type Prepared } from './prepared.js';
-import { taskFromRow, type TaskRow } from './task-row.js';
+import { TASK_READ_COLUMNS, taskFromRow, type TaskRow } from './task-row.js';
 
-const TASK_COLUMNS = taskColumnList();
 const HEADERS = TASK_FIELDS.headers.column;
 const BODY = TASK_FIELDS.body.column;
 const SENSITIVE_BODY = TASK_FIELDS.sensitiveBody.column;
@@ -24,7 +22,7 @@ const SENSITIVE_BODY = TASK_FIELDS.sensitiveBody.column;
  * for nothing, which the caller skips. The filter reads each row the walk passes, which is the walk's cost anyway.
  */
 export const WALK_SEALED_TASKS = `
-SELECT ${TASK_COLUMNS} FROM tasks
+SELECT ${TASK_READ_COLUMNS} FROM tasks
 WHERE (tenant_id, task_id) > (?, ?) AND (${SENSITIVE_BODY} = 1 OR instr(${HEADERS}, '"enc":') > 0)
 ORDER BY tenant_id, task_id
 LIMIT ?`;
@@ -37,7 +35,7 @@ LIMIT ?`;
 export const RESEAL_TASK = `
 UPDATE tasks SET ${HEADERS} = ?, ${BODY} = ?
 WHERE tenant_id = ? AND task_id = ?
-RETURNING ${TASK_COLUMNS}`;
+RETURNING ${TASK_READ_COLUMNS}`;
 
 /**
  * The SQLite store's {@link SealedTaskStore}: the walk follows the task key, and a re-seal is one IMMEDIATE
@@ -53,7 +51,7 @@ export class SqliteSealedTasks implements SealedTaskStore {
   constructor(db: Database, json: JsonCache) {
     this.#json = json;
     this.#walk = prepare(db, WALK_SEALED_TASKS, true);
-    const get = prepare<[tenantId: string, taskId: string], TaskRow>(db, `SELECT ${TASK_COLUMNS} FROM tasks WHERE tenant_id = ? AND task_id = ?`, true);
+    const get = prepare<[tenantId: string, taskId: string], TaskRow>(db, `SELECT ${TASK_READ_COLUMNS} FROM tasks WHERE tenant_id = ? AND task_id = ?`, true);
     const write = prepare<[headers: string, body: string | null, tenantId: string, taskId: string], TaskRow>(db, RESEAL_TASK, true);
     this.#reseal = db.transaction((ref: TaskRef, expected: SealedParts, next: SealedParts): TransitionResult => {
       const row = get.get(ref.tenantId, ref.taskId);

@@ -3,7 +3,7 @@ import type { TaskStatus } from '@retryd/core';
 import { TASK_COLUMN_NAMES, taskColumnList } from '../sql/task-columns.js';
 import type { AttemptCompletion, TaskOutcome } from '../../store/store.js';
 import type { AttemptRow } from '../sql/sql-rows.js';
-import { ATTEMPT_COLUMNS } from './task-row.js';
+import { ATTEMPT_COLUMNS, TASK_READ_COLUMNS } from './task-row.js';
 import type { PolicyRow, SqlValue, TaskParams, TaskRow } from './task-row.js';
 import { CANCELLED_STATUS, CANCEL_AT_ONCE_FROM, CANCEL_REQUEST_FROM, DUE_STATUS, LEASED_STATUS, RELEASED_STATUS, REPLAYED_STATUS, REPLAY_FROM } from '../../store/transition-guards.js';
 import { endedAtFor, statusIn, statusLiteral } from './status-guards.js';
@@ -16,7 +16,7 @@ import { prepare } from './prepared.js';
 // keep named parameters (`@name`), which better-sqlite3 requires to be bound, every one.
 // Statuses are never typed here: see status-guards.ts.
 
-/** The task columns, in row order (see `taskColumnList`). */
+/** The task columns, in row order (see `taskColumnList`): the INSERT's list. Reads select `TASK_READ_COLUMNS`. */
 const TASK_COLUMNS = taskColumnList();
 
 /**
@@ -29,7 +29,7 @@ const TASK_COLUMNS = taskColumnList();
  * third more per claimed task than reading them first.
  */
 export const SELECT_DUE = `
-SELECT ${TASK_COLUMNS}, rowid FROM tasks
+SELECT ${TASK_READ_COLUMNS}, rowid FROM tasks
 WHERE tenant_id = ? AND target_key = ? AND ${statusIn([DUE_STATUS])} AND next_attempt_at <= ?
 ORDER BY next_attempt_at
 LIMIT ?`;
@@ -59,7 +59,7 @@ WHERE rowid = ? AND ${statusIn([DUE_STATUS])}`;
 
 /** Lapsed leases through `tasks_lease`. Params: `now`, `limit`. Returns raw {@link TaskRow}s. */
 export const FIND_EXPIRED_LEASES = `
-SELECT ${TASK_COLUMNS} FROM tasks
+SELECT ${TASK_READ_COLUMNS} FROM tasks
 WHERE ${statusIn([LEASED_STATUS])} AND lease_expires_at <= @now
 ORDER BY lease_expires_at LIMIT @limit`;
 
@@ -138,13 +138,13 @@ export const CANCEL_TASK = `
 UPDATE tasks SET status = ${statusLiteral(CANCELLED_STATUS)}, next_attempt_at = NULL, updated_at = @now,
   ${endedAtFor(CANCELLED_STATUS, '@now')}, version = version + 1
 WHERE ${TASK_KEY} AND ${statusIn(CANCEL_AT_ONCE_FROM)}
-RETURNING ${TASK_COLUMNS}`;
+RETURNING ${TASK_READ_COLUMNS}`;
 
 /** `requestCancel`: IN_FLIGHT, cancel requested. Params: `tenantId`, `taskId`, `now`. Returns the raw row after it. */
 export const REQUEST_CANCEL = `
 UPDATE tasks SET cancel_requested = 1, updated_at = @now, version = version + 1
 WHERE ${TASK_KEY} AND ${statusIn(CANCEL_REQUEST_FROM)}
-RETURNING ${TASK_COLUMNS}`;
+RETURNING ${TASK_READ_COLUMNS}`;
 
 /**
  * `replayTask`: a dead letter → PENDING, a fresh run, at the expected version. Params: `tenantId`, `taskId`,
@@ -156,7 +156,7 @@ UPDATE tasks SET status = ${statusLiteral(REPLAYED_STATUS)}, next_attempt_at = @
   dead_letter_reason = NULL, cancel_requested = 0, lease_owner = NULL, lease_expires_at = NULL,
   updated_at = @updatedAt, ${endedAtFor(REPLAYED_STATUS, '@updatedAt')}, version = version + 1
 WHERE ${TASK_KEY} AND ${statusIn(REPLAY_FROM)} AND version = @expectedVersion
-RETURNING ${TASK_COLUMNS}`;
+RETURNING ${TASK_READ_COLUMNS}`;
 
 /**
  * Hands one lease back, due now. Params: `tenantId`, `taskId`, `fencingToken`, `now`. Returns `{ target_key }` of a
@@ -194,10 +194,10 @@ export function prepareStatements(db: Database) {
       `INSERT INTO tasks (${TASK_COLUMNS}, ended_at) VALUES (${TASK_COLUMN_NAMES.map(() => '?').join(', ')}, ?)
        ON CONFLICT (tenant_id, idempotency_key) DO NOTHING`,
     ),
-    getTask: prepare<[string, string], TaskRow>(db, `SELECT ${TASK_COLUMNS} FROM tasks WHERE tenant_id = ? AND task_id = ?`, true),
+    getTask: prepare<[string, string], TaskRow>(db, `SELECT ${TASK_READ_COLUMNS} FROM tasks WHERE tenant_id = ? AND task_id = ?`, true),
     getTaskByKey: prepare<[string, string], TaskRow>(
       db,
-      `SELECT ${TASK_COLUMNS} FROM tasks WHERE tenant_id = ? AND idempotency_key = ?`,
+      `SELECT ${TASK_READ_COLUMNS} FROM tasks WHERE tenant_id = ? AND idempotency_key = ?`,
       true,
     ),
     selectDue: prepare<[tenantId: string, targetKey: string, now: number, limit: number], DueRow>(db, SELECT_DUE, true),

