@@ -25,7 +25,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { retrydStore } from './lib/contenders/retryd.mjs';
 import { newTaskMaker } from './lib/new-task.mjs';
-import { CURRENT_DIST, fmt, printMachine, printTable, serviceBuild, summarize } from './lib/report.mjs';
+import { CURRENT_DIST, fmt, printMachine, printTable, serviceBuild, summarize, positiveIntOption } from './lib/report.mjs';
 
 const { values: args } = parseArgs({
   options: {
@@ -39,11 +39,7 @@ const { values: args } = parseArgs({
     json: { type: 'boolean', default: false },
   },
 });
-const positiveInt = (name) => {
-  const n = Number(args[name]);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a positive integer, got ${args[name]}`);
-  return n;
-};
+const positiveInt = (name) => positiveIntOption(args, name);
 const HELD = positiveInt('held');
 const CLAIMS = positiveInt('claims');
 const LIMIT = positiveInt('limit');

@@ -21,7 +21,7 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { cpuMsOfCommand } from './lib/contenders/call-downstream.mjs';
 import { newTaskMaker } from './lib/new-task.mjs';
-import { CURRENT_DIST, fmt, printMachine, printTable, serviceBuild } from './lib/report.mjs';
+import { CURRENT_DIST, fmt, printMachine, printTable, serviceBuild, positiveIntOption } from './lib/report.mjs';
 
 const { values: args } = parseArgs({
   options: {
@@ -31,11 +31,7 @@ const { values: args } = parseArgs({
     rounds: { type: 'string', default: '4' },
   },
 });
-const positiveInt = (name) => {
-  const n = Number(args[name]);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a positive integer, got ${args[name]}`);
-  return n;
-};
+const positiveInt = (name) => positiveIntOption(args, name);
 const BATCHES = positiveInt('batches');
 const SIZE = positiveInt('size');
 const ROUNDS = positiveInt('rounds');

@@ -36,7 +36,7 @@ import { parseArgs } from 'node:util';
 import { retrydStore } from './lib/contenders/retryd.mjs';
 import { startDownstream } from './lib/downstream-client.mjs';
 import { libraryProcess } from './lib/w5-library-client.mjs';
-import { CURRENT_DIST, distOf, fmt, inParallel, printMachine, printTable, serviceBuild, sleep } from './lib/report.mjs';
+import { CURRENT_DIST, distOf, fmt, inParallel, printMachine, printTable, serviceBuild, sleep, positiveIntOption } from './lib/report.mjs';
 import { CLI, startRetryd } from './lib/retryd-service.mjs';
 
 const { values: args } = parseArgs({
@@ -57,11 +57,7 @@ const { values: args } = parseArgs({
     json: { type: 'boolean', default: false },
   },
 });
-const positiveInt = (name) => {
-  const n = Number(args[name]);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a positive integer, got ${args[name]}`);
-  return n;
-};
+const positiveInt = (name) => positiveIntOption(args, name);
 const nonNegative = (name, value = args[name]) => {
   const n = Number(value);
   if (!Number.isFinite(n) || n < 0) throw new Error(`--${name} must be a number >= 0, got ${value}`);

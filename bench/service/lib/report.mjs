@@ -123,6 +123,13 @@ export function serviceBuild(root = CURRENT_DIST) {
   return { hash: hash.digest('hex').slice(0, 12), newest: new Date(newest).toISOString() };
 }
 
+/** A command-line option (`parseArgs`' values) that must be a positive integer: the number, or an error naming it. */
+export function positiveIntOption(values, name) {
+  const n = Number(values[name]);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a positive integer, got ${values[name]}`);
+  return n;
+}
+
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /** Polls `check` every `everyMs` until it returns true; throws `what` after `timeoutMs`. */
