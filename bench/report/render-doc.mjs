@@ -199,7 +199,9 @@ export function renderHeadline(results) {
 /** Where a results file came from, in one line: quick or full, when, which commit. */
 export function provenance(results) {
   const e = results.environment;
-  return `${results.quick ? 'a QUICK smoke run' : 'a full run'} of ${results.startedAt.slice(0, 16).replace('T', ' ')} UTC, commit \`${e.git.commit}\`${e.git.dirty ? ' (with uncommitted changes)' : ''}, ${e.machine.cores} CPUs`;
+  // A results file put together from several runs says so in its note: the provenance points there.
+  const noted = results.note === undefined ? '' : "; the report's note says which figures come from which run";
+  return `${results.quick ? 'a QUICK smoke run' : 'a full run'} of ${results.startedAt.slice(0, 16).replace('T', ' ')} UTC, commit \`${e.git.commit}\`${e.git.dirty ? ' (with uncommitted changes)' : ''}, ${e.machine.cores} CPUs${noted}`;
 }
 
 /**
