@@ -1,7 +1,7 @@
 // The cost of completing attempts on PostgreSQL, through the store port directly: the server's CPU and the
 // service's per `completeAttempts` call, this build against another one side by side.
 //
-//   node bench/service/completion-cost.mjs [--baseline PATH/dist] [--batches 150] [--size 128] [--rounds 4]
+//   node bench/service/completion-cost.mjs [--baseline PATH/dist/cli/main.js] [--batches 150] [--size 128] [--rounds 4]
 //
 // Each round and build gets a fresh schema (`retryd_bench_completion_<build>`, dropped afterwards) holding
 // (--batches + 3) × --size due tasks of one target, claims them in batches of --size, and then completes every
@@ -11,8 +11,9 @@
 // the CPU time of every `postgres` process (so run it on a quiet server: other users count), this process's CPU
 // time, and the wall time; medians of the rounds, the builds alternating which goes first. Every completion must
 // apply (a fenced-out one fails the run).
-// Builds: packages/server/dist (or RETRYD_CLI's), and --baseline's dist (a build with backends/postgres, i.e. from
-// issue 8 on). PostgreSQL: RETRYD_BENCH_POSTGRES_URL, default postgres://root@127.0.0.1:5432/test.
+// Builds: packages/server/dist (or RETRYD_CLI's), and --baseline's (a build with backends/postgres, i.e. from issue 8
+// on), named by its CLI as the other benchmarks' --baseline is.
+// PostgreSQL: RETRYD_BENCH_POSTGRES_URL, default postgres://root@127.0.0.1:5432/test.
 
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -21,7 +22,7 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { cpuMsOfCommand } from './lib/contenders/call-downstream.mjs';
 import { newTaskMaker } from './lib/new-task.mjs';
-import { CURRENT_DIST, fmt, printMachine, printTable, serviceBuild, positiveIntOption } from './lib/report.mjs';
+import { CURRENT_DIST, distOf, fmt, printMachine, printTable, serviceBuild, positiveIntOption } from './lib/report.mjs';
 
 const { values: args } = parseArgs({
   options: {
@@ -40,7 +41,7 @@ const POSTGRES_URL = process.env.RETRYD_BENCH_POSTGRES_URL ?? 'postgres://root@1
 const TARGET = 'http://127.0.0.1:9/w1';
 
 const builds = [{ name: 'after', dist: CURRENT_DIST }];
-if (args.baseline !== undefined) builds.push({ name: 'before', dist: resolve(args.baseline) });
+if (args.baseline !== undefined) builds.push({ name: 'before', dist: distOf(resolve(args.baseline)) });
 for (const build of builds) {
   if (!existsSync(join(build.dist, 'backends', 'postgres', 'open-postgres-store.js'))) {
     throw new Error(`${build.dist}: no backends/postgres/open-postgres-store.js (build it: npm run build; a build from issue 8 on)`);

@@ -1,8 +1,8 @@
 import type { FieldCodec } from '../../domain/task-fields.js';
 import { TASK_FIELD_SPECS } from '../../domain/task-fields.js';
-import { JSONB_FIELDS, JSON_TEXT_FIELDS, type RecordField } from './insert-records.js';
 import { taskColumnList } from '../sql/task-columns.js';
 import { completionInput } from './completion-columns.js';
+import { JSONB_FIELDS, JSON_TEXT_FIELDS, type RecordField } from './insert-records.js';
 import { TaskEvent, transition } from '@retryd/core';
 import { DUE_STATUS, LEASED_STATUS, REPLAYED_STATUS } from '../../store/transition-guards.js';
 

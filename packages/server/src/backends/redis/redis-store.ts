@@ -207,14 +207,14 @@ export class RedisStore implements Store, AdminReads, TargetStateStore {
         // One argument for the whole batch's states and one data JSON a task (see encodeTaskState), in one array
         // built in place: no array per task, no spread of a long list.
         const args: string[] = this.#wakeArgs(k);
+        const statesAt = args.push('') - 1;
         const states = new Array<string>(group.length);
-        args.push('');
         for (let i = 0; i < group.length; i++) {
           const task = group[i] as RetryTask;
           states[i] = encodeTaskState(task);
           args.push(encodeTaskData(task));
         }
-        args[3] = `[${states.join(',')}]`;
+        args[statesAt] = `[${states.join(',')}]`;
         return { keys: [k.idem, k.leases, k.counts, k.ready, k.targets], args };
       });
       return replies.map((r, i): InsertResult =>
