@@ -1,14 +1,17 @@
-// The space a pending task takes in the SQL stores, table by table and index by index (the figures of
-// docs/stores.md, "What a task costs in each store").
+// The space a pending task takes in each store, table by table and index by index (the figures of docs/stores.md,
+// "What a task costs in each store").
 //
-//   node bench/service/store-space.mjs [--store sqlite,postgres] [--tasks 100000] [--dist PATH/dist]
+//   node bench/service/store-space.mjs [--store sqlite,postgres,redis] [--tasks 100000] [--dist PATH/dist]
 //
 // Enqueues --tasks W2-like tasks (due in an hour, each with its own idempotency key, one header and a small JSON
 // body, the service's default policy) through the built TaskService, 1,000 a batch, into a fresh store: SQLite, a
 // temporary file (checkpointed before measuring); PostgreSQL, a schema `retryd_bench_space_*` on
 // RETRYD_BENCH_POSTGRES_URL (default postgres://root@127.0.0.1:5432/test), vacuumed and dropped afterwards.
 // Figures: bytes per task of each table and index (SQLite: pages from `dbstat`, with the payload they hold;
-// PostgreSQL: pg_relation_size of the heap, TOAST and each index), and the total.
+// PostgreSQL: pg_relation_size of the heap, TOAST and each index; Redis: the server's used_memory before and after
+// the fill, under a fresh key prefix on RETRYD_BENCH_REDIS_URL (default redis://127.0.0.1:6379) deleted afterwards,
+// with MEMORY USAGE of each kind of key per task: a task's hash and its data string, measured on a sample of 200
+// tasks; the rest is their share of the partition's sets and hashes), and the total.
 // The build is packages/server/dist or --dist. Build it first: npm run build
 
 import { randomBytes } from 'node:crypto';
@@ -19,21 +22,24 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
 import pg from 'pg';
+import { Redis } from 'ioredis';
+import { deleteKeys } from './lib/servers.mjs';
 
 const { values: args } = parseArgs({
   options: {
-    store: { type: 'string', default: 'sqlite,postgres' },
+    store: { type: 'string', default: 'sqlite,postgres,redis' },
     tasks: { type: 'string', default: '100000' },
     dist: { type: 'string', default: join(import.meta.dirname, '..', '..', 'packages', 'server', 'dist') },
     help: { type: 'boolean', default: false },
   },
 });
 if (args.help) {
-  console.log('node bench/service/store-space.mjs [--store sqlite,postgres] [--tasks 100000] [--dist PATH/dist]');
+  console.log('node bench/service/store-space.mjs [--store sqlite,postgres,redis] [--tasks 100000] [--dist PATH/dist]');
   process.exit(0);
 }
 const TASKS = Number(args.tasks);
 const POSTGRES_URL = process.env.RETRYD_BENCH_POSTGRES_URL ?? 'postgres://root@127.0.0.1:5432/test';
+const REDIS_URL = process.env.RETRYD_BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const { openStore, TaskService, TargetGuard, parseAllowList } = await import(pathToFileURL(join(resolve(args.dist), 'index.js')).href);
 
 /** Enqueues the tasks through the service's own enqueue path, as `POST /retry-tasks/batch` would. */
@@ -119,8 +125,39 @@ async function postgres() {
   }
 }
 
+async function redis() {
+  const prefix = `retryd-bench-space-${randomBytes(6).toString('hex')}`;
+  const url = new URL(REDIS_URL);
+  url.searchParams.set('prefix', prefix);
+  const client = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+  const usedMemory = async () => Number(/used_memory:(\d+)/.exec(await client.info('memory'))?.[1]);
+  try {
+    const before = await usedMemory();
+    await fill(url.href);
+    const total = (await usedMemory()) - before;
+    // A sample of the tasks' own keys (`{prefix:default}:task:<id>`, `…:data:<id>`; see keys.ts), by MEMORY USAGE.
+    const ids = (await client.zrange(`{${prefix}:default}:status:PENDING`, 0, 199)).map((member) => member.slice(16));
+    const usage = async (kind) => {
+      let bytes = 0;
+      for (const id of ids) bytes += Number(await client.memory('USAGE', `{${prefix}:default}:${kind}:${id}`));
+      return (bytes / ids.length) * TASKS;
+    };
+    const hash = await usage('task');
+    const data = await usage('data');
+    print('Redis (used_memory)', [
+      { name: 'task:<id> (hash)', bytes: hash },
+      { name: 'data:<id> (string)', bytes: data },
+      { name: 'sets and hashes by task', bytes: total - hash - data },
+    ]);
+  } finally {
+    await deleteKeys(client, `*${prefix}*`);
+    await client.quit();
+  }
+}
+
 for (const store of args.store.split(',')) {
   if (store === 'sqlite') await sqlite();
   else if (store === 'postgres') await postgres();
-  else throw new Error(`--store: expected sqlite or postgres, got ${JSON.stringify(store)}`);
+  else if (store === 'redis') await redis();
+  else throw new Error(`--store: expected sqlite, postgres or redis, got ${JSON.stringify(store)}`);
 }

@@ -44,6 +44,10 @@ describe('Redis layout migration', () => {
     }
     for (const task of tasks) expect(await two.getTask(task.tenantId, task.taskId)).toEqual(task);
     expect(await client.zrange(new PartitionKeys(prefix, 'default').targets, 0, -1)).toEqual([A, B]);
+    // Layout 4 keeps no listing set per policy: the ones layout 1 wrote are gone.
+    const policySets = tasks.flatMap((t) => (t.policyId === null ? [] : [new PartitionKeys(prefix, t.tenantId).legacyPolicyStatus(t.status, t.policyId)]));
+    expect(policySets.length).toBeGreaterThan(0);
+    expect(await client.exists(...policySets)).toBe(0);
 
     expect(await one.nextDueAt()).toBe(T0);
     const claim = await one.claimDue(T0 + 10, { limit: 10, ...lease });
@@ -128,6 +132,30 @@ describe('Redis layout migration from layout 2', () => {
   });
 });
 
+describe('Redis layout migration from layout 3', () => {
+  it('deletes the listing sets per policy and leaves everything else as it was', async () => {
+    const prefix = freshPrefix();
+    const client = admin();
+    const before = await opened(new RedisStore({ url: REDIS_URL, prefix }));
+    const tasks = [makeTask({ policyId: 'gentle' }), makeTask({ policyId: 'gentle', status: 'IN_FLIGHT', leaseOwner: 'w', leaseExpiresAt: T0 + 60_000 })];
+    await before.insertTasks(tasks);
+    await before.close();
+    // The sets layout 3 kept beside the status sets.
+    const k = new PartitionKeys(prefix, 'default');
+    for (const task of tasks) await client.zadd(k.legacyPolicyStatus(task.status, 'gentle'), 0, sortKeyOf(task.createdAt, task.taskId));
+    await client.set(globalKeys(prefix).layout, '3');
+    const gates = await client.hgetall(k.gate(tasks[0]!.targetKey));
+
+    const store = await opened(new RedisStore({ url: REDIS_URL, prefix }));
+    expect(await client.get(globalKeys(prefix).layout)).toBe(String(LAYOUT_VERSION));
+    expect(await client.exists(k.legacyPolicyStatus('PENDING', 'gentle'), k.legacyPolicyStatus('IN_FLIGHT', 'gentle'))).toBe(0);
+    expect(await client.hgetall(k.gate(tasks[0]!.targetKey))).toEqual(gates);
+    await expectIndexesExact(client, k);
+    const listed = await store.listTasks({ tenantId: 'default', policyId: 'gentle', limit: 10 });
+    expect(listed.items.map((t) => t.taskId).sort()).toEqual(tasks.map((t) => t.taskId).sort());
+  });
+});
+
 /** Writes tasks as layout 1 did (insert-tasks.lua before targets): no `target` in the hash, one `due` set per partition. */
 async function writeLayout1(client: Redis, prefix: string, tasks: readonly RetryTask[]): Promise<void> {
   const multi = client.multi();
@@ -162,7 +190,7 @@ async function writeLayout1(client: Redis, prefix: string, tasks: readonly Retry
     if (task.status === 'IN_FLIGHT') multi.zadd(k.leases, String(task.leaseExpiresAt), task.taskId);
     multi.hincrby(k.counts, task.status, 1);
     multi.zadd(k.status(task.status), 0, sortKey);
-    if (task.policyId !== null) multi.zadd(k.policyStatus(task.status, task.policyId), 0, sortKey);
+    if (task.policyId !== null) multi.zadd(k.legacyPolicyStatus(task.status, task.policyId), 0, sortKey);
     multi.sadd(globalKeys(prefix).partitions, task.tenantId);
   }
   await multi.exec();

@@ -378,16 +378,17 @@ export interface TaskQuery extends PageRequest {
   tenantId: string;
   /** One status or several (dead letters list FAILED and EXHAUSTED). */
   status?: TaskStatus | readonly TaskStatus[];
+  /** Only the tasks of this named policy. Redis lists them as it lists a target's (below): pages may be short. */
   policyId?: string;
   /**
    * Only the tasks of this target (`RetryTask.targetKey`). No store keeps an index for it (that would cost every
-   * enqueue): SQL stores filter the status or policy walk, and Redis examines at most {@link TARGET_SCAN_BUDGET}
-   * listed tasks per page, so a page may come back shorter than `limit`, even empty, with a `nextCursor` to go on.
+   * enqueue): SQL stores filter their status walks, and Redis examines at most {@link TARGET_SCAN_BUDGET} listed
+   * tasks per page, so a page may come back shorter than `limit`, even empty, with a `nextCursor` to go on.
    */
   targetKey?: string;
 }
 
-/** How many listed tasks a store may examine for one page filtered by target before it answers a short page. */
+/** How many listed tasks a store may examine for one page filtered by target (Redis: or policy) before it answers a short page. */
 export const TARGET_SCAN_BUDGET = 2_000;
 
 /**

@@ -1012,6 +1012,7 @@ export interface operations {
         parameters: {
             query?: {
                 status?: "PENDING" | "IN_FLIGHT" | "SUCCEEDED" | "FAILED" | "EXHAUSTED" | "CANCELLED";
+                /** @description Only the tasks of this named policy. On a Redis store pages may be shorter than limit, even empty, with a nextCursor (no index leads by policy there: a page examines a bounded number of tasks). */
                 policyId?: string;
                 /** @description Only the tasks of this target: an origin exactly as tasks record it, e.g. https://api.example.com. Pages may be shorter than limit, even empty, with a nextCursor (no index leads by target: a page examines a bounded number of tasks). */
                 targetKey?: string;
@@ -1764,6 +1765,7 @@ export interface operations {
             query?: {
                 /** @description One of the two dead statuses; both when absent. */
                 status?: "FAILED" | "EXHAUSTED";
+                /** @description Only the tasks of this named policy. On a Redis store pages may be shorter than limit, even empty, with a nextCursor (no index leads by policy there: a page examines a bounded number of tasks). */
                 policyId?: string;
                 /** @description Only the tasks of this target: an origin exactly as tasks record it, e.g. https://api.example.com. Pages may be shorter than limit, even empty, with a nextCursor (no index leads by target: a page examines a bounded number of tasks). */
                 targetKey?: string;
@@ -1868,6 +1870,7 @@ export interface operations {
                      * @enum {string}
                      */
                     status?: "FAILED" | "EXHAUSTED";
+                    /** @description Only the tasks of this named policy. On a Redis store pages may be shorter than limit, even empty, with a nextCursor (no index leads by policy there: a page examines a bounded number of tasks). */
                     policyId?: string;
                     /** @description Only the tasks of this target: an origin exactly as tasks record it, e.g. https://api.example.com. Pages may be shorter than limit, even empty, with a nextCursor (no index leads by target: a page examines a bounded number of tasks). */
                     targetKey?: string;

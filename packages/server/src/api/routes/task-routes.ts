@@ -48,9 +48,13 @@ const TARGET_KEY_FILTER = {
   maxLength: TARGET_KEY_MAX_LENGTH,
   description: "Only the tasks of this target: an origin exactly as tasks record it, e.g. https://api.example.com. Pages may be shorter than limit, even empty, with a nextCursor (no index leads by target: a page examines a bounded number of tasks).",
 } as const;
+const POLICY_ID_FILTER = {
+  ...POLICY_ID_SCHEMA,
+  description: 'Only the tasks of this named policy. On a Redis store pages may be shorter than limit, even empty, with a nextCursor (no index leads by policy there: a page examines a bounded number of tasks).',
+} as const;
 const DEAD_LETTER_FILTER = {
   status: { type: 'string', enum: [TaskStatus.FAILED, TaskStatus.EXHAUSTED], description: 'One of the two dead statuses; both when absent.' },
-  policyId: POLICY_ID_SCHEMA,
+  policyId: POLICY_ID_FILTER,
   targetKey: TARGET_KEY_FILTER,
 } as const;
 
@@ -186,7 +190,7 @@ export function registerTaskRoutes(app: FastifyInstance, { taskService, tenantOf
           additionalProperties: false,
           properties: {
             status: { type: 'string', enum: Object.values(TaskStatus) },
-            policyId: POLICY_ID_SCHEMA,
+            policyId: POLICY_ID_FILTER,
             targetKey: TARGET_KEY_FILTER,
             idempotencyKey: {
               type: 'string',

@@ -174,8 +174,11 @@ export class PartitionKeys {
   status(status: TaskStatus): string {
     return `${this.base}status:${status}`;
   }
-  /** As {@link status}, for the tasks of one named policy. */
-  policyStatus(status: TaskStatus, policyId: string): string {
+  /**
+   * Layout 3 and before: as {@link status}, for the tasks of one named policy. Layout 4 keeps none (a listing by
+   * policy filters the status sets); the layout migration deletes them.
+   */
+  legacyPolicyStatus(status: TaskStatus, policyId: string): string {
     return `${this.base}ps:${status}:${policyId}`;
   }
   /** Hash: one named policy (`policy` JSON, `created`, `updated`, `version`). */

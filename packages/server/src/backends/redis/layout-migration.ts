@@ -14,7 +14,8 @@ import { hashFieldOf } from './task-codec.js';
 // Layout 1 (before targets): one `due` sorted set per partition, no `target` in a task's state hash. Layout 2: a
 // queue per target (`due:<target>`), the `ready`, `holds` and `targets` keys, and `target` in every task's hash.
 // Layout 3: a gate hash per target (`gate:<target>`: its hold, limits, token bucket and in-flight count) in place
-// of `holds` (see keys.ts). The version lives in `{prefix}:layout`; its absence means layout 1 (or no data yet).
+// of `holds` (see keys.ts). Layout 4: no listing set per policy and status (`ps:<status>:<policyId>`): a listing by
+// policy filters the status sets. The version lives in `{prefix}:layout`; its absence means layout 1 (or no data yet).
 //
 // `init()` of every instance calls `ensureLayout`. The first one to take the lock (`SET NX PX`, renewed as it goes)
 // migrates every partition; the others wait until the version is written, and take over if the migrating instance
@@ -22,12 +23,14 @@ import { hashFieldOf } from './task-codec.js';
 // stopped first: they would go on writing layout 1.
 
 /** The layout this version of the store reads and writes. */
-export const LAYOUT_VERSION = 3;
+export const LAYOUT_VERSION = 4;
 
 /** How long the lock outlives its holder's last sign of life, in ms. */
 const LOCK_MS = 30_000;
 /** The state hash field that names a task's target. */
 const TARGET_FIELD = hashFieldOf('targetKey');
+/** The state hash field that names a task's policy. */
+const POLICY_FIELD = hashFieldOf('policyId');
 /** Tasks read and converted per script call. */
 const CHUNK = 500;
 /** How waiting instances poll for the end of a migration: exponential from 50 ms to 1 s, with jitter. */
@@ -88,7 +91,8 @@ async function migrate(client: RedisClient, globals: GlobalKeys, keysOf: (partit
   const from = await layoutOf(client, globals);
   for (const partition of await client.smembers(globals.partitions)) {
     if (from < 2) await migratePartition(client, keysOf(partition), renew);
-    await migrateGates(client, keysOf(partition), renew);
+    if (from < 3) await migrateGates(client, keysOf(partition), renew);
+    await dropPolicyListings(client, keysOf(partition), renew);
   }
   await client.set(globals.layout, String(LAYOUT_VERSION));
 }
@@ -144,4 +148,34 @@ async function migrateGates(client: RedisClient, k: PartitionKeys, renew: () => 
     if (ids.length < CHUNK) break;
   }
   await runScript(client, 'migrateGates', [k.legacyHolds, k.targets], [k.base, ...[...inFlight].flat()]);
+}
+
+/**
+ * Layout 3 to 4: deletes the partition's listing sets per policy and status. Their names come from the tasks
+ * themselves (each task's `policyId`, read through the status sets, `CHUNK` tasks per round trip), so a set is found
+ * even for a policy that was never stored; a task whose hash is gone has no set to find. Safe to run again.
+ */
+async function dropPolicyListings(client: RedisClient, k: PartitionKeys, renew: () => Promise<void>): Promise<void> {
+  const sets = new Set<string>();
+  for (const status of Object.values(TaskStatus)) {
+    let start = '-';
+    for (;;) {
+      const members = await client.zrange(k.status(status), start, '+', 'BYLEX', 'LIMIT', 0, CHUNK);
+      if (members.length > 0) {
+        const pipeline = client.pipeline();
+        for (const member of members) pipeline.hget(k.task(member.slice(16)), POLICY_FIELD);
+        for (const policyId of (await execAll(pipeline)) as (string | null)[]) {
+          if (policyId !== null) sets.add(k.legacyPolicyStatus(status, policyId));
+        }
+      }
+      await renew();
+      const last = members[members.length - 1];
+      if (members.length < CHUNK || last === undefined) break;
+      start = `(${last}`;
+    }
+  }
+  // One key per command: on Redis Cluster the keys of a partition share a slot, and this keeps it so for any client.
+  const pipeline = client.pipeline();
+  for (const key of sets) pipeline.del(key);
+  if (sets.size > 0) await execAll(pipeline);
 }

@@ -12,17 +12,17 @@ const ALL_STATUSES = Object.values(TaskStatus);
 /**
  * One page of tasks, newest first, through the listing sets (never a scan):
  *
- * 1. one `ZRANGE … BYLEX REV LIMIT 0 n` per status asked for (every status when none), on the per-status sets or,
- *    with `policyId`, the per-policy-and-status sets, all in one MULTI so a task moving between two of them is seen
- *    in exactly one;
+ * 1. one `ZRANGE … BYLEX REV LIMIT 0 n` per status asked for (every status when none), on the per-status sets, all
+ *    in one MULTI so a task moving between two of them is seen in exactly one;
  * 2. a merge of those ordered lists, newest first, cut to `n`;
  * 3. one script call that reads those tasks.
  *
- * Without a target filter `n` is `limit + 1` (the extra entry only tells that a next page exists) and one round
- * makes the page. With one, no set is kept per target (it would cost every enqueue its memory), so rounds go on
- * down the listing keeping the target's tasks until the page is full, the listing ends, or
- * {@link TARGET_SCAN_BUDGET} tasks were examined: then the page may be short, even empty, and `nextCursor`
- * continues after the last task examined.
+ * Without a policy or target filter `n` is `limit + 1` (the extra entry only tells that a next page exists) and one
+ * round makes the page. With one, no set is kept per policy or per target (each would cost every task about 180
+ * bytes of memory and every transition two more writes; layout 4 dropped the per-policy sets), so rounds go on down
+ * the listing keeping the matching tasks until the page is full, the listing ends, or {@link TARGET_SCAN_BUDGET}
+ * tasks were examined: then the page may be short, even empty, and `nextCursor` continues after the last task
+ * examined.
  *
  * A task that changed status between steps 1 and 3 so that it no longer matches the filter is left out of the
  * page (which is then shorter than `limit`; `nextCursor` still continues after it). The cursor is the last
@@ -49,8 +49,8 @@ export async function listTasks(
     (query.targetKey === undefined || task.targetKey === query.targetKey);
   const cursorAt = (member: string) => encodeCursor('tasks', [createdAtOfSortKey(member), member.slice(16)]);
 
-  if (query.targetKey === undefined) {
-    const listed = await walkListing(client, keys, query, statuses, start, query.limit + 1);
+  if (query.policyId === undefined && query.targetKey === undefined) {
+    const listed = await walkListing(client, keys, statuses, start, query.limit + 1);
     const page = listed.slice(0, query.limit);
     const items = (await readTasks(page.map((member) => member.slice(16)))).filter(matches);
     const last = page[page.length - 1];
@@ -62,7 +62,7 @@ export async function listTasks(
   let examined = 0;
   for (;;) {
     const round = Math.min(Math.max(query.limit + 1, 100), TARGET_SCAN_BUDGET - examined);
-    const listed = await walkListing(client, keys, query, statuses, start, round);
+    const listed = await walkListing(client, keys, statuses, start, round);
     const tasks = await readTasks(listed.map((member) => member.slice(16)));
     for (const [i, member] of listed.entries()) {
       examined += 1;
@@ -81,19 +81,9 @@ export async function listTasks(
 }
 
 /** The first `count` listing members after `start` of the sets a query walks, newest first. */
-async function walkListing(
-  client: RedisClient,
-  keys: PartitionKeys,
-  query: TaskQuery,
-  statuses: readonly TaskStatus[],
-  start: string,
-  count: number,
-): Promise<string[]> {
+async function walkListing(client: RedisClient, keys: PartitionKeys, statuses: readonly TaskStatus[], start: string, count: number): Promise<string[]> {
   const multi = client.multi();
-  for (const status of statuses) {
-    const key = query.policyId === undefined ? keys.status(status) : keys.policyStatus(status, query.policyId);
-    multi.zrange(key, start, '-', 'BYLEX', 'REV', 'LIMIT', 0, count);
-  }
+  for (const status of statuses) multi.zrange(keys.status(status), start, '-', 'BYLEX', 'REV', 'LIMIT', 0, count);
   const replies = (await multi.exec()) ?? [];
   const members: string[] = [];
   for (const [error, reply] of replies) {

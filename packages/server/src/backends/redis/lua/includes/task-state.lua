@@ -156,24 +156,22 @@ local function flush_indexes(base, counts_key, ready_key, now)
   return woke
 end
 
--- Moves a task's listing key from the sets of status `old` (nil for a new task) to those of `new`, per
--- policy too, and keeps the per-status counts.
-local function move_status(base, old, new, sort_key, policy_id)
+-- Moves a task's listing key from the set of status `old` (nil for a new task) to that of `new`, and keeps the
+-- per-status counts. No set is kept per policy (layout 4): a listing by policy filters the status sets.
+local function move_status(base, old, new, sort_key)
   if old == new then return end
   if old then
     index_remove(base .. 'status:' .. old, sort_key)
-    if policy_id then index_remove(base .. 'ps:' .. old .. ':' .. policy_id, sort_key) end
     count_deltas[old] = (count_deltas[old] or 0) - 1
   end
   index_add(base .. 'status:' .. new, 0, sort_key)
-  if policy_id then index_add(base .. 'ps:' .. new .. ':' .. policy_id, 0, sort_key) end
   count_deltas[new] = (count_deltas[new] or 0) + 1
 end
 
 -- Puts the task in the index its new status calls for (PENDING: its target's queue by `due`; IN_FLIGHT:
 -- leases by `lease_until`), takes it out of the one its old status had, and moves its listing key. The caller
 -- deletes the lease fields of a task that leaves IN_FLIGHT. `state` is the task's hash as HMGET of TASK_FIELDS
--- read it (target, sortKey and policyId are taken from it).
+-- read it (target and sortKey are taken from it).
 local function reindex(base, leases_key, id, state, old, new, due, lease_until)
   local target = state[FIELD.target]
   if old == 'PENDING' and new ~= 'PENDING' then dequeue(base, target, id) end
@@ -186,7 +184,7 @@ local function reindex(base, leases_key, id, state, old, new, due, lease_until)
     index_add(leases_key, lease_until, id)
     if old ~= 'IN_FLIGHT' then count_in_flight(target, 1) end
   end
-  move_status(base, old, new, state[FIELD.sortKey], state[FIELD.policyId] or nil)
+  move_status(base, old, new, state[FIELD.sortKey])
 end
 
 -- The task's state hash as HMGET of TASK_FIELDS (false where absent).
