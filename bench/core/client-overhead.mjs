@@ -3,16 +3,19 @@
 //   retryingFetch (createRetryingFetch) next to plain fetch, and axios with attachRetry next to plain axios,
 // against one keep-alive node:http server on loopback that answers 200 at once.
 //
-//   npm run bench:client                                # 7 rounds of 2,000 calls per case
-//   npm run bench:client -- --rounds 3 --calls 200      # a smoke run
+//   npm run bench:client                                # 150 rounds of 200 calls per case (about 2 minutes)
+//   npm run bench:client -- --rounds 3 --calls 50       # a smoke run
 //   npm run bench:client -- --json                      # machine-readable results
 //
 // Every round runs each pair's two cases back to back (which goes first alternates), so drift on a shared machine
-// hits both alike; a ratio is the median of the rounds' own ratios, and the figures of a case are its median round, in µs per call (sequential calls, each reading the whole response): wall time,
+// hits both alike; many short rounds (200 calls, about 50 ms a case) so that a collection of the heap or a burst of
+// other work spoils a few rounds, which the median leaves out, rather than every long one; a ratio is the median of
+// the rounds' own ratios, and the figures of a case are its median round, in µs per call (sequential calls, each reading the whole response): wall time,
 // and the process's CPU time (user + system, the server's share included, the same for every case), which other
 // processes on a shared machine disturb far less than the wall time.
-// Pairs: GET with no body; POST with a small JSON body, where plain fetch / axios send a fixed Idempotency-Key and the
-// retrying ones derive theirs (SHA-256 of method, URL and body), which is part of what they cost.
+// Pairs: GET with no body; POST with a small JSON body, where plain fetch / axios send a fixed Idempotency-Key of 32
+// characters and the retrying ones derive theirs (SHA-256 of method, URL and body, 32 hexadecimal characters), which
+// is part of what they cost: the same request on the wire, byte for byte as long.
 // The "stub" pairs make the same calls over a transport that answers at once without a socket (a `fetch` option
 // returning a Response, an axios adapter returning a response): the difference is what the library itself costs.
 // The "A/A" pair is a control: the plain fetch POST against a second copy of itself. Nothing differs but the call
@@ -29,8 +32,8 @@ const arg = (name, fallback) => {
   return at > 0 ? Number(process.argv[at + 1]) : fallback;
 };
 const JSON_OUTPUT = process.argv.includes('--json');
-const ROUNDS = arg('rounds', 7);
-const CALLS = arg('calls', 2_000);
+const ROUNDS = arg('rounds', 150);
+const CALLS = arg('calls', 200);
 
 let served = 0;
 const server = createServer((req, res) => {
@@ -55,6 +58,8 @@ const stubRetryingAxios = axios.create({ baseURL: base, adapter: stubAdapter });
 attachRetry(stubRetryingAxios);
 const body = JSON.stringify({ sku: 'A-1', qty: 2, note: 'a small JSON body' });
 const jsonHeaders = { 'content-type': 'application/json' };
+// As long as a derived key (deriveIdempotencyKey: 32 hexadecimal characters), so both requests are the same size.
+const FIXED_KEY = '0123456789abcdef0123456789abcdef';
 
 const cases = [
   { pair: 'fetch GET', name: 'fetch', plain: true, call: async () => (await fetch(`${base}/get`)).text() },
@@ -63,18 +68,18 @@ const cases = [
     pair: 'fetch POST',
     name: 'fetch (fixed key)',
     plain: true,
-    call: async () => (await fetch(`${base}/post`, { method: 'POST', headers: { ...jsonHeaders, 'idempotency-key': 'k-1' }, body })).text(),
+    call: async () => (await fetch(`${base}/post`, { method: 'POST', headers: { ...jsonHeaders, 'idempotency-key': FIXED_KEY }, body })).text(),
   },
   { pair: 'fetch POST', name: 'retryingFetch (derived key)', call: async () => (await retryingFetch(`${base}/post`, { method: 'POST', headers: jsonHeaders, body })).text() },
   { pair: 'axios GET', name: 'axios', plain: true, call: () => plainAxios.get('/get') },
   { pair: 'axios GET', name: 'axios + attachRetry', call: () => retryingAxios.get('/get') },
-  { pair: 'axios POST', name: 'axios (fixed key)', plain: true, call: () => plainAxios.post('/post', body, { headers: { ...jsonHeaders, 'idempotency-key': 'k-1' } }) },
+  { pair: 'axios POST', name: 'axios (fixed key)', plain: true, call: () => plainAxios.post('/post', body, { headers: { ...jsonHeaders, 'idempotency-key': FIXED_KEY } }) },
   { pair: 'axios POST', name: 'axios + attachRetry (derived key)', call: () => retryingAxios.post('/post', body, { headers: jsonHeaders }) },
-  { pair: 'A/A fetch POST', name: 'fetch (fixed key)', plain: true, call: async () => (await fetch(`${base}/post`, { method: 'POST', headers: { ...jsonHeaders, 'idempotency-key': 'k-1' }, body })).text() },
-  { pair: 'A/A fetch POST', name: 'the same, a second copy', call: async () => (await fetch(`${base}/post`, { method: 'POST', headers: { ...jsonHeaders, 'idempotency-key': 'k-1' }, body })).text() },
-  { pair: 'stub fetch POST', name: 'stub fetch (fixed key)', plain: true, stub: true, call: async () => (await stubFetch(`${base}/post`, { method: 'POST', headers: { ...jsonHeaders, 'idempotency-key': 'k-1' }, body })).text() },
+  { pair: 'A/A fetch POST', name: 'fetch (fixed key)', plain: true, call: async () => (await fetch(`${base}/post`, { method: 'POST', headers: { ...jsonHeaders, 'idempotency-key': FIXED_KEY }, body })).text() },
+  { pair: 'A/A fetch POST', name: 'the same, a second copy', call: async () => (await fetch(`${base}/post`, { method: 'POST', headers: { ...jsonHeaders, 'idempotency-key': FIXED_KEY }, body })).text() },
+  { pair: 'stub fetch POST', name: 'stub fetch (fixed key)', plain: true, stub: true, call: async () => (await stubFetch(`${base}/post`, { method: 'POST', headers: { ...jsonHeaders, 'idempotency-key': FIXED_KEY }, body })).text() },
   { pair: 'stub fetch POST', name: 'retryingFetch (derived key)', stub: true, call: async () => (await stubRetryingFetch(`${base}/post`, { method: 'POST', headers: jsonHeaders, body })).text() },
-  { pair: 'stub axios POST', name: 'axios (fixed key)', plain: true, stub: true, call: () => stubAxios.post('/post', body, { headers: { ...jsonHeaders, 'idempotency-key': 'k-1' } }) },
+  { pair: 'stub axios POST', name: 'axios (fixed key)', plain: true, stub: true, call: () => stubAxios.post('/post', body, { headers: { ...jsonHeaders, 'idempotency-key': FIXED_KEY } }) },
   { pair: 'stub axios POST', name: 'axios + attachRetry (derived key)', stub: true, call: () => stubRetryingAxios.post('/post', body, { headers: jsonHeaders }) },
 ];
 
@@ -111,7 +116,7 @@ const median = (xs) => {
   return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
 };
 
-for (const c of cases) await runCase(c, Math.max(50, CALLS >> 3)); // warm-up: JIT, sockets
+for (const c of cases) await runCase(c, 500); // warm-up: JIT, sockets
 // Paired rounds: a pair's two cases run back to back (which goes first alternates by round), so a drift of the
 // machine hits both alike, and each round gives its own ratio; a case's figures are its median round, a pair's
 // ratios the median of its rounds' ratios. Pairs take turns in a rotated order.
