@@ -174,7 +174,7 @@ async function dropPolicyListings(client: RedisClient, k: PartitionKeys, renew: 
       start = `(${last}`;
     }
   }
-  // One key per command: on Redis Cluster the keys of a partition share a slot, and this keeps it so for any client.
+  // One DEL per key: single-key commands, which a pipeline may send on Redis Cluster as on one server.
   const pipeline = client.pipeline();
   for (const key of sets) pipeline.del(key);
   if (sets.size > 0) await execAll(pipeline);

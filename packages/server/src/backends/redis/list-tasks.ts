@@ -18,7 +18,7 @@ const ALL_STATUSES = Object.values(TaskStatus);
  * 3. one script call that reads those tasks.
  *
  * Without a policy or target filter `n` is `limit + 1` (the extra entry only tells that a next page exists) and one
- * round makes the page. With one, no set is kept per policy or per target (each would cost every task about 180
+ * round makes the page. With one, no set is kept per policy or per target (each would cost every task about 160
  * bytes of memory and every transition two more writes; layout 4 dropped the per-policy sets), so rounds go on down
  * the listing keeping the matching tasks until the page is full, the listing ends, or {@link TARGET_SCAN_BUDGET}
  * tasks were examined: then the page may be short, even empty, and `nextCursor` continues after the last task
