@@ -5,6 +5,7 @@
 //
 //   npm run bench:client                                # 150 rounds of 200 calls per case (about 2 minutes)
 //   npm run bench:client -- --rounds 3 --calls 50       # a smoke run
+//   npm run bench:client -- --processes 6 --rounds 60   # six processes, the median of their ratios (about 5 minutes)
 //   npm run bench:client -- --json                      # machine-readable results
 //
 // Every round runs each pair's two cases back to back (which goes first alternates), so drift on a shared machine
@@ -34,6 +35,43 @@ const arg = (name, fallback) => {
 const JSON_OUTPUT = process.argv.includes('--json');
 const ROUNDS = arg('rounds', 150);
 const CALLS = arg('calls', 200);
+const PROCESSES = arg('processes', 1);
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
+};
+
+// --processes N: the whole run N times, each in a process of its own, one after another; each pair's ratio is then
+// the median of the processes' ratios. A ratio moves more from one process to the next (how V8 compiled that process)
+// than within one, so a verdict on a few percent needs several.
+if (PROCESSES > 1) {
+  const { execFileSync } = await import('node:child_process');
+  const runs = [];
+  for (let i = 0; i < PROCESSES; i++) {
+    const out = execFileSync(process.execPath, [import.meta.filename, '--json', '--rounds', String(ROUNDS), '--calls', String(CALLS)], { encoding: 'utf8' });
+    runs.push(JSON.parse(out));
+    if (!JSON_OUTPUT) console.error(`process ${i + 1} of ${PROCESSES} done`);
+  }
+  const pairs = runs[0].results.filter((r) => !r.plain).map((r) => {
+    const of = (key) => runs.map((run) => run.results.find((x) => x.pair === r.pair && x.name === r.name)[key]);
+    return { pair: r.pair, name: r.name, wallRatios: of('wallRatio'), cpuRatios: of('cpuRatio') };
+  });
+  if (JSON_OUTPUT) {
+    console.log(JSON.stringify({ processes: PROCESSES, rounds: ROUNDS, calls: CALLS, machine: runs[0].machine, pairs }, null, 2));
+  } else {
+    const pct = (x) => `${x >= 1 ? '+' : ''}${((x - 1) * 100).toFixed(1)}%`;
+    console.log(`client overhead on a first-try success: ${PROCESSES} processes × ${ROUNDS} rounds × ${CALLS} calls per case; per pair, the median of the processes' ratios and their range (${runs[0].machine})\n`);
+    console.log('| pair | case | wall ÷ plain, median | range | CPU ÷ plain, median | range |');
+    console.log('| --- | --- | ---: | --- | ---: | --- |');
+    for (const p of pairs) {
+      const range = (xs) => `${pct(Math.min(...xs))} to ${pct(Math.max(...xs))}`;
+      console.log(`| ${p.pair} | ${p.name} | ${pct(median(p.wallRatios))} | ${range(p.wallRatios)} | ${pct(median(p.cpuRatios))} | ${range(p.cpuRatios)} |`);
+    }
+  }
+  process.exit(0);
+}
 
 let served = 0;
 const server = createServer((req, res) => {
@@ -110,12 +148,6 @@ async function runCase(c, calls) {
   if (served - before !== (c.stub ? 0 : calls)) throw new Error(`${c.name}: ${served - before} requests for ${calls} calls (a retry on a first-try success?)`);
   return { wall, cpu: (cpu.user + cpu.system) / calls, main, queued };
 }
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = s.length >> 1;
-  return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
-};
-
 for (const c of cases) await runCase(c, 500); // warm-up: JIT, sockets
 // Paired rounds: a pair's two cases run back to back (which goes first alternates by round), so a drift of the
 // machine hits both alike, and each round gives its own ratio; a case's figures are its median round, a pair's
