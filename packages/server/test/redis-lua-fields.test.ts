@@ -7,7 +7,16 @@ import { T0, makeTask } from './fixtures/tasks.js';
 
 describe('Redis store: one definition of a task, and the Lua scripts that spell it out', () => {
   it('keeps the state hash and the data JSON apart exactly as the field definitions say', () => {
-    const task = makeTask({ policyId: null, policy: { maxAttempts: 2 } as never, body: 'a\u0000b', runStartedAt: T0 + 0.375 });
+    // Every field of the data JSON holding something (a body and a bodyRef together only to see both placed).
+    const task = makeTask({
+      policyId: null,
+      policy: { maxAttempts: 2 } as never,
+      body: 'a\u0000b',
+      bodyRef: 'default/b1',
+      traceContext: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+      sensitiveBody: true,
+      runStartedAt: T0 + 0.375,
+    });
     const json = encodeTaskData(task);
     const values = JSON.parse(encodeTaskState(task)) as (string | false)[];
     const state = values.slice(0, STATE_FIELDS.length);
@@ -29,6 +38,20 @@ describe('Redis store: one definition of a task, and the Lua scripts that spell 
     const { sensitiveBody: _, ...older } = JSON.parse(json) as Record<string, unknown>;
     expect(decodeTask([reply, JSON.stringify(older)]).sensitiveBody).toBe(false);
     expect(decodeTask([reply, JSON.stringify({ ...older, sensitiveBody: true })]).sensitiveBody).toBe(true);
+  });
+
+  it('leaves out of the data JSON the fields that hold nothing, and reads them back, as from JSON that spells them out', () => {
+    const task = makeTask({ body: '', bodyRef: null, policy: null, traceContext: null, sensitiveBody: false });
+    const json = encodeTaskData(task);
+    // An empty body is a body: only null and false are left out.
+    expect(Object.keys(JSON.parse(json) as object)).toEqual([
+      'tenantId', 'taskId', 'idempotencyKey', 'requestHash', 'targetUrl', 'method', 'headers', 'body', 'createdAt',
+    ]);
+    const reply = JSON.stringify(JSON.parse(encodeTaskState(task)).slice(0, STATE_FIELDS.length)).replaceAll('/', '\\/');
+    expect(decodeTask([reply, json])).toEqual(task);
+    // As tasks stored before wrote them: every field, null and false included.
+    const spelt = JSON.stringify({ ...(JSON.parse(json) as object), bodyRef: null, policy: null, traceContext: null, sensitiveBody: false });
+    expect(decodeTask([reply, spelt])).toEqual(task);
   });
 
   it('fails when a Lua field list, a field name in a script or an outcome order disagrees with the TypeScript definition', () => {

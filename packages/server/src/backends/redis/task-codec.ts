@@ -134,11 +134,23 @@ ${HASH_SPECS.map((spec) => `    ${hashJsonSource(spec, `t.${spec.name}`)} + ',' 
   { sortKeyOf },
 );
 
-/** A task's fixed part as Redis keeps it (`data:<id>`): the fields placed in the data JSON, in row order. */
+/**
+ * A task's fixed part as Redis keeps it (`data:<id>`): the fields placed in the data JSON, in row order, each left
+ * out when it holds nothing: a nullable field that is null, a boolean that is false (`JSON.stringify` leaves out
+ * `undefined`; {@link decodeTask} reads an absent one back as null and false). Most tasks have no `bodyRef`, inline
+ * `policy` or `traceContext` and no sensitive body: about 70 bytes a task less, and Redis's allocator then keeps the
+ * usual small task's JSON in a 448-byte block instead of a 512-byte one (`store-space.mjs --store redis`).
+ */
 export const encodeTaskData: (task: RetryTask) => string = compileTaskMapper<(task: RetryTask) => string>(
   'encodeTaskData(t)',
-  `return JSON.stringify(${taskLiteral((field) => `t.${field.name}`, (field) => field.redis === 'data')});`,
+  `return JSON.stringify(${taskLiteral((field) => dataValueSource(field, `t.${field.name}`), (field) => field.redis === 'data')});`,
 );
+
+/** JavaScript writing a data JSON field's value (`value`, an expression): `undefined`, so left out, when it holds nothing. */
+function dataValueSource(spec: FieldSpec, value: string): string {
+  if (spec.nullable) return `${value} ?? undefined`;
+  return spec.codec === 'boolean' ? `${value} || undefined` : value;
+}
 
 /**
  * An outcome as `complete-attempts.lua` takes it: the values of {@link OUTCOME_FIELDS} in order, as elements of a
