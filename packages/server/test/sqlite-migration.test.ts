@@ -166,3 +166,52 @@ describe('migrating a database made by 005', () => {
     raw.close();
   });
 });
+
+describe('migrating a database made by 006', () => {
+  it('keeps one index of the leased tasks: they are listed, counted, limited and reaped as before', async () => {
+    const path = freshPath();
+    const old = new Database(path);
+    migrate(old, loadMigrations().filter((m) => m.version <= 6));
+    // Rows as 006 stored them: two tasks in flight for the default tenant (A's lease lapses at T0 + 1,000, B's
+    // later), one in flight for another tenant, and B's next task pending.
+    const leased = { status: 'IN_FLIGHT', leaseOwner: 'w', fencingToken: 1 } as const;
+    const tasks = [
+      forTarget(A, { ...leased, createdAt: T0, leaseExpiresAt: T0 + 1_000 }),
+      forTarget(B, { ...leased, createdAt: T0 + 1, leaseExpiresAt: T0 + 5_000 }),
+      forTarget(A, { ...leased, tenantId: 'other', createdAt: T0, leaseExpiresAt: T0 + 500 }),
+      forTarget(B, { createdAt: T0 + 2, nextAttemptAt: T0 + 5 }),
+    ];
+    const columns = [...TASK_COLUMN_NAMES, 'ended_at'];
+    const insert = old.prepare(`INSERT INTO tasks (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`);
+    for (const task of tasks) insert.run(...taskToParams(task));
+    const queue = old.prepare('INSERT INTO target_queues (tenant_id, target_key, next_due_at) VALUES (?, ?, ?)');
+    queue.run('default', A, null);
+    queue.run('default', B, T0 + 5);
+    queue.run('other', A, null);
+    old.close();
+
+    await using store = await opened(path);
+    const raw = new Database(path, { readonly: true });
+    expect(raw.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND name IN ('tasks_lease', 'tasks_in_flight')").all()).toEqual([
+      { name: 'tasks_in_flight' },
+    ]);
+    expect(raw.prepare("SELECT name FROM pragma_index_info('tasks_in_flight')").all().map((r) => (r as { name: string }).name)).toEqual([
+      'tenant_id', 'created_at', 'task_id', 'target_key', 'lease_expires_at',
+    ]);
+    raw.close();
+
+    const inFlight = await store.listTasks({ tenantId: 'default', status: 'IN_FLIGHT', limit: 10 });
+    expect(inFlight.items.map((t) => t.targetKey)).toEqual([B, A]);
+    expect((await store.countByStatus('default'))['IN_FLIGHT']).toBe(2);
+    expect(await store.nextLeaseExpiryAt()).toBe(T0 + 500);
+    expect((await store.findExpiredLeases(T0 + 1_000, 10)).map((t) => [t.tenantId, t.targetKey])).toEqual([
+      ['other', A],
+      ['default', A],
+    ]);
+    // B has one task in flight: at a limit of one, its pending task waits; at two, it is claimed.
+    await store.limitTarget({ tenantId: 'default', targetKey: B }, { ratePerSecond: null, burst: null, maxInFlight: 1 }, T0 + 10);
+    expect(await store.claimDue(T0 + 10, { ...lease, limit: 10 })).toEqual([]);
+    await store.limitTarget({ tenantId: 'default', targetKey: B }, { ratePerSecond: null, burst: null, maxInFlight: 2 }, T0 + 11);
+    expect((await store.claimDue(T0 + 11, { ...lease, limit: 10 })).map((t) => t.targetKey)).toEqual([B]);
+  });
+});

@@ -99,11 +99,10 @@ WHERE tenant_id = ? AND target_key = ? AND held_until IS NOT NULL`;
 
 /**
  * A queue's IN_FLIGHT tasks: how many, and the earliest lease among them that lapses after `now` (NULL: none).
- * Params: `now`, `tenantId`, `targetKey`. Returns a raw `[count, nextLeaseExpiry]` row. Walks the tenant's range of
- * `tasks_in_flight` (IN_FLIGHT tasks only: as many as the instances' concurrency) and reads each row's target key:
- * run only for a queue with a concurrency limit, so an unlimited queue never pays for it. An index that held the
- * target key would make this one seek, but it would be one more index entry for every claim and completion of every
- * task to move.
+ * Params: `now`, `tenantId`, `targetKey`. Returns a raw `[count, nextLeaseExpiry]` row. A covering walk of the
+ * tenant's range of `tasks_in_flight` (IN_FLIGHT tasks only: as many as the instances' concurrency), whose entries
+ * hold each task's target key and lease (007-one-in-flight-index.sql): no task row is read. Run only for a queue
+ * with a concurrency limit, so an unlimited queue never pays for it.
  */
 export const IN_FLIGHT_OF = `
 SELECT count(*), min(CASE WHEN lease_expires_at > ? THEN lease_expires_at END) FROM tasks

@@ -57,15 +57,18 @@ UPDATE tasks SET status = ${statusLiteral(LEASED_STATUS)}, lease_owner = ?, leas
   fencing_token = fencing_token + 1, version = version + 1, updated_at = ?
 WHERE rowid = ? AND ${statusIn([DUE_STATUS])}`;
 
-/** Lapsed leases through `tasks_lease`. Params: `now`, `limit`. Returns raw {@link TaskRow}s. */
+/**
+ * Lapsed leases, earliest first. Params: `now`, `limit`. Returns raw {@link TaskRow}s. A walk of all of
+ * `tasks_in_flight` (IN_FLIGHT tasks only, its lease column read from the index; 007-one-in-flight-index.sql), then
+ * the rows of the lapsed ones: the reaper runs once per lapse or idle interval, not per claim.
+ */
 export const FIND_EXPIRED_LEASES = `
 SELECT ${TASK_READ_COLUMNS} FROM tasks
 WHERE ${statusIn([LEASED_STATUS])} AND lease_expires_at <= @now
 ORDER BY lease_expires_at LIMIT @limit`;
 
-/** The first entry of `tasks_lease`. No params. Returns `{ at }` or nothing. */
-export const NEXT_LEASE_EXPIRY_AT = `
-SELECT lease_expires_at AS at FROM tasks WHERE ${statusIn([LEASED_STATUS])} ORDER BY lease_expires_at LIMIT 1`;
+/** The earliest lease of any IN_FLIGHT task (NULL: none). No params. Returns `{ at }`. A covering walk of `tasks_in_flight`. */
+export const NEXT_LEASE_EXPIRY_AT = `SELECT min(lease_expires_at) AS at FROM tasks WHERE ${statusIn([LEASED_STATUS])}`;
 
 // The end of an attempt, fenced by status, token and (for the lease reaper) lapse, in two forms: one for an outcome
 // that keeps the task live (PENDING), one for an outcome that ends it, which also writes `ended_at`. A retry must not
