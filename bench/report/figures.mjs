@@ -29,7 +29,8 @@ export function w1Figures(results) {
   const rows = step?.data?.results ?? [];
   const bare = rows.find((r) => r.id === 'bare');
   const contenders = rows
-    .filter((r) => r.id !== 'bare')
+    // A --baseline build's rows are the before of `beforeAfterFigures`, not contenders of their own.
+    .filter((r) => r.id !== 'bare' && r.role !== 'before')
     .map((r) => {
       const store = storeOfId(r.id);
       const peer = store === undefined ? undefined : rows.find((p) => p.id === PEER_OF_STORE[store]);
@@ -137,7 +138,7 @@ export function w3Figures(results) {
  */
 export function w4Figures(results) {
   return stepsOf(results, 'w4').map((step) => {
-    const r = step.data?.results?.[0];
+    const r = step.data?.results?.find((x) => x.role !== 'before');
     const fsync = step.data?.machine?.diskSync?.p50;
     if (r === undefined) return { step, store: step.store };
     return {
@@ -157,6 +158,83 @@ export function w4Figures(results) {
       ceiling: step.store === 'redis' && !/AOF on/.test(r.durability ?? '') ? undefined : ratio(r.lag.p50, fsync),
     };
   });
+}
+
+/**
+ * W5 per store and variant (two targets over the API, two tenants through the library): the time of B's tasks from
+ * B's enqueue call (first, p50, max), A's rate alone and over the window after it, and how much of A's backlog was
+ * left when B came. `cycleMs` is one turn of A's slots (A's downstream delay, every slot busy with A): within it every
+ * slot has been freed and claimed again, so a fair claim has offered B one by then, once B's enqueue is answered.
+ */
+export function w5Figures(results) {
+  return stepsOf(results, 'w5').flatMap((step) => {
+    const d = step.data;
+    if (d?.rows === undefined) return [{ step, store: step.store, error: true }];
+    return d.rows
+      .filter((r) => r.role !== 'before')
+      .map((r) => ({
+        step,
+        store: r.storeKind,
+        variant: r.variant,
+        error: r.error === true,
+        bTasks: d.bTasks,
+        aTasks: d.aTasks,
+        cycleMs: d.aDelayMs,
+        concurrency: d.concurrency,
+        aLeftAtT0: r.aLeftAtT0,
+        bEnqueueMs: r.bEnqueueMs,
+        bFirstMs: r.bFirstMs,
+        /** B's first task after B's enqueue was answered (negative: it was sent before the answer reached the caller). */
+        bFirstAfterAckMs: r.bFirstMs === undefined || r.bEnqueueMs === undefined ? undefined : r.bFirstMs - r.bEnqueueMs,
+        bP50Ms: r.bP50Ms,
+        bMaxMs: r.bMaxMs,
+        timedOut: r.timedOut === true,
+        aAlonePerSec: r.aAlonePerSec,
+        aWindowPerSec: r.aWindowPerSec,
+        aWindowS: d.aWindowS,
+        aWhileB: ratio(r.aWindowPerSec, r.aAlonePerSec),
+      }));
+  });
+}
+
+/**
+ * This build against `--baseline`'s, per store, when the run had one: W1's attempts/s and CPU per attempt, with the
+ * ratio of each round (the pair ran back to back in every round); W4's dispatch lag p99 and CPU per attempt.
+ */
+export function beforeAfterFigures(results) {
+  if (results.baseline === undefined) return undefined;
+  const w1Rows = stepsOf(results, 'w1')[0]?.data?.results ?? [];
+  const w1 = w1Rows
+    .filter((r) => r.role === 'before')
+    .map((before) => {
+      const after = w1Rows.find((r) => r.role === 'after' && r.pairId === before.pairId);
+      return {
+        store: storeOfId(before.id),
+        after: after?.attemptsPerSec,
+        before: before.attemptsPerSec,
+        ratio: ratio(after?.attemptsPerSec, before.attemptsPerSec),
+        perRound: (after?.runs ?? []).map((r, i) => ratio(r.attemptsPerSec, before.runs?.[i]?.attemptsPerSec)).filter((x) => x !== undefined),
+        cpu: ratio(after?.cpuMsPerAttempt, before.cpuMsPerAttempt),
+        pass: after?.pass === true && before.pass === true,
+      };
+    });
+  const w4 = stepsOf(results, 'w4')
+    .map((step) => {
+      const [after, before] = ['after', 'before'].map((role) => step.data?.results?.find((r) => r.role === role));
+      if (after === undefined || before === undefined) return undefined;
+      const rounds = (r) => r.runs ?? [r];
+      return {
+        store: step.store,
+        after: after.lag?.p99,
+        before: before.lag?.p99,
+        ratio: ratio(after.lag?.p99, before.lag?.p99),
+        perRound: rounds(after).map((r, i) => ratio(r.lag?.p99, rounds(before)[i]?.lag?.p99)).filter((x) => x !== undefined),
+        cpu: ratio(after.cpuMsPerAttempt, before.cpuMsPerAttempt),
+        pass: after.missing === 0 && after.duplicates === 0 && before.missing === 0 && before.duplicates === 0,
+      };
+    })
+    .filter((x) => x !== undefined);
+  return { baseline: results.baseline, w1, w4 };
 }
 
 /** The headline: per store, retryd's W1 attempts/s ÷ its peer's and ÷ the ceiling; W3's amplification on and off. */
@@ -204,6 +282,16 @@ export function aims(results) {
   }
   for (const w of w4Figures(results).filter((w) => w.lag !== undefined)) {
     rows.push({ aim: `W4 ${STORE_NAMES[w.store]}: dispatch lag p99 < 2 ms`, figure: w.lag.p99, unit: ' ms', met: w.lag.p99 < 2 });
+  }
+  // Issue 8's fairness: B's first task starts within one claim cycle (one turn of A's slots), not after A's backlog.
+  for (const w of w5Figures(results).filter((w) => !w.error && w.bFirstAfterAckMs !== undefined)) {
+    const who = w.variant === 'tenants' ? 'tenant' : 'target';
+    rows.push({
+      aim: `W5 ${STORE_NAMES[w.store]}, two ${w.variant}: the quiet ${who}'s first task within one turn of the busy one's slots (${w.cycleMs} ms) of its enqueue's answer`,
+      figure: w.bFirstAfterAckMs,
+      unit: ' ms',
+      met: !w.timedOut && w.bFirstAfterAckMs <= w.cycleMs,
+    });
   }
   return rows;
 }

@@ -1,9 +1,9 @@
-// `npm run bench`: the benchmark report in one command. Runs W1–W4 on each store with the peers side by side, saves
+// `npm run bench`: the benchmark report in one command. Runs W1–W5 on each store with the peers side by side, saves
 // the results, and renders docs/benchmarks.md, its charts (docs/bench/*.svg) and the README's headline from them.
 //
-//   npm run bench [-- --quick] [--stores sqlite,postgres,redis] [--peers bullmq,pgboss|none] [--workloads w1,w2,w3,w4]
-//                 [--from RESULTS.json] [--out RESULTS.json] [--doc FILE] [--charts DIR] [--readme FILE|none] [--note TEXT]
-//                 [--quiet]
+//   npm run bench [-- --quick] [--stores sqlite,postgres,redis] [--peers bullmq,pgboss|none] [--workloads w1,w2,w3,w4,w5]
+//                 [--baseline PATH/dist/cli/main.js] [--from RESULTS.json] [--out RESULTS.json] [--doc FILE]
+//                 [--charts DIR] [--readme FILE|none] [--note TEXT] [--quiet]
 //
 // Full run (the default): the sizes of WORKLOADS.md, ~40 min on a quiet 2-core machine (the plan and its estimate are
 // printed first); results to bench/results/<date>.json, the page to docs/benchmarks.md, charts to docs/bench/, the
@@ -14,8 +14,12 @@
 // --from FILE: no run; renders the page again from a saved results file (quick or full, as the file says).
 // A page without the report's mark (written by hand) is appended to benchmarks-history.md beside it before it is replaced.
 // --note TEXT: a remark kept with the results and shown at the top of the page (e.g. what else ran on the machine).
+// --baseline PATH: another build of retryd (its dist/cli/main.js, e.g. a worktree of an older commit, built) runs
+// beside this one in W1 and W4, in every round; the page gains a section with after ÷ before per store, naming the
+// baseline's commit (read from its checkout with git).
 // Exits 1 when a run failed a check (its figures are still saved and shown, marked). Build the service first: npm run build
 
+import { execFileSync } from 'node:child_process';
 import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -38,6 +42,7 @@ const { values: args } = parseArgs({
     charts: { type: 'string' },
     readme: { type: 'string' },
     note: { type: 'string' },
+    baseline: { type: 'string' },
     quiet: { type: 'boolean', default: false },
   },
 });
@@ -59,10 +64,11 @@ async function measure() {
   if (stores.length === 0) throw new Error('--stores must name at least one store');
   const peers = parseList('peers', args.peers, PEERS);
   const workloads = parseList('workloads', args.workloads, WORKLOADS);
-  const steps = planRuns({ quick: args.quick, stores, peers, workloads });
+  const baseline = args.baseline === undefined ? undefined : baselineOf(args.baseline);
+  const steps = planRuns({ quick: args.quick, stores, peers, workloads, baseline: baseline?.cli });
   const minutes = steps.reduce((n, s) => n + s.minutes, 0);
   say(`plan (${args.quick ? 'quick' : 'full'}): ${steps.map((s) => `${s.workload} ${s.store}`).join('; ')}; about ${Math.ceil(minutes)} min on a quiet machine`);
-  const results = { format: 1, quick: args.quick, ...(args.note === undefined ? {} : { note: args.note }), startedAt: new Date().toISOString(), stores, peers, workloads, environment: await collectEnvironment(), runs: [] };
+  const results = { format: 1, quick: args.quick, ...(args.note === undefined ? {} : { note: args.note }), ...(baseline === undefined ? {} : { baseline }), startedAt: new Date().toISOString(), stores, peers, workloads, environment: await collectEnvironment(), runs: [] };
   const file = resolve(outPath(results));
   const logFile = `${file}.log`;
   save(results, file);
@@ -76,6 +82,19 @@ async function measure() {
   save(results, file);
   say(`\nlog of the scripts: ${repoPath(logFile)}\nresults: ${repoPath(file)}`);
   return { results, file };
+}
+
+/** `--baseline`: the CLI's absolute path and the commit of the checkout it was built in (`git rev-parse`). */
+function baselineOf(path) {
+  const cli = resolve(path);
+  if (!existsSync(cli)) throw new Error(`--baseline: no such file ${cli} (build that checkout first: npm run build)`);
+  let commit;
+  try {
+    commit = execFileSync('git', ['-C', dirname(cli), 'rev-parse', '--short=7', 'HEAD'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  } catch {
+    commit = undefined; // not in a git checkout: the page names the path alone
+  }
+  return { cli, ...(commit === undefined ? {} : { commit }) };
 }
 
 function outPath(results) {

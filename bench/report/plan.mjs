@@ -6,7 +6,9 @@ export const STORES = Object.freeze(['sqlite', 'postgres', 'redis']);
 /** The W1 peers (bench/service/lib/contenders/): BullMQ on Redis and pg-boss on PostgreSQL. */
 export const PEERS = Object.freeze(['bullmq', 'pgboss']);
 /** The workloads of WORKLOADS.md the report covers. */
-export const WORKLOADS = Object.freeze(['w1', 'w2', 'w3', 'w4']);
+export const WORKLOADS = Object.freeze(['w1', 'w2', 'w3', 'w4', 'w5']);
+/** The workloads whose scripts run a `--baseline` build beside the current one (the report's before and after). */
+export const BASELINE_WORKLOADS = Object.freeze(['w1', 'w4']);
 
 /**
  * Arguments per workload. Full: the sizes of WORKLOADS.md (W1 with three rounds, rotated, for medians). Quick: a
@@ -18,43 +20,51 @@ const ARGS = {
     w2: [],
     w3: ['--svg', 'none'],
     w4: [],
+    w5: [],
   },
   quick: {
     w1: ['--tasks', '300', '--rounds', '1'],
     w2: ['--backlog', '2000', '--due', '100'],
     w3: ['--tasks', '200', '--outage', '1', '--capacity', '200', '--limit', '200', '--svg', 'none'],
     w4: ['--seconds', '2', '--warmup', '1', '--rate', '500'],
+    w5: ['--a-tasks', '2000', '--b-tasks', '10', '--settle', '0.5', '--a-window', '1'],
   },
 };
 
 /**
  * Minutes each step takes at full size on a quiet 2-core machine (from the runs in docs/benchmarks-history.md):
  * W1 about 40 s per contender and round; W2 about 6 min per store (1,000,000 tasks through the API, then through
- * the library); W3 two storms of about 25 s plus start-up; W4 10 s of warm-up, 60 s measured, and the drain.
+ * the library); W3 two storms of about 25 s plus start-up; W4 10 s of warm-up, 60 s measured, and the drain; W5 two
+ * variants of about 40 s (200,000 tasks enqueued, then B's 100 and the window after them).
  */
-const FULL_MINUTES = { w1PerContenderRound: 0.7, w2: 6, w3: 1.5, w4: 1.7 };
+const FULL_MINUTES = { w1PerContenderRound: 0.7, w2: 6, w3: 1.5, w4: 1.7, w5: 1.5 };
 
 /**
  * The steps of a run, in order: `{ workload, store, args, minutes }`. W1 runs once with every store and peer side by
- * side (its rounds rotate the order over all of them); W2–W4 run once per store.
+ * side (its rounds rotate the order over all of them); W2–W5 run once per store. With `baseline` (another build's
+ * `dist/cli/main.js`), W1 and W4 run that build too, beside the current one in every round (the report's before and
+ * after), which doubles their retryd runs.
  */
-export function planRuns({ quick, stores = STORES, peers = PEERS, workloads = WORKLOADS }) {
+export function planRuns({ quick, stores = STORES, peers = PEERS, workloads = WORKLOADS, baseline }) {
   const mode = quick ? 'quick' : 'full';
   const steps = [];
+  const withBaseline = (workload, args) => (baseline !== undefined && BASELINE_WORKLOADS.includes(workload) ? [...args, '--baseline', baseline] : args);
   for (const workload of WORKLOADS.filter((w) => workloads.includes(w))) {
     if (workload === 'w1') {
       const only = ['retryd', ...peers, 'bare'];
       const rounds = quick ? 1 : 3;
+      const contenders = stores.length * (baseline === undefined ? 1 : 2) + peers.length + 1;
       steps.push({
         workload,
         store: stores.join(','),
-        args: ['--store', stores.join(','), '--only', only.join(','), ...ARGS[mode].w1],
-        minutes: quick ? 0.2 : FULL_MINUTES.w1PerContenderRound * rounds * (stores.length + peers.length + 1),
+        args: withBaseline(workload, ['--store', stores.join(','), '--only', only.join(','), ...ARGS[mode].w1]),
+        minutes: quick ? 0.2 : FULL_MINUTES.w1PerContenderRound * rounds * contenders,
       });
       continue;
     }
+    const minutes = quick ? 0.2 : FULL_MINUTES[workload] * (baseline !== undefined && BASELINE_WORKLOADS.includes(workload) ? 2 : 1);
     for (const store of stores) {
-      steps.push({ workload, store, args: ['--store', store, ...ARGS[mode][workload]], minutes: quick ? 0.2 : FULL_MINUTES[workload] });
+      steps.push({ workload, store, args: withBaseline(workload, ['--store', store, ...ARGS[mode][workload]]), minutes });
     }
   }
   return steps;

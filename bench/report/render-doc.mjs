@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fmt } from '../service/lib/report.mjs';
-import { STORE_NAMES, aims, headline, w1Figures, w2Figures, w3Figures, w4Figures } from './figures.mjs';
+import { STORE_NAMES, aims, beforeAfterFigures, headline, w1Figures, w2Figures, w3Figures, w4Figures, w5Figures } from './figures.mjs';
 
 const MiB = 2 ** 20;
 const x = (r) => (r === undefined ? '–' : `${r >= 100 ? fmt(r) : r.toFixed(2)}×`);
@@ -167,6 +167,68 @@ function w4Section(results) {
   ].join('\n');
 }
 
+function w5Section(results) {
+  const ws = w5Figures(results);
+  if (ws.length === 0) return undefined;
+  const first = ws.find((w) => !w.error);
+  const steps = [...new Map(ws.map((w) => [w.step, w])).values()];
+  const variantName = (v) => (v === 'tenants' ? 'two tenants (library, in process)' : 'two targets (HTTP API)');
+  return [
+    ...perStoreOpening('## W5: a noisy neighbour', `${fmt(first?.aTasks)} tasks due now for A (its downstream answers after ${fmt(first?.cycleMs)} ms), then ${fmt(first?.bTasks)} for B:`, steps),
+    `A and B are two targets (two origins, through the HTTP API) or two tenants (one origin, through the library, since the API has no tenants to choose). The service runs ${fmt(first?.concurrency)} attempts at a time, so A alone can take at most ${fmt((1_000 * (first?.concurrency ?? 0)) / (first?.cycleMs || 1))}/s and keeps every slot busy. B's times count from just before B's enqueue call to each of its requests' arrival at B's downstream; "one turn" is A's delay, after which every slot has been freed and claimed again. No peer shares its slots between targets or tenants: there, B waits behind the whole of A's backlog.`,
+    '',
+    table(
+      ['Variant', 'Store', "A's backlog when B came", "B's first (after the enqueue's answer)", 'B p50', 'B max', 'A alone (tasks/s)', `A over the ${fmt(first?.aWindowS)} s after B's enqueue (÷ alone)`],
+      ws.map((w) =>
+        w.error
+          ? [variantName(w.variant), storeName(w.store), 'no figures', '–', '–', '–', '–', '–']
+          : [
+              variantName(w.variant),
+              storeName(w.store),
+              fmt(w.aLeftAtT0),
+              `${ms(w.bFirstMs)} (**${ms(w.bFirstAfterAckMs)}**)`,
+              ms(w.bP50Ms),
+              w.timedOut ? '**not all of B in time**' : ms(w.bMaxMs),
+              fmt(w.aAlonePerSec),
+              `${fmt(w.aWindowPerSec)} (${pct(w.aWhileB)})`,
+            ],
+      ),
+    ),
+  ].join('\n');
+}
+
+function beforeAfterSection(results) {
+  const b = beforeAfterFigures(results);
+  if (b === undefined) return undefined;
+  const name = b.baseline.commit === undefined ? `\`${b.baseline.cli}\`` : `\`${b.baseline.commit}\``;
+  const rounds = (xs) => xs.map((r) => r.toFixed(2)).join(', ');
+  return [
+    '## This build against the one before',
+    '',
+    `This build against ${name} (\`--baseline\`: that commit's \`dist/cli/main.js\`), side by side in W1 and W4: in every round the two builds ran back to back on the same downstream, the first alternating by round. A round's ratio compares the two runs of that round; the spread of the rounds is the measure's own noise.`,
+    '',
+    table(
+      ['Store', 'W1 attempts/s after / before', 'after ÷ before', 'per round', 'CPU / attempt after ÷ before', 'W4 lag p99 after / before', 'after ÷ before', 'W4 CPU / attempt after ÷ before'],
+      STORES_IN_ORDER.filter((s) => b.w1.some((r) => r.store === s) || b.w4.some((r) => r.store === s)).map((store) => {
+        const w1 = b.w1.find((r) => r.store === store);
+        const w4 = b.w4.find((r) => r.store === store);
+        return [
+          storeName(store),
+          w1 === undefined ? '–' : `${fmt(w1.after)} / ${fmt(w1.before)}${w1.pass ? '' : ' (**a check failed**)'}`,
+          w1 === undefined ? '–' : `**${x(w1.ratio)}**`,
+          w1 === undefined ? '–' : rounds(w1.perRound),
+          w1 === undefined ? '–' : x(w1.cpu),
+          w4 === undefined ? '–' : `${ms(w4.after, 2)} / ${ms(w4.before, 2)}${w4.pass ? '' : ' (**a check failed**)'}`,
+          w4 === undefined ? '–' : `**${x(w4.ratio)}**${w4.perRound.length > 1 ? ` (${rounds(w4.perRound)})` : ''}`,
+          w4 === undefined ? '–' : x(w4.cpu),
+        ];
+      }),
+    ),
+  ].join('\n');
+}
+
+const STORES_IN_ORDER = Object.keys(STORE_NAMES);
+
 function aimsSection(results) {
   const rows = aims(results);
   if (rows.length === 0) return undefined;
@@ -221,7 +283,7 @@ export function renderDoc(results, { chartPath, resultsPath, resultsCommandPath 
     '',
     ...(banner ? [banner, ''] : []),
     ...(results.note ? [`> Note kept with the results: ${results.note}`, ''] : []),
-    `The workloads W1–W4 of \`../shared/WORKLOADS.md\`, run against \`retryd serve\` on each of its stores, with BullMQ and pg-boss side by side where they do the same work. From ${provenance(results)}; the raw figures are in [${resultsPath}](${resultsPath}).`,
+    `The workloads W1–W5 of \`../shared/WORKLOADS.md\`, run against \`retryd serve\` on each of its stores, with BullMQ and pg-boss side by side where they do the same work. From ${provenance(results)}; the raw figures are in [${resultsPath}](${resultsPath}).`,
     '',
     ...(failed.length > 0 ? [`**Not every run passed:** ${failed.map((r) => `${r.workload} (${r.store}): ${r.error}`).join('; ')}.`, ''] : []),
     '## Headline',
@@ -229,7 +291,7 @@ export function renderDoc(results, { chartPath, resultsPath, resultsCommandPath 
     renderHeadline(results),
     '',
     environmentSection(results),
-    ...[w1Section(results), w2Section(results), w3Section(results), w4Section(results), aimsSection(results)].filter((s) => s !== undefined).flatMap((s) => ['', s]),
+    ...[w1Section(results), w2Section(results), w3Section(results), w4Section(results), w5Section(results), beforeAfterSection(results), aimsSection(results)].filter((s) => s !== undefined).flatMap((s) => ['', s]),
     '',
     readFileSync(join(import.meta.dirname, 'method.md'), 'utf8').trimEnd(),
     '',

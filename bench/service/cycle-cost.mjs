@@ -49,12 +49,14 @@ const builds = [{ name: 'after', dist: CURRENT_DIST }];
 if (args.baseline !== undefined) builds.push({ name: 'before', dist: distOf(resolve(args.baseline)) });
 for (const build of builds) {
   const load = (path) => import(pathToFileURL(join(build.dist, path)).href);
-  if (!existsSync(join(build.dist, 'backends', 'sqlite', 'sqlite-store.js'))) {
-    throw new Error(`${build.dist}: no backends/sqlite/sqlite-store.js (build it: npm run build; a build from issue 8 on)`);
-  }
   build.load = load;
-  const { TASK_FIELDS } = await load('domain/task-fields.js');
-  const { targetKeyOf } = await load('domain/target-key.js');
+  // Builds from before issue 8 keep the stores in stores/ and have no field table or target key: their tasks are
+  // the fields they know, the others left out (their row mapping reads only its own).
+  build.sqliteStore = ['backends/sqlite/sqlite-store.js', 'stores/sqlite/sqlite-store.js'].find((p) => existsSync(join(build.dist, p)));
+  if (build.sqliteStore === undefined) throw new Error(`${build.dist}: no SQLite store (build it: npm run build)`);
+  const fieldTable = existsSync(join(build.dist, 'domain', 'task-fields.js'));
+  const { TASK_FIELDS } = fieldTable ? await load('domain/task-fields.js') : { TASK_FIELDS: undefined };
+  const { targetKeyOf } = fieldTable ? await load('domain/target-key.js') : { targetKeyOf: () => undefined };
   const makeTask = newTaskMaker({ TASK_FIELDS, targetKeyOf, tenantId: 'default' });
   // Ids as the service makes them (time-ordered): the store's pages are written as the service's enqueues write them.
   const { uuidv7 } = await load('tasks/uuid-v7.js');
@@ -71,7 +73,7 @@ console.log('');
 async function openBackend(build, place) {
   if (place.kind === 'postgres') return (await (await build.load('backends/postgres/open-postgres-store.js')).openPostgresStore(place.url, {})).store;
   if (place.kind === 'redis') return (await (await build.load('backends/redis/open-redis-store.js')).openRedisStore(place.url, {})).store;
-  const { SqliteStore } = await build.load('backends/sqlite/sqlite-store.js');
+  const { SqliteStore } = await build.load(build.sqliteStore);
   const store = new SqliteStore(place.url.slice('sqlite:'.length), { synchronous: args.sync === 'normal' ? 'NORMAL' : 'FULL' });
   await store.init();
   return store;

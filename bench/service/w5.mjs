@@ -3,7 +3,7 @@
 //   node bench/service/w5.mjs [--a-tasks 200000] [--b-tasks 100] [--concurrency 32] [--a-delay 20]
 //                             [--variant targets,tenants] [--store sqlite[,postgres,redis]] [--sync full|normal]
 //                             [--baseline PATH/dist/cli/main.js] [--timeout 180] [--baseline-timeout S]
-//                             [--settle 3] [--a-window 5] [--rounds 1] [--json]
+//                             [--settle 3] [--a-window 5] [--rounds 1] [--json] [--json-file FILE]
 //
 // targets (through the HTTP API): `retryd serve --concurrency 32` in its own process. A's tasks (--a-tasks, due now)
 //   are enqueued first through POST /retry-tasks/batch (1,000 a request, 4 in flight) for target A, a downstream
@@ -36,7 +36,7 @@ import { parseArgs } from 'node:util';
 import { retrydStore } from './lib/contenders/retryd.mjs';
 import { startDownstream } from './lib/downstream-client.mjs';
 import { libraryProcess } from './lib/w5-library-client.mjs';
-import { CURRENT_DIST, distOf, fmt, inParallel, printMachine, printTable, serviceBuild, sleep, positiveIntOption } from './lib/report.mjs';
+import { CURRENT_DIST, distOf, fmt, inParallel, printMachine, printTable, serviceBuild, sleep, positiveIntOption, writeJsonFile } from './lib/report.mjs';
 import { CLI, startRetryd } from './lib/retryd-service.mjs';
 
 const { values: args } = parseArgs({
@@ -55,6 +55,7 @@ const { values: args } = parseArgs({
     'a-window': { type: 'string', default: '5' },
     rounds: { type: 'string', default: '1' },
     json: { type: 'boolean', default: false },
+    'json-file': { type: 'string' },
   },
 });
 const positiveInt = (name) => positiveIntOption(args, name);
@@ -377,5 +378,7 @@ if (baseline !== undefined) {
   }
   printTable(['after ÷ before', 'B p50', 'B max', 'A alone', `A over ${A_WINDOW_S} s from B's enqueue`, 'B max: after vs before'], pairRows);
 }
-if (args.json) console.log(JSON.stringify({ machine, aTasks: A_TASKS, bTasks: B_TASKS, concurrency: CONCURRENCY, aDelayMs: A_DELAY, results, rows }, null, 2));
+const output = { machine, aTasks: A_TASKS, bTasks: B_TASKS, concurrency: CONCURRENCY, aDelayMs: A_DELAY, aWindowS: A_WINDOW_S, results, rows };
+if (args.json) console.log(JSON.stringify(output, null, 2));
+writeJsonFile(args['json-file'], output);
 process.exit(results.every((r) => r.error === undefined) ? 0 : 1);

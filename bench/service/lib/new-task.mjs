@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 
 /**
  * Makes tasks for one build: `TASK_FIELDS` and `targetKeyOf` are that build's (a `--baseline` build may know other
- * fields). Every field of the build's table is set, in its row order: one this maker does not know is null if the
+ * fields; one from before issue 8 has no field table: `TASK_FIELDS` undefined gives every field known here). Every field of the build's table is set, in its row order: one this maker does not know is null if the
  * table allows it, else the maker throws, naming it.
  *
  * @example
@@ -46,6 +46,8 @@ export function newTaskMaker({ TASK_FIELDS, targetKeyOf, tenantId }) {
       sensitiveBody: false,
       ...fields,
     };
+    // A build without a field table (before issue 8) reads the fields it knows from the task and ignores the others.
+    if (TASK_FIELDS === undefined) return known;
     const task = {};
     for (const [name, spec] of Object.entries(TASK_FIELDS)) {
       if (name in known) task[name] = known[name];

@@ -36,11 +36,14 @@ function chartLinks(page: string, pageFile: string): string[] {
 
 interface W1Row {
   id: string;
+  role?: string;
+  pairId?: string;
   attemptsPerSec: number;
   pass: boolean;
 }
 interface Results {
   quick: boolean;
+  baseline?: { cli: string; commit?: string };
   runs: { workload: string; store: string; error?: string; data?: { results?: W1Row[] } & Record<string, unknown> }[];
 }
 
@@ -75,7 +78,9 @@ describe('npm run bench', () => {
     // A quick run says so, and every workload of the sample has its section.
     expect(sample.quick).toBe(true);
     expect(page).toContain('**QUICK SMOKE RUN**');
-    for (const heading of ['## W1:', '## W2:', '## W3:', '## W4:', '## Aims', '## Machine and software']) expect(page).toContain(heading);
+    for (const heading of ['## W1:', '## W2:', '## W3:', '## W4:', '## W5:', '## This build against the one before', '## Aims', '## Machine and software']) {
+      expect(page).toContain(heading);
+    }
 
     // The figures are the results file's: retryd on SQLite ÷ BullMQ and ÷ the bare loop, computed here from the raw rows.
     const w1 = sample.runs.find((r) => r.workload === 'w1')?.data?.results ?? [];
@@ -89,6 +94,18 @@ describe('npm run bench', () => {
       // The aim is judged on the same ratio.
       const ratio = sqlite.attemptsPerSec / bullmq.attemptsPerSec;
       expect(page).toContain(`| W1 SQLite: ≥ 2× BullMQ 5.81.5 (Redis) attempts/s | ${ratio.toFixed(2)}× | ${ratio >= 2 ? 'met' : '**missed**'} |`);
+    }
+
+    // The sample ran a --baseline build beside this one: its rows are the before of the before-and-after table, not
+    // contenders of the W1 table, and the ratio there is computed from the raw rows too.
+    expect(sample.baseline?.cli).toMatch(/dist\/cli\/main\.js$/);
+    const sqliteBefore = w1.find((r) => r.role === 'before' && r.pairId === 'retryd-sqlite-full');
+    expect(sqliteBefore).toBeTruthy();
+    if (sqlite && sqliteBefore) {
+      const w1Table = /## W1:[\s\S]*?\n\n(\|[\s\S]*?)\n\n/.exec(page)?.[1] ?? '';
+      expect(w1Table.split('\n').filter((line) => line.startsWith('| retryd'))).toHaveLength(3);
+      const pair = /## This build against the one before[\s\S]*?\n\| SQLite \| ([^|]+) \| \*\*([^*]+)\*\* \|/.exec(page);
+      expect(pair?.[2]).toBe(`${(sqlite.attemptsPerSec / sqliteBefore.attemptsPerSec).toFixed(2)}×`);
     }
 
     // Every chart the page links to exists and is a whole SVG document: W1's bars, W4's lag, W3's rate per store.
