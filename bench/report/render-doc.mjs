@@ -174,19 +174,20 @@ function w5Section(results) {
   const steps = [...new Map(ws.map((w) => [w.step, w])).values()];
   const variantName = (v) => (v === 'tenants' ? 'two tenants (library, in process)' : 'two targets (HTTP API)');
   return [
-    ...perStoreOpening('## W5: a noisy neighbour', `${fmt(first?.aTasks)} tasks due now for A (its downstream answers after ${fmt(first?.cycleMs)} ms), then ${fmt(first?.bTasks)} for B:`, steps),
-    `A and B are two targets (two origins, through the HTTP API) or two tenants (one origin, through the library, since the API has no tenants to choose). The service runs ${fmt(first?.concurrency)} attempts at a time, so A alone can take at most ${fmt((1_000 * (first?.concurrency ?? 0)) / (first?.cycleMs || 1))}/s and keeps every slot busy. B's times count from just before B's enqueue call to each of its requests' arrival at B's downstream; "one turn" is A's delay, after which every slot has been freed and claimed again. No peer shares its slots between targets or tenants: there, B waits behind the whole of A's backlog.`,
+    ...perStoreOpening('## W5: a noisy neighbour', `${fmt(first?.aTasks)} tasks due now for A (its downstream answers after ${fmt(first?.aDelayMs)} ms), then ${fmt(first?.bTasks)} for B:`, steps),
+    `A and B are two targets (two origins, through the HTTP API) or two tenants (one origin, through the library, since the API has no tenants to choose). The service runs ${fmt(first?.concurrency)} attempts at a time, so A alone can take at most ${fmt((1_000 * (first?.concurrency ?? 0)) / (first?.aDelayMs || 1))}/s and keeps every slot busy. B's times count from just before B's enqueue call to each of its requests' arrival at B's downstream. The claim cycle is measured: the time a slot takes to come round again while A keeps every slot busy (slots ÷ A's rate alone), within which every slot has been freed and claimed again. No peer shares its slots between targets or tenants: there, B waits behind the whole of A's backlog.`,
     '',
     table(
-      ['Variant', 'Store', "A's backlog when B came", "B's first (after the enqueue's answer)", 'B p50', 'B max', 'A alone (tasks/s)', `A over the ${fmt(first?.aWindowS)} s after B's enqueue (÷ alone)`],
+      ['Variant', 'Store', "A's backlog when B came", "B's first (after the enqueue's answer)", 'Claim cycle', 'B p50', 'B max', 'A alone (tasks/s)', `A over the ${fmt(first?.aWindowS)} s after B's enqueue (÷ alone)`],
       ws.map((w) =>
         w.error
-          ? [variantName(w.variant), storeName(w.store), 'no figures', '–', '–', '–', '–', '–']
+          ? [variantName(w.variant), storeName(w.store), 'no figures', '–', '–', '–', '–', '–', '–']
           : [
               variantName(w.variant),
               storeName(w.store),
               fmt(w.aLeftAtT0),
               `${ms(w.bFirstMs)} (**${ms(w.bFirstAfterAckMs)}**)`,
+              ms(w.cycleMs),
               ms(w.bP50Ms),
               w.timedOut ? '**not all of B in time**' : ms(w.bMaxMs),
               fmt(w.aAlonePerSec),
