@@ -24,6 +24,7 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { retrydStore } from './lib/contenders/retryd.mjs';
+import { openBuiltStore } from './lib/built-store.mjs';
 import { newTaskMaker } from './lib/new-task.mjs';
 import { CURRENT_DIST, fmt, printMachine, printTable, serviceBuild, summarize, positiveIntOption } from './lib/report.mjs';
 
@@ -81,20 +82,10 @@ async function insert(store, count, targetUrl, dueAt) {
   }
 }
 
-/** The built backend of a store, opened and migrated (only that backend's modules are loaded). */
-async function openBackend(place) {
-  if (place.kind === 'postgres') return (await (await load('backends/postgres/open-postgres-store.js')).openPostgresStore(place.url, {})).store;
-  if (place.kind === 'redis') return (await (await load('backends/redis/open-redis-store.js')).openRedisStore(place.url, {})).store;
-  const { SqliteStore } = await load('backends/sqlite/sqlite-store.js');
-  const store = new SqliteStore(place.url.slice('sqlite:'.length), { synchronous: args.sync === 'normal' ? 'NORMAL' : 'FULL' });
-  await store.init();
-  return store;
-}
-
 /** A case's store, filled: C's due tasks and, with `withHeld`, H's held backlog before them. */
 async function setUpCase(storeKind, withHeld) {
   const place = await retrydStore(storeKind, { sync: args.sync, name: `claim-cost-${withHeld ? 'held' : 'empty'}` });
-  const store = await openBackend(place);
+  const store = await openBuiltStore(dist, place, { sync: args.sync });
   const c = { withHeld, place, store, times: [] };
   try {
     if (typeof store.holdTarget !== 'function') throw new Error(`this build's ${storeKind} store has no holdTarget`);

@@ -13,7 +13,9 @@
 // succeeded (3 × --tasks attempts; any other count fails the run). Figures per attempt: this process's CPU time
 // (user + system: the statements, the row mapping, SQLite's own work; on PostgreSQL and Redis the server's share is
 // not in it) and the wall time (SQLite: its fsyncs included). Medians of the rounds; the builds alternate which goes
-// first. Task ids are the build's own UUIDv7 (time-ordered, as the service makes them). The build is packages/server/dist (or RETRYD_CLI's); --baseline adds another, named by its CLI.
+// first. Task ids are the build's own UUIDv7 (time-ordered, as the service makes them). The build is
+// packages/server/dist (or RETRYD_CLI's); --baseline adds another, named by its CLI (SQLite: any build; PostgreSQL
+// and Redis: from issue 8 on).
 // Build first: npm run build
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -22,6 +24,7 @@ import { parseArgs } from 'node:util';
 import { newTaskMaker } from './lib/new-task.mjs';
 import { CURRENT_DIST, distOf, fmt, printMachine, printTable, serviceBuild, positiveIntOption, writeJsonFile } from './lib/report.mjs';
 import { retrydStore } from './lib/contenders/retryd.mjs';
+import { openBuiltStore } from './lib/built-store.mjs';
 
 const { values: args } = parseArgs({
   options: {
@@ -49,11 +52,8 @@ const builds = [{ name: 'after', dist: CURRENT_DIST }];
 if (args.baseline !== undefined) builds.push({ name: 'before', dist: distOf(resolve(args.baseline)) });
 for (const build of builds) {
   const load = (path) => import(pathToFileURL(join(build.dist, path)).href);
-  build.load = load;
-  // Builds from before issue 8 keep the stores in stores/ and have no field table or target key: their tasks are
-  // the fields they know, the others left out (their row mapping reads only its own).
-  build.sqliteStore = ['backends/sqlite/sqlite-store.js', 'stores/sqlite/sqlite-store.js'].find((p) => existsSync(join(build.dist, p)));
-  if (build.sqliteStore === undefined) throw new Error(`${build.dist}: no SQLite store (build it: npm run build)`);
+  // Builds from before issue 8 have no field table or target key: their tasks are the fields known here, which their
+  // row mapping reads its own of.
   const fieldTable = existsSync(join(build.dist, 'domain', 'task-fields.js'));
   const { TASK_FIELDS } = fieldTable ? await load('domain/task-fields.js') : { TASK_FIELDS: undefined };
   const { targetKeyOf } = fieldTable ? await load('domain/target-key.js') : { targetKeyOf: () => undefined };
@@ -68,16 +68,6 @@ const machine = printMachine('machine', { build: false });
 console.log(`cycle cost: W1's store work through the port, ${fmt(TASKS)} tasks × ${ATTEMPTS_PER_TASK} attempts, claims of ${SIZE}, ${ROUNDS} rounds; stores ${storeKinds.join(', ')}`);
 for (const build of builds) console.log(`  ${build.name}: ${build.dist} (${build.hash})`);
 console.log('');
-
-/** The built backend of a store, opened and migrated (only that backend's modules are loaded). */
-async function openBackend(build, place) {
-  if (place.kind === 'postgres') return (await (await build.load('backends/postgres/open-postgres-store.js')).openPostgresStore(place.url, {})).store;
-  if (place.kind === 'redis') return (await (await build.load('backends/redis/open-redis-store.js')).openRedisStore(place.url, {})).store;
-  const { SqliteStore } = await build.load(build.sqliteStore);
-  const store = new SqliteStore(place.url.slice('sqlite:'.length), { synchronous: args.sync === 'normal' ? 'NORMAL' : 'FULL' });
-  await store.init();
-  return store;
-}
 
 /** The end of a claimed task's attempt as W1's downstream answers it: 503 twice (a retry due at once), then 200. */
 function completionOf(task, now) {
@@ -101,7 +91,7 @@ function completionOf(task, now) {
 
 async function runOnce(build, storeKind, round) {
   const place = await retrydStore(storeKind, { sync: args.sync, name: `cycle-cost-${build.name}` });
-  const store = await openBackend(build, place);
+  const store = await openBuiltStore(build.dist, place, { sync: args.sync });
   try {
     const start = Date.now();
     for (let from = 0; from < TASKS; from += 1_000) {
