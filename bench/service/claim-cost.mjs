@@ -26,7 +26,7 @@ import { parseArgs } from 'node:util';
 import { retrydStore } from './lib/contenders/retryd.mjs';
 import { openBuiltStore } from './lib/built-store.mjs';
 import { newTaskMaker } from './lib/new-task.mjs';
-import { CURRENT_DIST, fmt, printMachine, printTable, serviceBuild, summarize, positiveIntOption } from './lib/report.mjs';
+import { CURRENT_DIST, fmt, median, printMachine, printTable, serviceBuild, summarize, positiveIntOption } from './lib/report.mjs';
 
 const { values: args } = parseArgs({
   options: {
@@ -142,10 +142,6 @@ async function runRound(storeKind) {
   }
 }
 
-const median = (xs) => {
-  const v = [...xs].sort((a, b) => a - b);
-  return v.length % 2 === 1 ? v[(v.length - 1) / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
-};
 const rows = [];
 let failed = false;
 for (const storeKind of storeKinds) {

@@ -47,6 +47,12 @@ export function writeJsonFile(path, data) {
   writeFileSync(path, `${JSON.stringify(data, null, 2)}\n`);
 }
 
+/** The median of some numbers (the mean of the middle two for an even count). */
+export function median(values) {
+  const v = [...values].sort((a, b) => a - b);
+  return v.length % 2 === 1 ? v[(v.length - 1) / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
+}
+
 export const fmt = (n, digits = 0) =>
   Number.isFinite(n) ? n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits }) : n === Infinity ? '–' : String(n);
 
