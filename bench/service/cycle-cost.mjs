@@ -122,7 +122,7 @@ async function runOnce(build, storeKind, round) {
     if (attempts !== TASKS * ATTEMPTS_PER_TASK || succeeded !== TASKS) {
       throw new Error(`${attempts} attempts and ${succeeded} successes, expected ${TASKS * ATTEMPTS_PER_TASK} and ${TASKS}`);
     }
-    return { label: place.label, durability: place.durability, cpuUs: ((cpu.user + cpu.system) / attempts), wallUs: (wallMs * 1_000) / attempts, round };
+    return { label: place.label, durability: place.durability, cpuUs: (cpu.user + cpu.system) / attempts, wallUs: (wallMs * 1_000) / attempts, round };
   } finally {
     await store.close();
     await place.cleanup();

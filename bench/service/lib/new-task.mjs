@@ -4,8 +4,9 @@ import { randomUUID } from 'node:crypto';
 
 /**
  * Makes tasks for one build: `TASK_FIELDS` and `targetKeyOf` are that build's (a `--baseline` build may know other
- * fields; one from before issue 8 has no field table: `TASK_FIELDS` undefined gives every field known here). Every field of the build's table is set, in its row order: one this maker does not know is null if the
- * table allows it, else the maker throws, naming it.
+ * fields; one from before issue 8 has no field table: `TASK_FIELDS` undefined gives every field known here). Every
+ * field of the build's table is set, in its row order: one this maker does not know is null if the table allows it,
+ * else the maker throws, naming it.
  *
  * @example
  * const makeTask = newTaskMaker({ TASK_FIELDS, targetKeyOf, tenantId: 'default' });

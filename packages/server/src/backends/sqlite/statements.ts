@@ -67,7 +67,10 @@ SELECT ${TASK_READ_COLUMNS} FROM tasks
 WHERE ${statusIn([LEASED_STATUS])} AND lease_expires_at <= @now
 ORDER BY lease_expires_at LIMIT @limit`;
 
-/** The earliest lease of any IN_FLIGHT task (NULL: none). No params. Returns `{ at }`. A covering walk of `tasks_in_flight`. */
+/**
+ * The earliest lease of any IN_FLIGHT task (NULL: none). No params. Returns `{ at }`. A covering walk of
+ * `tasks_in_flight`.
+ */
 export const NEXT_LEASE_EXPIRY_AT = `SELECT min(lease_expires_at) AS at FROM tasks WHERE ${statusIn([LEASED_STATUS])}`;
 
 // The end of an attempt, fenced by status, token and (for the lease reaper) lapse, in two forms: one for an outcome

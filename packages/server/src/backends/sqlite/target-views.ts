@@ -10,7 +10,8 @@ import { statusIn } from './status-guards.js';
 // The operators' view of targets (`AdminReads.getTarget` / `listTargets`): one row of `target_queues` per target,
 // then, per target, the true head of its queue and its due tasks counted from `tasks_due` up to `DUE_COUNT_CAP`
 // (never a walk of a backlog); its in-flight tasks come from the tenant's `tasks_in_flight` range, read once per
-// call (IN_FLIGHT tasks only: as many as the instances' concurrency; the index holds their target keys). Each call reads one snapshot.
+// call (IN_FLIGHT tasks only: as many as the instances' concurrency; the index holds their target keys). Each call
+// reads one snapshot.
 
 const QUEUE_COLUMNS = `tenant_id, target_key, rate_per_second, burst, max_in_flight, held_until, throttled_until, full_until`;
 
