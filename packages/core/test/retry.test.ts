@@ -44,6 +44,30 @@ describe('retry: attempts and delays', () => {
     expect(events.map((e) => e.outcome)).toEqual(['success_first_try']);
   });
 
+  it('asks retryOnResult once per attempt and classifies a thrown and a rejected first attempt alike, with and without a budget', async () => {
+    for (const policy of [noJitter, { ...noJitter, totalBudgetMs: 60_000 }]) {
+      const asked: number[] = [];
+      const { result, events } = await run((attempt) => ({ attempt }), policy, {
+        retryOnResult: (r, context) => {
+          asked.push(r.attempt);
+          expect(context.attempt).toBe(r.attempt);
+          return r.attempt < 3;
+        },
+      });
+      expect(result).toEqual({ ok: true, value: { attempt: 3 } });
+      expect(asked).toEqual([1, 2, 3]);
+      expect(events.map((e) => e.outcome)).toEqual(['retry_scheduled', 'retry_scheduled', 'success_after_retry']);
+      for (const fail of [() => { throw new Error('boom'); }, () => Promise.reject(new Error('boom'))]) {
+        const classified: number[] = [];
+        const { result: failed } = await run((attempt) => (attempt === 1 ? fail() : 'ok'), policy, {
+          retryOnError: (_error, context) => classified.push(context.attempt) > 0,
+        });
+        expect(failed).toEqual({ ok: true, value: 'ok' });
+        expect(classified).toEqual([1]);
+      }
+    }
+  });
+
   it('retries with the exact backoff delays, then succeeds', async () => {
     const { result, clock, events, calls } = await run(failTimes(2), noJitter);
     expect(result).toEqual({ ok: true, value: 'ok after 3' });

@@ -103,12 +103,75 @@ export interface RetryOptions<T> {
  * });
  * ```
  */
-export async function retry<T>(
+export function retry<T>(
   fn: (context: AttemptContext) => T | Promise<T>,
   policy: Partial<RetryPolicy> = NO_OVERRIDES,
   options: RetryOptions<T> = {},
 ): Promise<T> {
-  const p = resolvePolicy(policy);
+  // The first attempt of a call without a budget runs here, outside any async function: a first try that succeeds
+  // (most calls) then costs one promise reaction instead of an async frame, its await and its settling. Everything
+  // else (a budget, a failure to retry) goes through `retryLoop`, which a failed first attempt enters already made.
+  let p: RetryPolicy;
+  try {
+    p = resolvePolicy(policy);
+  } catch (error) {
+    return Promise.reject(error);
+  }
+  if (p.totalBudgetMs !== undefined) return retryLoop(fn, p, options, undefined);
+  const clock = options.clock ?? systemClock;
+  const { signal, breaker } = options;
+  let context: Context;
+  let pending: T | Promise<T>;
+  const start = clock.now();
+  try {
+    signal?.throwIfAborted();
+    if (breaker && !breaker.tryAcquire()) throw breaker.openError();
+    options.retryBudget?.recordAttempt();
+    context = new Context(1, 0, signal);
+  } catch (error) {
+    return Promise.reject(error);
+  }
+  try {
+    pending = fn(context);
+  } catch (error) {
+    return retryLoop(fn, p, options, { start, context, error });
+  }
+  return Promise.resolve(pending).then(
+    (result) => {
+      if (options.retryOnResult?.(result, context)) return retryLoop(fn, p, options, { start, context, result });
+      breaker?.onSuccess();
+      if (options.onAttempt) {
+        const elapsedMs = clock.now() - start;
+        report(options.onAttempt, { attempt: 1, outcome: AttemptOutcome.SUCCESS_FIRST_TRY, elapsedMs, durationMs: elapsedMs });
+      }
+      return result;
+    },
+    (error: unknown) => retryLoop(fn, p, options, { start, context, error }),
+  );
+}
+
+/** A first attempt that `retry` made itself, handed to {@link retryLoop}: what it ended with. */
+type FirstAttempt<T> = { start: number; context: Context } & ({ error: unknown } | { result: T });
+
+/** Calls an `onAttempt` hook; what it throws is ignored. */
+function report(onAttempt: (event: AttemptEvent) => void, event: AttemptEvent): void {
+  try {
+    onAttempt(event);
+  } catch {
+    // A metrics hook must never change the outcome of the call it observes.
+  }
+}
+
+/**
+ * {@link retry}'s loop, from the first attempt (a call with a budget), or after `first`, a first attempt `retry` made
+ * itself that failed or returned a result to retry (its breaker turn taken and its budget deposit made).
+ */
+async function retryLoop<T>(
+  fn: (context: AttemptContext) => T | Promise<T>,
+  p: RetryPolicy,
+  options: RetryOptions<T>,
+  first: FirstAttempt<T> | undefined,
+): Promise<T> {
   const clock = options.clock ?? systemClock;
   const random = options.random ?? Math.random;
   const wallClock = options.wallClock ?? Date.now;
@@ -116,62 +179,68 @@ export async function retry<T>(
   const findHint = options.retryAfter ?? retryAfterHint;
   const classify = p.backoffByClass === undefined ? undefined : (options.failureClass ?? failureClassOf);
   const { signal, breaker, retryBudget, onAttempt } = options;
-  const report = onAttempt
-    ? (event: AttemptEvent) => {
-        try {
-          onAttempt(event);
-        } catch {
-          // A metrics hook must never change the outcome of the call it observes.
-        }
-      }
-    : undefined;
-  const start = clock.now();
+  const reportEvent = onAttempt ? (event: AttemptEvent) => report(onAttempt, event) : undefined;
+  const start = first?.start ?? clock.now();
   const budgetMs = p.totalBudgetMs;
   let attemptStart = start;
   let previousDelayMs = 0;
+  let made = first;
   for (let attempt = 1; ; attempt++) {
-    signal?.throwIfAborted();
-    if (breaker && !breaker.tryAcquire()) {
-      if (attempt === 1) throw breaker.openError();
-      throw new RetryExhaustedError({ attempts: attempt - 1, elapsedMs: clock.now() - start, reason: GiveUpReason.CIRCUIT_OPEN, lastError: breaker.openError() });
-    }
-    if (attempt === 1) retryBudget?.recordAttempt();
-    else attemptStart = clock.now();
+    let timed: DeadlineContext | undefined;
+    let context: AttemptContext;
+    if (made !== undefined) {
+      context = made.context;
+    } else {
+      signal?.throwIfAborted();
+      if (breaker && !breaker.tryAcquire()) {
+        if (attempt === 1) throw breaker.openError();
+        throw new RetryExhaustedError({ attempts: attempt - 1, elapsedMs: clock.now() - start, reason: GiveUpReason.CIRCUIT_OPEN, lastError: breaker.openError() });
+      }
+      if (attempt === 1) retryBudget?.recordAttempt();
+      else attemptStart = clock.now();
 
-    // Only a call with a budget pays for a deadline on each attempt; the common first try stays as cheap as without.
-    const timed = budgetMs === undefined ? undefined : new DeadlineContext(attempt, attemptStart - start, signal, budgetMs);
-    const context = timed ?? new Context(attempt, attemptStart - start, signal);
+      // Only a call with a budget pays for a deadline on each attempt; the common first try stays as cheap as without.
+      timed = budgetMs === undefined ? undefined : new DeadlineContext(attempt, attemptStart - start, signal, budgetMs);
+      context = timed ?? new Context(attempt, attemptStart - start, signal);
+    }
     let failure: unknown;
     try {
-      const result = timed === undefined ? await fn(context) : await timed.run(fn, clock, start + timed.budgetMs - clock.now());
-      if (!options.retryOnResult?.(result, context)) {
-        breaker?.onSuccess();
-        if (report) {
-          const now = clock.now();
-          report({
-            attempt,
-            outcome: attempt === 1 ? AttemptOutcome.SUCCESS_FIRST_TRY : AttemptOutcome.SUCCESS_AFTER_RETRY,
-            elapsedMs: now - start,
-            durationMs: now - attemptStart,
-          });
+      if (made !== undefined) {
+        const outcome = made;
+        made = undefined;
+        if ('error' in outcome) throw outcome.error;
+        failure = new RetryableResultError(outcome.result);
+      } else {
+        const result = timed === undefined ? await fn(context) : await timed.run(fn, clock, start + timed.budgetMs - clock.now());
+        if (!options.retryOnResult?.(result, context)) {
+          breaker?.onSuccess();
+          if (reportEvent) {
+            const now = clock.now();
+            reportEvent({
+              attempt,
+              outcome: attempt === 1 ? AttemptOutcome.SUCCESS_FIRST_TRY : AttemptOutcome.SUCCESS_AFTER_RETRY,
+              elapsedMs: now - start,
+              durationMs: now - attemptStart,
+            });
+          }
+          return result;
         }
-        return result;
+        failure = new RetryableResultError(result);
       }
-      failure = new RetryableResultError(result);
     } catch (error) {
       if (timed?.ranOut) {
         // The budget ran out mid-attempt: whatever the attempt ended with, it ends the call.
         breaker?.release();
         const now = clock.now();
         const lastError = timed.ranOutReason;
-        report?.({ attempt, outcome: AttemptOutcome.EXHAUSTED, reason: GiveUpReason.BUDGET, elapsedMs: now - start, durationMs: now - attemptStart, error: lastError });
+        reportEvent?.({ attempt, outcome: AttemptOutcome.EXHAUSTED, reason: GiveUpReason.BUDGET, elapsedMs: now - start, durationMs: now - attemptStart, error: lastError });
         throw new RetryExhaustedError({ attempts: attempt, elapsedMs: now - start, reason: GiveUpReason.BUDGET, lastError });
       }
       if (signal?.aborted || !retryOnError(error, context)) {
         breaker?.release();
-        if (report) {
+        if (reportEvent) {
           const now = clock.now();
-          report({ attempt, outcome: AttemptOutcome.NON_RETRYABLE, elapsedMs: now - start, durationMs: now - attemptStart, error });
+          reportEvent({ attempt, outcome: AttemptOutcome.NON_RETRYABLE, elapsedMs: now - start, durationMs: now - attemptStart, error });
         }
         throw error;
       }
@@ -199,11 +268,11 @@ export async function retry<T>(
     if (plan.retry && reason === undefined && retryBudget && !retryBudget.tryWithdraw()) reason = GiveUpReason.RETRY_BUDGET_DENIED;
     if (!plan.retry || reason !== undefined) {
       const giveUp = reason ?? GiveUpReason.MAX_ATTEMPTS;
-      report?.({ attempt, outcome: AttemptOutcome.EXHAUSTED, reason: giveUp, elapsedMs, durationMs, error: failure });
+      reportEvent?.({ attempt, outcome: AttemptOutcome.EXHAUSTED, reason: giveUp, elapsedMs, durationMs, error: failure });
       throw new RetryExhaustedError({ attempts: attempt, elapsedMs, reason: giveUp, lastError: failure });
     }
 
-    report?.({ attempt, outcome: AttemptOutcome.RETRY_SCHEDULED, delayMs: plan.delayMs, hinted: plan.hinted, elapsedMs, durationMs, error: failure });
+    reportEvent?.({ attempt, outcome: AttemptOutcome.RETRY_SCHEDULED, delayMs: plan.delayMs, hinted: plan.hinted, elapsedMs, durationMs, error: failure });
     discardBody(hintSource);
     previousDelayMs = plan.previousDelayMs;
     await clock.sleep(plan.delayMs, signal);
