@@ -68,6 +68,19 @@ describe('retry: attempts and delays', () => {
     }
   });
 
+  it('treats a retryOnResult that throws as a failed attempt, classified like any error, with and without a budget', async () => {
+    for (const policy of [noJitter, { ...noJitter, totalBudgetMs: 60_000 }]) {
+      const { result } = await run((attempt) => attempt, policy, {
+        retryOnResult: (attempt) => {
+          if (attempt === 1) throw new Error('hook failed');
+          return false;
+        },
+        retryOnError: (error) => (error as Error).message === 'hook failed',
+      });
+      expect(result).toEqual({ ok: true, value: 2 });
+    }
+  });
+
   it('retries with the exact backoff delays, then succeeds', async () => {
     const { result, clock, events, calls } = await run(failTimes(2), noJitter);
     expect(result).toEqual({ ok: true, value: 'ok after 3' });

@@ -138,7 +138,14 @@ export function retry<T>(
   }
   return Promise.resolve(pending).then(
     (result) => {
-      if (options.retryOnResult?.(result, context)) return retryLoop(fn, p, options, { start, context, result });
+      let again: boolean | undefined;
+      try {
+        again = options.retryOnResult?.(result, context);
+      } catch (error) {
+        // As in the loop: a hook that throws fails the attempt with its error, which is then classified.
+        return retryLoop(fn, p, options, { start, context, error });
+      }
+      if (again) return retryLoop(fn, p, options, { start, context, result });
       breaker?.onSuccess();
       if (options.onAttempt) {
         const elapsedMs = clock.now() - start;
