@@ -11,9 +11,9 @@
 // Every round runs each pair's two cases back to back (which goes first alternates), so drift on a shared machine
 // hits both alike; many short rounds (200 calls, about 50 ms a case) so that a collection of the heap or a burst of
 // other work spoils a few rounds, which the median leaves out, rather than every long one; a ratio is the median of
-// the rounds' own ratios, and the figures of a case are its median round, in µs per call (sequential calls, each reading the whole response): wall time,
-// and the process's CPU time (user + system, the server's share included, the same for every case), which other
-// processes on a shared machine disturb far less than the wall time.
+// the rounds' own ratios, and the figures of a case are its median round, in µs per call (sequential calls, each
+// reading the whole response): wall time, and the process's CPU time (user + system, the server's share included,
+// the same for every case), which other processes on a shared machine disturb far less than the wall time.
 // Pairs: GET with no body; POST with a small JSON body, where plain fetch / axios send a fixed Idempotency-Key of 32
 // characters and the retrying ones derive theirs (SHA-256 of method, URL and body, 32 hexadecimal characters), which
 // is part of what they cost: the same request on the wire, byte for byte as long.

@@ -41,6 +41,7 @@ const TASKS = Number(args.tasks);
 const POSTGRES_URL = process.env.RETRYD_BENCH_POSTGRES_URL ?? 'postgres://root@127.0.0.1:5432/test';
 const REDIS_URL = process.env.RETRYD_BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const { openStore, TaskService, TargetGuard, parseAllowList } = await import(pathToFileURL(join(resolve(args.dist), 'index.js')).href);
+const { taskIdOfSortKey } = await import(pathToFileURL(join(resolve(args.dist), 'backends', 'redis', 'keys.js')).href);
 
 /** Enqueues the tasks through the service's own enqueue path, as `POST /retry-tasks/batch` would. */
 async function fill(url) {
@@ -136,7 +137,7 @@ async function redis() {
     await fill(url.href);
     const total = (await usedMemory()) - before;
     // A sample of the tasks' own keys (`{prefix:default}:task:<id>`, `…:data:<id>`; see keys.ts), by MEMORY USAGE.
-    const ids = (await client.zrange(`{${prefix}:default}:status:PENDING`, 0, 199)).map((member) => member.slice(16));
+    const ids = (await client.zrange(`{${prefix}:default}:status:PENDING`, 0, 199)).map(taskIdOfSortKey);
     const usage = async (kind) => {
       let bytes = 0;
       for (const id of ids) bytes += Number(await client.memory('USAGE', `{${prefix}:default}:${kind}:${id}`));

@@ -213,6 +213,11 @@ export function sortKeyOf(createdAt: number, taskId: string): string {
   return bytes.toString('hex') + taskId;
 }
 
+/** The task id a listing key (see {@link sortKeyOf}) was made from: what follows its 16 hex digits. */
+export function taskIdOfSortKey(sortKey: string): string {
+  return sortKey.slice(16);
+}
+
 /** The `createdAt` a listing key (see {@link sortKeyOf}) was made from. */
 export function createdAtOfSortKey(sortKey: string): number {
   const bytes = Buffer.from(sortKey.slice(0, 16), 'hex');

@@ -5,7 +5,7 @@ import type { RedisClient } from './connection.js';
 import type { RetryTask } from '../../domain/task.js';
 import { targetKeyOf } from '../../domain/target-key.js';
 import { execAll } from './fan-out.js';
-import type { GlobalKeys, PartitionKeys } from './keys.js';
+import { taskIdOfSortKey, type GlobalKeys, type PartitionKeys } from './keys.js';
 import { runScript } from './scripts.js';
 import { hashFieldOf } from './task-codec.js';
 
@@ -107,7 +107,7 @@ async function migratePartition(client: RedisClient, k: PartitionKeys, renew: ()
     let start = '-';
     for (;;) {
       const members = await client.zrange(k.status(status), start, '+', 'BYLEX', 'LIMIT', 0, CHUNK);
-      const ids = members.map((member) => member.slice(16));
+      const ids = members.map(taskIdOfSortKey);
       const pipeline = client.pipeline();
       for (const id of ids) pipeline.get(k.data(id));
       const data = ids.length === 0 ? [] : ((await execAll(pipeline)) as (string | null)[]);
@@ -163,7 +163,7 @@ async function dropPolicyListings(client: RedisClient, k: PartitionKeys, renew: 
       const members = await client.zrange(k.status(status), start, '+', 'BYLEX', 'LIMIT', 0, CHUNK);
       if (members.length > 0) {
         const pipeline = client.pipeline();
-        for (const member of members) pipeline.hget(k.task(member.slice(16)), POLICY_FIELD);
+        for (const member of members) pipeline.hget(k.task(taskIdOfSortKey(member)), POLICY_FIELD);
         for (const policyId of (await execAll(pipeline)) as (string | null)[]) {
           if (policyId !== null) sets.add(k.legacyPolicyStatus(status, policyId));
         }

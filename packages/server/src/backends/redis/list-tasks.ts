@@ -3,7 +3,7 @@ import type { RedisClient } from './connection.js';
 import type { AttemptLog, Page, RetryTask } from '../../domain/task.js';
 import { TARGET_SCAN_BUDGET, type PageRequest, type TaskQuery } from '../../store/store.js';
 import { decodeCursor, encodeCursor, pageOf } from '../../store/cursor.js';
-import { createdAtOfSortKey, sortKeyOf } from './keys.js';
+import { createdAtOfSortKey, sortKeyOf, taskIdOfSortKey } from './keys.js';
 import type { PartitionKeys } from './keys.js';
 import { decodeAttempt } from './task-codec.js';
 
@@ -47,12 +47,12 @@ export async function listTasks(
     allowed.has(task.status) &&
     (query.policyId === undefined || task.policyId === query.policyId) &&
     (query.targetKey === undefined || task.targetKey === query.targetKey);
-  const cursorAt = (member: string) => encodeCursor('tasks', [createdAtOfSortKey(member), member.slice(16)]);
+  const cursorAt = (member: string) => encodeCursor('tasks', [createdAtOfSortKey(member), taskIdOfSortKey(member)]);
 
   if (query.policyId === undefined && query.targetKey === undefined) {
     const listed = await walkListing(client, keys, statuses, start, query.limit + 1);
     const page = listed.slice(0, query.limit);
-    const items = (await readTasks(page.map((member) => member.slice(16)))).filter(matches);
+    const items = (await readTasks(page.map(taskIdOfSortKey))).filter(matches);
     const last = page[page.length - 1];
     if (listed.length <= query.limit || last === undefined) return { items };
     return { items, nextCursor: cursorAt(last) };
@@ -63,7 +63,7 @@ export async function listTasks(
   for (;;) {
     const round = Math.min(Math.max(query.limit + 1, 100), TARGET_SCAN_BUDGET - examined);
     const listed = await walkListing(client, keys, statuses, start, round);
-    const tasks = await readTasks(listed.map((member) => member.slice(16)));
+    const tasks = await readTasks(listed.map(taskIdOfSortKey));
     for (const [i, member] of listed.entries()) {
       examined += 1;
       const task = tasks[i];

@@ -5,7 +5,7 @@ import { decodeCursor, encodeCursor, pageOf } from '../../store/cursor.js';
 import { sameSealedParts, type SealedParts, type SealedTaskStore } from '../../store/sealed-task-store.js';
 import type { PageRequest, TaskRef, TransitionResult } from '../../store/store.js';
 import { translateError } from './errors.js';
-import { partitionOf, partitionOfTenant, sortKeyOf, tenantOfPartition, type PartitionKeys } from './keys.js';
+import { partitionOf, partitionOfTenant, sortKeyOf, taskIdOfSortKey, tenantOfPartition, type PartitionKeys } from './keys.js';
 import type { PartitionRegistry } from './partitions.js';
 import { runScript } from './scripts.js';
 
@@ -56,7 +56,7 @@ export class RedisSealedTasks implements SealedTaskStore {
         // One more than the page holds: it tells that a next page exists.
         const wanted = page.limit + 1 - found.length;
         const members = await this.#range(keys, start, wanted);
-        const tasks = await this.readTasks(tenantOfPartition(partition), members.map((member) => member.slice(16)));
+        const tasks = await this.readTasks(tenantOfPartition(partition), members.map(taskIdOfSortKey));
         for (const task of tasks) if (task !== undefined) found.push(task);
         if (found.length > page.limit) return pageOf(found, page.limit, cursorOf);
         if (members.length < wanted) break;
