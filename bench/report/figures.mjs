@@ -29,8 +29,9 @@ export function w1Figures(results) {
   const rows = step?.data?.results ?? [];
   const bare = rows.find((r) => r.id === 'bare');
   const contenders = rows
-    // A --baseline build's rows are the before of `beforeAfterFigures`, not contenders of their own.
-    .filter((r) => r.id !== 'bare' && r.role !== 'before')
+    // A --baseline build's rows are the before of `beforeAfterFigures`, and a --control's the same build again: not
+    // contenders of their own.
+    .filter((r) => r.id !== 'bare' && r.role !== 'before' && r.role !== 'control')
     .map((r) => {
       const store = storeOfId(r.id);
       const peer = store === undefined ? undefined : rows.find((p) => p.id === PEER_OF_STORE[store]);
@@ -202,7 +203,8 @@ export function w5Figures(results) {
 
 /**
  * This build against `--baseline`'s, per store, when the run had one: W1's attempts/s and CPU per attempt, with the
- * ratio of each round (the pair ran back to back in every round); W4's dispatch lag p99 and CPU per attempt.
+ * ratio of each round (the pair ran back to back in every round), and this build against itself (`control`: W1's
+ * `--control`, absent from runs made before it) the same way; W4's dispatch lag p99 and CPU per attempt.
  */
 export function beforeAfterFigures(results) {
   if (results.baseline === undefined) return undefined;
@@ -211,6 +213,7 @@ export function beforeAfterFigures(results) {
     .filter((r) => r.role === 'before')
     .map((before) => {
       const after = w1Rows.find((r) => r.role === 'after' && r.pairId === before.pairId);
+      const control = w1Rows.find((r) => r.role === 'control' && r.pairId === before.pairId);
       return {
         store: storeOfId(before.id),
         after: after?.attemptsPerSec,
@@ -219,6 +222,15 @@ export function beforeAfterFigures(results) {
         perRound: (after?.runs ?? []).map((r, i) => ratio(r.attemptsPerSec, before.runs?.[i]?.attemptsPerSec)).filter((x) => x !== undefined),
         cpu: ratio(after?.cpuMsPerAttempt, before.cpuMsPerAttempt),
         pass: after?.pass === true && before.pass === true,
+        control:
+          control === undefined
+            ? undefined
+            : {
+                ratio: ratio(after?.attemptsPerSec, control.attemptsPerSec),
+                perRound: (after?.runs ?? []).map((r, i) => ratio(r.attemptsPerSec, control.runs?.[i]?.attemptsPerSec)).filter((x) => x !== undefined),
+                cpu: ratio(after?.cpuMsPerAttempt, control.cpuMsPerAttempt),
+                pass: control.pass === true,
+              },
       };
     });
   const w4 = stepsOf(results, 'w4')

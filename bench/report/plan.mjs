@@ -43,17 +43,21 @@ const FULL_MINUTES = { w1PerContenderRound: 0.7, w2: 6, w3: 1.5, w4: 1.7, w5: 1.
  * The steps of a run, in order: `{ workload, store, args, minutes }`. W1 runs once with every store and peer side by
  * side (its rounds rotate the order over all of them); W2–W5 run once per store. With `baseline` (another build's
  * `dist/cli/main.js`), W1 and W4 run that build too, beside the current one in every round (the report's before and
- * after), which doubles their retryd runs.
+ * after), which doubles their retryd runs; W1 also runs the current build a third time (`--control`), whose ratio to
+ * the first is the noise the before-and-after ratio is read against.
  */
 export function planRuns({ quick, stores = STORES, peers = PEERS, workloads = WORKLOADS, baseline }) {
   const mode = quick ? 'quick' : 'full';
   const steps = [];
-  const withBaseline = (workload, args) => (baseline !== undefined && BASELINE_WORKLOADS.includes(workload) ? [...args, '--baseline', baseline] : args);
+  const withBaseline = (workload, args) => {
+    if (baseline === undefined || !BASELINE_WORKLOADS.includes(workload)) return args;
+    return [...args, '--baseline', baseline, ...(workload === 'w1' ? ['--control'] : [])];
+  };
   for (const workload of WORKLOADS.filter((w) => workloads.includes(w))) {
     if (workload === 'w1') {
       const only = ['retryd', ...peers, 'bare'];
       const rounds = quick ? 1 : 3;
-      const contenders = stores.length * (baseline === undefined ? 1 : 2) + peers.length + 1;
+      const contenders = stores.length * (baseline === undefined ? 1 : 3) + peers.length + 1;
       steps.push({
         workload,
         store: stores.join(','),

@@ -206,10 +206,10 @@ function beforeAfterSection(results) {
   return [
     '## This build against the one before',
     '',
-    `This build against ${name} (\`--baseline\`: that commit's \`dist/cli/main.js\`), side by side in W1 and W4: in every round the two builds ran back to back on the same downstream, the first alternating by round. A round's ratio compares the two runs of that round; the spread of the rounds is the measure's own noise.`,
+    `This build against ${name} (\`--baseline\`: that commit's \`dist/cli/main.js\`), side by side in W1 and W4: in every round the builds ran back to back on the same downstream, each taking every place in turn. A round's ratio compares the runs of that round. ${b.w1.some((r) => r.control !== undefined) ? "In W1 this build also ran a second time in every round (`--control`): its ratio to itself (A/A) is how far the ratios move when nothing differs, the noise the before-and-after is read against." : "The spread of the rounds is the measure's own noise."}`,
     '',
     table(
-      ['Store', 'W1 attempts/s after / before', 'after ÷ before', 'per round', 'CPU / attempt after ÷ before', 'W4 lag p99 after / before', 'after ÷ before', 'W4 CPU / attempt after ÷ before'],
+      ['Store', 'W1 attempts/s after / before', 'after ÷ before', 'per round', 'CPU / attempt after ÷ before', 'W1 A/A: after ÷ control (per round)', 'A/A CPU / attempt', 'W4 lag p99 after / before', 'after ÷ before', 'W4 CPU / attempt after ÷ before'],
       STORES_IN_ORDER.filter((s) => b.w1.some((r) => r.store === s) || b.w4.some((r) => r.store === s)).map((store) => {
         const w1 = b.w1.find((r) => r.store === store);
         const w4 = b.w4.find((r) => r.store === store);
@@ -219,6 +219,8 @@ function beforeAfterSection(results) {
           w1 === undefined ? '–' : `**${x(w1.ratio)}**`,
           w1 === undefined ? '–' : rounds(w1.perRound),
           w1 === undefined ? '–' : x(w1.cpu),
+          w1?.control === undefined ? '–' : `${x(w1.control.ratio)} (${rounds(w1.control.perRound)})${w1.control.pass ? '' : ' (**a check failed**)'}`,
+          w1?.control === undefined ? '–' : x(w1.control.cpu),
           w4 === undefined ? '–' : `${ms(w4.after, 2)} / ${ms(w4.before, 2)}${w4.pass ? '' : ' (**a check failed**)'}`,
           w4 === undefined ? '–' : `**${x(w4.ratio)}**${w4.perRound.length > 1 ? ` (${rounds(w4.perRound)})` : ''}`,
           w4 === undefined ? '–' : x(w4.cpu),

@@ -2,7 +2,8 @@
 //
 //   node bench/service/w1.mjs [--tasks 20000] [--only retryd,bullmq,pgboss,bare] [--sync full|normal|both]
 //                             [--rounds 1] [--store sqlite[,postgres,redis]] [--instances 1[,2,3]] [--concurrency N]
-//                             [--cpu-prof DIR] [--baseline PATH/dist/cli/main.js] [--downstream flaky|ok] [--json] [--json-file FILE]
+//                             [--cpu-prof DIR] [--baseline PATH/dist/cli/main.js] [--control] [--downstream flaky|ok]
+//                             [--json] [--json-file FILE]
 //
 // Every contender gets the same 20,000 tasks (own idempotency key, small JSON body), the same downstream
 // (./downstream.mjs in its own process: 503, 503, then 200 per key) and the same HTTP client (undici).
@@ -13,6 +14,10 @@
 // (`retryd (before)`, its own schema / key prefix), run beside the current build in the same run against the same
 // downstream: in every round each before/after pair runs back to back (which goes first alternates by round), and
 // the report adds after ÷ before. The current build is packages/server/dist, or RETRYD_CLI.
+// --control adds the current build once more per store (`retryd (control)`, its own store), run in the same rounds as
+// the pair, and the report adds after ÷ control: an A/A pair, whose ratios show how far this run's ratios move when
+// nothing differs. On this 2-core machine a W1 round's ratio moves by ±10–20% between two runs of one build, so a
+// before/after verdict of a few percent needs the control's spread beside it.
 // Per-target protection (issue 9): W1's failures are by design, so before the enqueue every retryd contender turns its
 // downstream target's protections off (`PUT /targets/{origin}`; a build without /targets, such as an older
 // --baseline, runs as it is). `--downstream ok` is the variant for the protections' cost: the downstream answers 200
@@ -42,6 +47,7 @@ const { values: args } = parseArgs({
     rounds: { type: 'string', default: '1' },
     instances: { type: 'string', default: '1' },
     baseline: { type: 'string' },
+    control: { type: 'boolean', default: false },
     downstream: { type: 'string', default: 'flaky' },
     json: { type: 'boolean', default: false },
     'json-file': { type: 'string' },
@@ -82,6 +88,7 @@ if (only.has('retryd')) {
           ? [retrydContender({ ...common, note: 'protections on' }), retrydContender({ ...common, protection: 'off' })]
           : [retrydContender({ ...common, targetSettings: 'off' })];
         if (baseline !== undefined) group.push(retrydContender({ ...common, cli: baseline, role: 'before', targetSettings: OK ? 'defaults' : 'off' }));
+        if (args.control) group.push(retrydContender({ ...common, role: 'control', targetSettings: OK ? 'defaults' : 'off' }));
         groups.push(group);
       }
     }
@@ -163,11 +170,12 @@ const runs = new Map(contenders.map((c) => [c.id, []]));
 try {
   for (let round = 0; round < ROUNDS; round++) {
     if (ROUNDS > 1) console.log(`— round ${round + 1} of ${ROUNDS} (load average ${machineNow().load})`);
-    // Rotate the order every round, so drift on a shared machine hits every contender alike; a before/after pair
-    // runs back to back, the build that goes first alternating by round.
+    // Rotate the order every round, so drift on a shared machine hits every contender alike; a configuration's
+    // builds (after, before, control) run back to back, each taking every place in turn (with two: alternating).
     const order = groups.flatMap((_, i) => {
       const group = groups[(i + round) % groups.length];
-      return round % 2 === 0 ? group : [...group].reverse();
+      const shift = round % group.length;
+      return [...group.slice(shift), ...group.slice(0, shift)];
     });
     for (const c of order) runs.get(c.id).push(await runOnce(c));
   }
@@ -266,21 +274,22 @@ if (ours.length > 0 && peers.length > 0) {
     console.log(`aim W1 ≥ ${factor}× ${peer.name} — ${o.name}: ${ratio.toFixed(2)}× (medians)${rounds} → ${ratio >= factor ? 'MET' : 'MISSED'}`);
   }
 }
-// Before ÷ after of the same configuration, from the same run.
+// After ÷ before (and after ÷ control) of the same configuration, from the same run.
 const pairs = results
-  .filter((r) => r.role === 'before')
-  .map((before) => [results.find((r) => r.role === 'after' && r.pairId === before.pairId), before])
+  .filter((r) => r.role === 'before' || r.role === 'control')
+  .map((other) => [results.find((r) => r.role === 'after' && r.pairId === other.pairId), other])
   .filter(([after]) => after !== undefined);
 if (pairs.length > 0) {
   console.log('');
-  console.log(`after = ${process.env.RETRYD_CLI ?? 'packages/server/dist'} (${machine.build.hash}); before = --baseline ${baseline} (${machine.baselineBuild.hash})`);
+  const beforeNote = baseline === undefined ? '' : `; before = --baseline ${baseline} (${machine.baselineBuild.hash})`;
+  console.log(`after = ${process.env.RETRYD_CLI ?? 'packages/server/dist'} (${machine.build.hash})${beforeNote}${args.control ? '; control = the after build again' : ''}`);
   printTable(
-    ['after ÷ before', 'attempts/s after', 'attempts/s before', 'attempts/s ratio', 'per round', 'enqueue ratio', 'CPU ms / attempt ratio', 'store server CPU ratio', 'check'],
+    ['after ÷ before (or control)', 'attempts/s after', 'attempts/s other', 'attempts/s ratio', 'per round', 'enqueue ratio', 'CPU ms / attempt ratio', 'store server CPU ratio', 'check'],
     pairs.map(([a, b]) => {
       // Round by round: the two builds ran back to back in each round.
       const perRound = a.runs.map((r, i) => r.attemptsPerSec / b.runs[i]?.attemptsPerSec).filter(Number.isFinite);
       return [
-        (a.name ?? a.id).replace(/^retryd \((.*)\)$/, '$1'),
+        `${(a.name ?? a.id).replace(/^retryd \((.*)\)$/, '$1')}${b.role === 'control' ? ' — A/A: ÷ control' : ''}`,
         fmt(a.attemptsPerSec),
         fmt(b.attemptsPerSec),
         `${(a.attemptsPerSec / b.attemptsPerSec).toFixed(2)}×`,

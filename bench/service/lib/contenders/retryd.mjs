@@ -117,7 +117,8 @@ export async function retrydStore(kind, { sync = 'full', name = 'bench' } = {}) 
  *
  * `cli` runs another build (default {@link CLI}); `role: 'before'` marks it as the build before a change (the
  * benchmarks' `--baseline`): its id ends in `-before`, its name says `(before)`, and it keeps its own schema or
- * key prefix, so the two builds never share a store.
+ * key prefix, so the two builds never share a store. `role: 'control'` is the current build once more (W1's
+ * `--control`, an A/A pair): its id ends in `-control`, its name says `(control)`, its store is its own too.
  *
  * Per-target protection (issue 9), on builds that have it:
  * - `targetSettings: 'off'` turns every protection of the downstream's target off with `PUT /targets/{origin}` before
@@ -145,24 +146,25 @@ export function retrydContender({
   let services = [];
   let dueAt;
   let build;
-  const before = role === 'before';
-  const protectionOff = protection === 'off' && !before;
+  // Another run of a configuration, beside the current build's: the build before (--baseline) or a control.
+  const twin = role === 'before' || role === 'control';
+  const protectionOff = protection === 'off' && !twin;
   const offByFlag = protectionOff && serveHasFlag(cli, '--protection');
   /** What was done about the target's protection, for the contender's name (set at the enqueue). */
   let targetNote = offByFlag ? '--protection off' : note;
   const base = `${storeKind === 'sqlite' ? `retryd-sqlite-${sync}` : `retryd-${storeKind.replace(/:.*$/, '')}`}${instances > 1 ? `-x${instances}` : ''}`;
   return {
-    id: before ? `${base}-before` : protectionOff ? `${base}-protection-off` : base,
+    id: twin ? `${base}-${role}` : protectionOff ? `${base}-protection-off` : base,
     role,
     /** The id of this configuration whatever the build: pairs a `--baseline` contender with the current one. */
     pairId: protectionOff ? `${base}-protection-off` : base,
     /** Pairs the runs of one configuration with the protections on and off (W1 `--downstream ok`). */
-    protectionPairId: before ? undefined : base,
+    protectionPairId: twin ? undefined : base,
     protection: protectionOff ? 'off' : 'on',
     cli,
     get name() {
       const extra = [instances > 1 ? `${instances} instances` : '', targetNote].filter((x) => x !== '').join(', ');
-      return `retryd${before ? ' (before)' : ''} (${store?.label ?? storeKind}${extra === '' ? '' : `, ${extra}`})`;
+      return `retryd${twin ? ` (${role})` : ''} (${store?.label ?? storeKind}${extra === '' ? '' : `, ${extra}`})`;
     },
     get durability() {
       if (store === undefined) return '';
@@ -187,7 +189,7 @@ export function retrydContender({
     storeCpuMs: async () => (store?.kind === 'postgres' ? cpuMsOfCommand('postgres') : store?.kind === 'redis' ? cpuMsOfCommand('redis-server') : undefined),
     async setup() {
       build = serviceBuild(distOf(cli)).hash;
-      store = await retrydStore(storeKind, { sync, name: before ? 'before-w1' : 'w1' });
+      store = await retrydStore(storeKind, { sync, name: twin ? `${role}-w1` : 'w1' });
       services = [];
       const extraArgs = offByFlag ? ['--protection', 'off'] : [];
       for (let i = 0; i < instances; i++) services.push(await startRetryd({ cli, store: store.url, sync, concurrency, nodeArgs, extraArgs }));
