@@ -99,13 +99,17 @@ describe('npm run bench', () => {
     // The sample ran a --baseline build beside this one: its rows are the before of the before-and-after table, not
     // contenders of the W1 table, and the ratio there is computed from the raw rows too.
     expect(sample.baseline?.cli).toMatch(/dist\/cli\/main\.js$/);
+    // With the baseline, W1 also ran this build a second time (the control): its A/A ratio is in that table too.
     const sqliteBefore = w1.find((r) => r.role === 'before' && r.pairId === 'retryd-sqlite-full');
+    const sqliteControl = w1.find((r) => r.role === 'control' && r.pairId === 'retryd-sqlite-full');
     expect(sqliteBefore).toBeTruthy();
-    if (sqlite && sqliteBefore) {
+    expect(sqliteControl).toBeTruthy();
+    if (sqlite && sqliteBefore && sqliteControl) {
       const w1Table = /## W1:[\s\S]*?\n\n(\|[\s\S]*?)\n\n/.exec(page)?.[1] ?? '';
       expect(w1Table.split('\n').filter((line) => line.startsWith('| retryd'))).toHaveLength(3);
-      const pair = /## This build against the one before[\s\S]*?\n\| SQLite \| ([^|]+) \| \*\*([^*]+)\*\* \|/.exec(page);
+      const pair = /## This build against the one before[\s\S]*?\n\| SQLite \| ([^|]+) \| \*\*([^*]+)\*\* \|(?:[^|]*\|){2} ([^|(]+) \(/.exec(page);
       expect(pair?.[2]).toBe(`${(sqlite.attemptsPerSec / sqliteBefore.attemptsPerSec).toFixed(2)}×`);
+      expect(pair?.[3]?.trim()).toBe(`${(sqlite.attemptsPerSec / sqliteControl.attemptsPerSec).toFixed(2)}×`);
     }
 
     // Every chart the page links to exists and is a whole SVG document: W1's bars, W4's lag, W3's rate per store.
