@@ -43,7 +43,7 @@ const FULL_MINUTES = { w1PerContenderRound: 0.7, w2: 6, w3: 1.5, w4: 1.7, w5: 1.
  * The steps of a run, in order: `{ workload, store, args, minutes }`. W1 runs once with every store and peer side by
  * side (its rounds rotate the order over all of them); W2–W5 run once per store. With `baseline` (another build's
  * `dist/cli/main.js`), W1 and W4 run that build too, beside the current one in every round (the report's before and
- * after), which doubles their retryd runs; W1 also runs the current build a third time (`--control`), whose ratio to
+ * after), which doubles their retryd runs; W1 also runs the current build a second time (`--control`), whose ratio to
  * the first is the noise the before-and-after ratio is read against.
  */
 export function planRuns({ quick, stores = STORES, peers = PEERS, workloads = WORKLOADS, baseline }) {
