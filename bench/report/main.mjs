@@ -1,9 +1,10 @@
-// `npm run bench`: the benchmark report in one command. Runs W1–W5 on each store with the peers side by side, saves
+// `npm run bench`: the benchmark report in one command. Runs W1–W5 on each store with the peers side by side, then
+// the space a task takes and the machine's ceilings (each store's insert alone, W4's load through a bare relay), saves
 // the results, and renders docs/benchmarks.md, its charts (docs/bench/*.svg) and the README's headline from them.
 //
-//   npm run bench [-- --quick] [--stores sqlite,postgres,redis] [--peers bullmq,pgboss|none] [--workloads w1,w2,w3,w4,w5]
-//                 [--baseline PATH/dist/cli/main.js] [--from RESULTS.json] [--out RESULTS.json] [--doc FILE]
-//                 [--charts DIR] [--readme FILE|none] [--note TEXT] [--quiet]
+//   npm run bench [-- --quick] [--stores sqlite,postgres,redis] [--peers bullmq,pgboss|none]
+//                 [--workloads w1,w2,w3,w4,w5,space,ceilings] [--baseline PATH/dist/cli/main.js] [--from RESULTS.json]
+//                 [--out RESULTS.json] [--doc FILE] [--charts DIR] [--readme FILE|none] [--note TEXT] [--quiet]
 //
 // Full run (the default): the sizes of WORKLOADS.md, ~40 min on a quiet 2-core machine (the plan and its estimate are
 // printed first); results to bench/results/<date>.json, the page to docs/benchmarks.md, charts to docs/bench/, the

@@ -5,8 +5,13 @@
 export const STORES = Object.freeze(['sqlite', 'postgres', 'redis']);
 /** The W1 peers (bench/service/lib/contenders/): BullMQ on Redis and pg-boss on PostgreSQL. */
 export const PEERS = Object.freeze(['bullmq', 'pgboss']);
-/** The workloads of WORKLOADS.md the report covers. */
-export const WORKLOADS = Object.freeze(['w1', 'w2', 'w3', 'w4', 'w5']);
+/**
+ * What the report covers: the workloads of WORKLOADS.md, then `space` (what a pending task takes in each store,
+ * store-space.mjs) and `ceilings` (what this machine allows without retryd's work: each store's insert alone,
+ * insert-floor.mjs, and W4's load through a bare relay, w4-ceiling.mjs), the figures issue 14's aims are read
+ * against.
+ */
+export const WORKLOADS = Object.freeze(['w1', 'w2', 'w3', 'w4', 'w5', 'space', 'ceilings']);
 /** The workloads whose scripts run a `--baseline` build beside the current one (the report's before and after). */
 export const BASELINE_WORKLOADS = Object.freeze(['w1', 'w4']);
 
@@ -21,6 +26,9 @@ const ARGS = {
     w3: ['--svg', 'none'],
     w4: [],
     w5: [],
+    space: ['--tasks', '100000'],
+    'insert-floor': [],
+    'w4-ceiling': [],
   },
   quick: {
     w1: ['--tasks', '300', '--rounds', '1'],
@@ -28,6 +36,9 @@ const ARGS = {
     w3: ['--tasks', '200', '--outage', '1', '--capacity', '200', '--limit', '200', '--svg', 'none'],
     w4: ['--seconds', '2', '--warmup', '1', '--rate', '500'],
     w5: ['--a-tasks', '2000', '--b-tasks', '10', '--settle', '0.5', '--a-window', '1'],
+    space: ['--tasks', '2000'],
+    'insert-floor': ['--batches', '2'],
+    'w4-ceiling': ['--seconds', '2', '--warmup', '1', '--rate', '500'],
   },
 };
 
@@ -37,10 +48,11 @@ const ARGS = {
  * the library); W3 two storms of about 25 s plus start-up; W4 10 s of warm-up, 60 s measured, and the drain; W5 two
  * variants of about 40 s (200,000 tasks enqueued, then B's 100 and the window after them).
  */
-const FULL_MINUTES = { w1PerContenderRound: 0.7, w2: 6, w3: 1.5, w4: 1.7, w5: 1.5 };
+const FULL_MINUTES = { w1PerContenderRound: 0.7, w2: 6, w3: 1.5, w4: 1.7, w5: 1.5, space: 0.7, 'insert-floor': 0.7, 'w4-ceiling': 1.4 };
 
 /**
- * The steps of a run, in order: `{ workload, store, args, minutes }`. W1 runs once with every store and peer side by
+ * The steps of a run, in order: `{ workload, script?, store, args, minutes }` (`script`: the file of bench/service/
+ * it runs, when not the workload's own). W1 runs once with every store and peer side by
  * side (its rounds rotate the order over all of them); W2–W5 run once per store. With `baseline` (another build's
  * `dist/cli/main.js`), W1 and W4 run that build too, beside the current one in every round (the report's before and
  * after), which doubles their retryd runs; W1 also runs the current build a second time (`--control`), whose ratio to
@@ -64,6 +76,26 @@ export function planRuns({ quick, stores = STORES, peers = PEERS, workloads = WO
         args: withBaseline(workload, ['--store', stores.join(','), '--only', only.join(','), ...ARGS[mode].w1]),
         minutes: quick ? 0.2 : FULL_MINUTES.w1PerContenderRound * rounds * contenders,
       });
+      continue;
+    }
+    if (workload === 'space') {
+      for (const store of stores) {
+        steps.push({ workload, script: 'store-space', store, args: ['--store', store, ...ARGS[mode].space], minutes: quick ? 0.2 : FULL_MINUTES.space });
+      }
+      continue;
+    }
+    if (workload === 'ceilings') {
+      for (const store of stores) {
+        steps.push({ workload, script: 'insert-floor', store, args: ['--store', store, ...ARGS[mode]['insert-floor']], minutes: quick ? 0.2 : FULL_MINUTES['insert-floor'] });
+      }
+      // The relay commits to disk as SQLite and PostgreSQL do; for Redis (no AOF: nothing on disk) it does not.
+      const relays = [
+        { store: stores.filter((s) => s !== 'redis').join(','), args: [] },
+        { store: stores.includes('redis') ? 'redis' : '', args: ['--no-sync'] },
+      ].filter((r) => r.store !== '');
+      for (const relay of relays) {
+        steps.push({ workload, script: 'w4-ceiling', store: relay.store, args: [...relay.args, ...ARGS[mode]['w4-ceiling']], minutes: quick ? 0.2 : FULL_MINUTES['w4-ceiling'] });
+      }
       continue;
     }
     const minutes = quick ? 0.2 : FULL_MINUTES[workload] * (baseline !== undefined && BASELINE_WORKLOADS.includes(workload) ? 2 : 1);

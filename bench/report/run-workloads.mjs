@@ -8,20 +8,22 @@ import { join } from 'node:path';
 import { ROOT } from './environment.mjs';
 
 /**
- * Runs one step: `node bench/service/<workload>.mjs <args> --json-file <tmp>`, its output shown (unless `quiet`) and
- * appended to `logFile`. Resolves to `{ workload, store, args, exitCode, seconds, data?, error? }`: a script that
- * fails its own checks exits 1 but still writes its figures, which the report shows with the failure.
+ * Runs one step: `node bench/service/<script, or else workload>.mjs <args> --json-file <tmp>`, its output shown
+ * (unless `quiet`) and appended to `logFile`. Resolves to `{ workload, script?, store, args, exitCode, seconds, data?,
+ * error? }`: a script that fails its own checks exits 1 but still writes its figures, which the report shows with
+ * the failure.
  */
 export async function runStep(step, { quiet = false, logFile } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'retryd-bench-report-'));
-  const jsonFile = join(dir, `${step.workload}.json`);
-  const script = join(ROOT, 'bench', 'service', `${step.workload}.mjs`);
+  const name = step.script ?? step.workload;
+  const jsonFile = join(dir, `${name}.json`);
+  const script = join(ROOT, 'bench', 'service', `${name}.mjs`);
   const started = performance.now();
   const log = (chunk) => {
     if (!quiet) process.stdout.write(chunk);
     if (logFile !== undefined) appendFileSync(logFile, chunk);
   };
-  log(`\n== ${step.workload} (${step.store}): node bench/service/${step.workload}.mjs ${step.args.join(' ')}\n`);
+  log(`\n== ${step.workload} (${step.store}): node bench/service/${name}.mjs ${step.args.join(' ')}\n`);
   const exitCode = await new Promise((resolve, reject) => {
     // The scripts resolve docs/ and the build from the repository's root.
     const child = spawn(process.execPath, [script, ...step.args, '--json-file', jsonFile], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -30,7 +32,7 @@ export async function runStep(step, { quiet = false, logFile } = {}) {
     child.on('error', reject);
     child.on('close', (code, signal) => resolve(code ?? (signal === null ? 1 : 128)));
   });
-  const result = { workload: step.workload, store: step.store, args: step.args, exitCode, seconds: (performance.now() - started) / 1000 };
+  const result = { workload: step.workload, ...(step.script === undefined ? {} : { script: step.script }), store: step.store, args: step.args, exitCode, seconds: (performance.now() - started) / 1000 };
   try {
     if (existsSync(jsonFile)) result.data = JSON.parse(readFileSync(jsonFile, 'utf8'));
     else result.error = `exit code ${exitCode} and no results written`;

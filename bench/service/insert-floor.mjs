@@ -1,12 +1,21 @@
 // What a store's insert of new tasks costs on this machine, with no HTTP, parsing or checks: the floor under the
 // enqueue rate (W6). Tasks like W1's (two headers, a small JSON body, an inline policy), 1,000 per insert.
 //
-//   node bench/service/insert-floor.mjs [--store sqlite|postgres] [--batches 40]
+//   node bench/service/insert-floor.mjs [--store sqlite|postgres|redis] [--batches 40] [--json-file FILE]
 //
 // SQLite: the store's `insertTasks` (synchronous=FULL, then NORMAL: the fsync's share), then the same rows through the
 // store's statement alone, and through a table of as many columns with no index (what binding the row costs).
-// PostgreSQL: the store's `insertTasks` (durable), then its statement with `synchronous_commit = off`, and the
-// statement's first step alone (reading the batch's positional arrays into rows). Build first: npm run build
+// PostgreSQL: the store's `insertTasks` (durable) with one call in flight, then two (the service keeps the store's
+// `concurrentInserts`, 2, in flight), then its statement with `synchronous_commit = off`, and the statement's first
+// step alone (reading the batch's positional arrays into rows). Schema `retryd_insert_floor`, dropped before and after.
+// Redis: the store's `insertTasks` (with the server's persistence as configured) with one call in flight, then two
+// (its `concurrentInserts`), under the key prefix `retryd-insert-floor`, whose keys are deleted before and after.
+// --batches: the inserts of each row (after one warm-up insert). Build first: npm run build
+//
+// --json-file FILE writes { machine, store, batches, rows: [{ what, kind, inFlight, usPerTask, tasksPerSec }],
+// ceilingTasksPerSec }: `what` is the printed label; `kind` 'store' for the store's own insertTasks at the service's
+// durability, 'part' for the rest; `inFlight` the calls in flight; `ceilingTasksPerSec` the most tasks/s of the 'store'
+// rows with no more in flight than the store's concurrentInserts (what the service's own writes can reach).
 
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -14,16 +23,21 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
+import { Redis } from 'ioredis';
 import pg from 'pg';
-import { CURRENT_DIST, printMachine } from './lib/report.mjs';
-import { POSTGRES_URL } from './lib/servers.mjs';
+import { CURRENT_DIST, inParallel, positiveIntOption, printMachine, writeJsonFile } from './lib/report.mjs';
+import { POSTGRES_URL, REDIS_URL, deleteKeys } from './lib/servers.mjs';
 import { newTaskMaker } from './lib/new-task.mjs';
 
-const { values: args } = parseArgs({ options: { store: { type: 'string', default: 'sqlite' }, batches: { type: 'string', default: '40' } } });
-const BATCHES = Number(args.batches);
+const { values: args } = parseArgs({
+  options: { store: { type: 'string', default: 'sqlite' }, batches: { type: 'string', default: '40' }, 'json-file': { type: 'string' } },
+});
+const STORES = ['sqlite', 'postgres', 'redis'];
+if (!STORES.includes(args.store)) throw new Error(`--store: expected sqlite, postgres or redis; got ${JSON.stringify(args.store)}`);
+const BATCHES = positiveIntOption(args, 'batches');
 const dist = (path) => import(join(CURRENT_DIST, path));
 const { openStore } = await dist('index.js');
-printMachine('machine');
+const machine = printMachine('machine');
 
 const { TASK_FIELDS } = await dist('domain/task-fields.js');
 const { targetKeyOf } = await dist('domain/target-key.js');
@@ -50,14 +64,33 @@ function newTask() {
 }
 const batches = () => Array.from({ length: BATCHES }, () => Array.from({ length: 1000 }, newTask));
 
-/** µs per task of `insert` over fresh batches (made before the clock starts), after one warm-up batch. */
-async function perTask(label, insert, make = batches) {
+/** The rows printed so far, for --json-file. */
+const rows = [];
+/** The service's own write pattern: the store's `concurrentInserts` inserts in flight (SQLite's store has none: 1). */
+let concurrentInserts = 1;
+
+/**
+ * µs per task of `insert` over fresh batches (made before the clock starts), after one warm-up batch, with `inFlight`
+ * calls kept running at once (each starts the next batch as it ends). `kind`: 'store' for the store's own insertTasks
+ * at the service's durability, 'part' for a piece of it.
+ */
+async function perTask(label, insert, { make = batches, inFlight = 1, kind = 'part' } = {}) {
   await insert(make()[0]);
   const work = make();
   const started = performance.now();
-  for (const batch of work) await insert(batch);
+  await inParallel(work.length, inFlight, (i) => insert(work[i]));
   const us = ((performance.now() - started) * 1000) / (work.length * 1000);
-  console.log(`${label.padEnd(72)} ${us.toFixed(1).padStart(6)} µs a task (${Math.round(1e6 / us).toLocaleString('en-US')} tasks/s)`);
+  const what = inFlight > 1 ? `${label}, ${inFlight} in flight` : label;
+  console.log(`${what.padEnd(72)} ${us.toFixed(1).padStart(6)} µs a task (${Math.round(1e6 / us).toLocaleString('en-US')} tasks/s)`);
+  rows.push({ what, kind, inFlight, usPerTask: us, tasksPerSec: 1e6 / us });
+}
+
+/** The store's insertTasks with one call in flight, then with each count up to its `concurrentInserts`. */
+async function storeInserts(label, store) {
+  concurrentInserts = store.concurrentInserts ?? 1;
+  for (let inFlight = 1; inFlight <= concurrentInserts; inFlight++) {
+    await perTask(label, (tasks) => store.insertTasks(tasks), { inFlight, kind: 'store' });
+  }
 }
 
 if (args.store === 'sqlite') {
@@ -65,7 +98,9 @@ if (args.store === 'sqlite') {
   try {
     for (const synchronous of ['FULL', 'NORMAL']) {
       const { store } = await openStore(`sqlite:${join(dir, `${synchronous}.db`)}`, { synchronous });
-      await perTask(`SQLite store insertTasks, synchronous=${synchronous}`, (tasks) => store.insertTasks(tasks));
+      // FULL is the service's own durability; NORMAL shows the fsync's share.
+      const kind = synchronous === 'FULL' ? 'store' : 'part';
+      await perTask(`SQLite store insertTasks, synchronous=${synchronous}`, (tasks) => store.insertTasks(tasks), { kind });
       await store.close();
     }
     // The store's own statement on the same schema, rows already mapped: what SQLite itself costs a row.
@@ -76,13 +111,13 @@ if (args.store === 'sqlite') {
     const { TASK_COLUMN_NAMES } = await dist('backends/sql/task-columns.js');
     const insert = db.prepare(`INSERT INTO tasks (${TASK_COLUMN_NAMES.join(', ')}, ended_at) VALUES (${TASK_COLUMN_NAMES.map(() => '?').join(', ')}, ?)
       ON CONFLICT (tenant_id, idempotency_key) DO NOTHING`);
-    const rows = () => batches().map((batch) => batch.map(taskToParams));
+    const mapped = () => batches().map((batch) => batch.map(taskToParams));
     const all = db.transaction((batch) => { for (const row of batch) insert.run(...row); });
-    await perTask(`the store's INSERT alone, rows mapped, ${columns.length} columns, 4 indexes, synchronous=OFF`, (batch) => all.immediate(batch), rows);
+    await perTask(`the store's INSERT alone, rows mapped, ${columns.length} columns, 4 indexes, synchronous=OFF`, (batch) => all.immediate(batch), { make: mapped });
     db.exec(`CREATE TABLE bare (${columns.map((c) => `${c} ANY`).join(', ')}) STRICT`);
     const bare = db.prepare(`INSERT INTO bare VALUES (${columns.map(() => '?').join(', ')})`);
     const allBare = db.transaction((batch) => { for (const row of batch) bare.run(...row); });
-    await perTask(`the same rows into a table of ${columns.length} columns and no index (binding a row)`, (batch) => allBare.immediate(batch), rows);
+    await perTask(`the same rows into a table of ${columns.length} columns and no index (binding a row)`, (batch) => allBare.immediate(batch), { make: mapped });
     db.close();
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -96,7 +131,7 @@ if (args.store === 'sqlite') {
     const url = new URL(POSTGRES_URL);
     url.searchParams.set('schema', schema);
     const { store } = await openStore(url.toString());
-    await perTask('PostgreSQL store insertTasks (durable: synchronous_commit=on)', (tasks) => store.insertTasks(tasks));
+    await storeInserts('PostgreSQL store insertTasks (durable: synchronous_commit=on)', store);
     await store.close();
     const { loadQueries } = await dist('backends/postgres/queries.js');
     const { insertTaskValues } = await dist('backends/postgres/insert-records.js');
@@ -105,15 +140,41 @@ if (args.store === 'sqlite') {
     await admin.query(`SET search_path TO ${schema}`);
     await admin.query('SET synchronous_commit = off');
     const records = () => batches().map(insertTaskValues);
-    await perTask('its insert-tasks statement, records made, synchronous_commit=off', (values) => admin.query({ name: 'insert', text, values: [...values, 'floor'] }), records);
+    await perTask('its insert-tasks statement, records made, synchronous_commit=off', (values) => admin.query({ name: 'insert', text, values: [...values, 'floor'] }), { make: records });
     // count(input.*) makes every column be read, as the INSERT reads them.
     const parse = `SELECT count(input.*) FROM (SELECT ${expandMacros('floor', '{{task_record_values}}')}
       FROM ROWS FROM (jsonb_array_elements($1::jsonb), json_array_elements($2::json)) AS r(task, texts)) AS input`;
-    await perTask("the statement's first step alone (the batch's arrays read into rows)", (values) => admin.query({ name: 'parse', text: parse, values }), records);
+    await perTask("the statement's first step alone (the batch's arrays read into rows)", (values) => admin.query({ name: 'parse', text: parse, values }), { make: records });
   } finally {
     await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
     await admin.end();
   }
-} else {
-  throw new Error(`--store must be sqlite or postgres, got ${args.store}`);
+} else if (args.store === 'redis') {
+  // A fixed prefix, emptied before and after (its keys are `{prefix}:…` and `{prefix:partition}:…`; see keys.ts).
+  const prefix = 'retryd-insert-floor';
+  const pattern = `{${prefix}[:}]*`;
+  const admin = new Redis(REDIS_URL);
+  await deleteKeys(admin, pattern);
+  try {
+    const url = new URL(REDIS_URL);
+    url.searchParams.set('prefix', prefix);
+    const { store } = await openStore(url.toString());
+    try {
+      await storeInserts(`Redis store insertTasks (persistence: ${store.durabilityMode})`, store);
+    } finally {
+      await store.close();
+    }
+  } finally {
+    await deleteKeys(admin, pattern);
+    await admin.quit();
+  }
 }
+
+const ceiling = rows.filter((r) => r.kind === 'store' && r.inFlight <= concurrentInserts);
+writeJsonFile(args['json-file'], {
+  machine,
+  store: args.store,
+  batches: BATCHES,
+  rows,
+  ceilingTasksPerSec: Math.max(...ceiling.map((r) => r.tasksPerSec)),
+});

@@ -2,6 +2,7 @@
 // "What a task costs in each store").
 //
 //   node bench/service/store-space.mjs [--store sqlite,postgres,redis] [--tasks 100000] [--dist PATH/dist]
+//                                      [--json-file FILE]
 //
 // Enqueues --tasks W2-like tasks (due in an hour, each with its own idempotency key, one header and a small JSON
 // body, the service's default policy) through the built TaskService, 1,000 a batch, into a fresh store: SQLite, a
@@ -13,6 +14,9 @@
 // with MEMORY USAGE of each kind of key per task: a task's hash and its data string, measured on a sample of 200
 // tasks; the rest is their share of the partition's sets and hashes), and the total.
 // The build is packages/server/dist or --dist. Build it first: npm run build
+//
+// --json-file FILE writes { machine, tasks, stores: [{ store, rows: [{ name, bytesPerTask }], totalBytesPerTask }] }:
+// store 'sqlite', 'postgres' or 'redis', a row for each line printed (bytes ÷ tasks, unrounded), and the total.
 
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -23,6 +27,7 @@ import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { Redis } from 'ioredis';
+import { machine, writeJsonFile } from './lib/report.mjs';
 import { deleteKeys } from './lib/servers.mjs';
 
 const { values: args } = parseArgs({
@@ -30,11 +35,14 @@ const { values: args } = parseArgs({
     store: { type: 'string', default: 'sqlite,postgres,redis' },
     tasks: { type: 'string', default: '100000' },
     dist: { type: 'string', default: join(import.meta.dirname, '..', '..', 'packages', 'server', 'dist') },
+    'json-file': { type: 'string' },
     help: { type: 'boolean', default: false },
   },
 });
 if (args.help) {
-  console.log('node bench/service/store-space.mjs [--store sqlite,postgres,redis] [--tasks 100000] [--dist PATH/dist]');
+  console.log(
+    'node bench/service/store-space.mjs [--store sqlite,postgres,redis] [--tasks 100000] [--dist PATH/dist] [--json-file FILE]',
+  );
   process.exit(0);
 }
 const TASKS = Number(args.tasks);
@@ -66,7 +74,11 @@ async function fill(url) {
   }
 }
 
-function print(label, rows) {
+/** Each store's figures, for --json-file. */
+const stores = [];
+
+/** Prints a store's rows (bytes of each table, index or kind of key) per task, and keeps them for --json-file. */
+function print(store, label, rows) {
   console.log(`\n${label}, ${TASKS} pending tasks: bytes per task`);
   let total = 0;
   for (const row of rows) {
@@ -75,6 +87,8 @@ function print(label, rows) {
     console.log(`  ${row.name.padEnd(26)} ${String(Math.round(row.bytes / TASKS)).padStart(5)}${extra}`);
   }
   console.log(`  ${'total'.padEnd(26)} ${String(Math.round(total / TASKS)).padStart(5)}`);
+  const perTask = rows.map((row) => ({ name: row.name, bytesPerTask: row.bytes / TASKS }));
+  stores.push({ store, rows: perTask, totalBytesPerTask: total / TASKS });
 }
 
 async function sqlite() {
@@ -89,7 +103,7 @@ async function sqlite() {
         .prepare('SELECT name, SUM(pgsize) AS bytes, SUM(payload) AS payload FROM dbstat GROUP BY name ORDER BY bytes DESC')
         .all()
         .filter((row) => row.bytes >= TASKS / 2);
-      print('SQLite', rows);
+      print('sqlite', 'SQLite', rows);
     } finally {
       db.close();
     }
@@ -119,7 +133,7 @@ async function postgres() {
        ORDER BY bytes DESC`,
       [schema],
     );
-    print('PostgreSQL', rows.filter((row) => row.bytes >= TASKS / 2));
+    print('postgres', 'PostgreSQL', rows.filter((row) => row.bytes >= TASKS / 2));
   } finally {
     await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
     await client.end();
@@ -145,7 +159,7 @@ async function redis() {
     };
     const hash = await usage('task');
     const data = await usage('data');
-    print('Redis (used_memory)', [
+    print('redis', 'Redis (used_memory)', [
       { name: 'task:<id> (hash)', bytes: hash },
       { name: 'data:<id> (string)', bytes: data },
       { name: 'sets and hashes by task', bytes: total - hash - data },
@@ -162,3 +176,4 @@ for (const store of args.store.split(',')) {
   else if (store === 'redis') await redis();
   else throw new Error(`--store: expected sqlite, postgres or redis, got ${JSON.stringify(store)}`);
 }
+writeJsonFile(args['json-file'], { machine: machine(), tasks: TASKS, stores });

@@ -3,11 +3,18 @@
 // relay pays here (a commit, loopback HTTP, three processes on the machine's cores) and what its scheduling adds.
 //
 //   node bench/service/w4-ceiling.mjs [--seconds 60] [--warmup 10] [--rate 2000] [--per-tick 20] [--rounds 1]
+//                                     [--no-sync] [--json-file FILE]
 //
 // The relay parses each batch, appends it to a log file and fdatasyncs it, answers, and sends every task to the
 // downstream at once; each answer is appended and fdatasync'd too. Commits are grouped per turn of the event loop, as
 // retryd's SQLite store commits. No validation, idempotency, leases or retries: a floor that no product meets, but
-// one that shows what the machine allows.
+// one that shows what the machine allows. --no-sync: the relay appends but never fdatasyncs (the ceiling for a store
+// that commits nothing to disk, such as Redis without AOF).
+//
+// --json-file FILE writes { machine, sync, rate, seconds, perTick, rounds: [{ lag, missing, cpuMsPerTask, lateTicks,
+// ticks }], lag }: each round's dispatch lag in ms as summarize() gives it ({ n, min, p50, p99, max, mean }), the tasks
+// that never arrived, the relay's CPU ms a task, the batches sent > 2 ms late of those sent; the top-level `lag` is
+// the round's with the median p99.
 
 import { fork } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -17,7 +24,7 @@ import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
 import { startDownstream } from './lib/downstream-client.mjs';
 import { lagsOf, sendDueNow } from './lib/dispatch-lag.mjs';
-import { fmt, printDiskSync, printMachine, summarize } from './lib/report.mjs';
+import { fmt, printDiskSync, printMachine, summarize, writeJsonFile } from './lib/report.mjs';
 
 const { values: args } = parseArgs({
   options: {
@@ -26,6 +33,8 @@ const { values: args } = parseArgs({
     rate: { type: 'string', default: '2000' },
     'per-tick': { type: 'string', default: '20' },
     rounds: { type: 'string', default: '1' },
+    'no-sync': { type: 'boolean', default: false },
+    'json-file': { type: 'string' },
   },
 });
 const seconds = Number(args.seconds);
@@ -34,10 +43,12 @@ const perTick = Number(args['per-tick']);
 const tickMs = (1000 * perTick) / rate;
 const total = Math.round(seconds * rate);
 const ROUNDS = Number(args.rounds);
+const sync = !args['no-sync'];
 
-printMachine('machine', { build: false });
-await printDiskSync();
-console.log(`W4 ceiling: a bare durable relay, ${fmt(rate)} tasks/s (${perTick} every ${tickMs} ms) for ${seconds} s, after ${args.warmup} s of warm-up\n`);
+const machine = printMachine('machine', { build: false });
+machine.diskSync = await printDiskSync();
+const relayKind = sync ? 'a bare durable relay' : 'a bare relay that never fdatasyncs its log (--no-sync)';
+console.log(`W4 ceiling: ${relayKind}, ${fmt(rate)} tasks/s (${perTick} every ${tickMs} ms) for ${seconds} s, after ${args.warmup} s of warm-up\n`);
 
 /** CPU ms a process has used so far (user + system). */
 function cpuMs(pid) {
@@ -46,7 +57,8 @@ function cpuMs(pid) {
 }
 
 async function startRelay(logFile) {
-  const child = fork(join(import.meta.dirname, 'lib', 'bare-relay.mjs'), [logFile], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const argv = sync ? [logFile] : [logFile, 'nosync'];
+  const child = fork(join(import.meta.dirname, 'lib', 'bare-relay.mjs'), argv, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const port = await new Promise((resolve, reject) => {
     child.on('message', (m) => m.event === 'listening' && resolve(m.port));
     child.once('exit', (code) => reject(new Error(`the relay exited with ${code}`)));
@@ -65,6 +77,8 @@ async function startRelay(logFile) {
   };
 }
 
+/** Each round's figures, for --json-file. */
+const rounds = [];
 const ds = await startDownstream();
 const target = `${ds.url}/w4`;
 try {
@@ -92,8 +106,9 @@ try {
       const cpu = cpuMs(relay.pid) - cpu0;
       const { lags, missing } = lagsOf(sent.created, await ds.arrivals());
       const lag = summarize(lags);
+      rounds.push({ lag, missing, cpuMsPerTask: cpu / total, lateTicks: sent.schedule.lateTicks, ticks: sent.schedule.ticks });
       console.log(
-        `bare relay${ROUNDS > 1 ? ` round ${round + 1}` : ''}: sent ${fmt(total)} tasks at ${fmt(total / (sent.ms / 1000))} tasks/s ` +
+        `bare relay (${sync ? 'fdatasync' : 'no fdatasync'})${ROUNDS > 1 ? ` round ${round + 1}` : ''}: sent ${fmt(total)} tasks at ${fmt(total / (sent.ms / 1000))} tasks/s ` +
           `(${sent.schedule.lateTicks} of ${fmt(sent.schedule.ticks)} batches sent > 2 ms late); enqueue round trip p50 ` +
           `${fmt(sent.latency.p50, 2)} ms, p99 ${fmt(sent.latency.p99, 2)} ms; lag p50 ${fmt(lag.p50, 2)} / p99 ${fmt(lag.p99, 2)} / ` +
           `max ${fmt(lag.max, 1)} ms; ${fmt(missing)} never arrived; CPU ${fmt(cpu / total, 3)} ms per task`,
@@ -106,3 +121,15 @@ try {
 } finally {
   await ds.close();
 }
+
+// The round with the median p99 (the upper middle of an even count) stands for the run.
+const byP99 = [...rounds].sort((a, b) => a.lag.p99 - b.lag.p99);
+writeJsonFile(args['json-file'], {
+  machine,
+  sync,
+  rate,
+  seconds,
+  perTick,
+  rounds,
+  lag: byP99[Math.floor(byP99.length / 2)]?.lag,
+});

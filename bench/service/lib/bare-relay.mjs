@@ -1,6 +1,11 @@
 // The W4 ceiling: the least a durable relay must do, with none of retryd's scheduling. Run in its own process by
 // ../w4-ceiling.mjs, as retryd runs in its own.
 //
+//   node bench/service/lib/bare-relay.mjs LOG_FILE [nosync]
+//
+// `nosync`: append to the log but never fdatasync it (the ceiling for a store that commits nothing to disk, such as
+// Redis without AOF); the grouping per turn of the event loop stays.
+//
 // POST /retry-tasks/batch { tasks: [{ targetUrl, method, headers, body, idempotencyKey }] }:
 //   1. parse the JSON, stamp each task's due time (now, whole ms, as retryd does);
 //   2. append the batch to a log file and fdatasync it (the durable commit, grouped per turn of the event loop);
@@ -14,6 +19,7 @@ import { createServer } from 'node:http';
 import { Agent, request } from 'undici';
 
 const log = openSync(process.argv[2], 'a');
+const sync = process.argv[3] !== 'nosync';
 const agent = new Agent({ connections: 64, keepAliveTimeout: 60_000 });
 
 /**
@@ -31,7 +37,7 @@ function flush() {
   const batch = pending;
   pending = [];
   writeSync(log, batch.map((p) => p.line).join(''));
-  fdatasyncSync(log);
+  if (sync) fdatasyncSync(log);
   for (const p of batch) p.resolve();
 }
 
