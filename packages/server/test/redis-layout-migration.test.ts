@@ -4,6 +4,7 @@ import type { RetryTask } from '../src/domain/task.js';
 import { PartitionKeys, globalKeys, sortKeyOf } from '../src/backends/redis/keys.js';
 import { LAYOUT_VERSION } from '../src/backends/redis/layout-migration.js';
 import { RedisStore } from '../src/backends/redis/redis-store.js';
+import { DATA_FIELDS } from '../src/backends/redis/task-codec.js';
 import { T0, makeAttempt, makeTask, retryOutcome } from './fixtures/tasks.js';
 import { REDIS_URL, dropPrefixes, freshPrefix } from './redis-harness.js';
 import { admin, closeOpened, expectIndexesExact, opened } from './redis-store-harness.js';
@@ -153,6 +154,38 @@ describe('Redis layout migration from layout 3', () => {
     await expectIndexesExact(client, k);
     const listed = await store.listTasks({ tenantId: 'default', policyId: 'gentle', limit: 10 });
     expect(listed.items.map((t) => t.taskId).sort()).toEqual(tasks.map((t) => t.taskId).sort());
+  });
+});
+
+describe('Redis layout migration from layout 4', () => {
+  it('rewrites nothing, raises the version, and reads the data JSON objects of layout 4 as before', async () => {
+    const prefix = freshPrefix();
+    const client = admin();
+    const before = await opened(new RedisStore({ url: REDIS_URL, prefix }));
+    const tasks = [
+      makeTask({ policyId: null, policy: { maxAttempts: 2 } as never, traceContext: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' }),
+      makeTask({ tenantId: 'other', body: null, sensitiveBody: true }),
+    ];
+    await before.insertTasks(tasks);
+    await before.close();
+    // The data as layout 4 wrote it: one object, every field by name (those holding nothing left out).
+    for (const task of tasks) {
+      const k = new PartitionKeys(prefix, task.tenantId);
+      const layout4 = Object.fromEntries(DATA_FIELDS.flatMap((name) => (task[name] === null || task[name] === false ? [] : [[name, task[name]]])));
+      await client.set(k.data(task.taskId), JSON.stringify(layout4));
+    }
+    await client.set(globalKeys(prefix).layout, '4');
+    const written = await Promise.all(tasks.map((t) => client.get(new PartitionKeys(prefix, t.tenantId).data(t.taskId))));
+
+    const store = await opened(new RedisStore({ url: REDIS_URL, prefix }));
+    expect(await client.get(globalKeys(prefix).layout)).toBe(String(LAYOUT_VERSION));
+    expect(await Promise.all(tasks.map((t) => client.get(new PartitionKeys(prefix, t.tenantId).data(t.taskId))))).toEqual(written);
+    for (const task of tasks) expect(await store.getTask(task.tenantId, task.taskId)).toEqual(task);
+    // A new task next to them is written as an array.
+    const fresh = makeTask();
+    await store.insertTasks([fresh]);
+    expect(JSON.parse((await client.get(new PartitionKeys(prefix, 'default').data(fresh.taskId))) ?? '')).toBeInstanceOf(Array);
+    expect(await store.getTask('default', fresh.taskId)).toEqual(fresh);
   });
 });
 

@@ -2,7 +2,17 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { API_KEY_FIELDS } from '../src/backends/redis/access-store.js';
 import { GATE_FIELDS } from '../src/backends/redis/target-gate.js';
-import { OUTCOME_FIELDS, STATE_FIELDS, decodeTask, encodeTaskData, encodeTaskState } from '../src/backends/redis/task-codec.js';
+import {
+  DATA_ARRAY_FIELDS,
+  DATA_FIELDS,
+  OUTCOME_FIELDS,
+  STATE_FIELDS,
+  dataWithSealedParts,
+  decodeTask,
+  encodeTaskData,
+  encodeTaskState,
+  sealedPartsOfData,
+} from '../src/backends/redis/task-codec.js';
 import { T0, makeTask } from './fixtures/tasks.js';
 
 describe('Redis store: one definition of a task, and the Lua scripts that spell it out', () => {
@@ -21,10 +31,10 @@ describe('Redis store: one definition of a task, and the Lua scripts that spell 
     const values = JSON.parse(encodeTaskState(task)) as (string | false)[];
     const state = values.slice(0, STATE_FIELDS.length);
     expect(values.slice(STATE_FIELDS.length)).toEqual([task.taskId, task.idempotencyKey]);
-    expect(Object.keys(JSON.parse(json) as object)).toEqual([
-      'tenantId', 'taskId', 'idempotencyKey', 'requestHash', 'targetUrl', 'method', 'headers', 'body', 'bodyRef', 'policy',
-      'createdAt', 'traceContext', 'sensitiveBody',
-    ]);
+    // The data JSON (layout 5): the values in row order, without the tenant, the id and createdAt (the partition's and
+    // the listing key's).
+    expect(DATA_ARRAY_FIELDS).toEqual(['idempotencyKey', 'requestHash', 'targetUrl', 'method', 'headers', 'body', 'bodyRef', 'policy', 'traceContext', 'sensitiveBody']);
+    expect(JSON.parse(json)).toEqual(DATA_ARRAY_FIELDS.map((name) => task[name]));
     expect(state).toHaveLength(STATE_FIELDS.length);
     expect(state[STATE_FIELDS.indexOf('target')]).toBe('https://api.example.com');
     expect(state[STATE_FIELDS.indexOf('policyId')]).toBe(false);
@@ -33,25 +43,51 @@ describe('Redis store: one definition of a task, and the Lua scripts that spell 
     // What a script returns for it (task_reply): the values as a JSON array, false where absent, as cjson writes it
     // (it escapes `/` too).
     const reply = JSON.stringify(state).replaceAll('/', '\\/');
-    expect(decodeTask([reply, json])).toEqual(task);
+    expect(decodeTask([reply, json], task.tenantId)).toEqual(task);
+    // Layout 4 wrote an object with every field by name, the ids and createdAt included: it reads the same.
+    const layout4 = Object.fromEntries(DATA_FIELDS.map((name) => [name, task[name]]));
+    expect(decodeTask([reply, JSON.stringify(layout4)], 'ignored')).toEqual(task);
     // A task stored before sensitiveBody existed has no such property in its JSON: it reads as false.
-    const { sensitiveBody: _, ...older } = JSON.parse(json) as Record<string, unknown>;
-    expect(decodeTask([reply, JSON.stringify(older)]).sensitiveBody).toBe(false);
-    expect(decodeTask([reply, JSON.stringify({ ...older, sensitiveBody: true })]).sensitiveBody).toBe(true);
+    const { sensitiveBody: _, ...older } = layout4;
+    expect(decodeTask([reply, JSON.stringify(older)], 'ignored').sensitiveBody).toBe(false);
+    expect(decodeTask([reply, JSON.stringify({ ...older, sensitiveBody: true })], 'ignored').sensitiveBody).toBe(true);
   });
 
-  it('leaves out of the data JSON the fields that hold nothing, and reads them back, as from JSON that spells them out', () => {
+  it('leaves off the end of the data JSON the fields that hold nothing, and reads them back, as from JSON that spells them out', () => {
     const task = makeTask({ body: '', bodyRef: null, policy: null, traceContext: null, sensitiveBody: false });
     const json = encodeTaskData(task);
-    // An empty body is a body: only null and false are left out.
-    expect(Object.keys(JSON.parse(json) as object)).toEqual([
-      'tenantId', 'taskId', 'idempotencyKey', 'requestHash', 'targetUrl', 'method', 'headers', 'body', 'createdAt',
-    ]);
     const reply = JSON.stringify(JSON.parse(encodeTaskState(task)).slice(0, STATE_FIELDS.length)).replaceAll('/', '\\/');
-    expect(decodeTask([reply, json])).toEqual(task);
-    // As tasks stored before wrote them: every field, null and false included.
-    const spelt = JSON.stringify({ ...(JSON.parse(json) as object), bodyRef: null, policy: null, traceContext: null, sensitiveBody: false });
-    expect(decodeTask([reply, spelt])).toEqual(task);
+    // An empty body is a body: only null and false are left out.
+    expect(JSON.parse(json)).toEqual([task.idempotencyKey, task.requestHash, task.targetUrl, task.method, task.headers, '']);
+    expect(decodeTask([reply, json], task.tenantId)).toEqual(task);
+    // Written out to the end, null and false included, it reads the same.
+    expect(decodeTask([reply, JSON.stringify([...(JSON.parse(json) as unknown[]), null, null, null, false])], task.tenantId)).toEqual(task);
+    // A null body with nothing after it is cut too; one before a field that holds something is written null.
+    const bodiless = makeTask({ body: null, bodyRef: null, policy: null, traceContext: null, sensitiveBody: false });
+    expect((JSON.parse(encodeTaskData(bodiless)) as unknown[]).length).toBe(5);
+    const referenced = makeTask({ body: null, bodyRef: 'default/b1', policy: null, traceContext: null, sensitiveBody: false });
+    expect((JSON.parse(encodeTaskData(referenced)) as unknown[]).slice(5)).toEqual([null, 'default/b1']);
+    for (const t of [bodiless, referenced]) {
+      const r = JSON.stringify(JSON.parse(encodeTaskState(t)).slice(0, STATE_FIELDS.length));
+      expect(decodeTask([r, encodeTaskData(t)], t.tenantId)).toEqual(t);
+    }
+    // As layout 4 wrote them: an object with every field, null and false included.
+    const spelt = JSON.stringify(Object.fromEntries(DATA_FIELDS.map((name) => [name, task[name]])));
+    expect(decodeTask([reply, spelt], 'ignored')).toEqual(task);
+  });
+
+  it("replaces a data JSON's headers and body in the form it was written in", () => {
+    const task = makeTask({ policy: { maxAttempts: 2 } as never, traceContext: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' });
+    const headers = { 'content-type': 'text/plain' };
+    const array = encodeTaskData(task);
+    expect(sealedPartsOfData(array)).toEqual({ headers: task.headers, body: task.body });
+    const resealed = JSON.parse(dataWithSealedParts(array, headers, 'sealed')) as unknown[];
+    expect(resealed).toEqual(DATA_ARRAY_FIELDS.map((name) => (name === 'headers' ? headers : name === 'body' ? 'sealed' : task[name])).slice(0, resealed.length));
+    const object = JSON.stringify(Object.fromEntries(DATA_FIELDS.map((name) => [name, task[name]])));
+    expect(sealedPartsOfData(object)).toEqual({ headers: task.headers, body: task.body });
+    const rewritten = JSON.parse(dataWithSealedParts(object, headers, null)) as Record<string, unknown>;
+    expect(Object.keys(rewritten)).toEqual(DATA_FIELDS);
+    expect(rewritten).toEqual({ ...(JSON.parse(object) as object), headers, body: null });
   });
 
   it('fails when a Lua field list, a field name in a script or an outcome order disagrees with the TypeScript definition', () => {

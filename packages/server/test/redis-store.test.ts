@@ -232,7 +232,7 @@ describe('RedisStore', () => {
   });
 
   it('orders listing keys like (createdAt, taskId) and reads createdAt back exactly', () => {
-    const times = [-5.5, 0, 0.125, 1, T0, T0 + 0.375, 2 ** 53];
+    const times = [-Number.MAX_VALUE, -T0 - 0.375, -5.5, -5e-324, 0, 5e-324, 0.125, 1, T0, T0 + 0.375, 2 ** 53, Number.MAX_VALUE];
     const keys = times.map((t) => sortKeyOf(t, 'id'));
     expect([...keys].sort()).toEqual(keys);
     expect(keys.map(createdAtOfSortKey)).toEqual(times);

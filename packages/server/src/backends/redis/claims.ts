@@ -41,7 +41,8 @@ export async function claimFairly(
     const k = partitions[0] as PartitionKeys;
     const after = options.after?.tenantId === tenantOfPartition(k.partition) ? options.after.targetKey : '';
     const { keys, args } = callOf(k, [after]);
-    return ((await runScript(client, 'claimDue', keys, args)) as TaskReply[]).map(decodeTask);
+    const tenantId = tenantOfPartition(k.partition);
+    return ((await runScript(client, 'claimDue', keys, args)) as TaskReply[]).map((reply) => decodeTask(reply, tenantId));
   }
 
   const queues = await readyQueues(client, partitions, now, options.limit, skip);
@@ -53,13 +54,17 @@ export async function claimFairly(
   const slots = served.map((queue) => Array.from({ length: Math.min(queue.due, share) }, () => queue));
   for (const queue of dealRoundRobin(slots, options.limit)) taken.set(queue, (taken.get(queue) ?? 0) + 1);
 
-  const calls = partitions.flatMap((k) => {
+  const called = partitions.filter((k) => served.some((q) => q.keys === k && taken.has(q)));
+  const calls = called.map((k) => {
     const pairs = served.filter((q) => q.keys === k && taken.has(q)).flatMap((q) => [q.targetKey, taken.get(q) as number]);
-    return pairs.length === 0 ? [] : [callOf(k, ['', ...pairs])];
+    return callOf(k, ['', ...pairs]);
   });
   // A partition lost between the two round trips may have leased tasks whose reply never came: they are reaped when
   // their leases lapse, as after any lost reply.
-  const claimed = (await runEach(client, 'claimDue', calls, skip)).flatMap((reply) => ((reply ?? []) as TaskReply[]).map(decodeTask));
+  const claimed = (await runEach(client, 'claimDue', calls, skip)).flatMap((reply, i) => {
+    const tenantId = tenantOfPartition((called[i] as PartitionKeys).partition);
+    return ((reply ?? []) as TaskReply[]).map((task) => decodeTask(task, tenantId));
+  });
   // Dealt again across partitions, in ring order: each queue's tasks came back earliest due first.
   const byQueue = new Map<string, RetryTask[]>(served.map((q) => [queueId(q), []]));
   for (const task of claimed) byQueue.get(queueId(task))?.push(task);

@@ -3,6 +3,7 @@ import type { RedisClient } from './connection.js';
 import type { RetryTask } from '../../domain/task.js';
 import { fanOut, runEach } from './fan-out.js';
 import type { ScriptCall, SkipPartition } from './fan-out.js';
+import { tenantOfPartition } from './keys.js';
 import type { PartitionKeys } from './keys.js';
 import { decodeTask } from './task-codec.js';
 import type { TaskReply } from './task-codec.js';
@@ -52,7 +53,10 @@ export async function expiredLeases(
   skip?: SkipPartition,
 ): Promise<RetryTask[]> {
   const calls = partitions.map((k): ScriptCall => ({ keys: [k.leases], args: [k.base, String(now), limit] }));
-  const tasks = (await runEach(client, 'readLeases', calls, skip)).flatMap((reply) => ((reply ?? []) as TaskReply[]).map(decodeTask));
+  const tasks = (await runEach(client, 'readLeases', calls, skip)).flatMap((reply, i) => {
+    const tenantId = tenantOfPartition((partitions[i] as PartitionKeys).partition);
+    return ((reply ?? []) as TaskReply[]).map((task) => decodeTask(task, tenantId));
+  });
   if (calls.length > 1) tasks.sort((a, b) => (a.leaseExpiresAt ?? 0) - (b.leaseExpiresAt ?? 0));
   return tasks.slice(0, limit);
 }

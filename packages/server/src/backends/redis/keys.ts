@@ -218,10 +218,23 @@ export function taskIdOfSortKey(sortKey: string): string {
   return sortKey.slice(16);
 }
 
-/** The `createdAt` a listing key (see {@link sortKeyOf}) was made from. */
+/** Scratch for {@link createdAtOfSortKey}: the eight bytes of one double. */
+const DOUBLE = new DataView(new ArrayBuffer(8));
+
+/**
+ * The `createdAt` a listing key (see {@link sortKeyOf}) was made from. Read as two 32-bit halves into a reused
+ * buffer: every task the Redis store reads (each claim's) takes its `createdAt` from here, so no Buffer is made.
+ */
 export function createdAtOfSortKey(sortKey: string): number {
-  const bytes = Buffer.from(sortKey.slice(0, 16), 'hex');
-  if ((bytes[0] ?? 0) & 0x80) bytes[0] = (bytes[0] ?? 0) ^ 0x80;
-  else for (let i = 0; i < 8; i++) bytes[i] = ~(bytes[i] ?? 0) & 0xff;
-  return bytes.readDoubleBE(0);
+  let high = Number.parseInt(sortKey.slice(0, 8), 16);
+  let low = Number.parseInt(sortKey.slice(8, 16), 16);
+  // The order trick of sortKeyOf undone: a set top bit was a positive number's flipped sign bit, else every bit flipped.
+  if (high >= 0x80000000) high -= 0x80000000;
+  else {
+    high = ~high >>> 0;
+    low = ~low >>> 0;
+  }
+  DOUBLE.setUint32(0, high);
+  DOUBLE.setUint32(4, low);
+  return DOUBLE.getFloat64(0);
 }

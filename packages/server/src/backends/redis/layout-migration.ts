@@ -15,7 +15,10 @@ import { hashFieldOf } from './task-codec.js';
 // queue per target (`due:<target>`), the `ready`, `holds` and `targets` keys, and `target` in every task's hash.
 // Layout 3: a gate hash per target (`gate:<target>`: its hold, limits, token bucket and in-flight count) in place
 // of `holds` (see keys.ts). Layout 4: no listing set per policy and status (`ps:<status>:<policyId>`): a listing by
-// policy filters the status sets. The version lives in `{prefix}:layout`; its absence means layout 1 (or no data yet).
+// policy filters the status sets. Layout 5: new tasks' data JSON is an array without the tenant, the id and
+// `createdAt` (task-codec.ts DATA_ARRAY_FIELDS); nothing is rewritten, since the store reads layout 4's objects as
+// they are, but the version says that data an older retryd could not read may be there. The version lives in
+// `{prefix}:layout`; its absence means layout 1 (or no data yet).
 //
 // `init()` of every instance calls `ensureLayout`. The first one to take the lock (`SET NX PX`, renewed as it goes)
 // migrates every partition; the others wait until the version is written, and take over if the migrating instance
@@ -23,7 +26,7 @@ import { hashFieldOf } from './task-codec.js';
 // stopped first: they would go on writing layout 1.
 
 /** The layout this version of the store reads and writes. */
-export const LAYOUT_VERSION = 4;
+export const LAYOUT_VERSION = 5;
 
 /** How long the lock outlives its holder's last sign of life, in ms. */
 const LOCK_MS = 30_000;

@@ -218,7 +218,7 @@ export class RedisStore implements Store, AdminReads, TargetStateStore {
         return { keys: [k.idem, k.leases, k.counts, k.ready, k.targets], args };
       });
       return replies.map((r, i): InsertResult =>
-        r === 1 ? { kind: 'inserted', task: tasks[i] as RetryTask } : { kind: 'duplicate', task: decodeTask(r as TaskReply) },
+        r === 1 ? { kind: 'inserted', task: tasks[i] as RetryTask } : { kind: 'duplicate', task: decodeTask(r as TaskReply, (tasks[i] as RetryTask).tenantId) },
       );
     });
   }
@@ -238,12 +238,12 @@ export class RedisStore implements Store, AdminReads, TargetStateStore {
 
   async cancelTask(ref: TaskRef, now: number): Promise<TransitionResult> {
     const k = this.#keysOf(partitionOfTenant(ref.tenantId));
-    return this.#transition('cancelTask', [k.leases, k.counts, k.ready], [k.base, ref.taskId, String(now), ...CANCEL_MOVES]);
+    return this.#transition(ref.tenantId, 'cancelTask', [k.leases, k.counts, k.ready], [k.base, ref.taskId, String(now), ...CANCEL_MOVES]);
   }
 
   async requestCancel(ref: TaskRef, now: number): Promise<TransitionResult> {
     const k = this.#keysOf(partitionOfTenant(ref.tenantId));
-    return this.#transition('requestCancel', [k.task(ref.taskId)], [k.base, ref.taskId, String(now), ...REQUEST_CANCEL_FROM]);
+    return this.#transition(ref.tenantId, 'requestCancel', [k.task(ref.taskId)], [k.base, ref.taskId, String(now), ...REQUEST_CANCEL_FROM]);
   }
 
   async replayTask(ref: TaskRef, change: ReplayChange): Promise<TransitionResult> {
@@ -260,7 +260,7 @@ export class RedisStore implements Store, AdminReads, TargetStateStore {
       ...wake,
       ...REPLAY_MOVES,
     ];
-    return this.#transition('replayTask', [k.leases, k.counts, k.ready], args);
+    return this.#transition(ref.tenantId, 'replayTask', [k.leases, k.counts, k.ready], args);
   }
 
   // ---- scheduling ----------------------------------------------------------------------------------
@@ -410,17 +410,17 @@ export class RedisStore implements Store, AdminReads, TargetStateStore {
   }
 
   /** Runs a named transition's script; each replies `{ 'applied' | 'refused', task }` or `{ 'not_found' }`. */
-  async #transition(name: ScriptName, keys: readonly string[], args: readonly (string | number)[]): Promise<TransitionResult> {
+  async #transition(tenantId: string, name: ScriptName, keys: readonly string[], args: readonly (string | number)[]): Promise<TransitionResult> {
     const reply = (await this.#run(() => runScript(this.#client, name, keys, args))) as ['not_found'] | ['applied' | 'refused', TaskReply];
     if (reply[0] === 'not_found') return { kind: 'not_found' };
-    return { kind: reply[0], task: decodeTask(reply[1]) };
+    return { kind: reply[0], task: decodeTask(reply[1], tenantId) };
   }
 
   async #read(tenantId: string, by: 'id' | 'key', values: readonly string[]): Promise<(RetryTask | undefined)[]> {
     if (values.length === 0) return [];
     const k = this.#keysOf(partitionOfTenant(tenantId));
     const reply = (await this.#run(() => runScript(this.#client, 'getTasks', [k.idem], [k.base, by, ...values]))) as (TaskReply | null)[];
-    return reply.map((r) => (r === null ? undefined : decodeTask(r)));
+    return reply.map((r) => (r === null ? undefined : decodeTask(r, tenantId)));
   }
 
   /** The first arguments of a script that may publish a wake-up: base, channel, message. */

@@ -8,6 +8,7 @@ import { translateError } from './errors.js';
 import { partitionOf, partitionOfTenant, sortKeyOf, taskIdOfSortKey, tenantOfPartition, type PartitionKeys } from './keys.js';
 import type { PartitionRegistry } from './partitions.js';
 import { runScript } from './scripts.js';
+import { dataWithSealedParts, sealedPartsOfData } from './task-codec.js';
 
 const ALL_STATUSES = Object.values(TaskStatus);
 
@@ -70,11 +71,11 @@ export class RedisSealedTasks implements SealedTaskStore {
     const dataKey = this.registry.keysOf(partitionOfTenant(ref.tenantId)).data(ref.taskId);
     const read = await this.client.get(dataKey);
     if (read === null) return { kind: 'not_found' };
-    const data = JSON.parse(read) as Record<string, unknown>;
+    const sealed = sealedPartsOfData(read);
     let written = 0;
-    if (sameSealedParts({ headers: data['headers'] as SealedParts['headers'], body: (data['body'] as string | null) ?? null }, expected)) {
-      // Spread over the JSON read keeps its property order (the order of DATA_FIELDS) and every other field as it was.
-      const json = JSON.stringify({ ...data, headers: next.headers, body: next.body });
+    if (sameSealedParts({ headers: sealed.headers as SealedParts['headers'], body: sealed.body }, expected)) {
+      // Every other field as it was, in the form it was written in (layout 5's array or layout 4's object).
+      const json = dataWithSealedParts(read, next.headers, next.body);
       written = Number(await runScript(this.client, 'resealTask', [dataKey], [read, json]));
     }
     const [task] = await this.readTasks(ref.tenantId, [ref.taskId]);

@@ -4,13 +4,14 @@ import { TASK_FIELDS, TASK_FIELD_SPECS } from '../../domain/task-fields.js';
 import type { FieldCodec, FieldSpec, TaskFieldName } from '../../domain/task-fields.js';
 import { compileTaskMapper, taskLiteral } from '../../domain/compile-task-mapper.js';
 import type { AttemptCompletion, CompletionResult, TaskOutcome } from '../../store/store.js';
-import { sortKeyOf } from './keys.js';
+import { createdAtOfSortKey, sortKeyOf, taskIdOfSortKey } from './keys.js';
 
 // How a task is kept in Redis, derived from the one definition of its fields (domain/task-fields.ts): the fields
 // whose `redis` placement names a hash field live in the state hash `task:<id>` (small values, so Redis keeps it
 // in the compact listpack encoding; scripts read and write them by name), the others in one JSON string
 // `data:<id>` that no script parses. The store adds one field of its own to the hash, `sortKey` (the listing
-// key, see keys.ts).
+// key, see keys.ts), which holds the task's id and `createdAt`: the data JSON leaves those two out, and the tenant
+// (its partition's), since layout 5 (see DATA_ARRAY_FIELDS).
 //
 // Times stay exact: JavaScript writes every number with `String(n)` (the shortest text that reads back as the same
 // double) and reads it with `Number`; scripts only compare numbers (`tonumber`, exact) and never format one —
@@ -34,10 +35,28 @@ export function hashFieldOf(name: TaskFieldName): string {
  */
 export const STATE_FIELDS: readonly string[] = Object.freeze([...HASH_SPECS.map((spec) => hashFieldOf(spec.name)), SORT_KEY_FIELD]);
 
-/** The task fields kept in the data JSON, in row order (the JSON's property order). */
+/** The task fields kept in the data JSON, in row order (the property order of layout 4's JSON object). */
 export const DATA_FIELDS: readonly TaskFieldName[] = Object.freeze(
   TASK_FIELD_SPECS.filter((spec) => spec.redis === 'data').map((spec) => spec.name),
 );
+
+/**
+ * Data fields the task's keys already hold, so that the data JSON of layout 5 leaves them out: the tenant is its
+ * partition's (keys.ts `partitionOf`), the id and `createdAt` are the listing key's (`sortKey`, in the state hash).
+ */
+const KEPT_BY_KEYS: ReadonlySet<TaskFieldName> = new Set<TaskFieldName>(['tenantId', 'taskId', 'createdAt']);
+
+/**
+ * The data JSON's elements since layout 5: a JSON array of these fields' values, in row order (what the caller sent
+ * first, then the optional fields, which all come last), its trailing empty values (null, false) left out. An array
+ * rather than an object: no property names stored a task (about 90 bytes), and with the three fields the keys hold
+ * gone too, the usual small task's JSON fits Redis's 256-byte allocation instead of a 448-byte one
+ * (`store-space.mjs --store redis`). Layout 4's objects read the same (see {@link decodeTask}).
+ */
+export const DATA_ARRAY_FIELDS: readonly TaskFieldName[] = Object.freeze(DATA_FIELDS.filter((name) => !KEPT_BY_KEYS.has(name)));
+const SORT_KEY_INDEX = STATE_FIELDS.indexOf(SORT_KEY_FIELD);
+const HEADERS_AT = DATA_ARRAY_FIELDS.indexOf('headers');
+const BODY_AT = DATA_ARRAY_FIELDS.indexOf('body');
 
 /** The properties of an outcome in the order `complete-attempts.lua` receives them. */
 const OUTCOME_PROPERTIES = [
@@ -135,21 +154,37 @@ ${HASH_SPECS.map((spec) => `    ${hashJsonSource(spec, `t.${spec.name}`)} + ',' 
 );
 
 /**
- * A task's fixed part as Redis keeps it (`data:<id>`): the fields placed in the data JSON, in row order, each left
- * out when it holds nothing: a nullable field that is null, a boolean that is false (`JSON.stringify` leaves out
- * `undefined`; {@link decodeTask} reads an absent one back as null and false). Most tasks have no `bodyRef`, inline
- * `policy` or `traceContext` and no sensitive body: about 70 bytes a task less, and Redis's allocator then keeps the
- * usual small task's JSON in a 448-byte block instead of a 512-byte one (`store-space.mjs --store redis`).
+ * A task's fixed part as Redis keeps it (`data:<id>`): the values of {@link DATA_ARRAY_FIELDS} as a JSON array, the
+ * trailing ones that hold nothing (a nullable field that is null, a boolean that is false) left out; one in the
+ * middle that holds nothing is written `null` (only `body` can be, in practice). Compiled once from the field
+ * definitions.
  */
 export const encodeTaskData: (task: RetryTask) => string = compileTaskMapper<(task: RetryTask) => string>(
   'encodeTaskData(t)',
-  `return JSON.stringify(${taskLiteral((field) => dataValueSource(field, `t.${field.name}`), (field) => field.redis === 'data')});`,
+  `const a = [${DATA_ARRAY_FIELDS.map((name) => dataValueSource(TASK_FIELDS[name], `t.${name}`)).join(', ')}];
+  let n = a.length;
+  while (n > ${firstOptional()} && a[n - 1] === null) n--;
+  if (n < a.length) a.length = n;
+  return JSON.stringify(a);`,
 );
 
-/** JavaScript writing a data JSON field's value (`value`, an expression): `undefined`, so left out, when it holds nothing. */
+/** JavaScript writing a data JSON element (`value`, an expression): `null` when it holds nothing. */
 function dataValueSource(spec: FieldSpec, value: string): string {
-  if (spec.nullable) return `${value} ?? undefined`;
-  return spec.codec === 'boolean' ? `${value} || undefined` : value;
+  if (spec.nullable) return value;
+  return spec.codec === 'boolean' ? `(${value} || null)` : value;
+}
+
+/**
+ * How many of {@link DATA_ARRAY_FIELDS} come before the first that may hold nothing: an array is never cut shorter.
+ * Throws if a field that always holds something follows one that may not (it could not be cut off the end).
+ */
+function firstOptional(): number {
+  const optional = (name: TaskFieldName) => TASK_FIELDS[name].nullable || TASK_FIELDS[name].codec === 'boolean';
+  const first = DATA_ARRAY_FIELDS.findIndex(optional);
+  if (first === -1) return DATA_ARRAY_FIELDS.length;
+  const required = DATA_ARRAY_FIELDS.slice(first).filter((name) => !optional(name));
+  if (required.length > 0) throw new Error(`Data fields ${required.join(', ')} must come before the optional ones.`);
+  return first;
 }
 
 /**
@@ -217,27 +252,68 @@ function hashValueSource(codec: FieldCodec, nullable: boolean, text: string, nam
   return nullable ? `${text} === false ? null : ${value}` : `${text} === false ? missing(${JSON.stringify(name)}) : ${value}`;
 }
 
+/** JavaScript reading a data field (`value`, an expression: its JSON value, `undefined` when left out). */
+function dataReadSource(spec: FieldSpec, value: string): string {
+  // A boolean added to the JSON part later (sensitiveBody) is absent from tasks stored before it: false.
+  return `${value}${spec.nullable ? ' ?? null' : spec.codec === 'boolean' ? ' === true' : ''}`;
+}
+
+/** JavaScript reading a hash field of the state array `s`. */
+function stateReadSource(spec: FieldSpec & { name: TaskFieldName }): string {
+  const placement = spec.redis;
+  if (placement === 'data') throw new Error(`Task field ${spec.name} is kept in the data JSON, not in the state hash.`);
+  return hashValueSource(spec.codec, spec.nullable, `s[${STATE_FIELDS.indexOf(placement.hash)}]`, spec.name);
+}
+
 /**
- * Rebuilds a task from a script's reply: the data JSON's fields as they are, the hash's through their codecs. Compiled
- * once from the field definitions into one object literal in row order (see compile-task-mapper.ts).
+ * Rebuilds a task from a script's reply and the tenant whose partition it came from: the hash's fields through their
+ * codecs; the data JSON's as they are, from its array (layout 5: the id and `createdAt` from the listing key, the
+ * tenant from the caller) or from its object (layout 4, which spells every field out). Compiled once from the field
+ * definitions into two object literals in row order (see compile-task-mapper.ts), so both give tasks of one shape.
  */
-export const decodeTask: (reply: TaskReply) => RetryTask = compileTaskMapper(
-  'decodeTask(reply)',
+export const decodeTask: (reply: TaskReply, tenantId: string) => RetryTask = compileTaskMapper(
+  'decodeTask(reply, tenantId)',
   `const s = JSON.parse(reply[0]);
   const d = JSON.parse(reply[1]);
-  return ${taskLiteral((field) =>
-    field.redis === 'data'
-      ? // A boolean added to the JSON part later (sensitiveBody) is absent from tasks stored before it: false.
-        `d.${field.name}${field.nullable ? ' ?? null' : field.codec === 'boolean' ? ' === true' : ''}`
-      : hashValueSource(field.codec, field.nullable, `s[${STATE_FIELDS.indexOf(field.redis.hash)}]`, field.name),
-  )};`,
+  if (!Array.isArray(d)) {
+    return ${taskLiteral((field) => (field.redis === 'data' ? dataReadSource(field, `d.${field.name}`) : stateReadSource(field)))};
+  }
+  const sortKey = s[${SORT_KEY_INDEX}];
+  return ${taskLiteral((field) => {
+    if (field.name === 'tenantId') return 'tenantId';
+    if (field.name === 'taskId') return 'taskIdOfSortKey(sortKey)';
+    if (field.name === 'createdAt') return 'createdAtOfSortKey(sortKey)';
+    return field.redis === 'data' ? dataReadSource(field, `d[${DATA_ARRAY_FIELDS.indexOf(field.name)}]`) : stateReadSource(field);
+  })};`,
   {
+    taskIdOfSortKey,
+    createdAtOfSortKey,
     missing: (name: string): never => {
       throw new Error(`A stored task has no ${name}: its keys are not in this version's layout.`);
     },
   },
 );
 
+/** The sealed parts (headers and body) of a data JSON, in either layout's form. */
+export function sealedPartsOfData(json: string): { headers: unknown; body: string | null } {
+  const d = JSON.parse(json) as unknown;
+  if (Array.isArray(d)) return { headers: d[HEADERS_AT], body: (d[BODY_AT] as string | null | undefined) ?? null };
+  const o = d as Record<string, unknown>;
+  return { headers: o['headers'], body: (o['body'] as string | null | undefined) ?? null };
+}
+
+/**
+ * A data JSON with its headers and body replaced, every other field as it was, in the form it was written in (an
+ * array stays an array: its elements keep their places; an object keeps its property order).
+ */
+export function dataWithSealedParts(json: string, headers: unknown, body: string | null): string {
+  const d = JSON.parse(json) as unknown;
+  if (!Array.isArray(d)) return JSON.stringify({ ...(d as Record<string, unknown>), headers, body });
+  const next = [...d];
+  next[HEADERS_AT] = headers;
+  next[BODY_AT] = body;
+  return JSON.stringify(next);
+}
 /** An attempt log entry as stored (a sorted-set member: unique, since it holds the attempt number). */
 export function encodeAttempt(attempt: AttemptLog): string {
   return JSON.stringify(attempt);
