@@ -168,11 +168,13 @@ describe('Redis layout migration from layout 4', () => {
     ];
     await before.insertTasks(tasks);
     await before.close();
-    // The data as layout 4 wrote it: one object, every field by name (those holding nothing left out).
+    // The data as layout 4 wrote it: one object, every field by name (those holding nothing left out), and the
+    // whole listing key in the hash.
     for (const task of tasks) {
       const k = new PartitionKeys(prefix, task.tenantId);
       const layout4 = Object.fromEntries(DATA_FIELDS.flatMap((name) => (task[name] === null || task[name] === false ? [] : [[name, task[name]]])));
       await client.set(k.data(task.taskId), JSON.stringify(layout4));
+      await client.hset(k.task(task.taskId), 'sortKey', sortKeyOf(task.createdAt, task.taskId));
     }
     await client.set(globalKeys(prefix).layout, '4');
     const written = await Promise.all(tasks.map((t) => client.get(new PartitionKeys(prefix, t.tenantId).data(t.taskId))));
@@ -181,11 +183,23 @@ describe('Redis layout migration from layout 4', () => {
     expect(await client.get(globalKeys(prefix).layout)).toBe(String(LAYOUT_VERSION));
     expect(await Promise.all(tasks.map((t) => client.get(new PartitionKeys(prefix, t.tenantId).data(t.taskId))))).toEqual(written);
     for (const task of tasks) expect(await store.getTask(task.tenantId, task.taskId)).toEqual(task);
-    // A new task next to them is written as an array.
+    // A new task next to them is written as an array, its hash keeping the listing key's time digits only.
     const fresh = makeTask();
     await store.insertTasks([fresh]);
-    expect(JSON.parse((await client.get(new PartitionKeys(prefix, 'default').data(fresh.taskId))) ?? '')).toBeInstanceOf(Array);
+    const k = new PartitionKeys(prefix, 'default');
+    expect(JSON.parse((await client.get(k.data(fresh.taskId))) ?? '')).toBeInstanceOf(Array);
+    expect(await client.hget(k.task(fresh.taskId), 'sortKey')).toBe(sortKeyOf(fresh.createdAt, ''));
     expect(await store.getTask('default', fresh.taskId)).toEqual(fresh);
+    // Both kinds move between the status sets under their whole listing keys.
+    const claimed = await store.claimDue(T0 + 60_000, { limit: 10, leaseMs: 60_000, workerId: 'w' });
+    expect(claimed.map((t) => t.taskId).sort()).toEqual([...tasks, fresh].map((t) => t.taskId).sort());
+    for (const tenant of ['default', 'other']) {
+      const keys = new PartitionKeys(prefix, tenant);
+      const mine = claimed.filter((t) => t.tenantId === tenant).map((t) => sortKeyOf(t.createdAt, t.taskId));
+      expect((await client.zrange(keys.status('IN_FLIGHT'), 0, -1)).sort()).toEqual(mine.sort());
+      expect(await client.zcard(keys.status('PENDING'))).toBe(0);
+      await expectIndexesExact(client, keys);
+    }
   });
 });
 

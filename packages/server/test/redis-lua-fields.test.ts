@@ -13,7 +13,16 @@ import {
   encodeTaskState,
   sealedPartsOfData,
 } from '../src/backends/redis/task-codec.js';
+import { sortKeyOf } from '../src/backends/redis/keys.js';
+import type { RetryTask } from '../src/domain/task.js';
 import { T0, makeTask } from './fixtures/tasks.js';
+
+/** A task's state as a script returns it (`read_state`, `task_reply`): as inserted, the listing key made whole. */
+function scriptReply(task: RetryTask): string {
+  const state = (JSON.parse(encodeTaskState(task)) as (string | false)[]).slice(0, STATE_FIELDS.length);
+  state[STATE_FIELDS.indexOf('sortKey')] = sortKeyOf(task.createdAt, task.taskId);
+  return JSON.stringify(state);
+}
 
 describe('Redis store: one definition of a task, and the Lua scripts that spell it out', () => {
   it('keeps the state hash and the data JSON apart exactly as the field definitions say', () => {
@@ -31,6 +40,9 @@ describe('Redis store: one definition of a task, and the Lua scripts that spell 
     const values = JSON.parse(encodeTaskState(task)) as (string | false)[];
     const state = values.slice(0, STATE_FIELDS.length);
     expect(values.slice(STATE_FIELDS.length)).toEqual([task.taskId, task.idempotencyKey]);
+    // The hash keeps the listing key's time digits only (the id is in its name); scripts return the whole key.
+    expect(state[STATE_FIELDS.indexOf('sortKey')]).toBe(sortKeyOf(task.createdAt, ''));
+    state[STATE_FIELDS.indexOf('sortKey')] = sortKeyOf(task.createdAt, task.taskId);
     // The data JSON (layout 5): the values in row order, without the tenant, the id and createdAt (the partition's and
     // the listing key's).
     expect(DATA_ARRAY_FIELDS).toEqual(['idempotencyKey', 'requestHash', 'targetUrl', 'method', 'headers', 'body', 'bodyRef', 'policy', 'traceContext', 'sensitiveBody']);
@@ -56,7 +68,7 @@ describe('Redis store: one definition of a task, and the Lua scripts that spell 
   it('leaves off the end of the data JSON the fields that hold nothing, and reads them back, as from JSON that spells them out', () => {
     const task = makeTask({ body: '', bodyRef: null, policy: null, traceContext: null, sensitiveBody: false });
     const json = encodeTaskData(task);
-    const reply = JSON.stringify(JSON.parse(encodeTaskState(task)).slice(0, STATE_FIELDS.length)).replaceAll('/', '\\/');
+    const reply = scriptReply(task).replaceAll('/', '\\/');
     // An empty body is a body: only null and false are left out.
     expect(JSON.parse(json)).toEqual([task.idempotencyKey, task.requestHash, task.targetUrl, task.method, task.headers, '']);
     expect(decodeTask([reply, json], task.tenantId)).toEqual(task);
@@ -68,7 +80,7 @@ describe('Redis store: one definition of a task, and the Lua scripts that spell 
     const referenced = makeTask({ body: null, bodyRef: 'default/b1', policy: null, traceContext: null, sensitiveBody: false });
     expect((JSON.parse(encodeTaskData(referenced)) as unknown[]).slice(5)).toEqual([null, 'default/b1']);
     for (const t of [bodiless, referenced]) {
-      const r = JSON.stringify(JSON.parse(encodeTaskState(t)).slice(0, STATE_FIELDS.length));
+      const r = scriptReply(t);
       expect(decodeTask([r, encodeTaskData(t)], t.tenantId)).toEqual(t);
     }
     // As layout 4 wrote them: an object with every field, null and false included.

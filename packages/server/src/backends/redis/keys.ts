@@ -205,12 +205,20 @@ export class PartitionKeys {
  * ties broken by `taskId` descending — the port's listing order — and a cursor is just the last member.
  */
 export function sortKeyOf(createdAt: number, taskId: string): string {
+  return sortTimeOf(createdAt) + taskId;
+}
+
+/**
+ * The 16 hex digits that begin a task's listing key (see {@link sortKeyOf}): what the state hash keeps in `sortKey`
+ * since layout 5, the id being in the hash's own name.
+ */
+export function sortTimeOf(createdAt: number): string {
   const bytes = Buffer.allocUnsafe(8);
   bytes.writeDoubleBE(createdAt);
   // IEEE 754 order trick: flip the sign bit of a positive number, every bit of a negative one.
   if ((bytes[0] ?? 0) & 0x80) for (let i = 0; i < 8; i++) bytes[i] = ~(bytes[i] ?? 0) & 0xff;
   else bytes[0] = (bytes[0] ?? 0) ^ 0x80;
-  return bytes.toString('hex') + taskId;
+  return bytes.toString('hex');
 }
 
 /** The task id a listing key (see {@link sortKeyOf}) was made from: what follows its 16 hex digits. */

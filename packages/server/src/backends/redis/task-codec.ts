@@ -4,14 +4,16 @@ import { TASK_FIELDS, TASK_FIELD_SPECS } from '../../domain/task-fields.js';
 import type { FieldCodec, FieldSpec, TaskFieldName } from '../../domain/task-fields.js';
 import { compileTaskMapper, taskLiteral } from '../../domain/compile-task-mapper.js';
 import type { AttemptCompletion, CompletionResult, TaskOutcome } from '../../store/store.js';
-import { createdAtOfSortKey, sortKeyOf, taskIdOfSortKey } from './keys.js';
+import { createdAtOfSortKey, sortTimeOf, taskIdOfSortKey } from './keys.js';
 
 // How a task is kept in Redis, derived from the one definition of its fields (domain/task-fields.ts): the fields
 // whose `redis` placement names a hash field live in the state hash `task:<id>` (small values, so Redis keeps it
 // in the compact listpack encoding; scripts read and write them by name), the others in one JSON string
-// `data:<id>` that no script parses. The store adds one field of its own to the hash, `sortKey` (the listing
-// key, see keys.ts), which holds the task's id and `createdAt`: the data JSON leaves those two out, and the tenant
-// (its partition's), since layout 5 (see DATA_ARRAY_FIELDS).
+// `data:<id>` that no script parses. The store adds one field of its own to the hash, `sortKey`: the listing key
+// (keys.ts sortKeyOf), stored since layout 5 as its 16 time digits only (the id is in the hash's name), which
+// scripts complete with the id when they read a state. As scripts return it, it holds the task's id and
+// `createdAt`, so the data JSON leaves those two out, and the tenant (its partition's), since layout 5 (see
+// DATA_ARRAY_FIELDS).
 //
 // Times stay exact: JavaScript writes every number with `String(n)` (the shortest text that reads back as the same
 // double) and reads it with `Number`; scripts only compare numbers (`tonumber`, exact) and never format one —
@@ -138,7 +140,7 @@ function hashJsonSource(spec: FieldSpec, value: string): string {
 
 /**
  * A task's state as `insert-tasks.lua` takes it: one JSON array (text), the values of {@link STATE_FIELDS} in
- * order, then the task id and the idempotency key. One argument a task (with {@link encodeTaskData}) instead of one
+ * order (`sortKey` as stored: the listing key's 16 time digits), then the task id and the idempotency key. One argument a task (with {@link encodeTaskData}) instead of one
  * per field: each argument costs ioredis a length and a concatenation and Redis a Lua string, and a batch's states
  * travel joined in one argument that the script decodes with one `cjson.decode`. Compiled once from the field
  * definitions (as the SQL stores' mappers are) into one string expression.
@@ -147,10 +149,10 @@ export const encodeTaskState: (task: RetryTask) => string = compileTaskMapper<(t
   'encodeTaskState(t)',
   `return '[' +
 ${HASH_SPECS.map((spec) => `    ${hashJsonSource(spec, `t.${spec.name}`)} + ',' +`).join('\n')}
-    '"' + sortKeyOf(t.createdAt, t.taskId) + '",' +
+    '"' + sortTimeOf(t.createdAt) + '",' +
     JSON.stringify(t.taskId.toWellFormed()) + ',' +
     JSON.stringify(t.idempotencyKey.toWellFormed()) + ']';`,
-  { sortKeyOf },
+  { sortTimeOf },
 );
 
 /**
@@ -239,8 +241,8 @@ export function decodeCompletion(taskId: string, reply: CompletionReply): Comple
 }
 
 /**
- * What scripts return for a task: a JSON array of the values of {@link STATE_FIELDS} (strings, `false` where absent;
- * `task_reply` in lua/includes/task-state.lua), and the data JSON.
+ * What scripts return for a task: a JSON array of the values of {@link STATE_FIELDS} (strings, `false` where absent,
+ * `sortKey` the whole listing key; `task_reply` and `read_state` in lua/includes/task-state.lua), and the data JSON.
  */
 export type TaskReply = [state: string, data: string];
 

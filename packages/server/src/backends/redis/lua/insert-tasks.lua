@@ -11,8 +11,8 @@
   ARGV[2] channel  pub/sub channel of due wake-ups
   ARGV[3] message  wake-up message (`<instance id> <partition>`)
   ARGV[4] states   JSON array, one array per task (task-codec.ts encodeTaskState): the values of TASK_FIELDS
-                   in order (a string, or false for null: the field is absent), then the task id and the
-                   idempotency key
+                   in order (a string, or false for null: the field is absent; `sortKey` the 16 time digits of
+                   the listing key, which the id completes), then the task id and the idempotency key
   ARGV[4 + t]      data JSON of the t-th task (stored as it is)
 
   A PENDING task joins its target's queue (`due:<target>`); an IN_FLIGHT one (the hand-off: already leased
@@ -86,6 +86,8 @@ for t = 1, n do
       end
     end
     redis.call('HSET', base .. 'task:' .. id, unpack(fields, 1, count))
+    -- Stored short; the status set holds the whole listing key.
+    state[FIELD.sortKey] = listing_key(state, id)
     data_entries[#data_entries + 1] = base .. 'data:' .. id
     data_entries[#data_entries + 1] = ARGV[4 + t]
     idem_entries[#idem_entries + 1] = key

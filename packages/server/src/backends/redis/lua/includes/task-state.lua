@@ -170,8 +170,8 @@ end
 
 -- Puts the task in the index its new status calls for (PENDING: its target's queue by `due`; IN_FLIGHT:
 -- leases by `lease_until`), takes it out of the one its old status had, and moves its listing key. The caller
--- deletes the lease fields of a task that leaves IN_FLIGHT. `state` is the task's hash as HMGET of TASK_FIELDS
--- read it (target and sortKey are taken from it).
+-- deletes the lease fields of a task that leaves IN_FLIGHT. `state` is the task's hash as read_state read it
+-- (target and the whole listing key `sortKey` are taken from it).
 local function reindex(base, leases_key, id, state, old, new, due, lease_until)
   local target = state[FIELD.target]
   if old == 'PENDING' and new ~= 'PENDING' then dequeue(base, target, id) end
@@ -187,9 +187,20 @@ local function reindex(base, leases_key, id, state, old, new, due, lease_until)
   move_status(base, old, new, state[FIELD.sortKey])
 end
 
--- The task's state hash as HMGET of TASK_FIELDS (false where absent).
+-- The listing key (keys.ts sortKeyOf: createdAt as 16 hex digits, then the id) of a state whose `sortKey` is
+-- as stored: since layout 5 only its 16 time digits (the id is in the key's name: 36 bytes a hash less, which
+-- keeps the usual task's listpack in a smaller allocation), in tasks stored before the whole listing key.
+local function listing_key(state, id)
+  local stored = state[FIELD.sortKey]
+  if stored and #stored == 16 then return stored .. id end
+  return stored
+end
+
+-- The task's state hash as HMGET of TASK_FIELDS (false where absent), `sortKey` the whole listing key.
 local function read_state(base, id)
-  return redis.call('HMGET', base .. 'task:' .. id, unpack(TASK_FIELDS))
+  local state = redis.call('HMGET', base .. 'task:' .. id, unpack(TASK_FIELDS))
+  state[FIELD.sortKey] = listing_key(state, id)
+  return state
 end
 
 -- The task as scripts read it: { its state as HMGET of TASK_FIELDS read it (false where absent), its data
