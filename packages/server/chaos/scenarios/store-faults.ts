@@ -18,7 +18,7 @@ import { checks, type ChaosContext, type Scenario, type ScenarioOutcome } from '
 async function faultMidRun(
   ctx: ChaosContext,
   storeUrl: string,
-  fault: (services: ServiceProcess[]) => Promise<string>,
+  fault: (services: ServiceProcess[], target: string) => Promise<string>,
   instances = 1,
 ): Promise<ScenarioOutcome> {
   const { failed, check } = checks();
@@ -29,7 +29,7 @@ async function faultMidRun(
   for (const service of services) ctx.defer(() => stop(service));
   const before = await enqueue(services[0]!.url, target, keys('before', ctx.tasks));
   await waitFor('a third of the keys processed', () => downstream.processed.size >= Math.ceil(ctx.tasks / 3), 60_000);
-  const what = await fault(services);
+  const what = await fault(services, target);
   // After the fault, through every instance: the API answers again (a refused batch is sent again, as a client would).
   const after: Acknowledged[] = [];
   for (const [i, service] of services.entries()) {
@@ -97,22 +97,46 @@ const twoOnSqlite: Scenario = {
   fault: 'two service processes on one SQLite file',
   async run(ctx) {
     const storeUrl = `sqlite:${await ctx.tempDir()}/retryd.db`;
-    let workers: string[] = [];
+    let running: ServiceProcess[] = [];
+    let target = '';
     const outcome = await faultMidRun(
       ctx,
       storeUrl,
-      async (services) => {
-        workers = services.map(workerIdOf);
+      async (services, url) => {
+        running = services;
+        target = url;
         return 'both instances claiming from the one file';
       },
       2,
     );
-    // Both did work: their worker ids both appear in the attempt logs.
+    const workers = running.map(workerIdOf);
+    // Both did work: their worker ids both appear in the attempt logs. The two race for every claim, and on a busy
+    // machine one may win them all; an instance not seen yet is given tasks of its own (an enqueue through it wakes
+    // it at once), five at a time, until it has recorded an attempt. Past the deadline it cannot claim: a failure.
     const store = await openAuditStore(storeUrl);
     try {
       const seen = new Set<string>();
       for (const task of (await store.listTasks({ tenantId: 'default', limit: 200 })).items) {
         for (const attempt of await attemptsOf(store, task.taskId)) seen.add(attempt.workerId);
+      }
+      for (const [i, id] of workers.entries()) {
+        let unattempted: string[] = [];
+        let round = 0;
+        const attempted = async (): Promise<boolean> => {
+          if (unattempted.length === 0) {
+            const sent = await enqueue((running[i] as ServiceProcess).url, target, keys(`own-work-${i}-${round++}`, 5));
+            unattempted = sent.acknowledged.map((task) => task.taskId);
+          }
+          const left: string[] = [];
+          for (const taskId of unattempted) {
+            const attempts = await attemptsOf(store, taskId);
+            for (const attempt of attempts) seen.add(attempt.workerId);
+            if (attempts.length === 0) left.push(taskId);
+          }
+          unattempted = left;
+          return seen.has(id);
+        };
+        if (!seen.has(id)) await waitFor(`instance ${id} to record an attempt`, attempted, 30_000).catch(() => undefined);
       }
       const idle = workers.filter((id) => !seen.has(id));
       if (idle.length > 0) outcome.failed.push(`instance ${idle.join(', ')} recorded no attempt`);
