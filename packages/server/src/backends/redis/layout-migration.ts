@@ -16,8 +16,9 @@ import { hashFieldOf } from './task-codec.js';
 // Layout 3: a gate hash per target (`gate:<target>`: its hold, limits, token bucket and in-flight count) in place
 // of `holds` (see keys.ts). Layout 4: no listing set per policy and status (`ps:<status>:<policyId>`): a listing by
 // policy filters the status sets. Layout 5: new tasks' data JSON is an array without the tenant, the id and
-// `createdAt` (task-codec.ts DATA_ARRAY_FIELDS); nothing is rewritten, since the store reads layout 4's objects as
-// they are, but the version says that data an older retryd could not read may be there. The version lives in
+// `createdAt` (task-codec.ts DATA_ARRAY_FIELDS), and their hash's `sortKey` the listing key's time digits only;
+// nothing is rewritten, since the store reads layout 4's objects and whole keys as they are, but the version says
+// that data an older retryd could not read may be there. The version lives in
 // `{prefix}:layout`; its absence means layout 1 (or no data yet).
 //
 // `init()` of every instance calls `ensureLayout`. The first one to take the lock (`SET NX PX`, renewed as it goes)
