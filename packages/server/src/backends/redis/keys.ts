@@ -236,7 +236,8 @@ const DOUBLE = new DataView(new ArrayBuffer(8));
 export function createdAtOfSortKey(sortKey: string): number {
   let high = Number.parseInt(sortKey.slice(0, 8), 16);
   let low = Number.parseInt(sortKey.slice(8, 16), 16);
-  // The order trick of sortKeyOf undone: a set top bit was a positive number's flipped sign bit, else every bit flipped.
+  // The order trick of sortTimeOf undone: a set top bit was a positive number's flipped sign bit, else every bit
+  // was flipped.
   if (high >= 0x80000000) high -= 0x80000000;
   else {
     high = ~high >>> 0;

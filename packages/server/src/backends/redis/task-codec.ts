@@ -51,8 +51,8 @@ const KEPT_BY_KEYS: ReadonlySet<TaskFieldName> = new Set<TaskFieldName>(['tenant
 /**
  * The data JSON's elements since layout 5: a JSON array of these fields' values, in row order (what the caller sent
  * first, then the optional fields, which all come last), its trailing empty values (null, false) left out. An array
- * rather than an object: no property names stored a task (about 90 bytes), and with the three fields the keys hold
- * gone too, the usual small task's JSON fits Redis's 256-byte allocation instead of a 448-byte one
+ * rather than an object: no property names stored with each task (about 90 bytes), and with the three fields the
+ * keys hold gone too, the usual small task's JSON fits Redis's 256-byte allocation instead of a 448-byte one
  * (`store-space.mjs --store redis`). Layout 4's objects read the same (see {@link decodeTask}).
  */
 export const DATA_ARRAY_FIELDS: readonly TaskFieldName[] = Object.freeze(DATA_FIELDS.filter((name) => !KEPT_BY_KEYS.has(name)));
@@ -140,10 +140,11 @@ function hashJsonSource(spec: FieldSpec, value: string): string {
 
 /**
  * A task's state as `insert-tasks.lua` takes it: one JSON array (text), the values of {@link STATE_FIELDS} in
- * order (`sortKey` as stored: the listing key's 16 time digits), then the task id and the idempotency key. One argument a task (with {@link encodeTaskData}) instead of one
- * per field: each argument costs ioredis a length and a concatenation and Redis a Lua string, and a batch's states
- * travel joined in one argument that the script decodes with one `cjson.decode`. Compiled once from the field
- * definitions (as the SQL stores' mappers are) into one string expression.
+ * order (`sortKey` as stored: the listing key's 16 time digits), then the task id and the idempotency key. One
+ * argument a task (with {@link encodeTaskData}) instead of one per field: each argument costs ioredis a length and
+ * a concatenation and Redis a Lua string, and a batch's states travel joined in one argument that the script
+ * decodes with one `cjson.decode`. Compiled once from the field definitions (as the SQL stores' mappers are) into
+ * one string expression.
  */
 export const encodeTaskState: (task: RetryTask) => string = compileTaskMapper<(task: RetryTask) => string>(
   'encodeTaskState(t)',
@@ -316,6 +317,7 @@ export function dataWithSealedParts(json: string, headers: unknown, body: string
   next[BODY_AT] = body;
   return JSON.stringify(next);
 }
+
 /** An attempt log entry as stored (a sorted-set member: unique, since it holds the attempt number). */
 export function encodeAttempt(attempt: AttemptLog): string {
   return JSON.stringify(attempt);

@@ -189,7 +189,7 @@ end
 
 -- The listing key (keys.ts sortKeyOf: createdAt as 16 hex digits, then the id) of a state whose `sortKey` is
 -- as stored: since layout 5 only its 16 time digits (the id is in the key's name: 36 bytes a hash less, which
--- keeps the usual task's listpack in a smaller allocation), in tasks stored before the whole listing key.
+-- keeps the usual task's listpack in a smaller allocation); in a task stored before layout 5, the whole key.
 local function listing_key(state, id)
   local stored = state[FIELD.sortKey]
   if stored and #stored == 16 then return stored .. id end
