@@ -201,6 +201,15 @@ export function w5Figures(results) {
   });
 }
 
+/** W1's `after` row ÷ `other`'s (the build before, or the control): attempts/s, each round's, CPU per attempt. */
+function w1Ratios(after, other) {
+  return {
+    ratio: ratio(after?.attemptsPerSec, other.attemptsPerSec),
+    perRound: (after?.runs ?? []).map((r, i) => ratio(r.attemptsPerSec, other.runs?.[i]?.attemptsPerSec)).filter((x) => x !== undefined),
+    cpu: ratio(after?.cpuMsPerAttempt, other.cpuMsPerAttempt),
+  };
+}
+
 /**
  * This build against `--baseline`'s, per store, when the run had one: W1's attempts/s and CPU per attempt, with the
  * ratio of each round (the pair ran back to back in every round), and this build against itself (`control`: W1's
@@ -218,19 +227,9 @@ export function beforeAfterFigures(results) {
         store: storeOfId(before.id),
         after: after?.attemptsPerSec,
         before: before.attemptsPerSec,
-        ratio: ratio(after?.attemptsPerSec, before.attemptsPerSec),
-        perRound: (after?.runs ?? []).map((r, i) => ratio(r.attemptsPerSec, before.runs?.[i]?.attemptsPerSec)).filter((x) => x !== undefined),
-        cpu: ratio(after?.cpuMsPerAttempt, before.cpuMsPerAttempt),
+        ...w1Ratios(after, before),
         pass: after?.pass === true && before.pass === true,
-        control:
-          control === undefined
-            ? undefined
-            : {
-                ratio: ratio(after?.attemptsPerSec, control.attemptsPerSec),
-                perRound: (after?.runs ?? []).map((r, i) => ratio(r.attemptsPerSec, control.runs?.[i]?.attemptsPerSec)).filter((x) => x !== undefined),
-                cpu: ratio(after?.cpuMsPerAttempt, control.cpuMsPerAttempt),
-                pass: control.pass === true,
-              },
+        control: control === undefined ? undefined : { ...w1Ratios(after, control), pass: control.pass === true },
       };
     });
   const w4 = stepsOf(results, 'w4')

@@ -52,8 +52,9 @@ const FULL_MINUTES = { w1PerContenderRound: 0.7, w2: 6, w3: 1.5, w4: 1.7, w5: 1.
 
 /**
  * The steps of a run, in order: `{ workload, script?, store, args, minutes }` (`script`: the file of bench/service/
- * it runs, when not the workload's own). W1 runs once with every store and peer side by
- * side (its rounds rotate the order over all of them); W2–W5 run once per store. With `baseline` (another build's
+ * it runs, when not the workload's own). W1 runs once with every store and peer side by side (its rounds rotate the
+ * order over all of them); W2–W5, `space` and the store inserts of `ceilings` run once per store, W4's bare relay once
+ * per kind of commit. With `baseline` (another build's
  * `dist/cli/main.js`), W1 and W4 run that build too, beside the current one in every round (the report's before and
  * after), which doubles their retryd runs; W1 also runs the current build a second time (`--control`), whose ratio to
  * the first is the noise the before-and-after ratio is read against.

@@ -234,6 +234,9 @@ function beforeAfterSection(results) {
 
 const STORES_IN_ORDER = Object.keys(STORE_NAMES);
 
+/** One measurement of a section: what it measures, the command each of its runs was, and its table. */
+const measuredBlock = (intro, commands, tableText) => ['', intro, '', ...commands, '', tableText];
+
 /**
  * The machine's ceilings and the space a task takes: what issue 14's aims are read against, measured in the same run.
  */
@@ -247,55 +250,45 @@ function ceilingsSection(results) {
     "What this machine allows without retryd's work, measured in the same run: the aims below are read against it.",
   ];
   if (insert.length > 0) {
+    const rows = insert.flatMap((i) =>
+      i.rows.map((r) => {
+        const best = r.kind === 'store' && r.tasksPerSec === i.ceilingPerSec;
+        const bold = (v) => (best ? `**${v}**` : v);
+        return [storeName(i.store), r.what, fmt(r.inFlight), fmt(r.usPerTask, 1), bold(fmt(r.tasksPerSec))];
+      }),
+    );
     lines.push(
-      '',
-      "**Each store's insert of new tasks alone**: tasks like W1's, 1,000 a call, through the store's `insertTasks` with no HTTP, parsing, checks or hashing; then its parts (the statement alone, the rows bound into a table with no index, the batch's encoding read). The enqueue cannot pass the store's own insert at the service's durability and write pattern (the rows in bold: as many calls in flight as the service keeps).",
-      '',
-      ...insert.map((i) => `- ${storeName(i.store)}: ${stepNote(i.step)}`),
-      '',
-      table(
-        ['Store', 'What', 'Calls in flight', 'µs a task', 'Tasks/s'],
-        insert.flatMap((i) =>
-          i.rows.map((r) => {
-            const best = r.kind === 'store' && r.tasksPerSec === i.ceilingPerSec;
-            const bold = (v) => (best ? `**${v}**` : v);
-            return [storeName(i.store), r.what, fmt(r.inFlight), fmt(r.usPerTask, 1), bold(fmt(r.tasksPerSec))];
-          }),
-        ),
+      ...measuredBlock(
+        "**Each store's insert of new tasks alone**: tasks like W1's, 1,000 a call, through the store's `insertTasks` with no HTTP, parsing, checks or hashing; then its parts (the statement alone, the rows bound into a table with no index, the batch's encoding read). The enqueue cannot pass the store's own insert at the service's durability and write pattern (the rows in bold: as many calls in flight as the service keeps).",
+        insert.map((i) => `- ${storeName(i.store)}: ${stepNote(i.step)}`),
+        table(['Store', 'What', 'Calls in flight', 'µs a task', 'Tasks/s'], rows),
       ),
     );
   }
   if (relay.length > 0) {
+    const rows = relay.map((r) => [
+      r.sync ? 'durable (fdatasync per turn of the event loop)' : 'not synced (nothing on disk)',
+      r.stores.map(storeName).join(', '),
+      ms(r.lag?.p50, 2),
+      `**${ms(r.lag?.p99, 2)}**`,
+      ms(r.lag?.max, 1),
+      fmt(r.rounds[0]?.cpuMsPerTask, 3),
+      fmt(r.rounds.reduce((n, x) => n + (x.missing ?? 0), 0)),
+    ]);
     lines.push(
-      '',
-      "**W4's load through a bare relay**: 2,000 tasks/s, each due at once, measured as W4 measures retryd, through a relay that parses a batch, appends it to a file (and fdatasyncs it when durable), answers, sends every task to the downstream at once and logs each answer the same way. No validation, idempotency, leases or retries: a floor no product meets, against which W4's p99 aim is read.",
-      '',
-      ...relay.map((r) => `- ${r.stores.map(storeName).join(', ')}: ${stepNote(r.step)}`),
-      '',
-      table(
-        ['Relay', 'For', 'Lag p50', 'Lag p99', 'Lag max', 'CPU ms / task', 'Missing'],
-        relay.map((r) => [
-          r.sync ? 'durable (fdatasync per turn of the event loop)' : 'not synced (nothing on disk)',
-          r.stores.map(storeName).join(', '),
-          ms(r.lag?.p50, 2),
-          `**${ms(r.lag?.p99, 2)}**`,
-          ms(r.lag?.max, 1),
-          fmt(r.rounds[0]?.cpuMsPerTask, 3),
-          fmt(r.rounds.reduce((n, x) => n + (x.missing ?? 0), 0)),
-        ]),
+      ...measuredBlock(
+        "**W4's load through a bare relay**: 2,000 tasks/s, each due at once, measured as W4 measures retryd, through a relay that parses a batch, appends it to a file (and fdatasyncs it when durable), answers, sends every task to the downstream at once and logs each answer the same way. No validation, idempotency, leases or retries: a floor no product meets, against which W4's p99 aim is read.",
+        relay.map((r) => `- ${r.stores.map(storeName).join(', ')}: ${stepNote(r.step)}`),
+        table(['Relay', 'For', 'Lag p50', 'Lag p99', 'Lag max', 'CPU ms / task', 'Missing'], rows),
       ),
     );
   }
   if (space.length > 0) {
     lines.push(
-      '',
-      "**Space per pending task**: W2-like tasks (due in an hour, each with its own idempotency key, one header and a small JSON body, the default policy) enqueued through the service's TaskService into a fresh store; bytes per task of each table and index (SQLite: pages from `dbstat`; PostgreSQL: `pg_relation_size` after a `VACUUM`; Redis: `used_memory` before and after, split with `MEMORY USAGE` of a sample of the tasks' keys). docs/stores.md says what each part is for.",
-      '',
-      ...space.map((w) => `- ${storeName(w.store)}: ${stepNote(w.step)}`),
-      '',
-      table(
-        ['Store', 'Bytes per task', 'Parts'],
-        space.map((w) => [storeName(w.store), `**${fmt(w.total)}**`, spaceParts(w)]),
+      ...measuredBlock(
+        "**Space per pending task**: W2-like tasks (due in an hour, each with its own idempotency key, one header and a small JSON body, the default policy) enqueued through the service's TaskService into a fresh store; bytes per task of each table and index (SQLite: pages from `dbstat`; PostgreSQL: `pg_relation_size` after a `VACUUM`; Redis: `used_memory` before and after, split with `MEMORY USAGE` of a sample of the tasks' keys). docs/stores.md says what each part is for.",
+        space.map((w) => `- ${storeName(w.store)}: ${stepNote(w.step)}`),
+        table(['Store', 'Bytes per task', 'Parts'], space.map((w) => [storeName(w.store), `**${fmt(w.total)}**`, spaceParts(w)])),
       ),
     );
   }
