@@ -14,7 +14,9 @@ export function renderCharts(results) {
   const w1 = w1Figures(results);
   if (w1.contenders.length > 0 || w1.bare !== undefined) {
     const bars = w1.contenders.map((c) => ({ label: c.label, value: c.attemptsPerSec, min: c.range[0], max: c.range[1], kind: c.kind }));
-    if (w1.bare !== undefined) bars.push({ label: w1.bare.name, value: w1.bare.attemptsPerSec, min: w1.bare.range[0], max: w1.bare.range[1], kind: 'ceiling' });
+    for (const ref of [w1.bareStore, w1.bare].filter((r) => r !== undefined)) {
+      bars.push({ label: ref.name, value: ref.attemptsPerSec, min: ref.range[0], max: ref.range[1], kind: 'ceiling' });
+    }
     charts['w1-attempts.svg'] = barChartSvg({
       title: `W1: attempts/s, ${(w1.tasks ?? 0).toLocaleString('en-US')} tasks, median of ${w1.rounds ?? 1} round(s) (${tag})`,
       unit: 'attempts/s (whiskers: range over the rounds)',

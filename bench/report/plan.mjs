@@ -68,9 +68,11 @@ export function planRuns({ quick, stores = STORES, peers = PEERS, workloads = WO
   };
   for (const workload of WORKLOADS.filter((w) => workloads.includes(w))) {
     if (workload === 'w1') {
-      const only = ['retryd', ...peers, 'bare'];
+      // The bare loop, and on SQLite the bare loop with the store's work: the two ceilings W1's aims are read against.
+      const references = ['bare', ...(stores.includes('sqlite') ? ['bare-store'] : [])];
+      const only = ['retryd', ...peers, ...references];
       const rounds = quick ? 1 : 3;
-      const contenders = stores.length * (baseline === undefined ? 1 : 3) + peers.length + 1;
+      const contenders = stores.length * (baseline === undefined ? 1 : 3) + peers.length + references.length;
       steps.push({
         workload,
         store: stores.join(','),

@@ -63,6 +63,10 @@ function w1Section(results) {
     fmt(c.cpuMsPerAttempt, 3),
     c.pass ? 'PASS' : '**FAIL**',
   ]);
+  if (w.bareStore !== undefined) {
+    const b = w.bareStore;
+    rows.push([b.name, b.durability, fmt(b.attemptsPerSec), '–', pct(w.bare === undefined ? undefined : b.attemptsPerSec / w.bare.attemptsPerSec), fmt(b.enqueuePerSec), '–', fmt(b.cpuMsPerAttempt, 3), b.pass ? 'PASS' : '**FAIL**']);
+  }
   if (w.bare !== undefined) rows.push([w.bare.name, 'nothing stored', fmt(w.bare.attemptsPerSec), '–', '100 %', '–', '–', '–', w.bare.pass ? 'PASS' : '**FAIL**']);
   return [
     '## W1: flaky downstream, fast retries',
@@ -312,7 +316,7 @@ function aimsSection(results) {
   return [
     '## Aims',
     '',
-    "Where the machine's ceiling for an aim was measured (above, and W1's bare loop), it stands beside the figure; \"beyond the ceiling\" marks an aim the ceiling itself misses on this machine.",
+    "Where the machine's ceiling for an aim was measured (above, and W1's bare loops), it stands beside the figure; \"beyond the ceiling\" marks an aim the ceiling itself misses on this machine.",
     '',
     table(
       ['Aim', 'Figure', 'Met?', "This machine's ceiling"],

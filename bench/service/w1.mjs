@@ -1,6 +1,6 @@
 // W1 — flaky downstream, fast retries (../../../shared/WORKLOADS.md): retryd, BullMQ and pg-boss side by side.
 //
-//   node bench/service/w1.mjs [--tasks 20000] [--only retryd,bullmq,pgboss,bare] [--sync full|normal|both]
+//   node bench/service/w1.mjs [--tasks 20000] [--only retryd,bullmq,pgboss,bare[,bare-store,bare-store-thread]] [--sync full|normal|both]
 //                             [--rounds 1] [--store sqlite[,postgres,redis]] [--instances 1[,2,3]] [--concurrency N]
 //                             [--cpu-prof DIR] [--baseline PATH/dist/cli/main.js] [--control] [--downstream flaky|ok]
 //                             [--json] [--json-file FILE]
@@ -10,6 +10,10 @@
 // The enqueue is timed on its own; the dispatch starts once everything is enqueued (workers started after the
 // enqueue for the peers; for retryd every task is due at one instant after the enqueue). Attempts/s is measured
 // at the downstream, from the first request it receives to the 20,000th first success.
+// References, not peers: `bare`, the same requests with nothing stored or scheduled (the machine's ceiling for them);
+// `bare-store`, the bare loop with W1's store work on SQLite (synchronous=FULL) as the engine does it, on the loop's
+// thread: the ceiling of a durable dispatcher; `bare-store-thread`, the same with the store on a thread of its own
+// (not in the default list: what moving the store off the event loop would give). See lib/contenders/bare-store.mjs.
 // --baseline <path to an older build's dist/cli/main.js> adds that build as one more retryd contender per store
 // (`retryd (before)`, its own schema / key prefix), run beside the current build in the same run against the same
 // downstream: in every round each before/after pair runs back to back (which goes first alternates by round), and
@@ -31,6 +35,7 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startDownstream } from './lib/downstream-client.mjs';
 import { bareContender } from './lib/contenders/bare.mjs';
+import { bareStoreContender } from './lib/contenders/bare-store.mjs';
 import { bullmqContender } from './lib/contenders/bullmq.mjs';
 import { pgbossContender } from './lib/contenders/pgboss.mjs';
 import { retrydContender } from './lib/contenders/retryd.mjs';
@@ -58,7 +63,7 @@ if (!Number.isInteger(ROUNDS) || ROUNDS < 1) throw new Error(`--rounds must be a
 const N = Number(args.tasks);
 if (!Number.isInteger(N) || N < 1) throw new Error(`--tasks must be a positive integer, got ${args.tasks}`);
 const only = new Set((args.only ?? 'retryd,bullmq,pgboss,bare').split(',').map((s) => s.trim()));
-for (const o of only) if (!['retryd', 'bullmq', 'pgboss', 'bare'].includes(o)) throw new Error(`--only: unknown contender ${o}`);
+for (const o of only) if (!['retryd', 'bullmq', 'pgboss', 'bare', 'bare-store', 'bare-store-thread'].includes(o)) throw new Error(`--only: unknown contender ${o}`);
 if (!['full', 'normal', 'both'].includes(args.sync)) throw new Error(`--sync must be full, normal or both, got ${args.sync}`);
 const syncs = args.sync === 'both' ? ['full', 'normal'] : [args.sync];
 if (!['flaky', 'ok'].includes(args.downstream)) throw new Error(`--downstream must be flaky or ok, got ${args.downstream}`);
@@ -97,6 +102,8 @@ if (only.has('retryd')) {
 if (only.has('bullmq')) groups.push([bullmqContender()]);
 if (only.has('pgboss')) groups.push([pgbossContender()]);
 if (only.has('bare')) groups.push([bareContender()]);
+if (only.has('bare-store')) groups.push([bareStoreContender()]);
+if (only.has('bare-store-thread')) groups.push([bareStoreContender({ threaded: true })]);
 const contenders = groups.flat();
 
 const machine = printMachine('machine', { baseline });

@@ -36,6 +36,7 @@ function chartLinks(page: string, pageFile: string): string[] {
 
 interface W1Row {
   id: string;
+  name?: string;
   role?: string;
   pairId?: string;
   attemptsPerSec: number;
@@ -88,15 +89,21 @@ describe('npm run bench', () => {
     const sqlite = w1.find((r) => r.id === 'retryd-sqlite-full');
     const bullmq = w1.find((r) => r.id === 'bullmq');
     const bare = w1.find((r) => r.id === 'bare');
-    expect(sqlite && bullmq && bare).toBeTruthy();
-    if (sqlite && bullmq && bare) {
+    const bareStore = w1.find((r) => r.id === 'bare-store');
+    expect(sqlite && bullmq && bare && bareStore).toBeTruthy();
+    if (sqlite && bullmq && bare && bareStore) {
       expect(page).toContain(`${(sqlite.attemptsPerSec / bullmq.attemptsPerSec).toFixed(2)}× BullMQ`);
       expect(page).toContain(`${Math.round((100 * sqlite.attemptsPerSec) / bare.attemptsPerSec)} %`);
-      // The aim is judged on the same ratio, beside the machine's ceiling for it: the bare loop ÷ BullMQ.
+      // The aim is judged on the same ratio, beside the machine's ceilings for it: the bare loop ÷ BullMQ, and the
+      // bare loop with SQLite's store work ÷ BullMQ, the one a durable dispatcher is held to.
       const ratio = sqlite.attemptsPerSec / bullmq.attemptsPerSec;
       const ceiling = bare.attemptsPerSec / bullmq.attemptsPerSec;
-      const verdict = ratio >= 2 ? 'met' : ceiling < 2 ? '**missed**, beyond the ceiling' : '**missed**';
-      expect(page).toContain(`| W1 SQLite: ≥ 2× BullMQ 5.81.5 (Redis) attempts/s | ${ratio.toFixed(2)}× | ${verdict} | the bare loop: ${ceiling.toFixed(2)}× BullMQ 5.81.5 (Redis) |`);
+      const durable = bareStore.attemptsPerSec / bullmq.attemptsPerSec;
+      const verdict = ratio >= 2 ? 'met' : durable < 2 ? '**missed**, beyond the ceiling' : '**missed**';
+      expect(page).toContain(
+        `| W1 SQLite: ≥ 2× BullMQ 5.81.5 (Redis) attempts/s | ${ratio.toFixed(2)}× | ${verdict} | the bare loop: ${ceiling.toFixed(2)}× BullMQ 5.81.5 (Redis); with the store's work: ${durable.toFixed(2)}× |`,
+      );
+      expect(page).toContain(`| ${bareStore.name} | durable: WAL fsynced at every commit (synchronous=FULL) | `);
       // The enqueue aim's ceiling is the store's insert alone, as insert-floor.mjs measured it in the same run: the
       // best of its rows that call the store's insertTasks at the service's durability.
       const floor = sample.runs.find((r) => r.workload === 'ceilings' && r.store === 'sqlite' && r.script === 'insert-floor')?.data as
@@ -197,6 +204,7 @@ describe('npm run bench', () => {
     expect(w1.map((r) => [r.id, r.pass])).toEqual([
       ['retryd-sqlite-full', true],
       ['bare', true],
+      ['bare-store', true],
     ]);
     const page = await readFile(docFile, 'utf8');
     expect(page).toContain('| retryd (SQLite, synchronous=FULL');

@@ -1,0 +1,200 @@
+// A ceiling of W1 with durable state: the bare loop's requests, with W1's store work as the engine does it, and
+// nothing else (no HTTP API, no policy, no engine, no metrics). Two forms: the store's calls on the event loop that
+// sends the requests (as retryd runs them), and the store on a thread of its own (worker_threads, its calls sent
+// as messages: the cost of copying tasks and completions between threads counts).
+
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { Agent, request } from 'undici';
+import { openBuiltStore } from '../built-store.mjs';
+import { newTaskMaker } from '../new-task.mjs';
+import { CURRENT_DIST } from '../report.mjs';
+import { ownCpuMs } from './call-downstream.mjs';
+import { retrydStore } from './retryd.mjs';
+
+const CONCURRENCY = 200;
+const CLAIM_SIZE = 128;
+const LEASE = { leaseMs: 600_000, workerId: 'bare-store' };
+
+/**
+ * The store's port as the loop calls it: in this thread, or through a worker holding the store (`threaded`).
+ * `open` migrates a fresh store at `place`.
+ */
+async function storeCalls(place, threaded) {
+  if (!threaded) {
+    const store = await openBuiltStore(CURRENT_DIST, place);
+    return {
+      insertTasks: (tasks) => store.insertTasks(tasks),
+      claimDue: (now, options) => store.claimDue(now, options),
+      completeAndClaim: (completions, now, options) => store.completeAndClaim(completions, now, options),
+      close: () => store.close(),
+    };
+  }
+  const worker = new Worker(new URL('./bare-store-worker.mjs', import.meta.url), { workerData: { dist: CURRENT_DIST, place: { kind: place.kind, url: place.url } } });
+  const waiting = new Map();
+  let next = 0;
+  worker.on('message', ({ id, result, error }) => {
+    const call = waiting.get(id);
+    waiting.delete(id);
+    if (error !== undefined) call.reject(new Error(error));
+    else call.resolve(result);
+  });
+  worker.on('error', (error) => {
+    for (const call of waiting.values()) call.reject(error);
+    waiting.clear();
+  });
+  const call = (op, args) =>
+    new Promise((resolve, reject) => {
+      const id = next++;
+      waiting.set(id, { resolve, reject });
+      worker.postMessage({ id, op, args });
+    });
+  await call('open', []);
+  return {
+    insertTasks: (tasks) => call('insertTasks', [tasks]),
+    claimDue: (now, options) => call('claimDue', [now, options]),
+    completeAndClaim: (completions, now, options) => call('completeAndClaim', [completions, now, options]),
+    close: async () => {
+      await call('close', []);
+      await worker.terminate();
+    },
+  };
+}
+
+/** The end of a claimed task's attempt as the engine writes it: 2xx succeeds, anything else is retried at once. */
+function completionOf(task, statusCode, startedAt, now) {
+  const number = task.attemptNumber + 1;
+  const ok = statusCode >= 200 && statusCode < 300;
+  const attempt = {
+    tenantId: task.tenantId, taskId: task.taskId, attemptNumber: number, startedAt, durationMs: now - startedAt,
+    responseStatus: statusCode, errorMessage: ok ? null : `HTTP ${statusCode}`, outcome: ok ? 'succeeded' : 'retry_scheduled',
+    responseBodySnippet: null, nextAttemptAt: ok ? null : now, workerId: LEASE.workerId,
+  };
+  const next = {
+    status: ok ? 'SUCCEEDED' : 'PENDING', attemptNumber: number, nextAttemptAt: ok ? null : now, runStartedAt: task.runStartedAt,
+    lastDelayMs: 0, lastError: ok ? null : `HTTP ${statusCode}`, lastResponseStatus: statusCode, deadLetterReason: null,
+  };
+  return {
+    tenantId: task.tenantId, taskId: task.taskId, fencingToken: task.fencingToken, attempt, next,
+    ifCancelRequested: { ...next, status: 'CANCELLED', nextAttemptAt: null },
+    attemptIfCancelRequested: { ...attempt, outcome: 'cancelled', nextAttemptAt: null },
+  };
+}
+
+/**
+ * A reference, not a peer: W1 on the current build's SQLite store (synchronous=FULL) in the bench process. The
+ * tasks are inserted as the service inserts them (1,000 a call); then one loop claims (up to 128 at a time, 200 in
+ * flight, as the bare loop keeps), POSTs each task (undici, keep-alive, its idempotency key), and writes each turn's
+ * results with the next claim in one `completeAndClaim` (group commit) as soon as the previous write has ended.
+ * What a durable dispatcher costs the machine before the rest of a service; with `threaded`, what it would cost with
+ * the store's work on a second thread.
+ */
+export function bareStoreContender({ threaded = false } = {}) {
+  let place;
+  let store;
+  let agent;
+  let tasks = [];
+  let done;
+  let finishedAt = 0;
+  return {
+    id: threaded ? 'bare-store-thread' : 'bare-store',
+    name: threaded
+      ? 'reference: bare undici loop, SQLite store on its own thread'
+      : 'reference: bare undici loop, SQLite store on the same thread',
+    durability: 'durable: WAL fsynced at every commit (synchronous=FULL)',
+    cpuMs: async () => ownCpuMs(),
+    async setup() {
+      agent = new Agent({ connections: CONCURRENCY });
+      place = await retrydStore('sqlite', { name: threaded ? 'bare-store-thread' : 'bare-store' });
+      store = await storeCalls(place, threaded);
+    },
+    async enqueue(list, downstreamUrl) {
+      const { TASK_FIELDS } = await import(pathToFileURL(join(CURRENT_DIST, 'domain', 'task-fields.js')).href);
+      const { targetKeyOf } = await import(pathToFileURL(join(CURRENT_DIST, 'domain', 'target-key.js')).href);
+      const { uuidv7 } = await import(pathToFileURL(join(CURRENT_DIST, 'tasks', 'uuid-v7.js')).href);
+      const makeTask = newTaskMaker({ TASK_FIELDS, targetKeyOf, tenantId: 'default' });
+      const targetUrl = `${downstreamUrl}/w1`;
+      const t0 = performance.now();
+      // Due a moment after the enqueue, as W1 enqueues retryd's tasks: none is claimed before the dispatch starts.
+      const dueAt = Date.now();
+      for (let from = 0; from < list.length; from += 1_000) {
+        const batch = list.slice(from, from + 1_000).map((t) => makeTask({ taskId: uuidv7(), idempotencyKey: t.key, body: t.body, targetUrl, dueAt }));
+        const results = await store.insertTasks(batch);
+        if (results.some((r) => r.kind !== 'inserted')) throw new Error('insertTasks: a task was not inserted');
+      }
+      tasks = list;
+      return { ms: performance.now() - t0 };
+    },
+    async startWorkers() {
+      let inFlight = 0;
+      let pending = [];
+      let writing = false;
+      let scheduled = false;
+      let succeeded = 0;
+      let failed;
+      let finish;
+      done = new Promise((resolve, reject) => {
+        finish = resolve;
+        failed = reject;
+      });
+      const launch = (claimed) => {
+        for (const task of claimed) {
+          inFlight++;
+          void attempt(task).catch(failed);
+        }
+      };
+      const attempt = async (task) => {
+        const startedAt = Date.now();
+        const headers = { 'content-type': 'application/json', 'idempotency-key': task.idempotencyKey };
+        const res = await request(task.targetUrl, { method: 'POST', dispatcher: agent, headers, body: task.body });
+        await res.body.text();
+        inFlight--;
+        pending.push(completionOf(task, res.statusCode, startedAt, Date.now()));
+        schedule();
+      };
+      const schedule = () => {
+        if (writing || scheduled) return;
+        scheduled = true;
+        setImmediate(() => {
+          scheduled = false;
+          void write().catch(failed);
+        });
+      };
+      const write = async () => {
+        writing = true;
+        const batch = pending;
+        pending = [];
+        const limit = Math.max(1, Math.min(CLAIM_SIZE, CONCURRENCY - inFlight));
+        const { results, claimed } = await store.completeAndClaim(batch, Date.now(), { ...LEASE, limit });
+        for (const r of results) {
+          if (r.kind !== 'applied') throw new Error(`a completion was ${r.kind}`);
+          if (r.status === 'SUCCEEDED') succeeded++;
+        }
+        writing = false;
+        launch(claimed);
+        if (succeeded === tasks.length) {
+          finishedAt = Date.now();
+          finish();
+        } else if (pending.length > 0) schedule();
+        else if (inFlight === 0) throw new Error(`nothing in flight and nothing claimed with ${succeeded} of ${tasks.length} done`);
+      };
+      // The first claims fill the loop; from then on every claim rides with a write.
+      while (inFlight < CONCURRENCY) {
+        const claimed = await store.claimDue(Date.now(), { ...LEASE, limit: Math.min(CLAIM_SIZE, CONCURRENCY - inFlight) });
+        if (claimed.length === 0) break;
+        launch(claimed);
+      }
+    },
+    async waitRecorded(n) {
+      await done;
+      return { at: finishedAt, recorded: n, ok: true, detail: `${n} SUCCEEDED in the store` };
+    },
+    async teardown() {
+      await agent?.close();
+      await store?.close();
+      await place?.cleanup();
+      return {};
+    },
+  };
+}
