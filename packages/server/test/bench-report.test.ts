@@ -99,9 +99,12 @@ describe('npm run bench', () => {
       const ratio = sqlite.attemptsPerSec / bullmq.attemptsPerSec;
       const ceiling = bare.attemptsPerSec / bullmq.attemptsPerSec;
       const durable = bareStore.attemptsPerSec / bullmq.attemptsPerSec;
-      const verdict = ratio >= 2 ? 'met' : durable < 2 ? '**missed**, beyond the ceiling' : '**missed**';
+      // A reference below retryd itself bounds nothing in that run: the verdict then goes by the bare loop.
+      const binding = durable >= ratio ? durable : ceiling;
+      const verdict = ratio >= 2 ? 'met' : binding < 2 ? '**missed**, beyond the ceiling' : '**missed**';
+      const noBound = durable >= ratio ? '' : ' (below retryd in this run: no bound)';
       expect(page).toContain(
-        `| W1 SQLite: ≥ 2× BullMQ 5.81.5 (Redis) attempts/s | ${ratio.toFixed(2)}× | ${verdict} | the bare loop: ${ceiling.toFixed(2)}× BullMQ 5.81.5 (Redis); with the store's work: ${durable.toFixed(2)}× |`,
+        `| W1 SQLite: ≥ 2× BullMQ 5.81.5 (Redis) attempts/s | ${ratio.toFixed(2)}× | ${verdict} | the bare loop: ${ceiling.toFixed(2)}× BullMQ 5.81.5 (Redis); with the store's work: ${durable.toFixed(2)}×${noBound} |`,
       );
       expect(page).toContain(`| ${bareStore.name} | durable: WAL fsynced at every commit (synchronous=FULL) | `);
       // The enqueue aim's ceiling is the store's insert alone, as insert-floor.mjs measured it in the same run: the
