@@ -36,6 +36,7 @@ import { parseArgs } from 'node:util';
 import { startDownstream } from './lib/downstream-client.mjs';
 import { bareContender } from './lib/contenders/bare.mjs';
 import { bareStoreContender } from './lib/contenders/bare-store.mjs';
+import { inChild } from './lib/contenders/in-child.mjs';
 import { bullmqContender } from './lib/contenders/bullmq.mjs';
 import { pgbossContender } from './lib/contenders/pgboss.mjs';
 import { retrydContender } from './lib/contenders/retryd.mjs';
@@ -101,9 +102,10 @@ if (only.has('retryd')) {
 }
 if (only.has('bullmq')) groups.push([bullmqContender()]);
 if (only.has('pgboss')) groups.push([pgbossContender()]);
-if (only.has('bare')) groups.push([bareContender()]);
-if (only.has('bare-store')) groups.push([bareStoreContender()]);
-if (only.has('bare-store-thread')) groups.push([bareStoreContender({ threaded: true })]);
+// The references run in processes of their own (see in-child.mjs).
+if (only.has('bare')) groups.push([inChild(() => bareContender())]);
+if (only.has('bare-store')) groups.push([inChild(() => bareStoreContender())]);
+if (only.has('bare-store-thread')) groups.push([inChild(() => bareStoreContender({ threaded: true }))]);
 const contenders = groups.flat();
 
 const machine = printMachine('machine', { baseline });

@@ -1,0 +1,60 @@
+// A reference contender (the bare loops) run in a process of its own, as retryd's service runs in its own: the
+// figures then owe nothing to what the bench process holds from the runs before (the peers' clients, their garbage),
+// which slowed the bare loop by up to 40 % in the later rounds of a run when it ran in the bench process.
+
+import { fork } from 'node:child_process';
+
+/**
+ * `make()` is the contender as it would run in this process (for its id, name and durability); its calls go to a
+ * child process (reference-child.mjs) that makes its own with the reference `id` given, started at each `setup` and
+ * ended at each `teardown`: a fresh process every round. `cpuMs` is the child's.
+ */
+export function inChild(make) {
+  const local = make();
+  let child;
+  let next = 0;
+  const waiting = new Map();
+  const call = (op, ...args) =>
+    new Promise((resolve, reject) => {
+      if (child === undefined) return reject(new Error(`${local.id}: ${op} before setup`));
+      const id = next++;
+      waiting.set(id, { resolve, reject });
+      child.send({ id, op, args });
+    });
+  return {
+    id: local.id,
+    name: local.name,
+    durability: local.durability,
+    cpuMs: () => call('cpuMs'),
+    async setup() {
+      child = fork(new URL('./reference-child.mjs', import.meta.url), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+      child.on('message', ({ id, result, error }) => {
+        const waiter = waiting.get(id);
+        waiting.delete(id);
+        if (error !== undefined) waiter?.reject(new Error(error));
+        else waiter?.resolve(result);
+      });
+      child.on('exit', (code) => {
+        for (const waiter of waiting.values()) waiter.reject(new Error(`${local.id}: its process exited (${code})`));
+        waiting.clear();
+        child = undefined;
+      });
+      await call('create', local.id);
+      await call('setup');
+    },
+    enqueue: (tasks, downstreamUrl) => call('enqueue', tasks, downstreamUrl),
+    startWorkers: (downstreamUrl) => call('startWorkers', downstreamUrl),
+    waitRecorded: (n) => call('waitRecorded', n),
+    async teardown() {
+      if (child === undefined) return {};
+      const done = new Promise((resolve) => child.once('exit', resolve));
+      const result = await call('teardown').catch((error) => ({ error: error.message }));
+      // Disconnected, the child ends once its handles are closed; one that keeps some open is ended after 5 s.
+      const stuck = setTimeout(() => child?.kill(), 5_000);
+      child.disconnect();
+      await done;
+      clearTimeout(stuck);
+      return result;
+    },
+  };
+}
