@@ -1,6 +1,8 @@
 // A reference contender (the bare loops) run in a process of its own, as retryd's service runs in its own: the
 // figures then owe nothing to what the bench process holds from the runs before (the peers' clients, their garbage),
-// which slowed the bare loop by up to 40 % in the later rounds of a run when it ran in the bench process.
+// and the CPU counted is the reference's alone. (In the bench process, a report run's bare loop made 18,192 attempts/s
+// in its first round and 10,364 and 11,796 in the next two; in processes of their own, a later run's made 11,326,
+// 14,993 and 9,574: the machine's own drift is as large, and this removes one cause, not the noise.)
 
 import { fork } from 'node:child_process';
 
