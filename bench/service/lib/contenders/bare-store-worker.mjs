@@ -1,7 +1,8 @@
-// The thread of bare-store.mjs's threaded form: holds the store and answers its calls, one at a time, in order.
+// The thread of bare-store.mjs's threaded form: holds the store and answers its calls.
 
 import { parentPort, workerData } from 'node:worker_threads';
 import { openBuiltStore } from '../built-store.mjs';
+import { answerCalls } from '../message-calls.mjs';
 
 let store;
 const ops = {
@@ -13,10 +14,4 @@ const ops = {
   completeAndClaim: (completions, now, options) => store.completeAndClaim(completions, now, options),
   close: () => store.close(),
 };
-parentPort.on('message', async ({ id, op, args }) => {
-  try {
-    parentPort.postMessage({ id, result: await ops[op](...args) });
-  } catch (error) {
-    parentPort.postMessage({ id, error: String(error?.stack ?? error) });
-  }
-});
+parentPort.on('message', answerCalls(ops, (message) => parentPort.postMessage(message)));

@@ -8,6 +8,7 @@ import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { Agent, request } from 'undici';
 import { openBuiltStore } from '../built-store.mjs';
+import { messageCalls } from '../message-calls.mjs';
 import { newTaskMaker } from '../new-task.mjs';
 import { CURRENT_DIST } from '../report.mjs';
 import { ownCpuMs } from './call-downstream.mjs';
@@ -32,31 +33,16 @@ async function storeCalls(place, threaded) {
     };
   }
   const worker = new Worker(new URL('./bare-store-worker.mjs', import.meta.url), { workerData: { dist: CURRENT_DIST, place: { kind: place.kind, url: place.url } } });
-  const waiting = new Map();
-  let next = 0;
-  worker.on('message', ({ id, result, error }) => {
-    const call = waiting.get(id);
-    waiting.delete(id);
-    if (error !== undefined) call.reject(new Error(error));
-    else call.resolve(result);
-  });
-  worker.on('error', (error) => {
-    for (const call of waiting.values()) call.reject(error);
-    waiting.clear();
-  });
-  const call = (op, args) =>
-    new Promise((resolve, reject) => {
-      const id = next++;
-      waiting.set(id, { resolve, reject });
-      worker.postMessage({ id, op, args });
-    });
-  await call('open', []);
+  const { call, receive, failAll } = messageCalls((message) => worker.postMessage(message));
+  worker.on('message', receive);
+  worker.on('error', failAll);
+  await call('open');
   return {
-    insertTasks: (tasks) => call('insertTasks', [tasks]),
-    claimDue: (now, options) => call('claimDue', [now, options]),
-    completeAndClaim: (completions, now, options) => call('completeAndClaim', [completions, now, options]),
+    insertTasks: (tasks) => call('insertTasks', tasks),
+    claimDue: (now, options) => call('claimDue', now, options),
+    completeAndClaim: (completions, now, options) => call('completeAndClaim', completions, now, options),
     close: async () => {
-      await call('close', []);
+      await call('close');
       await worker.terminate();
     },
   };

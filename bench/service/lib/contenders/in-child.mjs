@@ -5,6 +5,7 @@
 // 14,993 and 9,574: the machine's own drift is as large, and this removes one cause, not the noise.)
 
 import { fork } from 'node:child_process';
+import { messageCalls } from '../message-calls.mjs';
 
 /**
  * `make()` is the contender as it would run in this process (for its id, name and durability); its calls go to a
@@ -14,15 +15,8 @@ import { fork } from 'node:child_process';
 export function inChild(make) {
   const local = make();
   let child;
-  let next = 0;
-  const waiting = new Map();
-  const call = (op, ...args) =>
-    new Promise((resolve, reject) => {
-      if (child === undefined) return reject(new Error(`${local.id}: ${op} before setup`));
-      const id = next++;
-      waiting.set(id, { resolve, reject });
-      child.send({ id, op, args });
-    });
+  let calls;
+  const call = (op, ...args) => (calls === undefined ? Promise.reject(new Error(`${local.id}: ${op} before setup`)) : calls.call(op, ...args));
   return {
     id: local.id,
     name: local.name,
@@ -30,16 +24,13 @@ export function inChild(make) {
     cpuMs: () => call('cpuMs'),
     async setup() {
       child = fork(new URL('./reference-child.mjs', import.meta.url), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-      child.on('message', ({ id, result, error }) => {
-        const waiter = waiting.get(id);
-        waiting.delete(id);
-        if (error !== undefined) waiter?.reject(new Error(error));
-        else waiter?.resolve(result);
-      });
+      const own = messageCalls((message) => child.send(message));
+      calls = own;
+      child.on('message', own.receive);
       child.on('exit', (code) => {
-        for (const waiter of waiting.values()) waiter.reject(new Error(`${local.id}: its process exited (${code})`));
-        waiting.clear();
+        own.failAll(new Error(`${local.id}: its process exited (${code})`));
         child = undefined;
+        calls = undefined;
       });
       await call('create', local.id);
       await call('setup');
@@ -53,7 +44,7 @@ export function inChild(make) {
       const result = await call('teardown').catch((error) => ({ error: error.message }));
       // Disconnected, the child ends once its handles are closed; one that keeps some open is ended after 5 s.
       const stuck = setTimeout(() => child?.kill(), 5_000);
-      child.disconnect();
+      child?.disconnect();
       await done;
       clearTimeout(stuck);
       return result;

@@ -1,6 +1,7 @@
-// The process a reference contender runs in (see in-child.mjs): makes the contender named by the first message and
-// answers each call with its result, in order.
+// The process a reference contender runs in (see in-child.mjs): makes the contender named by the first call and
+// answers each call with its result.
 
+import { answerCalls } from '../message-calls.mjs';
 import { bareContender } from './bare.mjs';
 import { bareStoreContender } from './bare-store.mjs';
 
@@ -12,12 +13,10 @@ const REFERENCES = {
 };
 
 let contender;
-process.on('message', async ({ id, op, args }) => {
-  try {
-    if (op === 'create') contender = REFERENCES[args[0]]();
-    const result = op === 'create' ? undefined : await contender[op](...args);
-    process.send({ id, result });
-  } catch (error) {
-    process.send({ id, error: String(error?.stack ?? error) });
-  }
-});
+const ops = {
+  create: (id) => {
+    contender = REFERENCES[id]();
+  },
+};
+for (const op of ['setup', 'enqueue', 'startWorkers', 'waitRecorded', 'cpuMs', 'teardown']) ops[op] = (...args) => contender[op](...args);
+process.on('message', answerCalls(ops, (message) => process.send(message)));
