@@ -258,7 +258,8 @@ describe('retryd tasks, dlq, policies and targets (against a running service)', 
     expect(again.stderr).toContain('409');
   });
 
-  it('lists dead letters, replays one, then --all, and sums up what it did', async () => {
+  // Fifteen CLI runs, each a Node process of its own: 20–30 s on a busy two-core machine, past the default 30 s limit.
+  it('lists dead letters, replays one, then --all, and sums up what it did', { timeout: 90_000 }, async () => {
     const listed = await run(['dlq', 'list', '--json', '--reason', 'permanent_status'], env);
     expect(listed.code).toBe(0);
     expect(lines(listed.stdout).map((t) => t.taskId).sort()).toEqual([...failed].sort());
