@@ -17,11 +17,9 @@
 // packages/server/dist (or RETRYD_CLI's); --baseline adds another, named by its CLI (SQLite: any build; PostgreSQL
 // and Redis: from issue 8 on).
 // Build first: npm run build
-import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { newTaskMaker } from './lib/new-task.mjs';
+import { builtTaskMaker } from './lib/new-task.mjs';
 import { CURRENT_DIST, distOf, fmt, median, printMachine, printTable, serviceBuild, positiveIntOption, writeJsonFile } from './lib/report.mjs';
 import { retrydStore } from './lib/contenders/retryd.mjs';
 import { openBuiltStore } from './lib/built-store.mjs';
@@ -51,16 +49,7 @@ const TARGET = 'http://127.0.0.1:9/w1';
 const builds = [{ name: 'after', dist: CURRENT_DIST }];
 if (args.baseline !== undefined) builds.push({ name: 'before', dist: distOf(resolve(args.baseline)) });
 for (const build of builds) {
-  const load = (path) => import(pathToFileURL(join(build.dist, path)).href);
-  // Builds from before issue 8 have no field table or target key: their tasks are the fields known here, which their
-  // row mapping reads its own of.
-  const fieldTable = existsSync(join(build.dist, 'domain', 'task-fields.js'));
-  const { TASK_FIELDS } = fieldTable ? await load('domain/task-fields.js') : { TASK_FIELDS: undefined };
-  const { targetKeyOf } = fieldTable ? await load('domain/target-key.js') : { targetKeyOf: () => undefined };
-  const makeTask = newTaskMaker({ TASK_FIELDS, targetKeyOf, tenantId: 'default' });
-  // Ids as the service makes them (time-ordered): the store's pages are written as the service's enqueues write them.
-  const { uuidv7 } = await load('tasks/uuid-v7.js');
-  build.newTask = (fields) => makeTask({ taskId: uuidv7(), ...fields });
+  build.newTask = await builtTaskMaker(build.dist);
   build.hash = serviceBuild(build.dist).hash;
 }
 

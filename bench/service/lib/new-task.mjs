@@ -1,6 +1,9 @@
 // A new PENDING task as the enqueuer makes one, for the benchmarks that write tasks to a store directly (no HTTP).
 
 import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 
 /**
  * Makes tasks for one build: `TASK_FIELDS` and `targetKeyOf` are that build's (a `--baseline` build may know other
@@ -57,4 +60,23 @@ export function newTaskMaker({ TASK_FIELDS, targetKeyOf, tenantId }) {
     }
     return task;
   };
+}
+
+/**
+ * {@link newTaskMaker} for the build in `dist`, with task ids as that build's service makes them (UUIDv7,
+ * time-ordered: the store's pages are written as the service's enqueues write them). A build from before issue 8 has
+ * no field table or target key: its tasks are the fields known here, which its row mapping reads its own of.
+ *
+ * @example
+ * const newTask = await builtTaskMaker(CURRENT_DIST);
+ * newTask({ targetUrl: 'http://127.0.0.1:9/x', dueAt: Date.now() });
+ */
+export async function builtTaskMaker(dist, { tenantId = 'default' } = {}) {
+  const load = (path) => import(pathToFileURL(join(dist, path)).href);
+  const fieldTable = existsSync(join(dist, 'domain', 'task-fields.js'));
+  const { TASK_FIELDS } = fieldTable ? await load('domain/task-fields.js') : { TASK_FIELDS: undefined };
+  const { targetKeyOf } = fieldTable ? await load('domain/target-key.js') : { targetKeyOf: () => undefined };
+  const { uuidv7 } = await load('tasks/uuid-v7.js');
+  const makeTask = newTaskMaker({ TASK_FIELDS, targetKeyOf, tenantId });
+  return (fields) => makeTask({ taskId: uuidv7(), ...fields });
 }

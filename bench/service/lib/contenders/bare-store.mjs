@@ -3,13 +3,11 @@
 // sends the requests (as retryd runs them), and the store on a thread of its own (worker_threads, its calls sent
 // as messages: the cost of copying tasks and completions between threads counts).
 
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { Agent, request } from 'undici';
 import { openBuiltStore } from '../built-store.mjs';
 import { messageCalls } from '../message-calls.mjs';
-import { newTaskMaker } from '../new-task.mjs';
+import { builtTaskMaker } from '../new-task.mjs';
 import { CURRENT_DIST } from '../report.mjs';
 import { ownCpuMs } from './call-downstream.mjs';
 import { retrydStore } from './retryd.mjs';
@@ -19,19 +17,11 @@ const CLAIM_SIZE = 128;
 const LEASE = { leaseMs: 600_000, workerId: 'bare-store' };
 
 /**
- * The store's port as the loop calls it: in this thread, or through a worker holding the store (`threaded`).
- * `open` migrates a fresh store at `place`.
+ * The store's port as the loop calls it (`insertTasks`, `claimDue`, `completeAndClaim`, `close`), of a fresh store
+ * at `place`, migrated: the store itself, or calls to a worker thread holding it (`threaded`).
  */
 async function storeCalls(place, threaded) {
-  if (!threaded) {
-    const store = await openBuiltStore(CURRENT_DIST, place);
-    return {
-      insertTasks: (tasks) => store.insertTasks(tasks),
-      claimDue: (now, options) => store.claimDue(now, options),
-      completeAndClaim: (completions, now, options) => store.completeAndClaim(completions, now, options),
-      close: () => store.close(),
-    };
-  }
+  if (!threaded) return openBuiltStore(CURRENT_DIST, place);
   const worker = new Worker(new URL('./bare-store-worker.mjs', import.meta.url), { workerData: { dist: CURRENT_DIST, place: { kind: place.kind, url: place.url } } });
   const { call, receive, failAll } = messageCalls((message) => worker.postMessage(message));
   worker.on('message', receive);
@@ -69,7 +59,8 @@ function completionOf(task, statusCode, startedAt, now) {
 }
 
 /**
- * A reference, not a peer: W1 on the current build's SQLite store (synchronous=FULL) in the bench process. The
+ * A reference, not a peer: W1 on the current build's SQLite store (synchronous=FULL), in the process it runs in (a
+ * process of its own in w1.mjs: see in-child.mjs). The
  * tasks are inserted as the service inserts them (1,000 a call); then one loop claims (up to 128 at a time, 200 in
  * flight, as the bare loop keeps), POSTs each task (undici, keep-alive, its idempotency key), and writes each turn's
  * results with the next claim in one `completeAndClaim` (group commit) as soon as the previous write has ended.
@@ -96,16 +87,13 @@ export function bareStoreContender({ threaded = false } = {}) {
       store = await storeCalls(place, threaded);
     },
     async enqueue(list, downstreamUrl) {
-      const { TASK_FIELDS } = await import(pathToFileURL(join(CURRENT_DIST, 'domain', 'task-fields.js')).href);
-      const { targetKeyOf } = await import(pathToFileURL(join(CURRENT_DIST, 'domain', 'target-key.js')).href);
-      const { uuidv7 } = await import(pathToFileURL(join(CURRENT_DIST, 'tasks', 'uuid-v7.js')).href);
-      const makeTask = newTaskMaker({ TASK_FIELDS, targetKeyOf, tenantId: 'default' });
+      const newTask = await builtTaskMaker(CURRENT_DIST);
       const targetUrl = `${downstreamUrl}/w1`;
       const t0 = performance.now();
       // Due a moment after the enqueue, as W1 enqueues retryd's tasks: none is claimed before the dispatch starts.
       const dueAt = Date.now();
       for (let from = 0; from < list.length; from += 1_000) {
-        const batch = list.slice(from, from + 1_000).map((t) => makeTask({ taskId: uuidv7(), idempotencyKey: t.key, body: t.body, targetUrl, dueAt }));
+        const batch = list.slice(from, from + 1_000).map((t) => newTask({ idempotencyKey: t.key, body: t.body, targetUrl, dueAt }));
         const results = await store.insertTasks(batch);
         if (results.some((r) => r.kind !== 'inserted')) throw new Error('insertTasks: a task was not inserted');
       }
