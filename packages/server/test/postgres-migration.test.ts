@@ -2,7 +2,7 @@ import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { clientConfig } from '../src/backends/postgres/connection.js';
 import { loadMigrations, migrate } from '../src/backends/postgres/migrate.js';
-import type { RetryTask } from '../src/domain/task.js';
+import type { AttemptLog, RetryTask } from '../src/domain/task.js';
 import { T0, makePolicy, makeTask } from './fixtures/tasks.js';
 import { POSTGRES_URL, dropSchemas, freshSchema, makeStore, olderTaskRecords, withClient } from './postgres-harness.js';
 
@@ -69,10 +69,78 @@ describe('PostgresStore migration 008 (attempts unchecked)', () => {
     try {
       expect(await migrate(pool, schema, loadMigrations().filter((m) => m.version <= 7))).toEqual([1, 2, 3, 4, 5, 6, 7]);
       expect(await foreignKeys()).toEqual([{ conname: 'attempts_tenant_id_task_id_fkey' }]);
-      expect(await migrate(pool, schema, loadMigrations())).toEqual([8]);
+      expect(await migrate(pool, schema, loadMigrations().filter((m) => m.version <= 8))).toEqual([8]);
       expect(await foreignKeys()).toEqual([]);
     } finally {
       await pool.end();
     }
+  });
+});
+
+/**
+ * A schema migrated up to 008, holding `tasks` as 008 stored them: the task id as its text, the request hash as its
+ * bytes (bytea's hex input, `\x…`); their target queues, and `attempts` with the text ids of `logged`.
+ */
+async function madeBy008(tasks: readonly RetryTask[], logged: readonly AttemptLog[] = []): Promise<string> {
+  const schema = freshSchema();
+  const pool = new pg.Pool({ ...clientConfig({ connectionString: POSTGRES_URL }, schema), max: 1 });
+  try {
+    expect(await migrate(pool, schema, loadMigrations().filter((m) => m.version <= 8))).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    const records = (JSON.parse(olderTaskRecords(tasks)) as Record<string, unknown>[]).map((r) => ({ ...r, request_hash: `\\x${String(r['request_hash'])}` }));
+    await pool.query('INSERT INTO tasks SELECT * FROM json_populate_recordset(NULL::tasks, $1::json)', [JSON.stringify(records)]);
+    await pool.query(
+      `INSERT INTO target_queues (tenant_id, target_key, next_due_at)
+       SELECT tenant_id, target_key, min(next_attempt_at) FROM tasks GROUP BY tenant_id, target_key`,
+    );
+    for (const a of logged) {
+      await pool.query(
+        `INSERT INTO attempts (tenant_id, task_id, attempt_number, started_at, duration_ms, response_status, error_message, outcome,
+           response_body_snippet, next_attempt_at, worker_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+        [a.tenantId, a.taskId, a.attemptNumber, a.startedAt, a.durationMs, a.responseStatus, a.errorMessage, a.outcome, a.responseBodySnippet, a.nextAttemptAt, a.workerId],
+      );
+    }
+  } finally {
+    await pool.end();
+  }
+  return schema;
+}
+
+describe('PostgresStore migration 009 (task ids as uuid)', () => {
+  it('keeps every task id as a uuid, reads it back as the same text, and keeps listings, claims and attempts', async () => {
+    // Created together: the listing's order among them is their ids' order, newest (greatest) first.
+    const pending = [makeTask({ nextAttemptAt: T0 }), makeTask({ nextAttemptAt: T0 + 1 }), makeTask({ nextAttemptAt: T0 + 2 })];
+    const ended = makeTask({ status: 'FAILED', nextAttemptAt: null, attemptNumber: 1, deadLetterReason: 'permanent_status:400' });
+    const logged: AttemptLog = {
+      tenantId: 'default', taskId: ended.taskId, attemptNumber: 1, startedAt: T0, durationMs: 5, responseStatus: 400,
+      errorMessage: null, outcome: 'failed', responseBodySnippet: 'no', nextAttemptAt: null, workerId: 'w',
+    };
+    const schema = await madeBy008([...pending, ended], [logged]);
+
+    await using store = makeStore(schema);
+    await store.init();
+    for (const task of [...pending, ended]) expect(await store.getTask('default', task.taskId)).toEqual(task);
+    const types = await withClient(schema, async (client) =>
+      (await client.query("SELECT table_name, data_type FROM information_schema.columns WHERE column_name = 'task_id' AND table_schema = current_schema() ORDER BY table_name")).rows,
+    );
+    expect(types).toEqual([{ table_name: 'attempts', data_type: 'uuid' }, { table_name: 'tasks', data_type: 'uuid' }]);
+    expect((await store.listAttempts('default', ended.taskId, { limit: 10 })).items).toEqual([logged]);
+    const listed = await store.listTasks({ tenantId: 'default', status: 'PENDING', limit: 2 });
+    const newestFirst = pending.map((t) => t.taskId).sort().reverse();
+    expect(listed.items.map((t) => t.taskId)).toEqual(newestFirst.slice(0, 2));
+    const rest = await store.listTasks({ tenantId: 'default', status: 'PENDING', limit: 2, cursor: listed.nextCursor ?? '' });
+    expect(rest.items.map((t) => t.taskId)).toEqual(newestFirst.slice(2));
+    expect((await store.claimDue(T0 + 10, { limit: 10, leaseMs: 5_000, workerId: 'w' })).map((t) => t.taskId)).toEqual(pending.map((t) => t.taskId));
+  });
+
+  it('refuses, and leaves the schema as it was, when a stored task id would not read back as the same text', async () => {
+    const odd = makeTask({ taskId: 'C0FFEE00-0000-7000-8000-000000000001' });
+    const schema = await madeBy008([odd]);
+    await using store = makeStore(schema);
+    await expect(store.init()).rejects.toThrow(/column "task_id" of relation "tasks" contains null values/);
+    const after = await withClient(schema, async (client) => ({
+      version: (await client.query('SELECT max(version) AS version FROM schema_migrations')).rows,
+      ids: (await client.query('SELECT task_id FROM tasks')).rows,
+    }));
+    expect(after).toEqual({ version: [{ version: 8 }], ids: [{ task_id: odd.taskId }] });
   });
 });

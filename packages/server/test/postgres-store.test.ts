@@ -216,7 +216,7 @@ describe('PostgresStore query plans', () => {
         INSERT INTO tasks (tenant_id, task_id, idempotency_key, request_hash, target_url, target_key, method, headers,
           status, attempt_number, run_attempt_offset, last_delay_ms, next_attempt_at, created_at, updated_at,
           fencing_token, version, cancel_requested)
-        SELECT 'default', 'task-' || n, 'key-' || n, 'h', 'https://api.example.com/', 'https://api.example.com', 'POST',
+        SELECT 'default', ('00000000-0000-4000-8000-' || lpad(n::text, 12, '0'))::uuid, 'key-' || n, 'h', 'https://api.example.com/', 'https://api.example.com', 'POST',
           jsonb_build_object('content-type', 'application/json', 'authorization', repeat('x', 200)),
           CASE WHEN n % 11 = 0 THEN 'PENDING' ELSE 'SUCCEEDED' END, 1, 0, 0,
           CASE WHEN n % 11 = 0 THEN ${T0} + n ELSE NULL END, ${T0}, ${T0}, 1, 1, false
@@ -235,12 +235,12 @@ describe('PostgresStore query plans', () => {
         claim: await explain(queries['claim-due'].text, [T0 + 100, 128, 'w', T0 + 30_100, null, null]),
         nextDue: await explain(queries['next-due-at'].text, []),
         lease: await explain(queries['find-expired-leases'].text, [T0, 100]),
-        deadLetters: await explain(queries['list-tasks-by-status'].text, ['default', ['FAILED', 'EXHAUSTED'], null, Infinity, '', 51, null]),
-        everything: await explain(queries['list-tasks-by-status'].text, ['default', Object.values(TaskStatus), null, T0, 'x', 51, null]),
+        deadLetters: await explain(queries['list-tasks-by-status'].text, ['default', ['FAILED', 'EXHAUSTED'], null, Infinity, 'ffffffff-ffff-ffff-ffff-ffffffffffff', 51, null]),
+        everything: await explain(queries['list-tasks-by-status'].text, ['default', Object.values(TaskStatus), null, T0, '00000000-0000-4000-8000-000000000100', 51, null]),
         // A policy is a filter on the status walks: no index leads by policy (007-task-space.sql).
-        byPolicy: await explain(queries['list-tasks-by-status'].text, ['default', Object.values(TaskStatus), 'default', Infinity, '', 51, null]),
+        byPolicy: await explain(queries['list-tasks-by-status'].text, ['default', Object.values(TaskStatus), 'default', Infinity, 'ffffffff-ffff-ffff-ffff-ffffffffffff', 51, null]),
         deadLettersOfTarget: await explain(queries['list-tasks-by-status'].text, [
-          'default', ['FAILED', 'EXHAUSTED'], null, Infinity, '', 51, 'https://api.example.com',
+          'default', ['FAILED', 'EXHAUSTED'], null, Infinity, 'ffffffff-ffff-ffff-ffff-ffffffffffff', 51, 'https://api.example.com',
         ]),
       };
     }, 'store');
@@ -281,7 +281,7 @@ describe('PostgresStore on a young table', () => {
         INSERT INTO tasks (tenant_id, task_id, idempotency_key, request_hash, target_url, target_key, method, headers,
           status, attempt_number, run_attempt_offset, last_delay_ms, next_attempt_at, created_at, updated_at,
           lease_owner, lease_expires_at, fencing_token, version, cancel_requested)
-        SELECT 'default', 'task-' || n, 'key-' || n, 'h', 'https://api.example.com/', 'https://api.example.com', 'POST', '{}',
+        SELECT 'default', ('00000000-0000-4000-8000-' || lpad(n::text, 12, '0'))::uuid, 'key-' || n, 'h', 'https://api.example.com/', 'https://api.example.com', 'POST', '{}',
           CASE WHEN n % 10 = 0 THEN 'IN_FLIGHT' ELSE 'SUCCEEDED' END, 0, 0, 0, NULL, ${T0}, ${T0},
           CASE WHEN n % 10 = 0 THEN 'w' END, CASE WHEN n % 10 = 0 THEN ${T0 + 30_000} END, 1, 1, false
         FROM generate_series(1, 20000) AS n`);
@@ -290,7 +290,7 @@ describe('PostgresStore on a young table', () => {
       );
       expect(stats.rows[0]?.analyzed ?? null).toBeNull();
       const completions = Array.from({ length: 200 }, (_, i) => {
-        const task = makeTask({ taskId: `task-${(i + 1) * 10}`, status: 'IN_FLIGHT', fencingToken: 1, leaseOwner: 'w' });
+        const task = makeTask({ taskId: `00000000-0000-4000-8000-${String((i + 1) * 10).padStart(12, '0')}`, status: 'IN_FLIGHT', fencingToken: 1, leaseOwner: 'w' });
         return { taskId: task.taskId, tenantId: task.tenantId, fencingToken: 1, attempt: makeAttempt(task), next: finalOutcome(task, 'SUCCEEDED') };
       });
       const { rows } = await client.query(`EXPLAIN (FORMAT JSON) ${queries['complete-attempts'].text}`, [T0 + 100, ...completionArrays(completions)]);

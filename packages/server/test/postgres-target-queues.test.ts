@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { clientConfig, dueChannel } from '../src/backends/postgres/connection.js';
@@ -71,7 +72,7 @@ describe('PostgresStore claims through target queues', () => {
           INSERT INTO tasks (tenant_id, task_id, idempotency_key, request_hash, target_url, target_key, method, headers,
             status, attempt_number, run_attempt_offset, last_delay_ms, next_attempt_at, created_at, updated_at,
             fencing_token, version, cancel_requested)
-          SELECT 'default', 'held-' || n, 'held-' || n, 'h', '${A}/hook', '${A}', 'POST', '{}', 'PENDING', 0, 0, 0,
+          SELECT 'default', ('00000000-0000-4000-8000-' || lpad(n::text, 12, '0'))::uuid, 'held-' || n, 'h', '${A}/hook', '${A}', 'POST', '{}', 'PENDING', 0, 0, 0,
             ${T0 - 200_000} + n, ${T0}, ${T0}, 0, 1, false
           FROM generate_series(1, 100000) AS n`);
         await client.query(`INSERT INTO target_queues (tenant_id, target_key, next_due_at) VALUES ('default', '${A}', ${T0 - 199_999})`);
@@ -209,7 +210,7 @@ describe('PostgresStore target queue hints under concurrency', () => {
     );
     // Hand-offs and ends are not PENDING: no bump. Nor is a hold, nor a claim's refresh.
     const handedOff = makeTask({ targetUrl: `${A}/y`, status: 'IN_FLIGHT', leaseOwner: 'local', leaseExpiresAt: T0 + 60_000, fencingToken: 1 });
-    await store.insertTasks([handedOff, { ...dead, taskId: 'dead-2', idempotencyKey: 'dead-2' }]);
+    await store.insertTasks([handedOff, { ...dead, taskId: randomUUID(), idempotencyKey: 'dead-2' }]);
     await store.holdTarget({ tenantId: 'default', targetKey: A }, T0 + 1, T0);
     expect((await queueOf(store, A))?.version).toBe(versions.at(-1));
   });

@@ -1,20 +1,29 @@
+import { randomUUID } from 'node:crypto';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { RetryTask } from '../src/domain/task.js';
+import type { AttemptLog, RetryTask } from '../src/domain/task.js';
 import { TASK_COLUMN_NAMES } from '../src/backends/sql/task-columns.js';
 import { loadMigrations, migrate } from '../src/backends/sqlite/migrate.js';
 import { READY_QUEUES } from '../src/backends/sqlite/queue-statements.js';
 import { SELECT_DUE } from '../src/backends/sqlite/statements.js';
-import { taskToParams } from '../src/backends/sqlite/task-row.js';
+import { ATTEMPT_COLUMNS, attemptToParams, taskToParams } from '../src/backends/sqlite/task-row.js';
 import { T0, makePolicy, makeTask, retryOutcome } from './fixtures/tasks.js';
 import { A, B, C, forTarget, freshPath, lease, opened, plan, removeTempDir } from './sqlite-harness.js';
 
 afterAll(removeTempDir);
 
-/** A task's INSERT parameters as the tables before 006 took them: the request hash as its hex text. */
+/** A task's INSERT parameters as the tables before 008 took them: the task id as its text. */
+function paramsBefore008(task: RetryTask): unknown[] {
+  // Any id the tables before 008 held, even one 008 refuses: it is put in as text, not through the BLOB's check.
+  const params: unknown[] = taskToParams({ ...task, taskId: randomUUID() });
+  params[TASK_COLUMN_NAMES.indexOf('task_id')] = task.taskId;
+  return params;
+}
+
+/** A task's INSERT parameters as the tables before 006 took them: the request hash and the task id as their text. */
 function paramsBefore006(task: RetryTask): unknown[] {
   // Any hash the tables before 006 held, even one 006 refuses: it is put in as text, not through the BLOB's check.
-  const params: unknown[] = taskToParams({ ...task, requestHash: '00' });
+  const params = paramsBefore008({ ...task, requestHash: '00' });
   params[TASK_COLUMN_NAMES.indexOf('request_hash')] = task.requestHash;
   return params;
 }
@@ -183,7 +192,7 @@ describe('migrating a database made by 006', () => {
     ];
     const columns = [...TASK_COLUMN_NAMES, 'ended_at'];
     const insert = old.prepare(`INSERT INTO tasks (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`);
-    for (const task of tasks) insert.run(...taskToParams(task));
+    for (const task of tasks) insert.run(...paramsBefore008(task));
     const queue = old.prepare('INSERT INTO target_queues (tenant_id, target_key, next_due_at) VALUES (?, ?, ?)');
     queue.run('default', A, null);
     queue.run('default', B, T0 + 5);
@@ -213,5 +222,68 @@ describe('migrating a database made by 006', () => {
     expect(await store.claimDue(T0 + 10, { ...lease, limit: 10 })).toEqual([]);
     await store.limitTarget({ tenantId: 'default', targetKey: B }, { ratePerSecond: null, burst: null, maxInFlight: 2 }, T0 + 11);
     expect((await store.claimDue(T0 + 11, { ...lease, limit: 10 })).map((t) => t.targetKey)).toEqual([B]);
+  });
+});
+
+describe('migrating a database made by 007', () => {
+  function made007(tasks: readonly RetryTask[], attempts: readonly AttemptLog[] = []): string {
+    const path = freshPath();
+    const old = new Database(path);
+    migrate(old, loadMigrations().filter((m) => m.version <= 7));
+    const columns = [...TASK_COLUMN_NAMES, 'ended_at'];
+    const insert = old.prepare(`INSERT INTO tasks (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`);
+    for (const task of tasks) insert.run(...paramsBefore008(task));
+    const insertAttempt = old.prepare(`INSERT INTO attempts (${ATTEMPT_COLUMNS}) VALUES (${ATTEMPT_COLUMNS.split(',').map(() => '?').join(', ')})`);
+    for (const attempt of attempts) {
+      const params: unknown[] = attemptToParams({ ...attempt, taskId: randomUUID() });
+      params[1] = attempt.taskId;
+      insertAttempt.run(...params);
+    }
+    old.prepare('INSERT INTO target_queues (tenant_id, target_key, next_due_at) VALUES (?, ?, ?)').run('default', A, T0);
+    old.close();
+    return path;
+  }
+
+  it('keeps every task id as its 16 bytes, reads it back as the same text, and keeps listings, claims and attempts', async () => {
+    // Created together: the listing's order among them is their ids' order, newest (greatest) first.
+    const pending = [forTarget(A, { nextAttemptAt: T0 }), forTarget(A, { nextAttemptAt: T0 + 1 }), forTarget(A, { nextAttemptAt: T0 + 2 })];
+    const ended = forTarget(A, { status: 'FAILED', nextAttemptAt: null, attemptNumber: 1, deadLetterReason: 'permanent_status:400' });
+    const logged: AttemptLog = {
+      tenantId: 'default', taskId: ended.taskId, attemptNumber: 1, startedAt: T0, durationMs: 5, responseStatus: 400,
+      errorMessage: null, outcome: 'failed', responseBodySnippet: 'no', nextAttemptAt: null, workerId: 'w',
+    };
+    const path = made007([...pending, ended], [logged]);
+
+    await using store = await opened(path);
+    for (const task of [...pending, ended]) expect(await store.getTask('default', task.taskId)).toEqual(task);
+    const raw = new Database(path, { readonly: true });
+    expect(raw.prepare('SELECT DISTINCT typeof(task_id) AS type, length(task_id) AS bytes FROM tasks').all()).toEqual([{ type: 'blob', bytes: 16 }]);
+    expect(raw.prepare('SELECT DISTINCT typeof(task_id) AS type, length(task_id) AS bytes FROM attempts').all()).toEqual([{ type: 'blob', bytes: 16 }]);
+    expect(raw.prepare("SELECT * FROM pragma_foreign_key_list('attempts')").all()).toEqual([]);
+    expect(
+      raw.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'tasks' AND name NOT LIKE 'sqlite_%' ORDER BY name").all(),
+    ).toEqual(['tasks_due', 'tasks_ended', 'tasks_idempotency_key', 'tasks_in_flight', 'tasks_live', 'tasks_pk'].map((name) => ({ name })));
+    raw.close();
+
+    expect((await store.listAttempts('default', ended.taskId, { limit: 10 })).items).toEqual([logged]);
+    const listed = await store.listTasks({ tenantId: 'default', status: 'PENDING', limit: 2 });
+    const newestFirst = pending.map((t) => t.taskId).sort().reverse();
+    expect(listed.items.map((t) => t.taskId)).toEqual(newestFirst.slice(0, 2));
+    const rest = await store.listTasks({ tenantId: 'default', status: 'PENDING', limit: 2, cursor: listed.nextCursor ?? '' });
+    expect(rest.items.map((t) => t.taskId)).toEqual(newestFirst.slice(2));
+    expect((await store.claimDue(T0 + 10, { ...lease, limit: 10 })).map((t) => t.taskId)).toEqual(pending.map((t) => t.taskId));
+    // The same request again is a duplicate of the migrated task, found by its key.
+    expect(await store.insertTasks([{ ...ended, taskId: forTarget(A).taskId }])).toEqual([{ kind: 'duplicate', task: ended }]);
+  });
+
+  it('refuses, and leaves the database as it was, when a stored task id would not read back as the same text', async () => {
+    const odd = forTarget(A, { taskId: 'C0FFEE00-0000-7000-8000-000000000001' });
+    const path = made007([odd]);
+    await expect(opened(path)).rejects.toThrow(/NOT NULL constraint failed: tasks.task_id_bytes/);
+    const raw = new Database(path, { readonly: true });
+    expect(raw.prepare('SELECT max(version) AS version FROM schema_migrations').get()).toEqual({ version: 7 });
+    expect(raw.prepare('SELECT task_id FROM tasks').all()).toEqual([{ task_id: odd.taskId }]);
+    expect(raw.prepare("SELECT count(*) AS n FROM pragma_foreign_key_list('attempts')").get()).toEqual({ n: 2 });
+    raw.close();
   });
 });

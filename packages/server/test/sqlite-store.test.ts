@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DEFAULT_STORE_URL, openStore, parseStoreUrl } from '../src/service/open-store.js';
-import { TASK_FIELD_NAMES } from '../src/domain/task-fields.js';
+import { TASK_FIELD_NAMES, TASK_FIELD_SPECS } from '../src/domain/task-fields.js';
 import { TASK_COLUMN_NAMES } from '../src/backends/sql/task-columns.js';
 import { JsonCache } from '../src/backends/sqlite/json-cache.js';
 import { loadMigrations } from '../src/backends/sqlite/migrate.js';
@@ -117,14 +117,23 @@ describe('task rows, derived from the field definitions', () => {
     traceContext: '00-abc-def-01',
   });
 
-  /** INSERT parameters as a read returns them: a digest written as bytes is read as its hex text (TASK_READ_COLUMNS). */
-  const asRead = (params: SqlValue[]): SqlValue[] => params.map((value) => (Buffer.isBuffer(value) ? value.toString('hex') : value));
+  /**
+   * INSERT parameters as a read returns them (TASK_READ_COLUMNS): a digest written as bytes is read as its hex text, a
+   * task id as its canonical text.
+   */
+  const asRead = (params: SqlValue[]): SqlValue[] =>
+    params.map((value, i) => {
+      if (!Buffer.isBuffer(value)) return value;
+      const hex = value.toString('hex');
+      if (TASK_FIELD_SPECS[i]?.codec !== 'uuid') return hex;
+      return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+    });
 
   it('reads the request hash back as the lower-case hex text it was written from', async () => {
     await using store = await opened();
-    const hashed = { ...rich, taskId: 'hashed', idempotencyKey: 'hashed', requestHash: 'c0ffee'.padEnd(64, '9a') };
+    const hashed = { ...rich, taskId: randomUUID(), idempotencyKey: 'hashed', requestHash: 'c0ffee'.padEnd(64, '9a') };
     await store.insertTasks([hashed]);
-    expect((await store.getTask('default', 'hashed'))?.requestHash).toBe(hashed.requestHash);
+    expect((await store.getTask('default', hashed.taskId))?.requestHash).toBe(hashed.requestHash);
     const [claimed] = await store.claimDue(T0, { ...lease, limit: 1 });
     expect(claimed?.requestHash).toBe(hashed.requestHash);
   });

@@ -1,4 +1,5 @@
 import type { Page } from '../domain/task.js';
+import { isTaskId } from '../domain/task-id.js';
 import { InvalidCursorError } from './store-errors.js';
 
 type KeyPart = string | number;
@@ -13,7 +14,8 @@ export function encodeCursor(listing: string, key: readonly KeyPart[]): string {
 
 /**
  * Decodes a cursor made by {@link encodeCursor} for `listing`, checking each key part against `shape`
- * (`'s'` string, `'n'` finite number).
+ * (`'s'` string, `'n'` finite number, `'u'` a task id: see domain/task-id.ts, which the SQL stores could not look up
+ * otherwise).
  */
 export function decodeCursor(listing: string, cursor: string, shape: string): KeyPart[] {
   let parsed: unknown;
@@ -27,7 +29,13 @@ export function decodeCursor(listing: string, cursor: string, shape: string): Ke
   }
   const key = parsed.slice(1) as unknown[];
   key.forEach((part, i) => {
-    const ok = shape[i] === 's' ? typeof part === 'string' : typeof part === 'number' && Number.isFinite(part);
+    const kind = shape[i];
+    const ok =
+      kind === 's'
+        ? typeof part === 'string'
+        : kind === 'u'
+          ? typeof part === 'string' && isTaskId(part)
+          : typeof part === 'number' && Number.isFinite(part);
     if (!ok) throw new InvalidCursorError();
   });
   return key as KeyPart[];

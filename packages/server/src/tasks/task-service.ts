@@ -312,7 +312,7 @@ export class TaskService implements AsyncDisposable {
   /** The page of a listing filtered by an idempotency key: its task when it matches the rest of the query, and is past the cursor. */
   async #taskOfKey(query: TaskQuery, idempotencyKey: string): Promise<Page<RetryTask>> {
     return callStore(this.#store.kind, 'list tasks', async () => {
-      const after = query.cursor === undefined ? undefined : decodeCursor('tasks', query.cursor, 'ns');
+      const after = query.cursor === undefined ? undefined : decodeCursor('tasks', query.cursor, 'nu');
       const task = await this.#store.admin.getTaskByIdempotencyKey(query.tenantId, idempotencyKey);
       if (task === undefined) return { items: [] };
       const statuses = query.status === undefined ? undefined : typeof query.status === 'string' ? [query.status] : query.status;

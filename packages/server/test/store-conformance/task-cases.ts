@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect, it } from 'vitest';
 import { TASK_FIELD_NAMES } from '../../src/domain/task-fields.js';
+import { InvalidCursorError } from '../../src/store/store-errors.js';
 import { T0, makeTask, requestHashOf } from '../fixtures/tasks.js';
 import type { CurrentStore } from './helpers.js';
 import { insertAll } from './helpers.js';
@@ -41,6 +42,27 @@ export function taskCases(store: CurrentStore): void {
     expect(await store().getTask('default', randomUUID())).toBeUndefined();
     expect(await store().admin.getTaskByIdempotencyKey('default', 'no-such-key')).toBeUndefined();
     expect(await store().insertTasks([])).toEqual([]);
+  });
+
+  it('takes task ids in one form only, a UUID in lower-case hex with hyphens, and finds nothing by another', async () => {
+    for (const taskId of ['not-a-uuid', randomUUID().toUpperCase(), randomUUID().replaceAll('-', ''), `{${randomUUID()}}`]) {
+      await expect(store().insertTasks([makeTask({ taskId })]), taskId).rejects.toThrow(/expected a UUID in lower-case hex with hyphens/);
+    }
+    const task = makeTask();
+    await store().insertTasks([task]);
+    // The same UUID spelled otherwise is not the task's id: every store compares ids exactly, as text.
+    for (const taskId of [task.taskId.toUpperCase(), task.taskId.replaceAll('-', ''), 'not-a-uuid']) {
+      const ref = { tenantId: task.tenantId, taskId };
+      expect(await store().getTask(task.tenantId, taskId), taskId).toBeUndefined();
+      expect(await store().cancelTask(ref, T0), taskId).toEqual({ kind: 'not_found' });
+      expect(await store().requestCancel(ref, T0), taskId).toEqual({ kind: 'not_found' });
+      expect(await store().extendLease(task.tenantId, taskId, 0, T0), taskId).toBe(false);
+      expect((await store().listAttempts(task.tenantId, taskId, { limit: 10 })).items, taskId).toEqual([]);
+    }
+    expect(await store().getTask(task.tenantId, task.taskId)).toEqual(task);
+    // A listing cursor holds a task id too: one with an id of another form was not made by the listing.
+    const forged = Buffer.from(JSON.stringify(['tasks', T0, 'not-a-uuid'])).toString('base64url');
+    await expect(store().listTasks({ tenantId: task.tenantId, limit: 10, cursor: forged })).rejects.toThrow(InvalidCursorError);
   });
 
   it('hands the traceparent a task was enqueued with to every claim, and keeps it after an attempt', async () => {

@@ -1,5 +1,5 @@
 /** The element types a batch column travels as: one PostgreSQL array parameter per column, read back by `unnest`. */
-export type ArrayElementType = 'integer' | 'bigint' | 'float8' | 'boolean' | 'text';
+export type ArrayElementType = 'integer' | 'bigint' | 'float8' | 'boolean' | 'text' | 'uuid';
 
 const NEEDS_ESCAPE = /["\\]/;
 const ESCAPED = /["\\]/g;
@@ -30,7 +30,7 @@ export function arrayLiteral(values: readonly unknown[], type: ArrayElementType)
 
 function elementText(value: unknown, type: ArrayElementType): string {
   if (value === null || value === undefined) return 'NULL';
-  if (type === 'text') {
+  if (type === 'text' || type === 'uuid') {
     if (typeof value !== 'string') throw wrongKind(value, type);
     return NEEDS_ESCAPE.test(value) ? `"${value.replace(ESCAPED, '\\$&')}"` : `"${value}"`;
   }
@@ -44,5 +44,5 @@ function elementText(value: unknown, type: ArrayElementType): string {
 }
 
 function wrongKind(value: unknown, type: ArrayElementType): TypeError {
-  return new TypeError(`A ${type} array element must be a ${type === 'text' ? 'string' : type === 'boolean' ? 'boolean' : 'number'} or null; got ${typeof value}.`);
+  return new TypeError(`A ${type} array element must be a ${type === 'text' || type === 'uuid' ? 'string' : type === 'boolean' ? 'boolean' : 'number'} or null; got ${typeof value}.`);
 }

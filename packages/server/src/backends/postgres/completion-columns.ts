@@ -25,7 +25,7 @@ const OUTCOME_FIELDS: readonly Field<TaskOutcome>[] = [
 
 const ATTEMPT_FIELDS: readonly Field<AttemptLog>[] = [
   ['tenant_id', 'text', (a) => a.tenantId],
-  ['task_id', 'text', (a) => a.taskId],
+  ['task_id', 'uuid', (a) => a.taskId],
   ['attempt_number', 'integer', (a) => a.attemptNumber],
   ['started_at', 'float8', (a) => a.startedAt],
   ['duration_ms', 'float8', (a) => a.durationMs],
@@ -58,7 +58,7 @@ function prefixed<T>(prefix: string, fields: readonly Field<T>[], pick: (c: Atte
 export const COMPLETION_COLUMNS: readonly CompletionColumn[] = [
   { column: 'i', type: 'integer', value: (_, i) => i },
   { column: 'tenant_id', type: 'text', value: (c) => c.tenantId },
-  { column: 'task_id', type: 'text', value: (c) => c.taskId },
+  { column: 'task_id', type: 'uuid', value: (c) => c.taskId },
   { column: 'fencing_token', type: 'bigint', value: (c) => c.fencingToken },
   { column: 'require_lease_expired_by', type: 'float8', value: (c) => c.requireLeaseExpiredBy },
   { column: 'has_cancel', type: 'boolean', value: (c) => c.ifCancelRequested !== undefined },

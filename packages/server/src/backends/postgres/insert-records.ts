@@ -2,6 +2,7 @@ import type { RetryTask } from '../../domain/task.js';
 import { TASK_FIELD_SPECS, type FieldCodec } from '../../domain/task-fields.js';
 import { compileTaskMapper } from '../../domain/compile-task-mapper.js';
 import { checkedHex } from '../sql/digest-bytes.js';
+import { checkedTaskId } from '../../domain/task-id.js';
 import { text } from './task-row.js';
 
 // How a batch of new tasks travels to insert-tasks.sql: `$1`, a jsonb array with one positional array per task (its
@@ -36,11 +37,13 @@ function source(field: RecordField): string {
   if (field.codec === 'text') return `text(${value})`;
   // Refused here, before the statement: decode() would take upper-case hex, whose bytes read back as other text.
   if (field.codec === 'hex') return `${value} === null ? null : checkedHex(${value}, ${JSON.stringify(field.column)})`;
+  // Refused here too: the uuid type takes upper case, braces and no hyphens, which would read back as other text.
+  if (field.codec === 'uuid') return `${value} === null ? null : checkedTaskId(${value}, ${JSON.stringify(field.column)})`;
   return value;
 }
 
 const arrayOf = (fields: readonly RecordField[], name: string): ((task: RetryTask) => unknown[]) =>
-  compileTaskMapper(`${name}(t)`, `return [${fields.map(source).join(', ')}];`, { text, checkedHex });
+  compileTaskMapper(`${name}(t)`, `return [${fields.map(source).join(', ')}];`, { text, checkedHex, checkedTaskId });
 
 const jsonbRecord = arrayOf(JSONB_FIELDS, 'jsonbRecord');
 const jsonTextRecord = arrayOf(JSON_TEXT_FIELDS, 'jsonTextRecord');

@@ -49,6 +49,7 @@ import { insertTaskValues } from './insert-records.js';
 import { policyFromRow, taskFromRow } from './task-row.js';
 import type { CompletedRow, PolicyRow, TaskRow } from './task-row.js';
 import { CANCELLED_STATUS, CANCEL_AT_ONCE_FROM, CANCEL_REQUEST_FROM, REPLAYED_STATUS, REPLAY_FROM } from '../../store/transition-guards.js';
+import { taskIdText } from '../sql/task-id-params.js';
 
 /** Runs one of the store's statements (by file name) on a pooled connection. */
 export type RunQuery = <R extends pg.QueryResultRow>(
@@ -179,7 +180,7 @@ export class PostgresStore implements Store {
   }
 
   async getTask(tenantId: string, taskId: string): Promise<RetryTask | undefined> {
-    return this.#one('get-task', [tenantId, taskId]);
+    return this.#one('get-task', [tenantId, taskIdText(taskId)]);
   }
 
   async listTasks(query: TaskQuery): Promise<Page<RetryTask>> {
@@ -204,7 +205,7 @@ export class PostgresStore implements Store {
 
   /** Runs a guarded transition on one task; when its guard refuses, reads the task as it is to say why. */
   async #transition(ref: TaskRef, name: 'cancel-task' | 'request-cancel' | 'replay-task', values: unknown[]): Promise<TransitionResult> {
-    const changed = await this.#one(name, [ref.tenantId, ref.taskId, ...values]);
+    const changed = await this.#one(name, [ref.tenantId, taskIdText(ref.taskId), ...values]);
     if (changed !== undefined) return { kind: 'applied', task: changed };
     const current = await this.getTask(ref.tenantId, ref.taskId);
     return current === undefined ? { kind: 'not_found' } : { kind: 'refused', task: current };
@@ -257,13 +258,13 @@ export class PostgresStore implements Store {
   }
 
   async extendLease(tenantId: string, taskId: string, fencingToken: number, leaseExpiresAt: number): Promise<boolean> {
-    return (await this.#run('extend-lease', [tenantId, taskId, fencingToken, leaseExpiresAt])).rowCount === 1;
+    return (await this.#run('extend-lease', [tenantId, taskIdText(taskId), fencingToken, leaseExpiresAt])).rowCount === 1;
   }
 
   async releaseLeases(leases: readonly LeaseRef[], now: number): Promise<number> {
     if (leases.length === 0) return 0;
     const records = JSON.stringify(
-      leases.map((lease) => ({ tenant_id: lease.tenantId, task_id: lease.taskId, fencing_token: lease.fencingToken })),
+      leases.map((lease) => ({ tenant_id: lease.tenantId, task_id: taskIdText(lease.taskId), fencing_token: lease.fencingToken })),
     );
     const result = await this.#run<{ released: number }>('release-leases', [records, now, this.#channel]);
     return result.rows[0]?.released ?? 0;
@@ -288,7 +289,7 @@ export class PostgresStore implements Store {
 
   async listAttempts(tenantId: string, taskId: string, page: PageRequest): Promise<Page<AttemptLog>> {
     const after = page.cursor === undefined ? 0 : (decodeCursor('attempts', page.cursor, 'n')[0] as number);
-    const rows = await this.#run<AttemptRow>('list-attempts', [tenantId, taskId, after, page.limit + 1]);
+    const rows = await this.#run<AttemptRow>('list-attempts', [tenantId, taskIdText(taskId), after, page.limit + 1]);
     return pageOf(rows.rows.map(attemptFromRow), page.limit, (a) => encodeCursor('attempts', [a.attemptNumber]));
   }
 

@@ -32,6 +32,8 @@ const SCALAR_CASTS: Readonly<Record<Exclude<FieldCodec, 'json' | 'json-string'>,
   boolean: (element) => `(${element})::boolean`,
   // The mapping checked the text to be lower-case hex (see insert-records.ts): decode() would take upper-case hex too.
   hex: (element) => `decode(${element}, 'hex')`,
+  // The mapping checked the text to be a task id in canonical form (see insert-records.ts): uuid takes other forms too.
+  uuid: (element) => `(${element})::uuid`,
 };
 
 /** The expression reading one field of a new task from `task` (its array in `$1`) or `texts` (its array in `$2`). */

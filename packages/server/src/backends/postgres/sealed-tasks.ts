@@ -4,6 +4,10 @@ import type { SealedParts, SealedTaskStore } from '../../store/sealed-task-store
 import type { PageRequest, TaskRef, TransitionResult } from '../../store/store.js';
 import type { RunQuery } from './postgres-store.js';
 import { taskFromRow, type TaskRow } from './task-row.js';
+import { taskIdText } from '../sql/task-id-params.js';
+
+/** The first page starts after `('', NIL_UUID)`: no tenant id is empty, so any task id would do; this one is the least. */
+const NIL_UUID = '00000000-0000-0000-0000-000000000000';
 
 /** A body as `reseal-task` takes it: its JSON text, as insert-tasks writes it into the `json` column. */
 const bodyText = (body: string | null) => (body === null ? null : JSON.stringify(body));
@@ -22,7 +26,7 @@ export class PostgresSealedTasks implements SealedTaskStore {
   }
 
   async walkSealedTasks(page: PageRequest): Promise<Page<RetryTask>> {
-    const after = page.cursor === undefined ? ['', ''] : decodeCursor('sealed-tasks', page.cursor, 'ss');
+    const after = page.cursor === undefined ? ['', NIL_UUID] : decodeCursor('sealed-tasks', page.cursor, 'su');
     const rows = (await this.#run<TaskRow>('walk-sealed-tasks', [...after, page.limit + 1])).rows.map(taskFromRow);
     return pageOf(rows, page.limit, (t) => encodeCursor('sealed-tasks', [t.tenantId, t.taskId]));
   }
@@ -30,7 +34,7 @@ export class PostgresSealedTasks implements SealedTaskStore {
   async resealTask(ref: TaskRef, expected: SealedParts, next: SealedParts): Promise<TransitionResult> {
     const values = [
       ref.tenantId,
-      ref.taskId,
+      taskIdText(ref.taskId),
       JSON.stringify(expected.headers),
       bodyText(expected.body),
       JSON.stringify(next.headers),
@@ -38,7 +42,7 @@ export class PostgresSealedTasks implements SealedTaskStore {
     ];
     const written = (await this.#run<TaskRow>('reseal-task', values)).rows[0];
     if (written !== undefined) return { kind: 'applied', task: taskFromRow(written) };
-    const current = (await this.#run<TaskRow>('get-task', [ref.tenantId, ref.taskId])).rows[0];
+    const current = (await this.#run<TaskRow>('get-task', [ref.tenantId, taskIdText(ref.taskId)])).rows[0];
     return current === undefined ? { kind: 'not_found' } : { kind: 'refused', task: taskFromRow(current) };
   }
 }

@@ -36,7 +36,7 @@ export async function listTasks(
 ): Promise<Page<RetryTask>> {
   let start = '+';
   if (query.cursor !== undefined) {
-    const [createdAt, taskId] = decodeCursor('tasks', query.cursor, 'ns') as [number, string];
+    const [createdAt, taskId] = decodeCursor('tasks', query.cursor, 'nu') as [number, string];
     start = `(${sortKeyOf(createdAt, taskId)}`;
   }
   const wanted = statusesOf(query.status);

@@ -114,6 +114,7 @@ function kindOf(codec: FieldCodec): number {
     case 'text':
     case 'json-string':
     case 'hex':
+    case 'uuid':
       return TEXT;
   }
 }

@@ -4,6 +4,7 @@ import type { TaskQuery } from '../../store/store.js';
 import { LEASED_STATUS } from '../../store/transition-guards.js';
 import { statusIn } from './status-guards.js';
 import { TASK_READ_COLUMNS, type TaskRow } from './task-row.js';
+import { uuidBytes } from '../sql/task-id-params.js';
 
 /** The keyset position after which a page starts: the last row of the previous page. */
 export interface TaskCursor {
@@ -11,7 +12,7 @@ export interface TaskCursor {
   taskId: string;
 }
 
-type ListParams = Record<string, string | number>;
+type ListParams = Record<string, string | number | Buffer>;
 
 /** Which optional terms a listing has: each combination is its own prepared statement. */
 export interface ListingShape {
@@ -62,7 +63,7 @@ export class TaskListing {
     if (query.targetKey !== undefined) params['targetKey'] = query.targetKey;
     if (after !== undefined) {
       params['afterCreatedAt'] = after.createdAt;
-      params['afterTaskId'] = after.taskId;
+      params['afterTaskId'] = uuidBytes(after.taskId, 'cursor');
     }
     const shape = { byPolicy: query.policyId !== undefined, byTarget: query.targetKey !== undefined, withCursor: after !== undefined };
     return this.#statement(statuses, shape).all(params);
@@ -82,7 +83,8 @@ export class TaskListing {
     const wanted = new Set(statuses.length === 0 ? ALL_STATUSES : statuses);
     const arm = (terms: string) =>
       [
-        `SELECT ${TASK_READ_COLUMNS} FROM tasks WHERE tenant_id = @tenantId`,
+        // The task id once more, as stored, last: the compound's ORDER BY names it, and it is the listing indexes' key.
+        `SELECT ${TASK_READ_COLUMNS}, task_id FROM tasks WHERE tenant_id = @tenantId`,
         terms,
         byPolicy ? ' AND policy_id = @policyId' : '',
         byTarget ? ' AND target_key = @targetKey' : '',

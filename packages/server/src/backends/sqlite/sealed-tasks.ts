@@ -7,14 +7,19 @@ import type { PageRequest, TaskRef, TransitionResult } from '../../store/store.j
 import type { JsonCache } from './json-cache.js';
 import { prepare, type Prepared } from './prepared.js';
 import { TASK_READ_COLUMNS, taskFromRow, type TaskRow } from './task-row.js';
+import { taskIdKey, uuidBytes } from '../sql/task-id-params.js';
+import type { TaskIdParam } from './statements.js';
 
 const HEADERS = TASK_FIELDS.headers.column;
 const BODY = TASK_FIELDS.body.column;
 const SENSITIVE_BODY = TASK_FIELDS.sensitiveBody.column;
+/** Less than every task id (a BLOB compares as its bytes, and a shorter prefix first). */
+const FIRST_TASK_ID = Buffer.alloc(0);
 
 /**
  * One page of the walk over every tenant's tasks that may hold a sealed value, in `tasks_pk` order. Params: the
- * `(tenant_id, task_id)` the page starts after (`''`, `''` for the first page: no tenant id is empty), and the rows
+ * `(tenant_id, task_id)` the page starts after (`''` and an empty BLOB for the first page: no tenant id is empty, and
+ * every task id is 16 bytes), and the rows
  * to return (page size + 1). Returns raw {@link TaskRow}s.
  *
  * A sealed header is stored as `{"enc": …}`, so its JSON text holds `"enc":`; a header value that merely contains
@@ -44,29 +49,29 @@ RETURNING ${TASK_READ_COLUMNS}`;
  * index of the scheduler is touched.
  */
 export class SqliteSealedTasks implements SealedTaskStore {
-  readonly #walk: Prepared<[afterTenantId: string, afterTaskId: string, rows: number], TaskRow>;
+  readonly #walk: Prepared<[afterTenantId: string, afterTaskId: Buffer, rows: number], TaskRow>;
   readonly #json: JsonCache;
   readonly #reseal: Transaction<(ref: TaskRef, expected: SealedParts, next: SealedParts) => TransitionResult>;
 
   constructor(db: Database, json: JsonCache) {
     this.#json = json;
     this.#walk = prepare(db, WALK_SEALED_TASKS, true);
-    const get = prepare<[tenantId: string, taskId: string], TaskRow>(db, `SELECT ${TASK_READ_COLUMNS} FROM tasks WHERE tenant_id = ? AND task_id = ?`, true);
-    const write = prepare<[headers: string, body: string | null, tenantId: string, taskId: string], TaskRow>(db, RESEAL_TASK, true);
+    const get = prepare<[tenantId: string, taskId: TaskIdParam], TaskRow>(db, `SELECT ${TASK_READ_COLUMNS} FROM tasks WHERE tenant_id = ? AND task_id = ?`, true);
+    const write = prepare<[headers: string, body: string | null, tenantId: string, taskId: TaskIdParam], TaskRow>(db, RESEAL_TASK, true);
     this.#reseal = db.transaction((ref: TaskRef, expected: SealedParts, next: SealedParts): TransitionResult => {
-      const row = get.get(ref.tenantId, ref.taskId);
+      const row = get.get(ref.tenantId, taskIdKey(ref.taskId));
       if (row === undefined) return { kind: 'not_found' };
       const current = taskFromRow(row, json);
       if (!sameSealedParts(current, expected)) return { kind: 'refused', task: current };
-      const written = write.get(JSON.stringify(next.headers), next.body, ref.tenantId, ref.taskId);
+      const written = write.get(JSON.stringify(next.headers), next.body, ref.tenantId, taskIdKey(ref.taskId));
       if (written === undefined) throw new Error(`Task ${ref.taskId} was read but not written in one transaction.`);
       return { kind: 'applied', task: taskFromRow(written, json) };
     });
   }
 
   async walkSealedTasks(page: PageRequest): Promise<Page<RetryTask>> {
-    const [tenantId, taskId] = page.cursor === undefined ? ['', ''] : (decodeCursor('sealed-tasks', page.cursor, 'ss') as [string, string]);
-    const rows = this.#walk.all(tenantId, taskId, page.limit + 1);
+    const [tenantId, taskId] = page.cursor === undefined ? ['', undefined] : (decodeCursor('sealed-tasks', page.cursor, 'su') as [string, string]);
+    const rows = this.#walk.all(tenantId, taskId === undefined ? FIRST_TASK_ID : uuidBytes(taskId, 'cursor'), page.limit + 1);
     return pageOf(
       rows.map((row) => taskFromRow(row, this.#json)),
       page.limit,

@@ -41,6 +41,7 @@ import type { TaskRow } from './task-row.js';
 import { TargetViews } from './target-views.js';
 import { prepareTransactions } from './transactions.js';
 import type { Transactions } from './transactions.js';
+import { taskIdKey } from '../sql/task-id-params.js';
 
 export type { SqliteSettings, SqliteStoreOptions } from './connection.js';
 
@@ -146,13 +147,13 @@ export class SqliteStore implements Store, AdminReads, TargetStateStore {
   }
 
   async getTask(tenantId: string, taskId: string): Promise<RetryTask | undefined> {
-    const row = this.#s.getTask.get(tenantId, taskId);
+    const row = this.#s.getTask.get(tenantId, taskIdKey(taskId));
     return row === undefined ? undefined : taskFromRow(row, this.#json);
   }
 
   async listTasks(query: TaskQuery): Promise<Page<RetryTask>> {
     const after =
-      query.cursor === undefined ? undefined : decodeCursor('tasks', query.cursor, 'ns');
+      query.cursor === undefined ? undefined : decodeCursor('tasks', query.cursor, 'nu');
     const rows = this.#listingOf().list(
       query,
       after === undefined ? undefined : { createdAt: after[0] as number, taskId: after[1] as string },
@@ -165,7 +166,7 @@ export class SqliteStore implements Store, AdminReads, TargetStateStore {
   }
 
   async requestCancel(ref: TaskRef, now: number): Promise<TransitionResult> {
-    return this.#transitionResult(ref, this.#s.requestCancel.get({ tenantId: ref.tenantId, taskId: ref.taskId, now }));
+    return this.#transitionResult(ref, this.#s.requestCancel.get({ tenantId: ref.tenantId, taskId: taskIdKey(ref.taskId), now }));
   }
 
   async replayTask(ref: TaskRef, change: ReplayChange): Promise<TransitionResult> {
@@ -218,7 +219,7 @@ export class SqliteStore implements Store, AdminReads, TargetStateStore {
   }
 
   async extendLease(tenantId: string, taskId: string, fencingToken: number, leaseExpiresAt: number): Promise<boolean> {
-    return this.#s.extendLease.run({ tenantId, taskId, fencingToken, leaseExpiresAt }).changes === 1;
+    return this.#s.extendLease.run({ tenantId, taskId: taskIdKey(taskId), fencingToken, leaseExpiresAt }).changes === 1;
   }
 
   async releaseLeases(leases: readonly LeaseRef[], now: number): Promise<number> {
@@ -244,7 +245,7 @@ export class SqliteStore implements Store, AdminReads, TargetStateStore {
 
   async listAttempts(tenantId: string, taskId: string, page: PageRequest): Promise<Page<AttemptLog>> {
     const after = page.cursor === undefined ? 0 : (decodeCursor('attempts', page.cursor, 'n')[0] as number);
-    const rows = this.#s.listAttempts.all(tenantId, taskId, after, page.limit + 1);
+    const rows = this.#s.listAttempts.all(tenantId, taskIdKey(taskId), after, page.limit + 1);
     return pageOf(rows.map(attemptFromRow), page.limit, (a) => encodeCursor('attempts', [a.attemptNumber]));
   }
 
@@ -345,7 +346,7 @@ export class SqliteStore implements Store, AdminReads, TargetStateStore {
   /** A named transition's answer: the row it changed, or else the task as it is (refused) or none. */
   #transitionResult(ref: TaskRef, changed: TaskRow | undefined): TransitionResult {
     if (changed !== undefined) return { kind: 'applied', task: taskFromRow(changed, this.#json) };
-    const current = this.#s.getTask.get(ref.tenantId, ref.taskId);
+    const current = this.#s.getTask.get(ref.tenantId, taskIdKey(ref.taskId));
     return current === undefined ? { kind: 'not_found' } : { kind: 'refused', task: taskFromRow(current, this.#json) };
   }
 

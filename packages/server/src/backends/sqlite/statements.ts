@@ -3,7 +3,8 @@ import type { TaskStatus } from '@retryd/core';
 import { TASK_COLUMN_NAMES, taskColumnList } from '../sql/task-columns.js';
 import type { AttemptCompletion, TaskOutcome } from '../../store/store.js';
 import type { AttemptRow } from '../sql/sql-rows.js';
-import { ATTEMPT_COLUMNS, TASK_READ_COLUMNS } from './task-row.js';
+import { ATTEMPT_COLUMNS, ATTEMPT_READ_COLUMNS, TASK_READ_COLUMNS } from './task-row.js';
+import { taskIdKey } from '../sql/task-id-params.js';
 import type { PolicyRow, SqlValue, TaskParams, TaskRow } from './task-row.js';
 import { CANCELLED_STATUS, CANCEL_AT_ONCE_FROM, CANCEL_REQUEST_FROM, DUE_STATUS, LEASED_STATUS, RELEASED_STATUS, REPLAYED_STATUS, REPLAY_FROM } from '../../store/transition-guards.js';
 import { endedAtFor, statusIn, statusLiteral } from './status-guards.js';
@@ -118,7 +119,7 @@ export function completeParams(
   now: number,
 ): SqlValue[] {
   const lapse = completion.requireLeaseExpiredBy ?? null;
-  const set = [
+  const set: SqlValue[] = [
     outcome.status,
     outcome.attemptNumber,
     outcome.nextAttemptAt,
@@ -130,7 +131,7 @@ export function completeParams(
     now,
   ];
   if (ends) set.push(now);
-  set.push(completion.tenantId, completion.taskId, completion.fencingToken, lapse, lapse, cancelRequested, cancelRequested);
+  set.push(completion.tenantId, taskIdKey(completion.taskId), completion.fencingToken, lapse, lapse, cancelRequested, cancelRequested);
   return set;
 }
 
@@ -185,10 +186,16 @@ export const COUNT_BY_STATUS_OF_TENANT = COUNTS('tenant_id = @tenantId AND');
 /** As {@link COUNT_BY_STATUS_OF_TENANT} over every tenant (a terminal status may come once per tenant). */
 export const COUNT_BY_STATUS = COUNTS('');
 
+/**
+ * A task id as the statements bind it: its 16 bytes, or NULL for an id no task has (`taskIdKey` of
+ * backends/sql/task-id-params.ts).
+ */
+export type TaskIdParam = Buffer | null;
+
 /** Named parameters of the statements that address one task. */
 interface TaskKey {
   tenantId: string;
-  taskId: string;
+  taskId: TaskIdParam;
 }
 
 /** Creates every fixed statement once. Listings with optional filters are built in `list-tasks.ts`. */
@@ -200,7 +207,7 @@ export function prepareStatements(db: Database) {
       `INSERT INTO tasks (${TASK_COLUMNS}, ended_at) VALUES (${TASK_COLUMN_NAMES.map(() => '?').join(', ')}, ?)
        ON CONFLICT (tenant_id, idempotency_key) DO NOTHING`,
     ),
-    getTask: prepare<[string, string], TaskRow>(db, `SELECT ${TASK_READ_COLUMNS} FROM tasks WHERE tenant_id = ? AND task_id = ?`, true),
+    getTask: prepare<[tenantId: string, taskId: TaskIdParam], TaskRow>(db, `SELECT ${TASK_READ_COLUMNS} FROM tasks WHERE tenant_id = ? AND task_id = ?`, true),
     getTaskByKey: prepare<[string, string], TaskRow>(
       db,
       `SELECT ${TASK_READ_COLUMNS} FROM tasks WHERE tenant_id = ? AND idempotency_key = ?`,
@@ -237,9 +244,9 @@ export function prepareStatements(db: Database) {
        WHERE ${TASK_KEY} AND ${statusIn([LEASED_STATUS])} AND fencing_token = @fencingToken`,
     ),
     releaseLease: prepare<TaskKey & { fencingToken: number; now: number }, { target_key: string }>(db, RELEASE_LEASE),
-    listAttempts: prepare<[string, string, number, number], AttemptRow>(
+    listAttempts: prepare<[tenantId: string, taskId: TaskIdParam, after: number, limit: number], AttemptRow>(
       db,
-      `SELECT ${ATTEMPT_COLUMNS} FROM attempts
+      `SELECT ${ATTEMPT_READ_COLUMNS} FROM attempts
        WHERE tenant_id = ? AND task_id = ? AND attempt_number > ? ORDER BY attempt_number LIMIT ?`,
     ),
     insertPolicy: prepare<PolicyRow>(

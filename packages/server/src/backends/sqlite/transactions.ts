@@ -24,6 +24,7 @@ import type { CompletedRow, DueRow, Statements } from './statements.js';
 import { DUE_STATUS, LEASED_STATUS } from '../../store/transition-guards.js';
 import { attemptToParams, markClaimed, rowPosition, taskFromRow, taskToParams } from './task-row.js';
 import type { TaskRow } from './task-row.js';
+import { taskIdKey } from '../sql/task-id-params.js';
 
 // The multi-statement writes of the SQLite store: claims, completions, inserts, lease hand-backs and replays, each
 // one transaction with the due-time hints of the target queues it touches (see queue-hints.ts).
@@ -71,7 +72,7 @@ export function prepareTransactions(db: Database, s: Statements, json: JsonCache
       const lowering = new QueueLowering();
       let released = 0;
       for (const { tenantId, taskId, fencingToken } of leases) {
-        const row = s.releaseLease.get({ tenantId, taskId, fencingToken, now });
+        const row = s.releaseLease.get({ tenantId, taskId: taskIdKey(taskId), fencingToken, now });
         if (row === undefined) continue;
         released += 1;
         lowering.add(tenantId, row.target_key, now);
@@ -81,7 +82,7 @@ export function prepareTransactions(db: Database, s: Statements, json: JsonCache
     }),
     /** The cancelled row, its queue's hint set exact again (it may have been the cancelled task's); nothing when refused. */
     cancel: db.transaction((ref: TaskRef, now: number) => {
-      const row = s.cancelTask.get({ tenantId: ref.tenantId, taskId: ref.taskId, now });
+      const row = s.cancelTask.get({ tenantId: ref.tenantId, taskId: taskIdKey(ref.taskId), now });
       if (row !== undefined) {
         const targetKey = row[TARGET_KEY] as string;
         s.refreshHint.run(ref.tenantId, targetKey, ref.tenantId, targetKey);
@@ -92,7 +93,7 @@ export function prepareTransactions(db: Database, s: Statements, json: JsonCache
     limit: db.transaction((target: TargetRef, limits: TargetLimits, now: number) => applyLimits(s, target, limits, now)),
     /** The replayed row, its queue's hint lowered to its due time; nothing when the guard refused. */
     replay: db.transaction((ref: TaskRef, change: ReplayChange) => {
-      const row = s.replayTask.get({ tenantId: ref.tenantId, taskId: ref.taskId, ...change });
+      const row = s.replayTask.get({ tenantId: ref.tenantId, taskId: taskIdKey(ref.taskId), ...change });
       if (row !== undefined) lower(ref.tenantId, row[TARGET_KEY] as string, change.nextAttemptAt);
       return row;
     }),

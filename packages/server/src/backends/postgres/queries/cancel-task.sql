@@ -4,7 +4,7 @@
 -- instead) is left alone whatever the caller believes. The target queue's hint is not touched: it may now be early,
 -- which the next claim to look at the queue corrects (see 003-targets.sql).
 --
--- args:    $1 text: tenant id; $2 text: task id; $3 text[]: the statuses it may start from (core's
+-- args:    $1 text: tenant id; $2 uuid: task id; $3 text[]: the statuses it may start from (core's
 --          `statusesAllowing('cancel')` without the leased one); $4 text: the status it leads to (CANCELLED);
 --          $5 float8: now
 -- results: the cancelled task row, or none (another status, or no such task: the caller reads it to tell which)
@@ -16,5 +16,5 @@ UPDATE tasks SET
   lease_expires_at = NULL,
   updated_at = $5::float8,
   version = version + 1
-WHERE tenant_id = $1::text AND task_id = $2::text AND status = ANY ($3::text[])
+WHERE tenant_id = $1::text AND task_id = $2::uuid AND status = ANY ($3::text[])
 RETURNING {{task_columns}}

@@ -8,8 +8,8 @@
 -- A policy, like a target, is a filter on the same walks: tasks_by_policy was dropped for space (007-task-space.sql).
 --
 -- args:    $1 text: tenant id; $2 text[]: distinct statuses; $3 text: policy id, or null for any;
---          $4 float8, $5 text: the (created_at, task_id) the page starts after ('Infinity' and '' for the
---          first page); $6 integer: rows to return (page size + 1); $7 text: target key, or null for any (a
+--          $4 float8, $5 uuid: the (created_at, task_id) the page starts after ('Infinity' and the greatest UUID
+--          for the first page); $6 integer: rows to return (page size + 1); $7 text: target key, or null for any (a
 --          filter on the same walk: no index leads by target outside the PENDING due index)
 -- results: task rows, created_at then task_id descending
 -- errors:  none
@@ -20,7 +20,7 @@ CROSS JOIN LATERAL (
   FROM tasks AS t
   WHERE t.tenant_id = $1::text AND t.status = s.status AND ($3::text IS NULL OR t.policy_id = $3::text)
     AND ($7::text IS NULL OR t.target_key = $7::text)
-    AND (t.created_at, t.task_id) < ($4::float8, $5::text)
+    AND (t.created_at, t.task_id) < ($4::float8, $5::uuid)
   ORDER BY t.created_at DESC, t.task_id DESC
   LIMIT $6::integer
 ) AS page

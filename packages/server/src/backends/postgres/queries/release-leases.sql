@@ -10,7 +10,7 @@
 --
 -- The fence is written as in complete-attempts.sql, so that each row is found by its primary key.
 WITH input AS (
-  SELECT * FROM json_to_recordset($1::json) AS r(tenant_id text, task_id text, fencing_token bigint)
+  SELECT * FROM json_to_recordset($1::json) AS r(tenant_id text, task_id uuid, fencing_token bigint)
 ),
 released AS (
   UPDATE tasks AS t SET

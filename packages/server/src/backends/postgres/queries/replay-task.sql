@@ -4,7 +4,7 @@
 -- idempotency key, the attempt count and the attempt log stay; the run's offset and start are the caller's, its
 -- delay, dead-letter reason and cancel request are cleared.
 --
--- args:    $1 text: tenant id; $2 text: task id; $3 bigint: expected version; $4 text[]: the statuses it may start
+-- args:    $1 text: tenant id; $2 uuid: task id; $3 bigint: expected version; $4 text[]: the statuses it may start
 --          from (core's DEAD_LETTER_STATUSES); $5 text: the status it leads to (PENDING); $6 float8: due at;
 --          $7 integer: the run's attempt offset; $8 float8: the run's start, or null; $9 float8: now (updated at);
 --          $10 text: the wake-up channel
@@ -25,7 +25,7 @@ WITH replayed AS (
     lease_expires_at = NULL,
     updated_at = $9::float8,
     version = version + 1
-  WHERE tenant_id = $1::text AND task_id = $2::text AND version = $3::bigint AND status = ANY ($4::text[])
+  WHERE tenant_id = $1::text AND task_id = $2::uuid AND version = $3::bigint AND status = ANY ($4::text[])
   RETURNING {{task_columns}}
 ),
 requeued AS (
