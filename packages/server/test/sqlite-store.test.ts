@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DEFAULT_STORE_URL, openStore, parseStoreUrl } from '../src/service/open-store.js';
-import { TASK_FIELD_NAMES, TASK_FIELD_SPECS } from '../src/domain/task-fields.js';
+import { TASK_FIELD_NAMES } from '../src/domain/task-fields.js';
 import { TASK_COLUMN_NAMES } from '../src/backends/sql/task-columns.js';
 import { JsonCache } from '../src/backends/sqlite/json-cache.js';
 import { loadMigrations } from '../src/backends/sqlite/migrate.js';
@@ -117,17 +117,8 @@ describe('task rows, derived from the field definitions', () => {
     traceContext: '00-abc-def-01',
   });
 
-  /**
-   * INSERT parameters as a read returns them (TASK_READ_COLUMNS): a digest written as bytes is read as its hex text, a
-   * task id as its canonical text.
-   */
-  const asRead = (params: SqlValue[]): SqlValue[] =>
-    params.map((value, i) => {
-      if (!Buffer.isBuffer(value)) return value;
-      const hex = value.toString('hex');
-      if (TASK_FIELD_SPECS[i]?.codec !== 'uuid') return hex;
-      return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
-    });
+  /** INSERT parameters as a read returns them: a BLOB (a digest, a task id) is read as its hex text (TASK_READ_COLUMNS). */
+  const asRead = (params: SqlValue[]): SqlValue[] => params.map((value) => (Buffer.isBuffer(value) ? value.toString('hex') : value));
 
   it('reads the request hash back as the lower-case hex text it was written from', async () => {
     await using store = await opened();

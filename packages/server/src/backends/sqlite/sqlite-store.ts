@@ -41,7 +41,7 @@ import type { TaskRow } from './task-row.js';
 import { TargetViews } from './target-views.js';
 import { prepareTransactions } from './transactions.js';
 import type { Transactions } from './transactions.js';
-import { taskIdKey } from '../sql/task-id-params.js';
+import { hyphenatedUuid, taskIdKey } from '../sql/task-id-params.js';
 
 export type { SqliteSettings, SqliteStoreOptions } from './connection.js';
 
@@ -246,7 +246,8 @@ export class SqliteStore implements Store, AdminReads, TargetStateStore {
   async listAttempts(tenantId: string, taskId: string, page: PageRequest): Promise<Page<AttemptLog>> {
     const after = page.cursor === undefined ? 0 : (decodeCursor('attempts', page.cursor, 'n')[0] as number);
     const rows = this.#s.listAttempts.all(tenantId, taskIdKey(taskId), after, page.limit + 1);
-    return pageOf(rows.map(attemptFromRow), page.limit, (a) => encodeCursor('attempts', [a.attemptNumber]));
+    const attempts = rows.map((row) => attemptFromRow({ ...row, task_id: hyphenatedUuid(row.task_id) }));
+    return pageOf(attempts, page.limit, (a) => encodeCursor('attempts', [a.attemptNumber]));
   }
 
   // ---- policies ------------------------------------------------------------------------------------
