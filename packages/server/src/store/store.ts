@@ -77,6 +77,10 @@ export interface Store extends AsyncDisposable {
    * A task is inserted either PENDING (with `nextAttemptAt`) or, for the **hand-off**, already IN_FLIGHT: leased to
    * the local engine (`leaseOwner`, `leaseExpiresAt`, `fencingToken` as a claim would have set them). Such a task is
    * never claimed; its holder completes it with its token, and if the lease lapses the reaper finds it like any other.
+   *
+   * Every `taskId` is a UUID in canonical lower-case text (`domain/task-id.ts`), as the service makes them: the SQL
+   * stores keep its 16 bytes. A task with an id of another form is refused (an Error naming the field), the whole call
+   * with it; a read or a transition by such an id finds nothing (`undefined`, `not_found`, `false`, an empty page).
    */
   insertTasks(tasks: readonly RetryTask[]): Promise<InsertResult[]>;
 

@@ -48,6 +48,10 @@ export function taskCases(store: CurrentStore): void {
     for (const taskId of ['not-a-uuid', randomUUID().toUpperCase(), randomUUID().replaceAll('-', ''), `{${randomUUID()}}`]) {
       await expect(store().insertTasks([makeTask({ taskId })]), taskId).rejects.toThrow(/expected a UUID in lower-case hex with hyphens/);
     }
+    // The whole call is refused: the valid task beside it is not inserted either.
+    const beside = makeTask();
+    await expect(store().insertTasks([beside, makeTask({ taskId: 'not-a-uuid' })])).rejects.toThrow(/expected a UUID/);
+    expect(await store().getTask(beside.tenantId, beside.taskId)).toBeUndefined();
     const task = makeTask();
     await store().insertTasks([task]);
     // The same UUID spelled otherwise is not the task's id: every store compares ids exactly, as text.

@@ -8,8 +8,8 @@
 -- `task_id` becomes a BLOB of the UUID's 16 bytes instead of its 36 characters, in the row, `tasks_pk`, the listing
 -- indexes and `attempts`: about 20 bytes less in each. Every task id the service makes is a UUID in canonical
 -- lower-case text (domain/task-id.ts); the store binds its bytes and reads them back as that text
--- (`backends/sql/task-id-params.ts`, `uuidText` in task-row.ts), and the bytes order as the text does, so listings
--- keep their order. The backfill refuses (NOT NULL fails, and the migration with it) a stored id in any other form
+-- (`backends/sql/task-id-params.ts`, `TASK_READ_COLUMNS` in task-row.ts), and the bytes order as the text does, so
+-- listings keep their order. The backfill refuses (NOT NULL fails, and the migration with it) a stored id in any other form
 -- rather than store bytes that would read back as other text.
 --
 -- `attempts` is copied into a table of the same name and key without its foreign key to `tasks`: its one writer, a
