@@ -9,8 +9,9 @@
 -- indexes and `attempts`: about 20 bytes less in each. Every task id the service makes is a UUID in canonical
 -- lower-case text (domain/task-id.ts); the store binds its bytes and reads them back as that text
 -- (`backends/sql/task-id-params.ts`, `TASK_READ_COLUMNS` in task-row.ts), and the bytes order as the text does, so
--- listings keep their order. The backfill refuses (NOT NULL fails, and the migration with it) a stored id in any other form
--- rather than store bytes that would read back as other text.
+-- listings keep their order. The backfill refuses (NOT NULL fails, and the migration with it) a stored id in any
+-- other form rather than store bytes that would read back as other text: it converts only 36 characters, lower case,
+-- with the four hyphens in place and 32 hex digits around them (`unhex` gives NULL for anything but hex digits).
 --
 -- `attempts` is copied into a table of the same name and key without its foreign key to `tasks`: its one writer, a
 -- completion, writes the attempt of the task it has just updated in the same transaction, so the check SQLite made
@@ -33,8 +34,14 @@ CREATE TABLE attempts_by_id_bytes (
 ) STRICT, WITHOUT ROWID;
 
 INSERT INTO attempts_by_id_bytes
-SELECT tenant_id, CASE WHEN task_id GLOB '[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f]-[0-9a-f][0-9a-f][0-9a-f][0-9a-f]-[0-9a-f][0-9a-f][0-9a-f][0-9a-f]-[0-9a-f][0-9a-f][0-9a-f][0-9a-f]-[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f]' THEN unhex(replace(task_id, '-', '')) END, attempt_number, started_at, duration_ms, response_status,
-  error_message, outcome, response_body_snippet, next_attempt_at, worker_id
+SELECT tenant_id, CASE
+    WHEN length(task_id) = 36 AND task_id = lower(task_id)
+      AND substr(task_id, 9, 1) || substr(task_id, 14, 1) || substr(task_id, 19, 1) || substr(task_id, 24, 1) = '----'
+      AND length(unhex(replace(task_id, '-', ''))) = 16
+    THEN unhex(replace(task_id, '-', ''))
+  END,
+  attempt_number, started_at, duration_ms, response_status, error_message, outcome, response_body_snippet,
+  next_attempt_at, worker_id
 FROM attempts;
 
 DROP TABLE attempts;
@@ -52,12 +59,18 @@ DROP INDEX tasks_ended;
 -- every task column.
 ALTER TABLE tasks ADD COLUMN task_id_bytes BLOB NOT NULL DEFAULT x'';
 
-UPDATE tasks SET task_id_bytes = CASE WHEN task_id GLOB '[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f]-[0-9a-f][0-9a-f][0-9a-f][0-9a-f]-[0-9a-f][0-9a-f][0-9a-f][0-9a-f]-[0-9a-f][0-9a-f][0-9a-f][0-9a-f]-[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f]' THEN unhex(replace(task_id, '-', '')) END;
+UPDATE tasks SET task_id_bytes = CASE
+    WHEN length(task_id) = 36 AND task_id = lower(task_id)
+      AND substr(task_id, 9, 1) || substr(task_id, 14, 1) || substr(task_id, 19, 1) || substr(task_id, 24, 1) = '----'
+      AND length(unhex(replace(task_id, '-', ''))) = 16
+    THEN unhex(replace(task_id, '-', ''))
+  END;
 
 ALTER TABLE tasks DROP COLUMN task_id;
 ALTER TABLE tasks RENAME COLUMN task_id_bytes TO task_id;
 
 CREATE UNIQUE INDEX tasks_pk ON tasks (tenant_id, task_id);
 CREATE INDEX tasks_live ON tasks (tenant_id, created_at, task_id, ended_at) WHERE ended_at IS NULL;
-CREATE INDEX tasks_in_flight ON tasks (tenant_id, created_at, task_id, target_key, lease_expires_at) WHERE status = 'IN_FLIGHT';
+CREATE INDEX tasks_in_flight ON tasks (tenant_id, created_at, task_id, target_key, lease_expires_at)
+  WHERE status = 'IN_FLIGHT';
 CREATE INDEX tasks_ended ON tasks (tenant_id, status, created_at, task_id, ended_at) WHERE ended_at IS NOT NULL;
