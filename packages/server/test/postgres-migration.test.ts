@@ -4,6 +4,7 @@ import { clientConfig } from '../src/backends/postgres/connection.js';
 import { loadMigrations, migrate } from '../src/backends/postgres/migrate.js';
 import type { AttemptLog, RetryTask } from '../src/domain/task.js';
 import { T0, makePolicy, makeTask } from './fixtures/tasks.js';
+import { expectMigratedTaskIds, tasksToMigrate } from './fixtures/migrated-task-ids.js';
 import { POSTGRES_URL, dropSchemas, freshSchema, makeStore, olderTaskRecords, withClient } from './postgres-harness.js';
 
 afterEach(dropSchemas);
@@ -107,29 +108,16 @@ async function madeBy008(tasks: readonly RetryTask[], logged: readonly AttemptLo
 
 describe('PostgresStore migration 009 (task ids as uuid)', () => {
   it('keeps every task id as a uuid, reads it back as the same text, and keeps listings, claims and attempts', async () => {
-    // Created together: the listing's order among them is their ids' order, newest (greatest) first.
-    const pending = [makeTask({ nextAttemptAt: T0 }), makeTask({ nextAttemptAt: T0 + 1 }), makeTask({ nextAttemptAt: T0 + 2 })];
-    const ended = makeTask({ status: 'FAILED', nextAttemptAt: null, attemptNumber: 1, deadLetterReason: 'permanent_status:400' });
-    const logged: AttemptLog = {
-      tenantId: 'default', taskId: ended.taskId, attemptNumber: 1, startedAt: T0, durationMs: 5, responseStatus: 400,
-      errorMessage: null, outcome: 'failed', responseBodySnippet: 'no', nextAttemptAt: null, workerId: 'w',
-    };
-    const schema = await madeBy008([...pending, ended], [logged]);
+    const tasks = tasksToMigrate();
+    const schema = await madeBy008(tasks.all, [tasks.logged]);
 
     await using store = makeStore(schema);
     await store.init();
-    for (const task of [...pending, ended]) expect(await store.getTask('default', task.taskId)).toEqual(task);
     const types = await withClient(schema, async (client) =>
       (await client.query("SELECT table_name, data_type FROM information_schema.columns WHERE column_name = 'task_id' AND table_schema = current_schema() ORDER BY table_name")).rows,
     );
     expect(types).toEqual([{ table_name: 'attempts', data_type: 'uuid' }, { table_name: 'tasks', data_type: 'uuid' }]);
-    expect((await store.listAttempts('default', ended.taskId, { limit: 10 })).items).toEqual([logged]);
-    const listed = await store.listTasks({ tenantId: 'default', status: 'PENDING', limit: 2 });
-    const newestFirst = pending.map((t) => t.taskId).sort().reverse();
-    expect(listed.items.map((t) => t.taskId)).toEqual(newestFirst.slice(0, 2));
-    const rest = await store.listTasks({ tenantId: 'default', status: 'PENDING', limit: 2, cursor: listed.nextCursor ?? '' });
-    expect(rest.items.map((t) => t.taskId)).toEqual(newestFirst.slice(2));
-    expect((await store.claimDue(T0 + 10, { limit: 10, leaseMs: 5_000, workerId: 'w' })).map((t) => t.taskId)).toEqual(pending.map((t) => t.taskId));
+    await expectMigratedTaskIds(store, tasks);
   });
 
   it('refuses, and leaves the schema as it was, when a stored task id would not read back as the same text', async () => {

@@ -8,6 +8,7 @@ import { READY_QUEUES } from '../src/backends/sqlite/queue-statements.js';
 import { SELECT_DUE } from '../src/backends/sqlite/statements.js';
 import { ATTEMPT_COLUMNS, attemptToParams, taskToParams } from '../src/backends/sqlite/task-row.js';
 import { T0, makePolicy, makeTask, retryOutcome } from './fixtures/tasks.js';
+import { expectMigratedTaskIds, tasksToMigrate } from './fixtures/migrated-task-ids.js';
 import { A, B, C, forTarget, freshPath, lease, opened, plan, removeTempDir } from './sqlite-harness.js';
 
 afterAll(removeTempDir);
@@ -245,17 +246,10 @@ describe('migrating a database made by 007', () => {
   }
 
   it('keeps every task id as its 16 bytes, reads it back as the same text, and keeps listings, claims and attempts', async () => {
-    // Created together: the listing's order among them is their ids' order, newest (greatest) first.
-    const pending = [forTarget(A, { nextAttemptAt: T0 }), forTarget(A, { nextAttemptAt: T0 + 1 }), forTarget(A, { nextAttemptAt: T0 + 2 })];
-    const ended = forTarget(A, { status: 'FAILED', nextAttemptAt: null, attemptNumber: 1, deadLetterReason: 'permanent_status:400' });
-    const logged: AttemptLog = {
-      tenantId: 'default', taskId: ended.taskId, attemptNumber: 1, startedAt: T0, durationMs: 5, responseStatus: 400,
-      errorMessage: null, outcome: 'failed', responseBodySnippet: 'no', nextAttemptAt: null, workerId: 'w',
-    };
-    const path = made007([...pending, ended], [logged]);
+    const tasks = tasksToMigrate((overrides) => forTarget(A, overrides));
+    const path = made007(tasks.all, [tasks.logged]);
 
     await using store = await opened(path);
-    for (const task of [...pending, ended]) expect(await store.getTask('default', task.taskId)).toEqual(task);
     const raw = new Database(path, { readonly: true });
     expect(raw.prepare('SELECT DISTINCT typeof(task_id) AS type, length(task_id) AS bytes FROM tasks').all()).toEqual([{ type: 'blob', bytes: 16 }]);
     expect(raw.prepare('SELECT DISTINCT typeof(task_id) AS type, length(task_id) AS bytes FROM attempts').all()).toEqual([{ type: 'blob', bytes: 16 }]);
@@ -264,16 +258,9 @@ describe('migrating a database made by 007', () => {
       raw.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'tasks' AND name NOT LIKE 'sqlite_%' ORDER BY name").all(),
     ).toEqual(['tasks_due', 'tasks_ended', 'tasks_idempotency_key', 'tasks_in_flight', 'tasks_live', 'tasks_pk'].map((name) => ({ name })));
     raw.close();
-
-    expect((await store.listAttempts('default', ended.taskId, { limit: 10 })).items).toEqual([logged]);
-    const listed = await store.listTasks({ tenantId: 'default', status: 'PENDING', limit: 2 });
-    const newestFirst = pending.map((t) => t.taskId).sort().reverse();
-    expect(listed.items.map((t) => t.taskId)).toEqual(newestFirst.slice(0, 2));
-    const rest = await store.listTasks({ tenantId: 'default', status: 'PENDING', limit: 2, cursor: listed.nextCursor ?? '' });
-    expect(rest.items.map((t) => t.taskId)).toEqual(newestFirst.slice(2));
-    expect((await store.claimDue(T0 + 10, { ...lease, limit: 10 })).map((t) => t.taskId)).toEqual(pending.map((t) => t.taskId));
+    await expectMigratedTaskIds(store, tasks);
     // The same request again is a duplicate of the migrated task, found by its key.
-    expect(await store.insertTasks([{ ...ended, taskId: forTarget(A).taskId }])).toEqual([{ kind: 'duplicate', task: ended }]);
+    expect(await store.insertTasks([{ ...tasks.ended, taskId: forTarget(A).taskId }])).toEqual([{ kind: 'duplicate', task: tasks.ended }]);
   });
 
   it('refuses, and leaves the database as it was, when a stored task id would not read back as the same text', async () => {
