@@ -25,8 +25,11 @@ export function isTaskId(id: string): boolean {
  * @throws Error naming the column and the rule when `id` has another form
  */
 export function checkedTaskId(id: string, column: string): string {
-  if (!isTaskId(id)) {
-    throw new Error(`${column}: expected a UUID in lower-case hex with hyphens (8-4-4-4-12 digits), got ${JSON.stringify(id)}.`);
-  }
+  if (!isTaskId(id)) throw taskIdError(id, column);
   return id;
+}
+
+/** The error for a task id written in another form than {@link isTaskId}'s, naming the column and the rule. */
+export function taskIdError(id: string, column: string): Error {
+  return new Error(`${column}: expected a UUID in lower-case hex with hyphens (8-4-4-4-12 digits), got ${JSON.stringify(id)}.`);
 }

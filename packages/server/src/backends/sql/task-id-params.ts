@@ -1,4 +1,4 @@
-import { checkedTaskId, isTaskId } from '../../domain/task-id.js';
+import { isTaskId, taskIdError } from '../../domain/task-id.js';
 
 // A task id (codec `uuid`, see domain/task-fields.ts and domain/task-id.ts) as the SQL stores bind it: SQLite keeps its
 // 16 bytes (a BLOB), PostgreSQL a uuid. SQLite's reads select the bytes as hex (`TASK_READ_COLUMNS` in
@@ -44,7 +44,9 @@ function bytesOf(id: string): Buffer | null {
  * @throws Error naming the column when `id` is not a UUID in canonical lower-case text
  */
 export function uuidBytes(id: string, column: string): Buffer {
-  return bytesOf(id) ?? Buffer.from(checkedTaskId(id, column));
+  const bytes = bytesOf(id);
+  if (bytes === null) throw taskIdError(id, column);
+  return bytes;
 }
 
 /**

@@ -59,11 +59,12 @@ export class SqliteSealedTasks implements SealedTaskStore {
     const get = prepare<[tenantId: string, taskId: TaskIdParam], TaskRow>(db, `SELECT ${TASK_READ_COLUMNS} FROM tasks WHERE tenant_id = ? AND task_id = ?`, true);
     const write = prepare<[headers: string, body: string | null, tenantId: string, taskId: TaskIdParam], TaskRow>(db, RESEAL_TASK, true);
     this.#reseal = db.transaction((ref: TaskRef, expected: SealedParts, next: SealedParts): TransitionResult => {
-      const row = get.get(ref.tenantId, taskIdKey(ref.taskId));
+      const taskId = taskIdKey(ref.taskId);
+      const row = get.get(ref.tenantId, taskId);
       if (row === undefined) return { kind: 'not_found' };
       const current = taskFromRow(row, json);
       if (!sameSealedParts(current, expected)) return { kind: 'refused', task: current };
-      const written = write.get(JSON.stringify(next.headers), next.body, ref.tenantId, taskIdKey(ref.taskId));
+      const written = write.get(JSON.stringify(next.headers), next.body, ref.tenantId, taskId);
       if (written === undefined) throw new Error(`Task ${ref.taskId} was read but not written in one transaction.`);
       return { kind: 'applied', task: taskFromRow(written, json) };
     });
