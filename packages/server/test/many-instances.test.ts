@@ -78,6 +78,21 @@ async function settledLeasesOf(store: Store, workerId: string): Promise<Map<stri
   }
 }
 
+/**
+ * Freezes `service` (SIGSTOP) at a moment it holds leases and returns them, settled. A lease seen held a moment before
+ * can be completed by a batch already on its way, so the check runs after the freeze: if the frozen instance holds
+ * none, it runs on until it holds some again, and is frozen again.
+ */
+async function freezeHoldingLeases(store: Store, service: ServiceProcess, workerId: string): Promise<Map<string, number>> {
+  for (;;) {
+    await waitFor(`${workerId} to hold leases`, async () => (await leasesOf(store, workerId)).size > 0, 60_000);
+    service.child.kill('SIGSTOP');
+    const held = await settledLeasesOf(store, workerId);
+    if (held.size > 0) return held;
+    service.child.kill('SIGCONT');
+  }
+}
+
 /** Maps `items` through `fn`, `width` at a time. */
 async function mapLimited<T, R>(items: readonly T[], width: number, fn: (item: T) => Promise<R>): Promise<R[]> {
   const results: R[] = new Array<R>(items.length);
@@ -155,26 +170,15 @@ describe.each(CASES)('%s: three retryd instances on one store, one killed and on
       expect(results.filter((r) => r.status !== 201)).toEqual([]);
     }
 
-    // kill -9 C while it holds leases: what it claimed is only recovered once those leases lapse.
-    await waitFor(
-      'C to hold leases mid-run',
-      async () => downstream.processed.size >= TASKS / 10 && (await leasesOf(store, cId)).size > 0,
-      60_000,
-    );
+    // kill -9 C while it holds leases: what it claimed is only recovered once those leases lapse. It is frozen first,
+    // so the leases it is killed with are the ones it held, not ones a completion on its way was about to settle.
+    await waitFor('C to be mid-run', () => downstream.processed.size >= TASKS / 10, 60_000);
+    const lostWithC = await freezeHoldingLeases(store, c, cId);
     c.child.kill('SIGKILL');
     await c.exited;
-    const lostWithC = await settledLeasesOf(store, cId);
-    expect(lostWithC.size).toBeGreaterThan(0);
 
-    // SIGSTOP B while it holds leases (if it happened to hold none, let it run on and try again).
-    let frozen = new Map<string, number>();
-    for (;;) {
-      b.child.kill('SIGSTOP');
-      frozen = await settledLeasesOf(store, bId);
-      if (frozen.size > 0) break;
-      b.child.kill('SIGCONT');
-      await waitFor('B to hold leases', async () => (await leasesOf(store, bId)).size > 0);
-    }
+    // SIGSTOP B while it holds leases.
+    const frozen = await freezeHoldingLeases(store, b, bId);
     expect(downstream.processed.size, 'B was frozen mid-run').toBeLessThan(TASKS);
 
     // Frozen past its lease: A reaps B's lapsed leases (a lease_expired attempt each) and runs the tasks again.
