@@ -79,16 +79,23 @@ describe('PostgresStore migration 008 (attempts unchecked)', () => {
 });
 
 /**
- * A schema migrated up to 008, holding `tasks` as 008 stored them: the task id as its text, the request hash as its
- * bytes (bytea's hex input, `\x…`); their target queues, and `attempts` with the text ids of `logged`.
+ * A schema migrated up to `version` (8 or later), holding `tasks` as it stored them: the request hash as its bytes
+ * (bytea's hex input, `\x…`), the task id as its text (008) or a uuid, the body as the JSON string its `json` column
+ * held (before 010), the headers as jsonb; their target queues, and `attempts` with the ids of `logged`.
  */
-async function madeBy008(tasks: readonly RetryTask[], logged: readonly AttemptLog[] = []): Promise<string> {
+async function madeBy(version: number, tasks: readonly RetryTask[], logged: readonly AttemptLog[] = []): Promise<string> {
   const schema = freshSchema();
   const pool = new pg.Pool({ ...clientConfig({ connectionString: POSTGRES_URL }, schema), max: 1 });
   try {
-    expect(await migrate(pool, schema, loadMigrations().filter((m) => m.version <= 8))).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
-    const records = (JSON.parse(olderTaskRecords(tasks)) as Record<string, unknown>[]).map((r) => ({ ...r, request_hash: `\\x${String(r['request_hash'])}` }));
+    const steps = loadMigrations().filter((m) => m.version <= version);
+    expect(await migrate(pool, schema, steps)).toEqual(steps.map((m) => m.version));
+    const records = (JSON.parse(olderTaskRecords(tasks)) as Record<string, unknown>[]).map((r) => ({ ...r, request_hash: `\\x${String(r['request_hash'])}`, body: null }));
     await pool.query('INSERT INTO tasks SELECT * FROM json_populate_recordset(NULL::tasks, $1::json)', [JSON.stringify(records)]);
+    // The body as the store wrote it, its JSON text cast to json: json_populate_recordset would read a `\u0000` in it
+    // as text, which cannot hold it.
+    for (const task of tasks.filter((t) => t.body !== null)) {
+      await pool.query('UPDATE tasks SET body = $1::json WHERE task_id::text = $2::text', [JSON.stringify(task.body), task.taskId]);
+    }
     await pool.query(
       `INSERT INTO target_queues (tenant_id, target_key, next_due_at)
        SELECT tenant_id, target_key, min(next_attempt_at) FROM tasks GROUP BY tenant_id, target_key`,
@@ -109,7 +116,7 @@ async function madeBy008(tasks: readonly RetryTask[], logged: readonly AttemptLo
 describe('PostgresStore migration 009 (task ids as uuid)', () => {
   it('keeps every task id as a uuid, reads it back as the same text, and keeps listings, claims and attempts', async () => {
     const tasks = tasksToMigrate();
-    const schema = await madeBy008(tasks.all, [tasks.logged]);
+    const schema = await madeBy(8, tasks.all, [tasks.logged]);
 
     await using store = makeStore(schema);
     await store.init();
@@ -122,7 +129,7 @@ describe('PostgresStore migration 009 (task ids as uuid)', () => {
 
   it('refuses, and leaves the schema as it was, when a stored task id would not read back as the same text', async () => {
     const odd = makeTask({ taskId: 'C0FFEE00-0000-7000-8000-000000000001' });
-    const schema = await madeBy008([odd]);
+    const schema = await madeBy(8, [odd]);
     await using store = makeStore(schema);
     await expect(store.init()).rejects.toThrow(/column "task_id" of relation "tasks" contains null values/);
     const after = await withClient(schema, async (client) => ({
@@ -130,5 +137,36 @@ describe('PostgresStore migration 009 (task ids as uuid)', () => {
       ids: (await client.query('SELECT task_id FROM tasks')).rows,
     }));
     expect(after).toEqual({ version: [{ version: 8 }], ids: [{ task_id: odd.taskId }] });
+  });
+});
+
+describe('PostgresStore migration 010 (the request as bytes)', () => {
+  it('keeps every body as its UTF-8 bytes and the headers as JSON text, each read back as it was', async () => {
+    const bodies = ['{"note":"é ✓ \\"q\\""}', 'nul\u0000in\u0000', 'pair \u{1F600} x', 'bs \\u0000 \\\u0000 /', '', 'ctl \u0001\t\n', null];
+    const headers = { 'content-type': 'application/json', 'x-two': 'é', authorization: { enc: 'v1:k1:c2VhbGVk' } };
+    const tasks = bodies.map((body, i) => makeTask({ body, headers, nextAttemptAt: T0 + i }));
+    // A lone surrogate had a JSON form (`\ud800`) but has no UTF-8 one: it becomes U+FFFD, as the dispatcher sent it.
+    const lone = makeTask({ body: 'lone \ud800 and \udc00 end' });
+    const schema = await madeBy(9, [...tasks, lone]);
+
+    await using store = makeStore(schema);
+    await store.init();
+    for (const task of tasks) expect(await store.getTask('default', task.taskId)).toEqual(task);
+    expect(await store.getTask('default', lone.taskId)).toEqual({ ...lone, body: 'lone \uFFFD and \uFFFD end' });
+    const stored = await withClient(schema, async (client) => ({
+      types: (await client.query("SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = 'tasks' AND column_name IN ('body', 'headers') ORDER BY column_name")).rows,
+      bytes: (await client.query('SELECT encode(body, \'hex\') AS hex FROM tasks WHERE task_id = $1::uuid', [tasks[1]?.taskId])).rows,
+    }));
+    expect(stored).toEqual({
+      types: [{ column_name: 'body', data_type: 'bytea' }, { column_name: 'headers', data_type: 'json' }],
+      bytes: [{ hex: Buffer.from('nul\u0000in\u0000').toString('hex') }],
+    });
+    // The sealed walk and a re-seal read the converted headers and body (a cast to jsonb, a compare of bytes).
+    const walked = await store.sealing.walkSealedTasks({ limit: 100 });
+    expect(walked.items.map((t) => t.taskId).sort()).toEqual(tasks.map((t) => t.taskId).sort());
+    const [first] = tasks;
+    if (first === undefined) throw new Error('no task');
+    const resealed = await store.sealing.resealTask(first, first, { headers: { 'x-one': 'v' }, body: 'new\u0000' });
+    expect(resealed).toMatchObject({ kind: 'applied', task: { headers: { 'x-one': 'v' }, body: 'new\u0000' } });
   });
 });

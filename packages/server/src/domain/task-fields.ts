@@ -16,8 +16,11 @@ import type { StoredHeaders } from './header-value.js';
  * - `integer`, `bigint`: a whole number. SQLite INTEGER; PostgreSQL integer or bigint (read back as a number).
  * - `real`: a number that may be fractional (epoch ms, durations). SQLite REAL, PostgreSQL double precision.
  * - `boolean`: SQLite 0/1, PostgreSQL boolean, Redis `1`/`0`.
- * - `json`: a JSON value. SQLite TEXT (parsed through a cache of frozen values), PostgreSQL jsonb.
- * - `json-string`: a string that may hold U+0000 (a body): SQLite TEXT, PostgreSQL `json` holding the string.
+ * - `json`: a JSON value. SQLite TEXT (parsed through a cache of frozen values), PostgreSQL `json` (its text as
+ *   written: smaller than jsonb's binary form, and no statement reads inside it on a hot path).
+ * - `json-string`: a string that may hold U+0000 (a body): SQLite TEXT, PostgreSQL bytea holding its UTF-8 bytes (text
+ *   cannot hold U+0000). Both keep the string as UTF-8, the form it is sent in: a lone UTF-16 surrogate, which has no
+ *   UTF-8 form, reads back as U+FFFD.
  * - `hex`: a digest as lower-case hex text (the request hash): SQLite BLOB, PostgreSQL bytea, holding its bytes (half
  *   the space of the text); read back as the same text, so comparing it stays exact. Redis keeps the text.
  * - `uuid`: a UUID as canonical lower-case text (the task id): SQLite BLOB, PostgreSQL uuid, holding its 16 bytes

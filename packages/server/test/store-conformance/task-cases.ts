@@ -44,6 +44,16 @@ export function taskCases(store: CurrentStore): void {
     expect(await store().insertTasks([])).toEqual([]);
   });
 
+  it('keeps a body as its UTF-8 text: U+0000, escapes as text, characters beyond the BMP, and a lone surrogate as U+FFFD', async () => {
+    const kept = ['{"note":"é ✓ \\"q\\"","nested":{"a":[1,2]}}', 'nul\u0000in\u0000', 'pair \u{1F600} x', 'bs \\u0000 \\\u0000 /', '', 'ctl \u0001\t\n'];
+    const tasks = kept.map((body) => makeTask({ body }));
+    // A lone surrogate has no UTF-8 form: every store keeps the body as UTF-8, as the dispatcher sends it.
+    const lone = makeTask({ body: 'lone \ud800 and \udc00 end' });
+    await insertAll(store(), [...tasks, lone]);
+    for (const task of tasks) expect((await store().getTask(task.tenantId, task.taskId))?.body).toBe(task.body);
+    expect((await store().getTask(lone.tenantId, lone.taskId))?.body).toBe('lone \uFFFD and \uFFFD end');
+  });
+
   it('takes task ids in one form only, a UUID in lower-case hex with hyphens, and finds nothing by another', async () => {
     for (const taskId of ['not-a-uuid', randomUUID().toUpperCase(), randomUUID().replaceAll('-', ''), `{${randomUUID()}}`]) {
       await expect(store().insertTasks([makeTask({ taskId })]), taskId).rejects.toThrow(/expected a UUID in lower-case hex with hyphens/);

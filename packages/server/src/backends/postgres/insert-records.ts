@@ -11,9 +11,12 @@ import { text } from './task-row.js';
 // then finds each column by its place instead of hashing every key of every record (about half the statement's reading
 // of the batch), and the text sent holds no column names.
 //
-// The body (a `json-string`) stays out of the jsonb: a jsonb value holds at most 256 MB, while a flush of 5,000 tasks
-// (the enqueue batcher's most) with bodies at the 64 KiB inline limit comes to about 330 MB. `$2` is `json`, kept as
-// its text (up to 1 GB).
+// A JSON value (headers, an inline policy) travels in `$1` as its JSON text, a string the statement casts to json:
+// the column then keeps that compact text, where a jsonb value cast to json would be printed with spaces. The body
+// stays out of the jsonb, whose values hold at most 256 MB, while a flush of 5,000 tasks (the enqueue batcher's most)
+// with bodies at the 64 KiB inline limit comes to about 440 MB. `$2` is `json`, kept as its text (up to 1 GB). The
+// body, a `bytea` column, travels as the base64 of its UTF-8 bytes: text (and the `->>` that reads one) cannot hold
+// U+0000.
 
 /** A field of a task and its place in its task's array in `$1` or `$2`. */
 export type RecordField = (typeof TASK_FIELD_SPECS)[number] & { readonly place: number };
@@ -32,8 +35,10 @@ export const JSON_TEXT_FIELDS: readonly RecordField[] = placed(inJsonText);
 /** JavaScript giving a field's value (`value`, an expression) as it travels in its array. */
 function source(field: RecordField): string {
   const value = `t.${field.name}`;
-  // The body's JSON text, cast to json by the statement: text (and jsonb) cannot hold the U+0000 a body may contain.
-  if (field.codec === 'json-string') return `${value} === null ? null : JSON.stringify(${value})`;
+  // The body's UTF-8 bytes in base64, decoded by the statement into its bytea column.
+  if (field.codec === 'json-string') return `${value} === null ? null : utf8Base64(${value})`;
+  // A JSON value as its text, which the statement casts to json.
+  if (field.codec === 'json') return `${value} === null ? null : JSON.stringify(${value})`;
   if (field.codec === 'text') return `text(${value})`;
   // Refused here, before the statement: decode() would take upper-case hex, whose bytes read back as other text.
   if (field.codec === 'hex') return `${value} === null ? null : checkedHex(${value}, ${JSON.stringify(field.column)})`;
@@ -42,8 +47,11 @@ function source(field: RecordField): string {
   return value;
 }
 
+/** A body as it travels in `$2`: the base64 of its UTF-8 bytes (a lone surrogate, with no UTF-8 form, as U+FFFD). */
+const utf8Base64 = (body: string): string => Buffer.from(body, 'utf8').toString('base64');
+
 const arrayOf = (fields: readonly RecordField[], name: string): ((task: RetryTask) => unknown[]) =>
-  compileTaskMapper(`${name}(t)`, `return [${fields.map(source).join(', ')}];`, { text, checkedHex, checkedTaskId });
+  compileTaskMapper(`${name}(t)`, `return [${fields.map(source).join(', ')}];`, { text, checkedHex, checkedTaskId, utf8Base64 });
 
 const jsonbRecord = arrayOf(JSONB_FIELDS, 'jsonbRecord');
 const jsonTextRecord = arrayOf(JSON_TEXT_FIELDS, 'jsonTextRecord');

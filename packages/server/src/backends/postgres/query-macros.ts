@@ -38,10 +38,10 @@ const SCALAR_CASTS: Readonly<Record<Exclude<FieldCodec, 'json' | 'json-string'>,
 
 /** The expression reading one field of a new task from `task` (its array in `$1`) or `texts` (its array in `$2`). */
 function recordValue(field: RecordField): string {
-  // The body's JSON text, cast to json: text could not hold the U+0000 a body may contain (see 001-init.sql).
-  if (field.codec === 'json-string') return `(texts->>${field.place})::json`;
-  // `->` keeps a JSON value as jsonb; a JSON null there is the jsonb `null`, which the column holds as NULL.
-  if (field.codec === 'json') return `nullif(task->${field.place}, 'null')`;
+  // The body's UTF-8 bytes, sent as base64: text could not hold the U+0000 a body may contain (see 010).
+  if (field.codec === 'json-string') return `decode(texts->>${field.place}, 'base64')`;
+  // A JSON value travels as its text (a JSON null as null, which `->>` reads as NULL): cast to json, it is kept as sent.
+  if (field.codec === 'json') return `(task->>${field.place})::json`;
   return SCALAR_CASTS[field.codec](`task->>${field.place}`);
 }
 

@@ -9,8 +9,8 @@ import { taskIdText } from '../sql/task-id-params.js';
 /** The first page starts after `('', NIL_UUID)`: no tenant id is empty, so any task id would do; this one is the least. */
 const NIL_UUID = '00000000-0000-0000-0000-000000000000';
 
-/** A body as `reseal-task` takes it: its JSON text, as insert-tasks writes it into the `json` column. */
-const bodyText = (body: string | null) => (body === null ? null : JSON.stringify(body));
+/** A body as `reseal-task` takes it: its UTF-8 bytes, as insert-tasks writes it into the `bytea` column. */
+const bodyBytes = (body: string | null) => (body === null ? null : Buffer.from(body, 'utf8'));
 
 /**
  * The PostgreSQL store's {@link SealedTaskStore}: the walk follows the primary key (`walk-sealed-tasks.sql`), and a
@@ -36,9 +36,9 @@ export class PostgresSealedTasks implements SealedTaskStore {
       ref.tenantId,
       taskIdText(ref.taskId),
       JSON.stringify(expected.headers),
-      bodyText(expected.body),
+      bodyBytes(expected.body),
       JSON.stringify(next.headers),
-      bodyText(next.body),
+      bodyBytes(next.body),
     ];
     const written = (await this.#run<TaskRow>('reseal-task', values)).rows[0];
     if (written !== undefined) return { kind: 'applied', task: taskFromRow(written) };

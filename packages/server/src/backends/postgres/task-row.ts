@@ -1,32 +1,38 @@
 import type { RetryPolicy, TaskStatus } from '@retryd/core';
 import type { RetryTask, StoredPolicy } from '../../domain/task.js';
 import { compileTaskMapper, taskLiteral } from '../../domain/compile-task-mapper.js';
+import type { FieldCodec } from '../../domain/task-fields.js';
+
+/** The codecs kept as `bytea`, and the encoding their Buffer is read back as text in. */
+const BYTEA_TEXT: Partial<Record<FieldCodec, BufferEncoding>> = { hex: 'hex', 'json-string': 'utf8' };
 
 /**
- * A `tasks` row as pg returns it, one property per column of `TASK_FIELDS`: jsonb and json decoded (the body's
- * `json` column back to its string), bigint as a number (see `connection.ts`). Statements may return more columns
- * (a claim's rank), which the mapping ignores.
+ * A `tasks` row as pg returns it, one property per column of `TASK_FIELDS`: json decoded, bytea as a Buffer, bigint as
+ * a number (see `connection.ts`). Statements may return more columns (a claim's rank), which the mapping ignores.
  */
 export type TaskRow = Readonly<Record<string, unknown>>;
 
 /**
  * A stored row as the domain's task, in row order (the order of `TASK_FIELDS`). pg already decodes every codec but
- * `hex` to the value the field holds (a `bytea` comes back as a Buffer, read as its lower-case hex), so the mapping is
- * a copy, column to property, compiled once (see compile-task-mapper.ts).
+ * the two kept as `bytea`, which come back as Buffers: `hex` (the request hash) is read as its lower-case hex,
+ * `json-string` (the body) as its UTF-8 text. The mapping is otherwise a copy, column to property, compiled once (see
+ * compile-task-mapper.ts).
  */
 export const taskFromRow: (row: TaskRow) => RetryTask = compileTaskMapper(
   'taskFromRow(r)',
   `return ${taskLiteral((field) => {
     const value = `r.${field.column}`;
-    if (field.codec !== 'hex') return value;
-    return field.nullable ? `${value} === null ? null : ${value}.toString('hex')` : `${value}.toString('hex')`;
+    const encoding = BYTEA_TEXT[field.codec];
+    if (encoding === undefined) return value;
+    const text = `${value}.toString('${encoding}')`;
+    return field.nullable ? `${value} === null ? null : ${text}` : text;
   })};`,
 );
 
 /**
  * PostgreSQL text cannot hold U+0000. Text values (free-text diagnostics above all: errors, reasons, a response
  * body's first bytes, which a binary response may contain) have it replaced by U+FFFD rather than failing the whole
- * batch they are written in. The request body keeps it: it is stored as JSON (see `001-init.sql`).
+ * batch they are written in. The request body keeps it: it is stored as its bytes (see `010-task-request-bytes.sql`).
  */
 export function text(value: string | null): string | null {
   return value === null || !value.includes('\u0000') ? value : value.replaceAll('\u0000', '\uFFFD');

@@ -170,10 +170,15 @@ export const encodeTaskData: (task: RetryTask) => string = compileTaskMapper<(ta
   while (n > ${firstOptional()} && a[n - 1] === null) n--;
   if (n < a.length) a.length = n;
   return JSON.stringify(a);`,
+  { wellFormed },
 );
 
-/** JavaScript writing a data JSON element (`value`, an expression): `null` when it holds nothing. */
+/**
+ * JavaScript writing a data JSON element (`value`, an expression): `null` when it holds nothing. The body well-formed
+ * (a lone surrogate as U+FFFD): the script's cjson would store the `\ud800` escape as WTF-8, read back as three.
+ */
 function dataValueSource(spec: FieldSpec, value: string): string {
+  if (spec.codec === 'json-string') return `(${value} === null ? null : wellFormed(${value}))`;
   if (spec.nullable) return value;
   return spec.codec === 'boolean' ? `(${value} || null)` : value;
 }

@@ -151,7 +151,7 @@ function decodeSource(spec: FieldSpec, value: string): string {
       return spec.nullable ? `${value} === null ? null : hyphenatedUuid(${value})` : `hyphenatedUuid(${value})`;
     case 'hex': // Read as hex text already (see TASK_READ_COLUMNS).
     case 'text':
-    case 'json-string': // SQLite TEXT holds U+0000, so a body is kept as it is.
+    case 'json-string': // SQLite TEXT holds U+0000, so a body is kept as it is (its UTF-8).
     case 'integer':
     case 'bigint':
     case 'real':
@@ -174,8 +174,9 @@ function encodeSource(spec: FieldSpec, value: string): string {
       const bytes = `uuidBytes(${value}, ${JSON.stringify(spec.column)})`;
       return spec.nullable ? `${value} === null ? null : ${bytes}` : bytes;
     }
+    case 'json-string': // A lone surrogate as U+FFFD: better-sqlite3 would write its WTF-8 bytes, read back as three.
+      return spec.nullable ? `${value} === null ? null : ${value}.toWellFormed()` : `${value}.toWellFormed()`;
     case 'text':
-    case 'json-string':
     case 'integer':
     case 'bigint':
     case 'real':

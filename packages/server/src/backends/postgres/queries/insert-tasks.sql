@@ -1,9 +1,9 @@
 -- insert-tasks: inserts a batch of new tasks in one statement, keeps their target queues, and wakes idle instances.
 --
 -- args:    $1 jsonb: an array with one array per task, its columns in row order by place, the body left out
---             (`JSONB_FIELDS` of insert-records.ts; a jsonb column as its JSON value, a `hex` one as its text);
---          $2 json: an array with one array per task, in the same order, of its body's JSON encoding (a JSON string)
---             or null (`JSON_TEXT_FIELDS`): kept as json, not jsonb, whose values hold at most 256 MB;
+--             (`JSONB_FIELDS` of insert-records.ts; a json column as its JSON text, a `hex` or `uuid` one as its text);
+--          $2 json: an array with one array per task, in the same order, of its body as the base64 of its UTF-8
+--             bytes, or null (`JSON_TEXT_FIELDS`): kept as json, not jsonb, whose values hold at most 256 MB;
 --          $3 text: the wake-up channel (`retryd_due_<schema>`)
 --          A task's index `i` is its place in the arrays (from 1).
 -- results: (tenant_id, task_id) of each task inserted. A task whose (tenant_id, idempotency_key) is already

@@ -12,6 +12,6 @@
 SELECT {{task_columns}}
 FROM tasks
 WHERE (tenant_id, task_id) > ($1::text, $2::uuid)
-  AND (sensitive_body OR jsonb_path_exists(headers, '$.*.enc'))
+  AND (sensitive_body OR jsonb_path_exists(headers::jsonb, '$.*.enc'))
 ORDER BY tenant_id, task_id
 LIMIT $3::integer
