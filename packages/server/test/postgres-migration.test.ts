@@ -140,7 +140,23 @@ describe('PostgresStore migration 009 (task ids as uuid)', () => {
   });
 });
 
-describe('PostgresStore migration 010 (the request as bytes)', () => {
+describe('PostgresStore migration 010 (the request in less space)', () => {
+  it('keeps each URL after its target key when it begins with it, whole otherwise, and reads every one back whole', async () => {
+    const key = 'https://b.example.com';
+    const urls = [`${key}/x?y=1#z`, `${key}?only=query`, 'https://user@b.example.com/x', 'https://b.example.com.evil.test/x', key];
+    const tasks = urls.map((targetUrl, i) => makeTask({ targetUrl, targetKey: key, nextAttemptAt: T0 + i }));
+    const schema = await madeBy(9, tasks);
+
+    await using store = makeStore(schema);
+    await store.init();
+    for (const task of tasks) expect(await store.getTask('default', task.taskId)).toEqual(task);
+    const stored = await withClient(schema, async (client) => (await client.query('SELECT target_url FROM tasks ORDER BY next_attempt_at')).rows);
+    expect(stored.map((r: { target_url: string }) => r.target_url)).toEqual(['/x?y=1#z', '?only=query', ...urls.slice(2)]);
+    const fresh = makeTask({ targetUrl: `${key}/new`, targetKey: key });
+    await store.insertTasks([fresh]);
+    expect(await store.getTask('default', fresh.taskId)).toEqual(fresh);
+  });
+
   it('keeps every body as its UTF-8 bytes and the headers as JSON text, each read back as it was', async () => {
     const bodies = ['{"note":"é ✓ \\"q\\""}', 'nul\u0000in\u0000', 'pair \u{1F600} x', 'bs \\u0000 \\\u0000 /', '', 'ctl \u0001\t\n', null];
     const headers = { 'content-type': 'application/json', 'x-two': 'é', authorization: { enc: 'v1:k1:c2VhbGVk' } };

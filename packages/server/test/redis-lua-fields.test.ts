@@ -46,7 +46,10 @@ describe('Redis store: one definition of a task, and the Lua scripts that spell 
     // The data JSON (layout 5): the values in row order, without the tenant, the id and createdAt (the partition's and
     // the listing key's).
     expect(DATA_ARRAY_FIELDS).toEqual(['idempotencyKey', 'requestHash', 'targetUrl', 'method', 'headers', 'body', 'bodyRef', 'policy', 'traceContext', 'sensitiveBody']);
-    expect(JSON.parse(json)).toEqual(DATA_ARRAY_FIELDS.map((name) => task[name]));
+    // The URL after its target key, which the state hash holds (`target`).
+    const kept = DATA_ARRAY_FIELDS.map((name) => (name === 'targetUrl' ? task.targetUrl.slice(task.targetKey.length) : task[name]));
+    expect(kept[DATA_ARRAY_FIELDS.indexOf('targetUrl')]).toMatch(/^\//);
+    expect(JSON.parse(json)).toEqual(kept);
     expect(state).toHaveLength(STATE_FIELDS.length);
     expect(state[STATE_FIELDS.indexOf('target')]).toBe('https://api.example.com');
     expect(state[STATE_FIELDS.indexOf('policyId')]).toBe(false);
@@ -56,6 +59,9 @@ describe('Redis store: one definition of a task, and the Lua scripts that spell 
     // (it escapes `/` too).
     const reply = JSON.stringify(state).replaceAll('/', '\\/');
     expect(decodeTask([reply, json], task.tenantId)).toEqual(task);
+    // Written before the URL was kept after its key, the whole URL reads the same.
+    const whole = JSON.stringify(DATA_ARRAY_FIELDS.map((name) => task[name]));
+    expect(decodeTask([reply, whole], task.tenantId)).toEqual(task);
     // Layout 4 wrote an object with every field by name, the ids and createdAt included: it reads the same.
     const layout4 = Object.fromEntries(DATA_FIELDS.map((name) => [name, task[name]]));
     expect(decodeTask([reply, JSON.stringify(layout4)], 'ignored')).toEqual(task);
@@ -70,7 +76,7 @@ describe('Redis store: one definition of a task, and the Lua scripts that spell 
     const json = encodeTaskData(task);
     const reply = scriptReply(task).replaceAll('/', '\\/');
     // An empty body is a body: only null and false are left out.
-    expect(JSON.parse(json)).toEqual([task.idempotencyKey, task.requestHash, task.targetUrl, task.method, task.headers, '']);
+    expect(JSON.parse(json)).toEqual([task.idempotencyKey, task.requestHash, task.targetUrl.slice(task.targetKey.length), task.method, task.headers, '']);
     expect(decodeTask([reply, json], task.tenantId)).toEqual(task);
     // Written out to the end, null and false included, it reads the same.
     expect(decodeTask([reply, JSON.stringify([...(JSON.parse(json) as unknown[]), null, null, null, false])], task.tenantId)).toEqual(task);
@@ -94,7 +100,8 @@ describe('Redis store: one definition of a task, and the Lua scripts that spell 
     const array = encodeTaskData(task);
     expect(sealedPartsOfData(array)).toEqual({ headers: task.headers, body: task.body });
     const resealed = JSON.parse(dataWithSealedParts(array, headers, 'sealed')) as unknown[];
-    expect(resealed).toEqual(DATA_ARRAY_FIELDS.map((name) => (name === 'headers' ? headers : name === 'body' ? 'sealed' : task[name])).slice(0, resealed.length));
+    const written = JSON.parse(array) as unknown[];
+    expect(resealed).toEqual(written.map((value, i) => (DATA_ARRAY_FIELDS[i] === 'headers' ? headers : DATA_ARRAY_FIELDS[i] === 'body' ? 'sealed' : value)));
     const object = JSON.stringify(Object.fromEntries(DATA_FIELDS.map((name) => [name, task[name]])));
     expect(sealedPartsOfData(object)).toEqual({ headers: task.headers, body: task.body });
     const rewritten = JSON.parse(dataWithSealedParts(object, headers, null)) as Record<string, unknown>;

@@ -13,10 +13,17 @@ import { A, B, C, forTarget, freshPath, lease, opened, plan, removeTempDir } fro
 
 afterAll(removeTempDir);
 
-/** A task's INSERT parameters as the tables before 008 took them: the task id as its text. */
+/** A task's INSERT parameters as the tables before 009 took them: the URL whole. */
+function paramsBefore009(task: RetryTask): unknown[] {
+  const params: unknown[] = taskToParams(task);
+  params[TASK_COLUMN_NAMES.indexOf('target_url')] = task.targetUrl;
+  return params;
+}
+
+/** A task's INSERT parameters as the tables before 008 took them: the task id as its text, the URL whole. */
 function paramsBefore008(task: RetryTask): unknown[] {
   // Any id the tables before 008 held, even one 008 refuses: it is put in as text, not through the BLOB's check.
-  const params: unknown[] = taskToParams({ ...task, taskId: randomUUID() });
+  const params = paramsBefore009({ ...task, taskId: randomUUID() });
   params[TASK_COLUMN_NAMES.indexOf('task_id')] = task.taskId;
   return params;
 }
@@ -272,5 +279,44 @@ describe('migrating a database made by 007', () => {
     expect(raw.prepare('SELECT task_id FROM tasks').all()).toEqual([{ task_id: odd.taskId }]);
     expect(raw.prepare("SELECT count(*) AS n FROM pragma_foreign_key_list('attempts')").get()).toEqual({ n: 2 });
     raw.close();
+  });
+});
+
+describe('migrating a database made by 008', () => {
+  it('keeps each URL after its target key when it begins with it, whole otherwise, and reads every one back whole', async () => {
+    const path = freshPath();
+    const old = new Database(path);
+    migrate(old, loadMigrations().filter((m) => m.version <= 8));
+    const tasks = [
+      forTarget(A, {}),
+      makeTask({ targetUrl: 'https://b.example.com/x?y=1#z', targetKey: 'https://b.example.com' }),
+      makeTask({ targetUrl: 'https://b.example.com?only=query', targetKey: 'https://b.example.com' }),
+      // Not after its key: the origin with user info, another host that begins with the key, the origin alone.
+      makeTask({ targetUrl: 'https://user@b.example.com/x', targetKey: 'https://b.example.com' }),
+      makeTask({ targetUrl: 'https://b.example.com.evil.test/x', targetKey: 'https://b.example.com' }),
+      makeTask({ targetUrl: 'https://b.example.com', targetKey: 'https://b.example.com' }),
+    ];
+    const columns = [...TASK_COLUMN_NAMES, 'ended_at'];
+    const insert = old.prepare(`INSERT INTO tasks (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`);
+    for (const task of tasks) insert.run(...paramsBefore009(task));
+    old.close();
+
+    await using store = await opened(path);
+    for (const task of tasks) expect(await store.getTask('default', task.taskId)).toEqual(task);
+    const raw = new Database(path, { readonly: true });
+    const stored = raw.prepare('SELECT target_url FROM tasks ORDER BY rowid').all().map((r) => (r as { target_url: string }).target_url);
+    raw.close();
+    expect(stored).toEqual([
+      tasks[0]?.targetUrl.slice(A.length),
+      '/x?y=1#z',
+      '?only=query',
+      'https://user@b.example.com/x',
+      'https://b.example.com.evil.test/x',
+      'https://b.example.com',
+    ]);
+    // A task written now is kept the same way.
+    const fresh = forTarget(A, {});
+    await store.insertTasks([fresh]);
+    expect(await store.getTask('default', fresh.taskId)).toEqual(fresh);
   });
 });

@@ -23,11 +23,15 @@ import type { StoredHeaders } from './header-value.js';
  *   UTF-8 form, reads back as U+FFFD.
  * - `hex`: a digest as lower-case hex text (the request hash): SQLite BLOB, PostgreSQL bytea, holding its bytes (half
  *   the space of the text); read back as the same text, so comparing it stays exact. Redis keeps the text.
+ * - `target-url`: the task's absolute URL (`targetUrl`), kept as text after its target key (`targetKey`, which every
+ *   store keeps) when it begins with it: `/charges` for `https://api.example.com/charges` (`storedTargetUrl` in
+ *   domain/target-key.ts), the whole URL otherwise. Read back whole; a URL that is not absolute is refused at the
+ *   write.
  * - `uuid`: a UUID as canonical lower-case text (the task id): SQLite BLOB, PostgreSQL uuid, holding its 16 bytes
  *   (against 37 for the text, in the row and in every index that holds it); read back as the same text, and ordered
  *   as the text is. Redis keeps the text. Any other text is refused at the write (see domain/task-id.ts).
  */
-export type FieldCodec = 'text' | 'integer' | 'bigint' | 'real' | 'boolean' | 'json' | 'json-string' | 'hex' | 'uuid';
+export type FieldCodec = 'text' | 'integer' | 'bigint' | 'real' | 'boolean' | 'json' | 'json-string' | 'hex' | 'uuid' | 'target-url';
 
 /** Where Redis keeps a field: in the task's state hash under `hash` (scripts read it), or in its fixed JSON part. */
 export type RedisPlacement = { readonly hash: string } | 'data';
@@ -96,7 +100,7 @@ export const TASK_FIELDS = {
   /** The URL every attempt calls (normalised: WHATWG `href`). */
   targetUrl: field<string>()({
     column: 'target_url',
-    codec: 'text',
+    codec: 'target-url',
     nullable: false,
     redis: 'data',
     changes: 'never',

@@ -4,6 +4,7 @@ import { compileTaskMapper } from '../../domain/compile-task-mapper.js';
 import { checkedHex } from '../sql/digest-bytes.js';
 import { checkedTaskId } from '../../domain/task-id.js';
 import { text } from './task-row.js';
+import { storedTargetUrl } from '../../domain/target-key.js';
 
 // How a batch of new tasks travels to insert-tasks.sql: `$1`, a jsonb array with one positional array per task (its
 // columns in row order, those of `JSON_TEXT_FIELDS` left out), and `$2`, a json array with one positional array per
@@ -40,6 +41,8 @@ function source(field: RecordField): string {
   // A JSON value as its text, which the statement casts to json.
   if (field.codec === 'json') return `${value} === null ? null : JSON.stringify(${value})`;
   if (field.codec === 'text') return `text(${value})`;
+  // Kept after its target key (see domain/target-key.ts).
+  if (field.codec === 'target-url') return `storedTargetUrl(${value}, t.targetKey, ${JSON.stringify(field.column)})`;
   // Refused here, before the statement: decode() would take upper-case hex, whose bytes read back as other text.
   if (field.codec === 'hex') return `${value} === null ? null : checkedHex(${value}, ${JSON.stringify(field.column)})`;
   // Refused here too: the uuid type takes upper case, braces and no hyphens, which would read back as other text.
@@ -51,7 +54,7 @@ function source(field: RecordField): string {
 const utf8Base64 = (body: string): string => Buffer.from(body, 'utf8').toString('base64');
 
 const arrayOf = (fields: readonly RecordField[], name: string): ((task: RetryTask) => unknown[]) =>
-  compileTaskMapper(`${name}(t)`, `return [${fields.map(source).join(', ')}];`, { text, checkedHex, checkedTaskId, utf8Base64 });
+  compileTaskMapper(`${name}(t)`, `return [${fields.map(source).join(', ')}];`, { text, checkedHex, checkedTaskId, utf8Base64, storedTargetUrl });
 
 const jsonbRecord = arrayOf(JSONB_FIELDS, 'jsonbRecord');
 const jsonTextRecord = arrayOf(JSON_TEXT_FIELDS, 'jsonTextRecord');

@@ -1,7 +1,8 @@
 import type { RetryPolicy, TaskStatus } from '@retryd/core';
 import type { RetryTask, StoredPolicy } from '../../domain/task.js';
 import { compileTaskMapper, taskLiteral } from '../../domain/compile-task-mapper.js';
-import type { FieldCodec } from '../../domain/task-fields.js';
+import { TASK_FIELDS, type FieldCodec } from '../../domain/task-fields.js';
+import { targetUrlOfStored } from '../../domain/target-key.js';
 
 /** The codecs kept as `bytea`, and the encoding their Buffer is read back as text in. */
 const BYTEA_TEXT: Partial<Record<FieldCodec, BufferEncoding>> = { hex: 'hex', 'json-string': 'utf8' };
@@ -15,24 +16,26 @@ export type TaskRow = Readonly<Record<string, unknown>>;
 /**
  * A stored row as the domain's task, in row order (the order of `TASK_FIELDS`). pg already decodes every codec but
  * the two kept as `bytea`, which come back as Buffers: `hex` (the request hash) is read as its lower-case hex,
- * `json-string` (the body) as its UTF-8 text. The mapping is otherwise a copy, column to property, compiled once (see
- * compile-task-mapper.ts).
+ * `json-string` (the body) as its UTF-8 text; and the URL is joined to its target key again (`target-url`). The
+ * mapping is otherwise a copy, column to property, compiled once (see compile-task-mapper.ts).
  */
 export const taskFromRow: (row: TaskRow) => RetryTask = compileTaskMapper(
   'taskFromRow(r)',
   `return ${taskLiteral((field) => {
     const value = `r.${field.column}`;
+    if (field.codec === 'target-url') return `targetUrlOfStored(${value}, r.${TASK_FIELDS.targetKey.column})`;
     const encoding = BYTEA_TEXT[field.codec];
     if (encoding === undefined) return value;
     const text = `${value}.toString('${encoding}')`;
     return field.nullable ? `${value} === null ? null : ${text}` : text;
   })};`,
+  { targetUrlOfStored },
 );
 
 /**
  * PostgreSQL text cannot hold U+0000. Text values (free-text diagnostics above all: errors, reasons, a response
  * body's first bytes, which a binary response may contain) have it replaced by U+FFFD rather than failing the whole
- * batch they are written in. The request body keeps it: it is stored as its bytes (see `010-task-request-bytes.sql`).
+ * batch they are written in. The request body keeps it: it is stored as its bytes (see `010-task-request-space.sql`).
  */
 export function text(value: string | null): string | null {
   return value === null || !value.includes('\u0000') ? value : value.replaceAll('\u0000', '\uFFFD');

@@ -5,6 +5,7 @@ import type { FieldCodec, FieldSpec, TaskFieldName } from '../../domain/task-fie
 import { compileTaskMapper, taskLiteral } from '../../domain/compile-task-mapper.js';
 import type { AttemptCompletion, CompletionResult, TaskOutcome } from '../../store/store.js';
 import { createdAtOfSortKey, sortTimeOf, taskIdOfSortKey } from './keys.js';
+import { storedTargetUrl, targetUrlOfStored } from '../../domain/target-key.js';
 
 // How a task is kept in Redis, derived from the one definition of its fields (domain/task-fields.ts): the fields
 // whose `redis` placement names a hash field live in the state hash `task:<id>` (small values, so Redis keeps it
@@ -112,6 +113,7 @@ function kindOf(codec: FieldCodec): number {
     case 'json':
       return JSON_VALUE;
     case 'text':
+    case 'target-url':
     case 'json-string':
     case 'hex':
     case 'uuid':
@@ -170,7 +172,7 @@ export const encodeTaskData: (task: RetryTask) => string = compileTaskMapper<(ta
   while (n > ${firstOptional()} && a[n - 1] === null) n--;
   if (n < a.length) a.length = n;
   return JSON.stringify(a);`,
-  { wellFormed },
+  { wellFormed, storedTargetUrl },
 );
 
 /**
@@ -179,6 +181,8 @@ export const encodeTaskData: (task: RetryTask) => string = compileTaskMapper<(ta
  */
 function dataValueSource(spec: FieldSpec, value: string): string {
   if (spec.codec === 'json-string') return `(${value} === null ? null : wellFormed(${value}))`;
+  // Kept after its target key, which the state hash holds (see domain/target-key.ts).
+  if (spec.codec === 'target-url') return `storedTargetUrl(${value}, t.targetKey, ${JSON.stringify(spec.column)})`;
   if (spec.nullable) return value;
   return spec.codec === 'boolean' ? `(${value} || null)` : value;
 }
@@ -292,11 +296,15 @@ export const decodeTask: (reply: TaskReply, tenantId: string) => RetryTask = com
     if (field.name === 'tenantId') return 'tenantId';
     if (field.name === 'taskId') return 'taskIdOfSortKey(sortKey)';
     if (field.name === 'createdAt') return 'createdAtOfSortKey(sortKey)';
+    if (field.codec === 'target-url') {
+      return `targetUrlOfStored(${dataReadSource(field, `d[${DATA_ARRAY_FIELDS.indexOf(field.name)}]`)}, ${stateReadSource({ ...TASK_FIELDS.targetKey, name: 'targetKey' })})`;
+    }
     return field.redis === 'data' ? dataReadSource(field, `d[${DATA_ARRAY_FIELDS.indexOf(field.name)}]`) : stateReadSource(field);
   })};`,
   {
     taskIdOfSortKey,
     createdAtOfSortKey,
+    targetUrlOfStored,
     missing: (name: string): never => {
       throw new Error(`A stored task has no ${name}: its keys are not in this version's layout.`);
     },

@@ -5,6 +5,7 @@ import type { AttemptLog, RetryTask, StoredPolicy } from '../../domain/task.js';
 import type { JsonCache } from './json-cache.js';
 import { hexBytes } from '../sql/digest-bytes.js';
 import { hyphenatedUuid, uuidBytes } from '../sql/task-id-params.js';
+import { storedTargetUrl, targetUrlOfStored } from '../../domain/target-key.js';
 
 // A task's SQLite row and its mappings, all derived from the one definition of a task's fields
 // (domain/task-fields.ts): a field added there is read, written and claimed here with no edit.
@@ -54,7 +55,7 @@ export type TaskFromRow = (row: readonly SqlValue[], json: JsonCache) => RetryTa
 export const taskFromRow: TaskFromRow = compileTaskMapper<TaskFromRow>(
   'taskFromRow(r, json)',
   `return ${taskLiteral((field) => decodeSource(field, `r[${field.index}]`))};`,
-  { hyphenatedUuid },
+  { hyphenatedUuid, targetUrlOfStored },
 );
 
 /** Positional parameters of the task INSERT: the task's columns in row order, then `ended_at`. */
@@ -67,7 +68,7 @@ export type TaskParams = SqlValue[];
 export const taskToParams: (task: RetryTask) => TaskParams = compileTaskMapper<(task: RetryTask) => TaskParams>(
   'taskToParams(t)',
   `return [\n${TASK_FIELD_SPECS.map((spec) => `    ${encodeSource(spec, `t.${spec.name}`)},`).join('\n')}\n    endedAt(t),\n  ];`,
-  { endedAt: (task: RetryTask): number | null => (isLive(task.status) ? null : task.updatedAt), hexBytes, uuidBytes },
+  { endedAt: (task: RetryTask): number | null => (isLive(task.status) ? null : task.updatedAt), hexBytes, uuidBytes, storedTargetUrl },
 );
 
 // What a claim changes, by position: see `CLAIM_ONE` in statements.ts, which this mirrors.
@@ -149,6 +150,8 @@ function decodeSource(spec: FieldSpec, value: string): string {
       return spec.nullable ? `${value} === null ? null : json.parse(${value})` : `json.parse(${value})`;
     case 'uuid': // Read as hex text (see TASK_READ_COLUMNS).
       return spec.nullable ? `${value} === null ? null : hyphenatedUuid(${value})` : `hyphenatedUuid(${value})`;
+    case 'target-url': // Kept after its target key (see domain/target-key.ts).
+      return `targetUrlOfStored(${value}, r[${rowPosition('targetKey')}])`;
     case 'hex': // Read as hex text already (see TASK_READ_COLUMNS).
     case 'text':
     case 'json-string': // SQLite TEXT holds U+0000, so a body is kept as it is (its UTF-8).
@@ -174,6 +177,8 @@ function encodeSource(spec: FieldSpec, value: string): string {
       const bytes = `uuidBytes(${value}, ${JSON.stringify(spec.column)})`;
       return spec.nullable ? `${value} === null ? null : ${bytes}` : bytes;
     }
+    case 'target-url':
+      return `storedTargetUrl(${value}, t.targetKey, ${JSON.stringify(spec.column)})`;
     case 'json-string': // A lone surrogate as U+FFFD: better-sqlite3 would write its WTF-8 bytes, read back as three.
       return spec.nullable ? `${value} === null ? null : ${value}.toWellFormed()` : `${value}.toWellFormed()`;
     case 'text':
