@@ -157,12 +157,12 @@ describe('PostgresStore migration 010 (the request in less space)', () => {
     expect(await store.getTask('default', fresh.taskId)).toEqual(fresh);
   });
 
-  it('keeps every body as its UTF-8 bytes and the headers as JSON text, each read back as it was', async () => {
+  it('keeps every body as its UTF-8 bytes and the headers and an inline policy as JSON text, each read back as it was', async () => {
     const bodies = ['{"note":"é ✓ \\"q\\""}', 'nul\u0000in\u0000', 'pair \u{1F600} x', 'bs \\u0000 \\\u0000 /', '', 'ctl \u0001\t\n', null];
     const headers = { 'content-type': 'application/json', 'x-two': 'é', authorization: { enc: 'v1:k1:c2VhbGVk' } };
     const tasks = bodies.map((body, i) => makeTask({ body, headers, nextAttemptAt: T0 + i }));
     // A lone surrogate had a JSON form (`\ud800`) but has no UTF-8 one: it becomes U+FFFD, as the dispatcher sent it.
-    const lone = makeTask({ body: 'lone \ud800 and \udc00 end' });
+    const lone = makeTask({ body: 'lone \ud800 and \udc00 end', policyId: null, policy: makePolicy('inline').policy });
     const schema = await madeBy(9, [...tasks, lone]);
 
     await using store = makeStore(schema);
@@ -170,11 +170,15 @@ describe('PostgresStore migration 010 (the request in less space)', () => {
     for (const task of tasks) expect(await store.getTask('default', task.taskId)).toEqual(task);
     expect(await store.getTask('default', lone.taskId)).toEqual({ ...lone, body: 'lone \uFFFD and \uFFFD end' });
     const stored = await withClient(schema, async (client) => ({
-      types: (await client.query("SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = 'tasks' AND column_name IN ('body', 'headers') ORDER BY column_name")).rows,
+      types: (await client.query("SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = 'tasks' AND column_name IN ('body', 'headers', 'policy') ORDER BY column_name")).rows,
       bytes: (await client.query('SELECT encode(body, \'hex\') AS hex FROM tasks WHERE task_id = $1::uuid', [tasks[1]?.taskId])).rows,
     }));
     expect(stored).toEqual({
-      types: [{ column_name: 'body', data_type: 'bytea' }, { column_name: 'headers', data_type: 'json' }],
+      types: [
+        { column_name: 'body', data_type: 'bytea' },
+        { column_name: 'headers', data_type: 'json' },
+        { column_name: 'policy', data_type: 'json' },
+      ],
       bytes: [{ hex: Buffer.from('nul\u0000in\u0000').toString('hex') }],
     });
     // The sealed walk and a re-seal read the converted headers and body (a cast to jsonb, a compare of bytes).

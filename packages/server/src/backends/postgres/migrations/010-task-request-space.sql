@@ -11,7 +11,8 @@
 --
 -- `headers` becomes `json` instead of `jsonb`: the object's text as the service wrote it (compact, about 5 B less
 -- for one header, 8 B less for each header more) rather than jsonb's binary form with its offsets. No statement
--- reads inside it on a hot path; the two that compare or search it (re-seal, the sealed walk) cast it to jsonb.
+-- reads inside it on a hot path; the two that compare or search it (re-seal, the sealed walk) cast it to jsonb. An
+-- inline `policy` becomes `json` too (codec `json`, domain/task-fields.ts): no statement reads inside it.
 --
 -- `target_url` keeps the text after `target_key` (the URL's origin, which the row holds anyway) when the URL begins
 -- with it and a path, query or fragment follows: `/charges` for `https://api.example.com/charges`, about 20 bytes
@@ -44,6 +45,7 @@ END;
 ALTER TABLE tasks
   ALTER COLUMN body TYPE bytea USING body_bytes_010(body),
   ALTER COLUMN headers TYPE json USING headers::text::json,
+  ALTER COLUMN policy TYPE json USING policy::text::json,
   ALTER COLUMN target_url TYPE text USING CASE
     WHEN length(target_url) > length(target_key)
       AND substr(target_url, 1, length(target_key)) = target_key COLLATE "C"
