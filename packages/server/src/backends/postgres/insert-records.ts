@@ -41,8 +41,8 @@ function source(field: RecordField): string {
   // A JSON value as its text, which the statement casts to json.
   if (field.codec === 'json') return `${value} === null ? null : JSON.stringify(${value})`;
   if (field.codec === 'text') return `text(${value})`;
-  // Kept after its target key (see domain/target-key.ts).
-  if (field.codec === 'target-url') return `storedTargetUrl(${value}, t.targetKey, ${JSON.stringify(field.column)})`;
+  // Kept after its target key (see domain/target-key.ts), as text.
+  if (field.codec === 'target-url') return `text(storedTargetUrl(${value}, t.targetKey, ${JSON.stringify(field.column)}))`;
   // Refused here, before the statement: decode() would take upper-case hex, whose bytes read back as other text.
   if (field.codec === 'hex') return `${value} === null ? null : checkedHex(${value}, ${JSON.stringify(field.column)})`;
   // Refused here too: the uuid type takes upper case, braces and no hyphens, which would read back as other text.

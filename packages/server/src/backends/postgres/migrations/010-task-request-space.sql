@@ -20,7 +20,8 @@
 -- the key again, and any other value as it is (`storedTargetUrl` and `targetUrlOfStored` in domain/target-key.ts,
 -- whose rule the USING below repeats).
 --
--- Together a small task's row drops from 364 to about 324 bytes, which fits 24 rows in a heap page instead of 21.
+-- Together a small task's row drops from 364 to about 324 bytes, which fits 24 or 25 rows in a heap page instead of
+-- 21 or 22.
 --
 -- The conversion of a body: its JSON string decoded to text and then to UTF-8, except what text cannot hold.
 -- `\u0000` becomes the byte 00; a UTF-16 surrogate with no partner (JSON.stringify writes one as `\udXXX`; it has no

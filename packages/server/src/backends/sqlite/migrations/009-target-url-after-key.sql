@@ -9,10 +9,9 @@
 -- with it and a path, query or fragment follows: `/charges` for `https://api.example.com/charges`, about 20 bytes
 -- less a task. The store reads such a value (it begins with `/`, `?` or `#`, which no absolute URL does) joined to
 -- the key again, and any other value as it is (`storedTargetUrl` and `targetUrlOfStored` in domain/target-key.ts,
--- whose rule this statement repeats). A row this statement leaves alone reads back as before, so a new task written
--- by an instance of the previous version (which writes the whole URL) is read right too, and the store needs no
--- stop to upgrade; an instance of the previous version would read a shortened URL as it is, though, so stop those
--- before this one starts.
+-- whose rule this statement repeats). A whole URL reads as it is, so a row this statement leaves alone, or one an
+-- earlier version writes, reads right; but an earlier version would read a shortened URL as it is and call it, so
+-- stop every earlier instance before this one opens the file.
 UPDATE tasks SET target_url = substr(target_url, length(target_key) + 1)
 WHERE length(target_url) > length(target_key)
   AND substr(target_url, 1, length(target_key)) = target_key
