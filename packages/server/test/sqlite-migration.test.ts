@@ -13,6 +13,13 @@ import { A, B, C, forTarget, freshPath, lease, opened, plan, removeTempDir } fro
 
 afterAll(removeTempDir);
 
+/** Writes `tasks` into an older database's `tasks`, every column and `ended_at`, each row as `params` makes it. */
+function insertRows(db: Database.Database, tasks: readonly RetryTask[], params: (task: RetryTask) => unknown[]): void {
+  const columns = [...TASK_COLUMN_NAMES, 'ended_at'];
+  const insert = db.prepare(`INSERT INTO tasks (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`);
+  for (const task of tasks) insert.run(...params(task));
+}
+
 /** A task's INSERT parameters as the tables before 009 took them: the URL whole. */
 function paramsBefore009(task: RetryTask): unknown[] {
   const params: unknown[] = taskToParams(task);
@@ -146,9 +153,7 @@ describe('migrating a database made by 005', () => {
     const path = freshPath();
     const old = new Database(path);
     migrate(old, loadMigrations().filter((m) => m.version <= 5));
-    const columns = [...TASK_COLUMN_NAMES, 'ended_at'];
-    const insert = old.prepare(`INSERT INTO tasks (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`);
-    for (const task of tasks) insert.run(...paramsBefore006(task));
+    insertRows(old, tasks, paramsBefore006);
     old.prepare('INSERT INTO target_queues (tenant_id, target_key, next_due_at) VALUES (?, ?, ?)').run('default', A, T0);
     old.close();
     return path;
@@ -198,9 +203,7 @@ describe('migrating a database made by 006', () => {
       forTarget(A, { ...leased, tenantId: 'other', createdAt: T0, leaseExpiresAt: T0 + 500 }),
       forTarget(B, { createdAt: T0 + 2, nextAttemptAt: T0 + 5 }),
     ];
-    const columns = [...TASK_COLUMN_NAMES, 'ended_at'];
-    const insert = old.prepare(`INSERT INTO tasks (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`);
-    for (const task of tasks) insert.run(...paramsBefore008(task));
+    insertRows(old, tasks, paramsBefore008);
     const queue = old.prepare('INSERT INTO target_queues (tenant_id, target_key, next_due_at) VALUES (?, ?, ?)');
     queue.run('default', A, null);
     queue.run('default', B, T0 + 5);
@@ -238,9 +241,7 @@ describe('migrating a database made by 007', () => {
     const path = freshPath();
     const old = new Database(path);
     migrate(old, loadMigrations().filter((m) => m.version <= 7));
-    const columns = [...TASK_COLUMN_NAMES, 'ended_at'];
-    const insert = old.prepare(`INSERT INTO tasks (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`);
-    for (const task of tasks) insert.run(...paramsBefore008(task));
+    insertRows(old, tasks, paramsBefore008);
     const insertAttempt = old.prepare(`INSERT INTO attempts (${ATTEMPT_COLUMNS}) VALUES (${ATTEMPT_COLUMNS.split(',').map(() => '?').join(', ')})`);
     for (const attempt of attempts) {
       const params: unknown[] = attemptToParams({ ...attempt, taskId: randomUUID() });
@@ -296,9 +297,7 @@ describe('migrating a database made by 008', () => {
       makeTask({ targetUrl: 'https://b.example.com.evil.test/x', targetKey: 'https://b.example.com' }),
       makeTask({ targetUrl: 'https://b.example.com', targetKey: 'https://b.example.com' }),
     ];
-    const columns = [...TASK_COLUMN_NAMES, 'ended_at'];
-    const insert = old.prepare(`INSERT INTO tasks (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`);
-    for (const task of tasks) insert.run(...paramsBefore009(task));
+    insertRows(old, tasks, paramsBefore009);
     old.close();
 
     await using store = await opened(path);
