@@ -104,14 +104,15 @@ if (args.store === 'sqlite') {
       await store.close();
     }
     // The store's own statement on the same schema, rows already mapped: what SQLite itself costs a row.
-    const { taskToParams } = await dist('backends/sqlite/task-row.js');
+    const { taskToParams, TASK_INSERT_COLUMNS } = await dist('backends/sqlite/task-row.js');
     const db = new Database(join(dir, 'NORMAL.db'));
     db.pragma('synchronous = OFF');
     const columns = db.prepare("SELECT name FROM pragma_table_info('tasks')").all().map((r) => r.name);
-    const { TASK_COLUMN_NAMES } = await dist('backends/sql/task-columns.js');
-    const insert = db.prepare(`INSERT INTO tasks (${TASK_COLUMN_NAMES.join(', ')}, ended_at) VALUES (${TASK_COLUMN_NAMES.map(() => '?').join(', ')}, ?)
+    const insert = db.prepare(`INSERT INTO tasks (${TASK_INSERT_COLUMNS.join(', ')}, ended_at) VALUES (${TASK_INSERT_COLUMNS.map(() => '?').join(', ')}, ?)
       ON CONFLICT (tenant_id, idempotency_key) DO NOTHING`);
-    const mapped = () => batches().map((batch) => batch.map(taskToParams));
+    // Every task names one target, whose queue the store's inserts above made: each row keeps its number.
+    const { queue_id: queueId } = db.prepare('SELECT queue_id FROM target_queues').get();
+    const mapped = () => batches().map((batch) => batch.map((task) => taskToParams(task, queueId)));
     const all = db.transaction((batch) => { for (const row of batch) insert.run(...row); });
     await perTask(`the store's INSERT alone, rows mapped, ${columns.length} columns, 4 indexes, synchronous=OFF`, (batch) => all.immediate(batch), { make: mapped });
     db.exec(`CREATE TABLE bare (${columns.map((c) => `${c} ANY`).join(', ')}) STRICT`);

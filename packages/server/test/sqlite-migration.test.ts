@@ -20,9 +20,17 @@ function insertRows(db: Database.Database, tasks: readonly RetryTask[], params: 
   for (const task of tasks) insert.run(...params(task));
 }
 
-/** A task's INSERT parameters as the tables before 009 took them: the URL whole. */
+/** A task's INSERT parameters as the tables before 010 took them: its status by name, its target key as text. */
+function paramsBefore010(task: RetryTask): unknown[] {
+  const params: unknown[] = taskToParams(task, 0);
+  params[TASK_COLUMN_NAMES.indexOf('status')] = task.status;
+  params[TASK_COLUMN_NAMES.indexOf('target_key')] = task.targetKey;
+  return params;
+}
+
+/** A task's INSERT parameters as the tables before 009 took them: the URL whole, as before 010 otherwise. */
 function paramsBefore009(task: RetryTask): unknown[] {
-  const params: unknown[] = taskToParams(task);
+  const params = paramsBefore010(task);
   params[TASK_COLUMN_NAMES.indexOf('target_url')] = task.targetUrl;
   return params;
 }
@@ -78,7 +86,7 @@ describe('migrating a database made by 001', () => {
       { tenant_id: 'default', target_key: B, next_due_at: T0 + 2, held_until: null },
       { tenant_id: 'default', target_key: C, next_due_at: null, held_until: null },
     ]);
-    expect(plan(raw, SELECT_DUE, ['default', A, T0, 10])).toMatch(/tasks_due \(tenant_id=\? AND target_key=\? AND next_attempt_at<\?\)/);
+    expect(plan(raw, SELECT_DUE, [A, 1, T0, 10])).toMatch(/tasks_due \(queue_id=\? AND next_attempt_at<\?\)/);
     raw.close();
 
     expect(await store.nextDueAt()).toBe(T0 + 1);
@@ -129,6 +137,7 @@ describe('migrating a database made by 002', () => {
       { target_key: C, next_due_at: null, held_until: null, hold_changed_at: null, ready_at: null, rate_per_second: null, max_in_flight: null, tokens: null },
     ]);
     expect(raw.prepare("SELECT name FROM sqlite_master WHERE tbl_name = 'target_queues' AND type = 'index' AND name NOT LIKE 'sqlite_%'").all()).toEqual([
+      { name: 'target_queues_key' },
       { name: 'target_queues_ready' },
     ]);
     expect(plan(raw, READY_QUEUES, [T0])).toMatch(/^SEARCH target_queues USING INDEX target_queues_ready \(ready_at<\?\)$/);
@@ -216,7 +225,8 @@ describe('migrating a database made by 006', () => {
       { name: 'tasks_in_flight' },
     ]);
     expect(raw.prepare("SELECT name FROM pragma_index_info('tasks_in_flight')").all().map((r) => (r as { name: string }).name)).toEqual([
-      'tenant_id', 'created_at', 'task_id', 'target_key', 'lease_expires_at',
+      // 010 keeps the queue's number for the target key.
+      'tenant_id', 'created_at', 'task_id', 'queue_id', 'lease_expires_at',
     ]);
     raw.close();
 
@@ -317,5 +327,84 @@ describe('migrating a database made by 008', () => {
     const fresh = forTarget(A, {});
     await store.insertTasks([fresh]);
     expect(await store.getTask('default', fresh.taskId)).toEqual(fresh);
+  });
+});
+
+describe('migrating a database made by 009', () => {
+  it('numbers every queue, keeps each task its queue by number and its status by number, and reads, lists and claims as before', async () => {
+    const path = freshPath();
+    const old = new Database(path);
+    migrate(old, loadMigrations().filter((m) => m.version <= 9));
+    const tasks = [
+      forTarget(A, { nextAttemptAt: T0 + 2 }),
+      forTarget(A, { nextAttemptAt: T0 + 1, createdAt: T0 + 1 }),
+      forTarget(B, { status: 'IN_FLIGHT', leaseOwner: 'w0', leaseExpiresAt: T0 + 5_000, fencingToken: 2, nextAttemptAt: T0 }),
+      forTarget(B, { tenantId: 'other', nextAttemptAt: T0 + 3 }),
+      forTarget(C, { status: 'SUCCEEDED', nextAttemptAt: null }),
+      forTarget(C, { status: 'FAILED', nextAttemptAt: null, deadLetterReason: 'permanent_status:400' }),
+      forTarget(C, { status: 'EXHAUSTED', nextAttemptAt: null }),
+      forTarget(C, { status: 'CANCELLED', nextAttemptAt: null }),
+      // A target no queue row names (a row stored by hand): its task keeps it, and the queue is made.
+      forTarget('https://d.example.com', { nextAttemptAt: T0 + 4 }),
+    ];
+    insertRows(old, tasks, paramsBefore010);
+    const insertQueue = old.prepare(
+      `INSERT INTO target_queues (tenant_id, target_key, next_due_at, held_until, hold_changed_at, rate_per_second, burst,
+         tokens, tokens_at, max_in_flight, limits_changed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    insertQueue.run('other', B, T0 + 3, null, null, null, null, null, null, null, null);
+    insertQueue.run('default', B, null, T0 + 60_000, T0 - 1, 10, 2, 1.5, T0 - 5, 4, T0 - 5);
+    insertQueue.run('default', A, T0 + 1, null, null, null, null, null, null, null, null);
+    insertQueue.run('default', C, null, null, null, null, null, null, null, null, null);
+    old.close();
+
+    await using store = await opened(path);
+    for (const task of tasks) expect(await store.getTask(task.tenantId, task.taskId)).toEqual(task);
+    const raw = new Database(path, { readonly: true });
+    // Numbered in key order, then the queue made for the task without one; gates and limits as they were.
+    expect(raw.prepare('SELECT queue_id, tenant_id, target_key, next_due_at, held_until, rate_per_second, tokens, max_in_flight, ready_at FROM target_queues ORDER BY queue_id').all()).toEqual([
+      { queue_id: 1, tenant_id: 'default', target_key: A, next_due_at: T0 + 1, held_until: null, rate_per_second: null, tokens: null, max_in_flight: null, ready_at: T0 + 1 },
+      { queue_id: 2, tenant_id: 'default', target_key: B, next_due_at: null, held_until: T0 + 60_000, rate_per_second: 10, tokens: 1.5, max_in_flight: 4, ready_at: null },
+      { queue_id: 3, tenant_id: 'default', target_key: C, next_due_at: null, held_until: null, rate_per_second: null, tokens: null, max_in_flight: null, ready_at: null },
+      { queue_id: 4, tenant_id: 'other', target_key: B, next_due_at: T0 + 3, held_until: null, rate_per_second: null, tokens: null, max_in_flight: null, ready_at: T0 + 3 },
+      { queue_id: 5, tenant_id: 'default', target_key: 'https://d.example.com', next_due_at: T0 + 4, held_until: null, rate_per_second: null, tokens: null, max_in_flight: null, ready_at: T0 + 4 },
+    ]);
+    expect(raw.prepare('SELECT queue_id, status FROM tasks ORDER BY rowid').raw(true).all()).toEqual([
+      [1, 0],
+      [1, 0],
+      [2, 1],
+      [4, 0],
+      [3, 2],
+      [3, 3],
+      [3, 4],
+      [3, 5],
+      [5, 0],
+    ]);
+    expect(raw.prepare("SELECT name FROM pragma_index_info('tasks_due')").all()).toEqual([{ name: 'queue_id' }, { name: 'next_attempt_at' }]);
+    expect(raw.prepare("SELECT sql FROM sqlite_master WHERE name = 'tasks_due'").get()).toEqual({
+      sql: 'CREATE INDEX tasks_due ON tasks (queue_id, next_attempt_at) WHERE status = 0',
+    });
+    expect(raw.prepare("SELECT count(*) AS n FROM pragma_table_info('tasks') WHERE name = 'target_key'").get()).toEqual({ n: 0 });
+    raw.close();
+
+    // Counts, listings by status and by target, the views of a target, and claims, as a new store's.
+    expect(await store.admin.countByStatus('default')).toEqual({ PENDING: 3, IN_FLIGHT: 1, SUCCEEDED: 1, FAILED: 1, EXHAUSTED: 1, CANCELLED: 1 });
+    expect((await store.listTasks({ tenantId: 'default', targetKey: C, limit: 10 })).items.map((t) => t.status).sort()).toEqual([
+      'CANCELLED',
+      'EXHAUSTED',
+      'FAILED',
+      'SUCCEEDED',
+    ]);
+    expect((await store.listTasks({ tenantId: 'default', status: 'IN_FLIGHT', limit: 10 })).items.map((t) => t.taskId)).toEqual([tasks[2]?.taskId]);
+    expect(await store.admin.getTarget({ tenantId: 'default', targetKey: B }, T0)).toMatchObject({ inFlight: 1, maxInFlight: 4, heldUntil: T0 + 60_000 });
+    const claimed = (await store.claimDue(T0 + 10, { ...lease, limit: 10 })).map((t) => t.taskId);
+    expect(claimed.sort()).toEqual([tasks[0], tasks[1], tasks[3], tasks[8]].map((t) => t?.taskId).sort());
+    // A task written now joins its queue by number: D's queue keeps 5, a new target gets 6.
+    const fresh = [forTarget('https://d.example.com', { nextAttemptAt: T0 + 20 }), forTarget('https://e.example.com', { nextAttemptAt: T0 + 20 })];
+    await store.insertTasks(fresh);
+    for (const task of fresh) expect(await store.getTask('default', task.taskId)).toEqual(task);
+    const after = new Database(path, { readonly: true });
+    expect(after.prepare('SELECT queue_id FROM tasks ORDER BY rowid DESC LIMIT 2').raw(true).all()).toEqual([[6], [5]]);
+    after.close();
   });
 });

@@ -13,19 +13,21 @@ import {
   REVOKE_API_KEY,
 } from '../src/backends/sqlite/access-store.js';
 import {
+  ADD_QUEUE,
   BUCKET_OF,
   HOLD_TARGET,
   IN_FLIGHT_OF,
   LIMIT_TARGET,
   LOWER_HINT,
   LOWER_HINT_AND_FREE,
+  QUEUE_ID,
   READY_QUEUES,
   READY_TIMES,
   REFRESH_HINT,
   SET_GATE,
 } from '../src/backends/sqlite/queue-statements.js';
 import { RESEAL_TASK, WALK_SEALED_TASKS } from '../src/backends/sqlite/sealed-tasks.js';
-import { COUNT_DUE, GET_QUEUE, IN_FLIGHT_KEYS, LIST_QUEUES, LIST_QUEUES_AFTER, QUEUE_HEAD } from '../src/backends/sqlite/target-views.js';
+import { COUNT_DUE, GET_QUEUE, IN_FLIGHT_QUEUES, LIST_QUEUES, LIST_QUEUES_AFTER, QUEUE_HEAD } from '../src/backends/sqlite/target-views.js';
 import {
   CANCEL_TASK,
   CLAIM_ONE,
@@ -78,36 +80,48 @@ describe('query plans', () => {
       const replay = { expectedVersion: 1, runAttemptOffset: 0, runStartedAt: null, nextAttemptAt: T0, updatedAt: T0 };
       const cases: [string, Record<string, unknown> | unknown[], RegExp][] = [
         [READY_QUEUES, [T0], /INDEX target_queues_ready \(ready_at<\?\)/],
-        [READY_TIMES, [], /SEARCH q USING INDEX target_queues_ready[\s\S]*INDEX tasks_due \(tenant_id=\? AND target_key=\?\)/],
-        [SELECT_DUE, ['default', A, T0, 10], /INDEX tasks_due \(tenant_id=\? AND target_key=\? AND next_attempt_at<\?\)/],
-        [HAS_DUE, ['default', A, T0], /COVERING INDEX tasks_due \(tenant_id=\? AND target_key=\? AND next_attempt_at<\?\)/],
+        [READY_TIMES, [], /SEARCH q USING INDEX target_queues_ready[\s\S]*INDEX tasks_due \(queue_id=\?\)/],
+        // A's queue is the first one seen: its number is 1.
+        [SELECT_DUE, [A, 1, T0, 10], /INDEX tasks_due \(queue_id=\? AND next_attempt_at<\?\)/],
+        [HAS_DUE, [1, T0], /COVERING INDEX tasks_due \(queue_id=\? AND next_attempt_at<\?\)/],
         [CLAIM_ONE, ['w', T0, T0, 1], /SEARCH tasks USING INTEGER PRIMARY KEY \(rowid=\?\)/],
-        [REFRESH_HINT, ['default', A, 'default', A], /INDEX tasks_due \(tenant_id=\? AND target_key=\?\)/],
-        [LOWER_HINT, ['default', A, T0], /^$|PRIMARY KEY/],
-        [HOLD_TARGET, ['default', A, T0, T0], /^$|PRIMARY KEY/],
-        [LOWER_HINT_AND_FREE, ['default', A, T0], /^$|PRIMARY KEY/],
-        [LIMIT_TARGET, ['default', A, 10, 2, 5, T0, 2, T0, null], /^$|PRIMARY KEY/],
-        [BUCKET_OF, ['default', A], /SEARCH target_queues USING PRIMARY KEY \(tenant_id=\? AND target_key=\?\)/],
-        [SET_GATE, [1, T0, null, null, 'default', A], /SEARCH target_queues USING PRIMARY KEY \(tenant_id=\? AND target_key=\?\)/],
-        // The tenant's in-flight entries alone: the index holds each one's target key and lease (007-one-in-flight-index.sql).
-        [IN_FLIGHT_OF, [T0, 'default', A], /^SEARCH tasks USING COVERING INDEX tasks_in_flight \(tenant_id=\?\)$/],
-        [IN_FLIGHT_KEYS, ['default'], /^SEARCH tasks USING COVERING INDEX tasks_in_flight \(tenant_id=\?\)$/],
-        [GET_QUEUE, ['default', A], /SEARCH target_queues USING PRIMARY KEY \(tenant_id=\? AND target_key=\?\)/],
-        [LIST_QUEUES, ['default', 10], /SEARCH target_queues USING PRIMARY KEY \(tenant_id=\?\)/],
-        [LIST_QUEUES_AFTER, ['default', A, 10], /SEARCH target_queues USING PRIMARY KEY \(tenant_id=\? AND target_key>\?\)/],
-        [QUEUE_HEAD, ['default', A], /COVERING INDEX tasks_due \(tenant_id=\? AND target_key=\?\)/],
-        [COUNT_DUE, ['default', A, T0, 10_000], /COVERING INDEX tasks_due \(tenant_id=\? AND target_key=\? AND next_attempt_at<\?\)/],
+        [REFRESH_HINT, [1, 1], /INDEX tasks_due \(queue_id=\?\)/],
+        [QUEUE_ID, ['default', A], /^SEARCH target_queues USING COVERING INDEX target_queues_key \(tenant_id=\? AND target_key=\?\)$/],
+        [ADD_QUEUE, ['default', A], /^$/],
+        [LOWER_HINT, { queueId: 1, dueAt: T0 }, /^SEARCH target_queues USING INTEGER PRIMARY KEY \(rowid=\?\)$/],
+        [HOLD_TARGET, ['default', A, T0, T0], /^$|target_queues_key/],
+        [LOWER_HINT_AND_FREE, { queueId: 1, dueAt: T0 }, /^SEARCH target_queues USING INTEGER PRIMARY KEY \(rowid=\?\)$/],
+        [LIMIT_TARGET, ['default', A, 10, 2, 5, T0, 2, T0, null], /^$|target_queues_key/],
+        [BUCKET_OF, ['default', A], /SEARCH target_queues USING INDEX target_queues_key \(tenant_id=\? AND target_key=\?\)/],
+        [SET_GATE, [1, T0, null, null, 1], /^SEARCH target_queues USING INTEGER PRIMARY KEY \(rowid=\?\)$/],
+        // The tenant's in-flight entries alone: the index holds each one's queue and lease (007-one-in-flight-index.sql).
+        [IN_FLIGHT_OF, [T0, 'default', 1], /^SEARCH tasks USING COVERING INDEX tasks_in_flight \(tenant_id=\?\)$/],
+        [IN_FLIGHT_QUEUES, ['default'], /^SEARCH tasks USING COVERING INDEX tasks_in_flight \(tenant_id=\?\)$/],
+        [GET_QUEUE, ['default', A], /SEARCH target_queues USING INDEX target_queues_key \(tenant_id=\? AND target_key=\?\)/],
+        [LIST_QUEUES, ['default', 10], /SEARCH target_queues USING INDEX target_queues_key \(tenant_id=\?\)/],
+        [LIST_QUEUES_AFTER, ['default', A, 10], /SEARCH target_queues USING INDEX target_queues_key \(tenant_id=\? AND target_key>\?\)/],
+        [QUEUE_HEAD, [1], /COVERING INDEX tasks_due \(queue_id=\?\)/],
+        [COUNT_DUE, [1, T0, 10_000], /COVERING INDEX tasks_due \(queue_id=\? AND next_attempt_at<\?\)/],
         [CANCEL_TASK, key, /INDEX tasks_pk \(tenant_id=\? AND task_id=\?\)/],
         [REQUEST_CANCEL, key, /INDEX tasks_pk \(tenant_id=\? AND task_id=\?\)/],
         [REPLAY_TASK, { ...replay, tenantId: 'default', taskId: 'x' }, /INDEX tasks_pk \(tenant_id=\? AND task_id=\?\)/],
         [RELEASE_LEASE, { ...key, fencingToken: 1 }, /INDEX tasks_pk \(tenant_id=\? AND task_id=\?\)/],
-        [COMPLETE_TO_LIVE, ['PENDING', 1, T0, T0, 1, null, null, null, T0, 'default', 'x', 1, null, null, null, null], /INDEX tasks_pk/],
+        [COMPLETE_TO_LIVE, [0, 1, T0, T0, 1, null, null, null, T0, 'default', 'x', 1, null, null, null, null], /INDEX tasks_pk/],
         // The reaper's reads walk the one in-flight index, which holds IN_FLIGHT tasks only (at most the instances'
         // concurrency), and sort the lapsed ones: they run once per lapse or idle interval, never per claim.
-        [FIND_EXPIRED_LEASES, { now: T0, limit: 10 }, /^SCAN tasks USING INDEX tasks_in_flight\nUSE TEMP B-TREE FOR ORDER BY$/],
+        // (Each row's target key is read through its queue's number: one seek by rowid.)
+        [
+          FIND_EXPIRED_LEASES,
+          { now: T0, limit: 10 },
+          /^SCAN tasks USING INDEX tasks_in_flight\nCORRELATED SCALAR SUBQUERY 1\nSEARCH q USING INTEGER PRIMARY KEY \(rowid=\?\)\nUSE TEMP B-TREE FOR ORDER BY$/,
+        ],
         [NEXT_LEASE_EXPIRY_AT, {}, /^SEARCH tasks USING COVERING INDEX tasks_in_flight$/],
         // The rotation's walk follows the task key from where its last page ended: a range, never a sort.
-        [WALK_SEALED_TASKS, ['default', 'x', 10], /^SEARCH tasks USING INDEX tasks_pk \(\(tenant_id,task_id\)>\(\?,\?\)\)$/],
+        [
+          WALK_SEALED_TASKS,
+          ['default', 'x', 10],
+          /^SEARCH tasks USING INDEX tasks_pk \(\(tenant_id,task_id\)>\(\?,\?\)\)\nCORRELATED SCALAR SUBQUERY 1\nSEARCH q USING INTEGER PRIMARY KEY \(rowid=\?\)$/,
+        ],
         [RESEAL_TASK, ['{}', null, 'default', 'x'], /INDEX tasks_pk \(tenant_id=\? AND task_id=\?\)/],
       ];
       for (const [sql, params, index] of cases) {
@@ -115,7 +129,7 @@ describe('query plans', () => {
         expect(details, sql).toMatch(index);
         if (sql !== FIND_EXPIRED_LEASES) expect(details, sql).not.toMatch(NO_SCAN);
       }
-      expect(plan(db, REFRESH_HINT, ['default', A, 'default', A])).toMatch(/SEARCH target_queues USING PRIMARY KEY/);
+      expect(plan(db, REFRESH_HINT, [1, 1])).toMatch(/SEARCH target_queues USING INTEGER PRIMARY KEY \(rowid=\?\)/);
       db.close();
     });
   }

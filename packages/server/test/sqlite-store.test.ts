@@ -10,6 +10,7 @@ import { JsonCache } from '../src/backends/sqlite/json-cache.js';
 import { loadMigrations } from '../src/backends/sqlite/migrate.js';
 import { SqliteStore } from '../src/backends/sqlite/sqlite-store.js';
 import { markClaimed, taskFromRow, taskToParams, type SqlValue } from '../src/backends/sqlite/task-row.js';
+import { STATUS_CODES } from '../src/backends/sqlite/status-guards.js';
 import { T0, makeAttempt, makePolicy, makeTask, retryOutcome } from './fixtures/tasks.js';
 import { describeStoreConformance } from './store-conformance.js';
 import { A, B, C, forTarget, freshPath, lease, opened, removeTempDir, tempDir } from './sqlite-harness.js';
@@ -117,8 +118,12 @@ describe('task rows, derived from the field definitions', () => {
     traceContext: '00-abc-def-01',
   });
 
-  /** INSERT parameters as a read returns them: a BLOB (a digest, a task id) is read as its hex text (TASK_READ_COLUMNS). */
-  const asRead = (params: SqlValue[]): SqlValue[] => params.map((value) => (Buffer.isBuffer(value) ? value.toString('hex') : value));
+  /**
+   * INSERT parameters as a read returns them (TASK_READ_COLUMNS): a BLOB (a digest, a task id) as its hex text, and
+   * the target key, read through the queue whose number the row keeps.
+   */
+  const asRead = (params: SqlValue[], targetKey: string): SqlValue[] =>
+    params.map((value, i) => (i === TASK_COLUMN_NAMES.indexOf('target_key') ? targetKey : Buffer.isBuffer(value) ? value.toString('hex') : value));
 
   it('reads the request hash back as the lower-case hex text it was written from', async () => {
     await using store = await opened();
@@ -130,12 +135,16 @@ describe('task rows, derived from the field definitions', () => {
   });
 
   it('maps a task to INSERT parameters and a row back to the same task, in field order', () => {
-    const params = taskToParams(rich);
+    const params = taskToParams(rich, 7);
     expect(params).toHaveLength(TASK_COLUMN_NAMES.length + 1);
     expect(params.at(-1)).toBeNull(); // ended_at of a live task
-    expect(taskToParams({ ...rich, status: 'SUCCEEDED' }).at(-1)).toBe(rich.updatedAt);
+    expect(taskToParams({ ...rich, status: 'SUCCEEDED' }, 7).at(-1)).toBe(rich.updatedAt);
     expect(params[TASK_COLUMN_NAMES.indexOf('cancel_requested')]).toBe(1);
-    const task = taskFromRow(asRead(params.slice(0, -1)), new JsonCache());
+    // The row keeps its queue's number for the target key, and the status's number for its name.
+    expect(params[TASK_COLUMN_NAMES.indexOf('target_key')]).toBe(7);
+    expect(params[TASK_COLUMN_NAMES.indexOf('status')]).toBe(STATUS_CODES[rich.status]);
+    expect(taskToParams({ ...rich, status: 'SUCCEEDED' }, 7)[TASK_COLUMN_NAMES.indexOf('status')]).toBe(2);
+    const task = taskFromRow(asRead(params.slice(0, -1), rich.targetKey), new JsonCache());
     expect(task).toEqual(rich);
     expect(Object.keys(task)).toEqual(TASK_FIELD_NAMES);
     expect(Object.isFrozen(task.policy)).toBe(true);
@@ -146,7 +155,7 @@ describe('task rows, derived from the field definitions', () => {
     await store.insertTasks([rich]);
     const [claimed] = await store.claimDue(T0, { ...lease, limit: 1 });
     expect(claimed).toEqual(await store.getTask('default', rich.taskId));
-    const row = asRead(taskToParams(rich).slice(0, -1));
+    const row = asRead(taskToParams(rich, 1).slice(0, -1), rich.targetKey);
     markClaimed(row, 'IN_FLIGHT', 'w', T0 + 1_000, T0);
     expect(taskFromRow(row, new JsonCache())).toEqual(claimed);
   });

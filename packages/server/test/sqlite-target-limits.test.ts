@@ -113,10 +113,11 @@ describe('target limits in the SQLite store', () => {
     await store.insertTasks([forTarget(A), forTarget(B)]);
     const raw = new Database(path);
     const free = raw.prepare(LOWER_HINT_AND_FREE);
-    expect(free.run('default', A, null).changes).toBe(0);
+    // A's queue is number 1, B's number 2.
+    expect(free.run({ queueId: 1, dueAt: null }).changes).toBe(0);
     raw.prepare('UPDATE target_queues SET max_in_flight = 1, full_until = ? WHERE target_key = ?').run(T0 + 5, B);
-    expect(free.run('default', B, null).changes).toBe(1);
-    expect(free.run('default', B, null).changes).toBe(0);
+    expect(free.run({ queueId: 2, dueAt: null }).changes).toBe(1);
+    expect(free.run({ queueId: 2, dueAt: null }).changes).toBe(0);
     raw.close();
   });
 

@@ -1,10 +1,10 @@
 import Database from 'better-sqlite3';
-import type { TaskStatus } from '@retryd/core';
+import { TaskStatus } from '@retryd/core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { QueueLowering } from '../src/backends/sqlite/queue-hints.js';
 import { READY_QUEUES } from '../src/backends/sqlite/queue-statements.js';
 import { CANCEL_TASK, REPLAY_TASK, SELECT_DUE } from '../src/backends/sqlite/statements.js';
-import { statusIn } from '../src/backends/sqlite/status-guards.js';
+import { STATUS_OF_CODE, statusCode, statusIn, statusOfCode } from '../src/backends/sqlite/status-guards.js';
 import { T0, makeTask } from './fixtures/tasks.js';
 import { A, B, C, forTarget, freshPath, lease, opened, plan, removeTempDir } from './sqlite-harness.js';
 
@@ -51,17 +51,17 @@ describe('target queues', () => {
 
   it('gathers the earliest due time per queue', () => {
     const lowering = new QueueLowering();
-    lowering.add('t', A, null);
-    lowering.add('t', A, T0 + 5);
-    lowering.add('t', A, T0 + 9);
-    lowering.add('u', A, T0 + 7);
-    lowering.add('t', B, null);
+    lowering.add(1, null);
+    lowering.add(1, T0 + 5);
+    lowering.add(1, T0 + 9);
+    lowering.add(3, T0 + 7);
+    lowering.add(2, null);
     const written: unknown[] = [];
     lowering.flush((...args) => written.push(args));
     expect(written).toEqual([
-      ['t', A, T0 + 5],
-      ['t', B, null],
-      ['u', A, T0 + 7],
+      [1, T0 + 5],
+      [3, T0 + 7],
+      [2, null],
     ]);
     lowering.flush((...args) => written.push(args));
     expect(written).toHaveLength(3);
@@ -82,11 +82,10 @@ describe('target queues', () => {
     const raw = new Database(path);
     raw.exec('ANALYZE');
     // The claim's only way in: ready queues by `ready_at`, up to now. A held queue's entry lies past now.
-    expect(raw.prepare(READY_QUEUES).raw(true).all(T0 + 10)).toEqual([['default', B, null, null, null, null, null]]);
+    // B's queue is the second one seen (A's is the first): its number is 2.
+    expect(raw.prepare(READY_QUEUES).raw(true).all(T0 + 10)).toEqual([['default', B, null, null, null, null, null, 2]]);
     expect(plan(raw, READY_QUEUES, [T0 + 10])).toMatch(/^SEARCH target_queues USING INDEX target_queues_ready \(ready_at<\?\)$/);
-    expect(plan(raw, SELECT_DUE, ['default', B, T0 + 10, 10])).toMatch(
-      /^SEARCH tasks USING INDEX tasks_due \(tenant_id=\? AND target_key=\? AND next_attempt_at<\?\)$/,
-    );
+    expect(plan(raw, SELECT_DUE, [B, 2, T0 + 10, 10])).toMatch(/^SEARCH tasks USING INDEX tasks_due \(queue_id=\? AND next_attempt_at<\?\)$/);
     raw.close();
 
     const claims = await store.claimDue(T0 + 10, { ...lease, limit: 10 });
@@ -100,10 +99,15 @@ describe('target queues', () => {
   }, 60_000);
 
   it('builds every status of its SQL from core lifecycle constants', () => {
-    expect(statusIn(['PENDING'])).toBe(`status = 'PENDING'`);
-    expect(statusIn(['FAILED', 'EXHAUSTED'])).toBe(`status IN ('FAILED', 'EXHAUSTED')`);
+    // Each status by its number (see 010-task-keys-as-numbers.sql).
+    expect(statusIn(['PENDING'])).toBe(`status = 0`);
+    expect(statusIn(['FAILED', 'EXHAUSTED'])).toBe(`status IN (3, 4)`);
     expect(() => statusIn(["PENDING' OR 1=1 --" as TaskStatus])).toThrow(/Unknown task status/);
-    expect(CANCEL_TASK).toContain(`status = 'PENDING'`);
-    expect(REPLAY_TASK).toContain(`status IN ('FAILED', 'EXHAUSTED') AND version = @expectedVersion`);
+    expect(CANCEL_TASK).toContain(`status = 0`);
+    expect(REPLAY_TASK).toContain(`status IN (3, 4) AND version = @expectedVersion`);
+    expect(STATUS_OF_CODE.map(statusCode)).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(new Set(STATUS_OF_CODE)).toEqual(new Set(Object.values(TaskStatus)));
+    expect(statusOfCode(5)).toBe('CANCELLED');
+    expect(() => statusOfCode(6)).toThrow('tasks.status: expected a status number 0 to 5, got 6.');
   });
 });

@@ -30,8 +30,10 @@ import type { StoredHeaders } from './header-value.js';
  * - `uuid`: a UUID as canonical lower-case text (the task id): SQLite BLOB, PostgreSQL uuid, holding its 16 bytes
  *   (against 37 for the text, in the row and in every index that holds it); read back as the same text, and ordered
  *   as the text is. Redis keeps the text. Any other text is refused at the write (see domain/task-id.ts).
+ * - `status`: a task's status, one of `TaskStatus`: SQLite keeps its number (`STATUS_CODES` in
+ *   backends/sqlite/status-guards.ts), PostgreSQL and Redis its name.
  */
-export type FieldCodec = 'text' | 'integer' | 'bigint' | 'real' | 'boolean' | 'json' | 'json-string' | 'hex' | 'uuid' | 'target-url';
+export type FieldCodec = 'text' | 'status' | 'integer' | 'bigint' | 'real' | 'boolean' | 'json' | 'json-string' | 'hex' | 'uuid' | 'target-url';
 
 /** Where Redis keeps a field: in the task's state hash under `hash` (scripts read it), or in its fixed JSON part. */
 export type RedisPlacement = { readonly hash: string } | 'data';
@@ -187,7 +189,7 @@ export const TASK_FIELDS = {
   }),
   status: field<TaskStatus>()({
     column: 'status',
-    codec: 'text',
+    codec: 'status',
     nullable: false,
     redis: { hash: 'status' },
     changes: 'transitions',

@@ -40,7 +40,7 @@ function source(field: RecordField): string {
   if (field.codec === 'json-string') return `${value} === null ? null : utf8Base64(${value})`;
   // A JSON value as its text, which the statement casts to json.
   if (field.codec === 'json') return `${value} === null ? null : JSON.stringify(${value})`;
-  if (field.codec === 'text') return `text(${value})`;
+  if (field.codec === 'text' || field.codec === 'status') return `text(${value})`;
   // Kept after its target key (see domain/target-key.ts), as text.
   if (field.codec === 'target-url') return `text(storedTargetUrl(${value}, t.targetKey, ${JSON.stringify(field.column)}))`;
   // Refused here, before the statement: decode() would take upper-case hex, whose bytes read back as other text.

@@ -26,6 +26,7 @@ for (const [what, status] of [
  */
 const SCALAR_CASTS: Readonly<Record<Exclude<FieldCodec, 'json' | 'json-string'>, (element: string) => string>> = {
   text: (element) => element,
+  status: (element) => element,
   'target-url': (element) => element,
   integer: (element) => `(${element})::integer`,
   bigint: (element) => `(${element})::bigint`,

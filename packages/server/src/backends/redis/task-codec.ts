@@ -113,6 +113,7 @@ function kindOf(codec: FieldCodec): number {
     case 'json':
       return JSON_VALUE;
     case 'text':
+    case 'status':
     case 'target-url':
     case 'json-string':
     case 'hex':

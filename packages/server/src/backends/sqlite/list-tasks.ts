@@ -87,7 +87,7 @@ export class TaskListing {
         `SELECT ${TASK_READ_COLUMNS}, task_id FROM tasks WHERE tenant_id = @tenantId`,
         terms,
         byPolicy ? ' AND policy_id = @policyId' : '',
-        byTarget ? ' AND target_key = @targetKey' : '',
+        byTarget ? ' AND queue_id = (SELECT queue_id FROM target_queues WHERE tenant_id = @tenantId AND target_key = @targetKey)' : '',
         withCursor ? ' AND (created_at, task_id) < (@afterCreatedAt, @afterTaskId)' : '',
       ].join('');
     const arms: string[] = [];

@@ -8,41 +8,34 @@
 // time per queue first and writes each queue once, at its end, and only when that lowers the hint, or, for
 // completions and lease hand-backs, ends an in-flight throttle: every queue they touch is noted, due or not, so a
 // queue at its concurrency limit is freed once per call, and a queue without limits costs one lookup by key per call
-// however many of its tasks the call moved.
+// however many of its tasks the call moved. Queues are named by their number (`queue_id`, which each task row keeps).
 
-/** Writes one queue's lowest due time (null: the queue only needs to exist). */
-export type LowerHint = (tenantId: string, targetKey: string, dueAt: number | null) => void;
+/** Writes one queue's lowest due time (null: nothing due, but the queue was touched). */
+export type LowerHint = (queueId: number, dueAt: number | null) => void;
 
 /**
- * The earliest due time per target queue of the tasks one call makes PENDING (and, for inserts, every queue it
- * touches, due or not). Not shared between calls.
+ * The earliest due time per target queue of the tasks one call makes PENDING (and every queue it touches, due or
+ * not). Not shared between calls.
  *
  * @example
  * ```ts
  * const lowering = new QueueLowering();
- * lowering.add('default', 'https://a.example.com', T0 + 5);
+ * lowering.add(3, T0 + 5);
  * lowering.flush(lowerHint); // one write per queue
  * ```
  */
 export class QueueLowering {
-  readonly #byTenant = new Map<string, Map<string, number | null>>();
+  readonly #byQueue = new Map<number, number | null>();
 
-  /** Notes a task of the queue `(tenantId, targetKey)` due at `dueAt` (null: not due, but the queue exists). */
-  add(tenantId: string, targetKey: string, dueAt: number | null): void {
-    let queues = this.#byTenant.get(tenantId);
-    if (queues === undefined) {
-      queues = new Map();
-      this.#byTenant.set(tenantId, queues);
-    }
-    const known = queues.get(targetKey);
-    if (known === undefined || (dueAt !== null && (known === null || dueAt < known))) queues.set(targetKey, dueAt);
+  /** Notes a task of the queue numbered `queueId` due at `dueAt` (null: not due, but its queue was touched). */
+  add(queueId: number, dueAt: number | null): void {
+    const known = this.#byQueue.get(queueId);
+    if (known === undefined || (dueAt !== null && (known === null || dueAt < known))) this.#byQueue.set(queueId, dueAt);
   }
 
   /** Hands each queue's lowest due time to `lower`, once per queue, and forgets them. */
   flush(lower: LowerHint): void {
-    for (const [tenantId, queues] of this.#byTenant) {
-      for (const [targetKey, dueAt] of queues) lower(tenantId, targetKey, dueAt);
-    }
-    this.#byTenant.clear();
+    for (const [queueId, dueAt] of this.#byQueue) lower(queueId, dueAt);
+    this.#byQueue.clear();
   }
 }

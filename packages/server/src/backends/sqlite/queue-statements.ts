@@ -3,9 +3,10 @@ import { prepare } from './prepared.js';
 import { DUE_STATUS, LEASED_STATUS } from '../../store/transition-guards.js';
 import { statusIn } from './status-guards.js';
 
-// The statements on `target_queues` (see 002-targets.sql and 003-target-limits.sql): ready queues for claims, their
-// due-time hints, the target gate and limits. Each reads or writes one queue by its key, or walks `target_queues_ready`
-// (and, for a queue with a concurrency limit, its in-flight tasks).
+// The statements on `target_queues` (see 002-targets.sql, 003-target-limits.sql and 010-task-keys-as-numbers.sql):
+// ready queues for claims, their due-time hints, the target gate and limits. Each reads or writes one queue by its
+// number (`queue_id`, which its tasks keep) or by its key, or walks `target_queues_ready` (and, for a queue with a
+// concurrency limit, its in-flight tasks).
 
 /**
  * The ready queues: not held nor throttled, with a task due by now (as far as the hints tell), each with its limits
@@ -14,7 +15,7 @@ import { statusIn } from './status-guards.js';
  * limit columns cost nothing more: SQLite reads each entry's row anyway (see 002-targets.sql).
  */
 export const READY_QUEUES = `
-SELECT tenant_id, target_key, rate_per_second, burst, max_in_flight, tokens, tokens_at
+SELECT tenant_id, target_key, rate_per_second, burst, max_in_flight, tokens, tokens_at, queue_id
 FROM target_queues WHERE ready_at <= ?`;
 
 /** A {@link READY_QUEUES} row. The limits are null for a queue without them; tokens are set exactly with a rate. */
@@ -26,7 +27,11 @@ export type ReadyQueueRow = [
   maxInFlight: number | null,
   tokens: number | null,
   tokensAt: number | null,
+  queueId: number,
 ];
+
+/** Where a {@link ReadyQueueRow} keeps the queue's number. */
+export const READY_QUEUE_ID = 7;
 
 /**
  * The queues in the order of their hinted ready time, each with its gates and its true head: for `nextDueAt`, which
@@ -36,50 +41,54 @@ export type ReadyQueueRow = [
 export const READY_TIMES = `
 SELECT q.ready_at, q.held_until, q.throttled_until, q.full_until, (
   SELECT t.next_attempt_at FROM tasks t
-  WHERE t.tenant_id = q.tenant_id AND t.target_key = q.target_key AND ${statusIn([DUE_STATUS], 't.status')}
+  WHERE t.queue_id = q.queue_id AND ${statusIn([DUE_STATUS], 't.status')}
   ORDER BY t.next_attempt_at LIMIT 1
 ) AS head
 FROM target_queues q WHERE q.ready_at IS NOT NULL ORDER BY q.ready_at`;
 
 /**
  * Sets a queue's hint to the exact due time of its earliest PENDING task (NULL: none), read from the queue's head
- * in `tasks_due`. Params: `tenantId`, `targetKey`, then both again. For a queue that a claim found short of its share.
+ * in `tasks_due`. Params: `queueId`, twice. For a queue that a claim found short of its share, or a cancel.
  */
 export const REFRESH_HINT = `
 UPDATE target_queues SET next_due_at = (
   SELECT next_attempt_at FROM tasks
-  WHERE tenant_id = ? AND target_key = ? AND ${statusIn([DUE_STATUS])}
+  WHERE queue_id = ? AND ${statusIn([DUE_STATUS])}
   ORDER BY next_attempt_at LIMIT 1
 )
-WHERE tenant_id = ? AND target_key = ?`;
+WHERE queue_id = ?`;
+
+/** A queue's number, by its key. Params: `tenantId`, `targetKey`. Returns `[queue_id]` or nothing (no such queue). */
+export const QUEUE_ID = 'SELECT queue_id FROM target_queues WHERE tenant_id = ? AND target_key = ?';
 
 /**
- * Creates a queue's row if it has none, and lowers its hint to `dueAt` when that is earlier (a null `dueAt` lowers
- * nothing). Params: `tenantId`, `targetKey`, `dueAt`. An unchanged queue is not written.
+ * Creates a queue's row, its hint empty. Params: `tenantId`, `targetKey`. Returns `[queue_id]`, a number no other
+ * queue has had. For a queue {@link QUEUE_ID} did not find, in the same transaction.
+ */
+export const ADD_QUEUE = 'INSERT INTO target_queues (tenant_id, target_key) VALUES (?, ?) RETURNING queue_id';
+
+/**
+ * Lowers a queue's hint to `dueAt` when that is earlier. Named params: `queueId`, `dueAt`. An unchanged queue is not
+ * written: a lookup by number.
  */
 export const LOWER_HINT = `
-INSERT INTO target_queues (tenant_id, target_key, next_due_at) VALUES (?, ?, ?)
-ON CONFLICT (tenant_id, target_key) DO UPDATE SET next_due_at = excluded.next_due_at
-WHERE excluded.next_due_at IS NOT NULL
-  AND (target_queues.next_due_at IS NULL OR excluded.next_due_at < target_queues.next_due_at)`;
+UPDATE target_queues SET next_due_at = @dueAt
+WHERE queue_id = @queueId AND (next_due_at IS NULL OR @dueAt < next_due_at)`;
 
 /**
- * Creates a queue's row if it has none, lowers its hint to `dueAt` when that is earlier (a null `dueAt` lowers
- * nothing), and ends its in-flight throttle (`full_until`): for the moves that take tasks out of IN_FLIGHT
- * (completions, reaped leases, leases handed back), once per queue per call. Params: `tenantId`, `targetKey`,
- * `dueAt`. A queue with nothing to lower and no in-flight throttle (always so for a queue without a concurrency
- * limit) is looked up by key and not written.
+ * Lowers a queue's hint to `dueAt` when that is earlier (a null `dueAt` lowers nothing), and ends its in-flight
+ * throttle (`full_until`): for the moves that take tasks out of IN_FLIGHT (completions, reaped leases, leases handed
+ * back), once per queue per call. Named params: `queueId`, `dueAt`. A queue with nothing to lower and no in-flight
+ * throttle (always so for a queue without a concurrency limit) is looked up by number and not written.
  */
 export const LOWER_HINT_AND_FREE = `
-INSERT INTO target_queues (tenant_id, target_key, next_due_at) VALUES (?, ?, ?)
-ON CONFLICT (tenant_id, target_key) DO UPDATE SET
+UPDATE target_queues SET
   next_due_at = CASE
-    WHEN target_queues.next_due_at IS NULL OR excluded.next_due_at < target_queues.next_due_at THEN excluded.next_due_at
-    ELSE target_queues.next_due_at END,
+    WHEN @dueAt IS NOT NULL AND (next_due_at IS NULL OR @dueAt < next_due_at) THEN @dueAt
+    ELSE next_due_at END,
   full_until = NULL
-WHERE target_queues.full_until IS NOT NULL
-  OR (excluded.next_due_at IS NOT NULL
-    AND (target_queues.next_due_at IS NULL OR excluded.next_due_at < target_queues.next_due_at))`;
+WHERE queue_id = @queueId
+  AND (full_until IS NOT NULL OR (@dueAt IS NOT NULL AND (next_due_at IS NULL OR @dueAt < next_due_at)))`;
 
 /**
  * Holds a target until `until`, or until the later hold it already has (holds extend, never shorten). Params:
@@ -99,22 +108,22 @@ WHERE tenant_id = ? AND target_key = ? AND held_until IS NOT NULL`;
 
 /**
  * A queue's IN_FLIGHT tasks: how many, and the earliest lease among them that lapses after `now` (NULL: none).
- * Params: `now`, `tenantId`, `targetKey`. Returns a raw `[count, nextLeaseExpiry]` row. A covering walk of the
+ * Params: `now`, `tenantId`, `queueId`. Returns a raw `[count, nextLeaseExpiry]` row. A covering walk of the
  * tenant's range of `tasks_in_flight` (IN_FLIGHT tasks only: as many as the instances' concurrency), whose entries
- * hold each task's target key and lease (007-one-in-flight-index.sql): no task row is read. Run only for a queue
- * with a concurrency limit, so an unlimited queue never pays for it.
+ * hold each task's queue and lease (007-one-in-flight-index.sql, 010-task-keys-as-numbers.sql): no task row is read.
+ * Run only for a queue with a concurrency limit, so an unlimited queue never pays for it.
  */
 export const IN_FLIGHT_OF = `
 SELECT count(*), min(CASE WHEN lease_expires_at > ? THEN lease_expires_at END) FROM tasks
-WHERE tenant_id = ? AND target_key = ? AND ${statusIn([LEASED_STATUS])}`;
+WHERE tenant_id = ? AND queue_id = ? AND ${statusIn([LEASED_STATUS])}`;
 
 /**
  * Writes what a claim left of a limited queue's gate: its bucket and both throttles (see target-limits.ts). Params:
- * `tokens`, `tokensAt`, `throttledUntil`, `fullUntil`, `tenantId`, `targetKey`.
+ * `tokens`, `tokensAt`, `throttledUntil`, `fullUntil`, `queueId`.
  */
 export const SET_GATE = `
 UPDATE target_queues SET tokens = ?, tokens_at = ?, throttled_until = ?, full_until = ?
-WHERE tenant_id = ? AND target_key = ?`;
+WHERE queue_id = ?`;
 
 /** A queue's rate limit and bucket. Params: `tenantId`, `targetKey`. Returns a raw {@link BucketRow} or nothing. */
 export const BUCKET_OF = `
@@ -143,18 +152,20 @@ export function prepareQueueStatements(db: Database) {
     readyTimes: prepareIterable<
       [readyAt: number, heldUntil: number | null, throttledUntil: number | null, fullUntil: number | null, head: number | null]
     >(db, READY_TIMES),
-    refreshHint: prepare<[tenantId: string, targetKey: string, tenantId: string, targetKey: string]>(db, REFRESH_HINT),
-    lowerHint: prepare<[tenantId: string, targetKey: string, dueAt: number | null]>(db, LOWER_HINT),
-    lowerHintAndFree: prepare<[tenantId: string, targetKey: string, dueAt: number | null]>(db, LOWER_HINT_AND_FREE),
+    refreshHint: prepare<[queueId: number, queueId: number]>(db, REFRESH_HINT),
+    queueId: prepare<[tenantId: string, targetKey: string], [queueId: number]>(db, QUEUE_ID, true),
+    addQueue: prepare<[tenantId: string, targetKey: string], [queueId: number]>(db, ADD_QUEUE, true),
+    lowerHint: prepare<{ queueId: number; dueAt: number }>(db, LOWER_HINT),
+    lowerHintAndFree: prepare<{ queueId: number; dueAt: number | null }>(db, LOWER_HINT_AND_FREE),
     holdTarget: prepare<[tenantId: string, targetKey: string, until: number, now: number]>(db, HOLD_TARGET),
     releaseTarget: prepare<[now: number, tenantId: string, targetKey: string]>(db, RELEASE_TARGET),
-    inFlightOf: prepare<[now: number, tenantId: string, targetKey: string], [count: number, nextLeaseExpiry: number | null]>(
+    inFlightOf: prepare<[now: number, tenantId: string, queueId: number], [count: number, nextLeaseExpiry: number | null]>(
       db,
       IN_FLIGHT_OF,
       true,
     ),
     setGate: prepare<
-      [tokens: number | null, tokensAt: number | null, throttledUntil: number | null, fullUntil: number | null, tenantId: string, targetKey: string]
+      [tokens: number | null, tokensAt: number | null, throttledUntil: number | null, fullUntil: number | null, queueId: number]
     >(db, SET_GATE),
     bucketOf: prepare<[tenantId: string, targetKey: string], BucketRow>(db, BUCKET_OF, true),
     limitTarget: prepare<

@@ -39,6 +39,7 @@ import { attemptFromRow } from '../sql/sql-rows.js';
 import { policyFromRow, taskFromRow } from './task-row.js';
 import type { TaskRow } from './task-row.js';
 import { TargetViews } from './target-views.js';
+import { statusOfCode } from './status-guards.js';
 import { prepareTransactions } from './transactions.js';
 import type { Transactions } from './transactions.js';
 import { hyphenatedUuid, taskIdKey } from '../sql/task-id-params.js';
@@ -323,7 +324,7 @@ export class SqliteStore implements Store, AdminReads, TargetStateStore {
     let live = 0;
     for (const { status, n } of rows) {
       if (status === 'LIVE') live += n;
-      else counts[status] += n;
+      else counts[statusOfCode(status)] += n;
     }
     // Live tasks are the due ones and the leased ones (`tasks_live` holds both).
     counts[DUE_STATUS] = live - counts[LEASED_STATUS];

@@ -1,13 +1,12 @@
 import type { Database } from 'better-sqlite3';
-import type { TaskStatus } from '@retryd/core';
-import { TASK_COLUMN_NAMES, taskColumnList } from '../sql/task-columns.js';
+import { TASK_COLUMN_NAMES } from '../sql/task-columns.js';
 import type { AttemptCompletion, TaskOutcome } from '../../store/store.js';
 import type { AttemptRow } from '../sql/sql-rows.js';
-import { ATTEMPT_COLUMNS, ATTEMPT_READ_COLUMNS, TASK_READ_COLUMNS } from './task-row.js';
+import { ATTEMPT_COLUMNS, ATTEMPT_READ_COLUMNS, TASK_INSERT_COLUMNS, TASK_READ_COLUMNS, TASK_READ_COLUMNS_OF_QUEUE } from './task-row.js';
 import { taskIdKey } from '../sql/task-id-params.js';
 import type { PolicyRow, SqlValue, TaskParams, TaskRow } from './task-row.js';
 import { CANCELLED_STATUS, CANCEL_AT_ONCE_FROM, CANCEL_REQUEST_FROM, DUE_STATUS, LEASED_STATUS, RELEASED_STATUS, REPLAYED_STATUS, REPLAY_FROM } from '../../store/transition-guards.js';
-import { endedAtFor, statusIn, statusLiteral } from './status-guards.js';
+import { endedAtFor, statusCode, statusIn, statusLiteral } from './status-guards.js';
 import { prepareQueueStatements } from './queue-statements.js';
 import { prepare } from './prepared.js';
 
@@ -17,37 +16,41 @@ import { prepare } from './prepared.js';
 // keep named parameters (`@name`), which better-sqlite3 requires to be bound, every one.
 // Statuses are never typed here: see status-guards.ts.
 
-/** The task columns, in row order (see `taskColumnList`): the INSERT's list. Reads select `TASK_READ_COLUMNS`. */
-const TASK_COLUMNS = taskColumnList();
+/** The task columns, in row order (`TASK_INSERT_COLUMNS`): the INSERT's list. Reads select `TASK_READ_COLUMNS`. */
+const TASK_COLUMNS = TASK_INSERT_COLUMNS.join(', ');
 
 /**
- * One ready queue's due tasks, earliest due first. Params: `tenantId`, `targetKey`, `now`, `limit` (the queue's
- * share). Returns raw {@link TaskRow}s followed by the rowid ({@link DueRow}). Walks `tasks_due` from the queue's
- * head and stops after `limit` rows: it never scans, and never looks at another queue.
+ * One ready queue's due tasks, earliest due first. Params: `targetKey` (the queue's key, read back as each task's),
+ * `queueId`, `now`, `limit` (the queue's share). Returns raw {@link TaskRow}s followed by the rowid
+ * ({@link DueRow}). Walks `tasks_due` from the queue's head and stops after `limit` rows: it never scans, and never
+ * looks at another queue.
  *
  * A claim reads the rows, then moves each by rowid ({@link CLAIM_ONE}) in the same IMMEDIATE transaction, rather
  * than one `UPDATE … RETURNING`: SQLite buffers RETURNING rows in a temporary table, and measured, that costs a
  * third more per claimed task than reading them first.
  */
 export const SELECT_DUE = `
-SELECT ${TASK_READ_COLUMNS}, rowid FROM tasks
-WHERE tenant_id = ? AND target_key = ? AND ${statusIn([DUE_STATUS])} AND next_attempt_at <= ?
+SELECT ${TASK_READ_COLUMNS_OF_QUEUE}, rowid FROM tasks
+WHERE queue_id = ? AND ${statusIn([DUE_STATUS])} AND next_attempt_at <= ?
 ORDER BY next_attempt_at
 LIMIT ?`;
 
 /**
- * Whether a queue has a task due by now. Params: `tenantId`, `targetKey`, `now`. Returns a row or nothing. One seek
- * into `tasks_due`, which covers it (no table row read).
+ * Whether a queue has a task due by now. Params: `queueId`, `now`. Returns a row or nothing. One seek into
+ * `tasks_due`, which covers it (no table row read).
  */
 export const HAS_DUE = `
 SELECT 1 FROM tasks
-WHERE tenant_id = ? AND target_key = ? AND ${statusIn([DUE_STATUS])} AND next_attempt_at <= ?
+WHERE queue_id = ? AND ${statusIn([DUE_STATUS])} AND next_attempt_at <= ?
 LIMIT 1`;
 
 /** A {@link SELECT_DUE} row: the task's columns, then its rowid at {@link ROWID_POSITION}. */
 export type DueRow = TaskRow;
 /** Where a {@link DueRow} keeps the rowid: after every task column. */
 export const ROWID_POSITION = TASK_COLUMN_NAMES.length;
+
+/** Where a row of {@link CANCEL_TASK} or {@link REPLAY_TASK} keeps the task's queue number: after every task column. */
+export const QUEUE_ID_POSITION = TASK_COLUMN_NAMES.length;
 
 /**
  * Claims one task read by {@link SELECT_DUE}. Params: `workerId`, `leaseExpiresAt`, `now`, `rowid`. Changes nothing
@@ -89,23 +92,23 @@ const COMPLETE_FENCE = `WHERE tenant_id = ? AND task_id = ? AND ${statusIn([LEAS
  * `attempt_number`, `next_attempt_at`, `run_started_at`, `last_delay_ms`, `last_error`, `last_response_status`,
  * `dead_letter_reason`; `now`; then the fence: `tenantId`, `taskId`, `fencingToken`, `requireLeaseExpiredBy` twice
  * (null: no lapse check), `cancelRequested` twice (null: either; 0 or 1: only if `cancel_requested` is that).
- * Returns `[version, cancel_requested, target_key]` of the changed row (the key, to lower its queue's hint and free
- * a slot of its concurrency limit), or nothing when fenced out.
+ * Returns `[version, cancel_requested, queue_id]` of the changed row (the queue, to lower its hint and free a slot
+ * of its concurrency limit), or nothing when fenced out.
  */
 export const COMPLETE_TO_LIVE = `UPDATE tasks SET ${COMPLETE_SET}
 ${COMPLETE_FENCE}
-RETURNING version, cancel_requested, target_key`;
+RETURNING version, cancel_requested, queue_id`;
 
 /**
  * Applies an outcome that ends the task: as {@link COMPLETE_TO_LIVE}, with `now` once more (`ended_at`) after `now`.
- * Returns `[version, cancel_requested, target_key]` (the key, to free a slot of its queue's concurrency limit).
+ * Returns `[version, cancel_requested, queue_id]` (the queue, to free a slot of its concurrency limit).
  */
 export const COMPLETE_TO_ENDED = `UPDATE tasks SET ${COMPLETE_SET}, ended_at = ?
 ${COMPLETE_FENCE}
-RETURNING version, cancel_requested, target_key`;
+RETURNING version, cancel_requested, queue_id`;
 
 /** What {@link COMPLETE_TO_LIVE} and {@link COMPLETE_TO_ENDED} return. */
-export type CompletedRow = [version: number, cancelRequested: number, targetKey: string];
+export type CompletedRow = [version: number, cancelRequested: number, queueId: number];
 
 /**
  * Binds `outcome` of `completion` to {@link COMPLETE_TO_LIVE} or {@link COMPLETE_TO_ENDED} (`ends`), applied only
@@ -120,7 +123,7 @@ export function completeParams(
 ): SqlValue[] {
   const lapse = completion.requireLeaseExpiredBy ?? null;
   const set: SqlValue[] = [
-    outcome.status,
+    statusCode(outcome.status),
     outcome.attemptNumber,
     outcome.nextAttemptAt,
     outcome.runStartedAt,
@@ -140,12 +143,15 @@ export function completeParams(
 // task as it is after the change, or nothing when the guard refused (the store then reads the task as it is).
 const TASK_KEY = 'tenant_id = @tenantId AND task_id = @taskId';
 
-/** `cancelTask`: PENDING → CANCELLED. Params: `tenantId`, `taskId`, `now`. Returns the raw row after it. */
+/**
+ * `cancelTask`: PENDING → CANCELLED. Params: `tenantId`, `taskId`, `now`. Returns the raw row after it, then its
+ * queue's number ({@link QUEUE_ID_POSITION}: the hint to set exact again).
+ */
 export const CANCEL_TASK = `
 UPDATE tasks SET status = ${statusLiteral(CANCELLED_STATUS)}, next_attempt_at = NULL, updated_at = @now,
   ${endedAtFor(CANCELLED_STATUS, '@now')}, version = version + 1
 WHERE ${TASK_KEY} AND ${statusIn(CANCEL_AT_ONCE_FROM)}
-RETURNING ${TASK_READ_COLUMNS}`;
+RETURNING ${TASK_READ_COLUMNS}, queue_id`;
 
 /** `requestCancel`: IN_FLIGHT, cancel requested. Params: `tenantId`, `taskId`, `now`. Returns the raw row after it. */
 export const REQUEST_CANCEL = `
@@ -155,7 +161,8 @@ RETURNING ${TASK_READ_COLUMNS}`;
 
 /**
  * `replayTask`: a dead letter → PENDING, a fresh run, at the expected version. Params: `tenantId`, `taskId`,
- * `expectedVersion`, `runAttemptOffset`, `runStartedAt`, `nextAttemptAt`, `updatedAt`. Returns the raw row after it.
+ * `expectedVersion`, `runAttemptOffset`, `runStartedAt`, `nextAttemptAt`, `updatedAt`. Returns the raw row after it,
+ * then its queue's number ({@link QUEUE_ID_POSITION}: the hint to lower).
  */
 export const REPLAY_TASK = `
 UPDATE tasks SET status = ${statusLiteral(REPLAYED_STATUS)}, next_attempt_at = @nextAttemptAt,
@@ -163,17 +170,17 @@ UPDATE tasks SET status = ${statusLiteral(REPLAYED_STATUS)}, next_attempt_at = @
   dead_letter_reason = NULL, cancel_requested = 0, lease_owner = NULL, lease_expires_at = NULL,
   updated_at = @updatedAt, ${endedAtFor(REPLAYED_STATUS, '@updatedAt')}, version = version + 1
 WHERE ${TASK_KEY} AND ${statusIn(REPLAY_FROM)} AND version = @expectedVersion
-RETURNING ${TASK_READ_COLUMNS}`;
+RETURNING ${TASK_READ_COLUMNS}, queue_id`;
 
 /**
- * Hands one lease back, due now. Params: `tenantId`, `taskId`, `fencingToken`, `now`. Returns `{ target_key }` of a
+ * Hands one lease back, due now. Params: `tenantId`, `taskId`, `fencingToken`, `now`. Returns `{ queue_id }` of a
  * released task (its queue's hint is lowered), nothing when the token no longer holds the task.
  */
 export const RELEASE_LEASE = `
 UPDATE tasks SET status = ${statusLiteral(RELEASED_STATUS)}, next_attempt_at = @now, lease_owner = NULL,
   lease_expires_at = NULL, version = version + 1, updated_at = @now
 WHERE ${TASK_KEY} AND ${statusIn([LEASED_STATUS])} AND fencing_token = @fencingToken
-RETURNING target_key`;
+RETURNING queue_id`;
 
 // Counts by status without reading a table row: covering walks of `tasks_ended` (by status), `tasks_live` and
 // `tasks_in_flight` (PENDING is live minus in flight). One statement, so one snapshot: the three agree.
@@ -181,7 +188,10 @@ const COUNTS = (tenant: string) => `
 SELECT status, count(*) AS n FROM tasks WHERE ${tenant} ended_at IS NOT NULL GROUP BY ${tenant === '' ? 'tenant_id, ' : ''}status
 UNION ALL SELECT 'LIVE', count(*) FROM tasks WHERE ${tenant} ended_at IS NULL
 UNION ALL SELECT ${statusLiteral(LEASED_STATUS)}, count(*) FROM tasks WHERE ${tenant} ${statusIn([LEASED_STATUS])}`;
-/** Params: `tenantId`. Rows `{ status, n }`: one per terminal status present, then `LIVE` and the leased status. */
+/**
+ * Params: `tenantId`. Rows `{ status, n }`: one per terminal status present, then `LIVE` and the leased status, each
+ * status as its number (see status-guards.ts).
+ */
 export const COUNT_BY_STATUS_OF_TENANT = COUNTS('tenant_id = @tenantId AND');
 /** As {@link COUNT_BY_STATUS_OF_TENANT} over every tenant (a terminal status may come once per tenant). */
 export const COUNT_BY_STATUS = COUNTS('');
@@ -213,8 +223,8 @@ export function prepareStatements(db: Database) {
       `SELECT ${TASK_READ_COLUMNS} FROM tasks WHERE tenant_id = ? AND idempotency_key = ?`,
       true,
     ),
-    selectDue: prepare<[tenantId: string, targetKey: string, now: number, limit: number], DueRow>(db, SELECT_DUE, true),
-    hasDue: prepare<[tenantId: string, targetKey: string, now: number], [1]>(db, HAS_DUE, true),
+    selectDue: prepare<[targetKey: string, queueId: number, now: number, limit: number], DueRow>(db, SELECT_DUE, true),
+    hasDue: prepare<[queueId: number, now: number], [1]>(db, HAS_DUE, true),
     claimOne: prepare<[workerId: string, leaseExpiresAt: number, now: number, rowid: number]>(db, CLAIM_ONE),
     findExpiredLeases: prepare<{ now: number; limit: number }, TaskRow>(db, FIND_EXPIRED_LEASES, true),
     nextLeaseExpiryAt: prepare<[], { at: number }>(db, NEXT_LEASE_EXPIRY_AT),
@@ -243,7 +253,7 @@ export function prepareStatements(db: Database) {
       `UPDATE tasks SET lease_expires_at = @leaseExpiresAt, version = version + 1
        WHERE ${TASK_KEY} AND ${statusIn([LEASED_STATUS])} AND fencing_token = @fencingToken`,
     ),
-    releaseLease: prepare<TaskKey & { fencingToken: number; now: number }, { target_key: string }>(db, RELEASE_LEASE),
+    releaseLease: prepare<TaskKey & { fencingToken: number; now: number }, { queue_id: number }>(db, RELEASE_LEASE),
     listAttempts: prepare<[tenantId: string, taskId: TaskIdParam, after: number, limit: number], AttemptRow>(
       db,
       `SELECT ${ATTEMPT_READ_COLUMNS} FROM attempts
@@ -289,8 +299,8 @@ export function prepareStatements(db: Database) {
       `UPDATE target_state SET value = ?, version = version + 1, updated_at = ?
        WHERE tenant_id = ? AND key = ? AND version = ?`,
     ),
-    countByStatusOfTenant: prepare<{ tenantId: string }, { status: TaskStatus | 'LIVE'; n: number }>(db, COUNT_BY_STATUS_OF_TENANT),
-    countByStatus: prepare<[], { status: TaskStatus | 'LIVE'; n: number }>(db, COUNT_BY_STATUS),
+    countByStatusOfTenant: prepare<{ tenantId: string }, { status: number | 'LIVE'; n: number }>(db, COUNT_BY_STATUS_OF_TENANT),
+    countByStatus: prepare<[], { status: number | 'LIVE'; n: number }>(db, COUNT_BY_STATUS),
     ping: prepare<[], { ok: number }>(db, 'SELECT 1 AS ok'),
   };
 }

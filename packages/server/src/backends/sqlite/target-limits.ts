@@ -29,7 +29,7 @@ export function isLimited(queue: ReadyQueueRow): boolean {
  * IN_FLIGHT tasks counted (one walk of the tenant's few in-flight entries).
  */
 export function openGate(s: QueueStatements, queue: ReadyQueueRow, now: number): Gate {
-  const [tenantId, targetKey, ratePerSecond, burst, maxInFlight, tokens, tokensAt] = queue;
+  const [tenantId, , ratePerSecond, burst, maxInFlight, tokens, tokensAt, queueId] = queue;
   let offer = Number.POSITIVE_INFINITY;
   let bucket: Bucket | null = null;
   if (ratePerSecond !== null) {
@@ -41,7 +41,7 @@ export function openGate(s: QueueStatements, queue: ReadyQueueRow, now: number):
   let inFlight: number | null = null;
   let nextLeaseExpiry: number | null = null;
   if (maxInFlight !== null) {
-    const counted = s.inFlightOf.get(now, tenantId, targetKey);
+    const counted = s.inFlightOf.get(now, tenantId, queueId);
     inFlight = counted?.[0] ?? 0;
     nextLeaseExpiry = counted?.[1] ?? null;
     offer = Math.min(offer, Math.max(0, maxInFlight - inFlight));
@@ -68,7 +68,7 @@ export function closeGate(
   now: number,
   leaseExpiresAt: number,
 ): void {
-  const [tenantId, targetKey, ratePerSecond, , maxInFlight] = queue;
+  const [, , ratePerSecond, , maxInFlight, , , queueId] = queue;
   let bucket: Bucket | null = null;
   let throttledUntil: number | null = null;
   if (ratePerSecond !== null && gate.bucket !== null) {
@@ -81,7 +81,7 @@ export function closeGate(
     fullUntil = taken > 0 ? Math.min(next ?? leaseExpiresAt, leaseExpiresAt) : (next ?? leaseExpiresAt);
   }
   if (taken === 0 && throttledUntil === null && fullUntil === null) return;
-  s.setGate.run(bucket?.tokens ?? null, bucket?.countedAt ?? null, throttledUntil, fullUntil, tenantId, targetKey);
+  s.setGate.run(bucket?.tokens ?? null, bucket?.countedAt ?? null, throttledUntil, fullUntil, queueId);
 }
 
 /**

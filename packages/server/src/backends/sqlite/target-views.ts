@@ -10,10 +10,11 @@ import { statusIn } from './status-guards.js';
 // The operators' view of targets (`AdminReads.getTarget` / `listTargets`): one row of `target_queues` per target,
 // then, per target, the true head of its queue and its due tasks counted from `tasks_due` up to `DUE_COUNT_CAP`
 // (never a walk of a backlog); its in-flight tasks come from the tenant's `tasks_in_flight` range, read once per
-// call (IN_FLIGHT tasks only: as many as the instances' concurrency; the index holds their target keys). Each call
-// reads one snapshot.
+// call (IN_FLIGHT tasks only: as many as the instances' concurrency; the index holds their queues' numbers). Each
+// call reads one snapshot.
 
-const QUEUE_COLUMNS = `tenant_id, target_key, rate_per_second, burst, max_in_flight, held_until, throttled_until, full_until`;
+const QUEUE_COLUMNS = `tenant_id, target_key, rate_per_second, burst, max_in_flight, held_until, throttled_until, full_until,
+  queue_id`;
 
 /** One queue's row by key. Params: `tenantId`, `targetKey`. Returns a raw {@link QueueRow} or nothing. */
 export const GET_QUEUE = `SELECT ${QUEUE_COLUMNS} FROM target_queues WHERE tenant_id = ? AND target_key = ?`;
@@ -25,24 +26,24 @@ export const LIST_QUEUES = `SELECT ${QUEUE_COLUMNS} FROM target_queues WHERE ten
 export const LIST_QUEUES_AFTER = `
 SELECT ${QUEUE_COLUMNS} FROM target_queues WHERE tenant_id = ? AND target_key > ? ORDER BY target_key LIMIT ?`;
 
-/** The due time of a queue's earliest PENDING task (NULL: none). Params: `tenantId`, `targetKey`. One seek into `tasks_due`. */
+/** The due time of a queue's earliest PENDING task (NULL: none). Params: `queueId`. One seek into `tasks_due`. */
 export const QUEUE_HEAD = `
-SELECT min(next_attempt_at) FROM tasks WHERE tenant_id = ? AND target_key = ? AND ${statusIn([DUE_STATUS])}`;
+SELECT min(next_attempt_at) FROM tasks WHERE queue_id = ? AND ${statusIn([DUE_STATUS])}`;
 
 /**
- * A queue's PENDING tasks due by `now`, counted up to a cap. Params: `tenantId`, `targetKey`, `now`, `cap`. A covering
- * walk of `tasks_due` that stops at the cap.
+ * A queue's PENDING tasks due by `now`, counted up to a cap. Params: `queueId`, `now`, `cap`. A covering walk of
+ * `tasks_due` that stops at the cap.
  */
 export const COUNT_DUE = `
 SELECT count(*) FROM (
-  SELECT 1 FROM tasks WHERE tenant_id = ? AND target_key = ? AND ${statusIn([DUE_STATUS])} AND next_attempt_at <= ? LIMIT ?
+  SELECT 1 FROM tasks WHERE queue_id = ? AND ${statusIn([DUE_STATUS])} AND next_attempt_at <= ? LIMIT ?
 )`;
 
 /**
- * The target keys of a tenant's IN_FLIGHT tasks, one per task, for a page of targets to count theirs from. Params:
- * `tenantId`. One covering walk of the tenant's range of `tasks_in_flight`, which holds each task's key.
+ * The queue numbers of a tenant's IN_FLIGHT tasks, one per task, for a page of targets to count theirs from. Params:
+ * `tenantId`. One covering walk of the tenant's range of `tasks_in_flight`, which holds each task's queue.
  */
-export const IN_FLIGHT_KEYS = `SELECT target_key FROM tasks WHERE tenant_id = ? AND ${statusIn([LEASED_STATUS])}`;
+export const IN_FLIGHT_QUEUES = `SELECT queue_id FROM tasks WHERE tenant_id = ? AND ${statusIn([LEASED_STATUS])}`;
 
 /** A {@link GET_QUEUE} row. */
 type QueueRow = [
@@ -54,17 +55,21 @@ type QueueRow = [
   heldUntil: number | null,
   throttledUntil: number | null,
   fullUntil: number | null,
+  queueId: number,
 ];
+
+/** Where a {@link QueueRow} keeps the queue's number. */
+const QUEUE_ID = 8;
 
 /** The target reads of one connection, prepared once. */
 export class TargetViews {
   readonly #getQueue: Prepared<[tenantId: string, targetKey: string], QueueRow>;
   readonly #listQueues: Prepared<[tenantId: string, limit: number], QueueRow>;
   readonly #listQueuesAfter: Prepared<[tenantId: string, afterTargetKey: string, limit: number], QueueRow>;
-  readonly #head: Prepared<[tenantId: string, targetKey: string], [head: number | null]>;
-  readonly #countDue: Prepared<[tenantId: string, targetKey: string, now: number, cap: number], [count: number]>;
-  readonly #inFlightOf: Prepared<[now: number, tenantId: string, targetKey: string], [count: number, nextLeaseExpiry: number | null]>;
-  readonly #inFlightKeys: Prepared<[tenantId: string], [targetKey: string]>;
+  readonly #head: Prepared<[queueId: number], [head: number | null]>;
+  readonly #countDue: Prepared<[queueId: number, now: number, cap: number], [count: number]>;
+  readonly #inFlightOf: Prepared<[now: number, tenantId: string, queueId: number], [count: number, nextLeaseExpiry: number | null]>;
+  readonly #inFlightQueues: Prepared<[tenantId: string], [queueId: number]>;
   /** Deferred transactions: each call reads one snapshot, so a target's counts agree with its row. */
   readonly #get: Transaction<(target: TargetRef, now: number) => TargetView | undefined>;
   readonly #list: Transaction<(tenantId: string, page: PageRequest, now: number) => Page<TargetView>>;
@@ -73,25 +78,25 @@ export class TargetViews {
     this.#getQueue = prepare<[string, string], QueueRow>(db, GET_QUEUE, true);
     this.#listQueues = prepare<[string, number], QueueRow>(db, LIST_QUEUES, true);
     this.#listQueuesAfter = prepare<[string, string, number], QueueRow>(db, LIST_QUEUES_AFTER, true);
-    this.#head = prepare<[string, string], [number | null]>(db, QUEUE_HEAD, true);
-    this.#countDue = prepare<[string, string, number, number], [number]>(db, COUNT_DUE, true);
-    this.#inFlightOf = prepare<[number, string, string], [number, number | null]>(db, IN_FLIGHT_OF, true);
-    this.#inFlightKeys = prepare<[string], [string]>(db, IN_FLIGHT_KEYS, true);
+    this.#head = prepare<[number], [number | null]>(db, QUEUE_HEAD, true);
+    this.#countDue = prepare<[number, number, number], [number]>(db, COUNT_DUE, true);
+    this.#inFlightOf = prepare<[number, string, number], [number, number | null]>(db, IN_FLIGHT_OF, true);
+    this.#inFlightQueues = prepare<[string], [number]>(db, IN_FLIGHT_QUEUES, true);
     this.#get = db.transaction((target: TargetRef, now: number) => {
       const row = this.#getQueue.get(target.tenantId, target.targetKey);
       if (row === undefined) return undefined;
-      return this.#view(row, now, this.#inFlightOf.get(now, target.tenantId, target.targetKey)?.[0] ?? 0);
+      return this.#view(row, now, this.#inFlightOf.get(now, target.tenantId, row[QUEUE_ID])?.[0] ?? 0);
     });
     this.#list = db.transaction((tenantId: string, page: PageRequest, now: number) => {
       const rows =
         page.cursor === undefined
           ? this.#listQueues.all(tenantId, page.limit + 1)
           : this.#listQueuesAfter.all(tenantId, decodeCursor('targets', page.cursor, 's')[0] as string, page.limit + 1);
-      const inFlight = new Map<string, number>();
+      const inFlight = new Map<number, number>();
       if (rows.length > 0) {
-        for (const [targetKey] of this.#inFlightKeys.all(tenantId)) inFlight.set(targetKey, (inFlight.get(targetKey) ?? 0) + 1);
+        for (const [queueId] of this.#inFlightQueues.all(tenantId)) inFlight.set(queueId, (inFlight.get(queueId) ?? 0) + 1);
       }
-      const items = rows.slice(0, page.limit).map((row) => this.#view(row, now, inFlight.get(row[1]) ?? 0));
+      const items = rows.slice(0, page.limit).map((row) => this.#view(row, now, inFlight.get(row[QUEUE_ID]) ?? 0));
       const last = items[items.length - 1];
       return rows.length > page.limit && last !== undefined
         ? { items, nextCursor: encodeCursor('targets', [last.targetKey]) }
@@ -111,7 +116,7 @@ export class TargetViews {
 
   /** A queue's row as the port's view: gates as of `now` (a gate past `now` is none), its head and due count. */
   #view(row: QueueRow, now: number, inFlight: number): TargetView {
-    const [tenantId, targetKey, ratePerSecond, burst, maxInFlight, heldUntil, throttledUntil, fullUntil] = row;
+    const [tenantId, targetKey, ratePerSecond, burst, maxInFlight, heldUntil, throttledUntil, fullUntil, queueId] = row;
     const throttled = Math.max(throttledUntil ?? -Infinity, fullUntil ?? -Infinity);
     return {
       tenantId,
@@ -121,9 +126,9 @@ export class TargetViews {
       maxInFlight,
       heldUntil: heldUntil !== null && heldUntil > now ? heldUntil : null,
       throttledUntil: throttled > now ? throttled : null,
-      nextDueAt: this.#head.get(tenantId, targetKey)?.[0] ?? null,
+      nextDueAt: this.#head.get(queueId)?.[0] ?? null,
       inFlight,
-      dueTasks: this.#countDue.get(tenantId, targetKey, now, DUE_COUNT_CAP)?.[0] ?? 0,
+      dueTasks: this.#countDue.get(queueId, now, DUE_COUNT_CAP)?.[0] ?? 0,
     };
   }
 }

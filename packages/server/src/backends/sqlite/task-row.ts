@@ -1,11 +1,12 @@
-import { isLive, type RetryPolicy } from '@retryd/core';
-import { TASK_FIELD_NAMES, TASK_FIELD_SPECS, type FieldSpec, type TaskFieldName } from '../../domain/task-fields.js';
+import { isLive, type RetryPolicy, type TaskStatus } from '@retryd/core';
+import { TASK_FIELDS, TASK_FIELD_NAMES, TASK_FIELD_SPECS, type FieldSpec, type TaskFieldName } from '../../domain/task-fields.js';
 import { compileTaskMapper, taskLiteral } from '../../domain/compile-task-mapper.js';
 import type { AttemptLog, RetryTask, StoredPolicy } from '../../domain/task.js';
 import type { JsonCache } from './json-cache.js';
 import { hexBytes } from '../sql/digest-bytes.js';
 import { hyphenatedUuid, uuidBytes } from '../sql/task-id-params.js';
 import { storedTargetUrl, targetUrlOfStored } from '../../domain/target-key.js';
+import { statusCode, statusOfCode } from './status-guards.js';
 
 // A task's SQLite row and its mappings, all derived from the one definition of a task's fields
 // (domain/task-fields.ts): a field added there is read, written and claimed here with no edit.
@@ -22,19 +23,44 @@ export type SqlValue = string | number | Buffer | null;
 export type TaskRow = SqlValue[];
 
 /**
- * The task columns as a SELECT or RETURNING list, in row order, with each BLOB read as its lower-case hex text by
- * SQLite itself: a digest (`hex` codec: the request hash) is that text in the domain, and a task id (`uuid`) gets its
- * hyphens back in {@link taskFromRow} (`hyphenatedUuid`, cheaper in JavaScript than in SQL: 0.17 against 0.6 µs a
- * row). Every statement that returns task rows selects this list, so that the mapper gets text: a BLOB read as a
- * Buffer costs better-sqlite3 a Buffer per row and the mapper a `toString('hex')`. Measured on claims of 128 tasks,
- * reading the hash's text instead takes about 1.5 µs of CPU less per claimed task.
+ * The task's column in place of each field's: the row keeps its target queue's number (`queue_id`, see
+ * 010-task-keys-as-numbers.sql) where the field list has `target_key`.
  */
-export const TASK_READ_COLUMNS: string = TASK_FIELD_SPECS.map((spec) => {
-  // Not `AS task_id`: an ORDER BY names a result column before a table column, and would then sort by this text
-  // rather than walk an index of the column (rows are read by position, so the names are never read).
-  if (spec.codec === 'hex' || spec.codec === 'uuid') return `lower(hex(${spec.column})) AS ${spec.column}_hex`;
-  return spec.column;
-}).join(', ');
+const TARGET_KEY_COLUMN = TASK_FIELDS.targetKey.column;
+
+/** The task columns as the task INSERT names them, in row order: {@link TASK_COLUMN_NAMES} with `queue_id`. */
+export const TASK_INSERT_COLUMNS: readonly string[] = Object.freeze(
+  TASK_FIELD_SPECS.map((spec) => (spec.column === TARGET_KEY_COLUMN ? 'queue_id' : spec.column)),
+);
+
+/** The task columns as a SELECT or RETURNING list, the target key read as `targetKey` (see {@link TASK_READ_COLUMNS}). */
+function readColumns(targetKey: string): string {
+  return TASK_FIELD_SPECS.map((spec) => {
+    if (spec.column === TARGET_KEY_COLUMN) return `${targetKey} AS target_key`;
+    // Not `AS task_id`: an ORDER BY names a result column before a table column, and would then sort by this text
+    // rather than walk an index of the column (rows are read by position, so the names are never read).
+    if (spec.codec === 'hex' || spec.codec === 'uuid') return `lower(hex(${spec.column})) AS ${spec.column}_hex`;
+    return spec.column;
+  }).join(', ');
+}
+
+/**
+ * The task columns as a SELECT or RETURNING list of `tasks` (not aliased), in row order:
+ * - each BLOB read as its lower-case hex text by SQLite itself: a digest (`hex` codec: the request hash) is that text
+ *   in the domain, and a task id (`uuid`) gets its hyphens back in {@link taskFromRow} (`hyphenatedUuid`, cheaper in
+ *   JavaScript than in SQL: 0.17 against 0.6 µs a row). A BLOB read as a Buffer costs better-sqlite3 a Buffer per
+ *   row and the mapper a `toString('hex')`: measured on claims of 128 tasks, reading the hash's text instead takes
+ *   about 1.5 µs of CPU less per claimed task;
+ * - the target key read through the row's queue number (one seek by rowid into `target_queues`).
+ * Every statement that returns task rows selects this list, or {@link TASK_READ_COLUMNS_OF_QUEUE}.
+ */
+export const TASK_READ_COLUMNS: string = readColumns('(SELECT q.target_key FROM target_queues q WHERE q.queue_id = tasks.queue_id)');
+
+/**
+ * {@link TASK_READ_COLUMNS} for a statement that reads one queue's tasks, whose key its first parameter binds: a
+ * claim knows the key of the queue it claims from, and need not look it up for every row.
+ */
+export const TASK_READ_COLUMNS_OF_QUEUE: string = readColumns('?');
 
 /** Where `name`'s value sits in a {@link TaskRow}. */
 export function rowPosition(name: TaskFieldName): number {
@@ -55,20 +81,27 @@ export type TaskFromRow = (row: readonly SqlValue[], json: JsonCache) => RetryTa
 export const taskFromRow: TaskFromRow = compileTaskMapper<TaskFromRow>(
   'taskFromRow(r, json)',
   `return ${taskLiteral((field) => decodeSource(field, `r[${field.index}]`))};`,
-  { hyphenatedUuid, targetUrlOfStored },
+  { hyphenatedUuid, targetUrlOfStored, statusOfCode },
 );
 
-/** Positional parameters of the task INSERT: the task's columns in row order, then `ended_at`. */
+/** Positional parameters of the task INSERT: the task's columns in row order ({@link TASK_INSERT_COLUMNS}), then `ended_at`. */
 export type TaskParams = SqlValue[];
 
 /**
- * A task as parameters of the task INSERT (the inverse of {@link taskFromRow}), followed by `ended_at`: NULL while
- * the task is live, its `updatedAt` once it ended (see 001-init.sql). Compiled once, as {@link taskFromRow}.
+ * A task as parameters of the task INSERT (the inverse of {@link taskFromRow}), its target queue's number
+ * (`queueId`) in place of its target key, followed by `ended_at`: NULL while the task is live, its `updatedAt` once
+ * it ended (see 001-init.sql). Compiled once, as {@link taskFromRow}.
  */
-export const taskToParams: (task: RetryTask) => TaskParams = compileTaskMapper<(task: RetryTask) => TaskParams>(
-  'taskToParams(t)',
-  `return [\n${TASK_FIELD_SPECS.map((spec) => `    ${encodeSource(spec, `t.${spec.name}`)},`).join('\n')}\n    endedAt(t),\n  ];`,
-  { endedAt: (task: RetryTask): number | null => (isLive(task.status) ? null : task.updatedAt), hexBytes, uuidBytes, storedTargetUrl },
+export const taskToParams: (task: RetryTask, queueId: number) => TaskParams = compileTaskMapper<(task: RetryTask, queueId: number) => TaskParams>(
+  'taskToParams(t, queueId)',
+  `return [\n${TASK_FIELD_SPECS.map((spec) => `    ${spec.column === TARGET_KEY_COLUMN ? 'queueId' : encodeSource(spec, `t.${spec.name}`)},`).join('\n')}\n    endedAt(t),\n  ];`,
+  {
+    endedAt: (task: RetryTask): number | null => (isLive(task.status) ? null : task.updatedAt),
+    hexBytes,
+    uuidBytes,
+    storedTargetUrl,
+    statusCode,
+  },
 );
 
 // What a claim changes, by position: see `CLAIM_ONE` in statements.ts, which this mirrors.
@@ -83,8 +116,8 @@ const VERSION = rowPosition('version');
  * Writes into `row` (in place) what claiming it changed: the row as the claim left it, without reading it again.
  * Mirrors `CLAIM_ONE` in statements.ts.
  */
-export function markClaimed(row: TaskRow, status: string, workerId: string, leaseExpiresAt: number, now: number): void {
-  row[STATUS] = status;
+export function markClaimed(row: TaskRow, status: TaskStatus, workerId: string, leaseExpiresAt: number, now: number): void {
+  row[STATUS] = statusCode(status);
   row[UPDATED_AT] = now;
   row[LEASE_OWNER] = workerId;
   row[LEASE_EXPIRES_AT] = leaseExpiresAt;
@@ -146,6 +179,8 @@ function decodeSource(spec: FieldSpec, value: string): string {
   switch (spec.codec) {
     case 'boolean':
       return `${value} === 1`;
+    case 'status': // Its number (see status-guards.ts).
+      return `statusOfCode(${value})`;
     case 'json':
       return spec.nullable ? `${value} === null ? null : json.parse(${value})` : `json.parse(${value})`;
     case 'uuid': // Read as hex text (see TASK_READ_COLUMNS).
@@ -167,6 +202,8 @@ function encodeSource(spec: FieldSpec, value: string): string {
   switch (spec.codec) {
     case 'boolean':
       return `${value} ? 1 : 0`;
+    case 'status':
+      return `statusCode(${value})`;
     case 'json':
       return spec.nullable ? `${value} === null ? null : JSON.stringify(${value})` : `JSON.stringify(${value})`;
     case 'hex': {

@@ -17,9 +17,9 @@ import type {
 import { DuplicateAttemptError } from '../../store/store-errors.js';
 import type { JsonCache } from './json-cache.js';
 import { QueueLowering, type LowerHint } from './queue-hints.js';
-import type { ReadyQueueRow } from './queue-statements.js';
+import { READY_QUEUE_ID, type ReadyQueueRow } from './queue-statements.js';
 import { applyLimits, closeGate, isLimited, openGate, type Gate } from './target-limits.js';
-import { ROWID_POSITION, completeParams } from './statements.js';
+import { QUEUE_ID_POSITION, ROWID_POSITION, completeParams } from './statements.js';
 import type { CompletedRow, DueRow, Statements } from './statements.js';
 import { DUE_STATUS, LEASED_STATUS } from '../../store/transition-guards.js';
 import { attemptToParams, markClaimed, rowPosition, taskFromRow, taskToParams } from './task-row.js';
@@ -39,17 +39,25 @@ const TASK_ID = rowPosition('taskId');
  * then both write, and a queue's hint is never read by one and lowered by another in between.
  */
 export function prepareTransactions(db: Database, s: Statements, json: JsonCache): Transactions {
-  const lower: LowerHint = (tenantId, targetKey, dueAt) => s.lowerHint.run(tenantId, targetKey, dueAt);
+  const lower: LowerHint = (queueId, dueAt) => {
+    if (dueAt !== null) s.lowerHint.run({ queueId, dueAt });
+  };
   // For the moves out of IN_FLIGHT: the hint lowered as above, and the queue's in-flight throttle ended.
-  const lowerAndFree: LowerHint = (tenantId, targetKey, dueAt) => s.lowerHintAndFree.run(tenantId, targetKey, dueAt);
+  const lowerAndFree: LowerHint = (queueId, dueAt) => s.lowerHintAndFree.run({ queueId, dueAt });
   return {
-    /** Inserts the new tasks; every queue they belong to gets its row, its hint lowered to their earliest due. */
+    /**
+     * Inserts the new tasks, each with its queue's number: every queue they belong to gets its row first (a task
+     * found to be a duplicate may so leave a queue with no task, as a held or limited target is), and its hint
+     * lowered to their earliest due.
+     */
     insert: db.transaction((tasks: readonly RetryTask[]) => {
       const lowering = new QueueLowering();
+      const queues = new QueueNumbers(s);
       const results = tasks.map((task): InsertResult => {
-        if (s.insertTask.run(...taskToParams(task)).changes === 1) {
+        const queueId = queues.of(task.tenantId, task.targetKey);
+        if (s.insertTask.run(...taskToParams(task, queueId)).changes === 1) {
           // A hand-off (IN_FLIGHT) task is not due: its queue only needs to exist, for when it is retried.
-          lowering.add(task.tenantId, task.targetKey, task.status === DUE_STATUS ? task.nextAttemptAt : null);
+          lowering.add(queueId, task.status === DUE_STATUS ? task.nextAttemptAt : null);
           return { kind: 'inserted', task };
         }
         // ON CONFLICT names the idempotency key only, so the row that won is found by that key.
@@ -75,7 +83,7 @@ export function prepareTransactions(db: Database, s: Statements, json: JsonCache
         const row = s.releaseLease.get({ tenantId, taskId: taskIdKey(taskId), fencingToken, now });
         if (row === undefined) continue;
         released += 1;
-        lowering.add(tenantId, row.target_key, now);
+        lowering.add(row.queue_id, now);
       }
       lowering.flush(lowerAndFree);
       return released;
@@ -84,8 +92,8 @@ export function prepareTransactions(db: Database, s: Statements, json: JsonCache
     cancel: db.transaction((ref: TaskRef, now: number) => {
       const row = s.cancelTask.get({ tenantId: ref.tenantId, taskId: taskIdKey(ref.taskId), now });
       if (row !== undefined) {
-        const targetKey = row[TARGET_KEY] as string;
-        s.refreshHint.run(ref.tenantId, targetKey, ref.tenantId, targetKey);
+        const queueId = row[QUEUE_ID_POSITION] as number;
+        s.refreshHint.run(queueId, queueId);
       }
       return row;
     }),
@@ -94,10 +102,41 @@ export function prepareTransactions(db: Database, s: Statements, json: JsonCache
     /** The replayed row, its queue's hint lowered to its due time; nothing when the guard refused. */
     replay: db.transaction((ref: TaskRef, change: ReplayChange) => {
       const row = s.replayTask.get({ tenantId: ref.tenantId, taskId: taskIdKey(ref.taskId), ...change });
-      if (row !== undefined) lower(ref.tenantId, row[TARGET_KEY] as string, change.nextAttemptAt);
+      if (row !== undefined) lower(row[QUEUE_ID_POSITION] as number, change.nextAttemptAt);
       return row;
     }),
   };
+}
+
+/**
+ * The numbers of the queues one insert call touches, by tenant and key: each looked up (or its row created) once per
+ * call, in the call's transaction. Not shared between calls: a number read in a transaction that rolls back may be
+ * given again to another queue.
+ */
+class QueueNumbers {
+  readonly #s: Statements;
+  readonly #byTenant = new Map<string, Map<string, number>>();
+
+  constructor(s: Statements) {
+    this.#s = s;
+  }
+
+  /** The number of the queue `(tenantId, targetKey)`, its row created if it has none. */
+  of(tenantId: string, targetKey: string): number {
+    let queues = this.#byTenant.get(tenantId);
+    if (queues === undefined) {
+      queues = new Map();
+      this.#byTenant.set(tenantId, queues);
+    }
+    let queueId = queues.get(targetKey);
+    if (queueId === undefined) {
+      const row = this.#s.queueId.get(tenantId, targetKey) ?? this.#s.addQueue.get(tenantId, targetKey);
+      if (row === undefined) throw new Error(`The queue of ${targetKey} was neither found nor created.`);
+      queueId = row[0];
+      queues.set(targetKey, queueId);
+    }
+    return queueId;
+  }
 }
 
 /** The store's prepared transactions; run each as `.immediate(…)`. */
@@ -141,17 +180,18 @@ function claimRows(s: Statements, now: number, claim: ClaimOptions): DueRow[] {
   if (candidates.length === 1) {
     const queue = candidates[0] as ReadyQueueRow;
     const [tenantId, targetKey] = queue;
+    const queueId = queue[READY_QUEUE_ID];
     const gate = isLimited(queue) ? openGate(s, queue, now) : undefined;
     const cap = gate === undefined ? claim.limit : Math.min(claim.limit, gate.offer);
-    rows = cap > 0 ? s.selectDue.all(tenantId, targetKey, now, cap) : [];
-    if (cap > 0 && rows.length === 0) s.refreshHint.run(tenantId, targetKey, tenantId, targetKey);
+    rows = cap > 0 ? s.selectDue.all(targetKey, queueId, now, cap) : [];
+    if (cap > 0 && rows.length === 0) s.refreshHint.run(queueId, queueId);
     if (gate !== undefined) gated = [{ tenantId, targetKey, row: queue, gate }];
   } else {
     const queues = readyInRingOrder(s, candidates, now, claim);
     const { share } = claimShares(queues.length, claim.limit);
     rows = dealRoundRobin(
-      queues.map(({ tenantId, targetKey, gate }) =>
-        s.selectDue.all(tenantId, targetKey, now, gate === undefined ? share : Math.min(share, gate.offer)),
+      queues.map(({ targetKey, row, gate }) =>
+        s.selectDue.all(targetKey, row[READY_QUEUE_ID], now, gate === undefined ? share : Math.min(share, gate.offer)),
       ),
       claim.limit,
     );
@@ -190,8 +230,9 @@ function readyInRingOrder(s: Statements, candidates: readonly ReadyQueueRow[], n
     claim.after,
   );
   for (const queue of ring) {
-    if (s.hasDue.get(queue.tenantId, queue.targetKey, now) === undefined) {
-      s.refreshHint.run(queue.tenantId, queue.targetKey, queue.tenantId, queue.targetKey);
+    const queueId = queue.row[READY_QUEUE_ID];
+    if (s.hasDue.get(queueId, now) === undefined) {
+      s.refreshHint.run(queueId, queueId);
       continue;
     }
     if (isLimited(queue.row)) {
@@ -245,7 +286,7 @@ function completeOne(s: Statements, completion: AttemptCompletion, now: number, 
   const attempt = outcome === cancel ? (completion.attemptIfCancelRequested ?? completion.attempt) : completion.attempt;
   if (attempt !== undefined) insertAttempt(s, attempt);
   // Every applied completion takes its task out of IN_FLIGHT: its queue is noted, due or not, to be freed.
-  lowering.add(completion.tenantId, row[2], outcome.status === DUE_STATUS ? outcome.nextAttemptAt : null);
+  lowering.add(row[2], outcome.status === DUE_STATUS ? outcome.nextAttemptAt : null);
   return {
     kind: 'applied',
     taskId: completion.taskId,
