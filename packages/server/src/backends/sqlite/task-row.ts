@@ -23,8 +23,8 @@ export type SqlValue = string | number | Buffer | null;
 export type TaskRow = SqlValue[];
 
 /**
- * The task's column in place of each field's: the row keeps its target queue's number (`queue_id`, see
- * 010-task-keys-as-numbers.sql) where the field list has `target_key`.
+ * The one field's column the row does not keep: in place of `target_key`, the row keeps its target queue's number
+ * (`queue_id`, see 010-task-keys-as-numbers.sql), and reads give the key back.
  */
 const TARGET_KEY_COLUMN = TASK_FIELDS.targetKey.column;
 
@@ -33,7 +33,7 @@ export const TASK_INSERT_COLUMNS: readonly string[] = Object.freeze(
   TASK_FIELD_SPECS.map((spec) => (spec.column === TARGET_KEY_COLUMN ? 'queue_id' : spec.column)),
 );
 
-/** The task columns as a SELECT or RETURNING list, the target key read as `targetKey` (see {@link TASK_READ_COLUMNS}). */
+/** The task columns as a SELECT or RETURNING list, the target key read from the SQL expression `targetKey`. */
 function readColumns(targetKey: string): string {
   return TASK_FIELD_SPECS.map((spec) => {
     if (spec.column === TARGET_KEY_COLUMN) return `${targetKey} AS target_key`;
