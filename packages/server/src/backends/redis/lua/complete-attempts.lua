@@ -37,6 +37,9 @@
 --- @include "task-state"
 
 local OUTCOME_FIELDS = { 'status', 'attempt', 'due', 'runStart', 'lastDelay', 'error', 'httpStatus', 'deadReason' }
+-- The state a completion reads: its fence (status, token, leaseUntil), the cancel flag, the version it raises, and
+-- what reindex needs (target, sortKey).
+local READ_FIELDS = { 'status', 'token', 'leaseUntil', 'cancel', 'version', 'target', 'sortKey' }
 -- Where an outcome starts in a completion's array.
 local NEXT = 9
 
@@ -49,7 +52,7 @@ local states, seen = {}, {}
 for c = 1, n do
   local entry = completions[c]
   local id, token, require_by = entry[1], entry[2], entry[3]
-  local state = read_state(base, id)
+  local state = read_state_fields(base, id, READ_FIELDS)
   -- A second completion of one task in one call would find it no longer IN_FLIGHT: fenced out.
   local ok = not seen[id] and state[FIELD.status] == 'IN_FLIGHT' and tonumber(state[FIELD.token]) == tonumber(token)
   if ok and require_by then
