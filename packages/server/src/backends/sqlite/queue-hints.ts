@@ -7,8 +7,9 @@
 // same transaction. Those moves come in batches that mostly share one queue, so each call gathers the earliest due
 // time per queue first and writes each queue once, at its end, and only when that lowers the hint, or, for
 // completions and lease hand-backs, ends an in-flight throttle: every queue they touch is noted, due or not, so a
-// queue at its concurrency limit is freed once per call, and a queue without limits costs one lookup by key per call
-// however many of its tasks the call moved. Queues are named by their number (`queue_id`, which each task row keeps).
+// queue at its concurrency limit is freed once per call, and a queue without limits costs one lookup by number per
+// call however many of its tasks the call moved. Queues are named by their number (`queue_id`, which each task row
+// keeps).
 
 /** Writes one queue's lowest due time (null: nothing due, but the queue was touched). */
 export type LowerHint = (queueId: number, dueAt: number | null) => void;

@@ -257,8 +257,8 @@ function takenFrom(rows: readonly DueRow[], queue: TargetRef): number {
 /**
  * Applies completions in order, then, once per queue, lowers the hint of each queue that a retry made due and ends
  * the in-flight throttle of each queue that a completion freed a slot of (`lower` runs `LOWER_HINT_AND_FREE` of
- * queue-statements.ts): one statement per distinct queue per call, a lookup by key that writes nothing for a queue
- * without limits and without a retry to lower its hint to.
+ * queue-statements.ts): one statement per distinct queue per call, a lookup by number that writes nothing for a
+ * queue without limits and without a retry to lower its hint to.
  */
 function completeAll(s: Statements, lower: LowerHint, completions: readonly AttemptCompletion[], now: number): CompletionResult[] {
   const lowering = new QueueLowering();
