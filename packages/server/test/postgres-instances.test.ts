@@ -95,9 +95,13 @@ describe('PostgresStore across instances', () => {
     expect(heard).toEqual(['marker']);
   });
 
-  it('inserts a 1,000-task batch in one round trip, two when some keys were stored before', async () => {
+  it('inserts a 1,000-task batch in one round trip, two when some keys were stored before, three for a new target', async () => {
     const [store] = await instances(1);
     if (store === undefined) throw new Error('expected a store');
+    // The target's first batch: the insert finds no queue, the queue is made, the insert goes again (011).
+    const opening = await roundTrips(() => store.insertTasks([makeTask()]));
+    expect(opening.trips).toBe(3);
+    expect(opening.result.map((r) => r.kind)).toEqual(['inserted']);
     const first = Array.from({ length: 1_000 }, () => makeTask());
     const fresh = await roundTrips(() => store.insertTasks(first));
     expect(fresh.trips).toBe(1);

@@ -190,3 +190,88 @@ describe('PostgresStore migration 010 (the request in less space)', () => {
     expect(resealed).toMatchObject({ kind: 'applied', task: { headers: { 'x-one': 'v' }, body: 'new\u0000' } });
   });
 });
+
+/** A schema migrated up to 010, holding `tasks` (and their queues, as every statement made them) as 010 stored them. */
+async function madeBy010(tasks: readonly RetryTask[]): Promise<string> {
+  const schema = await madeBy(9, tasks);
+  const pool = new pg.Pool({ ...clientConfig({ connectionString: POSTGRES_URL }, schema), max: 1 });
+  try {
+    expect(await migrate(pool, schema, loadMigrations().filter((m) => m.version <= 10))).toEqual([10]);
+  } finally {
+    await pool.end();
+  }
+  return schema;
+}
+
+describe('PostgresStore migration 011 (a task names its queue by number)', () => {
+  const A = 'https://a.example.com';
+  const B = 'https://b.example.com';
+  const C = 'https://c.example.com';
+  const lease = { leaseMs: 60_000, workerId: 'w' };
+
+  it('numbers every queue, keeps every task, hint, hold and limit, and claims, lists and counts by number', async () => {
+    const pendingA = [1, 2, 3].map((i) => makeTask({ targetUrl: `${A}/x`, nextAttemptAt: T0 + i, createdAt: T0 + i }));
+    const pendingB = makeTask({ targetUrl: `${B}/y?q=1`, nextAttemptAt: T0 + 5, createdAt: T0 + 5 });
+    const leased = makeTask({ targetUrl: `${B}/y`, status: 'IN_FLIGHT', leaseOwner: 'w0', leaseExpiresAt: T0 + 60_000, fencingToken: 3, version: 4 });
+    const ended = makeTask({ targetUrl: `${A}/x`, status: 'SUCCEEDED', nextAttemptAt: null, attemptNumber: 2 });
+    const dead = makeTask({ targetUrl: `${A}/x`, status: 'FAILED', nextAttemptAt: null, deadLetterReason: 'permanent_status:400' });
+    // C's queue row is gone (no statement deletes one; the migration must still keep its task).
+    const orphan = makeTask({ targetUrl: `${C}/z`, nextAttemptAt: T0 + 7, createdAt: T0 + 7 });
+    const tasks = [...pendingA, pendingB, leased, ended, dead, orphan];
+    const schema = await madeBy010(tasks);
+    await withClient(schema, async (client) => {
+      await client.query('DELETE FROM target_queues WHERE target_key = $1', [C]);
+      await client.query('UPDATE target_queues SET held_until = $1 WHERE target_key = $2', [T0 + 3, A]);
+      await client.query('UPDATE target_queues SET max_in_flight = 5, rate_per_second = 100, tokens = 7, tokens_at = $1 WHERE target_key = $2', [T0, B]);
+    });
+
+    await using store = makeStore(schema);
+    await store.init();
+    for (const task of tasks) expect(await store.getTask('default', task.taskId)).toEqual(task);
+    const stored = await withClient(schema, async (client) => ({
+      queues: (await client.query('SELECT target_key, queue_id IS NOT NULL AS numbered, next_due_at, held_until, max_in_flight, rate_per_second, tokens FROM target_queues ORDER BY target_key')).rows,
+      numbers: (await client.query('SELECT count(DISTINCT queue_id)::int AS n FROM target_queues')).rows,
+      columns: (await client.query("SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = 'tasks' AND column_name IN ('target_key', 'queue_id')")).rows,
+      due: (await client.query("SELECT pg_get_indexdef('tasks_due'::regclass) AS def")).rows,
+      byQueue: (await client.query('SELECT q.target_key, count(*)::int AS n FROM tasks AS t JOIN target_queues AS q USING (queue_id) GROUP BY q.target_key ORDER BY q.target_key')).rows,
+    }));
+    expect(stored).toEqual({
+      queues: [
+        { target_key: A, numbered: true, next_due_at: T0 + 1, held_until: T0 + 3, max_in_flight: null, rate_per_second: null, tokens: null },
+        // Kept as the fixture wrote it (the leased task's due time counted too): early, as a hint may be.
+        { target_key: B, numbered: true, next_due_at: T0, held_until: null, max_in_flight: 5, rate_per_second: 100, tokens: 7 },
+        // Made for the task that had none, with the exact hint of its PENDING tasks.
+        { target_key: C, numbered: true, next_due_at: T0 + 7, held_until: null, max_in_flight: null, rate_per_second: null, tokens: null },
+      ],
+      numbers: [{ n: 3 }],
+      columns: [{ column_name: 'queue_id' }],
+      due: [{ def: expect.stringContaining("(queue_id, next_attempt_at) WHERE (status = 'PENDING'::text)") as unknown }],
+      byQueue: [
+        { target_key: A, n: 5 },
+        { target_key: B, n: 2 },
+        { target_key: C, n: 1 },
+      ],
+    });
+
+    expect(await store.countByStatus('default')).toMatchObject({ PENDING: 5, IN_FLIGHT: 1, SUCCEEDED: 1, FAILED: 1 });
+    const ofA = await store.listTasks({ tenantId: 'default', targetKey: A, limit: 10 });
+    expect(ofA.items.map((t) => t.taskId).sort()).toEqual([...pendingA, ended, dead].map((t) => t.taskId).sort());
+    expect((await store.listTasks({ tenantId: 'default', targetKey: 'https://none.example.com', limit: 10 })).items).toEqual([]);
+    expect(await store.getTarget({ tenantId: 'default', targetKey: B }, T0 + 10)).toMatchObject({ maxInFlight: 5, inFlight: 1, dueTasks: 1 });
+
+    // A's hold ends at T0 + 3; B's limits leave room; C is due: every queue is claimed by its number.
+    const claimed = await store.claimDue(T0 + 10, { limit: 10, ...lease });
+    expect(claimed.map((t) => t.taskId).sort()).toEqual([...pendingA, pendingB, orphan].map((t) => t.taskId).sort());
+    for (const task of claimed) expect(task).toMatchObject({ status: 'IN_FLIGHT', targetUrl: tasks.find((t) => t.taskId === task.taskId)?.targetUrl });
+
+    // New tasks join their queue by number: an existing target's, and a target seen for the first time.
+    const newA = makeTask({ targetUrl: `${A}/new`, nextAttemptAt: T0 + 20 });
+    const newD = makeTask({ targetUrl: 'https://d.example.com/new', nextAttemptAt: T0 + 21 });
+    expect(await store.insertTasks([newA, newD])).toEqual([
+      { kind: 'inserted', task: newA },
+      { kind: 'inserted', task: newD },
+    ]);
+    expect(await store.nextDueAt()).toBe(T0 + 20);
+    expect((await store.claimDue(T0 + 30, { limit: 10, ...lease })).map((t) => t.targetKey).sort()).toEqual([A, 'https://d.example.com']);
+  });
+});

@@ -174,7 +174,8 @@ describe('PostgresStore migration 003 (targets)', () => {
     const indexes = await withClient(schema, async (client) =>
       (await client.query<{ def: string }>("SELECT pg_get_indexdef(indexrelid) AS def FROM pg_index WHERE indexrelid = 'tasks_due'::regclass")).rows,
     );
-    expect(indexes[0]?.def).toContain('(tenant_id, target_key, next_attempt_at) WHERE (status = \'PENDING\'::text)');
+    // By target queue since 003; by the queue's number since 011-task-queue-number.sql.
+    expect(indexes[0]?.def).toContain('(queue_id, next_attempt_at) WHERE (status = \'PENDING\'::text)');
   });
 });
 
@@ -200,6 +201,21 @@ describe('PostgresStore statements', () => {
     expect(() => expandMacros('x.sql', 'SELECT {{due_status:t}}')).toThrow('x.sql: {{due_status}} takes no argument');
     expect(() => expandMacros('x.sql', 'SELECT {{ task_columns }}')).toThrow('x.sql: a macro is malformed');
     expect(expandMacros('x.sql', 'SELECT {{task_columns:t}}')).toMatch(/^SELECT t\.tenant_id, t\.task_id, /);
+    expect(() => expandMacros('x.sql', 'SELECT {{task_names:t:k}}')).toThrow('x.sql: {{task_names}} takes no argument; got {{task_names:t:k}}');
+  });
+
+  it('reads the target key through the queue number, which the table stores in its place (011)', () => {
+    const read = expandMacros('x.sql', '{{task_columns}}');
+    expect(read).toContain('(SELECT key_of.target_key FROM target_queues AS key_of WHERE key_of.queue_id = tasks.queue_id) AS target_key');
+    expect(expandMacros('x.sql', '{{task_columns:t}}')).toContain('key_of.queue_id = t.queue_id) AS target_key');
+    const claimed = expandMacros('x.sql', '{{task_columns:t:kept}}');
+    expect(claimed).toContain('t.tenant_id, ');
+    expect(claimed).toContain('kept.target_key AS target_key');
+    expect(claimed).not.toContain('key_of');
+    const stored = expandMacros('x.sql', '{{task_stored_columns}}').split(', ');
+    expect(stored).toContain('queue_id');
+    expect(stored).not.toContain('target_key');
+    expect(expandMacros('x.sql', '{{task_names}}').split(', ')).toEqual(TASK_FIELD_SPECS.map((f) => f.column));
   });
 });
 
@@ -211,23 +227,23 @@ describe('PostgresStore query plans', () => {
     const queries = await loadQueries();
     // The store's own connection settings; no planner switch is turned off for the test.
     const plan = await withClient(schema, async (client) => {
-      // 20,000 finished tasks and 2,000 pending ones with headers of a realistic size, then fresh statistics.
-      await client.query(`
-        INSERT INTO tasks (tenant_id, task_id, idempotency_key, request_hash, target_url, target_key, method, headers,
-          status, attempt_number, run_attempt_offset, last_delay_ms, next_attempt_at, created_at, updated_at,
-          fencing_token, version, cancel_requested)
-        SELECT 'default', ('00000000-0000-4000-8000-' || lpad(n::text, 12, '0'))::uuid, 'key-' || n, 'h', 'https://api.example.com/', 'https://api.example.com', 'POST',
-          jsonb_build_object('content-type', 'application/json', 'authorization', repeat('x', 200)),
-          CASE WHEN n % 11 = 0 THEN 'PENDING' ELSE 'SUCCEEDED' END, 1, 0, 0,
-          CASE WHEN n % 11 = 0 THEN ${T0} + n ELSE NULL END, ${T0}, ${T0}, 1, 1, false
-        FROM generate_series(1, 22000) AS n`);
-      // 200 more targets, of which a few are ready.
+      // The tasks' target and 200 more, of which a few are ready.
       await client.query(`
         INSERT INTO target_queues (tenant_id, target_key, next_due_at)
         SELECT 'default', 'https://api.example.com', ${T0 + 11}
         UNION ALL
         SELECT 'default', 'https://t' || n || '.example.com', CASE WHEN n % 50 = 0 THEN ${T0} WHEN n % 2 = 0 THEN ${T0 + 3_600_000} END
         FROM generate_series(1, 200) AS n`);
+      // 20,000 finished tasks and 2,000 pending ones with headers of a realistic size, then fresh statistics.
+      await client.query(`
+        INSERT INTO tasks (tenant_id, task_id, idempotency_key, request_hash, target_url, queue_id, method, headers,
+          status, attempt_number, run_attempt_offset, last_delay_ms, next_attempt_at, created_at, updated_at,
+          fencing_token, version, cancel_requested)
+        SELECT 'default', ('00000000-0000-4000-8000-' || lpad(n::text, 12, '0'))::uuid, 'key-' || n, 'h', '/', q.queue_id, 'POST',
+          jsonb_build_object('content-type', 'application/json', 'authorization', repeat('x', 200)),
+          CASE WHEN n % 11 = 0 THEN 'PENDING' ELSE 'SUCCEEDED' END, 1, 0, 0,
+          CASE WHEN n % 11 = 0 THEN ${T0} + n ELSE NULL END, ${T0}, ${T0}, 1, 1, false
+        FROM generate_series(1, 22000) AS n, (SELECT queue_id FROM target_queues WHERE target_key = 'https://api.example.com') AS q`);
       await client.query('ANALYZE tasks, target_queues');
       const explain = async (sql: string, values: unknown[]) =>
         JSON.stringify((await client.query(`EXPLAIN (FORMAT JSON) ${sql}`, values)).rows[0]);
@@ -277,14 +293,15 @@ describe('PostgresStore on a young table', () => {
     // 20,000 tasks, one in ten IN_FLIGHT, never analyzed: a new schema in its first seconds of load, before
     // autovacuum's first ANALYZE. Under the planner's defaults the completions were joined by a sequential scan.
     const plan = await withClient(store.schema, async (client) => {
+      await client.query("INSERT INTO target_queues (tenant_id, target_key) VALUES ('default', 'https://api.example.com')");
       await client.query(`
-        INSERT INTO tasks (tenant_id, task_id, idempotency_key, request_hash, target_url, target_key, method, headers,
+        INSERT INTO tasks (tenant_id, task_id, idempotency_key, request_hash, target_url, queue_id, method, headers,
           status, attempt_number, run_attempt_offset, last_delay_ms, next_attempt_at, created_at, updated_at,
           lease_owner, lease_expires_at, fencing_token, version, cancel_requested)
-        SELECT 'default', ('00000000-0000-4000-8000-' || lpad(n::text, 12, '0'))::uuid, 'key-' || n, 'h', 'https://api.example.com/', 'https://api.example.com', 'POST', '{}',
+        SELECT 'default', ('00000000-0000-4000-8000-' || lpad(n::text, 12, '0'))::uuid, 'key-' || n, 'h', '/', q.queue_id, 'POST', '{}',
           CASE WHEN n % 10 = 0 THEN 'IN_FLIGHT' ELSE 'SUCCEEDED' END, 0, 0, 0, NULL, ${T0}, ${T0},
           CASE WHEN n % 10 = 0 THEN 'w' END, CASE WHEN n % 10 = 0 THEN ${T0 + 30_000} END, 1, 1, false
-        FROM generate_series(1, 20000) AS n`);
+        FROM generate_series(1, 20000) AS n, (SELECT queue_id FROM target_queues) AS q`);
       const stats = await client.query<{ analyzed: Date | null }>(
         "SELECT last_analyze AS analyzed FROM pg_stat_user_tables WHERE relname = 'tasks' AND schemaname = current_schema()",
       );

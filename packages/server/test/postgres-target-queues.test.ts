@@ -68,14 +68,14 @@ describe('PostgresStore claims through target queues', () => {
       async (client) => {
         await client.query('ANALYZE');
         const before = await explainClaim(client, claim);
+        await client.query(`INSERT INTO target_queues (tenant_id, target_key, next_due_at) VALUES ('default', '${A}', ${T0 - 199_999})`);
         await client.query(`
-          INSERT INTO tasks (tenant_id, task_id, idempotency_key, request_hash, target_url, target_key, method, headers,
+          INSERT INTO tasks (tenant_id, task_id, idempotency_key, request_hash, target_url, queue_id, method, headers,
             status, attempt_number, run_attempt_offset, last_delay_ms, next_attempt_at, created_at, updated_at,
             fencing_token, version, cancel_requested)
-          SELECT 'default', ('00000000-0000-4000-8000-' || lpad(n::text, 12, '0'))::uuid, 'held-' || n, 'h', '${A}/hook', '${A}', 'POST', '{}', 'PENDING', 0, 0, 0,
+          SELECT 'default', ('00000000-0000-4000-8000-' || lpad(n::text, 12, '0'))::uuid, 'held-' || n, 'h', '/hook', q.queue_id, 'POST', '{}', 'PENDING', 0, 0, 0,
             ${T0 - 200_000} + n, ${T0}, ${T0}, 0, 1, false
-          FROM generate_series(1, 100000) AS n`);
-        await client.query(`INSERT INTO target_queues (tenant_id, target_key, next_due_at) VALUES ('default', '${A}', ${T0 - 199_999})`);
+          FROM generate_series(1, 100000) AS n, (SELECT queue_id FROM target_queues WHERE target_key = '${A}') AS q`);
         await store.holdTarget({ tenantId: 'default', targetKey: A }, T0 + 3_600_000, T0);
         await client.query('ANALYZE');
         return { before, after: await explainClaim(client, claim) };

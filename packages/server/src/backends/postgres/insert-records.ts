@@ -60,7 +60,8 @@ const jsonbRecord = arrayOf(JSONB_FIELDS, 'jsonbRecord');
 const jsonTextRecord = arrayOf(JSON_TEXT_FIELDS, 'jsonTextRecord');
 
 /**
- * `insert-tasks`' `$1` and `$2` for a batch, in its order (the statement numbers the tasks by their place).
+ * `insert-tasks`' `$1` to `$4` for a batch, in its order (the statement numbers the tasks by their place): the two
+ * arrays of its tasks, then its distinct target queues (`queueKeysOf`).
  *
  * @example
  * ```ts
@@ -68,6 +69,24 @@ const jsonTextRecord = arrayOf(JSON_TEXT_FIELDS, 'jsonTextRecord');
  * ```
  * @throws Error naming the column when a `hex` value is not lower-case hex
  */
-export function insertTaskValues(tasks: readonly RetryTask[]): [jsonb: string, json: string] {
-  return [JSON.stringify(tasks.map(jsonbRecord)), JSON.stringify(tasks.map(jsonTextRecord))];
+export function insertTaskValues(tasks: readonly RetryTask[]): [jsonb: string, json: string, tenants: string[], keys: string[]] {
+  return [JSON.stringify(tasks.map(jsonbRecord)), JSON.stringify(tasks.map(jsonTextRecord)), ...queueKeysOf(tasks)];
+}
+
+/**
+ * The distinct target queues of a batch, as two arrays by place: tenant ids and target keys. `insert-tasks` reads
+ * their numbers, and `add-target-queues` makes those that do not exist yet.
+ */
+export function queueKeysOf(tasks: readonly RetryTask[]): [tenants: string[], keys: string[]] {
+  const tenants: string[] = [];
+  const keys: string[] = [];
+  const seen = new Set<string>();
+  for (const task of tasks) {
+    const queue = `${task.tenantId}\u0000${task.targetKey}`;
+    if (seen.has(queue)) continue;
+    seen.add(queue);
+    tenants.push(task.tenantId);
+    keys.push(task.targetKey);
+  }
+  return [tenants, keys];
 }

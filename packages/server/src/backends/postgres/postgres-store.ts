@@ -64,8 +64,9 @@ export type RunQuery = <R extends pg.QueryResultRow>(
  *
  * Every operation is one statement, i.e. one round trip and one commit: a batch (`insertTasks`, `claimDue`,
  * `completeAttempts`, `releaseLeases`) is a single multi-row statement over a JSON array or column arrays, so 1,000 tasks cost one
- * write-ahead-log flush. Each statement is a named prepared statement from `queries/*.sql`, parsed once per
- * connection. Claims find the ready target queues through `target_queues` (a held target is never entered), share
+ * write-ahead-log flush. (An insert that names a target for the first time makes its queue first, in a statement of
+ * its own, and goes again: see insert-tasks.sql.) Each statement is a named prepared statement from `queries/*.sql`,
+ * parsed once per connection. Claims find the ready target queues through `target_queues` (a held target is never entered), share
  * their slots among them round robin, and take `FOR UPDATE SKIP LOCKED` rows through the partial due index, so
  * concurrent claims from any number of instances never return the same task (see `claim-due.sql`); completions are
  * fenced by token in the same statement that logs the attempt. Named transitions are guarded by the statuses core's
@@ -171,9 +172,17 @@ export class PostgresStore implements Store {
 
   async insertTasks(tasks: readonly RetryTask[]): Promise<InsertResult[]> {
     if (tasks.length === 0) return [];
-    const values = [...insertTaskValues(tasks), this.#channel];
-    const inserted = await this.#run<{ tenant_id: string; task_id: string }>('insert-tasks', values);
-    return insertResults(tasks, inserted.rows, async (unknown) => {
+    const [jsonb, json, tenants, keys] = insertTaskValues(tasks);
+    const values = [jsonb, json, tenants, keys, this.#channel];
+    let inserted = await this.#run<InsertedRow>('insert-tasks', values);
+    if (namesMissingQueue(inserted.rows)) {
+      // A target seen for the first time: its queue is made by a statement of its own (insert-tasks.sql says why),
+      // then the batch goes again. A queue is never deleted, so the second call finds every one.
+      await this.#run('add-target-queues', [tenants, keys]);
+      inserted = await this.#run<InsertedRow>('insert-tasks', values);
+      if (namesMissingQueue(inserted.rows)) throw new Error('PostgresStore: a target queue made for an insert is missing.');
+    }
+    return insertResults(tasks, inserted.rows as { tenant_id: string; task_id: string }[], async (unknown) => {
       const values = [unknown.map((task) => task.tenantId), unknown.map((task) => task.idempotencyKey)];
       return (await this.#run<TaskRow>('select-tasks-by-keys', values)).rows.map(taskFromRow);
     });
@@ -405,4 +414,12 @@ export class PostgresStore implements Store {
       throw storeError(error);
     }
   }
+}
+
+/** A row of `insert-tasks`: a task inserted, or (NULL, NULL) when the batch names a queue not made yet. */
+type InsertedRow = { tenant_id: string | null; task_id: string | null };
+
+/** True when `insert-tasks` wrote nothing because a task names a target queue that does not exist yet. */
+function namesMissingQueue(rows: readonly InsertedRow[]): boolean {
+  return rows.length === 1 && rows[0]?.task_id === null;
 }

@@ -1,6 +1,6 @@
 import type { FieldCodec } from '../../domain/task-fields.js';
-import { TASK_FIELD_SPECS } from '../../domain/task-fields.js';
-import { taskColumnList } from '../sql/task-columns.js';
+import { TASK_FIELDS, TASK_FIELD_SPECS } from '../../domain/task-fields.js';
+import { TASK_COLUMN_NAMES } from '../sql/task-columns.js';
 import { completionInput } from './completion-columns.js';
 import { JSONB_FIELDS, JSON_TEXT_FIELDS, type RecordField } from './insert-records.js';
 import { TaskEvent, transition } from '@retryd/core';
@@ -49,12 +49,44 @@ function recordValue(field: RecordField): string {
 
 const RECORD_FIELDS = [...JSONB_FIELDS, ...JSON_TEXT_FIELDS];
 
-/** Each macro, by name: its expansion, given the optional argument after `:` (a table alias). */
-const MACROS: Readonly<Record<string, (alias: string | undefined) => string>> = {
-  /** Every task column, in row order: a SELECT, RETURNING or INSERT list (`{{task_columns:t}}`: `t.tenant_id, …`). */
-  task_columns: (alias) => taskColumnList(alias),
+/** The column a task row keeps its target key in on the way out; the table keeps its queue's number (011). */
+const TARGET_KEY = TASK_FIELDS.targetKey.column;
+
+/**
+ * The task's columns as a SELECT or RETURNING list reading a `tasks` row (`alias`, or the table itself), each under its
+ * own name, in row order. The table has no target key: it is read through the row's queue number (one look-up of
+ * target_queues_id), or taken from `keyFrom.target_key` when the statement has the queue at hand.
+ */
+function taskReadColumns(alias: string | undefined, keyFrom: string | undefined): string {
+  const row = alias ?? 'tasks';
+  return TASK_COLUMN_NAMES.map((column) => {
+    if (column === TARGET_KEY) {
+      return keyFrom !== undefined
+        ? `${keyFrom}.${TARGET_KEY} AS ${TARGET_KEY}`
+        : `(SELECT key_of.target_key FROM target_queues AS key_of WHERE key_of.queue_id = ${row}.queue_id) AS ${TARGET_KEY}`;
+    }
+    return alias === undefined ? column : `${alias}.${column}`;
+  }).join(', ');
+}
+
+/** Each macro, by name: its expansion, given the optional arguments after `:` (a table alias, a relation). */
+const MACROS: Readonly<Record<string, (alias: string | undefined, keyFrom: string | undefined) => string>> = {
   /**
-   * The SELECT list reading a new task's columns, each under its own name, in `{{task_columns}}` order, from `task`
+   * Every task column, in row order, reading a `tasks` row: a SELECT or RETURNING list (`{{task_columns:t}}`:
+   * `t.tenant_id, …`), the target key read through the queue's number (`{{task_columns:t:kept}}`: from `kept`).
+   */
+  task_columns: (alias, keyFrom) => taskReadColumns(alias, keyFrom),
+  /** Every task column by its plain name, in row order: a SELECT list over a relation that already has them all. */
+  task_names: noAlias('task_names', () => TASK_COLUMN_NAMES.join(', ')),
+  /**
+   * The columns `tasks` stores, in row order: the task's columns with `queue_id` in place of the target key. An INSERT
+   * list, or a SELECT list over a relation that has them.
+   */
+  task_stored_columns: noAlias('task_stored_columns', () =>
+    TASK_COLUMN_NAMES.map((column) => (column === TARGET_KEY ? 'queue_id' : column)).join(', '),
+  ),
+  /**
+   * The SELECT list reading a new task's columns, each under its own name, in `{{task_names}}` order, from `task`
    * (its array in insert-tasks' `$1`) and `texts` (its array in `$2`): see insert-records.ts.
    */
   task_record_values: noAlias('task_record_values', () =>
@@ -72,18 +104,21 @@ const MACROS: Readonly<Record<string, (alias: string | undefined) => string>> = 
   leased_status: noAlias('leased_status', () => `'${LEASED_STATUS}'`),
 };
 
-function noAlias(name: string, expand: () => string): (alias: string | undefined) => string {
-  return (alias) => {
-    if (alias !== undefined) throw new Error(`{{${name}}} takes no argument; got {{${name}:${alias}}}.`);
+function noAlias(name: string, expand: () => string): (alias: string | undefined, keyFrom: string | undefined) => string {
+  return (alias, keyFrom) => {
+    if (alias !== undefined || keyFrom !== undefined) {
+      throw new Error(`{{${name}}} takes no argument; got {{${name}:${[alias, keyFrom].filter((a) => a !== undefined).join(':')}}}.`);
+    }
     return expand();
   };
 }
 
-const MACRO = /\{\{([a-z_]+)(?::([a-z_][a-z0-9_]*))?\}\}/g;
+const MACRO = /\{\{([a-z_]+)(?::([a-z_][a-z0-9_]*))?(?::([a-z_][a-z0-9_]*))?\}\}/g;
 
 /**
- * Expands the macros of one statement file: `{{task_columns}}`, `{{task_columns:t}}`, `{{task_record_values}}`,
- * `{{completion_records}}`, `{{due_status}}`, `{{leased_status}}`.
+ * Expands the macros of one statement file: `{{task_columns}}`, `{{task_columns:t}}`, `{{task_columns:t:kept}}`,
+ * `{{task_names}}`, `{{task_stored_columns}}`, `{{task_record_values}}`, `{{completion_records}}`, `{{due_status}}`,
+ * `{{leased_status}}`.
  *
  * @param file - the file's name, for the error
  * @throws Error naming the file and the macro when a macro is unknown or takes no argument
@@ -93,15 +128,15 @@ const MACRO = /\{\{([a-z_]+)(?::([a-z_][a-z0-9_]*))?\}\}/g;
  * ```
  */
 export function expandMacros(file: string, text: string): string {
-  const expanded = text.replace(MACRO, (_match, name: string, alias: string | undefined) => {
+  const expanded = text.replace(MACRO, (_match, name: string, alias: string | undefined, keyFrom: string | undefined) => {
     const macro = MACROS[name];
     if (macro === undefined || !Object.hasOwn(MACROS, name)) throw new Error(`${file}: unknown macro {{${name}}}.`);
     try {
-      return macro(alias);
+      return macro(alias, keyFrom);
     } catch (error) {
       throw new Error(`${file}: ${(error as Error).message}`);
     }
   });
-  if (expanded.includes('{{')) throw new Error(`${file}: a macro is malformed (expected {{name}} or {{name:alias}}).`);
+  if (expanded.includes('{{')) throw new Error(`${file}: a macro is malformed (expected {{name}}, {{name:alias}} or {{name:alias:relation}}).`);
   return expanded;
 }

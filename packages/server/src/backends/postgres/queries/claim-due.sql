@@ -6,15 +6,16 @@
 -- 1. ring: the queues whose hint says ready (`ready_at <= now`), read from target_queues_ready without visiting a
 --    task: a held target, however large its backlog, costs a claim nothing. Put in ring order (`(tenant_id,
 --    target_key)` in byte order, those after the cursor $5/$6 first, wrapping round), and each probed, as the walk
---    reaches it, for the earliest due time of its PENDING tasks (the first entry of its stretch of tasks_due).
+--    reaches it, for the earliest due time of its PENDING tasks (the first entry of its stretch of tasks_due, found
+--    by the queue's number: 011-task-queue-number.sql).
 -- 2. considered: the walk stops at the $2-th queue whose probe finds a task due; those queues are the ready ones.
 --    A hint is early at worst, so a queue passed over with nothing due is not ready (see the refresh below).
 -- 3. metered: the considered queues with a limit (004-target-limits.sql), locked in key order, WAITING for a
 --    concurrent claim that holds one (never SKIP LOCKED: two claims must not spend the same tokens or the same
---    in-flight slot), and measured as the claims before this one left them, by target_rooms (004-target-limits.sql):
---    each one's room, the whole tokens of its bucket now and the slots its in-flight limit leaves. A queue such a
---    claim throttled or drained drops out. Unlimited queues take none of this (no lock, no count), and a claim that
---    considers none does not call target_rooms at all.
+--    in-flight slot), and measured as the claims before this one left them, by target_rooms (004-target-limits.sql;
+--    given the queues' numbers since 011): each one's room, the whole tokens of its bucket now and the slots its
+--    in-flight limit leaves. A queue such a claim throttled or drained drops out. Unlimited queues take none of this
+--    (no lock, no count), and a claim that considers none does not call target_rooms at all.
 -- 4. served: the considered queues, less the limited ones without room: n queues. found: each one's earliest due
 --    tasks, up to its share ceil($2 / n) and its room, locked `FOR UPDATE SKIP LOCKED`: a row a concurrent claim
 --    holds is stepped over, and a row it changed and committed is re-checked against the WHERE clause (READ
@@ -47,13 +48,13 @@
 -- `ring` is read lazily (a CTE's rows are computed as its readers ask for them), so its probes stop with the walk:
 -- a claim probes its considered queues and those passed over, not every ready queue.
 WITH ring AS (
-  SELECT r.tenant_id, r.target_key, r.version, r.limited, r.pos,
+  SELECT r.queue_id, r.target_key, r.version, r.limited, r.pos,
     (SELECT t.next_attempt_at FROM tasks AS t
-     WHERE t.tenant_id = r.tenant_id AND t.target_key = r.target_key AND t.status = {{due_status}}
+     WHERE t.queue_id = r.queue_id AND t.status = {{due_status}}
      ORDER BY t.next_attempt_at
      LIMIT 1) AS first_due
   FROM (
-    SELECT q.tenant_id, q.target_key, q.version,
+    SELECT q.queue_id, q.target_key, q.version,
       q.rate_per_second IS NOT NULL OR q.max_in_flight IS NOT NULL AS limited,
       row_number() OVER (
         ORDER BY ((q.tenant_id, q.target_key) <= ($5::text, $6::text)) IS TRUE, q.tenant_id, q.target_key) AS pos
@@ -62,30 +63,29 @@ WITH ring AS (
   ) AS r
 ),
 considered AS (
-  SELECT tenant_id, target_key, version, limited, pos FROM ring WHERE first_due <= $1::float8 LIMIT $2::integer
+  SELECT queue_id, target_key, version, limited, pos FROM ring WHERE first_due <= $1::float8 LIMIT $2::integer
 ),
 metered AS MATERIALIZED (
   SELECT * FROM target_rooms(
-    (SELECT jsonb_agg(jsonb_build_object('tenant_id', c.tenant_id, 'target_key', c.target_key))
-     FROM considered AS c WHERE c.limited),
+    (SELECT array_agg(c.queue_id) FROM considered AS c WHERE c.limited),
     $1::float8)
 ),
 served AS (
-  SELECT c.tenant_id, c.target_key, c.pos, m.room
+  SELECT c.queue_id, c.target_key, c.pos, m.room
   FROM considered AS c
-  LEFT JOIN metered AS m ON m.tenant_id = c.tenant_id AND m.target_key = c.target_key
-  WHERE NOT c.limited OR (m.tenant_id IS NOT NULL AND (m.room IS NULL OR m.room > 0))
+  LEFT JOIN metered AS m ON m.queue_id = c.queue_id
+  WHERE NOT c.limited OR (m.queue_id IS NOT NULL AND (m.room IS NULL OR m.room > 0))
 ),
 sizing AS (
   SELECT (SELECT count(*) FROM served) AS n, count(*) AS considered_n, max(pos) AS last_pos FROM considered
 ),
 found AS (
-  SELECT c.pos, c.tenant_id, c.target_key, f.task_id, f.next_attempt_at, f.ctid
+  SELECT c.pos, c.queue_id, c.target_key, f.tenant_id, f.task_id, f.next_attempt_at, f.ctid
   FROM served AS c
   CROSS JOIN LATERAL (
-    SELECT t.task_id, t.next_attempt_at, t.ctid
+    SELECT t.tenant_id, t.task_id, t.next_attempt_at, t.ctid
     FROM tasks AS t
-    WHERE t.tenant_id = c.tenant_id AND t.target_key = c.target_key AND t.status = {{due_status}}
+    WHERE t.queue_id = c.queue_id AND t.status = {{due_status}}
       AND t.next_attempt_at <= $1::float8
     ORDER BY t.next_attempt_at
     LIMIT least(c.room, (SELECT ($2::integer + s.n - 1) / greatest(s.n, 1) FROM sizing AS s))
@@ -93,9 +93,9 @@ found AS (
   ) AS f
 ),
 kept AS (
-  SELECT tenant_id, target_key, task_id, ctid, pos, rank
+  SELECT queue_id, target_key, tenant_id, task_id, ctid, pos, rank
   FROM (
-    SELECT tenant_id, target_key, task_id, ctid, pos,
+    SELECT queue_id, target_key, tenant_id, task_id, ctid, pos,
       row_number() OVER (PARTITION BY pos ORDER BY next_attempt_at, task_id) AS rank
     FROM found
   ) AS dealt
@@ -115,51 +115,52 @@ claimed AS (
   -- is a TID scan. Joined on its key (or with the status repeated here) the planner took a full scan of an index of
   -- a young, unanalysed table instead (all of tasks_due, or all of the table): 20,000 rows per claim in W1.
   WHERE t.ctid = kept.ctid
-  RETURNING {{task_columns:t}}, kept.rank, kept.pos
+  -- The key from `kept` (its queue's, read with the ring), not looked up again row by row.
+  RETURNING {{task_columns:t:kept}}, kept.rank, kept.pos
 ),
 drained AS MATERIALIZED (
   -- Considered queues: the earliest due time left once this claim's tasks are gone (their rows still read PENDING
   -- in this statement's snapshot).
-  SELECT c.tenant_id, c.target_key, c.version, c.limited,
+  SELECT c.queue_id, c.version, c.limited,
     (SELECT t.next_attempt_at FROM tasks AS t
-     WHERE t.tenant_id = c.tenant_id AND t.target_key = c.target_key AND t.status = {{due_status}}
+     WHERE t.queue_id = c.queue_id AND t.status = {{due_status}}
        AND (t.tenant_id, t.task_id) NOT IN (SELECT k.tenant_id, k.task_id FROM kept AS k)
      ORDER BY t.next_attempt_at
      LIMIT 1) AS next_due
   FROM considered AS c
   UNION ALL
   -- Queues the walk passed over (the whole ring when fewer than $2 were considered): nothing due.
-  SELECT w.tenant_id, w.target_key, w.version, false, w.first_due
+  SELECT w.queue_id, w.version, false, w.first_due
   FROM (SELECT * FROM ring LIMIT (SELECT CASE WHEN s.considered_n < $2::integer THEN NULL ELSE s.last_pos END FROM sizing AS s)) AS w
   WHERE w.first_due IS NULL OR w.first_due > $1::float8
 ),
 refreshable AS (
   -- Limited queues are taken whatever their hint needs: this claim holds them since step 3, and writes their bucket.
-  SELECT q.tenant_id, q.target_key, d.next_due,
+  SELECT q.queue_id, d.next_due,
     (d.next_due IS NULL OR d.next_due > $1::float8) AND q.version = d.version AS refresh
   FROM drained AS d
-  JOIN target_queues AS q ON q.tenant_id = d.tenant_id AND q.target_key = d.target_key
+  JOIN target_queues AS q ON q.queue_id = d.queue_id
   WHERE ((d.next_due IS NULL OR d.next_due > $1::float8) AND q.version = d.version) OR d.limited
   FOR UPDATE OF q SKIP LOCKED
 ),
 spent AS (
-  SELECT m.tenant_id, m.target_key, m.tokens - k.n AS tokens, m.tokens_at,
+  SELECT m.queue_id, m.tokens - k.n AS tokens, m.tokens_at,
     greatest(
       bucket_refill_at(m.tokens - k.n, m.tokens_at, m.rate_per_second),
       CASE WHEN m.in_flight + k.n >= m.max_in_flight THEN least(m.next_lease_expiry, $4::float8) END
     ) AS throttled_until
   FROM metered AS m
   CROSS JOIN LATERAL (
-    SELECT count(*) AS n FROM kept WHERE kept.tenant_id = m.tenant_id AND kept.target_key = m.target_key) AS k
+    SELECT count(*) AS n FROM kept WHERE kept.queue_id = m.queue_id) AS k
 ),
 rewritten AS (
   UPDATE target_queues AS q SET
     next_due_at = CASE WHEN r.refresh THEN r.next_due ELSE q.next_due_at END,
-    tokens = CASE WHEN s.tenant_id IS NULL THEN q.tokens ELSE s.tokens END,
-    tokens_at = CASE WHEN s.tenant_id IS NULL THEN q.tokens_at ELSE s.tokens_at END,
-    throttled_until = CASE WHEN s.tenant_id IS NULL THEN q.throttled_until ELSE s.throttled_until END
+    tokens = CASE WHEN s.queue_id IS NULL THEN q.tokens ELSE s.tokens END,
+    tokens_at = CASE WHEN s.queue_id IS NULL THEN q.tokens_at ELSE s.tokens_at END,
+    throttled_until = CASE WHEN s.queue_id IS NULL THEN q.throttled_until ELSE s.throttled_until END
   FROM refreshable AS r
-  LEFT JOIN spent AS s ON s.tenant_id = r.tenant_id AND s.target_key = r.target_key
-  WHERE q.tenant_id = r.tenant_id AND q.target_key = r.target_key AND (r.refresh OR s.tenant_id IS NOT NULL)
+  LEFT JOIN spent AS s ON s.queue_id = r.queue_id
+  WHERE q.queue_id = r.queue_id AND (r.refresh OR s.queue_id IS NOT NULL)
 )
-SELECT {{task_columns}} FROM claimed ORDER BY rank, pos
+SELECT {{task_names}} FROM claimed ORDER BY rank, pos

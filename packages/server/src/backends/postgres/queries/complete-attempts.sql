@@ -58,7 +58,7 @@ applied AS (
     AND CASE WHEN t.status = {{leased_status}} THEN t.fencing_token END = h.fencing_token
     AND (h.require_lease_expired_by IS NULL OR t.lease_expires_at <= h.require_lease_expired_by)
   RETURNING
-    h.i, t.tenant_id, t.target_key, t.status, t.next_attempt_at, t.version, t.cancel_requested,
+    h.i, t.queue_id, t.status, t.next_attempt_at, t.version, t.cancel_requested,
     -- `cancel_requested` is never changed here: true with has_cancel means the `c_` branch was applied.
     h.has_cancel AND t.cancel_requested AS cancelled,
     h.a_tenant_id, h.a_task_id, h.a_attempt_number, h.a_started_at, h.a_duration_ms, h.a_response_status,
@@ -83,21 +83,23 @@ logged AS (
   WHERE a_attempt_number IS NOT NULL AND NOT (cancelled AND ac_attempt_number IS NOT NULL)
 ),
 ended AS (
-  SELECT tenant_id, target_key, min(next_attempt_at) FILTER (WHERE status = {{due_status}}) AS due
-  FROM applied
-  GROUP BY tenant_id, target_key
+  -- By the queue's number, then its key (011-task-queue-number.sql): the upsert below locks queue rows in key order.
+  SELECT q.tenant_id, q.target_key, q.max_in_flight, e.due
+  FROM (
+    SELECT queue_id, min(next_attempt_at) FILTER (WHERE status = {{due_status}}) AS due
+    FROM applied
+    GROUP BY queue_id
+  ) AS e
+  JOIN target_queues AS q ON q.queue_id = e.queue_id
 ),
 requeued AS (
   INSERT INTO target_queues AS q (tenant_id, target_key, next_due_at)
   SELECT e.tenant_id, e.target_key, e.due
   FROM ended AS e
   -- A queue given no PENDING task is written only when it has an in-flight limit: an upsert would lock the row even
-  -- where it changes nothing, and every success of a busy unlimited target would queue on it. The look costs such a
-  -- call one primary-key probe per target (a call with a retry for the target makes none).
-  WHERE e.due IS NOT NULL
-    OR EXISTS (
-      SELECT FROM target_queues AS l
-      WHERE l.tenant_id = e.tenant_id AND l.target_key = e.target_key AND l.max_in_flight IS NOT NULL)
+  -- where it changes nothing, and every success of a busy unlimited target would queue on it. The limit is read
+  -- with the queue's key, unlocked; the upsert re-reads the row it locks.
+  WHERE e.due IS NOT NULL OR e.max_in_flight IS NOT NULL
   ORDER BY e.tenant_id, e.target_key
   ON CONFLICT (tenant_id, target_key) DO UPDATE SET
     next_due_at = least(q.next_due_at, excluded.next_due_at),

@@ -12,7 +12,7 @@
 --          next_due_at, in_flight, due_tasks), target_key ascending (byte order)
 -- errors:  none
 WITH page AS MATERIALIZED (
-  SELECT q.tenant_id, q.target_key, q.rate_per_second, q.burst, q.max_in_flight,
+  SELECT q.queue_id, q.tenant_id, q.target_key, q.rate_per_second, q.burst, q.max_in_flight,
     CASE WHEN q.held_until > $4::float8 THEN q.held_until END AS held_until,
     CASE WHEN q.throttled_until > $4::float8 THEN q.throttled_until END AS throttled_until,
     q.next_due_at
@@ -22,19 +22,18 @@ WITH page AS MATERIALIZED (
   LIMIT $3::integer
 ),
 in_flight AS (
-  SELECT t.target_key, count(*) AS n
+  SELECT t.queue_id, count(*) AS n
   FROM tasks AS t
-  WHERE t.tenant_id = $1::text AND t.status = {{leased_status}}
-    AND t.target_key >= $2::text AND t.target_key <= (SELECT max(p.target_key) FROM page AS p)
-  GROUP BY t.target_key
+  WHERE t.tenant_id = $1::text AND t.status = {{leased_status}} AND t.queue_id IN (SELECT p.queue_id FROM page AS p)
+  GROUP BY t.queue_id
 )
 SELECT p.tenant_id, p.target_key, p.rate_per_second, p.burst, p.max_in_flight, p.held_until, p.throttled_until,
   p.next_due_at, coalesce(f.n, 0) AS in_flight,
   (SELECT count(*) FROM (
      SELECT FROM tasks AS t
-     WHERE t.tenant_id = p.tenant_id AND t.target_key = p.target_key AND t.status = {{due_status}}
+     WHERE t.queue_id = p.queue_id AND t.status = {{due_status}}
        AND t.next_attempt_at <= $4::float8
      LIMIT $5::integer) AS due) AS due_tasks
 FROM page AS p
-LEFT JOIN in_flight AS f ON f.target_key = p.target_key
+LEFT JOIN in_flight AS f ON f.queue_id = p.queue_id
 ORDER BY p.target_key

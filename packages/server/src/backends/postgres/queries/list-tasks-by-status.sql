@@ -19,7 +19,8 @@ CROSS JOIN LATERAL (
   SELECT {{task_columns:t}}
   FROM tasks AS t
   WHERE t.tenant_id = $1::text AND t.status = s.status AND ($3::text IS NULL OR t.policy_id = $3::text)
-    AND ($7::text IS NULL OR t.target_key = $7::text)
+    AND ($7::text IS NULL OR t.queue_id = (
+      SELECT q.queue_id FROM target_queues AS q WHERE q.tenant_id = $1::text AND q.target_key = $7::text))
     AND (t.created_at, t.task_id) < ($4::float8, $5::uuid)
   ORDER BY t.created_at DESC, t.task_id DESC
   LIMIT $6::integer

@@ -12,7 +12,7 @@
 -- results: one row `at`: a time, or null when no queue has a PENDING task
 -- errors:  none
 WITH head AS (
-  SELECT tenant_id, target_key, held_until, throttled_until, ready_at, row_number() OVER (ORDER BY ready_at) AS n
+  SELECT queue_id, held_until, throttled_until, ready_at, row_number() OVER (ORDER BY ready_at) AS n
   FROM target_queues
   WHERE ready_at IS NOT NULL
   ORDER BY ready_at
@@ -24,7 +24,7 @@ FROM head AS h
 LEFT JOIN LATERAL (
   SELECT t.next_attempt_at AS due
   FROM tasks AS t
-  WHERE h.n = 1 AND t.tenant_id = h.tenant_id AND t.target_key = h.target_key AND t.status = {{due_status}}
+  WHERE h.n = 1 AND t.queue_id = h.queue_id AND t.status = {{due_status}}
   ORDER BY t.next_attempt_at
   LIMIT 1
 ) AS p ON true

@@ -23,14 +23,15 @@ released AS (
   FROM input
   WHERE t.tenant_id = input.tenant_id AND t.task_id = input.task_id
     AND CASE WHEN t.status = {{leased_status}} THEN t.fencing_token END = input.fencing_token
-  RETURNING t.tenant_id, t.target_key
+  RETURNING t.queue_id
 ),
 requeued AS (
   INSERT INTO target_queues AS q (tenant_id, target_key, next_due_at)
-  SELECT tenant_id, target_key, $2::float8
-  FROM released
-  GROUP BY tenant_id, target_key
-  ORDER BY tenant_id, target_key
+  SELECT k.tenant_id, k.target_key, $2::float8
+  FROM (SELECT DISTINCT queue_id FROM released) AS r
+  -- The key by the queue's number (011-task-queue-number.sql), for the upsert's key order.
+  JOIN target_queues AS k ON k.queue_id = r.queue_id
+  ORDER BY k.tenant_id, k.target_key
   ON CONFLICT (tenant_id, target_key) DO UPDATE SET
     next_due_at = least(q.next_due_at, excluded.next_due_at),
     version = q.version + 1,

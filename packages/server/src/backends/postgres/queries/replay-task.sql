@@ -26,15 +26,18 @@ WITH replayed AS (
     updated_at = $9::float8,
     version = version + 1
   WHERE tenant_id = $1::text AND task_id = $2::uuid AND version = $3::bigint AND status = ANY ($4::text[])
-  RETURNING {{task_columns}}
+  RETURNING queue_id, {{task_columns}}
 ),
 requeued AS (
   INSERT INTO target_queues AS q (tenant_id, target_key, next_due_at)
-  SELECT tenant_id, target_key, next_attempt_at FROM replayed WHERE status = {{due_status}}
+  SELECT k.tenant_id, k.target_key, r.next_attempt_at
+  FROM replayed AS r
+  JOIN target_queues AS k ON k.queue_id = r.queue_id
+  WHERE r.status = {{due_status}}
   ON CONFLICT (tenant_id, target_key) DO UPDATE
     SET next_due_at = least(q.next_due_at, excluded.next_due_at), version = q.version + 1
 ),
 woken AS (
   SELECT count(pg_notify($10::text, '')) AS notified FROM replayed
 )
-SELECT replayed.* FROM replayed CROSS JOIN woken
+SELECT {{task_names}} FROM replayed CROSS JOIN woken
