@@ -16,7 +16,7 @@ export type SqlValue = string | number | Buffer | null;
 
 /**
  * A `tasks` row as a raw better-sqlite3 statement returns it: the task columns in row order (the order of
- * `TASK_FIELDS`, see `taskColumnList`), possibly followed by more columns (a claim reads the rowid last).
+ * `TASK_FIELDS`, see `TASK_COLUMN_NAMES`), possibly followed by more columns (a claim reads the rowid last).
  * Arrays, not objects: reading a row as an object makes better-sqlite3 build one keyed object per row, which on a
  * claim of a hundred rows costs more than mapping them.
  */
