@@ -215,7 +215,11 @@ describe('the console in Chromium', () => {
       // The tasks page finds a task by its idempotency key.
       const key = (await call<{ idempotencyKey: string }>('GET', `/retry-tasks/${theirs}`)).body.idempotencyKey;
       const tasks = await newPage(`${service.url}/#/tasks`);
+      await tasks.getByRole('row').filter({ hasText: theirs }).waitFor();
       await tasks.getByLabel('Idempotency key').fill(key);
+      // Typing in another field renders the page again (as a page's answer arriving does): the key typed stays.
+      await tasks.getByLabel('Task id').fill('not-a-task');
+      await expect.poll(() => tasks.getByLabel('Idempotency key').inputValue()).toBe(key);
       await tasks.getByRole('button', { name: 'Filter' }).click();
       await tasks.getByRole('row').filter({ hasText: theirs }).waitFor();
       // The unfiltered page lists that task too: poll until the filtered page has replaced it, as above.

@@ -106,15 +106,18 @@ export function DeadLettersPage() {
           }}
         >
           <label for="dl-status">Status</label>
-          <select id="dl-status" name="status" value={filter.status}>
-            <option value="">both</option>
-            <option value="FAILED">FAILED</option>
-            <option value="EXHAUSTED">EXHAUSTED</option>
+          {/* Not bound with `value`, which every render would set back: see the tasks page's filter. */}
+          <select id="dl-status" name="status">
+            {(['', 'FAILED', 'EXHAUSTED'] as const).map((s) => (
+              <option key={s} value={s} selected={s === filter.status}>
+                {s === '' ? 'both' : s}
+              </option>
+            ))}
           </select>
           <label for="dl-policy">Policy</label>
-          <input id="dl-policy" name="policyId" value={filter.policyId} placeholder="policy id" />
+          <input id="dl-policy" name="policyId" defaultValue={filter.policyId} placeholder="policy id" />
           <label for="dl-target">Target</label>
-          <input id="dl-target" class="mono" name="targetKey" value={filter.targetKey} placeholder="https://api.example.com" />
+          <input id="dl-target" class="mono" name="targetKey" defaultValue={filter.targetKey} placeholder="https://api.example.com" />
           <button type="submit">Filter</button>
         </form>
       </div>

@@ -70,22 +70,26 @@ export function TasksPage() {
     <>
       <PageTitle>Tasks</PageTitle>
       <div class="toolbar">
+        {/* The fields start from the filter in force and are then the user's (`defaultValue`, `selected`): a field
+            bound with `value` would be set back to it by every render, such as the one a page's answer brings. */}
         <form class="inline" onSubmit={filter} aria-label="Filter tasks">
           <label for="filter-status">Status</label>
-          <select id="filter-status" name="status" value={status}>
-            <option value="">any</option>
+          <select id="filter-status" name="status">
+            <option value="" selected={status === ''}>
+              any
+            </option>
             {STATUSES.map((s) => (
-              <option key={s} value={s}>
+              <option key={s} value={s} selected={s === status}>
                 {s}
               </option>
             ))}
           </select>
           <label for="filter-policy">Policy</label>
-          <input id="filter-policy" name="policyId" value={policyId} placeholder="policy id" />
+          <input id="filter-policy" name="policyId" defaultValue={policyId} placeholder="policy id" />
           <label for="filter-target">Target</label>
-          <input id="filter-target" class="mono" name="targetKey" value={targetKey} placeholder="https://api.example.com" />
+          <input id="filter-target" class="mono" name="targetKey" defaultValue={targetKey} placeholder="https://api.example.com" />
           <label for="filter-key">Idempotency key</label>
-          <input id="filter-key" class="mono" name="idempotencyKey" value={idempotencyKey} />
+          <input id="filter-key" class="mono" name="idempotencyKey" defaultValue={idempotencyKey} />
           <button type="submit">Filter</button>
         </form>
         <form
