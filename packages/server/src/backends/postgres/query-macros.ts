@@ -1,6 +1,6 @@
 import type { FieldCodec } from '../../domain/task-fields.js';
-import { TASK_FIELDS, TASK_FIELD_SPECS } from '../../domain/task-fields.js';
-import { TASK_COLUMN_NAMES } from '../sql/task-columns.js';
+import { TASK_FIELD_SPECS } from '../../domain/task-fields.js';
+import { TARGET_KEY_COLUMN as TARGET_KEY, TASK_COLUMN_NAMES, TASK_STORED_COLUMN_NAMES } from '../sql/task-columns.js';
 import { completionInput } from './completion-columns.js';
 import { JSONB_FIELDS, JSON_TEXT_FIELDS, type RecordField } from './insert-records.js';
 import { TaskEvent, transition } from '@retryd/core';
@@ -49,9 +49,6 @@ function recordValue(field: RecordField): string {
 
 const RECORD_FIELDS = [...JSONB_FIELDS, ...JSON_TEXT_FIELDS];
 
-/** The column a task row keeps its target key in on the way out; the table keeps its queue's number (011). */
-const TARGET_KEY = TASK_FIELDS.targetKey.column;
-
 /**
  * The task's columns as a SELECT or RETURNING list reading a `tasks` row (`alias`, or the table itself), each under its
  * own name, in row order. The table has no target key: it is read through the row's queue number (one look-up of
@@ -82,9 +79,7 @@ const MACROS: Readonly<Record<string, (alias: string | undefined, keyFrom: strin
    * The columns `tasks` stores, in row order: the task's columns with `queue_id` in place of the target key. An INSERT
    * list, or a SELECT list over a relation that has them.
    */
-  task_stored_columns: noAlias('task_stored_columns', () =>
-    TASK_COLUMN_NAMES.map((column) => (column === TARGET_KEY ? 'queue_id' : column)).join(', '),
-  ),
+  task_stored_columns: noAlias('task_stored_columns', () => TASK_STORED_COLUMN_NAMES.join(', ')),
   /**
    * The SELECT list reading a new task's columns, each under its own name, in `{{task_names}}` order, from `task`
    * (its array in insert-tasks' `$1`) and `texts` (its array in `$2`): see insert-records.ts.

@@ -1,5 +1,5 @@
 import { isLive, type RetryPolicy, type TaskStatus } from '@retryd/core';
-import { TASK_FIELDS, TASK_FIELD_NAMES, TASK_FIELD_SPECS, type FieldSpec, type TaskFieldName } from '../../domain/task-fields.js';
+import { TASK_FIELD_NAMES, TASK_FIELD_SPECS, type FieldSpec, type TaskFieldName } from '../../domain/task-fields.js';
 import { compileTaskMapper, taskLiteral } from '../../domain/compile-task-mapper.js';
 import type { AttemptLog, RetryTask, StoredPolicy } from '../../domain/task.js';
 import type { JsonCache } from './json-cache.js';
@@ -7,6 +7,7 @@ import { hexBytes } from '../sql/digest-bytes.js';
 import { hyphenatedUuid, uuidBytes } from '../sql/task-id-params.js';
 import { storedTargetUrl, targetUrlOfStored } from '../../domain/target-key.js';
 import { statusCode, statusOfCode } from './status-guards.js';
+import { TARGET_KEY_COLUMN, TASK_STORED_COLUMN_NAMES } from '../sql/task-columns.js';
 
 // A task's SQLite row and its mappings, all derived from the one definition of a task's fields
 // (domain/task-fields.ts): a field added there is read, written and claimed here with no edit.
@@ -22,16 +23,8 @@ export type SqlValue = string | number | Buffer | null;
  */
 export type TaskRow = SqlValue[];
 
-/**
- * The one field's column the row does not keep: in place of `target_key`, the row keeps its target queue's number
- * (`queue_id`, see 010-task-keys-as-numbers.sql), and reads give the key back.
- */
-const TARGET_KEY_COLUMN = TASK_FIELDS.targetKey.column;
-
-/** The task columns as the task INSERT names them, in row order: {@link TASK_COLUMN_NAMES} with `queue_id`. */
-export const TASK_INSERT_COLUMNS: readonly string[] = Object.freeze(
-  TASK_FIELD_SPECS.map((spec) => (spec.column === TARGET_KEY_COLUMN ? 'queue_id' : spec.column)),
-);
+/** The task columns as the task INSERT names them, in row order (`queue_id` in place of the key: see 010). */
+export const TASK_INSERT_COLUMNS: readonly string[] = TASK_STORED_COLUMN_NAMES;
 
 /** The task columns as a SELECT or RETURNING list, the target key read from the SQL expression `targetKey`. */
 function readColumns(targetKey: string): string {
