@@ -11,8 +11,8 @@
 // Figures: bytes per task of each table and index (SQLite: pages from `dbstat`, with the payload they hold;
 // PostgreSQL: pg_relation_size of the heap, TOAST and each index; Redis: the server's used_memory before and after
 // the fill, under a fresh key prefix on RETRYD_BENCH_REDIS_URL (default redis://127.0.0.1:6379) deleted afterwards,
-// with MEMORY USAGE of each kind of key per task: a task's hash and its data string, measured on a sample of 200
-// tasks; the rest is their share of the partition's sets and hashes), and the total.
+// with MEMORY USAGE of the partition's hash of task records and its hash of data JSON; the rest is the tasks' share
+// of the partition's other sets and hashes), and the total.
 // The build is packages/server/dist or --dist. Build it first: npm run build
 //
 // --json-file FILE writes { machine, tasks, stores: [{ store, rows: [{ name, bytesPerTask }], totalBytesPerTask }] }:
@@ -150,20 +150,21 @@ async function redis() {
     const before = await usedMemory();
     await fill(url.href);
     const total = (await usedMemory()) - before;
-    // A sample of the tasks' own keys (`{prefix:default}:task:<id>`, `…:data:<id>`; see keys.ts), by MEMORY USAGE.
+    // The partition's hashes of task records and data JSON (`{prefix:default}:tasks`, `…:data`; see keys.ts), whole,
+    // by MEMORY USAGE (SAMPLES 0: every field counted).
+    const usage = async (name) => Number(await client.memory('USAGE', `{${prefix}:default}:${name}`, 'SAMPLES', '0'));
+    // A build before layout 6 (--dist): a hash and a string per task, by MEMORY USAGE of a sample of 200 tasks.
     const ids = (await client.zrange(`{${prefix}:default}:status:PENDING`, 0, 199)).map(taskIdOfSortKey);
-    const usage = async (kind) => {
+    const sampled = async (kind) => {
       let bytes = 0;
       for (const id of ids) bytes += Number(await client.memory('USAGE', `{${prefix}:default}:${kind}:${id}`));
       return (bytes / ids.length) * TASKS;
     };
-    const hash = await usage('task');
-    const data = await usage('data');
-    print('redis', 'Redis (used_memory)', [
-      { name: 'task:<id> (hash)', bytes: hash },
-      { name: 'data:<id> (string)', bytes: data },
-      { name: 'sets and hashes by task', bytes: total - hash - data },
-    ]);
+    const parts =
+      (await client.exists(`{${prefix}:default}:tasks`)) === 1
+        ? [{ name: 'tasks (hash: id → record)', bytes: await usage('tasks') }, { name: 'data (hash: id → data JSON)', bytes: await usage('data') }]
+        : [{ name: 'task:<id> (hash)', bytes: await sampled('task') }, { name: 'data:<id> (string)', bytes: await sampled('data') }];
+    print('redis', 'Redis (used_memory)', [...parts, { name: 'sets and hashes by task', bytes: parts.reduce((rest, part) => rest - part.bytes, total) }]);
   } finally {
     await deleteKeys(client, `*${prefix}*`);
     await client.quit();

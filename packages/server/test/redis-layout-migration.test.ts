@@ -7,7 +7,7 @@ import { RedisStore } from '../src/backends/redis/redis-store.js';
 import { DATA_FIELDS } from '../src/backends/redis/task-codec.js';
 import { T0, makeAttempt, makeTask, retryOutcome } from './fixtures/tasks.js';
 import { REDIS_URL, dropPrefixes, freshPrefix } from './redis-harness.js';
-import { admin, closeOpened, expectIndexesExact, opened } from './redis-store-harness.js';
+import { admin, closeOpened, expectIndexesExact, opened, readRecord } from './redis-store-harness.js';
 
 afterAll(dropPrefixes);
 afterEach(closeOpened);
@@ -108,6 +108,7 @@ describe('Redis layout migration from layout 2', () => {
     expect(await before.claimDue(T0 + 2, { limit: 4, ...lease })).toHaveLength(4);
     await before.holdTarget({ tenantId: 'default', targetKey: B }, T0 + 9_000, T0);
     await before.close();
+    for (const tenant of ['default', 'other']) await toLayout5(client, new PartitionKeys(prefix, tenant));
     // The same data as layout 2 kept it: holds in one hash, no gates.
     for (const tenant of ['default', 'other']) {
       const k = new PartitionKeys(prefix, tenant);
@@ -143,6 +144,7 @@ describe('Redis layout migration from layout 3', () => {
     await before.close();
     // The sets layout 3 kept beside the status sets.
     const k = new PartitionKeys(prefix, 'default');
+    await toLayout5(client, k);
     for (const task of tasks) await client.zadd(k.legacyPolicyStatus(task.status, 'gentle'), 0, sortKeyOf(task.createdAt, task.taskId));
     await client.set(globalKeys(prefix).layout, '3');
     const gates = await client.hgetall(k.gate(tasks[0]!.targetKey));
@@ -158,7 +160,7 @@ describe('Redis layout migration from layout 3', () => {
 });
 
 describe('Redis layout migration from layout 4', () => {
-  it('rewrites nothing, raises the version, and reads the data JSON objects of layout 4 as before', async () => {
+  it('moves the data JSON objects of layout 4 as they are, and reads them as before', async () => {
     const prefix = freshPrefix();
     const client = admin();
     const before = await opened(new RedisStore({ url: REDIS_URL, prefix }));
@@ -172,23 +174,30 @@ describe('Redis layout migration from layout 4', () => {
     // whole listing key in the hash.
     for (const task of tasks) {
       const k = new PartitionKeys(prefix, task.tenantId);
+      await toLayout5(client, k);
       const layout4 = Object.fromEntries(DATA_FIELDS.flatMap((name) => (task[name] === null || task[name] === false ? [] : [[name, task[name]]])));
-      await client.set(k.data(task.taskId), JSON.stringify(layout4));
-      await client.hset(k.task(task.taskId), 'sortKey', sortKeyOf(task.createdAt, task.taskId));
+      await client.set(k.legacyData(task.taskId), JSON.stringify(layout4));
+      await client.hset(k.legacyTask(task.taskId), 'sortKey', sortKeyOf(task.createdAt, task.taskId));
     }
     await client.set(globalKeys(prefix).layout, '4');
-    const written = await Promise.all(tasks.map((t) => client.get(new PartitionKeys(prefix, t.tenantId).data(t.taskId))));
+    const written = await Promise.all(tasks.map((t) => client.get(new PartitionKeys(prefix, t.tenantId).legacyData(t.taskId))));
 
     const store = await opened(new RedisStore({ url: REDIS_URL, prefix }));
     expect(await client.get(globalKeys(prefix).layout)).toBe(String(LAYOUT_VERSION));
-    expect(await Promise.all(tasks.map((t) => client.get(new PartitionKeys(prefix, t.tenantId).data(t.taskId))))).toEqual(written);
-    for (const task of tasks) expect(await store.getTask(task.tenantId, task.taskId)).toEqual(task);
-    // A new task next to them is written as an array, its hash keeping the listing key's time digits only.
+    // Moved into layout 6 as written: the object kept, the listing key cut to its time digits.
+    expect(await Promise.all(tasks.map((t) => client.hget(new PartitionKeys(prefix, t.tenantId).taskData, t.taskId)))).toEqual(written);
+    for (const task of tasks) {
+      const k = new PartitionKeys(prefix, task.tenantId);
+      expect((await readRecord(client, k, task.taskId))?.sortKey).toBe(sortKeyOf(task.createdAt, ''));
+      expect(await client.exists(k.legacyTask(task.taskId), k.legacyData(task.taskId))).toBe(0);
+      expect(await store.getTask(task.tenantId, task.taskId)).toEqual(task);
+    }
+    // A new task next to them is written as an array, its record keeping the listing key's time digits only.
     const fresh = makeTask();
     await store.insertTasks([fresh]);
     const k = new PartitionKeys(prefix, 'default');
-    expect(JSON.parse((await client.get(k.data(fresh.taskId))) ?? '')).toBeInstanceOf(Array);
-    expect(await client.hget(k.task(fresh.taskId), 'sortKey')).toBe(sortKeyOf(fresh.createdAt, ''));
+    expect(JSON.parse((await client.hget(k.taskData, fresh.taskId)) ?? '')).toBeInstanceOf(Array);
+    expect((await readRecord(client, k, fresh.taskId))?.sortKey).toBe(sortKeyOf(fresh.createdAt, ''));
     expect(await store.getTask('default', fresh.taskId)).toEqual(fresh);
     // Both kinds move between the status sets under their whole listing keys.
     const claimed = await store.claimDue(T0 + 60_000, { limit: 10, leaseMs: 60_000, workerId: 'w' });
@@ -202,6 +211,62 @@ describe('Redis layout migration from layout 4', () => {
     }
   });
 });
+
+describe('Redis layout migration from layout 5', () => {
+  it('moves every task into the records and data hashes, deletes its keys, and changes nothing when run again', async () => {
+    const prefix = freshPrefix();
+    const client = admin();
+    const before = await opened(new RedisStore({ url: REDIS_URL, prefix }));
+    const lease = { leaseMs: 60_000, workerId: 'w' };
+    // More tasks than one chunk of the migration (500), in several statuses and two tenants.
+    const tasks = [
+      ...Array.from({ length: 1_100 }, (_, i) => makeTask({ nextAttemptAt: T0 + i, lastError: i % 7 === 0 ? 'HTTP 503' : null })),
+      makeTask({ tenantId: 'other', runStartedAt: T0 + 0.375 }),
+    ];
+    await before.insertTasks(tasks);
+    const [held] = await before.claimDue(T0, { limit: 1, ...lease });
+    if (held === undefined) throw new Error('expected a claim');
+    await before.cancelTask({ tenantId: 'default', taskId: (tasks[1] as RetryTask).taskId }, T0);
+    const stored = await Promise.all(tasks.map((t) => before.getTask(t.tenantId, t.taskId)));
+    await before.close();
+    for (const tenant of ['default', 'other']) await toLayout5(client, new PartitionKeys(prefix, tenant));
+    await client.set(globalKeys(prefix).layout, '5');
+
+    const store = await opened(new RedisStore({ url: REDIS_URL, prefix }));
+    expect(await client.get(globalKeys(prefix).layout)).toBe(String(LAYOUT_VERSION));
+    for (const tenant of ['default', 'other']) {
+      const k = new PartitionKeys(prefix, tenant);
+      const mine = tasks.filter((t) => t.tenantId === tenant);
+      expect(await client.hlen(k.records)).toBe(mine.length);
+      expect(await client.hlen(k.taskData)).toBe(mine.length);
+      expect(await client.exists(...mine.flatMap((t) => [k.legacyTask(t.taskId), k.legacyData(t.taskId)]))).toBe(0);
+      await expectIndexesExact(client, k);
+    }
+    expect(await Promise.all(tasks.map((t) => store.getTask(t.tenantId, t.taskId)))).toEqual(stored);
+    // As if the instance that migrated had died before writing the version: the move finds nothing left to do.
+    const k = new PartitionKeys(prefix, 'default');
+    const snapshot = await client.hgetall(k.records);
+    await client.del(globalKeys(prefix).layout);
+    const again = await opened(new RedisStore({ url: REDIS_URL, prefix }));
+    expect(await client.hgetall(k.records)).toEqual(snapshot);
+    // The lease taken before the move is still the one the holder completes.
+    const [done] = await again.completeAttempts([{ ...held, attempt: makeAttempt(held), next: retryOutcome(held, T0 + 50) }], T0 + 20);
+    expect(done).toMatchObject({ kind: 'applied', status: 'PENDING', nextAttemptAt: T0 + 50 });
+  });
+});
+
+/**
+ * Rewrites a partition's tasks as layout 5 kept them: each record (layout 6) back into a hash of its own with a field
+ * per value that is not null (`sortKey` as the record holds it), each data JSON into a string of its own.
+ */
+async function toLayout5(client: Redis, k: PartitionKeys): Promise<void> {
+  for (const id of await client.hkeys(k.records)) {
+    const record = (await readRecord(client, k, id)) ?? {};
+    await client.hset(k.legacyTask(id), ...Object.entries(record).flatMap(([field, value]) => (value === null ? [] : [field, value])));
+    await client.set(k.legacyData(id), (await client.hget(k.taskData, id)) ?? '');
+  }
+  await client.del(k.records, k.taskData);
+}
 
 /** Writes tasks as layout 1 did (insert-tasks.lua before targets): no `target` in the hash, one `due` set per partition. */
 async function writeLayout1(client: Redis, prefix: string, tasks: readonly RetryTask[]): Promise<void> {
@@ -228,10 +293,10 @@ async function writeLayout1(client: Redis, prefix: string, tasks: readonly Retry
       policyId: task.policyId,
       sortKey,
     };
-    multi.hset(k.task(task.taskId), ...Object.entries(state).flatMap(([field, value]) => (value === null ? [] : [field, String(value)])));
+    multi.hset(k.legacyTask(task.taskId), ...Object.entries(state).flatMap(([field, value]) => (value === null ? [] : [field, String(value)])));
     const { tenantId, taskId, idempotencyKey, requestHash, targetUrl, method, headers, body, bodyRef, policy, createdAt, traceContext } = task;
     const data = { tenantId, taskId, idempotencyKey, requestHash, targetUrl, method, headers, body, bodyRef, policy, createdAt, traceContext };
-    multi.set(k.data(task.taskId), JSON.stringify(data));
+    multi.set(k.legacyData(task.taskId), JSON.stringify(data));
     multi.hset(k.idem, task.idempotencyKey, task.taskId);
     if (task.status === 'PENDING') multi.zadd(k.legacyDue, String(task.nextAttemptAt), task.taskId);
     if (task.status === 'IN_FLIGHT') multi.zadd(k.leases, String(task.leaseExpiresAt), task.taskId);

@@ -4,6 +4,7 @@ import { expect } from 'vitest';
 import type { Redis } from 'ioredis';
 import type { PartitionKeys } from '../src/backends/redis/keys.js';
 import type { RedisStore } from '../src/backends/redis/redis-store.js';
+import { STATE_FIELDS } from '../src/backends/redis/task-codec.js';
 import { REDIS_URL, adminClient, freshStore } from './redis-harness.js';
 
 // What the Redis store's test files share: stores and admin clients that are closed after each test, and the check
@@ -21,6 +22,19 @@ export async function opened(store = freshStore()): Promise<RedisStore> {
   open.push(store);
   await store.init();
   return store;
+}
+
+/**
+ * A task's record (layout 6: its field in the partition's `tasks` hash, a MessagePack array) by field name, null
+ * where absent; undefined when there is no such task. Unpacked by Redis's own MessagePack library, as the scripts do.
+ */
+export async function readRecord(client: Redis, k: PartitionKeys, taskId: string): Promise<Record<string, string | null> | undefined> {
+  const values = (await client.eval("local packed = redis.call('HGET', KEYS[1], ARGV[1]) if not packed then return false end return cmsgpack.unpack(packed)", 1, k.records, taskId)) as
+    | (string | null)[]
+    | null;
+  if (values === null) return undefined;
+  expect(values.length).toBeLessThanOrEqual(STATE_FIELDS.length);
+  return Object.fromEntries(STATE_FIELDS.map((field, i) => [field, values[i] ?? null]));
 }
 
 /** A plain client for looking at keys from outside the store, disconnected after the test. */
@@ -83,14 +97,14 @@ export async function expectIndexesExact(client: Redis, k: PartitionKeys): Promi
   const pending = new Set((await client.zrange(k.status('PENDING'), 0, -1)).map((member) => member.slice(16)));
   const inFlight = new Map<string, number>();
   for (const id of await client.zrange(k.leases, 0, -1)) {
-    const target = (await client.hget(k.task(id), 'target')) as string;
+    const target = (await readRecord(client, k, id))?.target as string;
     inFlight.set(target, (inFlight.get(target) ?? 0) + 1);
   }
   let queued = 0;
   for (const target of targets) {
     const queue = await client.zrange(k.queue(target), 0, -1, 'WITHSCORES');
     for (let i = 0; i < queue.length; i += 2) {
-      const [status, due, owner] = await client.hmget(k.task(queue[i] as string), 'status', 'due', 'target');
+      const { status, due, target: owner } = (await readRecord(client, k, queue[i] as string)) ?? {};
       expect([status, Number(due), owner]).toEqual(['PENDING', Number(queue[i + 1]), target]);
       expect(pending.has(queue[i] as string)).toBe(true);
       queued++;

@@ -9,7 +9,7 @@ import { loadScripts } from '../src/backends/redis/scripts.js';
 import { T0, makeAttempt, makeTask, retryOutcome } from './fixtures/tasks.js';
 import { describeStoreConformance } from './store-conformance.js';
 import { REDIS_URL, dropPrefixes, freshPrefix, freshStore, keySlot, keysOf, waitFor } from './redis-harness.js';
-import { admin, closeOpened, monitorCommands, opened } from './redis-store-harness.js';
+import { admin, closeOpened, monitorCommands, opened, readRecord } from './redis-store-harness.js';
 
 // The Redis store: the conformance suite, and what is the Redis store's own (scripts, slots, wake-ups, partitions,
 // typed errors, durability, the prefix). Its target queues, its field lists in Lua and the migration of older key
@@ -76,9 +76,10 @@ describe('RedisStore', () => {
     for (const tenantId of tenants) {
       const partition = new PartitionKeys(store.prefix, tenantId);
       const own = keys.filter((key) => key.startsWith(partition.base));
-      // task, data, attempts, idem, queues, ready, gates, targets, leases?, counts, status and policy-status sets,
-      // policy, policies, target state; never the claim's scratch set
-      expect(own.length).toBeGreaterThanOrEqual(16);
+      // tasks, data, attempts, idem, queues, ready, gates, targets, counts, status sets, policy, policies, target
+      // state; never the claim's scratch set
+      expect(own.length).toBeGreaterThanOrEqual(14);
+      expect(own).toEqual(expect.arrayContaining([partition.records, partition.taskData, partition.idem]));
       expect(own).toContain(partition.queue('https://held.example.com'));
       expect(own).not.toContain(partition.claimOrder);
       expect(new Set(own.map(keySlot))).toEqual(new Set([keySlot(partition.ready)]));
@@ -206,8 +207,7 @@ describe('RedisStore', () => {
     expect(await store.getTaskByIdempotencyKey('default', odd)).toEqual(stored);
     expect(await store.insertTasks([makeTask({ idempotencyKey: odd })])).toEqual([{ kind: 'duplicate', task: stored }]);
     const keys = new PartitionKeys(store.prefix, 'default');
-    expect(await admin().hget(keys.task(task.taskId), 'runStart')).toBe(String(T0 + 0.375));
-    expect(await admin().hget(keys.task(task.taskId), 'owner')).toBeNull();
+    expect(await readRecord(admin(), keys, task.taskId)).toMatchObject({ runStart: String(T0 + 0.375), owner: null, policyId: odd.replace('\ud800', '\ufffd') });
 
     // A completion's text travels the same way.
     const other = makeTask();
@@ -221,14 +221,20 @@ describe('RedisStore', () => {
     expect((await store.listAttempts('default', other.taskId, { limit: 10 })).items).toEqual([log]);
   });
 
-  it('keeps task state compact (listpack hash) and the fixed part as one string', async () => {
+  it('keeps a task as a field in each of two hashes of its partition, the record packed without field names, and no key of its own', async () => {
     const store = await opened();
     const task = makeTask({ body: 'x'.repeat(5_000) });
     await store.insertTasks([task]);
     const keys = new PartitionKeys(store.prefix, 'default');
     const client = admin();
-    expect(await client.object('ENCODING', keys.task(task.taskId))).toBe('listpack');
-    expect(await client.type(keys.data(task.taskId))).toBe('string');
+    expect(await client.type(keys.records)).toBe('hash');
+    expect(await client.type(keys.taskData)).toBe('hash');
+    // The record: the values alone, with the listing key's time digits (the id that completes it names the field).
+    expect(await readRecord(client, keys, task.taskId)).toMatchObject({ status: 'PENDING', target: task.targetKey, sortKey: sortKeyOf(task.createdAt, '') });
+    expect(await client.hstrlen(keys.records, task.taskId)).toBeLessThan(128);
+    expect(await client.hget(keys.taskData, task.taskId)).toContain('x'.repeat(5_000));
+    expect(await client.exists(keys.legacyTask(task.taskId), keys.legacyData(task.taskId))).toBe(0);
+    expect((await keysOf(client, store.prefix)).filter((key) => key.includes(task.taskId))).toEqual([]);
   });
 
   it('orders listing keys like (createdAt, taskId) and reads createdAt back exactly', () => {

@@ -35,7 +35,7 @@ import type { StoredHeaders } from './header-value.js';
  */
 export type FieldCodec = 'text' | 'status' | 'integer' | 'bigint' | 'real' | 'boolean' | 'json' | 'json-string' | 'hex' | 'uuid' | 'target-url';
 
-/** Where Redis keeps a field: in the task's state hash under `hash` (scripts read it), or in its fixed JSON part. */
+/** Where Redis keeps a field: in the task's record under the name `hash` (scripts read it), or in its fixed JSON part. */
 export type RedisPlacement = { readonly hash: string } | 'data';
 
 /** What the API shows of a field: its JSON schema in the `Task` component (every shown field is always present). */

@@ -97,7 +97,7 @@ export class AccessKeys {
 
 /**
  * The keys of one partition. Scripts receive the fixed ones as KEYS and `base` as an argument, from which they
- * build the per-task keys (`task:<id>`, `data:<id>`, `attempts:<id>`), the per-target queues (`due:<target>`) and
+ * build the per-task keys (`attempts:<id>`), the records and data hashes (`tasks`, `data`), the per-target queues (`due:<target>`) and
  * the listing sets: all begin with the same hash tag, so they hash to the slot of KEYS[1].
  */
 export class PartitionKeys {
@@ -111,12 +111,23 @@ export class PartitionKeys {
     this.base = `{${prefix}:${escapePart(partition)}}:`;
   }
 
-  /** Hash: the task's changing state (status, due time, lease, token, version, ...). */
-  task(taskId: string): string {
+  /**
+   * Hash: task id → the task's record, its changing state (status, due time, lease, token, version, ...) as a
+   * MessagePack array of the values of `STATE_FIELDS` (task-codec.ts), false where null (layout 6).
+   */
+  get records(): string {
+    return `${this.base}tasks`;
+  }
+  /** Hash: task id → the task's fixed part as JSON (target, headers, body, policy, ...) (layout 6). */
+  get taskData(): string {
+    return `${this.base}data`;
+  }
+  /** Layout 5 and before: a task's state as a hash of its own, moved into {@link records} by the migration to 6. */
+  legacyTask(taskId: string): string {
     return `${this.base}task:${taskId}`;
   }
-  /** String: the task's fixed part as JSON (target, headers, body, policy, ...). */
-  data(taskId: string): string {
+  /** Layout 5 and before: a task's data JSON as a string of its own, moved into {@link taskData} by the migration to 6. */
+  legacyData(taskId: string): string {
     return `${this.base}data:${taskId}`;
   }
   /** Sorted set: attempt log entries (JSON) scored by attempt number. */
@@ -209,8 +220,8 @@ export function sortKeyOf(createdAt: number, taskId: string): string {
 }
 
 /**
- * The 16 hex digits that begin a task's listing key (see {@link sortKeyOf}): what the state hash keeps in `sortKey`
- * since layout 5, the id being in the hash's own name.
+ * The 16 hex digits that begin a task's listing key (see {@link sortKeyOf}): what a record keeps in `sortKey`
+ * (since layout 5), the id naming the record.
  */
 export function sortTimeOf(createdAt: number): string {
   const bytes = Buffer.allocUnsafe(8);

@@ -18,7 +18,9 @@ import { hashFieldOf } from './task-codec.js';
 // policy filters the status sets. Layout 5: new tasks' data JSON is an array without the tenant, the id and
 // `createdAt` (task-codec.ts DATA_ARRAY_FIELDS), and their hash's `sortKey` the listing key's time digits only;
 // nothing is rewritten, since the store reads layout 4's objects and whole keys as they are, but the version says
-// that data an older retryd could not read may be there. The version lives in
+// that data an older retryd could not read may be there. Layout 6: a task is a field in each of two hashes of its
+// partition, `tasks` (its record: the state hash's values as a MessagePack array) and `data` (its data JSON), instead
+// of a hash and a string of its own; the migration moves every task. The version lives in
 // `{prefix}:layout`; its absence means layout 1 (or no data yet).
 //
 // `init()` of every instance calls `ensureLayout`. The first one to take the lock (`SET NX PX`, renewed as it goes)
@@ -27,13 +29,13 @@ import { hashFieldOf } from './task-codec.js';
 // stopped first: they would go on writing layout 1.
 
 /** The layout this version of the store reads and writes. */
-export const LAYOUT_VERSION = 5;
+export const LAYOUT_VERSION = 6;
 
 /** How long the lock outlives its holder's last sign of life, in ms. */
 const LOCK_MS = 30_000;
-/** The state hash field that names a task's target. */
+/** The field of a layout-5 state hash that names a task's target. */
 const TARGET_FIELD = hashFieldOf('targetKey');
-/** The state hash field that names a task's policy. */
+/** The field of a layout-5 state hash that names a task's policy. */
 const POLICY_FIELD = hashFieldOf('policyId');
 /** Tasks read and converted per script call. */
 const CHUNK = 500;
@@ -96,7 +98,8 @@ async function migrate(client: RedisClient, globals: GlobalKeys, keysOf: (partit
   for (const partition of await client.smembers(globals.partitions)) {
     if (from < 2) await migratePartition(client, keysOf(partition), renew);
     if (from < 3) await migrateGates(client, keysOf(partition), renew);
-    await dropPolicyListings(client, keysOf(partition), renew);
+    if (from < 4) await dropPolicyListings(client, keysOf(partition), renew);
+    if (from < 6) await moveToRecords(client, keysOf(partition), renew);
   }
   await client.set(globals.layout, String(LAYOUT_VERSION));
 }
@@ -113,7 +116,7 @@ async function migratePartition(client: RedisClient, k: PartitionKeys, renew: ()
       const members = await client.zrange(k.status(status), start, '+', 'BYLEX', 'LIMIT', 0, CHUNK);
       const ids = members.map(taskIdOfSortKey);
       const pipeline = client.pipeline();
-      for (const id of ids) pipeline.get(k.data(id));
+      for (const id of ids) pipeline.get(k.legacyData(id));
       const data = ids.length === 0 ? [] : ((await execAll(pipeline)) as (string | null)[]);
       const pairs = ids.flatMap((id, i) => {
         const json = data[i];
@@ -143,7 +146,7 @@ async function migrateGates(client: RedisClient, k: PartitionKeys, renew: () => 
     const ids = await client.zrange(k.leases, start, start + CHUNK - 1);
     if (ids.length > 0) {
       const pipeline = client.pipeline();
-      for (const id of ids) pipeline.hget(k.task(id), TARGET_FIELD);
+      for (const id of ids) pipeline.hget(k.legacyTask(id), TARGET_FIELD);
       for (const target of (await execAll(pipeline)) as (string | null)[]) {
         if (target !== null) inFlight.set(target, (inFlight.get(target) ?? 0) + 1);
       }
@@ -167,7 +170,7 @@ async function dropPolicyListings(client: RedisClient, k: PartitionKeys, renew: 
       const members = await client.zrange(k.status(status), start, '+', 'BYLEX', 'LIMIT', 0, CHUNK);
       if (members.length > 0) {
         const pipeline = client.pipeline();
-        for (const member of members) pipeline.hget(k.task(taskIdOfSortKey(member)), POLICY_FIELD);
+        for (const member of members) pipeline.hget(k.legacyTask(taskIdOfSortKey(member)), POLICY_FIELD);
         for (const policyId of (await execAll(pipeline)) as (string | null)[]) {
           if (policyId !== null) sets.add(k.legacyPolicyStatus(status, policyId));
         }
@@ -182,4 +185,23 @@ async function dropPolicyListings(client: RedisClient, k: PartitionKeys, renew: 
   const pipeline = client.pipeline();
   for (const key of sets) pipeline.del(key);
   if (sets.size > 0) await execAll(pipeline);
+}
+
+/**
+ * Layout 5 to 6: moves every task of a partition into the partition's `tasks` and `data` hashes
+ * (`migrate-records.lua`), found through the status sets (every task is in exactly one), `CHUNK` tasks per round
+ * trip. The sets are not changed by the move, so paging them by member is stable. Safe to run again.
+ */
+async function moveToRecords(client: RedisClient, k: PartitionKeys, renew: () => Promise<void>): Promise<void> {
+  for (const status of Object.values(TaskStatus)) {
+    let start = '-';
+    for (;;) {
+      const members = await client.zrange(k.status(status), start, '+', 'BYLEX', 'LIMIT', 0, CHUNK);
+      if (members.length > 0) await runScript(client, 'migrateRecords', [k.records, k.taskData], [k.base, ...members.map(taskIdOfSortKey)]);
+      await renew();
+      const last = members[members.length - 1];
+      if (members.length < CHUNK || last === undefined) break;
+      start = `(${last}`;
+    }
+  }
 }

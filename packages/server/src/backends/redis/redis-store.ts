@@ -243,7 +243,7 @@ export class RedisStore implements Store, AdminReads, TargetStateStore {
 
   async requestCancel(ref: TaskRef, now: number): Promise<TransitionResult> {
     const k = this.#keysOf(partitionOfTenant(ref.tenantId));
-    return this.#transition(ref.tenantId, 'requestCancel', [k.task(ref.taskId)], [k.base, ref.taskId, String(now), ...REQUEST_CANCEL_FROM]);
+    return this.#transition(ref.tenantId, 'requestCancel', [k.records], [k.base, ref.taskId, String(now), ...REQUEST_CANCEL_FROM]);
   }
 
   async replayTask(ref: TaskRef, change: ReplayChange): Promise<TransitionResult> {

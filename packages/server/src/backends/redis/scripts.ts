@@ -30,6 +30,7 @@ export const SCRIPTS = {
   revokeApiKey: { file: 'revoke-api-key.lua', keys: 2 },
   migrateTasks: { file: 'migrate-tasks.lua', keys: 4 },
   migrateGates: { file: 'migrate-gates.lua', keys: 2 },
+  migrateRecords: { file: 'migrate-records.lua', keys: 2 },
   migrationLock: { file: 'migration-lock.lua', keys: 1 },
 } as const;
 

@@ -29,7 +29,7 @@ const bytewise = (a: string, b: string) => Buffer.compare(Buffer.from(a, 'utf8')
  *
  * A re-seal reads the task's data JSON, compares its headers and body with the expected ones (as values), builds the
  * new JSON from the one it read, and writes it with `reseal-task.lua` only if the stored text is still the one read:
- * the state hash and the indexes are not touched.
+ * the record and the indexes are not touched.
  */
 export class RedisSealedTasks implements SealedTaskStore {
   constructor(
@@ -68,15 +68,15 @@ export class RedisSealedTasks implements SealedTaskStore {
   }
 
   async #reseal(ref: TaskRef, expected: SealedParts, next: SealedParts): Promise<TransitionResult> {
-    const dataKey = this.registry.keysOf(partitionOfTenant(ref.tenantId)).data(ref.taskId);
-    const read = await this.client.get(dataKey);
+    const dataKey = this.registry.keysOf(partitionOfTenant(ref.tenantId)).taskData;
+    const read = await this.client.hget(dataKey, ref.taskId);
     if (read === null) return { kind: 'not_found' };
     const sealed = sealedPartsOfData(read);
     let written = 0;
     if (sameSealedParts({ headers: sealed.headers as SealedParts['headers'], body: sealed.body }, expected)) {
       // Every other field as it was, in the form it was written in (layout 5's array or layout 4's object).
       const json = dataWithSealedParts(read, next.headers, next.body);
-      written = Number(await runScript(this.client, 'resealTask', [dataKey], [read, json]));
+      written = Number(await runScript(this.client, 'resealTask', [dataKey], [read, json, ref.taskId]));
     }
     const [task] = await this.readTasks(ref.tenantId, [ref.taskId]);
     if (task === undefined || written === -1) return { kind: 'not_found' };

@@ -8,11 +8,12 @@ import { createdAtOfSortKey, sortTimeOf, taskIdOfSortKey } from './keys.js';
 import { storedTargetUrl, targetUrlOfStored } from '../../domain/target-key.js';
 
 // How a task is kept in Redis, derived from the one definition of its fields (domain/task-fields.ts): the fields
-// whose `redis` placement names a hash field live in the state hash `task:<id>` (small values, so Redis keeps it
-// in the compact listpack encoding; scripts read and write them by name), the others in one JSON string
-// `data:<id>` that no script parses. The store adds one field of its own to the hash, `sortKey`: the listing key
-// (keys.ts sortKeyOf), stored since layout 5 as its 16 time digits only (the id is in the hash's name), which
-// scripts complete with the id when they read a state. As scripts return it, it holds the task's id and
+// whose `redis` placement names a hash field make up the task's record, its field in the partition's `tasks` hash
+// (layout 6: a MessagePack array of their values in STATE_FIELDS order, without names; scripts read and write it
+// whole and name the fields by position), the others one JSON text, its field in the partition's `data` hash, that
+// no script parses. The store adds one field of its own to the record, `sortKey`: the listing key (keys.ts
+// sortKeyOf), stored as its 16 time digits only (the id names the record), which scripts complete with the id when
+// they read a state. As scripts return it, it holds the task's id and
 // `createdAt`, so the data JSON leaves those two out, and the tenant (its partition's), since layout 5 (see
 // DATA_ARRAY_FIELDS).
 //
@@ -20,21 +21,23 @@ import { storedTargetUrl, targetUrlOfStored } from '../../domain/target-key.js';
 // double) and reads it with `Number`; scripts only compare numbers (`tonumber`, exact) and never format one —
 // Lua's `tostring` keeps 14 digits and would round `1700000000000.375`. Scores go to ZADD as the same strings.
 
-/** The store's own hash field after the definition's: the task's listing key. */
+/** The store's own record field after the definition's: the task's listing key. */
 export const SORT_KEY_FIELD = 'sortKey';
 
 const HASH_SPECS = TASK_FIELD_SPECS.filter((spec) => spec.redis !== 'data');
 
-/** The hash field of a task field that lives in the state hash. Throws for a field kept in the JSON part. */
+/** The name of a task field that lives in the record (as scripts name it). Throws for a field kept in the JSON part. */
 export function hashFieldOf(name: TaskFieldName): string {
   const placement = TASK_FIELDS[name].redis;
-  if (placement === 'data') throw new Error(`Task field ${name} is kept in the data JSON, not in the state hash.`);
+  if (placement === 'data') throw new Error(`Task field ${name} is kept in the data JSON, not in the record.`);
   return placement.hash;
 }
 
 /**
- * The state hash fields in the order scripts take and return them: the definition's hash fields in row order,
- * then {@link SORT_KEY_FIELD}. TASK_FIELDS of `lua/includes/task-state.lua` must be the same list.
+ * The record's fields in the order it holds their values and scripts take and return them: the definition's record
+ * fields in row order, then {@link SORT_KEY_FIELD}. TASK_FIELDS of `lua/includes/task-state.lua` must be the same
+ * list. Records are read by position: a field added later goes after `sortKey` (test/redis-lua-fields.test.ts pins
+ * the order layout 6 wrote).
  */
 export const STATE_FIELDS: readonly string[] = Object.freeze([...HASH_SPECS.map((spec) => hashFieldOf(spec.name)), SORT_KEY_FIELD]);
 
@@ -45,7 +48,7 @@ export const DATA_FIELDS: readonly TaskFieldName[] = Object.freeze(
 
 /**
  * Data fields the task's keys already hold, so that the data JSON of layout 5 leaves them out: the tenant is its
- * partition's (keys.ts `partitionOf`), the id and `createdAt` are the listing key's (`sortKey`, in the state hash).
+ * partition's (keys.ts `partitionOf`), the id and `createdAt` are the listing key's (`sortKey`, in the record).
  */
 const KEPT_BY_KEYS: ReadonlySet<TaskFieldName> = new Set<TaskFieldName>(['tenantId', 'taskId', 'createdAt']);
 
@@ -161,7 +164,7 @@ ${HASH_SPECS.map((spec) => `    ${hashJsonSource(spec, `t.${spec.name}`)} + ',' 
 );
 
 /**
- * A task's fixed part as Redis keeps it (`data:<id>`): the values of {@link DATA_ARRAY_FIELDS} as a JSON array, the
+ * A task's fixed part as Redis keeps it (its field in the `data` hash): the values of {@link DATA_ARRAY_FIELDS} as a JSON array, the
  * trailing ones that hold nothing (a nullable field that is null, a boolean that is false) left out; one in the
  * middle that holds nothing is written `null` (only `body` can be, in practice). Compiled once from the field
  * definitions.
@@ -182,7 +185,7 @@ export const encodeTaskData: (task: RetryTask) => string = compileTaskMapper<(ta
  */
 function dataValueSource(spec: FieldSpec, value: string): string {
   if (spec.codec === 'json-string') return `(${value} === null ? null : wellFormed(${value}))`;
-  // Kept after its target key, which the state hash holds (see domain/target-key.ts).
+  // Kept after its target key, which the record holds (see domain/target-key.ts).
   if (spec.codec === 'target-url') return `storedTargetUrl(${value}, t.targetKey, ${JSON.stringify(spec.column)})`;
   if (spec.nullable) return value;
   return spec.codec === 'boolean' ? `(${value} || null)` : value;
@@ -275,7 +278,7 @@ function dataReadSource(spec: FieldSpec, value: string): string {
 /** JavaScript reading a hash field of the state array `s`. */
 function stateReadSource(spec: FieldSpec & { name: TaskFieldName }): string {
   const placement = spec.redis;
-  if (placement === 'data') throw new Error(`Task field ${spec.name} is kept in the data JSON, not in the state hash.`);
+  if (placement === 'data') throw new Error(`Task field ${spec.name} is kept in the data JSON, not in the record.`);
   return hashValueSource(spec.codec, spec.nullable, `s[${STATE_FIELDS.indexOf(placement.hash)}]`, spec.name);
 }
 

@@ -27,12 +27,10 @@ local old = state[FIELD.status]
 local new = allowed_move(old, 4)
 if not new then return { 'refused', task_reply(task) } end
 
-local key = base .. 'task:' .. id
-local version = format_int(tonumber(state[FIELD.version]) + 1)
-redis.call('HSET', key, 'status', new, 'updated', now, 'version', version)
-redis.call('HDEL', key, 'due', 'owner', 'leaseUntil')
 reindex(base, KEYS[1], id, state, old, new, nil, nil)
-flush_indexes(base, KEYS[2], KEYS[3], nil)
-state[FIELD.status], state[FIELD.updated], state[FIELD.version] = new, now, version
+state[FIELD.status], state[FIELD.updated] = new, now
+state[FIELD.version] = format_int(tonumber(state[FIELD.version]) + 1)
 state[FIELD.due], state[FIELD.owner], state[FIELD.leaseUntil] = false, false, false
+write_state(base, id, state)
+flush_indexes(base, KEYS[2], KEYS[3], nil)
 return { 'applied', task_reply(task) }

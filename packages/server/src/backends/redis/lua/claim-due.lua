@@ -50,14 +50,13 @@ local function claim(target, id)
     dequeue(base, target, id)
     return
   end
-  local token = format_int(tonumber(state[FIELD.token]) + 1)
-  local version = format_int(tonumber(state[FIELD.version]) + 1)
-  redis.call('HSET', base .. 'task:' .. id, 'status', 'IN_FLIGHT', 'owner', owner, 'leaseUntil', lease_until,
-    'updated', now, 'token', token, 'version', version)
   reindex(base, KEYS[2], id, state, 'PENDING', 'IN_FLIGHT', nil, lease_until)
   state[FIELD.status], state[FIELD.owner], state[FIELD.leaseUntil] = 'IN_FLIGHT', owner, lease_until
-  state[FIELD.updated], state[FIELD.token], state[FIELD.version] = now, token, version
-  claimed[#claimed + 1] = task_reply({ state, redis.call('GET', base .. 'data:' .. id) })
+  state[FIELD.updated] = now
+  state[FIELD.token] = format_int(tonumber(state[FIELD.token]) + 1)
+  state[FIELD.version] = format_int(tonumber(state[FIELD.version]) + 1)
+  write_state(base, id, state)
+  claimed[#claimed + 1] = task_reply({ state, redis.call('HGET', data_key(base), id) })
   taken[target] = taken[target] + 1
 end
 

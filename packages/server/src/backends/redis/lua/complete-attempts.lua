@@ -37,9 +37,6 @@
 --- @include "task-state"
 
 local OUTCOME_FIELDS = { 'status', 'attempt', 'due', 'runStart', 'lastDelay', 'error', 'httpStatus', 'deadReason' }
--- The state a completion reads: its fence (status, token, leaseUntil), the cancel flag, the version it raises, and
--- what reindex needs (target, sortKey).
-local READ_FIELDS = { 'status', 'token', 'leaseUntil', 'cancel', 'version', 'target', 'sortKey' }
 -- Where an outcome starts in a completion's array.
 local NEXT = 9
 
@@ -52,7 +49,7 @@ local states, seen = {}, {}
 for c = 1, n do
   local entry = completions[c]
   local id, token, require_by = entry[1], entry[2], entry[3]
-  local state = read_state_fields(base, id, READ_FIELDS)
+  local state = read_state(base, id)
   -- A second completion of one task in one call would find it no longer IN_FLIGHT: fenced out.
   local ok = not seen[id] and state[FIELD.status] == 'IN_FLIGHT' and tonumber(state[FIELD.token]) == tonumber(token)
   if ok and require_by then
@@ -84,22 +81,12 @@ for c = 1, n do
   else
     local entry = completions[c]
     local id = entry[1]
-    local key = base .. 'task:' .. id
     local first = state.outcome_at
     local version = format_int(tonumber(state[FIELD.version]) + 1)
-    local set = { 'updated', now, 'version', version }
-    local del = { 'owner', 'leaseUntil' }
-    for f = 1, #OUTCOME_FIELDS do
-      local value = entry[first + f - 1]
-      if value then
-        set[#set + 1] = OUTCOME_FIELDS[f]
-        set[#set + 1] = value
-      else
-        del[#del + 1] = OUTCOME_FIELDS[f]
-      end
-    end
-    redis.call('HSET', key, unpack(set))
-    redis.call('HDEL', key, unpack(del))
+    for f = 1, #OUTCOME_FIELDS do state[FIELD[OUTCOME_FIELDS[f]]] = entry[first + f - 1] or false end
+    state[FIELD.updated], state[FIELD.version] = now, version
+    state[FIELD.owner], state[FIELD.leaseUntil] = false, false
+    write_state(base, id, state)
     local new, due = entry[first], entry[first + 2] or nil
     reindex(base, KEYS[1], id, state, 'IN_FLIGHT', new, due, nil)
     if new == 'PENDING' and tonumber(due) <= tonumber(now) then wake = true end

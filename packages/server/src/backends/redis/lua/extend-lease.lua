@@ -11,11 +11,13 @@
   Returns 1 when extended (leaseUntil set, version raised), 0 when the task is not IN_FLIGHT with that token.
   Errors: none.
 ]]
+--- @include "task-state"
 
-local key = ARGV[1] .. 'task:' .. ARGV[2]
-local status, token = unpack(redis.call('HMGET', key, 'status', 'token'))
-if status ~= 'IN_FLIGHT' or tonumber(token) ~= tonumber(ARGV[3]) then return 0 end
-redis.call('HSET', key, 'leaseUntil', ARGV[4])
-redis.call('HINCRBY', key, 'version', 1)
+local base, id = ARGV[1], ARGV[2]
+local state = read_state(base, id)
+if state[FIELD.status] ~= 'IN_FLIGHT' or tonumber(state[FIELD.token]) ~= tonumber(ARGV[3]) then return 0 end
+state[FIELD.leaseUntil] = ARGV[4]
+state[FIELD.version] = format_int(tonumber(state[FIELD.version]) + 1)
+write_state(base, id, state)
 redis.call('ZADD', KEYS[1], ARGV[4], ARGV[2])
 return 1

@@ -42,33 +42,34 @@ for i = 1, n, CHUNK do
   local found = redis.call('HMGET', KEYS[1], unpack(idem_keys, i, math.min(i + CHUNK - 1, n)))
   for j = 1, #found do holders[i + j - 1] = found[j] end
 end
-local owner_in_batch, new_task_keys = {}, {}
+local owner_in_batch, new_task_ids = {}, {}
 for t = 1, n do
   local key = idem_keys[t]
   if not holders[t] and not owner_in_batch[key] then
     owner_in_batch[key] = t
-    new_task_keys[#new_task_keys + 1] = base .. 'task:' .. states[t][ID]
+    new_task_ids[#new_task_ids + 1] = states[t][ID]
   end
 end
--- One EXISTS over the new tasks' keys answers the usual case (none is taken); only when one is are they asked
--- one by one, to name the first.
-local taken = 0
-for i = 1, #new_task_keys, CHUNK do
-  taken = taken + redis.call('EXISTS', unpack(new_task_keys, i, math.min(i + CHUNK - 1, #new_task_keys)))
+-- One HMGET over the new tasks' ids in the records' hash: the ids already taken.
+local taken = {}
+for i = 1, #new_task_ids, CHUNK do
+  local found = redis.call('HMGET', tasks_key(base), unpack(new_task_ids, i, math.min(i + CHUNK - 1, #new_task_ids)))
+  for j = 1, #found do
+    if found[j] then taken[new_task_ids[i + j - 1]] = true end
+  end
 end
 local new_ids = {}
 for t = 1, n do
   if owner_in_batch[idem_keys[t]] == t then
     local id = states[t][ID]
-    if new_ids[id] or (taken > 0 and redis.call('EXISTS', base .. 'task:' .. id) == 1) then
+    if new_ids[id] or taken[id] then
       return redis.error_reply('TASK_EXISTS ' .. id)
     end
     new_ids[id] = true
   end
 end
 
-local results, wake, idem_entries, data_entries, seen_targets = {}, false, {}, {}, {}
-local fields = {}
+local results, wake, idem_entries, records, data_entries, seen_targets = {}, false, {}, {}, {}, {}
 for t = 1, n do
   local state = states[t]
   local id, key = state[ID], idem_keys[t]
@@ -76,19 +77,11 @@ for t = 1, n do
     -- Read after the batch is written: the holder may be a task of this very batch.
     results[t] = holders[t] or states[owner_in_batch[key]][ID]
   else
-    local count = 0
-    for f = 1, #TASK_FIELDS do
-      local value = state[f]
-      if value then
-        fields[count + 1] = TASK_FIELDS[f]
-        fields[count + 2] = value
-        count = count + 2
-      end
-    end
-    redis.call('HSET', base .. 'task:' .. id, unpack(fields, 1, count))
+    records[#records + 1] = id
+    records[#records + 1] = pack_state(state)
     -- Stored short; the status set holds the whole listing key.
     state[FIELD.sortKey] = listing_key(state, id)
-    data_entries[#data_entries + 1] = base .. 'data:' .. id
+    data_entries[#data_entries + 1] = id
     data_entries[#data_entries + 1] = ARGV[4 + t]
     idem_entries[#idem_entries + 1] = key
     idem_entries[#idem_entries + 1] = id
@@ -102,8 +95,11 @@ for t = 1, n do
     results[t] = 1
   end
 end
+for i = 1, #records, CHUNK do
+  redis.call('HSET', tasks_key(base), unpack(records, i, math.min(i + CHUNK - 1, #records)))
+end
 for i = 1, #data_entries, CHUNK do
-  redis.call('MSET', unpack(data_entries, i, math.min(i + CHUNK - 1, #data_entries)))
+  redis.call('HSET', data_key(base), unpack(data_entries, i, math.min(i + CHUNK - 1, #data_entries)))
 end
 for i = 1, #idem_entries, CHUNK do
   redis.call('HSET', KEYS[1], unpack(idem_entries, i, math.min(i + CHUNK - 1, #idem_entries)))

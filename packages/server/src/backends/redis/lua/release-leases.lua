@@ -21,13 +21,13 @@ local base, now = ARGV[1], ARGV[2]
 local released = 0
 for i = 5, #ARGV - 1, 2 do
   local id = ARGV[i]
-  local key = base .. 'task:' .. id
   local state = read_state(base, id)
   if state[FIELD.status] == 'IN_FLIGHT' and tonumber(state[FIELD.token]) == tonumber(ARGV[i + 1]) then
-    redis.call('HSET', key, 'status', 'PENDING', 'due', now, 'updated', now,
-      'version', format_int(tonumber(state[FIELD.version]) + 1))
-    redis.call('HDEL', key, 'owner', 'leaseUntil')
     reindex(base, KEYS[1], id, state, 'IN_FLIGHT', 'PENDING', now, nil)
+    state[FIELD.status], state[FIELD.due], state[FIELD.updated] = 'PENDING', now, now
+    state[FIELD.version] = format_int(tonumber(state[FIELD.version]) + 1)
+    state[FIELD.owner], state[FIELD.leaseUntil] = false, false
+    write_state(base, id, state)
     released = released + 1
   end
 end

@@ -35,15 +35,14 @@ local old = state[FIELD.status]
 local new = allowed_move(old, 10)
 if not new or tonumber(state[FIELD.version]) ~= tonumber(ARGV[3]) then return { 'refused', task_reply(task) } end
 
-local key = base .. 'task:' .. id
-local due, run_start, updated = ARGV[4], decode_value(ARGV[6]), ARGV[7]
-local version = format_int(tonumber(state[FIELD.version]) + 1)
-redis.call('HSET', key, 'status', new, 'due', due, 'runOffset', ARGV[5], 'lastDelay', '0', 'cancel', '0',
-  'updated', updated, 'version', version)
-local del = { 'deadReason', 'owner', 'leaseUntil' }
-if run_start then redis.call('HSET', key, 'runStart', run_start) else del[#del + 1] = 'runStart' end
-redis.call('HDEL', key, unpack(del))
+local due = ARGV[4]
 reindex(base, KEYS[1], id, state, old, new, due, nil)
+state[FIELD.status], state[FIELD.due], state[FIELD.runOffset], state[FIELD.lastDelay] = new, due, ARGV[5], '0'
+state[FIELD.cancel], state[FIELD.updated] = '0', ARGV[7]
+state[FIELD.version] = format_int(tonumber(state[FIELD.version]) + 1)
+state[FIELD.runStart] = decode_value(ARGV[6]) or false
+state[FIELD.deadReason], state[FIELD.owner], state[FIELD.leaseUntil] = false, false, false
+write_state(base, id, state)
 flush_indexes(base, KEYS[2], KEYS[3], nil)
 redis.call('PUBLISH', ARGV[8], ARGV[9])
-return { 'applied', task_reply(read_task(base, id)) }
+return { 'applied', task_reply(task) }

@@ -1,7 +1,7 @@
 --[[
   request-cancel: marks a task whose attempt is in flight to be cancelled when that attempt ends.
 
-  KEYS[1] task     hash   the task's state (`task:<id>`)
+  KEYS[1] tasks    hash   task id -> the task's record (`tasks`)
 
   ARGV[1] base     the partition's key prefix, `{prefix:partition}:`
   ARGV[2] id       task id
@@ -27,7 +27,7 @@ for i = 4, #ARGV do
 end
 if not allowed then return { 'refused', task_reply(task) } end
 
-local version = format_int(tonumber(state[FIELD.version]) + 1)
-redis.call('HSET', KEYS[1], 'cancel', '1', 'updated', now, 'version', version)
-state[FIELD.cancel], state[FIELD.updated], state[FIELD.version] = '1', now, version
+state[FIELD.cancel], state[FIELD.updated] = '1', now
+state[FIELD.version] = format_int(tonumber(state[FIELD.version]) + 1)
+write_state(base, id, state)
 return { 'applied', task_reply(task) }

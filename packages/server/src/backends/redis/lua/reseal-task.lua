@@ -1,12 +1,13 @@
 --[[
   reseal-task: replaces a task's fixed part (its data JSON) if it is still the one the caller read, and nothing else.
 
-  KEYS[1] data   string   the task's fixed part as JSON (`data:<id>`)
+  KEYS[1] data   hash   task id -> the task's fixed part as JSON (`data`)
 
   ARGV[1] expected   the data JSON as the caller read it (and checked its headers and body)
   ARGV[2] next       the data JSON to write: the same, with the headers and inline body re-sealed
+  ARGV[3] id         task id
 
-  A re-seal of a task's secrets under a new encryption key (`retryd keys rotate-encryption`). The state hash
+  A re-seal of a task's secrets under a new encryption key (`retryd keys rotate-encryption`). The task's record
   (status, version, lease, token) and every index are left as they are, so an attempt in flight keeps its lease.
   The JSON is compared as text, never parsed here: the caller builds `next` from `expected`.
 
@@ -15,8 +16,8 @@
   Errors: none.
 ]]
 
-local current = redis.call('GET', KEYS[1])
+local current = redis.call('HGET', KEYS[1], ARGV[3])
 if not current then return -1 end
 if current ~= ARGV[1] then return 0 end
-redis.call('SET', KEYS[1], ARGV[2])
+redis.call('HSET', KEYS[1], ARGV[3], ARGV[2])
 return 1

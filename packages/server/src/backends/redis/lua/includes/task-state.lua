@@ -1,9 +1,11 @@
 -- Helpers shared by the task scripts (spliced in at load time by scripts.ts where a script says
 -- `--- @include "task-state"`).
 --
--- A task is two keys under the partition's base `{prefix:partition}:`: the hash `task:<id>` (its changing
--- state and the fields scripts index by, TASK_FIELDS below; an absent field is null) and the string `data:<id>`
--- (its fixed part as JSON, which no script parses).
+-- A task is a field named by its id in each of two hashes under the partition's base `{prefix:partition}:`
+-- (layout 6): in `tasks`, its record, the values of TASK_FIELDS below (its changing state and what scripts index
+-- by) as a MessagePack array, false where a field is null; in `data`, its fixed part as JSON, which no script
+-- parses. Two fields in two large hashes cost Redis less than a key of its own per task: no key name, object
+-- header or main-dictionary entry, and no field names in the record (layout 5 kept a hash and a string per task).
 --
 -- The PENDING tasks of one target form its queue, the sorted set `due:<target>` (task ids by due time). The
 -- sorted set `ready` holds one member per target whose queue is not empty, scored by when the queue is next
@@ -21,8 +23,8 @@
 -- A script's writes are not rolled back when it fails part-way: each script checks everything that can
 -- refuse the call before its first write.
 
--- Every field of the state hash, in the order insert-tasks takes them and read_task returns them: the hash
--- fields of domain/task-fields.ts in row order, then the store's own `sortKey` (task-codec.ts STATE_FIELDS;
+-- Every field of a task's record, in the order the record holds them, insert-tasks takes them and read_task
+-- returns them: the record's fields of domain/task-fields.ts in row order, then the store's own `sortKey` (task-codec.ts STATE_FIELDS;
 -- test/redis-lua-fields.test.ts fails when the two differ).
 local TASK_FIELDS = { 'target', 'policyId', 'status', 'attempt', 'runOffset', 'runStart', 'lastDelay', 'due',
   'updated', 'owner', 'leaseUntil', 'token', 'version', 'cancel', 'error', 'httpStatus', 'deadReason', 'sortKey' }
@@ -170,7 +172,7 @@ end
 
 -- Puts the task in the index its new status calls for (PENDING: its target's queue by `due`; IN_FLIGHT:
 -- leases by `lease_until`), takes it out of the one its old status had, and moves its listing key. The caller
--- deletes the lease fields of a task that leaves IN_FLIGHT. `state` is the task's hash as read_state read it
+-- deletes the lease fields of a task that leaves IN_FLIGHT. `state` is the task's record as read_state read it
 -- (target and the whole listing key `sortKey` are taken from it).
 local function reindex(base, leases_key, id, state, old, new, due, lease_until)
   local target = state[FIELD.target]
@@ -187,37 +189,59 @@ local function reindex(base, leases_key, id, state, old, new, due, lease_until)
   move_status(base, old, new, state[FIELD.sortKey])
 end
 
--- The listing key (keys.ts sortKeyOf: createdAt as 16 hex digits, then the id) of a state whose `sortKey` is
--- as stored: since layout 5 only its 16 time digits (the id is in the key's name: 36 bytes a hash less, which
--- keeps the usual task's listpack in a smaller allocation); in a task stored before layout 5, the whole key.
+-- The listing key (keys.ts sortKeyOf: createdAt as 16 hex digits, then the id) of a record whose `sortKey` is as
+-- stored: its 16 time digits (the id names the record). Layout 5's hashes could hold the whole key (a task stored
+-- before it); layout 6's migration cut those, and the whole key still reads as it is.
 local function listing_key(state, id)
   local stored = state[FIELD.sortKey]
   if stored and #stored == 16 then return stored .. id end
   return stored
 end
 
--- The task's state hash as HMGET of TASK_FIELDS (false where absent), `sortKey` the whole listing key.
+local function tasks_key(base)
+  return base .. 'tasks'
+end
+
+local function data_key(base)
+  return base .. 'data'
+end
+
+-- A task's record unpacked: the values of TASK_FIELDS (false where absent), `sortKey` the whole listing key; every
+-- value false when there is no such task.
+local function unpack_state(packed, id)
+  if not packed then return { false, false, false, false, false, false, false, false, false, false, false, false,
+    false, false, false, false, false, false } end
+  local state = cmsgpack.unpack(packed)
+  -- A record written before a field was added ends early: the fields it lacks read as absent.
+  for f = #state + 1, #TASK_FIELDS do state[f] = false end
+  state[FIELD.sortKey] = listing_key(state, id)
+  return state
+end
+
+-- The task's record (see unpack_state).
 local function read_state(base, id)
-  local state = redis.call('HMGET', base .. 'task:' .. id, unpack(TASK_FIELDS))
-  state[FIELD.sortKey] = listing_key(state, id)
-  return state
+  return unpack_state(redis.call('HGET', tasks_key(base), id), id)
 end
 
--- Some fields of the task's state hash (`names`, each a name of TASK_FIELDS, `sortKey` among them), at their places
--- of read_state's state (FIELD); the others are absent (nil). For a script that reads few of them on its hot path:
--- each value read costs the script a Lua string (HMGET of all 18 fields takes about three times as long as of 7).
-local function read_state_fields(base, id, names)
-  local values = redis.call('HMGET', base .. 'task:' .. id, unpack(names))
-  local state = {}
-  for i = 1, #names do state[FIELD[names[i]]] = values[i] end
-  state[FIELD.sortKey] = listing_key(state, id)
-  return state
+-- A state (as read_state reads it, changed or not) as its record: the values of TASK_FIELDS in order, false where
+-- absent, `sortKey` its 16 time digits (the id completes it). Copied into a new array: a script may keep its own
+-- entries on a state table, which would make MessagePack write a map.
+local function pack_state(state)
+  local values = {}
+  for f = 1, #TASK_FIELDS do values[f] = state[f] or false end
+  local sort_key = values[FIELD.sortKey]
+  if sort_key and #sort_key > 16 then values[FIELD.sortKey] = string.sub(sort_key, 1, 16) end
+  return cmsgpack.pack(values)
 end
 
--- The task as scripts read it: { its state as HMGET of TASK_FIELDS read it (false where absent), its data
--- JSON }, or false when it does not exist.
+-- Writes a task's record from its state (see pack_state).
+local function write_state(base, id, state)
+  redis.call('HSET', tasks_key(base), id, pack_state(state))
+end
+
+-- The task as scripts read it: { its state as read_state reads it, its data JSON }, or false when it does not exist.
 local function read_task(base, id)
-  local data = redis.call('GET', base .. 'data:' .. id)
+  local data = redis.call('HGET', data_key(base), id)
   if not data then return false end
   return { read_state(base, id), data }
 end
