@@ -24,8 +24,8 @@
 -- refuse the call before its first write.
 
 -- Every field of a task's record, in the order the record holds them, insert-tasks takes them and read_task
--- returns them: the record's fields of domain/task-fields.ts in row order, then the store's own `sortKey` (task-codec.ts STATE_FIELDS;
--- test/redis-lua-fields.test.ts fails when the two differ).
+-- returns them: the record's fields of domain/task-fields.ts in row order, then the store's own `sortKey`
+-- (task-codec.ts STATE_FIELDS; test/redis-lua-fields.test.ts fails when the two differ).
 local TASK_FIELDS = { 'target', 'policyId', 'status', 'attempt', 'runOffset', 'runStart', 'lastDelay', 'due',
   'updated', 'owner', 'leaseUntil', 'token', 'version', 'cancel', 'error', 'httpStatus', 'deadReason', 'sortKey' }
 
@@ -209,9 +209,7 @@ end
 -- A task's record unpacked: the values of TASK_FIELDS (false where absent), `sortKey` the whole listing key; every
 -- value false when there is no such task.
 local function unpack_state(packed, id)
-  if not packed then return { false, false, false, false, false, false, false, false, false, false, false, false,
-    false, false, false, false, false, false } end
-  local state = cmsgpack.unpack(packed)
+  local state = packed and cmsgpack.unpack(packed) or {}
   -- A record written before a field was added ends early: the fields it lacks read as absent.
   for f = #state + 1, #TASK_FIELDS do state[f] = false end
   state[FIELD.sortKey] = listing_key(state, id)
