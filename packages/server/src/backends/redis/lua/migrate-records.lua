@@ -2,7 +2,7 @@
   migrate-records: moves tasks of one partition from layout 5 (a hash and a string per task) to layout 6 (a field
   in each of the partition's `tasks` and `data` hashes). Safe to run again: a task already moved has no hash left.
 
-  KEYS[1] tasks   hash   task id -> the task's record
+  KEYS[1] tasks   hash   task id -> the task's record (written as every script writes it: write_state)
   KEYS[2] data    hash   task id -> the task's data JSON
 
   ARGV[1] base    the partition's key prefix, `{prefix:partition}:`
@@ -25,9 +25,9 @@ for i = 2, #ARGV do
   local hash, string_key = base .. 'task:' .. id, base .. 'data:' .. id
   local state = redis.call('HMGET', hash, unpack(TASK_FIELDS))
   if state[FIELD.status] then
-    redis.call('HSET', KEYS[1], id, pack_state(state))
+    write_state(base, id, state)
     local data = redis.call('GET', string_key)
-    if data then redis.call('HSET', KEYS[2], id, data) end
+    if data then redis.call('HSET', data_key(base), id, data) end
     redis.call('DEL', hash, string_key)
     moved = moved + 1
   end
