@@ -14,7 +14,7 @@ export function renderCharts(results) {
   const w1 = w1Figures(results);
   if (w1.contenders.length > 0 || w1.bare !== undefined) {
     const bars = w1.contenders.map((c) => ({ label: c.label, value: c.attemptsPerSec, min: c.range[0], max: c.range[1], kind: c.kind }));
-    for (const ref of [w1.bareStore, w1.bare].filter((r) => r !== undefined)) {
+    for (const ref of [...Object.values(w1.bareStores), w1.bare].filter((r) => r !== undefined)) {
       bars.push({ label: ref.name, value: ref.attemptsPerSec, min: ref.range[0], max: ref.range[1], kind: 'ceiling' });
     }
     charts['w1-attempts.svg'] = barChartSvg({

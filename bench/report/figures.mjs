@@ -28,7 +28,6 @@ export function w1Figures(results) {
   const step = stepsOf(results, 'w1')[0];
   const rows = step?.data?.results ?? [];
   const bare = rows.find((r) => r.id === 'bare');
-  const bareStore = rows.find((r) => r.id === 'bare-store');
   const contenders = rows
     // A --baseline build's rows are the before of `beforeAfterFigures`, and a --control's the same build again: not
     // contenders of their own; nor are the references (the bare loops).
@@ -68,13 +67,24 @@ export function w1Figures(results) {
     rounds: step?.data?.rounds,
     contenders,
     bare: referenceOf(bare),
-    /** The bare loop with SQLite's store work on its thread (bare-store.mjs): the ceiling of a durable dispatcher. */
-    bareStore: referenceOf(bareStore),
+    /**
+     * Per store, the bare loop with that store's work on its thread (bare-store.mjs): the ceiling of a durable
+     * dispatcher on it. Stores in the order of {@link STORE_NAMES}; a store whose reference did not run has none.
+     */
+    bareStores: Object.fromEntries(
+      Object.keys(STORE_NAMES).flatMap((store) => {
+        const row = rows.find((r) => r.id === BARE_STORE_IDS[store]);
+        return row === undefined ? [] : [[store, { store, ...referenceOf(row) }]];
+      }),
+    ),
   };
 }
 
+/** The id of the bare loop with a store's work, by store (w1.mjs's `bare-store`; SQLite's keeps its first name). */
+const BARE_STORE_IDS = Object.freeze({ sqlite: 'bare-store', postgres: 'bare-store-postgres', redis: 'bare-store-redis' });
+
 /** The W1 contenders that are references, not peers: the bare loop, and the bare loops with a store. */
-const REFERENCE_IDS = ['bare', 'bare-store', 'bare-store-thread'];
+const REFERENCE_IDS = ['bare', ...Object.values(BARE_STORE_IDS), 'bare-store-thread'];
 
 /** A reference's row as the page shows it. */
 function referenceOf(row) {
@@ -323,11 +333,11 @@ export function aims(results) {
   const peerRow = (c) => w1.step?.data?.results?.find((r) => r.id === PEER_OF_STORE[c.store]);
   for (const c of w1.contenders.filter((c) => c.kind === 'retryd' && c.peer !== undefined)) {
     const factor = w1Aims[c.store];
-    // The bare loop makes W1's requests with nothing stored or scheduled: no retry service can pass it here. On
-    // SQLite, the bare loop with the store's work (claims, completions, attempt log, a commit per write) on the same
-    // thread is the ceiling of a durable dispatcher: the one the aim is judged beyond or within.
+    // The bare loop makes W1's requests with nothing stored or scheduled: no retry service can pass it here. The
+    // bare loop with the store's work (claims, completions and attempt log as the engine writes them, on the same
+    // thread) is the ceiling of a durable dispatcher on that store: the one the aim is judged beyond or within.
     const bare = ratio(w1.bare?.attemptsPerSec, peerRow(c)?.attemptsPerSec);
-    const durable = c.store === 'sqlite' ? ratio(w1.bareStore?.attemptsPerSec, peerRow(c)?.attemptsPerSec) : undefined;
+    const durable = ratio(w1.bareStores[c.store]?.attemptsPerSec, peerRow(c)?.attemptsPerSec);
     const texts = [bare === undefined ? undefined : `the bare loop: ${bare.toFixed(2)}× ${c.peer.name}`];
     // A reference that came out below retryd itself bounded nothing in this run: shown, not judged by.
     const bounds = (r) => r !== undefined && r >= c.peer.attempts;
@@ -340,7 +350,8 @@ export function aims(results) {
       // the bare loop with the store's work, which inserts the tasks as the service does, then dispatches them.
       const floor = insert.find((i) => i.store === c.store)?.ceilingPerSec;
       const bound = ratio(endToEnd({ enqueuePerSec: floor, attemptsPerSec: w1.bare?.attemptsPerSec }, w1.tasks), endToEnd(peerRow(c), w1.tasks));
-      const durableBound = w1.bareStore === undefined ? undefined : ratio(endToEnd(w1.bareStore, w1.tasks), endToEnd(peerRow(c), w1.tasks));
+      const bareStore = w1.bareStores.sqlite;
+      const durableBound = bareStore === undefined ? undefined : ratio(endToEnd(bareStore, w1.tasks), endToEnd(peerRow(c), w1.tasks));
       const texts = [bound === undefined ? undefined : `the store's insert alone, then the bare loop: ${bound.toFixed(2)}× ${c.peer.name}`];
       const durableBounds = durableBound !== undefined && durableBound >= c.peer.endToEnd;
       if (durableBound !== undefined) {

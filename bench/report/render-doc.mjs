@@ -63,8 +63,7 @@ function w1Section(results) {
     fmt(c.cpuMsPerAttempt, 3),
     c.pass ? 'PASS' : '**FAIL**',
   ]);
-  if (w.bareStore !== undefined) {
-    const b = w.bareStore;
+  for (const b of Object.values(w.bareStores)) {
     rows.push([b.name, b.durability, fmt(b.attemptsPerSec), '–', pct(w.bare === undefined ? undefined : b.attemptsPerSec / w.bare.attemptsPerSec), fmt(b.enqueuePerSec), '–', fmt(b.cpuMsPerAttempt, 3), b.pass ? 'PASS' : '**FAIL**']);
   }
   if (w.bare !== undefined) rows.push([w.bare.name, 'nothing stored', fmt(w.bare.attemptsPerSec), '–', '100 %', '–', '–', '–', w.bare.pass ? 'PASS' : '**FAIL**']);

@@ -11,9 +11,10 @@
 // enqueue for the peers; for retryd every task is due at one instant after the enqueue). Attempts/s is measured
 // at the downstream, from the first request it receives to the 20,000th first success.
 // References, not peers: `bare`, the same requests with nothing stored or scheduled (the machine's ceiling for them);
-// `bare-store`, the bare loop with W1's store work on SQLite (synchronous=FULL) as the engine does it, on the loop's
-// thread: the ceiling of a durable dispatcher; `bare-store-thread`, the same with the store on a thread of its own
-// (not in the default list: what moving the store off the event loop would give). See lib/contenders/bare-store.mjs.
+// `bare-store`, the bare loop with W1's store work as the engine does it, on each store of --store (SQLite:
+// synchronous=FULL), on the loop's thread: the ceiling of a durable dispatcher on that store; `bare-store-thread`,
+// the same on SQLite with the store on a thread of its own (not in the default list: what moving the store off the
+// event loop would give). See lib/contenders/bare-store.mjs.
 // --baseline <path to an older build's dist/cli/main.js> adds that build as one more retryd contender per store
 // (`retryd (before)`, its own schema / key prefix), run beside the current build in the same run against the same
 // downstream: in every round each before/after pair runs back to back (which goes first alternates by round), and
@@ -104,7 +105,8 @@ if (only.has('bullmq')) groups.push([bullmqContender()]);
 if (only.has('pgboss')) groups.push([pgbossContender()]);
 // The references run in processes of their own (see in-child.mjs).
 if (only.has('bare')) groups.push([inChild(() => bareContender())]);
-if (only.has('bare-store')) groups.push([inChild(() => bareStoreContender())]);
+// bare-store: on each store of --store, the bare loop with that store's work (the ceiling of a durable dispatcher on it).
+if (only.has('bare-store')) for (const storeKind of storeKinds) groups.push([inChild(() => bareStoreContender({ storeKind }))]);
 if (only.has('bare-store-thread')) groups.push([inChild(() => bareStoreContender({ threaded: true }))]);
 const contenders = groups.flat();
 

@@ -129,6 +129,25 @@ describe('npm run bench', () => {
       const bytes = space?.stores.find((s) => s.store === 'sqlite')?.totalBytesPerTask ?? NaN;
       expect(page).toContain(`| Space SQLite: ≤ 400 bytes per pending task | ${Math.round(bytes).toLocaleString('en-US')} B | ${bytes <= 400 ? 'met' : '**missed**'} | – |`);
     }
+    // PostgreSQL and Redis are read against the bare loop with their own store's work, as SQLite is against its.
+    for (const [store, name, peerId, peerName, factor] of [
+      ['postgres', 'PostgreSQL', 'pgboss', 'pg-boss 10.4.2 (PostgreSQL)', 3],
+      ['redis', 'Redis', 'bullmq', 'BullMQ 5.81.5 (Redis)', 1.5],
+    ] as const) {
+      const retryd = w1.find((r) => r.id === `retryd-${store}`);
+      const peer = w1.find((r) => r.id === peerId);
+      const bareStore = w1.find((r) => r.id === `bare-store-${store}`);
+      expect(retryd && peer && bare && bareStore, store).toBeTruthy();
+      if (!(retryd && peer && bare && bareStore)) continue;
+      const ratio = retryd.attemptsPerSec / peer.attemptsPerSec;
+      const durable = bareStore.attemptsPerSec / peer.attemptsPerSec;
+      const binding = durable >= ratio ? durable : bare.attemptsPerSec / peer.attemptsPerSec;
+      const verdict = ratio >= factor ? 'met' : binding < factor ? '**missed**, beyond the ceiling' : '**missed**';
+      expect(page).toContain(
+        `| W1 ${name}: ≥ ${factor}× ${peerName} attempts/s | ${ratio.toFixed(2)}× | ${verdict} | the bare loop: ${(bare.attemptsPerSec / peer.attemptsPerSec).toFixed(2)}× ${peerName}; with the store's work: ${durable.toFixed(2)}×${durable >= ratio ? '' : ' (below retryd in this run: no bound)'} |`,
+      );
+      expect(page).toContain(`| ${bareStore.name} | `);
+    }
 
     // The sample ran a --baseline build beside this one: its rows are the before of the before-and-after table, not
     // contenders of the W1 table, and the ratio there is computed from the raw rows too.

@@ -1,7 +1,8 @@
 // A ceiling of W1 with durable state: the bare loop's requests, with W1's store work as the engine does it, and
-// nothing else (no HTTP API, no policy, no engine, no metrics). Two forms: the store's calls on the event loop that
-// sends the requests (as retryd runs them), and the store on a thread of its own (worker_threads, its calls sent
-// as messages: the cost of copying tasks and completions between threads counts).
+// nothing else (no HTTP API, no policy, no engine, no metrics), on any of retryd's stores. Two forms: the store's
+// calls on the event loop that sends the requests (as retryd runs them), and (SQLite only) the store on a thread of
+// its own (worker_threads, its calls sent as messages: the cost of copying tasks and completions between threads
+// counts).
 
 import { Worker } from 'node:worker_threads';
 import { Agent, request } from 'undici';
@@ -9,7 +10,7 @@ import { openBuiltStore } from '../built-store.mjs';
 import { messageCalls } from '../message-calls.mjs';
 import { builtTaskMaker } from '../new-task.mjs';
 import { CURRENT_DIST } from '../report.mjs';
-import { ownCpuMs } from './call-downstream.mjs';
+import { cpuMsOfCommand, ownCpuMs } from './call-downstream.mjs';
 import { retrydStore } from './retryd.mjs';
 
 const CONCURRENCY = 200;
@@ -58,16 +59,33 @@ function completionOf(task, statusCode, startedAt, now) {
   };
 }
 
+/** The contender id of the bare-store reference on `storeKind` (SQLite's keeps the name it has always had). */
+export function bareStoreId(storeKind, threaded = false) {
+  if (threaded) return 'bare-store-thread';
+  return storeKind === 'sqlite' ? 'bare-store' : `bare-store-${storeKind}`;
+}
+
+/** The store server's process name, whose CPU a run counts apart (as retryd's contender does); none for SQLite. */
+const STORE_SERVER = { postgres: 'postgres', redis: 'redis-server' };
+
+/** What the reference is called in the report, by store. */
+const STORE_NAME = { sqlite: 'SQLite', postgres: 'PostgreSQL', redis: 'Redis' };
+
 /**
- * A reference, not a peer: W1 on the current build's SQLite store (synchronous=FULL), in the process it runs in (a
- * process of its own in w1.mjs: see in-child.mjs). The
+ * A reference, not a peer: W1 on the current build's store of `storeKind` (SQLite: synchronous=FULL; PostgreSQL and
+ * Redis: the servers as they run, their durability read back), in the process it runs in (a process of its own in
+ * w1.mjs: see in-child.mjs). The
  * tasks are inserted as the service inserts them (1,000 a call); then one loop claims (up to 128 at a time, 200 in
  * flight, as the bare loop keeps), POSTs each task (undici, keep-alive, its idempotency key), and writes each turn's
  * results with the next claim in one `completeAndClaim` (group commit) as soon as the previous write has ended.
  * What a durable dispatcher costs the machine before the rest of a service; with `threaded`, what it would cost with
  * the store's work on a second thread.
  */
-export function bareStoreContender({ threaded = false } = {}) {
+export function bareStoreContender({ threaded = false, storeKind = 'sqlite' } = {}) {
+  if (threaded && storeKind !== 'sqlite') throw new Error('bare-store-thread runs on SQLite only');
+  const storeName = STORE_NAME[storeKind];
+  if (storeName === undefined) throw new Error(`bare-store: no store ${storeKind}`);
+  const server = STORE_SERVER[storeKind];
   let place;
   let store;
   let agent;
@@ -75,15 +93,18 @@ export function bareStoreContender({ threaded = false } = {}) {
   let done;
   let finishedAt = 0;
   return {
-    id: threaded ? 'bare-store-thread' : 'bare-store',
+    id: bareStoreId(storeKind, threaded),
     name: threaded
       ? 'reference: bare undici loop, SQLite store on its own thread'
-      : 'reference: bare undici loop, SQLite store on the same thread',
-    durability: 'durable: WAL fsynced at every commit (synchronous=FULL)',
+      : `reference: bare undici loop, ${storeName} store on the same thread`,
+    // SQLite's is known before the store opens; a server's is read back from it at setup (see retrydStore).
+    durability: storeKind === 'sqlite' ? 'durable: WAL fsynced at every commit (synchronous=FULL)' : undefined,
     cpuMs: async () => ownCpuMs(),
+    storeCpuMs: server === undefined ? undefined : () => cpuMsOfCommand(server),
     async setup() {
       agent = new Agent({ connections: CONCURRENCY });
-      place = await retrydStore('sqlite', { name: threaded ? 'bare-store-thread' : 'bare-store' });
+      place = await retrydStore(storeKind, { name: bareStoreId(storeKind, threaded) });
+      this.durability = place.durability;
       store = await storeCalls(place, threaded);
     },
     async enqueue(list, downstreamUrl) {

@@ -17,11 +17,16 @@ export function inChild(make) {
   let child;
   let calls;
   const call = (op, ...args) => (calls === undefined ? Promise.reject(new Error(`${local.id}: ${op} before setup`)) : calls.call(op, ...args));
+  let durability = local.durability;
   return {
     id: local.id,
     name: local.name,
-    durability: local.durability,
+    get durability() {
+      return durability;
+    },
     cpuMs: () => call('cpuMs'),
+    // A store server's CPU is read from /proc, the same from here as from the child.
+    storeCpuMs: local.storeCpuMs,
     async setup() {
       child = fork(new URL('./reference-child.mjs', import.meta.url), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
       const own = messageCalls((message) => child.send(message));
@@ -34,6 +39,7 @@ export function inChild(make) {
       });
       await call('create', local.id);
       await call('setup');
+      durability = (await call('durability')) ?? durability;
     },
     enqueue: (tasks, downstreamUrl) => call('enqueue', tasks, downstreamUrl),
     startWorkers: (downstreamUrl) => call('startWorkers', downstreamUrl),

@@ -9,6 +9,8 @@ import { bareStoreContender } from './bare-store.mjs';
 const REFERENCES = {
   bare: () => bareContender(),
   'bare-store': () => bareStoreContender(),
+  'bare-store-postgres': () => bareStoreContender({ storeKind: 'postgres' }),
+  'bare-store-redis': () => bareStoreContender({ storeKind: 'redis' }),
   'bare-store-thread': () => bareStoreContender({ threaded: true }),
 };
 
@@ -17,6 +19,8 @@ const ops = {
   create: (id) => {
     contender = REFERENCES[id]();
   },
+  // Read after setup: a store server's durability is known once the store is reached.
+  durability: () => contender.durability,
 };
 for (const op of ['setup', 'enqueue', 'startWorkers', 'waitRecorded', 'cpuMs', 'teardown']) ops[op] = (...args) => contender[op](...args);
 process.on('message', answerCalls(ops, (message) => process.send(message)));
