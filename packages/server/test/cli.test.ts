@@ -26,6 +26,7 @@ describe('retryd serve (the command)', () => {
       ['--visibility-timeout', 'RETRYD_VISIBILITY_TIMEOUT_MS'],
       ['--grace', 'RETRYD_GRACE_MS'],
       ['--sync', 'RETRYD_SQLITE_SYNC'],
+      ['--sqlite-cache', 'RETRYD_SQLITE_CACHE_MIB'],
     ]) {
       expect(stdout).toContain(flag);
       expect(stdout).toContain(env);
@@ -34,7 +35,7 @@ describe('retryd serve (the command)', () => {
 
   it('applies every flag, and environment variables where no flag is given', async () => {
     const service = await startServiceProcess(
-      ['--store', `sqlite:${join(dir, 'flags.db')}`, '--attempt-timeout', '1000', '--visibility-timeout', '1500', '--grace', '250', '--sync', 'normal'],
+      ['--store', `sqlite:${join(dir, 'flags.db')}`, '--attempt-timeout', '1000', '--visibility-timeout', '1500', '--grace', '250', '--sync', 'normal', '--sqlite-cache', '16'],
       { RETRYD_CONCURRENCY: '7', RETRYD_ALLOW_TARGETS: '127.0.0.1/32,10.0.0.0/8' },
     );
     try {
@@ -44,6 +45,7 @@ describe('retryd serve (the command)', () => {
         visibilityTimeoutMs: 1500,
         graceMs: 250,
         sqliteSync: 'normal',
+        sqliteCacheMiB: 16,
         allowTargets: ['127.0.0.1/32', '10.0.0.0/8'],
       });
       expect((await fetch(`${service.url}/healthz`)).status).toBe(200);
@@ -57,6 +59,7 @@ describe('retryd serve (the command)', () => {
   it.each([
     [['--port', 'abc'], '--port must be an integer from 0 to 65535, got "abc"'],
     [['--concurrency', '0'], '--concurrency must be an integer from 1 to 100000, got "0"'],
+    [['--sqlite-cache', '0'], '--sqlite-cache must be an integer from 1 to 65536, got "0"'],
     [['--allow-targets', '10.0.0.0/99'], '--allow-targets: "10.0.0.0/99" is not a CIDR'],
     [['--store', 'mysql://db'], '--store'],
     [['--attempt-timeout', '2000', '--visibility-timeout', '1000'], '--visibility-timeout must be greater than --attempt-timeout (2000), got 1000'],

@@ -27,15 +27,15 @@ describe('SqliteStore', () => {
   it('runs durable by default: WAL, synchronous=FULL (2), a busy timeout and foreign keys', async () => {
     const path = freshPath();
     await using store = await opened(path);
-    expect(store.describeSettings()).toEqual({ journalMode: 'wal', synchronous: 'FULL', busyTimeoutMs: 5000, foreignKeys: true });
+    expect(store.describeSettings()).toEqual({ journalMode: 'wal', synchronous: 'FULL', busyTimeoutMs: 5000, foreignKeys: true, cacheSizeKiB: 8192 });
     const raw = new Database(path, { readonly: true });
     expect(raw.pragma('journal_mode', { simple: true })).toBe('wal');
     raw.close();
   });
 
-  it('offers synchronous=NORMAL (1) only when asked', async () => {
-    await using store = await opened(freshPath(), { synchronous: 'NORMAL', busyTimeoutMs: 250 });
-    expect(store.describeSettings()).toMatchObject({ synchronous: 'NORMAL', busyTimeoutMs: 250 });
+  it('offers synchronous=NORMAL (1) only when asked, and the page cache it is given', async () => {
+    await using store = await opened(freshPath(), { synchronous: 'NORMAL', busyTimeoutMs: 250, cacheSizeKiB: 2048 });
+    expect(store.describeSettings()).toMatchObject({ synchronous: 'NORMAL', busyTimeoutMs: 250, cacheSizeKiB: 2048 });
   });
 
   it('applies each migration once, however often it starts', async () => {

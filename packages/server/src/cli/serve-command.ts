@@ -74,6 +74,12 @@ export function serveCommand(): Command {
         .default(DEFAULT_CONFIG.sqliteSync),
     )
     .addOption(
+      new Option('--sqlite-cache <MiB>', "SQLite's page cache: more keeps more of a large backlog's indexes in memory (faster inserts, more memory)")
+        .env('RETRYD_SQLITE_CACHE_MIB')
+        .default(DEFAULT_CONFIG.sqliteCacheMiB)
+        .argParser(int('--sqlite-cache', 1, 65_536)),
+    )
+    .addOption(
       new Option('--role <role>', 'all: the API and the workers; api: only the HTTP API; worker: only the workers (no HTTP port)')
         .env('RETRYD_ROLE')
         .choices(['all', 'api', 'worker'])
@@ -160,6 +166,7 @@ interface ServeFlags {
   visibilityTimeout?: number;
   grace: number;
   sync: 'full' | 'normal';
+  sqliteCache: number;
   logLevel: string;
   role: RetrydRole;
   protection: ProtectionMode;
@@ -181,6 +188,7 @@ function configFromFlags(flags: ServeFlags): RetrydConfig {
     ...(flags.visibilityTimeout === undefined ? {} : { visibilityTimeoutMs: flags.visibilityTimeout }),
     graceMs: flags.grace,
     sqliteSync: flags.sync,
+    sqliteCacheMiB: flags.sqliteCache,
     logLevel: flags.logLevel,
     role: flags.role,
     protection: flags.protection,

@@ -1,3 +1,4 @@
+import { DEFAULT_SQLITE_CACHE_MIB } from '../backends/sqlite/connection.js';
 import { DEFAULT_STORE_URL } from './open-store.js';
 
 /** Everything `retryd serve` can be told, with its flag and environment variable. */
@@ -29,6 +30,12 @@ export interface RetrydConfig {
   graceMs: number;
   /** `--sync` / `RETRYD_SQLITE_SYNC`: SQLite durability, `full` (default, nothing acknowledged is lost) or `normal`. */
   sqliteSync: 'full' | 'normal';
+  /**
+   * `--sqlite-cache` / `RETRYD_SQLITE_CACHE_MIB`: SQLite's page cache, in MiB. Default 8: the pages every claim and
+   * completion reads stay in it; a larger cache keeps more of a large backlog's indexes in memory, for faster inserts
+   * into them at the cost of resident memory (docs/server.md).
+   */
+  sqliteCacheMiB: number;
   /** `--log-level` / `RETRYD_LOG_LEVEL`: pino level. Default `info`. */
   logLevel: string;
   /**
@@ -81,6 +88,7 @@ export const DEFAULT_CONFIG: Readonly<RetrydConfig> = Object.freeze({
   attemptTimeoutMs: 30_000,
   graceMs: 10_000,
   sqliteSync: 'full',
+  sqliteCacheMiB: DEFAULT_SQLITE_CACHE_MIB,
   logLevel: 'info',
   role: 'all',
   protection: 'on',

@@ -68,6 +68,7 @@ export async function startRetryd(config: RetrydConfig, logger: Logger, options:
   const targetGuard = new TargetGuard({ allow });
   const { store, blobs } = await openStore(config.store, {
     synchronous: config.sqliteSync === 'normal' ? 'NORMAL' : 'FULL',
+    cacheSizeKiB: config.sqliteCacheMiB * 1024,
     ...(config.blobs === undefined ? {} : { blobs: config.blobs }),
     // A networked store reconnects by itself; meanwhile the API answers 503 and the engine backs off.
     onError: (error) => logger.warn({ event: 'store_error', err: error }, 'store connection error'),
@@ -206,6 +207,7 @@ export async function startRetryd(config: RetrydConfig, logger: Logger, options:
       visibilityTimeoutMs: config.visibilityTimeoutMs ?? config.attemptTimeoutMs + 30_000,
       graceMs: config.graceMs,
       sqliteSync: config.sqliteSync,
+      ...(store.kind === 'sqlite' ? { sqliteCacheMiB: config.sqliteCacheMiB } : {}),
       allowTargets: allow.map((a) => a.cidr),
       protection: config.protection,
       // Where attempt spans go: `otlp` (the SDK, from OTEL_EXPORTER_OTLP_*), `tracer` (one given by the embedder) or `off`.
