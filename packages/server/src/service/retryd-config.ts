@@ -31,8 +31,8 @@ export interface RetrydConfig {
   /** `--sync` / `RETRYD_SQLITE_SYNC`: SQLite durability, `full` (default, nothing acknowledged is lost) or `normal`. */
   sqliteSync: 'full' | 'normal';
   /**
-   * `--sqlite-cache` / `RETRYD_SQLITE_CACHE_MIB`: SQLite's page cache, in MiB. Default 8: the pages every claim and
-   * completion reads stay in it; a larger cache keeps more of a large backlog's indexes in memory, for faster inserts
+   * `--sqlite-cache` / `RETRYD_SQLITE_CACHE_MIB`: SQLite's page cache, in MiB. Default 16: a steady load's pages stay
+   * in it; a larger cache keeps more of a large backlog's indexes in memory, for faster inserts
    * into them at the cost of resident memory (docs/server.md).
    */
   sqliteCacheMiB: number;
