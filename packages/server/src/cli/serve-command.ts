@@ -74,7 +74,7 @@ export function serveCommand(): Command {
         .default(DEFAULT_CONFIG.sqliteSync),
     )
     .addOption(
-      new Option('--sqlite-cache <MiB>', "SQLite's page cache: more keeps more of a large backlog's indexes in memory (faster inserts, more memory)")
+      new Option('--sqlite-cache <MiB>', "SQLite's page cache: more keeps more of a large backlog's indexes in memory (fewer reads from the OS's file cache, more resident memory)")
         .env('RETRYD_SQLITE_CACHE_MIB')
         .default(DEFAULT_CONFIG.sqliteCacheMiB)
         .argParser(int('--sqlite-cache', 1, 65_536)),

@@ -32,8 +32,8 @@ export interface RetrydConfig {
   sqliteSync: 'full' | 'normal';
   /**
    * `--sqlite-cache` / `RETRYD_SQLITE_CACHE_MIB`: SQLite's page cache, in MiB. Default 16: a steady load's pages stay
-   * in it; a larger cache keeps more of a large backlog's indexes in memory, for faster inserts
-   * into them at the cost of resident memory (docs/server.md).
+   * in it; a larger cache keeps more of a large backlog's indexes in memory, so that inserts read fewer of their
+   * pages from the operating system's file cache, at the cost of resident memory (docs/server.md).
    */
   sqliteCacheMiB: number;
   /** `--log-level` / `RETRYD_LOG_LEVEL`: pino level. Default `info`. */
