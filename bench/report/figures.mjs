@@ -1,9 +1,12 @@
 // The report's figures, derived from a results file (pure: the same file always gives the same figures). Every
 // retryd figure comes with its ratio to the peer that does the same work and to the machine's ceiling for it.
 
+import { STORE_NAMES, bareStoreId } from '../service/lib/report.mjs';
+
+export { STORE_NAMES };
+
 /** The peer each store is measured against (the aims of issues 3 and 4): the same kind of server underneath. */
 export const PEER_OF_STORE = Object.freeze({ sqlite: 'bullmq', postgres: 'pgboss', redis: 'bullmq' });
-export const STORE_NAMES = Object.freeze({ sqlite: 'SQLite', postgres: 'PostgreSQL', redis: 'Redis' });
 
 /** The store of a retryd W1 contender id (`retryd-sqlite-full`, `retryd-postgres`, `retryd-redis`). */
 const storeOfId = (id) => /^retryd-(sqlite|postgres|redis)/.exec(id)?.[1];
@@ -73,18 +76,15 @@ export function w1Figures(results) {
      */
     bareStores: Object.fromEntries(
       Object.keys(STORE_NAMES).flatMap((store) => {
-        const row = rows.find((r) => r.id === BARE_STORE_IDS[store]);
-        return row === undefined ? [] : [[store, { store, ...referenceOf(row) }]];
+        const row = rows.find((r) => r.id === bareStoreId(store));
+        return row === undefined ? [] : [[store, referenceOf(row)]];
       }),
     ),
   };
 }
 
-/** The id of the bare loop with a store's work, by store (w1.mjs's `bare-store`; SQLite's keeps its first name). */
-const BARE_STORE_IDS = Object.freeze({ sqlite: 'bare-store', postgres: 'bare-store-postgres', redis: 'bare-store-redis' });
-
 /** The W1 contenders that are references, not peers: the bare loop, and the bare loops with a store. */
-const REFERENCE_IDS = ['bare', ...Object.values(BARE_STORE_IDS), 'bare-store-thread'];
+const REFERENCE_IDS = ['bare', ...Object.keys(STORE_NAMES).map((store) => bareStoreId(store)), bareStoreId('sqlite', true)];
 
 /** A reference's row as the page shows it. */
 function referenceOf(row) {

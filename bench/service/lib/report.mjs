@@ -6,6 +6,18 @@ import { dirname, join } from 'node:path';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { availableParallelism } from 'node:os';
 
+/** The stores' names as the benchmarks' tables and the report write them. */
+export const STORE_NAMES = Object.freeze({ sqlite: 'SQLite', postgres: 'PostgreSQL', redis: 'Redis' });
+
+/**
+ * The W1 contender id of the bare loop with a store's work (bare-store.mjs) on `storeKind`, or of its SQLite variant
+ * with the store on a thread of its own (`threaded`). SQLite's keeps the name it had before the other stores had one.
+ */
+export function bareStoreId(storeKind, threaded = false) {
+  if (threaded) return 'bare-store-thread';
+  return storeKind === 'sqlite' ? 'bare-store' : `bare-store-${storeKind}`;
+}
+
 /** p-th percentile (0–100) of numbers, nearest-rank. */
 export function percentile(sorted, p) {
   if (sorted.length === 0) return NaN;

@@ -9,7 +9,7 @@ import { Agent, request } from 'undici';
 import { openBuiltStore } from '../built-store.mjs';
 import { messageCalls } from '../message-calls.mjs';
 import { builtTaskMaker } from '../new-task.mjs';
-import { CURRENT_DIST } from '../report.mjs';
+import { CURRENT_DIST, STORE_NAMES, bareStoreId } from '../report.mjs';
 import { cpuMsOfCommand, ownCpuMs } from './call-downstream.mjs';
 import { retrydStore } from './retryd.mjs';
 
@@ -59,17 +59,8 @@ function completionOf(task, statusCode, startedAt, now) {
   };
 }
 
-/** The contender id of the bare-store reference on `storeKind` (SQLite's keeps the name it has always had). */
-export function bareStoreId(storeKind, threaded = false) {
-  if (threaded) return 'bare-store-thread';
-  return storeKind === 'sqlite' ? 'bare-store' : `bare-store-${storeKind}`;
-}
-
 /** The store server's process name, whose CPU a run counts apart (as retryd's contender does); none for SQLite. */
 const STORE_SERVER = { postgres: 'postgres', redis: 'redis-server' };
-
-/** What the reference is called in the report, by store. */
-const STORE_NAME = { sqlite: 'SQLite', postgres: 'PostgreSQL', redis: 'Redis' };
 
 /**
  * A reference, not a peer: W1 on the current build's store of `storeKind` (SQLite: synchronous=FULL; PostgreSQL and
@@ -83,7 +74,7 @@ const STORE_NAME = { sqlite: 'SQLite', postgres: 'PostgreSQL', redis: 'Redis' };
  */
 export function bareStoreContender({ threaded = false, storeKind = 'sqlite' } = {}) {
   if (threaded && storeKind !== 'sqlite') throw new Error('bare-store-thread runs on SQLite only');
-  const storeName = STORE_NAME[storeKind];
+  const storeName = STORE_NAMES[storeKind];
   if (storeName === undefined) throw new Error(`bare-store: no store ${storeKind}`);
   const server = STORE_SERVER[storeKind];
   let place;

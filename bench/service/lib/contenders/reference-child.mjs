@@ -2,16 +2,15 @@
 // answers each call with its result.
 
 import { answerCalls } from '../message-calls.mjs';
+import { STORE_NAMES, bareStoreId } from '../report.mjs';
 import { bareContender } from './bare.mjs';
 import { bareStoreContender } from './bare-store.mjs';
 
 /** The references that can run here, by contender id. */
 const REFERENCES = {
   bare: () => bareContender(),
-  'bare-store': () => bareStoreContender(),
-  'bare-store-postgres': () => bareStoreContender({ storeKind: 'postgres' }),
-  'bare-store-redis': () => bareStoreContender({ storeKind: 'redis' }),
-  'bare-store-thread': () => bareStoreContender({ threaded: true }),
+  ...Object.fromEntries(Object.keys(STORE_NAMES).map((storeKind) => [bareStoreId(storeKind), () => bareStoreContender({ storeKind })])),
+  [bareStoreId('sqlite', true)]: () => bareStoreContender({ threaded: true }),
 };
 
 let contender;

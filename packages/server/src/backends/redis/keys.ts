@@ -97,8 +97,8 @@ export class AccessKeys {
 
 /**
  * The keys of one partition. Scripts receive the fixed ones as KEYS and `base` as an argument, from which they
- * build the per-task keys (`attempts:<id>`), the records and data hashes (`tasks`, `data`), the per-target queues (`due:<target>`) and
- * the listing sets: all begin with the same hash tag, so they hash to the slot of KEYS[1].
+ * build the per-task keys (`attempts:<id>`), the records and data hashes (`tasks`, `data`), the per-target queues
+ * (`due:<target>`) and the listing sets: all begin with the same hash tag, so they hash to the slot of KEYS[1].
  */
 export class PartitionKeys {
   /** `{prefix:partition}:`, the start of every key below. */

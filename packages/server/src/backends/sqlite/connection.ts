@@ -44,7 +44,8 @@ export const DEFAULT_WAL_AUTOCHECKPOINT_PAGES = 4_000;
  * as with 32 MiB; at 8 MiB it took 1.13 to 1.17× the CPU per attempt). What a larger cache adds is more of a large
  * backlog's idempotency-key index, whose pages an insert touches at random: a million pending tasks make about 27 MiB
  * of it. Kept in the cache, those pages cost the process their size in resident memory; left out, an insert reads
- * its page from the operating system's file cache instead, which W2's enqueue does not feel. `--sqlite-cache` sets it.
+ * its page from the operating system's file cache instead (W2's enqueue rate stayed within its runs' spread).
+ * `--sqlite-cache` sets it.
  */
 export const DEFAULT_SQLITE_CACHE_MIB = 16;
 
