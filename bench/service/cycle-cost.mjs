@@ -11,8 +11,9 @@
 // claimed (attempts 1 and 2: a 503 and a retry due at once; attempt 3: a 200 and SUCCEEDED, with the outcome to take
 // instead had a cancel been requested, as the engine sends them) and claiming the next --size, until every task has
 // succeeded (3 × --tasks attempts; any other count fails the run). Figures per attempt: this process's CPU time
-// (user + system: the statements, the row mapping, SQLite's own work; on PostgreSQL and Redis the server's share is
-// not in it) and the wall time (SQLite: its fsyncs included). Medians of the rounds; the builds alternate which goes
+// (user + system: the statements, the row mapping, SQLite's own work), on PostgreSQL and Redis the server's CPU
+// apart (every `postgres` process's, redis-server's, from /proc: run it on a quiet server), and the wall time
+// (SQLite: its fsyncs included). Medians of the rounds; the builds alternate which goes
 // first. Task ids are the build's own UUIDv7 (time-ordered, as the service makes them). The build is
 // packages/server/dist (or RETRYD_CLI's); --baseline adds another, named by its CLI (SQLite: any build; PostgreSQL
 // and Redis: from issue 8 on).
@@ -23,6 +24,7 @@ import { builtTaskMaker } from './lib/new-task.mjs';
 import { CURRENT_DIST, distOf, fmt, median, printMachine, printTable, serviceBuild, positiveIntOption, writeJsonFile } from './lib/report.mjs';
 import { retrydStore } from './lib/contenders/retryd.mjs';
 import { openBuiltStore } from './lib/built-store.mjs';
+import { cpuMsOfCommand } from './lib/contenders/call-downstream.mjs';
 
 const { values: args } = parseArgs({
   options: {
@@ -78,6 +80,12 @@ function completionOf(task, now) {
   };
 }
 
+/** CPU ms used so far by the store's server processes (PostgreSQL's, redis-server), NaN for SQLite (in this process). */
+async function serverCpuMs(storeKind) {
+  if (storeKind === 'sqlite') return Number.NaN;
+  return cpuMsOfCommand(storeKind === 'postgres' ? 'postgres' : 'redis-server');
+}
+
 async function runOnce(build, storeKind, round) {
   const place = await retrydStore(storeKind, { sync: args.sync, name: `cycle-cost-${build.name}` });
   const store = await openBuiltStore(build.dist, place, { sync: args.sync });
@@ -91,6 +99,7 @@ async function runOnce(build, storeKind, round) {
     const claim = { limit: SIZE, leaseMs: 600_000, workerId: 'cycle-cost' };
     let attempts = 0;
     let succeeded = 0;
+    const server0 = await serverCpuMs(storeKind);
     const cpu0 = process.cpuUsage();
     const t0 = performance.now();
     let now = Date.now();
@@ -108,10 +117,13 @@ async function runOnce(build, storeKind, round) {
     }
     const wallMs = performance.now() - t0;
     const cpu = process.cpuUsage(cpu0);
+    const serverMs = (await serverCpuMs(storeKind)) - server0;
     if (attempts !== TASKS * ATTEMPTS_PER_TASK || succeeded !== TASKS) {
       throw new Error(`${attempts} attempts and ${succeeded} successes, expected ${TASKS * ATTEMPTS_PER_TASK} and ${TASKS}`);
     }
-    return { label: place.label, durability: place.durability, cpuUs: (cpu.user + cpu.system) / attempts, wallUs: (wallMs * 1_000) / attempts, round };
+    const cpuUs = (cpu.user + cpu.system) / attempts;
+    const serverUs = Number.isNaN(serverMs) ? null : (serverMs * 1_000) / attempts;
+    return { label: place.label, durability: place.durability, cpuUs, serverUs, bothUs: cpuUs + (serverUs ?? 0), wallUs: (wallMs * 1_000) / attempts, round };
   } finally {
     await store.close();
     await place.cleanup();
@@ -126,14 +138,16 @@ for (const storeKind of storeKinds) {
     for (const build of order) {
       const r = await runOnce(build, storeKind, round);
       runs.get(build.name).push(r);
-      if (!args.json) console.log(`${storeKind} round ${round + 1} ${build.name}: CPU ${fmt(r.cpuUs, 1)} µs, wall ${fmt(r.wallUs, 1)} µs per attempt`);
+      const server = r.serverUs === null ? '' : ` + server ${fmt(r.serverUs, 1)} µs`;
+      if (!args.json) console.log(`${storeKind} round ${round + 1} ${build.name}: CPU ${fmt(r.cpuUs, 1)} µs${server}, wall ${fmt(r.wallUs, 1)} µs per attempt`);
     }
   }
   for (const build of builds) {
     const rs = runs.get(build.name);
     results.push({
       store: storeKind, build: build.name, hash: build.hash, label: rs[0].label, durability: rs[0].durability,
-      cpuUs: median(rs.map((r) => r.cpuUs)), wallUs: median(rs.map((r) => r.wallUs)), rounds: rs,
+      cpuUs: median(rs.map((r) => r.cpuUs)), serverUs: rs[0].serverUs === null ? null : median(rs.map((r) => r.serverUs)),
+      bothUs: median(rs.map((r) => r.bothUs)), wallUs: median(rs.map((r) => r.wallUs)), rounds: rs,
     });
   }
 }
@@ -144,9 +158,10 @@ if (args.json) {
 } else {
   console.log('');
   printTable(
-    ['store', 'build', 'CPU µs / attempt (median)', 'per round', 'wall µs / attempt (median)', 'per round'],
+    ['store', 'build', 'CPU µs / attempt (median)', 'per round', 'server CPU µs / attempt', 'both', 'wall µs / attempt (median)', 'per round'],
     results.map((r) => [
       r.store, `${r.build} (${r.hash})`, fmt(r.cpuUs, 1), r.rounds.map((x) => x.cpuUs.toFixed(1)).join(', '),
+      r.serverUs === null ? '–' : fmt(r.serverUs, 1), fmt(r.bothUs, 1),
       fmt(r.wallUs, 1), r.rounds.map((x) => x.wallUs.toFixed(1)).join(', '),
     ]),
   );
@@ -155,7 +170,8 @@ if (args.json) {
     for (const kind of storeKinds) {
       const [after, before] = ['after', 'before'].map((name) => results.find((r) => r.store === kind && r.build === name));
       const ratio = (key) => after.rounds.map((r, i) => (r[key] / before.rounds[i][key]).toFixed(2)).join(', ');
-      console.log(`${kind}: after ÷ before, CPU ${(after.cpuUs / before.cpuUs).toFixed(3)}× (rounds ${ratio('cpuUs')}), wall ${(after.wallUs / before.wallUs).toFixed(3)}× (rounds ${ratio('wallUs')})`);
+      const both = after.serverUs === null ? '' : `, CPU with the server's ${(after.bothUs / before.bothUs).toFixed(3)}× (rounds ${ratio('bothUs')})`;
+      console.log(`${kind}: after ÷ before, CPU ${(after.cpuUs / before.cpuUs).toFixed(3)}× (rounds ${ratio('cpuUs')})${both}, wall ${(after.wallUs / before.wallUs).toFixed(3)}× (rounds ${ratio('wallUs')})`);
     }
   }
 }

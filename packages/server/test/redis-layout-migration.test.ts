@@ -5,7 +5,7 @@ import { PartitionKeys, globalKeys, sortKeyOf } from '../src/backends/redis/keys
 import { LAYOUT_VERSION } from '../src/backends/redis/layout-migration.js';
 import { RedisStore } from '../src/backends/redis/redis-store.js';
 import { DATA_FIELDS } from '../src/backends/redis/task-codec.js';
-import { T0, makeAttempt, makeTask, retryOutcome } from './fixtures/tasks.js';
+import { T0, finalOutcome, makeAttempt, makeTask, retryOutcome } from './fixtures/tasks.js';
 import { REDIS_URL, dropPrefixes, freshPrefix } from './redis-harness.js';
 import { admin, closeOpened, expectIndexesExact, opened, readRecord } from './redis-store-harness.js';
 
@@ -205,8 +205,7 @@ describe('Redis layout migration from layout 4', () => {
     for (const tenant of ['default', 'other']) {
       const keys = new PartitionKeys(prefix, tenant);
       const mine = claimed.filter((t) => t.tenantId === tenant).map((t) => sortKeyOf(t.createdAt, t.taskId));
-      expect((await client.zrange(keys.status('IN_FLIGHT'), 0, -1)).sort()).toEqual(mine.sort());
-      expect(await client.zcard(keys.status('PENDING'))).toBe(0);
+      expect((await client.zrange(keys.live, 0, -1)).sort()).toEqual(mine.sort());
       await expectIndexesExact(client, keys);
     }
   });
@@ -255,11 +254,79 @@ describe('Redis layout migration from layout 5', () => {
   });
 });
 
+describe('Redis layout migration from layout 6', () => {
+  it('merges the PENDING and IN_FLIGHT listing sets into live, lists by status as before, and changes nothing when run again', async () => {
+    const prefix = freshPrefix();
+    const client = admin();
+    const before = await opened(new RedisStore({ url: REDIS_URL, prefix }));
+    // More live tasks than one chunk of the migration (500), in every live status, an ended one, and two tenants.
+    const tasks = [
+      ...Array.from({ length: 1_100 }, (_, i) => makeTask({ createdAt: T0 + i, nextAttemptAt: T0 + i })),
+      // Due after the claim below, which takes from one queue only.
+      makeTask({ tenantId: 'other', nextAttemptAt: T0 + 5_000 }),
+    ];
+    await before.insertTasks(tasks);
+    const held = await before.claimDue(T0 + 600, { limit: 600, leaseMs: 60_000, workerId: 'w' });
+    expect(held).toHaveLength(600);
+    await before.cancelTask({ tenantId: 'default', taskId: (tasks[1_000] as RetryTask).taskId }, T0);
+    const listed = async (store: RedisStore, status: RetryTask['status'], tenantId = 'default') => {
+      const ids: string[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await store.listTasks({ tenantId, status, limit: 250, ...(cursor === undefined ? {} : { cursor }) });
+        ids.push(...page.items.map((t) => t.taskId));
+        cursor = page.nextCursor;
+      } while (cursor !== undefined);
+      return ids;
+    };
+    const expected = { PENDING: await listed(before, 'PENDING'), IN_FLIGHT: await listed(before, 'IN_FLIGHT'), CANCELLED: await listed(before, 'CANCELLED') };
+    expect([expected.PENDING.length, expected.IN_FLIGHT.length, expected.CANCELLED.length]).toEqual([499, 600, 1]);
+    await before.close();
+    for (const tenant of ['default', 'other']) await toLayout6(client, new PartitionKeys(prefix, tenant));
+    await client.set(globalKeys(prefix).layout, '6');
+    // An attempt logged by layout 6: an object spelling out every field, kept as it is.
+    const first = held[0] as RetryTask;
+    const logged = makeAttempt(first, { attemptNumber: 1, startedAt: T0 + 0.375, responseStatus: null, errorMessage: 'connect ECONNREFUSED' });
+    await client.zadd(new PartitionKeys(prefix, 'default').attempts(first.taskId), 1, JSON.stringify(logged));
+
+    const store = await opened(new RedisStore({ url: REDIS_URL, prefix }));
+    expect(await client.get(globalKeys(prefix).layout)).toBe(String(LAYOUT_VERSION));
+    for (const tenant of ['default', 'other']) await expectIndexesExact(client, new PartitionKeys(prefix, tenant));
+    for (const status of ['PENDING', 'IN_FLIGHT', 'CANCELLED'] as const) expect(await listed(store, status)).toEqual(expected[status]);
+    expect(await listed(store, 'PENDING', 'other')).toEqual([(tasks[1_100] as RetryTask).taskId]);
+    // As if the instance that migrated had died before writing the version: the merge finds nothing left to do.
+    const k = new PartitionKeys(prefix, 'default');
+    const live = await client.zrange(k.live, 0, -1);
+    await client.set(globalKeys(prefix).layout, '6');
+    const again = await opened(new RedisStore({ url: REDIS_URL, prefix }));
+    expect(await client.zrange(k.live, 0, -1)).toEqual(live);
+    // A lease taken before the merge is still the one its holder completes, and the task then leaves `live`.
+    const last = makeAttempt(first, { attemptNumber: 2, responseStatus: 200, outcome: 'succeeded', responseBodySnippet: null, nextAttemptAt: null });
+    const [done] = await again.completeAttempts([{ ...first, attempt: last, next: finalOutcome(first, 'SUCCEEDED') }], T0 + 700);
+    expect(done).toMatchObject({ kind: 'applied', status: 'SUCCEEDED' });
+    expect(await client.zcard(k.live)).toBe(live.length - 1);
+    await expectIndexesExact(client, k);
+    // Its log reads the entry layout 6 wrote and the one layout 7 wrote (an array, without names, tenant or id) alike.
+    expect((await again.listAttempts('default', first.taskId, { limit: 10 })).items).toEqual([logged, last]);
+    expect(JSON.parse((await client.zrange(k.attempts(first.taskId), 1, 1))[0] ?? '')).toEqual([2, T0, 12.5, 'succeeded', 'worker-1', 200]);
+  });
+});
+
+/** Splits a partition's `live` listing set back into layout 6's sets of PENDING and IN_FLIGHT tasks, by each task's status. */
+async function toLayout6(client: Redis, k: PartitionKeys): Promise<void> {
+  for (const member of await client.zrange(k.live, 0, -1)) {
+    const status = (await readRecord(client, k, member.slice(16)))?.status as string;
+    await client.zadd(k.status(status as RetryTask['status']), 0, member);
+  }
+  await client.del(k.live);
+}
+
 /**
  * Rewrites a partition's tasks as layout 5 kept them: each record (layout 6) back into a hash of its own with a field
  * per value that is not null (`sortKey` as the record holds it), each data JSON into a string of its own.
  */
 async function toLayout5(client: Redis, k: PartitionKeys): Promise<void> {
+  await toLayout6(client, k);
   for (const id of await client.hkeys(k.records)) {
     const record = (await readRecord(client, k, id)) ?? {};
     await client.hset(k.legacyTask(id), ...Object.entries(record).flatMap(([field, value]) => (value === null ? [] : [field, value])));

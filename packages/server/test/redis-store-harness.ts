@@ -94,12 +94,19 @@ export async function expectIndexesExact(client: Redis, k: PartitionKeys): Promi
   const ready = await client.zrange(k.ready, 0, -1, 'WITHSCORES');
   const readyScores = new Map<string, number>();
   for (let i = 0; i + 1 < ready.length; i += 2) readyScores.set(ready[i] as string, Number(ready[i + 1]));
-  const pending = new Set((await client.zrange(k.status('PENDING'), 0, -1)).map((member) => member.slice(16)));
+  // `live` lists exactly the PENDING and IN_FLIGHT tasks; layout 6's sets of each are gone.
+  expect(await client.exists(k.status('PENDING'), k.status('IN_FLIGHT'))).toBe(0);
+  const live = new Map<string, string>();
+  for (const member of await client.zrange(k.live, 0, -1)) live.set(member.slice(16), (await readRecord(client, k, member.slice(16)))?.status as string);
+  const pending = new Set([...live].filter(([, status]) => status === 'PENDING').map(([id]) => id));
   const inFlight = new Map<string, number>();
-  for (const id of await client.zrange(k.leases, 0, -1)) {
+  const leased = await client.zrange(k.leases, 0, -1);
+  for (const id of leased) {
     const target = (await readRecord(client, k, id))?.target as string;
     inFlight.set(target, (inFlight.get(target) ?? 0) + 1);
+    expect(live.get(id), `${id} leased`).toBe('IN_FLIGHT');
   }
+  expect(pending.size + leased.length, 'live tasks').toBe(live.size);
   let queued = 0;
   for (const target of targets) {
     const queue = await client.zrange(k.queue(target), 0, -1, 'WITHSCORES');

@@ -1,3 +1,4 @@
+import { TERMINAL_STATUSES, isLive } from '@retryd/core';
 import type { TaskStatus } from '@retryd/core';
 
 /** The key prefix used when `--store` names none (`redis://host:6379`). */
@@ -98,7 +99,7 @@ export class AccessKeys {
 /**
  * The keys of one partition. Scripts receive the fixed ones as KEYS and `base` as an argument, from which they
  * build the per-task keys (`attempts:<id>`), the records and data hashes (`tasks`, `data`), the per-target queues
- * (`due:<target>`) and the listing sets: all begin with the same hash tag, so they hash to the slot of KEYS[1].
+ * (`due:<target>`) and the listing sets (`live`, `status:<status>`): all begin with the same hash tag, so they hash to the slot of KEYS[1].
  */
 export class PartitionKeys {
   /** `{prefix:partition}:`, the start of every key below. */
@@ -181,9 +182,28 @@ export class PartitionKeys {
   get counts(): string {
     return `${this.base}counts`;
   }
-  /** Sorted set (all scores 0, ordered by member): the listing keys of the tasks in `status`. */
+  /**
+   * Sorted set (all scores 0, ordered by member): the listing keys of the live tasks, PENDING and IN_FLIGHT (layout
+   * 7). One set for both, so that a claim and a retry, the moves of every attempt, write no listing set: only a task
+   * that ends leaves it.
+   */
+  get live(): string {
+    return `${this.base}live`;
+  }
+  /**
+   * Sorted set (all scores 0, ordered by member): the listing keys of the tasks in one ended status. Layout 6 and
+   * before kept one for PENDING and one for IN_FLIGHT too, which the migration to 7 merges into {@link live}.
+   */
   status(status: TaskStatus): string {
     return `${this.base}status:${status}`;
+  }
+  /** The listing set that holds the tasks of `status`: {@link live} or its {@link status} set (`listing_set` in Lua). */
+  listing(status: TaskStatus): string {
+    return isLive(status) ? this.live : this.status(status);
+  }
+  /** Every listing set: each task is in exactly one. */
+  get listings(): string[] {
+    return [this.live, ...TERMINAL_STATUSES.map((status) => this.status(status))];
   }
   /**
    * Layout 3 and before: as {@link status}, for the tasks of one named policy. Layout 4 keeps none (a listing by

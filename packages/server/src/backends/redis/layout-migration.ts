@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { TaskStatus, computeDelay, systemClock } from '@retryd/core';
+import { LIVE_STATUSES, TaskStatus, computeDelay, systemClock } from '@retryd/core';
 import type { RetryPolicy } from '@retryd/core';
 import type { RedisClient } from './connection.js';
 import type { RetryTask } from '../../domain/task.js';
@@ -20,8 +20,9 @@ import { hashFieldOf } from './task-codec.js';
 // nothing is rewritten, since the store reads layout 4's objects and whole keys as they are, but the version says
 // that data an older retryd could not read may be there. Layout 6: a task is a field in each of two hashes of its
 // partition, `tasks` (its record: the state hash's values as a MessagePack array) and `data` (its data JSON), instead
-// of a hash and a string of its own; the migration moves every task. The version lives in
-// `{prefix}:layout`; its absence means layout 1 (or no data yet).
+// of a hash and a string of its own; the migration moves every task. Layout 7: one listing set, `live`, for the
+// PENDING and IN_FLIGHT tasks instead of one per status (keys.ts `live`); the migration merges them. The version
+// lives in `{prefix}:layout`; its absence means layout 1 (or no data yet).
 //
 // `init()` of every instance calls `ensureLayout`. The first one to take the lock (`SET NX PX`, renewed as it goes)
 // migrates every partition; the others wait until the version is written, and take over if the migrating instance
@@ -29,7 +30,7 @@ import { hashFieldOf } from './task-codec.js';
 // stopped first: they would go on writing layout 1.
 
 /** The layout this version of the store reads and writes. */
-export const LAYOUT_VERSION = 6;
+export const LAYOUT_VERSION = 7;
 
 /** How long the lock outlives its holder's last sign of life, in ms. */
 const LOCK_MS = 30_000;
@@ -100,6 +101,7 @@ async function migrate(client: RedisClient, globals: GlobalKeys, keysOf: (partit
     if (from < 3) await migrateGates(client, keysOf(partition), renew);
     if (from < 4) await dropPolicyListings(client, keysOf(partition), renew);
     if (from < 6) await moveToRecords(client, keysOf(partition), renew);
+    if (from < 7) await mergeLiveListings(client, keysOf(partition), renew);
   }
   await client.set(globals.layout, String(LAYOUT_VERSION));
 }
@@ -202,6 +204,25 @@ async function moveToRecords(client: RedisClient, k: PartitionKeys, renew: () =>
       const last = members[members.length - 1];
       if (members.length < CHUNK || last === undefined) break;
       start = `(${last}`;
+    }
+  }
+}
+
+/**
+ * Layout 6 to 7: merges the partition's PENDING and IN_FLIGHT listing sets into `live`, `CHUNK` members per round
+ * trip, each chunk added to `live` and removed from its set in one MULTI (every task stays in exactly one listing
+ * set). Safe to run again: what is left of a set is merged.
+ */
+async function mergeLiveListings(client: RedisClient, k: PartitionKeys, renew: () => Promise<void>): Promise<void> {
+  for (const status of LIVE_STATUSES) {
+    for (;;) {
+      const members = await client.zrange(k.status(status), 0, CHUNK - 1);
+      if (members.length === 0) break;
+      const multi = client.multi();
+      multi.zadd(k.live, ...members.flatMap((member) => [0, member]));
+      multi.zrem(k.status(status), ...members);
+      await execAll(multi);
+      await renew();
     }
   }
 }

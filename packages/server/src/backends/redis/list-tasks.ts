@@ -1,9 +1,9 @@
-import { TaskStatus } from '@retryd/core';
+import { TERMINAL_STATUSES, TaskStatus } from '@retryd/core';
 import type { RedisClient } from './connection.js';
 import type { AttemptLog, Page, RetryTask } from '../../domain/task.js';
 import { TARGET_SCAN_BUDGET, type PageRequest, type TaskQuery } from '../../store/store.js';
 import { decodeCursor, encodeCursor, pageOf } from '../../store/cursor.js';
-import { createdAtOfSortKey, sortKeyOf, taskIdOfSortKey } from './keys.js';
+import { createdAtOfSortKey, sortKeyOf, taskIdOfSortKey, tenantOfPartition } from './keys.js';
 import type { PartitionKeys } from './keys.js';
 import { decodeAttempt } from './task-codec.js';
 
@@ -12,17 +12,21 @@ const ALL_STATUSES = Object.values(TaskStatus);
 /**
  * One page of tasks, newest first, through the listing sets (never a scan):
  *
- * 1. one `ZRANGE … BYLEX REV LIMIT 0 n` per status asked for (every status when none), on the per-status sets, all
- *    in one MULTI so a task moving between two of them is seen in exactly one;
+ * 1. one `ZRANGE … BYLEX REV LIMIT 0 n` per listing set that holds a status asked for (every set when none), all in
+ *    one MULTI so a task moving between two of them is seen in exactly one: `status:<status>` for an ended status,
+ *    `live` for PENDING (it holds the IN_FLIGHT tasks too, which are then left out unless asked for). IN_FLIGHT
+ *    asked for without PENDING is read from `leases` instead, which holds the IN_FLIGHT tasks alone (as many as
+ *    the workers hold, where `live` may hold a backlog of millions): their listing keys come from their records;
  * 2. a merge of those ordered lists, newest first, cut to `n`;
  * 3. one script call that reads those tasks.
  *
- * Without a policy or target filter `n` is `limit + 1` (the extra entry only tells that a next page exists) and one
- * round makes the page. With one, no set is kept per policy or per target (each would cost every task about 160
- * bytes of memory and every transition two more writes; layout 4 dropped the per-policy sets), so rounds go on down
- * the listing keeping the matching tasks until the page is full, the listing ends, or {@link TARGET_SCAN_BUDGET}
- * tasks were examined: then the page may be short, even empty, and `nextCursor` continues after the last task
- * examined.
+ * When every task so found matches (no policy or target filter, and `live` walked for both its statuses or not at
+ * all), `n` is `limit + 1` (the extra entry only tells that a next page exists) and one round makes the page.
+ * Otherwise no set is kept per policy, per target or per live status (each would cost every task about 160 bytes of
+ * memory and every transition two more writes; layout 4 dropped the per-policy sets, layout 7 merged PENDING's and
+ * IN_FLIGHT's), so rounds go on down the listing keeping the matching tasks until the page is full, the listing
+ * ends, or {@link TARGET_SCAN_BUDGET} tasks were examined: then the page may be short, even empty, and `nextCursor`
+ * continues after the last task examined.
  *
  * A task that changed status between steps 1 and 3 so that it no longer matches the filter is left out of the
  * page (which is then shorter than `limit`; `nextCursor` still continues after it). The cursor is the last
@@ -42,15 +46,17 @@ export async function listTasks(
   const wanted = statusesOf(query.status);
   const statuses = wanted.length === 0 ? ALL_STATUSES : wanted;
   const allowed = new Set<string>(statuses);
+  const source = sourceOf(keys, allowed);
   const matches = (task: RetryTask | undefined): task is RetryTask =>
     task !== undefined &&
     allowed.has(task.status) &&
     (query.policyId === undefined || task.policyId === query.policyId) &&
     (query.targetKey === undefined || task.targetKey === query.targetKey);
   const cursorAt = (member: string) => encodeCursor('tasks', [createdAtOfSortKey(member), taskIdOfSortKey(member)]);
+  const walk = (from: string, count: number) => walkListing(client, keys, source, from, count, readTasks);
 
-  if (query.policyId === undefined && query.targetKey === undefined) {
-    const listed = await walkListing(client, keys, statuses, start, query.limit + 1);
+  if (query.policyId === undefined && query.targetKey === undefined && source.exact) {
+    const listed = await walk(start, query.limit + 1);
     const page = listed.slice(0, query.limit);
     const items = (await readTasks(page.map(taskIdOfSortKey))).filter(matches);
     const last = page[page.length - 1];
@@ -62,7 +68,7 @@ export async function listTasks(
   let examined = 0;
   for (;;) {
     const round = Math.min(Math.max(query.limit + 1, 100), TARGET_SCAN_BUDGET - examined);
-    const listed = await walkListing(client, keys, statuses, start, round);
+    const listed = await walk(start, round);
     const tasks = await readTasks(listed.map(taskIdOfSortKey));
     for (const [i, member] of listed.entries()) {
       examined += 1;
@@ -80,15 +86,46 @@ export async function listTasks(
   }
 }
 
-/** The first `count` listing members after `start` of the sets a query walks, newest first. */
-async function walkListing(client: RedisClient, keys: PartitionKeys, statuses: readonly TaskStatus[], start: string, count: number): Promise<string[]> {
+/** Where a listing of some statuses finds its tasks (see {@link listTasks}). */
+interface ListingSource {
+  /** The listing sets to walk. */
+  sets: string[];
+  /** Whether the IN_FLIGHT tasks come from `leases` (IN_FLIGHT asked for, PENDING not). */
+  leases: boolean;
+  /** Whether every task found is in a status asked for. */
+  exact: boolean;
+}
+
+function sourceOf(keys: PartitionKeys, allowed: ReadonlySet<string>): ListingSource {
+  const sets = TERMINAL_STATUSES.filter((status) => allowed.has(status)).map((status) => keys.status(status));
+  const pending = allowed.has(TaskStatus.PENDING);
+  const inFlight = allowed.has(TaskStatus.IN_FLIGHT);
+  if (pending) sets.push(keys.live);
+  return { sets, leases: inFlight && !pending, exact: !pending || inFlight };
+}
+
+/** The first `count` listing members after `start` of a listing's source, newest first. */
+async function walkListing(
+  client: RedisClient,
+  keys: PartitionKeys,
+  source: ListingSource,
+  start: string,
+  count: number,
+  readTasks: (ids: readonly string[]) => Promise<(RetryTask | undefined)[]>,
+): Promise<string[]> {
   const multi = client.multi();
-  for (const status of statuses) multi.zrange(keys.status(status), start, '-', 'BYLEX', 'REV', 'LIMIT', 0, count);
+  for (const set of source.sets) multi.zrange(set, start, '-', 'BYLEX', 'REV', 'LIMIT', 0, count);
+  if (source.leases) multi.zrange(keys.leases, 0, -1);
   const replies = (await multi.exec()) ?? [];
   const members: string[] = [];
-  for (const [error, reply] of replies) {
+  for (const [error, reply] of replies.slice(0, source.sets.length)) {
     if (error !== null) throw error;
     members.push(...(reply as string[]));
+  }
+  if (source.leases) {
+    const [error, ids] = replies[source.sets.length] ?? [null, []];
+    if (error !== null) throw error;
+    members.push(...(await inFlightMembers(ids as string[], start, readTasks)));
   }
   // Bytewise, as Redis orders members (JavaScript's < compares UTF-16 units, which differs beyond the BMP).
   return members
@@ -98,11 +135,28 @@ async function walkListing(client: RedisClient, keys: PartitionKeys, statuses: r
     .map(({ member }) => member);
 }
 
+/** The listing keys of the leased tasks `ids` that are still IN_FLIGHT and come before `start` (`+` or `(key`). */
+async function inFlightMembers(
+  ids: readonly string[],
+  start: string,
+  readTasks: (ids: readonly string[]) => Promise<(RetryTask | undefined)[]>,
+): Promise<string[]> {
+  const before = start === '+' ? undefined : Buffer.from(start.slice(1), 'utf8');
+  const members: string[] = [];
+  for (const task of ids.length === 0 ? [] : await readTasks(ids)) {
+    if (task?.status !== TaskStatus.IN_FLIGHT) continue;
+    const member = sortKeyOf(task.createdAt, task.taskId);
+    if (before === undefined || Buffer.compare(Buffer.from(member, 'utf8'), before) < 0) members.push(member);
+  }
+  return members;
+}
+
 /** A task's attempt log, oldest first: the `attempts:<id>` set by score (attempt number) after the cursor's. */
 export async function listAttempts(client: RedisClient, keys: PartitionKeys, taskId: string, page: PageRequest): Promise<Page<AttemptLog>> {
   const after = page.cursor === undefined ? 0 : (decodeCursor('attempts', page.cursor, 'n')[0] as number);
   const members = await client.zrangebyscore(keys.attempts(taskId), `(${after}`, '+inf', 'LIMIT', 0, page.limit + 1);
-  return pageOf(members.map(decodeAttempt), page.limit, (a) => encodeCursor('attempts', [a.attemptNumber]));
+  const tenantId = tenantOfPartition(keys.partition);
+  return pageOf(members.map((member) => decodeAttempt(member, tenantId, taskId)), page.limit, (a) => encodeCursor('attempts', [a.attemptNumber]));
 }
 
 /** The distinct statuses of a filter; none (absent or empty) means every status. */

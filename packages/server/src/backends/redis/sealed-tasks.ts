@@ -1,4 +1,3 @@
-import { TaskStatus } from '@retryd/core';
 import type { RedisClient } from './connection.js';
 import type { Page, RetryTask } from '../../domain/task.js';
 import { decodeCursor, encodeCursor, pageOf } from '../../store/cursor.js';
@@ -9,8 +8,6 @@ import { partitionOf, partitionOfTenant, sortKeyOf, taskIdOfSortKey, tenantOfPar
 import type { PartitionRegistry } from './partitions.js';
 import { runScript } from './scripts.js';
 import { dataWithSealedParts, sealedPartsOfData } from './task-codec.js';
-
-const ALL_STATUSES = Object.values(TaskStatus);
 
 /** Reads tasks of one tenant by id, in order (undefined where there is none). */
 export type ReadTasks = (tenantId: string, taskIds: readonly string[]) => Promise<(RetryTask | undefined)[]>;
@@ -84,12 +81,12 @@ export class RedisSealedTasks implements SealedTaskStore {
   }
 
   /**
-   * Up to `count` listing keys of a partition after `start` (`-`, or `(` and a key), in byte order, from every status
+   * Up to `count` listing keys of a partition after `start` (`-`, or `(` and a key), in byte order, from every listing
    * set at one instant.
    */
   async #range(keys: PartitionKeys, start: string, count: number): Promise<string[]> {
     const multi = this.client.multi();
-    for (const status of ALL_STATUSES) multi.zrange(keys.status(status), start, '+', 'BYLEX', 'LIMIT', 0, count);
+    for (const set of keys.listings) multi.zrange(set, start, '+', 'BYLEX', 'LIMIT', 0, count);
     const members: string[] = [];
     for (const [error, reply] of (await multi.exec()) ?? []) {
       if (error !== null) throw error;

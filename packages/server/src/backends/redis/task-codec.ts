@@ -336,13 +336,55 @@ export function dataWithSealedParts(json: string, headers: unknown, body: string
   return JSON.stringify(next);
 }
 
-/** An attempt log entry as stored (a sorted-set member: unique, since it holds the attempt number). */
-export function encodeAttempt(attempt: AttemptLog): string {
-  return JSON.stringify(attempt);
+/**
+ * The fields of an attempt log entry as stored since layout 7, in the order of its JSON array: those that always hold
+ * something first, then the nullable ones, whose trailing nulls are left out. The tenant and the task id are left out
+ * too: the entry's key names them. An array rather than an object: about 200 bytes less an entry (its field names,
+ * the tenant and the id) in Redis's memory and, twice a completion, on the wire (the entry and the one to log instead
+ * if a cancel was requested).
+ */
+const ATTEMPT_ARRAY_FIELDS = [
+  'attemptNumber',
+  'startedAt',
+  'durationMs',
+  'outcome',
+  'workerId',
+  'responseStatus',
+  'nextAttemptAt',
+  'errorMessage',
+  'responseBodySnippet',
+] as const satisfies readonly Exclude<keyof AttemptLog, 'tenantId' | 'taskId'>[];
+// Fails to compile when AttemptLog gains a field the list above does not store.
+const ATTEMPT_COMPLETE: Exclude<keyof AttemptLog, (typeof ATTEMPT_ARRAY_FIELDS)[number] | 'tenantId' | 'taskId'> extends never ? true : never = true;
+void ATTEMPT_COMPLETE;
+/** How many of {@link ATTEMPT_ARRAY_FIELDS} always hold something: an entry is never cut shorter. */
+const ATTEMPT_REQUIRED = ATTEMPT_ARRAY_FIELDS.indexOf('responseStatus');
+
+/**
+ * An attempt log entry as stored (a sorted-set member: unique, since it holds the attempt number): the values of
+ * {@link ATTEMPT_ARRAY_FIELDS} as a JSON array, its trailing nulls left out. Numbers as JSON writes them (the
+ * shortest text that reads back as the same double).
+ */
+export function encodeAttempt(a: AttemptLog): string {
+  const values: unknown[] = ATTEMPT_ARRAY_FIELDS.map((name) => a[name]);
+  let n = values.length;
+  while (n > ATTEMPT_REQUIRED && values[n - 1] === null) n--;
+  values.length = n;
+  return JSON.stringify(values);
 }
 
-export function decodeAttempt(member: string): AttemptLog {
-  return JSON.parse(member) as AttemptLog;
+/**
+ * An attempt log entry of the task `taskId` of `tenantId` back from its member: the array of layout 7, or the object
+ * of the layouts before it, which spells out every field (entries are never rewritten).
+ */
+export function decodeAttempt(member: string, tenantId: string, taskId: string): AttemptLog {
+  const stored = JSON.parse(member) as unknown;
+  if (!Array.isArray(stored)) return stored as AttemptLog;
+  const entry: Record<string, unknown> = { tenantId, taskId };
+  ATTEMPT_ARRAY_FIELDS.forEach((name, i) => {
+    entry[name] = (stored[i] as unknown) ?? null;
+  });
+  return entry as unknown as AttemptLog;
 }
 
 /** A policy's hash as HGETALL returns it (`policy`, `created`, `updated`, `version`), back to a stored policy. */

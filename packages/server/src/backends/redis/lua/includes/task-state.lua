@@ -158,16 +158,24 @@ local function flush_indexes(base, counts_key, ready_key, now)
   return woke
 end
 
--- Moves a task's listing key from the set of status `old` (nil for a new task) to that of `new`, and keeps the
--- per-status counts. No set is kept per policy (layout 4): a listing by policy filters the status sets.
+-- The listing set of a status (keys.ts PartitionKeys.listing): the live statuses, PENDING and IN_FLIGHT, share
+-- `live` (layout 7), so that a claim and a retry, which move a task between them, write no listing set; each ended
+-- status has its own.
+local function listing_set(base, status)
+  if status == 'PENDING' or status == 'IN_FLIGHT' then return base .. 'live' end
+  return base .. 'status:' .. status
+end
+
+-- Moves a task's listing key from the listing set of status `old` (nil for a new task) to that of `new`, when they
+-- differ, and keeps the per-status counts. No set is kept per policy (layout 4): a listing by policy filters them.
 local function move_status(base, old, new, sort_key)
   if old == new then return end
-  if old then
-    index_remove(base .. 'status:' .. old, sort_key)
-    count_deltas[old] = (count_deltas[old] or 0) - 1
-  end
-  index_add(base .. 'status:' .. new, 0, sort_key)
+  if old then count_deltas[old] = (count_deltas[old] or 0) - 1 end
   count_deltas[new] = (count_deltas[new] or 0) + 1
+  local from, to = old and listing_set(base, old), listing_set(base, new)
+  if from == to then return end
+  if from then index_remove(from, sort_key) end
+  index_add(to, 0, sort_key)
 end
 
 -- Puts the task in the index its new status calls for (PENDING: its target's queue by `due`; IN_FLIGHT:
