@@ -127,7 +127,7 @@ describe('Redis store: one definition of a task, and the Lua scripts that spell 
     expect(luaTable(include, 'FIELD', true)).toEqual(STATE_FIELDS.map((field, i) => `(${field} = ${i + 1})`));
     const complete = sources.find((s) => s.file === 'complete-attempts.lua')?.source ?? '';
     expect(luaTable(complete, 'OUTCOME_FIELDS')).toEqual(OUTCOME_FIELDS);
-    // listing_set puts exactly core's live statuses in `live`, as PartitionKeys.listing does.
+    // listing_set puts exactly core's live statuses (LIVE_STATUSES) in `live`.
     const live = /local function listing_set\(base, status\)\n\s*if (.*) then return base \.\. 'live' end/.exec(include)?.[1] ?? '';
     expect([...live.matchAll(/status == '([A-Z_]+)'/g)].map((match) => match[1])).toEqual(LIVE_STATUSES);
     const gate = sources.find((s) => s.file === 'includes/target-gate.lua')?.source ?? '';

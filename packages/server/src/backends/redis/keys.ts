@@ -1,4 +1,4 @@
-import { TERMINAL_STATUSES, isLive } from '@retryd/core';
+import { TERMINAL_STATUSES } from '@retryd/core';
 import type { TaskStatus } from '@retryd/core';
 
 /** The key prefix used when `--store` names none (`redis://host:6379`). */
@@ -196,10 +196,6 @@ export class PartitionKeys {
    */
   status(status: TaskStatus): string {
     return `${this.base}status:${status}`;
-  }
-  /** The listing set that holds the tasks of `status`: {@link live} or its {@link status} set (`listing_set` in Lua). */
-  listing(status: TaskStatus): string {
-    return isLive(status) ? this.live : this.status(status);
   }
   /** Every listing set: each task is in exactly one. */
   get listings(): string[] {

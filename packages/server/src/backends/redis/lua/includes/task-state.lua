@@ -158,7 +158,7 @@ local function flush_indexes(base, counts_key, ready_key, now)
   return woke
 end
 
--- The listing set of a status (keys.ts PartitionKeys.listing): the live statuses, PENDING and IN_FLIGHT, share
+-- The listing set of a status (keys.ts PartitionKeys `live`, `status`): the live statuses, PENDING and IN_FLIGHT, share
 -- `live` (layout 7), so that a claim and a retry, which move a task between them, write no listing set; each ended
 -- status has its own.
 local function listing_set(base, status)
