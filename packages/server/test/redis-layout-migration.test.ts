@@ -199,7 +199,7 @@ describe('Redis layout migration from layout 4', () => {
     expect(JSON.parse((await client.hget(k.taskData, fresh.taskId)) ?? '')).toBeInstanceOf(Array);
     expect((await readRecord(client, k, fresh.taskId))?.sortKey).toBe(sortKeyOf(fresh.createdAt, ''));
     expect(await store.getTask('default', fresh.taskId)).toEqual(fresh);
-    // Both kinds move between the status sets under their whole listing keys.
+    // Both kinds are listed in `live` under their whole listing keys once claimed.
     const claimed = await store.claimDue(T0 + 60_000, { limit: 10, leaseMs: 60_000, workerId: 'w' });
     expect(claimed.map((t) => t.taskId).sort()).toEqual([...tasks, fresh].map((t) => t.taskId).sort());
     for (const tenant of ['default', 'other']) {

@@ -76,7 +76,7 @@ describe('RedisStore', () => {
     for (const tenantId of tenants) {
       const partition = new PartitionKeys(store.prefix, tenantId);
       const own = keys.filter((key) => key.startsWith(partition.base));
-      // tasks, data, attempts, idem, queues, ready, gates, targets, counts, status sets, policy, policies, target
+      // tasks, data, attempts, idem, queues, ready, gates, targets, counts, listing sets, policy, policies, target
       // state; never the claim's scratch set
       expect(own.length).toBeGreaterThanOrEqual(14);
       expect(own).toEqual(expect.arrayContaining([partition.records, partition.taskData, partition.idem]));
