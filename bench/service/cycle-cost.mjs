@@ -24,7 +24,7 @@ import { builtTaskMaker } from './lib/new-task.mjs';
 import { CURRENT_DIST, distOf, fmt, median, printMachine, printTable, serviceBuild, positiveIntOption, writeJsonFile } from './lib/report.mjs';
 import { retrydStore } from './lib/contenders/retryd.mjs';
 import { openBuiltStore } from './lib/built-store.mjs';
-import { cpuMsOfCommand } from './lib/contenders/call-downstream.mjs';
+import { storeServerCpuMs } from './lib/contenders/call-downstream.mjs';
 
 const { values: args } = parseArgs({
   options: {
@@ -80,12 +80,6 @@ function completionOf(task, now) {
   };
 }
 
-/** CPU ms used so far by the store's server processes (PostgreSQL's, redis-server), NaN for SQLite (in this process). */
-async function serverCpuMs(storeKind) {
-  if (storeKind === 'sqlite') return Number.NaN;
-  return cpuMsOfCommand(storeKind === 'postgres' ? 'postgres' : 'redis-server');
-}
-
 async function runOnce(build, storeKind, round) {
   const place = await retrydStore(storeKind, { sync: args.sync, name: `cycle-cost-${build.name}` });
   const store = await openBuiltStore(build.dist, place, { sync: args.sync });
@@ -99,7 +93,7 @@ async function runOnce(build, storeKind, round) {
     const claim = { limit: SIZE, leaseMs: 600_000, workerId: 'cycle-cost' };
     let attempts = 0;
     let succeeded = 0;
-    const server0 = await serverCpuMs(storeKind);
+    const server0 = await storeServerCpuMs(storeKind);
     const cpu0 = process.cpuUsage();
     const t0 = performance.now();
     let now = Date.now();
@@ -117,12 +111,12 @@ async function runOnce(build, storeKind, round) {
     }
     const wallMs = performance.now() - t0;
     const cpu = process.cpuUsage(cpu0);
-    const serverMs = (await serverCpuMs(storeKind)) - server0;
+    const server1 = await storeServerCpuMs(storeKind);
     if (attempts !== TASKS * ATTEMPTS_PER_TASK || succeeded !== TASKS) {
       throw new Error(`${attempts} attempts and ${succeeded} successes, expected ${TASKS * ATTEMPTS_PER_TASK} and ${TASKS}`);
     }
     const cpuUs = (cpu.user + cpu.system) / attempts;
-    const serverUs = Number.isNaN(serverMs) ? null : (serverMs * 1_000) / attempts;
+    const serverUs = server0 === undefined || server1 === undefined ? null : ((server1 - server0) * 1_000) / attempts;
     return { label: place.label, durability: place.durability, cpuUs, serverUs, bothUs: cpuUs + (serverUs ?? 0), wallUs: (wallMs * 1_000) / attempts, round };
   } finally {
     await store.close();

@@ -10,7 +10,7 @@ import { openBuiltStore } from '../built-store.mjs';
 import { messageCalls } from '../message-calls.mjs';
 import { builtTaskMaker } from '../new-task.mjs';
 import { CURRENT_DIST, STORE_NAMES, bareStoreId } from '../report.mjs';
-import { cpuMsOfCommand, ownCpuMs } from './call-downstream.mjs';
+import { ownCpuMs, storeServerCpuMs } from './call-downstream.mjs';
 import { retrydStore } from './retryd.mjs';
 
 const CONCURRENCY = 200;
@@ -59,9 +59,6 @@ function completionOf(task, statusCode, startedAt, now) {
   };
 }
 
-/** The store server's process name, whose CPU a run counts apart (as retryd's contender does); none for SQLite. */
-const STORE_SERVER = { postgres: 'postgres', redis: 'redis-server' };
-
 /**
  * A reference, not a peer: W1 on the current build's store of `storeKind` (SQLite: synchronous=FULL; PostgreSQL and
  * Redis: the servers as they run, their durability read back), in the process it runs in (a process of its own in
@@ -76,7 +73,6 @@ export function bareStoreContender({ threaded = false, storeKind = 'sqlite' } = 
   if (threaded && storeKind !== 'sqlite') throw new Error('bare-store-thread runs on SQLite only');
   const storeName = STORE_NAMES[storeKind];
   if (storeName === undefined) throw new Error(`bare-store: no store ${storeKind}`);
-  const server = STORE_SERVER[storeKind];
   let place;
   let store;
   let agent;
@@ -91,7 +87,7 @@ export function bareStoreContender({ threaded = false, storeKind = 'sqlite' } = 
     // SQLite's is known before the store opens; a server's is read back from it at setup (see retrydStore).
     durability: storeKind === 'sqlite' ? 'durable: WAL fsynced at every commit (synchronous=FULL)' : undefined,
     cpuMs: async () => ownCpuMs(),
-    storeCpuMs: server === undefined ? undefined : () => cpuMsOfCommand(server),
+    storeCpuMs: storeKind === 'sqlite' ? undefined : () => storeServerCpuMs(storeKind),
     async setup() {
       agent = new Agent({ connections: CONCURRENCY });
       place = await retrydStore(storeKind, { name: bareStoreId(storeKind, threaded) });

@@ -39,6 +39,15 @@ export async function cpuMsOfCommand(comm) {
   return total;
 }
 
+/** The process name of each networked store's server, whose CPU a run counts apart; none for SQLite (in-process). */
+const STORE_SERVER = { postgres: 'postgres', redis: 'redis-server' };
+
+/** CPU ms used so far by the server of a store of `storeKind` (every such process), or undefined for SQLite. */
+export async function storeServerCpuMs(storeKind) {
+  const server = STORE_SERVER[storeKind];
+  return server === undefined ? undefined : cpuMsOfCommand(server);
+}
+
 /** CPU ms used so far by this (the bench) process. */
 export function ownCpuMs() {
   const u = process.cpuUsage();

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { distOf, inParallel, serviceBuild, sleep, waitFor } from '../report.mjs';
 import { POSTGRES_URL, REDIS_URL, deleteKeys, dropSchema, postgresDurability, redisDurability, schemaSize } from '../servers.mjs';
-import { cpuMsOfCommand } from './call-downstream.mjs';
+import { storeServerCpuMs } from './call-downstream.mjs';
 import { CLI, PROTECTIONS_OFF_PATCH, serveHasFlag, startRetryd, sqliteStoreSize, targetPath } from '../retryd-service.mjs';
 
 /** The W1 policy (WORKLOADS.md): exponential, 1 ms initial, ×2, 10 ms max, 5 attempts, full jitter, no budget. */
@@ -186,7 +186,7 @@ export function retrydContender({
      * users of that server count too), reported apart: on a 2-core machine the server's work per attempt competes
      * with the service's. Undefined for SQLite, which runs inside the service.
      */
-    storeCpuMs: async () => (store?.kind === 'postgres' ? cpuMsOfCommand('postgres') : store?.kind === 'redis' ? cpuMsOfCommand('redis-server') : undefined),
+    storeCpuMs: async () => (store === undefined ? undefined : storeServerCpuMs(store.kind)),
     async setup() {
       build = serviceBuild(distOf(cli)).hash;
       store = await retrydStore(storeKind, { sync, name: twin ? `${role}-w1` : 'w1' });

@@ -99,7 +99,8 @@ export class AccessKeys {
 /**
  * The keys of one partition. Scripts receive the fixed ones as KEYS and `base` as an argument, from which they
  * build the per-task keys (`attempts:<id>`), the records and data hashes (`tasks`, `data`), the per-target queues
- * (`due:<target>`) and the listing sets (`live`, `status:<status>`): all begin with the same hash tag, so they hash to the slot of KEYS[1].
+ * (`due:<target>`) and the listing sets (`live`, `status:<status>`): all begin with the same hash tag, so they hash
+ * to the slot of KEYS[1].
  */
 export class PartitionKeys {
   /** `{prefix:partition}:`, the start of every key below. */
@@ -174,7 +175,7 @@ export class PartitionKeys {
   get legacyDue(): string {
     return `${this.base}due`;
   }
-  /** Sorted set: IN_FLIGHT task ids scored by `leaseExpiresAt`. */
+  /** Sorted set: IN_FLIGHT task ids scored by `leaseExpiresAt`: the lease reaper's way in, and IN_FLIGHT listings'. */
   get leases(): string {
     return `${this.base}leases`;
   }
