@@ -296,7 +296,9 @@ export function spaceFigures(results) {
 /**
  * The machine's ceilings the enqueue and W4 aims are read against. `insert`: per store, its `insertTasks` alone (no
  * HTTP, parsing or checks; insert-floor.mjs), each measured row and the best rate the service's own write pattern
- * reaches (`ceilingPerSec`). `relay`: W4's load through a bare relay (w4-ceiling.mjs) that commits to disk (`sync`:
+ * reaches (`ceilingPerSec`). `ingest`: per store, W6's requests through the least an HTTP enqueue does, beside retryd
+ * and the peer's bulk insert in the same run (ingest-floor.mjs): the rates of each (`floorPerSec`, `retrydPerSec`,
+ * `peerPerSec`) and the peer. `relay`: W4's load through a bare relay (w4-ceiling.mjs) that commits to disk (`sync`:
  * the ceiling of SQLite and PostgreSQL) or not (Redis without AOF), with the stores it stands for.
  */
 export function ceilingFigures(results) {
@@ -304,10 +306,21 @@ export function ceilingFigures(results) {
   const insert = steps
     .filter((step) => step.script === 'insert-floor')
     .map((step) => ({ step, store: step.store, rows: step.data?.rows ?? [], ceilingPerSec: step.data?.ceilingTasksPerSec }));
+  const ingest = steps
+    .filter((step) => step.script === 'ingest-floor')
+    .map((step) => ({
+      step,
+      store: step.store,
+      peer: step.data?.peer,
+      rows: step.data?.rows ?? [],
+      floorPerSec: step.data?.floorPerSec,
+      retrydPerSec: step.data?.retrydPerSec,
+      peerPerSec: step.data?.peerPerSec,
+    }));
   const relay = steps
     .filter((step) => step.script === 'w4-ceiling')
     .map((step) => ({ step, stores: step.store.split(','), sync: step.data?.sync, lag: step.data?.lag, rounds: step.data?.rounds ?? [] }));
-  return { insert, relay };
+  return { insert, ingest, relay };
 }
 
 /** The headline: per store, retryd's W1 attempts/s ÷ its peer's and ÷ the ceiling; W3's amplification on and off. */
@@ -328,7 +341,7 @@ export function headline(results) {
 export function aims(results) {
   const rows = [];
   const w1 = w1Figures(results);
-  const { insert, relay } = ceilingFigures(results);
+  const { insert, ingest, relay } = ceilingFigures(results);
   const w1Aims = { sqlite: 2, postgres: 3, redis: 1.5 };
   const peerRow = (c) => w1.step?.data?.results?.find((r) => r.id === PEER_OF_STORE[c.store]);
   for (const c of w1.contenders.filter((c) => c.kind === 'retryd' && c.peer !== undefined)) {
@@ -363,18 +376,27 @@ export function aims(results) {
     }
   }
   // Issue 14's enqueue aims, from W1's enqueue (W6's request shape: the batch API, 1,000 a request, 4 in flight),
-  // against the store's own insert with nothing else to do.
+  // against the store's own insert with nothing else to do, and against W6's requests through the least an HTTP
+  // enqueue does, whose ratio to the peer is measured in its own run beside the peer (the binding ceiling when run).
+  const tasksPerSec = (n) => `${Math.round(n).toLocaleString('en-US')} tasks/s`;
   for (const c of w1.contenders.filter((c) => c.kind === 'retryd' && c.enqueuePerSec !== undefined)) {
     const floor = insert.find((i) => i.store === c.store)?.ceilingPerSec;
-    const alone = floor === undefined ? undefined : `the store's insert alone: ${Math.round(floor).toLocaleString('en-US')} tasks/s`;
+    const alone = floor === undefined ? undefined : `the store's insert alone: ${tasksPerSec(floor)}`;
+    const http = ingest.find((i) => i.store === c.store && i.floorPerSec !== undefined);
+    const httpText = (vsPeer) =>
+      http === undefined ? undefined : `W6 through the least HTTP enqueue: ${tasksPerSec(http.floorPerSec)}${vsPeer ? ` (${ratio(http.floorPerSec, http.peerPerSec).toFixed(2)}× ${http.peer?.name} beside it)` : ''}`;
     if (c.store === 'sqlite') {
-      const ceiling = alone === undefined ? undefined : { text: alone, beyond: floor < 100_000 };
+      const binding = http?.floorPerSec ?? floor;
+      const text = [alone, httpText(false)].filter(Boolean).join('; ');
+      const ceiling = binding === undefined ? undefined : { text, beyond: binding < 100_000 };
       rows.push({ aim: 'Enqueue SQLite: ≥ 100,000 tasks/s', figure: c.enqueuePerSec, unit: ' tasks/s', met: c.enqueuePerSec >= 100_000, ceiling });
     }
     const factor = { postgres: 1, redis: 2 }[c.store];
     if (factor !== undefined && c.peer?.enqueue !== undefined) {
       const vsPeer = ratio(floor, peerRow(c)?.enqueuePerSec);
-      const ceiling = vsPeer === undefined ? undefined : { text: `${alone} (${vsPeer.toFixed(2)}× ${c.peer.name})`, beyond: vsPeer < factor };
+      const binding = http === undefined ? vsPeer : ratio(http.floorPerSec, http.peerPerSec);
+      const text = [alone === undefined ? undefined : `${alone} (${vsPeer.toFixed(2)}× ${c.peer.name})`, httpText(true)].filter(Boolean).join('; ');
+      const ceiling = binding === undefined ? undefined : { text, beyond: binding < factor };
       rows.push({ aim: `Enqueue ${STORE_NAMES[c.store]}: ≥ ${factor}× the bulk insert of ${c.peer.name}`, figure: c.peer.enqueue, unit: '×', met: c.peer.enqueue >= factor, ceiling });
     }
   }

@@ -8,7 +8,8 @@ export const PEERS = Object.freeze(['bullmq', 'pgboss']);
 /**
  * What the report covers: the workloads of WORKLOADS.md, then `space` (what a pending task takes in each store,
  * store-space.mjs) and `ceilings` (what this machine allows without retryd's work: each store's insert alone,
- * insert-floor.mjs, and W4's load through a bare relay, w4-ceiling.mjs), the figures issue 14's aims are read
+ * insert-floor.mjs; W6's requests through the least an HTTP enqueue does, beside retryd and the peer's bulk insert,
+ * ingest-floor.mjs; and W4's load through a bare relay, w4-ceiling.mjs), the figures issue 14's aims are read
  * against.
  */
 export const WORKLOADS = Object.freeze(['w1', 'w2', 'w3', 'w4', 'w5', 'space', 'ceilings']);
@@ -28,6 +29,7 @@ const ARGS = {
     w5: [],
     space: ['--tasks', '100000'],
     'insert-floor': [],
+    'ingest-floor': ['--tasks', '50000', '--rounds', '3'],
     'w4-ceiling': [],
   },
   quick: {
@@ -38,6 +40,7 @@ const ARGS = {
     w5: ['--a-tasks', '2000', '--b-tasks', '10', '--settle', '0.5', '--a-window', '1'],
     space: ['--tasks', '2000'],
     'insert-floor': ['--batches', '2'],
+    'ingest-floor': ['--tasks', '2000', '--rounds', '1'],
     'w4-ceiling': ['--seconds', '2', '--warmup', '1', '--rate', '500'],
   },
 };
@@ -48,7 +51,7 @@ const ARGS = {
  * the library); W3 two storms of about 25 s plus start-up; W4 10 s of warm-up, 60 s measured, and the drain; W5 two
  * variants of about 40 s (200,000 tasks enqueued, then B's 100 and the window after them).
  */
-const FULL_MINUTES = { w1PerContenderRound: 0.7, w2: 6, w3: 1.5, w4: 1.7, w5: 1.5, space: 0.7, 'insert-floor': 0.7, 'w4-ceiling': 1.4 };
+const FULL_MINUTES = { w1PerContenderRound: 0.7, w2: 6, w3: 1.5, w4: 1.7, w5: 1.5, space: 0.7, 'insert-floor': 0.7, 'ingest-floor': 1.5, 'w4-ceiling': 1.4 };
 
 /**
  * The steps of a run, in order: `{ workload, script?, store, args, minutes }` (`script`: the file of bench/service/
@@ -90,6 +93,9 @@ export function planRuns({ quick, stores = STORES, peers = PEERS, workloads = WO
     if (workload === 'ceilings') {
       for (const store of stores) {
         steps.push({ workload, script: 'insert-floor', store, args: ['--store', store, ...ARGS[mode]['insert-floor']], minutes: quick ? 0.2 : FULL_MINUTES['insert-floor'] });
+        // Beside the store's peer (BullMQ for SQLite and Redis, pg-boss for PostgreSQL) when the run has it.
+        const peer = peers.includes(store === 'postgres' ? 'pgboss' : 'bullmq') ? [] : ['--peer', 'none'];
+        steps.push({ workload, script: 'ingest-floor', store, args: ['--store', store, ...peer, ...ARGS[mode]['ingest-floor']], minutes: quick ? 0.3 : FULL_MINUTES['ingest-floor'] });
       }
       // The relay commits to disk as SQLite and PostgreSQL do; for Redis (no AOF: nothing on disk) it does not.
       const relays = [

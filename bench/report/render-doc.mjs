@@ -244,9 +244,9 @@ const measuredBlock = (intro, commands, tableText) => ['', intro, '', ...command
  * The machine's ceilings and the space a task takes: what issue 14's aims are read against, measured in the same run.
  */
 function ceilingsSection(results) {
-  const { insert, relay } = ceilingFigures(results);
+  const { insert, ingest, relay } = ceilingFigures(results);
   const space = spaceFigures(results);
-  if (insert.length === 0 && relay.length === 0 && space.length === 0) return undefined;
+  if (insert.length === 0 && ingest.length === 0 && relay.length === 0 && space.length === 0) return undefined;
   const lines = [
     '## Ceilings and space',
     '',
@@ -265,6 +265,25 @@ function ceilingsSection(results) {
         "**Each store's insert of new tasks alone**: tasks like W1's, 1,000 a call, through the store's `insertTasks` with no HTTP, parsing, checks or hashing; then its parts (the statement alone, the rows bound into a table with no index, the batch's encoding read). The enqueue cannot pass the store's own insert at the service's durability and write pattern (the rows in bold: as many calls in flight as the service keeps).",
         insert.map((i) => `- ${storeName(i.store)}: ${stepNote(i.step)}`),
         table(['Store', 'What', 'Calls in flight', 'µs a task', 'Tasks/s'], rows),
+      ),
+    );
+  }
+  if (ingest.length > 0) {
+    const rows = ingest.flatMap((i) =>
+      i.rows.map((r) => [
+        storeName(i.store),
+        r.id === 'floor' ? `**${r.name}**` : r.name,
+        fmt(r.tasksPerSec),
+        i.peerPerSec === undefined ? '–' : `${fmt(r.tasksPerSec / i.peerPerSec, 2)}×`,
+        r.cpuUsPerTask === undefined ? '–' : fmt(r.cpuUsPerTask, 1),
+        r.rounds.map((x) => fmt(x)).join(', '),
+      ]),
+    );
+    lines.push(
+      ...measuredBlock(
+        "**W6's requests through the least an HTTP enqueue does**, beside retryd and the peer's bulk insert in one run (the order rotated every round, medians): a bare `node:http` server that parses each batch, gives each task an id and a SHA-256 of its JSON, builds the task the store writes and inserts the batch through the store as the service does (as many inserts in flight, the same durability), answering the ids. No routing, validation, canonical form, target check, secrets, limits, metrics or logs: a floor no product meets. An enqueue aim the floor misses beside the peer cannot be met on this machine; retryd ÷ the floor is the share its own work leaves. CPU is the service process's.",
+        ingest.map((i) => `- ${storeName(i.store)}: ${stepNote(i.step)}`),
+        table(['Store', 'Contender', 'Tasks/s', '÷ peer', 'µs CPU a task', 'Rounds'], rows),
       ),
     );
   }

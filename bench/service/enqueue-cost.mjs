@@ -15,13 +15,12 @@
 // are given to the service's node (both builds), e.g. `--max-semi-space-size=64` (a larger young generation).
 // The build is packages/server/dist or RETRYD_CLI. Build it first: npm run build
 
-import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { CLI } from './lib/retryd-service.mjs';
 import { retrydStore } from './lib/contenders/retryd.mjs';
 import { fmt, printMachine, printTable } from './lib/report.mjs';
+import { processCpuMs, sendW6, startUrlService } from './lib/w6-requests.mjs';
 
 const { values: args } = parseArgs({
   options: {
@@ -36,68 +35,22 @@ const { values: args } = parseArgs({
 });
 const TASKS = Number(args.tasks);
 const ROUNDS = Number(args.rounds);
-const PER_REQUEST = 1000;
-const PREFER = { 'content-type': 'application/json', ...(args.full ? {} : { prefer: 'return=minimal' }) };
-const IN_FLIGHT = 4;
 const builds = [{ label: 'retryd', cli: CLI }];
 if (args.baseline !== undefined) builds.push({ label: 'retryd (before)', cli: resolve(args.baseline) });
 printMachine('machine', { baseline: args.baseline });
 console.log(`store: ${args.store}; service node flags: ${args['node-flags'] || 'none'}; answers: ${args.full ? 'whole tasks' : 'Prefer: return=minimal'}`);
 
-/** CPU ms the process has used so far (user + system). */
-function cpuMs(pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
-
 async function run(cli) {
   const store = await retrydStore(args.store, { name: 'enqueue-cost' });
   const profile = args['cpu-prof'] === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', resolve(args['cpu-prof'])];
   const nodeFlags = args['node-flags'].split(' ').filter((flag) => flag !== '');
-  const child = spawn(process.execPath, [...nodeFlags, ...profile, cli, 'serve', '--port', '0', '--role', 'api', '--store', store.url, '--allow-targets', '127.0.0.1/32'], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const service = await startUrlService([...nodeFlags, ...profile, cli, 'serve', '--port', '0', '--role', 'api', '--store', store.url, '--allow-targets', '127.0.0.1/32']);
   try {
-    const url = await new Promise((done, fail) => {
-      let out = '';
-      child.on('exit', (code) => fail(new Error(`retryd exited with ${code}: ${out}`)));
-      child.stdout.on('data', (chunk) => {
-        out += chunk;
-        const found = out.match(/"url":"([^"]+)"/);
-        if (found !== null) done(found[1]);
-      });
-    });
-    const policy = { maxAttempts: 5, backoffType: 'EXPONENTIAL', initialDelayMs: 1, multiplier: 2, maxDelayMs: 10, jitterType: 'FULL' };
-    const notBefore = Date.now() + 3_600_000;
-    let next = 0;
-    const send = async () => {
-      while (next < TASKS) {
-        const first = next;
-        next += PER_REQUEST;
-        const tasks = Array.from({ length: Math.min(PER_REQUEST, TASKS - first) }, (_, i) => ({
-          // Never called (due in an hour); an address, so that no name is resolved at creation.
-          targetUrl: `http://127.0.0.1:9/hooks/${first + i}`,
-          method: 'POST',
-          headers: { 'content-type': 'application/json', 'x-request': `r${first + i}` },
-          body: { order: first + i, amount: 1299, currency: 'EUR' },
-          idempotencyKey: `enqueue-cost-${first + i}`,
-          policy,
-          notBefore,
-        }));
-        const res = await fetch(`${url}/retry-tasks/batch`, { method: 'POST', headers: PREFER, body: JSON.stringify({ tasks }) });
-        if (res.status >= 300) throw new Error(`batch answered ${res.status}: ${await res.text()}`);
-        await res.arrayBuffer();
-      }
-    };
-    const cpuBefore = cpuMs(child.pid);
-    const started = performance.now();
-    await Promise.all(Array.from({ length: IN_FLIGHT }, send));
-    const seconds = (performance.now() - started) / 1000;
-    return { perSecond: TASKS / seconds, cpuUsPerTask: ((cpuMs(child.pid) - cpuBefore) * 1000) / TASKS };
+    const cpuBefore = processCpuMs(service.child.pid);
+    const seconds = await sendW6(service.url, TASKS, { prefer: args.full ? undefined : 'return=minimal', keyPrefix: 'enqueue-cost' });
+    return { perSecond: TASKS / seconds, cpuUsPerTask: ((processCpuMs(service.child.pid) - cpuBefore) * 1000) / TASKS };
   } finally {
-    child.removeAllListeners('exit');
-    child.kill('SIGTERM');
-    await new Promise((done) => (child.exitCode === null ? child.on('exit', done) : done()));
+    await service.stop();
     await store.cleanup();
   }
 }

@@ -220,6 +220,7 @@ describe('npm run bench', () => {
       'w4  sqlite ok',
       'space store-space sqlite ok',
       'ceilings insert-floor sqlite ok',
+      'ceilings ingest-floor sqlite ok',
       'ceilings w4-ceiling sqlite ok',
     ]);
     const w1 = results.runs[0]?.data?.results ?? [];
@@ -232,7 +233,15 @@ describe('npm run bench', () => {
     expect(page).toContain('| retryd (SQLite, synchronous=FULL');
     expect(page).not.toContain('## W2:');
     // The ceilings stand beside the aims they bound.
-    expect(page).toMatch(/\| Enqueue SQLite: ≥ 100,000 tasks\/s \| [\d,]+ tasks\/s \| [^|]+ \| the store's insert alone: [\d,]+ tasks\/s \|/);
+    expect(page).toMatch(
+      /\| Enqueue SQLite: ≥ 100,000 tasks\/s \| [\d,]+ tasks\/s \| [^|]+ \| the store's insert alone: [\d,]+ tasks\/s; W6 through the least HTTP enqueue: [\d,]+ tasks\/s \|/,
+    );
+    // W6 through retryd and through the floor, side by side (no peer in this run).
+    const ingest = results.runs.find((r) => r.script === 'ingest-floor')?.data as { rows: { id: string; tasksPerSec: number }[]; peerPerSec?: number } | undefined;
+    expect(ingest?.rows.map((r) => r.id)).toEqual(['retryd', 'floor']);
+    expect(ingest?.rows.every((r) => r.tasksPerSec > 0)).toBe(true);
+    expect(ingest?.peerPerSec).toBeUndefined();
+    expect(page).toContain("**W6's requests through the least an HTTP enqueue does**");
     expect(page).toMatch(/\| W4 SQLite: dispatch lag p99 < 2 ms \| [\d.]+ ms \| [^|]+ \| a bare relay, durable: p99 [\d.]+ ms \|/);
     expect(page).toMatch(/\| Space SQLite: ≤ 400 bytes per pending task \| [\d,]+ B \|/);
     expect(chartLinks(page, docFile).map((c) => c.slice(c.lastIndexOf('/') + 1))).toEqual(['w1-attempts.svg', 'w4-lag.svg']);
