@@ -395,7 +395,7 @@ export function aims(results) {
     if (factor !== undefined && c.peer?.enqueue !== undefined) {
       const vsPeer = ratio(floor, peerRow(c)?.enqueuePerSec);
       const binding = http === undefined ? vsPeer : ratio(http.floorPerSec, http.peerPerSec);
-      const text = [alone === undefined ? undefined : `${alone} (${vsPeer.toFixed(2)}× ${c.peer.name})`, httpText(true)].filter(Boolean).join('; ');
+      const text = [alone === undefined || vsPeer === undefined ? alone : `${alone} (${vsPeer.toFixed(2)}× ${c.peer.name})`, httpText(true)].filter(Boolean).join('; ');
       const ceiling = binding === undefined ? undefined : { text, beyond: binding < factor };
       rows.push({ aim: `Enqueue ${STORE_NAMES[c.store]}: ≥ ${factor}× the bulk insert of ${c.peer.name}`, figure: c.peer.enqueue, unit: '×', met: c.peer.enqueue >= factor, ceiling });
     }

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { copyFile, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 // `npm run bench` (bench/report/main.mjs) as a user runs it: rendering from a saved results file, and one tiny real
@@ -245,6 +246,32 @@ describe('npm run bench', () => {
     expect(page).toMatch(/\| W4 SQLite: dispatch lag p99 < 2 ms \| [\d.]+ ms \| [^|]+ \| a bare relay, durable: p99 [\d.]+ ms \|/);
     expect(page).toMatch(/\| Space SQLite: ≤ 400 bytes per pending task \| [\d,]+ B \|/);
     expect(chartLinks(page, docFile).map((c) => c.slice(c.lastIndexOf('/') + 1))).toEqual(['w1-attempts.svg', 'w4-lag.svg']);
+  });
+
+  it('reads the enqueue aims against W6 through the least HTTP enqueue when it ran, beside its own run of the peer', async () => {
+    // By URL: the report's modules are plain JavaScript, without types.
+    const { aims } = (await import(pathToFileURL(join(ROOT, 'bench', 'report', 'figures.mjs')).href)) as { aims: (results: unknown) => { aim: string; ceiling?: { text: string; beyond: boolean } }[] };
+    const sample = JSON.parse(await readFile(SAMPLE, 'utf8')) as Results;
+    const bullmq = { id: 'bullmq', name: 'BullMQ 5.81.5 (Redis)' };
+    const ingest = (store: string, floorPerSec: number, peerPerSec?: number) => ({
+      workload: 'ceilings',
+      script: 'ingest-floor',
+      store,
+      data: { store, rows: [], floorPerSec, retrydPerSec: floorPerSec / 2, ...(peerPerSec === undefined ? {} : { peer: bullmq, peerPerSec }) },
+    });
+    const enqueueAim = (runs: unknown[], store: string) => aims({ ...sample, runs: [...sample.runs, ...runs] }).find((a) => a.aim.startsWith(`Enqueue ${store}`));
+    // The sample alone: the store's insert alone is the ceiling, as before.
+    expect(enqueueAim([], 'Redis')?.ceiling?.text).toMatch(/^the store's insert alone: [\d,]+ tasks\/s \([\d.]+× BullMQ 5\.81\.5 \(Redis\)\)$/);
+    // With the floor: it binds, at its ratio to the peer in its own run, whatever the insert alone reached.
+    const below = enqueueAim([ingest('redis', 19_124, 16_992)], 'Redis')?.ceiling;
+    expect(below?.text).toMatch(/; W6 through the least HTTP enqueue: 19,124 tasks\/s \(1\.13× BullMQ 5\.81\.5 \(Redis\) beside it\)$/);
+    expect(below?.beyond).toBe(true);
+    expect(enqueueAim([ingest('redis', 40_000, 16_000)], 'Redis')?.ceiling?.beyond).toBe(false);
+    // SQLite's aim is a rate: the floor's own, with or without a peer beside it.
+    const sqlite = enqueueAim([ingest('sqlite', 120_000)], 'SQLite')?.ceiling;
+    expect(sqlite?.text).toMatch(/; W6 through the least HTTP enqueue: 120,000 tasks\/s$/);
+    expect(sqlite?.beyond).toBe(false);
+    expect(enqueueAim([ingest('sqlite', 20_817, 17_095)], 'SQLite')?.ceiling?.beyond).toBe(true);
   });
 
   it('names the option and the rule when a list is wrong', async () => {
