@@ -11,9 +11,10 @@
 // synchronous=FULL; PostgreSQL durable; Redis as configured), its inserts in flight as the service keeps them. Both
 // get --tasks tasks as W6 sends them (lib/w6-requests.mjs: 1,000 a request, 4 in flight), due in an hour. The peer,
 // as W1 runs it (lib/contenders/): BullMQ's `addBulk` beside SQLite and Redis, pg-boss's `insert` beside PostgreSQL,
-// 1,000 a call, 4 in flight, in this process (`--peer none`: no peer). The order is rotated every round; figures are medians over the rounds.
-// CPU per task is the service process's (retryd and the floor; utime + stime), not its store server's.
-// The build is packages/server/dist or RETRYD_CLI. Build it first: npm run build
+// 1,000 a call, 4 in flight, in this process (`--peer none`: no peer). The order is rotated every round; figures are
+// medians over the rounds. CPU per task is the service process's (retryd and the floor; utime + stime), not its store
+// server's. The build (retryd's and the floor's store) is packages/server/dist or RETRYD_CLI's. Build it first:
+// npm run build
 //
 // --json-file FILE writes { machine, store, tasks, rounds, peer, rows: [{ id, name, tasksPerSec, cpuUsPerTask,
 // rounds: [tasksPerSec] }], floorPerSec, retrydPerSec, peerPerSec }: id 'retryd', 'floor' or the peer's (no peer:
