@@ -383,8 +383,8 @@ export function aims(results) {
     const floor = insert.find((i) => i.store === c.store)?.ceilingPerSec;
     const alone = floor === undefined ? undefined : `the store's insert alone: ${tasksPerSec(floor)}`;
     const http = ingest.find((i) => i.store === c.store && i.floorPerSec !== undefined);
-    const httpText = (vsPeer) =>
-      http === undefined ? undefined : `W6 through the least HTTP enqueue: ${tasksPerSec(http.floorPerSec)}${vsPeer ? ` (${ratio(http.floorPerSec, http.peerPerSec).toFixed(2)}× ${http.peer?.name} beside it)` : ''}`;
+    const httpText = (withPeer) =>
+      http === undefined ? undefined : `W6 through the least HTTP enqueue: ${tasksPerSec(http.floorPerSec)}${withPeer ? ` (${ratio(http.floorPerSec, http.peerPerSec).toFixed(2)}× ${http.peer?.name} beside it)` : ''}`;
     if (c.store === 'sqlite') {
       const binding = http?.floorPerSec ?? floor;
       const text = [alone, httpText(false)].filter(Boolean).join('; ');

@@ -17,10 +17,10 @@
 
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { CLI } from './lib/retryd-service.mjs';
+import { CLI, cpuMsOf } from './lib/retryd-service.mjs';
 import { retrydStore } from './lib/contenders/retryd.mjs';
 import { fmt, printMachine, printTable } from './lib/report.mjs';
-import { processCpuMs, sendW6, startUrlService } from './lib/w6-requests.mjs';
+import { sendW6, startUrlService } from './lib/w6-requests.mjs';
 
 const { values: args } = parseArgs({
   options: {
@@ -46,9 +46,9 @@ async function run(cli) {
   const nodeFlags = args['node-flags'].split(' ').filter((flag) => flag !== '');
   const service = await startUrlService([...nodeFlags, ...profile, cli, 'serve', '--port', '0', '--role', 'api', '--store', store.url, '--allow-targets', '127.0.0.1/32']);
   try {
-    const cpuBefore = processCpuMs(service.child.pid);
+    const cpuBefore = await cpuMsOf(service.child.pid);
     const seconds = await sendW6(service.url, TASKS, { prefer: args.full ? undefined : 'return=minimal', keyPrefix: 'enqueue-cost' });
-    return { perSecond: TASKS / seconds, cpuUsPerTask: ((processCpuMs(service.child.pid) - cpuBefore) * 1000) / TASKS };
+    return { perSecond: TASKS / seconds, cpuUsPerTask: (((await cpuMsOf(service.child.pid)) - cpuBefore) * 1000) / TASKS };
   } finally {
     await service.stop();
     await store.cleanup();

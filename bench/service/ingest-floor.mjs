@@ -22,12 +22,12 @@
 
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { CLI } from './lib/retryd-service.mjs';
+import { CLI, cpuMsOf } from './lib/retryd-service.mjs';
 import { retrydStore } from './lib/contenders/retryd.mjs';
 import { bullmqContender } from './lib/contenders/bullmq.mjs';
 import { pgbossContender } from './lib/contenders/pgboss.mjs';
 import { STORE_NAMES, fmt, median, positiveIntOption, printMachine, printTable, writeJsonFile } from './lib/report.mjs';
-import { processCpuMs, sendW6, startUrlService } from './lib/w6-requests.mjs';
+import { sendW6, startUrlService } from './lib/w6-requests.mjs';
 
 const { values: args } = parseArgs({
   options: {
@@ -49,9 +49,9 @@ async function throughService(name, serviceArgs, prefer) {
   try {
     const service = await startUrlService(serviceArgs(store.url));
     try {
-      const cpuBefore = processCpuMs(service.child.pid);
+      const cpuBefore = await cpuMsOf(service.child.pid);
       const seconds = await sendW6(service.url, TASKS, { prefer, keyPrefix: name });
-      return { tasksPerSec: TASKS / seconds, cpuUsPerTask: ((processCpuMs(service.child.pid) - cpuBefore) * 1000) / TASKS };
+      return { tasksPerSec: TASKS / seconds, cpuUsPerTask: (((await cpuMsOf(service.child.pid)) - cpuBefore) * 1000) / TASKS };
     } finally {
       await service.stop();
     }

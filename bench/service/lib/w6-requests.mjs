@@ -2,7 +2,6 @@
 // in flight, each task due in an hour with its own idempotency key, two headers and a small JSON body, as W1's.
 
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 
 /** Tasks a request, and requests in flight. */
 export const W6 = Object.freeze({ perRequest: 1000, inFlight: 4 });
@@ -42,12 +41,6 @@ export async function sendW6(url, total, { prefer, keyPrefix }) {
   const started = performance.now();
   await Promise.all(Array.from({ length: W6.inFlight }, send));
   return (performance.now() - started) / 1000;
-}
-
-/** CPU ms a process has used so far (user + system, from /proc). */
-export function processCpuMs(pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
 /**
