@@ -65,6 +65,8 @@ const FULL_MINUTES = { w1PerContenderRound: 0.7, w2: 6, w3: 1.5, w4: 1.7, w5: 1.
 export function planRuns({ quick, stores = STORES, peers = PEERS, workloads = WORKLOADS, baseline }) {
   const mode = quick ? 'quick' : 'full';
   const steps = [];
+  // A step beside the store's peer (BullMQ for SQLite and Redis, pg-boss for PostgreSQL) when the run has it.
+  const peerArgs = (store) => (peers.includes(store === 'postgres' ? 'pgboss' : 'bullmq') ? [] : ['--peer', 'none']);
   const withBaseline = (workload, args) => {
     if (baseline === undefined || !BASELINE_WORKLOADS.includes(workload)) return args;
     return [...args, '--baseline', baseline, ...(workload === 'w1' ? ['--control'] : [])];
@@ -86,16 +88,15 @@ export function planRuns({ quick, stores = STORES, peers = PEERS, workloads = WO
     }
     if (workload === 'space') {
       for (const store of stores) {
-        steps.push({ workload, script: 'store-space', store, args: ['--store', store, ...ARGS[mode].space], minutes: quick ? 0.2 : FULL_MINUTES.space });
+        // Beside the peer on the same server (none for SQLite), which keeps the same calls as jobs.
+        steps.push({ workload, script: 'store-space', store, args: ['--store', store, ...(store === 'sqlite' ? [] : peerArgs(store)), ...ARGS[mode].space], minutes: quick ? 0.2 : FULL_MINUTES.space });
       }
       continue;
     }
     if (workload === 'ceilings') {
       for (const store of stores) {
         steps.push({ workload, script: 'insert-floor', store, args: ['--store', store, ...ARGS[mode]['insert-floor']], minutes: quick ? 0.2 : FULL_MINUTES['insert-floor'] });
-        // Beside the store's peer (BullMQ for SQLite and Redis, pg-boss for PostgreSQL) when the run has it.
-        const peer = peers.includes(store === 'postgres' ? 'pgboss' : 'bullmq') ? [] : ['--peer', 'none'];
-        steps.push({ workload, script: 'ingest-floor', store, args: ['--store', store, ...peer, ...ARGS[mode]['ingest-floor']], minutes: quick ? 0.3 : FULL_MINUTES['ingest-floor'] });
+        steps.push({ workload, script: 'ingest-floor', store, args: ['--store', store, ...peerArgs(store), ...ARGS[mode]['ingest-floor']], minutes: quick ? 0.3 : FULL_MINUTES['ingest-floor'] });
       }
       // The relay commits to disk as SQLite and PostgreSQL do; for Redis (no AOF: nothing on disk) it does not.
       const relays = [

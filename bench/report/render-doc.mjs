@@ -308,9 +308,15 @@ function ceilingsSection(results) {
   if (space.length > 0) {
     lines.push(
       ...measuredBlock(
-        "**Space per pending task**: W2-like tasks (due in an hour, each with its own idempotency key, one header and a small JSON body, the default policy) enqueued through the service's TaskService into a fresh store; bytes per task of each table and index (SQLite: pages from `dbstat`; PostgreSQL: `pg_relation_size` after a `VACUUM`; Redis: `used_memory` before and after, split with `MEMORY USAGE` of a sample of the tasks' keys). docs/stores.md says what each part is for.",
+        "**Space per pending task**: W2-like tasks (due in an hour, each with its own idempotency key, one header and a small JSON body, the default policy) enqueued through the service's TaskService into a fresh store; bytes per task of each table and index (SQLite: pages from `dbstat`; PostgreSQL: `pg_relation_size` after a `VACUUM`; Redis: `used_memory` before and after, split with `MEMORY USAGE` of a sample of the tasks' keys). docs/stores.md says what each part is for. Beside PostgreSQL and Redis, the peer on the same server keeps the same calls as jobs due in an hour, idempotent the way it offers (BullMQ: the key as the job's id; pg-boss: a job id made from the key), measured the same way in the same step.",
         space.map((w) => `- ${storeName(w.store)}: ${stepNote(w.step)}`),
-        table(['Store', 'Bytes per task', 'Parts'], space.map((w) => [storeName(w.store), `**${fmt(w.total)}**`, spaceParts(w)])),
+        table(
+          ['Store', 'Bytes per task', 'Parts'],
+          [
+            ...space.map((w) => [storeName(w.store), `**${fmt(w.total)}**`, spaceParts(w)]),
+            ...space.filter((w) => w.peer?.total !== undefined).map((w) => [`${w.peer.name}, as jobs`, fmt(w.peer.total), spaceParts(w.peer)]),
+          ],
+        ),
       ),
     );
   }
@@ -334,7 +340,7 @@ function aimsSection(results) {
   return [
     '## Aims',
     '',
-    "Where the machine's ceiling for an aim was measured (above, and W1's bare loops), it stands beside the figure; \"beyond the ceiling\" marks an aim the ceiling itself misses on this machine.",
+    "Where the machine's ceiling for an aim was measured (above, and W1's bare loops), it stands beside the figure; \"beyond the ceiling\" marks an aim the ceiling itself misses on this machine. No ceiling bounds the space a task takes: beside the space aims on PostgreSQL and Redis stands what the peer on the same server keeps for the same calls.",
     '',
     table(
       ['Aim', 'Figure', 'Met?', "This machine's ceiling"],

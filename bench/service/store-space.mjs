@@ -2,7 +2,7 @@
 // "What a task costs in each store").
 //
 //   node bench/service/store-space.mjs [--store sqlite,postgres,redis] [--tasks 100000] [--dist PATH/dist]
-//                                      [--json-file FILE]
+//                                      [--peer auto|none] [--json-file FILE]
 //
 // Enqueues --tasks W2-like tasks (due in an hour, each with its own idempotency key, one header and a small JSON
 // body, the service's default policy) through the built TaskService, 1,000 a batch, into a fresh store: SQLite, a
@@ -15,8 +15,13 @@
 // of the partition's other sets and hashes), and the total.
 // The build is packages/server/dist or --dist. Build it first: npm run build
 //
+// Beside PostgreSQL and Redis, the peer on the same server (pg-boss, BullMQ; --peer none leaves them out) keeps the
+// same calls as jobs due in an hour, idempotent the way it offers (lib/peer-space.mjs): bytes per task of its tables
+// and indexes, or of its Redis memory, measured the same way. No peer keeps its jobs in SQLite.
+//
 // --json-file FILE writes { machine, tasks, stores: [{ store, rows: [{ name, bytesPerTask }], totalBytesPerTask }] }:
-// store 'sqlite', 'postgres' or 'redis', a row for each line printed (bytes ÷ tasks, unrounded), and the total.
+// store 'sqlite', 'postgres' or 'redis', a row for each line printed (bytes ÷ tasks, unrounded), and the total; each
+// store names its `peer`, whose figures are in `peers: [{ peer, name, rows, totalBytesPerTask }]`.
 
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -27,6 +32,7 @@ import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { Redis } from 'ioredis';
+import { SPACE_PEERS, w2Call } from './lib/peer-space.mjs';
 import { machine, writeJsonFile } from './lib/report.mjs';
 import { deleteKeys } from './lib/servers.mjs';
 
@@ -35,17 +41,19 @@ const { values: args } = parseArgs({
     store: { type: 'string', default: 'sqlite,postgres,redis' },
     tasks: { type: 'string', default: '100000' },
     dist: { type: 'string', default: join(import.meta.dirname, '..', '..', 'packages', 'server', 'dist') },
+    peer: { type: 'string', default: 'auto' },
     'json-file': { type: 'string' },
     help: { type: 'boolean', default: false },
   },
 });
 if (args.help) {
   console.log(
-    'node bench/service/store-space.mjs [--store sqlite,postgres,redis] [--tasks 100000] [--dist PATH/dist] [--json-file FILE]',
+    'node bench/service/store-space.mjs [--store sqlite,postgres,redis] [--tasks 100000] [--dist PATH/dist] [--peer auto|none] [--json-file FILE]',
   );
   process.exit(0);
 }
 const TASKS = Number(args.tasks);
+if (args.peer !== 'auto' && args.peer !== 'none') throw new Error(`--peer: expected auto or none, got ${JSON.stringify(args.peer)}`);
 const POSTGRES_URL = process.env.RETRYD_BENCH_POSTGRES_URL ?? 'postgres://root@127.0.0.1:5432/test';
 const REDIS_URL = process.env.RETRYD_BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const { openStore, TaskService, TargetGuard, parseAllowList } = await import(pathToFileURL(join(resolve(args.dist), 'index.js')).href);
@@ -57,14 +65,7 @@ async function fill(url) {
   const service = new TaskService({ store, blobs, targetGuard: new TargetGuard({ allow: parseAllowList('127.0.0.1/32') }) });
   try {
     for (let start = 0; start < TASKS; start += 1000) {
-      const batch = Array.from({ length: Math.min(1000, TASKS - start) }, (_, j) => ({
-        targetUrl: 'http://127.0.0.1:9999/w2-backlog',
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ orderId: start + j, amountCents: 1250, currency: 'EUR', note: 'w2' }),
-        idempotencyKey: `w2-${start + j}`,
-        delayMs: 3_600_000,
-      }));
+      const batch = Array.from({ length: Math.min(1000, TASKS - start) }, (_, j) => ({ ...w2Call(start + j), delayMs: 3_600_000 }));
       const failed = (await service.enqueueBatch('default', batch)).find((result) => result.kind === 'error');
       if (failed !== undefined) throw new Error(`enqueue failed: ${JSON.stringify(failed)}`);
     }
@@ -74,11 +75,12 @@ async function fill(url) {
   }
 }
 
-/** Each store's figures, for --json-file. */
+/** Each store's figures, and each peer's, for --json-file. */
 const stores = [];
+const peers = [];
 
-/** Prints a store's rows (bytes of each table, index or kind of key) per task, and keeps them for --json-file. */
-function print(store, label, rows) {
+/** Prints a store's or a peer's rows (bytes of each table, index or kind of key) per task; returns them. */
+function print(label, rows) {
   console.log(`\n${label}, ${TASKS} pending tasks: bytes per task`);
   let total = 0;
   for (const row of rows) {
@@ -87,8 +89,7 @@ function print(store, label, rows) {
     console.log(`  ${row.name.padEnd(26)} ${String(Math.round(row.bytes / TASKS)).padStart(5)}${extra}`);
   }
   console.log(`  ${'total'.padEnd(26)} ${String(Math.round(total / TASKS)).padStart(5)}`);
-  const perTask = rows.map((row) => ({ name: row.name, bytesPerTask: row.bytes / TASKS }));
-  stores.push({ store, rows: perTask, totalBytesPerTask: total / TASKS });
+  return { rows: rows.map((row) => ({ name: row.name, bytesPerTask: row.bytes / TASKS })), totalBytesPerTask: total / TASKS };
 }
 
 async function sqlite() {
@@ -103,7 +104,7 @@ async function sqlite() {
         .prepare('SELECT name, SUM(pgsize) AS bytes, SUM(payload) AS payload FROM dbstat GROUP BY name ORDER BY bytes DESC')
         .all()
         .filter((row) => row.bytes >= TASKS / 2);
-      print('sqlite', 'SQLite', rows);
+      return print('SQLite', rows);
     } finally {
       db.close();
     }
@@ -133,7 +134,7 @@ async function postgres() {
        ORDER BY bytes DESC`,
       [schema],
     );
-    print('postgres', 'PostgreSQL', rows.filter((row) => row.bytes >= TASKS / 2));
+    return print('PostgreSQL', rows.filter((row) => row.bytes >= TASKS / 2));
   } finally {
     await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
     await client.end();
@@ -164,17 +165,21 @@ async function redis() {
       (await client.exists(`{${prefix}:default}:tasks`)) === 1
         ? [{ name: 'tasks (hash: id → record)', bytes: await usage('tasks') }, { name: 'data (hash: id → data JSON)', bytes: await usage('data') }]
         : [{ name: 'task:<id> (hash)', bytes: await sampled('task') }, { name: 'data:<id> (string)', bytes: await sampled('data') }];
-    print('redis', 'Redis (used_memory)', [...parts, { name: 'sets and hashes by task', bytes: parts.reduce((rest, part) => rest - part.bytes, total) }]);
+    return print('Redis (used_memory)', [...parts, { name: 'sets and hashes by task', bytes: parts.reduce((rest, part) => rest - part.bytes, total) }]);
   } finally {
     await deleteKeys(client, `*${prefix}*`);
     await client.quit();
   }
 }
 
+const MEASURE = { sqlite, postgres, redis };
 for (const store of args.store.split(',')) {
-  if (store === 'sqlite') await sqlite();
-  else if (store === 'postgres') await postgres();
-  else if (store === 'redis') await redis();
-  else throw new Error(`--store: expected sqlite, postgres or redis, got ${JSON.stringify(store)}`);
+  if (MEASURE[store] === undefined) throw new Error(`--store: expected sqlite, postgres or redis, got ${JSON.stringify(store)}`);
+  const peer = args.peer === 'none' ? undefined : { postgres: 'pgboss', redis: 'bullmq' }[store];
+  stores.push({ store, peer, ...(await MEASURE[store]()) });
+  if (peer !== undefined) {
+    const { name, measure } = SPACE_PEERS[peer];
+    peers.push({ peer, name, ...print(`${name}, as jobs due in an hour`, await measure(TASKS)) });
+  }
 }
-writeJsonFile(args['json-file'], { machine: machine(), tasks: TASKS, stores });
+writeJsonFile(args['json-file'], { machine: machine(), tasks: TASKS, stores, peers });

@@ -274,6 +274,24 @@ describe('npm run bench', () => {
     expect(enqueueAim([ingest('sqlite', 20_817, 17_095)], 'SQLite')?.ceiling?.beyond).toBe(true);
   });
 
+  it('sets the space aims beside what the store’s peer keeps for the same calls, when the step measured it', async () => {
+    const { aims } = (await import(pathToFileURL(join(ROOT, 'bench', 'report', 'figures.mjs')).href)) as { aims: (results: unknown) => { aim: string; met: boolean; ceiling?: { text: string; beyond: boolean } }[] };
+    const sample = JSON.parse(await readFile(SAMPLE, 'utf8')) as Results;
+    const space = (peers: unknown[]) => ({
+      workload: 'space',
+      script: 'store-space',
+      store: 'postgres',
+      data: { tasks: 1000, stores: [{ store: 'postgres', peer: 'pgboss', rows: [], totalBytesPerTask: 528 }], peers },
+    });
+    const spaceAim = (peers: unknown[]) => aims({ ...sample, runs: [...sample.runs.filter((r) => r.workload !== 'space'), space(peers)] }).find((a) => a.aim.startsWith('Space PostgreSQL'));
+    const beside = spaceAim([{ peer: 'pgboss', name: 'pg-boss 10.4.2 (PostgreSQL)', rows: [], totalBytesPerTask: 464 }]);
+    expect(beside?.met).toBe(false);
+    expect(beside?.ceiling).toEqual({ text: 'no ceiling; pg-boss 10.4.2 (PostgreSQL), the same calls as jobs: 464 B (retryd 1.14× of it)', beyond: false });
+    // Another peer's figures (or none) are not this store's.
+    expect(spaceAim([{ peer: 'bullmq', name: 'BullMQ 5.81.5 (Redis)', rows: [], totalBytesPerTask: 1025 }])?.ceiling).toBeUndefined();
+    expect(spaceAim([])?.ceiling).toBeUndefined();
+  });
+
   it('names the option and the rule when a list is wrong', async () => {
     const run = await bench(['--quick', '--stores', 'sqlite,mysql', '--quiet']);
     expect(run.code).not.toBe(0);
