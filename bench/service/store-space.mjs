@@ -34,7 +34,7 @@ import pg from 'pg';
 import { Redis } from 'ioredis';
 import { SPACE_PEERS, w2Call } from './lib/peer-space.mjs';
 import { machine, writeJsonFile } from './lib/report.mjs';
-import { deleteKeys } from './lib/servers.mjs';
+import { deleteKeys, settledUsedMemory } from './lib/servers.mjs';
 
 const { values: args } = parseArgs({
   options: {
@@ -146,11 +146,10 @@ async function redis() {
   const url = new URL(REDIS_URL);
   url.searchParams.set('prefix', prefix);
   const client = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
-  const usedMemory = async () => Number(/used_memory:(\d+)/.exec(await client.info('memory'))?.[1]);
   try {
-    const before = await usedMemory();
+    const before = await settledUsedMemory(client);
     await fill(url.href);
-    const total = (await usedMemory()) - before;
+    const total = (await settledUsedMemory(client)) - before;
     // The partition's hashes of task records and data JSON (`{prefix:default}:tasks`, `…:data`; see keys.ts), whole,
     // by MEMORY USAGE (SAMPLES 0: every field counted).
     const usage = async (name) => Number(await client.memory('USAGE', `{${prefix}:default}:${name}`, 'SAMPLES', '0'));
@@ -165,7 +164,9 @@ async function redis() {
       (await client.exists(`{${prefix}:default}:tasks`)) === 1
         ? [{ name: 'tasks (hash: id → record)', bytes: await usage('tasks') }, { name: 'data (hash: id → data JSON)', bytes: await usage('data') }]
         : [{ name: 'task:<id> (hash)', bytes: await sampled('task') }, { name: 'data:<id> (string)', bytes: await sampled('data') }];
-    return print('Redis (used_memory)', [...parts, { name: 'sets and hashes by task', bytes: parts.reduce((rest, part) => rest - part.bytes, total) }]);
+    const rest = parts.reduce((left, part) => left - part.bytes, total);
+    if (rest < 0) throw new Error(`Redis: used_memory grew ${total} B, less than the task hashes' ${Math.round(total - rest)} B: another client changed the server's memory`);
+    return print('Redis (used_memory)', [...parts, { name: 'sets and hashes by task', bytes: rest }]);
   } finally {
     await deleteKeys(client, `*${prefix}*`);
     await client.quit();

@@ -8,7 +8,7 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { bullmqContender } from './contenders/bullmq.mjs';
 import { pgbossContender } from './contenders/pgboss.mjs';
-import { POSTGRES_URL, REDIS_URL, deleteKeys, dropSchema, withPostgres } from './servers.mjs';
+import { POSTGRES_URL, REDIS_URL, deleteKeys, dropSchema, settledUsedMemory, withPostgres } from './servers.mjs';
 
 /** W2-like calls (store-space.mjs enqueues the same ones into retryd): one header, a small JSON body, its own key. */
 export function w2Call(i) {
@@ -36,21 +36,21 @@ export async function bullmqSpace(tasks) {
   // A connection handed to BullMQ stays open when the queue closes: quit below.
   const connection = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
   const queue = new Queue('w2', { connection, prefix });
-  const usedMemory = async () => Number(/used_memory:(\d+)/.exec(await client.info('memory'))?.[1]);
   try {
     await queue.waitUntilReady();
-    const before = await usedMemory();
+    const before = await settledUsedMemory(client);
     const opts = { delay: HOUR_MS, attempts: 5, backoff: { type: 'exponential', delay: 1 } };
     for (let start = 0; start < tasks; start += 1000) {
       const calls = Array.from({ length: Math.min(1000, tasks - start) }, (_, j) => w2Call(start + j));
       await queue.addBulk(calls.map((c) => ({ name: 'call', data: jobData(c), opts: { ...opts, jobId: c.idempotencyKey } })));
     }
-    const total = (await usedMemory()) - before;
+    const total = (await settledUsedMemory(client)) - before;
     const delayed = await queue.getDelayedCount();
     if (delayed !== tasks) throw new Error(`BullMQ: expected ${tasks} delayed jobs, found ${delayed}`);
     let sampled = 0;
     for (let i = 0; i < 200; i++) sampled += Number(await client.memory('USAGE', `${prefix}:w2:w2-${Math.floor((i * tasks) / 200)}`));
     const jobs = (sampled / 200) * tasks;
+    if (total < jobs) throw new Error(`BullMQ: used_memory grew ${total} B, less than its job hashes' ${Math.round(jobs)} B: another client changed the server's memory`);
     return [
       { name: 'job hashes (one per job)', bytes: jobs },
       { name: 'the delayed set, the events stream and the rest', bytes: total - jobs },

@@ -62,6 +62,20 @@ export async function redisDurability(redis) {
   return { appendonly, appendfsync, save, label };
 }
 
+/**
+ * The server's `used_memory` once nothing waits to be freed: `UNLINK` (deleteKeys) frees a large value on a
+ * background thread, and memory read before that ends still holds it.
+ */
+export async function settledUsedMemory(redis) {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const info = await redis.info('memory');
+    if (/lazyfree_pending_objects:0\b/.test(info)) return Number(/used_memory:(\d+)/.exec(info)?.[1]);
+    if (Date.now() > deadline) throw new Error('Redis still freeing unlinked keys after 60 s (lazyfree_pending_objects)');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
 /** Deletes every key matching a SCAN pattern (e.g. `*retryd-bench-w1*`). */
 export async function deleteKeys(redis, pattern) {
   let cursor = '0';
