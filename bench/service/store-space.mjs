@@ -17,7 +17,7 @@
 //
 // Beside PostgreSQL and Redis, the peer on the same server (pg-boss, BullMQ; --peer none leaves them out) keeps the
 // same calls as jobs due in an hour, idempotent the way it offers (lib/peer-space.mjs): bytes per task of its tables
-// and indexes, or of its Redis memory, measured the same way. No peer keeps its jobs in SQLite.
+// and indexes, or of its Redis memory, measured the same way, on the same servers. No peer keeps its jobs in SQLite.
 //
 // --json-file FILE writes { machine, tasks, stores: [{ store, rows: [{ name, bytesPerTask }], totalBytesPerTask }] }:
 // store 'sqlite', 'postgres' or 'redis', a row for each line printed (bytes ÷ tasks, unrounded), and the total; each
@@ -175,12 +175,12 @@ async function redis() {
 
 const MEASURE = { sqlite, postgres, redis };
 for (const store of args.store.split(',')) {
-  if (MEASURE[store] === undefined) throw new Error(`--store: expected sqlite, postgres or redis, got ${JSON.stringify(store)}`);
+  if (!Object.hasOwn(MEASURE, store)) throw new Error(`--store: expected sqlite, postgres or redis, got ${JSON.stringify(store)}`);
   const peer = args.peer === 'none' ? undefined : { postgres: 'pgboss', redis: 'bullmq' }[store];
   stores.push({ store, peer, ...(await MEASURE[store]()) });
   if (peer !== undefined) {
     const { name, measure } = SPACE_PEERS[peer];
-    peers.push({ peer, name, ...print(`${name}, as jobs due in an hour`, await measure(TASKS)) });
+    peers.push({ peer, name, ...print(`${name}, as jobs due in an hour`, await measure(TASKS, { postgresUrl: POSTGRES_URL, redisUrl: REDIS_URL })) });
   }
 }
 writeJsonFile(args['json-file'], { machine: machine(), tasks: TASKS, stores, peers });

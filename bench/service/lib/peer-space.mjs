@@ -8,7 +8,7 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { bullmqContender } from './contenders/bullmq.mjs';
 import { pgbossContender } from './contenders/pgboss.mjs';
-import { POSTGRES_URL, REDIS_URL, deleteKeys, dropSchema, settledUsedMemory, withPostgres } from './servers.mjs';
+import { deleteKeys, dropSchema, settledUsedMemory, withPostgres } from './servers.mjs';
 
 /** W2-like calls (store-space.mjs enqueues the same ones into retryd): one header, a small JSON body, its own key. */
 export function w2Call(i) {
@@ -26,15 +26,15 @@ const HOUR_MS = 3_600_000;
 const jobData = ({ targetUrl, method, headers, body }) => ({ url: targetUrl, method, headers, body });
 
 /**
- * BullMQ: `addBulk` of delayed jobs (`delay` an hour, `attempts: 5`, exponential backoff as W1's), `jobId` the
+ * BullMQ, on the Redis at `redisUrl`: `addBulk` of delayed jobs (`delay` an hour, `attempts: 5`, exponential backoff as W1's), `jobId` the
  * idempotency key. Bytes per task: Redis's `used_memory` before and after, the job hashes by `MEMORY USAGE` of a
  * sample of 200, the rest (the delayed set, the events stream, the id counter) by difference.
  */
-export async function bullmqSpace(tasks) {
+export async function bullmqSpace(tasks, { redisUrl }) {
   const prefix = `retryd-bench-space-bullmq-${randomBytes(6).toString('hex')}`;
-  const client = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+  const client = new Redis(redisUrl, { maxRetriesPerRequest: null });
   // A connection handed to BullMQ stays open when the queue closes: quit below.
-  const connection = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+  const connection = new Redis(redisUrl, { maxRetriesPerRequest: null });
   const queue = new Queue('w2', { connection, prefix });
   try {
     await queue.waitUntilReady();
@@ -70,13 +70,13 @@ function uuidOfKey(key) {
 }
 
 /**
- * pg-boss: `insert` of jobs starting in an hour (`retryLimit: 4`, exponential backoff), `id` from the idempotency
+ * pg-boss, on the PostgreSQL at `postgresUrl`: `insert` of jobs starting in an hour (`retryLimit: 4`, exponential backoff), `id` from the idempotency
  * key, in a schema of its own. Bytes per task: `pg_relation_size` of every table and index of the schema that grew
  * by at least half a byte a task, after a `VACUUM`, as for retryd.
  */
-export async function pgbossSpace(tasks) {
+export async function pgbossSpace(tasks, { postgresUrl }) {
   const schema = `retryd_bench_space_pgboss_${randomBytes(6).toString('hex')}`;
-  const boss = new PgBoss({ connectionString: POSTGRES_URL, schema, schedule: false, supervise: false });
+  const boss = new PgBoss({ connectionString: postgresUrl, schema, schedule: false, supervise: false });
   boss.on('error', (e) => console.error('pg-boss error:', e.message));
   try {
     await boss.start();
@@ -105,10 +105,10 @@ export async function pgbossSpace(tasks) {
         [schema],
       );
       return rows.filter((row) => row.bytes >= tasks / 2);
-    });
+    }, postgresUrl);
   } finally {
     await boss.stop({ graceful: false, wait: true, close: true }).catch((e) => console.error('pg-boss stop:', e.message));
-    await dropSchema(schema);
+    await dropSchema(schema, postgresUrl);
   }
 }
 
