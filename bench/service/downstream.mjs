@@ -1,7 +1,7 @@
 // The downstream of the service benchmarks (../../../shared/WORKLOADS.md), run in its own process so that it
 // never shares an event loop with the load generator, the service or a peer's workers.
 //
-//   flaky (W1): answers 503 to the first `failFirst` requests (default 2) carrying a given Idempotency-Key and
+//   flaky (W1, W7 a): answers 503 to the first `failFirst` requests (default 2) carrying a given Idempotency-Key and
 //               200 to the next; counts every request, every first success and every request after a success
 //               (a duplicate).
 //   ok (W2, W4, W5): answers 200 to everything and records, per Idempotency-Key, when its first request arrived;
@@ -12,6 +12,17 @@
 //               tenth of a second's worth) refilled at that rate, full at the recovery — and answers 429 with
 //               `Retry-After: 1` to every request beyond that. Records every request's arrival and answer
 //               (`timeline`).
+//   random (W7 b): answers 503 (no Retry-After) to a share `failShare` (default 0.5) of the requests, drawn by a
+//               generator seeded with `seed` (default 1) at the reset, so that a run draws the same sequence every
+//               time; 200 to the others, at once.
+//   overload (W7 d): serves `capacityPerSecond` (default 500) requests per second — a token bucket of `capacityBurst`
+//               (default a tenth of a second's worth), full at the first request — and answers 503 with no
+//               Retry-After beyond that, as an overloaded server does.
+//   dead (W7 f): answers 503 to every request.
+//
+// Every mode but ok counts as flaky does and records every request's arrival and answer (`timeline`); ok records
+// none, since it serves the throughput workloads (W2's backlog is a million tasks), where that record would only
+// cost memory. Every mode counts a request after a key's first success as a duplicate, whatever it answers it.
 //
 // Times are epoch milliseconds with a fractional part (`performance.timeOrigin + performance.now()`), the same
 // time base as retryd's system clock, so an arrival here can be compared with a task's `nextAttemptAt`.
@@ -20,15 +31,15 @@
 // it also gets { event: 'reached', stats } once the configured number of first successes has been reached.
 
 import { createServer } from 'node:http';
+import { seededRandom } from '@retryd/core/testing';
 
 const epochNow = () => performance.timeOrigin + performance.now();
 
 let mode = 'ok';
-let failFirst = 2;
 let expect = 0;
 /** Requests per key. */
 let requests = new Map();
-/** First arrival per key (ok mode) or arrival of the first success (flaky mode), epoch ms. */
+/** First arrival per key (ok mode) or arrival of the first success (the other modes), epoch ms. */
 let firstSuccessAt = new Map();
 let totalRequests = 0;
 let duplicates = 0;
@@ -40,32 +51,101 @@ let lastRequestAt = null;
 let requestsAtLastFirstSuccess = 0;
 let reached = false;
 let delayMs = 0;
-/** Storm mode (W3): the outage, the capacity after it, and every request's arrival and answer. */
-let storm;
-/** What a storm-mode request was answered: the outage's 503, a 429 over capacity, a first success, a duplicate. */
+/** What a request was answered: a 503, a 429 over capacity (storm), a first success, a duplicate. */
 const ANSWER = { down: 0, throttled: 1, ok: 2, duplicate: 3 };
+/** The answers that refuse a request: the modes' 503 and storm's 429 beyond capacity. */
+const BUSY = { answer: ANSWER.down, status: 503, headers: {}, body: 'busy' };
+const DOWN = { ...BUSY, body: 'down' };
+const THROTTLED = { answer: ANSWER.throttled, status: 429, headers: { 'retry-after': '1' }, body: 'over capacity' };
+/**
+ * The mode's answer to a request before it is served: `(at, n, duplicate)` → a refusal ({@link BUSY}, {@link DOWN},
+ * {@link THROTTLED}), or undefined to serve it (`n`: the requests of its key so far, this one included).
+ */
+let refuse = () => undefined;
+/** Every request's arrival (ms since the first) and answer, and the mode's settings (every mode but ok); see `timeline`. */
+let timeline;
 /** Waiters for a number of first successes among the keys with a prefix (W5): { prefix, expect, count, resolve }. */
 let watches = [];
 
+/**
+ * A token bucket of `burst` tokens, full at `startAt` (epoch ms) and refilled at `ratePerSecond`: `take(at)` spends a
+ * token if one is left. The capacity of storm's recovered target and of overload's.
+ */
+function tokenBucket(ratePerSecond, burst, startAt) {
+  let tokens = burst;
+  let refilledAt = startAt;
+  return (at) => {
+    tokens = Math.min(burst, tokens + ((at - refilledAt) * ratePerSecond) / 1000);
+    refilledAt = at;
+    if (tokens < 1) return false;
+    tokens -= 1;
+    return true;
+  };
+}
+
+/** The capacity settings of storm and overload mode: `capacityPerSecond` (default 500), `capacityBurst` (a tenth of that). */
+function capacityOf(options) {
+  const capacityPerSecond = options.capacityPerSecond ?? 500;
+  return { capacityPerSecond, capacityBurst: options.capacityBurst ?? Math.max(1, Math.ceil(capacityPerSecond / 10)) };
+}
+
+/** Storm mode: 503 for `failForMs` from the first request, then the capacity's bucket (full at the recovery) or a 429. */
+function stormRefusal(options) {
+  const settings = { failForMs: options.failForMs ?? 10_000, ...capacityOf(options) };
+  let take;
+  const refusal = (at) => {
+    const recoveredAt = timeline.startAt + settings.failForMs;
+    if (at < recoveredAt) return DOWN;
+    take ??= tokenBucket(settings.capacityPerSecond, settings.capacityBurst, recoveredAt);
+    return take(at) ? undefined : THROTTLED;
+  };
+  return { settings, refusal };
+}
+
+/** Overload mode: the capacity's bucket, full at the first request, and a 503 with no Retry-After beyond it. */
+function overloadRefusal(options) {
+  const settings = capacityOf(options);
+  let take;
+  const refusal = (at) => {
+    take ??= tokenBucket(settings.capacityPerSecond, settings.capacityBurst, at);
+    return take(at) ? undefined : BUSY;
+  };
+  return { settings, refusal };
+}
+
+/** Random mode: a 503 to a share `failShare` of the requests, drawn from a generator seeded with `seed`. */
+function randomRefusal(options) {
+  const settings = { failShare: options.failShare ?? 0.5, seed: options.seed ?? 1 };
+  if (!(settings.failShare >= 0 && settings.failShare <= 1)) throw new Error(`failShare must be in [0, 1], got ${settings.failShare}`);
+  const random = seededRandom(settings.seed);
+  return { settings, refusal: () => (random() < settings.failShare ? BUSY : undefined) };
+}
+
+/** Each mode's refusal and settings, from the reset's options. */
+const MODES = {
+  ok: () => ({ settings: {}, refusal: () => undefined }),
+  flaky: (options) => {
+    const failFirst = options.failFirst ?? 2;
+    // A duplicate is served: the key's first requests were refused, not every request.
+    return { settings: { failFirst }, refusal: (at, n, duplicate) => (!duplicate && n <= failFirst ? BUSY : undefined) };
+  },
+  storm: stormRefusal,
+  random: randomRefusal,
+  overload: overloadRefusal,
+  dead: () => ({ settings: {}, refusal: () => BUSY }),
+};
+
 function reset(options = {}) {
+  const makeMode = MODES[options.mode ?? 'ok'];
+  if (makeMode === undefined) throw new Error(`unknown mode ${options.mode} (${Object.keys(MODES).join(', ')})`);
+  // Made before anything is forgotten: a reset refused for a bad option leaves the previous mode as it was.
+  const { settings, refusal } = makeMode(options);
   mode = options.mode ?? 'ok';
   delayMs = options.delayMs ?? 0;
-  storm =
-    mode === 'storm'
-      ? {
-          failForMs: options.failForMs ?? 10_000,
-          capacityPerSecond: options.capacityPerSecond ?? 500,
-          capacityBurst: options.capacityBurst ?? Math.max(1, Math.ceil((options.capacityPerSecond ?? 500) / 10)),
-          startAt: null,
-          tokens: 0,
-          refilledAt: 0,
-          times: [],
-          answers: [],
-        }
-      : undefined;
+  refuse = refusal;
+  timeline = mode === 'ok' ? undefined : { ...settings, startAt: null, times: [], answers: [] };
   for (const w of watches) w.resolve({ reached: false, count: w.count });
   watches = [];
-  failFirst = options.failFirst ?? 2;
   expect = options.expect ?? 0;
   requests = new Map();
   firstSuccessAt = new Map();
@@ -110,14 +190,17 @@ const server = createServer((req, res) => {
     }
     const n = (requests.get(key) ?? 0) + 1;
     requests.set(key, n);
-    if (storm !== undefined && !admitStorm(at, res, firstSuccessAt.has(key))) return;
-    if (firstSuccessAt.has(key)) {
-      duplicates += 1;
-      res.writeHead(200, { 'idempotent-replayed': 'true' }).end('{"ok":true}');
+    const duplicate = firstSuccessAt.has(key);
+    if (duplicate) duplicates += 1;
+    if (timeline !== undefined) timeline.startAt ??= at;
+    const refusal = refuse(at, n, duplicate);
+    record(at, refusal?.answer ?? (duplicate ? ANSWER.duplicate : ANSWER.ok));
+    if (refusal !== undefined) {
+      res.writeHead(refusal.status, refusal.headers).end(refusal.body);
       return;
     }
-    if (mode === 'flaky' && n <= failFirst) {
-      res.writeHead(503).end('busy');
+    if (duplicate) {
+      res.writeHead(200, { 'idempotent-replayed': 'true' }).end('{"ok":true}');
       return;
     }
     firstSuccessAt.set(key, at);
@@ -138,33 +221,11 @@ server.keepAliveTimeout = 120_000;
 server.headersTimeout = 125_000;
 server.requestTimeout = 0;
 
-/**
- * Storm mode: answers a request that the outage or the capacity refuses (false), or lets it be served (true);
- * records it either way.
- */
-function admitStorm(at, res, duplicate) {
-  storm.startAt ??= at;
-  storm.times.push(at - storm.startAt);
-  const recoveredAt = storm.startAt + storm.failForMs;
-  if (at < recoveredAt) {
-    storm.answers.push(ANSWER.down);
-    res.writeHead(503).end('down');
-    return false;
-  }
-  if (storm.refilledAt < recoveredAt) {
-    storm.tokens = storm.capacityBurst;
-    storm.refilledAt = recoveredAt;
-  }
-  storm.tokens = Math.min(storm.capacityBurst, storm.tokens + ((at - storm.refilledAt) * storm.capacityPerSecond) / 1000);
-  storm.refilledAt = at;
-  if (storm.tokens < 1) {
-    storm.answers.push(ANSWER.throttled);
-    res.writeHead(429, { 'retry-after': '1' }).end('over capacity');
-    return false;
-  }
-  storm.tokens -= 1;
-  storm.answers.push(duplicate ? ANSWER.duplicate : ANSWER.ok);
-  return true;
+/** Notes a request's arrival and answer in the timeline (every mode but ok). */
+function record(at, answer) {
+  if (timeline === undefined) return;
+  timeline.times.push(at - timeline.startAt);
+  timeline.answers.push(answer);
 }
 
 function noteWatched(key, at) {
@@ -205,18 +266,16 @@ const commands = {
     if (count >= expect) return { reached: true, count, at: last };
     return new Promise((resolve) => watches.push({ prefix, expect, count, resolve }));
   },
-  // Storm mode: when the outage began (epoch ms) and ended, and every request's arrival (ms since the start) and answer
-  // (0 the outage's 503, 1 a 429 over capacity, 2 a first success, 3 a duplicate), in arrival order.
+  // Every mode but ok: when the first request arrived (epoch ms), the mode's settings, and every request's arrival (ms
+  // since the first) and answer (0 a 503, 1 a 429 over capacity, 2 a first success, 3 a duplicate), in arrival order;
+  // storm mode adds when the outage ended (`recoveredAt`). Undefined in ok mode.
   timeline: () =>
-    storm === undefined
+    timeline === undefined
       ? undefined
       : {
-          startAt: storm.startAt,
-          recoveredAt: storm.startAt === null ? null : storm.startAt + storm.failForMs,
-          capacityPerSecond: storm.capacityPerSecond,
-          capacityBurst: storm.capacityBurst,
-          times: storm.times.map((t) => Math.round(t * 100) / 100),
-          answers: storm.answers,
+          ...timeline,
+          ...(mode === 'storm' ? { recoveredAt: timeline.startAt === null ? null : timeline.startAt + timeline.failForMs } : {}),
+          times: timeline.times.map((t) => Math.round(t * 100) / 100),
         },
   exit: () => {
     setImmediate(() => {
@@ -231,7 +290,14 @@ process.on('message', (message) => {
   const { id, cmd, ...args } = message;
   const handler = commands[cmd];
   if (handler === undefined) process.send({ id, error: `unknown command ${cmd}` });
-  else void Promise.resolve(handler(args)).then((result) => process.send({ id, result }));
+  // A bad reset (an unknown mode) answers its caller with the error instead of ending this process.
+  else
+    void Promise.resolve()
+      .then(() => handler(args))
+      .then(
+        (result) => process.send({ id, result }),
+        (error) => process.send({ id, error: error.message }),
+      );
 });
 process.on('disconnect', () => process.exit(0));
 

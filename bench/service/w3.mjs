@@ -27,9 +27,9 @@
 import { writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { retrydStore } from './lib/contenders/retryd.mjs';
-import { startDownstream } from './lib/downstream-client.mjs';
+import { peakInWindow, startDownstream } from './lib/downstream-client.mjs';
 import { binnedChart, rateChartSvg } from './lib/rate-chart.mjs';
-import { fmt, inParallel, printMachine, printTable, sleep, waitFor, writeJsonFile } from './lib/report.mjs';
+import { fmt, printMachine, printTable, sleep, waitFor, writeJsonFile } from './lib/report.mjs';
 import { CLI, serveHasFlag, startRetryd, targetPath } from './lib/retryd-service.mjs';
 
 const { values: args } = parseArgs({
@@ -90,19 +90,6 @@ const hasProtectionFlag = serveHasFlag(CLI, '--protection');
 const ds = await startDownstream();
 const origin = new URL(ds.url).origin;
 
-/** Requests in the busiest window of `windowMs` starting at a request at or after `fromMs` (times sorted). */
-function peakInWindow(times, fromMs, windowMs) {
-  let best = 0;
-  let j = 0;
-  for (let i = 0; i < times.length; i++) {
-    if (times[i] < fromMs) continue;
-    if (j < i) j = i;
-    while (j < times.length && times[j] < times[i] + windowMs) j++;
-    best = Math.max(best, j - i);
-  }
-  return best;
-}
-
 /** The breaker's states over the run, from the polls: [{ state, fromMs, toMs }] in ms since the outage began. */
 function breakerSpans(polls, startAt, endMs) {
   const spans = [];
@@ -143,22 +130,15 @@ async function runOnce(run) {
     // Every task due at one instant after the enqueue: the storm starts with the whole backlog due.
     const dueAt = Date.now() + 1_000 + Math.ceil(N * 0.25);
     const started = performance.now();
-    await inParallel(Math.ceil(N / 1000), 4, (b) =>
-      service.enqueueBatch(
-        Array.from({ length: Math.min(1000, N - b * 1000) }, (_, k) => {
-          const i = b * 1000 + k;
-          return {
-            targetUrl: `${ds.url}/w3`,
-            method: 'POST',
-            headers: { 'content-type': 'application/json' },
-            body: JSON.stringify({ orderId: i, note: 'w3' }),
-            idempotencyKey: `w3-${runId}-${run}-${i}`,
-            policy: W3_POLICY,
-            notBefore: dueAt,
-          };
-        }),
-      ),
-    );
+    await service.enqueueAll(N, (i) => ({
+      targetUrl: `${ds.url}/w3`,
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ orderId: i, note: 'w3' }),
+      idempotencyKey: `w3-${runId}-${run}-${i}`,
+      policy: W3_POLICY,
+      notBefore: dueAt,
+    }));
     r.enqueueMs = performance.now() - started;
     if (Date.now() > dueAt) console.log(`${run}: WARNING: the enqueue ended after the tasks fell due`);
 

@@ -53,9 +53,10 @@ export async function startDownstream() {
     url: `http://127.0.0.1:${port}`,
     pid: child.pid,
     /**
-     * Forgets every count and arrival; sets the mode (`flaky` | `ok` | `storm`), the first successes to wait for,
-     * `delayMs` (ok mode: how long each answer is held; default 0), and for storm mode `failForMs`,
-     * `capacityPerSecond` and `capacityBurst` (see ../downstream.mjs).
+     * Forgets every count and arrival; sets the mode (`flaky` | `ok` | `storm` | `random` | `overload` | `dead`), the
+     * first successes to wait for, `delayMs` (ok mode: how long each answer is held; default 0), and the mode's own:
+     * flaky `failFirst`; storm `failForMs`, `capacityPerSecond` and `capacityBurst`; random `failShare` and `seed`;
+     * overload `capacityPerSecond` and `capacityBurst` (see ../downstream.mjs). Rejects an unknown mode.
      */
     async reset(options) {
       reachedStats = undefined;
@@ -70,9 +71,9 @@ export async function startDownstream() {
       return new Map(await call('arrivals', filter));
     },
     /**
-     * Storm mode (W3): `{ startAt, recoveredAt, capacityPerSecond, capacityBurst, times, answers }`, every request's
-     * arrival in ms since the outage began and its answer (0 the outage's 503, 1 a 429, 2 a first success, 3 a
-     * duplicate); undefined in the other modes.
+     * Every mode but ok: `{ startAt, times, answers, ...the mode's settings }`, every request's arrival in ms since the
+     * first (storm: since the outage began; it adds `recoveredAt`) and its answer (0 a 503, 1 a 429, 2 a first success,
+     * 3 a duplicate served); undefined in ok mode.
      */
     timeline: () => call('timeline'),
     /** How many keys match `{ prefix, from, to }` as in {@link arrivals}, counted in the downstream. */
@@ -130,4 +131,23 @@ export async function startDownstream() {
       await exited;
     },
   };
+}
+
+/**
+ * Requests in the busiest window of `windowMs` that starts at a request at or after `fromMs`, from a timeline's
+ * `times` (sorted).
+ *
+ * @example
+ * peakInWindow([0, 10, 20, 150], 0, 100); // 3
+ */
+export function peakInWindow(times, fromMs, windowMs) {
+  let best = 0;
+  let j = 0;
+  for (let i = 0; i < times.length; i++) {
+    if (times[i] < fromMs) continue;
+    if (j < i) j = i;
+    while (j < times.length && times[j] < times[i] + windowMs) j++;
+    best = Math.max(best, j - i);
+  }
+  return best;
 }

@@ -148,6 +148,13 @@ export function positiveIntOption(values, name) {
   return n;
 }
 
+/** A command-line option (`parseArgs`' values) that must be a positive number: the number, or an error naming it. */
+export function positiveNumberOption(values, name) {
+  const n = Number(values[name]);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} must be a positive number, got ${values[name]}`);
+  return n;
+}
+
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /** Polls `check` every `everyMs` until it returns true; throws `what` after `timeoutMs`. */

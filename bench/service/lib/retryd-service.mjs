@@ -6,6 +6,7 @@ import { readFile, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Pool } from 'undici';
+import { inParallel } from './report.mjs';
 
 const ROOT = join(import.meta.dirname, '..', '..', '..');
 /**
@@ -113,6 +114,23 @@ export async function startRetryd({ cli = CLI, store, sync = 'full', concurrency
     return json;
   }
 
+  async function enqueueBatch(tasks, { minimal = false } = {}) {
+    const { results } = await call('POST', '/retry-tasks/batch', { tasks }, minimal ? { prefer: 'return=minimal' } : {});
+    const bad = results.filter((r) => r.status !== 201 && r.status !== 200);
+    if (bad.length > 0) throw new Error(`batch: ${bad.length} entries refused, first: ${JSON.stringify(bad[0])}`);
+    return minimal ? results.map((r) => r.taskId ?? r.task.taskId) : results.map((r) => r.task);
+  }
+
+  async function* pagesWithStatus(status) {
+    let cursor;
+    do {
+      const q = `/retry-tasks?status=${status}&limit=1000${cursor === undefined ? '' : `&cursor=${encodeURIComponent(cursor)}`}`;
+      const page = await call('GET', q);
+      yield page.items;
+      cursor = page.nextCursor;
+    } while (cursor !== undefined);
+  }
+
   return {
     url,
     pid,
@@ -129,24 +147,30 @@ export async function startRetryd({ cli = CLI, store, sync = 'full', concurrency
      * with `{ minimal: true }` (`Prefer: return=minimal`, as a caller loading a backlog sends it) their ids: a build
      * that ignores the preference answers whole tasks, whose ids are taken from them.
      */
-    async enqueueBatch(tasks, { minimal = false } = {}) {
-      const { results } = await call('POST', '/retry-tasks/batch', { tasks }, minimal ? { prefer: 'return=minimal' } : {});
-      const bad = results.filter((r) => r.status !== 201 && r.status !== 200);
-      if (bad.length > 0) throw new Error(`batch: ${bad.length} entries refused, first: ${JSON.stringify(bad[0])}`);
-      return minimal ? results.map((r) => r.taskId ?? r.task.taskId) : results.map((r) => r.task);
+    enqueueBatch,
+    /**
+     * Enqueues `count` tasks, `taskAt(i)` making the i-th, with {@link enqueueBatch} (`options` as there): 1,000 a
+     * batch, 4 batches at a time, as a caller loading a backlog would.
+     *
+     * @example
+     * await service.enqueueAll(5000, (i) => ({ targetUrl, method: 'POST', idempotencyKey: `k-${i}`, notBefore: dueAt }));
+     */
+    async enqueueAll(count, taskAt, options) {
+      await inParallel(Math.ceil(count / 1000), 4, (b) =>
+        enqueueBatch(
+          Array.from({ length: Math.min(1000, count - b * 1000) }, (_, k) => taskAt(b * 1000 + k)),
+          options,
+        ),
+      );
     },
     /** Counts tasks of one status by paging `GET /retry-tasks?status=` (1,000 a page). */
     async countStatus(status) {
       let n = 0;
-      let cursor;
-      do {
-        const q = `/retry-tasks?status=${status}&limit=1000${cursor === undefined ? '' : `&cursor=${encodeURIComponent(cursor)}`}`;
-        const page = await call('GET', q);
-        n += page.items.length;
-        cursor = page.nextCursor;
-      } while (cursor !== undefined);
+      for await (const items of pagesWithStatus(status)) n += items.length;
       return n;
     },
+    /** The tasks of one status (their API views), a page of up to 1,000 at a time, from `GET /retry-tasks?status=`. */
+    pagesWithStatus,
     /** Whether this build serves `/targets` (per-target protection, issue 9): builds before it answer 404. */
     async hasTargets() {
       try {

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { CircuitState } from '@retryd/core';
 import { ManualClock } from '@retryd/core/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
@@ -94,6 +95,25 @@ describe('ServiceMetrics', () => {
     expect(valueOf(samples, 'retry_task_age_seconds_sum', { status: 'EXHAUSTED' })).toBe(60);
     expect(valueOf(samples, 'retry_task_age_seconds_sum', { status: 'SUCCEEDED' })).toBe(0.5);
     expect(valueOf(samples, 'retry_store_duration_seconds_bucket', { operation: 'claim', le: '0.0025' })).toBe(1);
+  });
+
+  it('counts the tasks waiting on a held or half-open target, and none for a closed one', async () => {
+    // What RetrydBreakerOpenLong tells apart: a half-open target with tasks waiting from an idle one left half-open.
+    const states: [string, CircuitState, boolean, number][] = [
+      ['http://open.example', CircuitState.OPEN, true, 4],
+      ['http://probing.example', CircuitState.HALF_OPEN, false, 7],
+      ['http://idle.example', CircuitState.HALF_OPEN, false, 0],
+      ['http://closed.example', CircuitState.CLOSED, false, 9],
+    ];
+    const known = states.map(([targetKey, breaker, held]) => ({ tenantId: 'default', targetKey, breaker, allowedRatePerSecond: null, held }));
+    const due = new Map(states.map(([targetKey, , , tasks]) => [targetKey, tasks]));
+    const metrics = new ServiceMetrics({ store, processMetrics: false, targets: { knownTargets: () => known, dueTasks: async (ref) => due.get(ref.targetKey) ?? 0 } });
+    const samples = parseSamples(await metrics.scrape()).filter((sample) => sample.name === 'retry_target_held_tasks');
+    expect(samples.map((sample) => [sample.labels.target, sample.value])).toEqual([
+      ['http://open.example', 4],
+      ['http://probing.example', 7],
+      ['http://idle.example', 0],
+    ]);
   });
 
   it('counts tasks by status at most once per cache period, however often scraped', async () => {

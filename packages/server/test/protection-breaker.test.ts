@@ -37,32 +37,37 @@ describe('a breaker shared through the store', () => {
     const { a, b, openUntil } = await openBreaker();
     expect(p.first.events).toEqual([{ event: 'breaker_open', tenantId: 'default', target: A, openUntil, reopenCount: 0, cause: 'failures' }]);
     expect(await p.storedBreaker(A)).toMatchObject({ state: 'OPEN', openUntil, reopenCount: 0 });
-    expect(await p.h.store.admin.getTarget(p.ref(A), T0)).toMatchObject({ heldUntil: openUntil, maxInFlight: 2 });
+    // One probe at a time until one succeeds.
+    expect(await p.h.store.admin.getTarget(p.ref(A), T0)).toMatchObject({ heldUntil: openUntil, maxInFlight: 1 });
     for (const task of b) expect(await p.h.task(task)).toMatchObject({ status: 'SUCCEEDED' });
 
-    // Their retries fell due at T0 + 100; the gate keeps them until the open period ends.
+    // The first two failures' retries fell due at T0 + 100. The one that opened it and the three that failed while it
+    // was open keep their place in line (their own due time, T0): the probes will be the tasks furthest along. The
+    // gate keeps them all until the open period ends.
     await p.h.advanceTo(openUntil - 1);
     expect(p.dispatches).toHaveLength(8);
-    for (const task of a) expect(await p.h.task(task)).toMatchObject({ status: 'PENDING', attemptNumber: 1, nextAttemptAt: T0 + 100 });
+    const due = [T0 + 100, T0 + 100, T0, T0, T0, T0];
+    for (const [i, task] of a.entries()) {
+      expect(await p.h.task(task)).toMatchObject({ status: 'PENDING', attemptNumber: 1, nextAttemptAt: due[i] });
+    }
   });
 
   it('half-open admits only its probes; their successes close it and the rest go out', async () => {
     const { a, openUntil } = await openBreaker();
     await p.h.advanceTo(openUntil);
-    const probes = p.openTo(A);
-    expect(probes.map((d) => [d.attemptNumber, d.at])).toEqual([
-      [2, openUntil],
-      [2, openUntil],
-    ]);
+    // One probe until one succeeds: a task that kept its place (one of those due at T0), on its second attempt.
+    const [probe] = p.openTo(A);
+    expect(p.openTo(A).map((d) => [d.attemptNumber, d.at])).toEqual([[2, openUntil]]);
+    expect(a.slice(2).map((t) => t.taskId)).toContain(probe!.task.taskId);
 
-    // One success: still half-open, and the slot it frees is not another probe's.
-    await p.answer(probes.slice(0, 1), 200);
-    expect(p.openTo(A)).toHaveLength(1);
+    // One success: still half-open, and one more probe goes (two are needed); the slot it frees is not another's.
+    await p.answer([probe!], 200);
     expect(await p.storedBreaker(A)).toMatchObject({ state: 'HALF_OPEN', halfOpen: { probeSuccesses: 1 } });
+    expect(p.openTo(A)).toHaveLength(1);
     await p.h.advance(5_000);
     expect(p.openTo(A)).toHaveLength(1);
 
-    await p.answer(probes.slice(1), 200);
+    await p.answer(p.openTo(A), 200);
     expect(p.first.events.at(-1)).toEqual({ event: 'breaker_closed', tenantId: 'default', target: A, cause: 'probes_succeeded' });
     expect(await p.storedBreaker(A)).toMatchObject({ state: 'CLOSED', openUntil: null, reopenCount: 0 });
     expect(await p.h.store.admin.getTarget(p.ref(A), p.h.clock.now())).toMatchObject({ maxInFlight: null, ratePerSecond: null });
@@ -72,11 +77,12 @@ describe('a breaker shared through the store', () => {
     for (const task of a) expect(await p.h.task(task)).toMatchObject({ status: 'SUCCEEDED', attemptNumber: 2 });
   });
 
-  it('a failed probe re-opens it for longer, with equal jitter drawn from the seeded random; stale outcomes count for nothing', async () => {
+  it('a failed probe re-opens it for longer, with equal jitter drawn from the seeded random, and probes again in the next period', async () => {
     const { openUntil } = await openBreaker();
     await p.h.advanceTo(openUntil);
-    const [first, second] = p.openTo(A);
-    await p.answer([first!], 503);
+    const [probe] = p.openTo(A);
+    expect(p.openTo(A)).toHaveLength(1);
+    await p.answer([probe!], 503);
     // The second opening: 2 s backed off, drawn as 1 000 + r × 1 000 with the protection's second draw.
     const reopenUntil = Math.ceil(openUntil + 1_000 + draw(p.first.seed, 2) * 1_000);
     expect(p.first.events.at(-1)).toEqual({
@@ -84,14 +90,16 @@ describe('a breaker shared through the store', () => {
     });
     expect(await p.storedBreaker(A)).toMatchObject({ state: 'OPEN', openUntil: reopenUntil, reopenCount: 1 });
     expect((await p.h.store.admin.getTarget(p.ref(A), openUntil))?.heldUntil).toBe(reopenUntil);
+    // The failed probe keeps its place: it is the next period's probe too, on its third attempt.
+    expect(await p.h.task(probe!.task)).toMatchObject({ status: 'PENDING', attemptNumber: 2, nextAttemptAt: probe!.task.nextAttemptAt });
 
-    // The other probe began before this opening: its success neither closes nor counts.
-    await p.answer([second!], 200);
-    expect(await p.storedBreaker(A)).toMatchObject({ state: 'OPEN', openUntil: reopenUntil });
     await p.h.advanceTo(reopenUntil - 1);
     expect(p.openTo(A)).toEqual([]);
     await p.h.advanceTo(reopenUntil);
-    expect(p.openTo(A)).toHaveLength(2);
+    expect(p.openTo(A).map((d) => [d.task.taskId, d.attemptNumber])).toEqual([[probe!.task.taskId, 3]]);
+    // An outcome of an attempt that began before an opening counts for nothing: this one began in the period.
+    await p.answer(p.openTo(A), 200);
+    expect(await p.storedBreaker(A)).toMatchObject({ state: 'HALF_OPEN', halfOpen: { probeSuccesses: 1 } });
   });
 
   it('an opening by one instance holds the target for the other, which then counts the probes it makes', async () => {
@@ -111,9 +119,11 @@ describe('a breaker shared through the store', () => {
     expect(p.openTo(A)).toEqual([]);
     for (const task of later.slice(0, 4)) expect(await p.h.task(task)).toMatchObject({ status: 'PENDING', attemptNumber: 0 });
 
-    // Two probes in all, whichever instance claims them; their successes close the breaker from either.
+    // Two probes in all, one at a time, whichever instance claims them; their successes close the breaker from either.
     await p.h.advanceTo(openUntil);
-    expect(p.openTo(A)).toHaveLength(2);
+    expect(p.openTo(A)).toHaveLength(1);
+    await p.answer(p.openTo(A), 200);
+    expect(p.openTo(A)).toHaveLength(1);
     await p.answer(p.openTo(A), 200);
     expect(await p.storedBreaker(A)).toMatchObject({ state: 'CLOSED' });
     expect(p.events.filter((e) => e.event === 'breaker_closed')).toHaveLength(1);

@@ -145,8 +145,8 @@ describe('breaker by hand', () => {
     const control = p.first.protection;
     const opened = await control.breaker(p.ref(A), 'open');
     expect(opened.breaker).toEqual({ state: 'OPEN', openUntil: T0 + 5_000, reopenCount: 0 });
-    // Its three probes (the default) are all the gate lets through when the hold ends.
-    expect(opened.target).toMatchObject({ heldUntil: T0 + 5_000, maxInFlight: 3 });
+    // One probe is all the gate lets through when the hold ends, until one succeeds.
+    expect(opened.target).toMatchObject({ heldUntil: T0 + 5_000, maxInFlight: 1 });
     expect(p.first.events).toEqual([{ event: 'breaker_open', tenantId: 'default', target: A, openUntil: T0 + 5_000, reopenCount: 0, cause: 'operator' }]);
     await p.insert(p.task(`${A}/hook`));
     expect(p.open).toEqual([]);

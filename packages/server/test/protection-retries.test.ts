@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../src/service/logger.js';
-import { logProtectionEvent } from '../src/service/start-retryd.js';
+import { protectionEventLogger } from '../src/service/protection-log-lines.js';
 import { T0 } from './fixtures/tasks.js';
 import { draw, FAST, only, ProtectedHarness } from './protection-harness.js';
 
@@ -91,9 +91,9 @@ describe('retry-storm detection', () => {
         done();
       },
     });
-    const logger = createLogger('info', sink);
-    logProtectionEvent(logger, { event: 'retry_storm', tenantId: 'default', target: A, retriesPerSecond: 54, successRatio: 0 });
-    logProtectionEvent(logger, { event: 'breaker_closed', tenantId: 'default', target: A, cause: 'operator' });
+    const log = protectionEventLogger(createLogger('info', sink), () => T0);
+    log({ event: 'retry_storm', tenantId: 'default', target: A, retriesPerSecond: 54, successRatio: 0 });
+    log({ event: 'breaker_closed', tenantId: 'default', target: A, cause: 'operator' });
     expect(lines[0]).toMatchObject({ level: 40, event: 'retry_storm', tenantId: 'default', target: A, retriesPerSecond: 54, successRatio: 0 });
     expect(lines[1]).toMatchObject({ level: 30, event: 'breaker_closed', target: A, cause: 'operator' });
   });

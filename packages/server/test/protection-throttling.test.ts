@@ -52,14 +52,14 @@ describe('Retry-After', () => {
 describe('adaptive throttling (AIMD)', () => {
   const ADAPTIVE = { enabled: true, decreaseFactor: 0.5, decreaseIntervalMs: 500, increasePerSecond: 10, minRatePerSecond: 1 };
 
-  it('halves the allowed rate on a 503 (from the configured limit, at most every 500 ms), raises it by 10/s each quiet second, and lifts it at the limit', async () => {
+  it('halves the allowed rate on a 429 (from the configured limit, at most every 500 ms), raises it by 10/s each quiet second, and lifts it at the limit', async () => {
     p = await ProtectedHarness.open({ defaults: only({ adaptive: ADAPTIVE, rateLimit: { ratePerSecond: 40, burst: 40 } }) });
     const call = async (at: number, status: number) => {
       await p.h.advanceTo(at);
       await p.insert(p.task(`${A}/hook`, { policy: { ...p.task(A).policy!, maxAttempts: 1 } }));
       await p.answer(p.openTo(A), status);
     };
-    await call(T0, 503);
+    await call(T0, 429);
     // The configured limit was written when the target was first seen (T0); the next write waits 200 ms.
     expect(await storedRate()).toBe(40);
     await p.h.advanceTo(T0 + 199);
@@ -68,10 +68,10 @@ describe('adaptive throttling (AIMD)', () => {
     expect(await p.h.store.admin.getTarget(p.ref(A), T0 + 200)).toMatchObject({ ratePerSecond: 20, burst: 1 });
     expect((await p.first.protection.getTarget(p.ref(A)))?.allowedRatePerSecond).toBe(20);
 
-    await call(T0 + 300, 503); // within 500 ms of the last decrease: the same burst of answers
+    await call(T0 + 300, 429); // within 500 ms of the last decrease: the same burst of answers
     await p.h.advance(200);
     expect(await storedRate()).toBe(20);
-    await call(T0 + 600, 503);
+    await call(T0 + 600, 429);
     await p.h.advance(200);
     expect(await storedRate()).toBe(10);
 
@@ -84,13 +84,13 @@ describe('adaptive throttling (AIMD)', () => {
     expect((await p.first.protection.getTarget(p.ref(A)))?.allowedRatePerSecond).toBeNull();
   });
 
-  it('without a configured limit, starts from the rate it dispatched at over the last second, and lifts the limit after 30 s without 429/503', async () => {
+  it('without a configured limit, starts from the rate it dispatched at over the last second, and lifts the limit after 30 s without a 429', async () => {
     p = await ProtectedHarness.open({ defaults: only({ adaptive: ADAPTIVE }), engine: { concurrency: 64, claimBatchSize: 64 } });
     await p.insert(...Array.from({ length: 30 }, () => p.task(`${A}/hook`)));
     const calls = p.openTo(A);
     await p.answer(calls.slice(0, 29), 200);
     await p.h.advanceTo(T0 + 500);
-    await p.answer(calls.slice(29), 503);
+    await p.answer(calls.slice(29), 429);
     expect(await storedRate()).toBe(15);
     expect(await p.h.store.admin.getTarget(p.ref(A), T0 + 500)).toMatchObject({ burst: 1, maxInFlight: null });
 
@@ -106,5 +106,23 @@ describe('adaptive throttling (AIMD)', () => {
     await p.answer(p.openTo(A), 200);
     await p.h.advance(200);
     expect(await storedRate()).toBeNull();
+  });
+
+  it('a bare 503 lowers nothing (it may be one key not ready, or a share of calls failing); a 503 with Retry-After does', async () => {
+    p = await ProtectedHarness.open({ defaults: only({ adaptive: ADAPTIVE, rateLimit: { ratePerSecond: 40, burst: 40 } }) });
+    const once = { policy: { ...p.task(A).policy!, maxAttempts: 1 } };
+    for (let i = 0; i < 5; i++) {
+      await p.h.advanceTo(T0 + i * 600);
+      await p.insert(p.task(`${A}/hook`, once));
+      await p.answer(p.openTo(A), 503);
+    }
+    await p.h.advance(200);
+    expect(await storedRate()).toBe(40);
+    expect((await p.first.protection.getTarget(p.ref(A)))?.allowedRatePerSecond).toBeNull();
+
+    await p.insert(p.task(`${A}/hook`, once));
+    await p.answer(p.openTo(A), 503, { 'retry-after': '0' });
+    await p.h.advance(200);
+    expect(await storedRate()).toBe(20);
   });
 });

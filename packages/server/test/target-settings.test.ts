@@ -15,7 +15,7 @@ describe('target settings', () => {
     expect(burstOf({ ...result.settings, rateLimit: { ratePerSecond: 500, burst: null } })).toBe(5);
     expect(result.settings.adaptive).toEqual(DEFAULT_TARGET_SETTINGS.adaptive);
     // The base is not changed.
-    expect(DEFAULT_TARGET_SETTINGS.breaker.openDurationMs).toBe(500);
+    expect(DEFAULT_TARGET_SETTINGS.breaker.openDurationMs).toBe(100);
   });
 
   it('reports every broken rule at once, naming the field and the rule', () => {
@@ -41,7 +41,7 @@ describe('target settings', () => {
   });
 
   it('checks the rules that tie fields together', () => {
-    const tied = applySettingsPatch(DEFAULT_TARGET_SETTINGS, { breaker: { maxOpenDurationMs: 400 }, rateLimit: { burst: 5 } });
+    const tied = applySettingsPatch(DEFAULT_TARGET_SETTINGS, { breaker: { maxOpenDurationMs: 50 }, rateLimit: { burst: 5 } });
     expect(tied.ok ? [] : tied.errors.map((e) => e.field)).toEqual(['breaker.maxOpenDurationMs', 'rateLimit.burst']);
     expect(applySettingsPatch(DEFAULT_TARGET_SETTINGS, [] as unknown).ok).toBe(false);
   });
@@ -106,16 +106,16 @@ describe('target settings', () => {
       return { closedAtMs: clock.now(), rounds };
     }
 
-    it('finds the end of a 10 s outage within about a second of it', () => {
+    it('finds the end of an outage within about a fifth of its length', () => {
       // W3's outage: with periods that doubled, the breaker found it 1–10 s late and the backlog waited that long.
-      expect(outage(10_000).closedAtMs - 10_000).toBeLessThanOrEqual(1_300);
-      expect(outage(60_000).closedAtMs - 60_000).toBeLessThanOrEqual(6_000);
+      expect(outage(10_000).closedAtMs - 10_000).toBeLessThanOrEqual(2_000);
+      expect(outage(60_000).closedAtMs - 60_000).toBeLessThanOrEqual(12_000);
     });
 
-    it('probes a target that stays dead for an hour in at most ~200 rounds', () => {
+    it('probes a target that stays dead for an hour in at most ~60 rounds (one call each: W7 allows 100)', () => {
       const { rounds } = outage(Number.POSITIVE_INFINITY, 3_600_000);
-      expect(rounds).toBeLessThanOrEqual(200);
-      expect(rounds).toBeGreaterThan(60);
+      expect(rounds).toBeLessThanOrEqual(60);
+      expect(rounds).toBeGreaterThan(40);
     });
   });
 });

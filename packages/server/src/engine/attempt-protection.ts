@@ -3,13 +3,31 @@ import type { AttemptCompletion, TargetRef } from '../store/store.js';
 import type { AttemptResult } from './attempt-result.js';
 
 /**
+ * What protection decided about an ended attempt, for the attempt runner to apply (`applyVerdict`): protection never
+ * edits the engine's completion itself, so where a retry's time is decided has one answer.
+ */
+export interface AttemptVerdict {
+  /**
+   * When the retry may go instead of when its backoff said (a retry only: ignored for any other outcome). Later: the
+   * retry budget's pacer slot. Earlier (the task's own due time): its target's breaker holds it, so it keeps its place
+   * in line and is among the first let through as a probe when the hold ends, instead of behind every task due since.
+   */
+  retryAt?: number;
+  /**
+   * Settles once the state change this outcome caused is in the store (a breaker opened, a probe counted, a hold): the
+   * engine writes the completion, and frees its slot, only then, so no claim can slip through the gate between the two.
+   */
+  written?: Promise<void>;
+}
+
+/**
  * What the engine asks of per-target protection (breakers, limits, adaptive throttling, retry budgets; see
  * `TargetProtection`). Optional: an engine without one retries every task on its own schedule, as a plain queue does.
  *
  * Every call is on the hot path and must stay O(1) when nothing trips. A call returns a promise only when it changed
  * the target's state in a way the store must know before the completion is written (a breaker opened, a probe
  * counted, a hold): the engine then writes the completion, and frees its slot, once that promise settles, so no claim
- * can slip through the gate between the two.
+ * can slip through the gate between the two. `attemptEnded` says so through its verdict's `written`.
  */
 export interface AttemptProtection {
   /**
@@ -19,10 +37,15 @@ export interface AttemptProtection {
    */
   attemptStarting(task: RetryTask, now: number, maxWaitMs: number): Promise<void> | undefined;
   /**
-   * An attempt ended and its completion is decided but not yet written: counts its outcome, and may move a retry later
-   * (the retry budget), changing `completion.next.nextAttemptAt` and the logged attempt's `nextAttemptAt` together.
+   * An attempt ended and its completion is decided but not yet written: counts its outcome and says what it changes
+   * (undefined: nothing), as a promise while it first reads what it judges on (the target's settings, its breaker).
    */
-  attemptEnded(task: RetryTask, result: AttemptResult, completion: AttemptCompletion, now: number): Promise<void> | undefined;
+  attemptEnded(
+    task: RetryTask,
+    result: AttemptResult,
+    completion: AttemptCompletion,
+    now: number,
+  ): AttemptVerdict | Promise<AttemptVerdict | undefined> | undefined;
   /**
    * A claimed task ends without an attempt (cancelled, out of attempts or out of budget before it went out): frees what
    * it held, and may name in `lastError` what held the task while its budget ran out.

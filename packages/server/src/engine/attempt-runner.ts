@@ -2,7 +2,8 @@ import type { Clock, Random, RetryPolicy } from '@retryd/core';
 import type { RetryTask } from '../domain/task.js';
 import type { AttemptCompletion } from '../store/store.js';
 import type { AttemptDispatcher, AttemptResult } from './attempt-result.js';
-import type { AttemptProtection } from './attempt-protection.js';
+import type { AttemptProtection, AttemptVerdict } from './attempt-protection.js';
+import { applyVerdict } from './apply-verdict.js';
 import type { AttemptSpan, AttemptTracing } from './attempt-tracing.js';
 import type { QueuedCompletion } from './completion-batcher.js';
 import { FaultPoint, type FaultHook } from './fault-point.js';
@@ -218,8 +219,12 @@ export class AttemptRunner {
       if (traced !== undefined) this.options.tracing?.end(traced, result, completion, now);
       if (completion !== undefined) {
         const item = { task, completion, leaseExpiresAt: entry.leaseExpiresAt };
-        const protecting = this.options.protection?.attemptEnded(task, result, completion, now);
-        if (protecting !== undefined) return this.submitAfter(protecting, item);
+        const verdict = this.options.protection?.attemptEnded(task, result, completion, now);
+        if (verdict instanceof Promise) return this.submitJudged(verdict, item);
+        if (verdict !== undefined) {
+          applyVerdict(completion, verdict);
+          if (verdict.written !== undefined) return this.submitAfter(verdict.written, item);
+        }
         this.options.submit(item);
       }
     }
@@ -236,6 +241,23 @@ export class AttemptRunner {
     } catch (error) {
       this.options.report(error, taskContext('protect', item.task));
     }
+    this.options.submit(item);
+    this.ended();
+  }
+
+  /** Submits a completion once protection has judged it (after a read of what it judges on), applying its verdict. */
+  private async submitJudged(judging: Promise<AttemptVerdict | undefined>, item: QueuedCompletion): Promise<void> {
+    let written: Promise<void> | undefined;
+    try {
+      const verdict = await judging;
+      if (verdict !== undefined) {
+        applyVerdict(item.completion, verdict);
+        written = verdict.written;
+      }
+    } catch (error) {
+      this.options.report(error, taskContext('protect', item.task));
+    }
+    if (written !== undefined) return this.submitAfter(written, item);
     this.options.submit(item);
     this.ended();
   }

@@ -8,7 +8,8 @@ export { defaultWorkerId, resolveEngineOptions, type EngineOptions, type Resolve
 export { CompletionAbandonedError, FencedOutError, taskContext, type EngineErrorContext } from './engine-errors.js';
 export { AttemptTracing, AttemptSpanAttribute, type AttemptSpan } from './attempt-tracing.js';
 export type { AttemptDispatcher, AttemptResult } from './attempt-result.js';
-export type { AttemptProtection } from './attempt-protection.js';
+export type { AttemptProtection, AttemptVerdict } from './attempt-protection.js';
+export { applyVerdict } from './apply-verdict.js';
 export { observeCompletion, timeStoreCalls, type EngineMetrics, type TimedStore, type TimedStoreCall } from './engine-metrics.js';
 export { AttemptTimeoutError, HttpDispatcher, SNIPPET_BYTES, attemptHeaders, type HttpDispatcherOptions, type LoadBody } from './http-dispatcher.js';
 export {

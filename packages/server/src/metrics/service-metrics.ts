@@ -24,7 +24,7 @@ export interface ServiceMetricsOptions {
   /** What this instance knows of its targets (`TargetProtection.knownTargets`), read at scrape time. Absent: the `retry_target_*` metrics have no series. */
   targets?: {
     knownTargets(now: number): Iterable<KnownTargetState>;
-    /** The tasks due and waiting on one target (counted up to the store's cap), for `retry_target_held_tasks`. */
+    /** The tasks due and waiting on one target (counted up to the store's cap), for `retry_target_held_tasks`: read for held and half-open targets. */
     dueTasks?(ref: TargetRef, now: number): Promise<number>;
   };
   /** Attempts in flight now (`Engine.load`), read at scrape time. Absent: `retry_in_flight` reads 0. */
@@ -308,7 +308,7 @@ export class ServiceMetrics implements EngineMetrics {
     });
     const heldTasks: Gauge<'target'> = new Gauge({
       name: 'retry_target_held_tasks',
-      help: 'Tasks due and waiting on a held target (counted up to 1000 per tenant), read from the store at scrape time; no series for a target not held.',
+      help: 'Tasks due and waiting on a target held or whose breaker is half-open (counted up to 1000 per tenant), read from the store at scrape time; no series for a target neither.',
       labelNames: ['target'] as const,
       registers,
       collect: async () => {
@@ -316,12 +316,14 @@ export class ServiceMetrics implements EngineMetrics {
         const dueTasks = source?.dueTasks?.bind(source);
         if (dueTasks === undefined) return;
         const now = this.clock.now();
-        const heldNow = [...known()].filter((target) => target.held);
+        // A half-open breaker lets only its probes through: the rest wait as on a held target. Counted so that an
+        // alert tells a half-open target with work waiting (stuck) from an idle one left half-open (nothing to do).
+        const heldBack = [...known()].filter((target) => target.held || target.breaker === CircuitState.HALF_OPEN);
         const counts = await Promise.all(
           // A store that cannot answer leaves the series out of this scrape rather than failing the whole scrape.
-          heldNow.map(({ tenantId, targetKey }) => dueTasks({ tenantId, targetKey }, now).catch(() => undefined)),
+          heldBack.map(({ tenantId, targetKey }) => dueTasks({ tenantId, targetKey }, now).catch(() => undefined)),
         );
-        heldNow.forEach(({ targetKey }, i) => {
+        heldBack.forEach(({ targetKey }, i) => {
           const count = counts[i];
           if (count !== undefined) heldTasks.inc({ target: this.targetLabels.label(targetKey) }, count);
         });

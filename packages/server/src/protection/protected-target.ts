@@ -1,11 +1,13 @@
 import { CircuitState, headerValue, parseRetryAfter, type Clock, type Random } from '@retryd/core';
 import type { FieldError } from '../domain/errors.js';
 import type { RetryTask } from '../domain/task.js';
+import type { AttemptVerdict } from '../engine/attempt-protection.js';
 import type { AttemptResult } from '../engine/attempt-result.js';
 import type { AttemptCompletion, Store, TargetRef, TargetView } from '../store/store.js';
 import { AdaptiveRate } from './adaptive-rate.js';
 import { gateLimits } from './gate-limits.js';
 import { BreakerCauses, type ProtectionEvent } from './protection-events.js';
+import { ReadyAttempt } from './ready-attempt.js';
 import { RetryPacer } from './retry-pacer.js';
 import { SendPacer } from './send-pacer.js';
 import { SerialQueue } from './serial-queue.js';
@@ -61,6 +63,8 @@ export class ProtectedTarget {
   private readonly sends: SendPacer;
   private traffic: TrafficCounters;
   private readonly storms = new StormDetector();
+  /** The fewest attempts this target's tasks lately needed to succeed, remembered for the breaker's window. */
+  private ready: ReadyAttempt;
   private readAt = -Infinity;
   private loading: Promise<void> | undefined;
   /** A read of the target's state in progress (one at a time). */
@@ -79,6 +83,7 @@ export class ProtectedTarget {
     this.settings = deps.defaults;
     this.breaker = new SharedBreaker(deps.store.targetState, ref, deps.defaults.breaker, deps.clock, deps.random, deps.report);
     this.pacer = new RetryPacer(deps.defaults.retryBudget, deps.clock);
+    this.ready = new ReadyAttempt(deps.defaults.breaker.windowMs);
     this.sends = new SendPacer(deps.clock);
     this.traffic = new TrafficCounters(deps.defaults.stormDetection.baselineMs);
     this.gate = new TargetGate(deps.store, ref, deps.clock, deps.wake);
@@ -122,53 +127,78 @@ export class ProtectedTarget {
   }
 
   /** An attempt ended; see `AttemptProtection.attemptEnded`. */
-  ended(result: AttemptResult, completion: AttemptCompletion, now: number): Promise<void> | undefined {
+  ended(task: RetryTask, result: AttemptResult, completion: AttemptCompletion, now: number): AttemptVerdict | Promise<AttemptVerdict | undefined> | undefined {
     const check = this.probeCheck;
-    if (check !== undefined) return check.then(() => this.judge(result, completion, now));
-    return this.judge(result, completion, now);
+    if (check !== undefined) return check.then(() => this.judge(task, result, completion, now));
+    return this.judge(task, result, completion, now);
   }
 
-  private judge(result: AttemptResult, completion: AttemptCompletion, now: number): Promise<void> | undefined {
+  private judge(task: RetryTask, result: AttemptResult, completion: AttemptCompletion, now: number): AttemptVerdict | undefined {
     const s = this.settings;
     this.roll(now);
-    const health = healthOf(completion);
-    this.traffic.ended(health === 'success');
-    let change: Promise<void> | undefined;
+    const attempt = task.attemptNumber + 1 - task.runAttemptOffset;
+    const health = this.healthOf(completion, attempt, now);
+    // A key that was not ready yet is not a call the target failed: storm detection does not count it either.
+    if (health !== 'not_ready') this.traffic.ended(health === 'success');
+    const judged: Health = health === 'not_ready' ? 'neutral' : health;
+    let written: Promise<void> | undefined;
     let breakerHandles = false;
+    let opened = false;
     // `enabled` says whether outcomes open the breaker; one that is open (by hand, say) is honoured either way.
     if (this.breaker.stateAt(now) === CircuitState.CLOSED) {
-      if (s.breaker.enabled && this.breaker.record(health)) {
-        breakerHandles = true;
-        change = this.queue.run(() => this.breakerWrite(BreakerCauses.FAILURES, now, () => this.breaker.openFromLocal(now)));
+      if (s.breaker.enabled && this.breaker.record(judged)) {
+        breakerHandles = opened = true;
+        written = this.queue.run(() => this.breakerWrite(BreakerCauses.FAILURES, now, () => this.breaker.openFromLocal(now)));
       }
     } else {
       breakerHandles = true;
       if ((completion.attempt?.startedAt ?? -Infinity) >= (this.breaker.openUntil ?? Infinity)) {
         // Started after the open period ended, so the gate let it through as a probe; earlier ones are stale.
-        change = this.queue.run(() => this.probe(health, now));
+        written = this.queue.run(() => this.probe(judged, now));
       }
     }
-    const status = completion.attempt?.responseStatus;
-    if (status === 429 || status === 503) {
-      const hold = this.retryAfterHold(result, status, now);
-      if (hold !== undefined) change = hold;
-      // A target the breaker is dealing with (an outage, not a load it can't take) keeps its rate: halving it on every
-      // 503 of an outage left a recovered target at a sliver of its limit, draining the backlog at a crawl (W3).
-      if (!breakerHandles && s.adaptive.enabled && this.adaptive.throttled(s.adaptive, s.rateLimit.ratePerSecond, this.traffic.dispatchRate(now), now)) {
+    const status = completion.attempt?.responseStatus ?? undefined;
+    const retryAfter = this.retryAfterOf(result, status, now);
+    if (retryAfter !== undefined) {
+      const hold = this.retryAfterHold(retryAfter, status as number, now);
+      if (hold !== undefined) written = hold;
+    }
+    if (s.adaptive.enabled) {
+      // Only an answer that says "too much" lowers the rate: a 429, or a 503 with a Retry-After. A bare 503 is also what
+      // a target says of one key ("not ready yet") or of a share of its calls; halving on each starved such targets.
+      // A target the breaker is dealing with (an outage) keeps its rate, so a recovered target is not left at a sliver.
+      if (status === 429 || (status === 503 && retryAfter !== undefined)) {
+        if (!breakerHandles && this.adaptive.throttled(s.adaptive, s.rateLimit.ratePerSecond, this.traffic.dispatchRate(now), now)) {
+          this.syncLater(now);
+        }
+      } else if (this.adaptive.advance(s.adaptive, s.rateLimit.ratePerSecond, now)) {
         this.syncLater(now);
       }
-    } else if (s.adaptive.enabled && this.adaptive.advance(s.adaptive, s.rateLimit.ratePerSecond, now)) {
-      this.syncLater(now);
     }
     const next = completion.next;
-    if (next.status === 'PENDING' && next.nextAttemptAt !== null && s.retryBudget.enabled) {
+    if (next.status !== 'PENDING' || next.nextAttemptAt === null || health === 'success') return written === undefined ? undefined : { written };
+    let retryAt: number | undefined;
+    if (opened || breakerHandles) {
+      // Held by the breaker: it keeps its place in line (its own due time), so that when the hold ends the probes are
+      // the tasks furthest along, the ones whose next call can succeed, not the fresh tasks that queued behind them.
+      retryAt = Math.min(next.nextAttemptAt, task.nextAttemptAt ?? task.createdAt);
+    } else if (judged === 'failure' && s.retryBudget.enabled) {
       const paced = this.pacer.pace(next.nextAttemptAt);
-      if (paced !== next.nextAttemptAt) {
-        next.nextAttemptAt = paced;
-        if (completion.attempt !== undefined) completion.attempt.nextAttemptAt = paced;
-      }
+      if (paced !== next.nextAttemptAt) retryAt = paced;
     }
-    return change;
+    if (retryAt === undefined) return written === undefined ? undefined : { written };
+    return written === undefined ? { retryAt } : { retryAt, written };
+  }
+
+  /**
+   * What an attempt says of the target: the engine's health of its outcome, except that a failure before the target's
+   * ready attempt is `not_ready` (see {@link ReadyAttempt}); a success teaches the ready attempt.
+   */
+  private healthOf(completion: AttemptCompletion, attempt: number, now: number): Health | 'not_ready' {
+    const health = healthOf(completion);
+    if (health === 'success') this.ready.succeeded(attempt, now);
+    else if (health === 'failure' && this.ready.notReady(attempt, now)) return 'not_ready';
+    return health;
   }
 
   /** Whether the gate counts this target's attempts in flight: a concurrency limit, or a breaker's probes. */
@@ -326,6 +356,7 @@ export class ProtectedTarget {
     this.settingsVersion = version;
     if (before === settings) return false;
     this.breaker.configure(settings.breaker);
+    if (before.breaker.windowMs !== settings.breaker.windowMs) this.ready = new ReadyAttempt(settings.breaker.windowMs);
     this.pacer = new RetryPacer(settings.retryBudget, this.deps.clock);
     if (before.stormDetection.baselineMs !== settings.stormDetection.baselineMs) {
       this.traffic = new TrafficCounters(settings.stormDetection.baselineMs);
@@ -383,11 +414,15 @@ export class ProtectedTarget {
     await this.gate.limit(gateLimits(s, s.adaptive.enabled ? this.adaptive.allowed : null, probes), now);
   }
 
+  /** The `Retry-After` of a 429 or 503, in ms from `now`, or undefined. */
+  private retryAfterOf(result: AttemptResult, status: number | undefined, now: number): number | undefined {
+    if ((status !== 429 && status !== 503) || result.kind !== 'response') return undefined;
+    return parseRetryAfter(headerValue(result.headers, 'retry-after'), now);
+  }
+
   /** A 429 or 503 with a `Retry-After` holds the whole target until then (extending, never shortening, a hold). */
-  private retryAfterHold(result: AttemptResult, status: number, now: number): Promise<void> | undefined {
-    if (!this.settings.retryAfterHoldsTarget || result.kind !== 'response') return undefined;
-    const retryAfterMs = parseRetryAfter(headerValue(result.headers, 'retry-after'), now);
-    if (retryAfterMs === undefined) return undefined;
+  private retryAfterHold(retryAfterMs: number, status: number, now: number): Promise<void> | undefined {
+    if (!this.settings.retryAfterHoldsTarget) return undefined;
     const until = Math.ceil(now + Math.min(retryAfterMs, MAX_RETRY_AFTER_HOLD_MS));
     if (until <= this.retryAfterUntil) return undefined;
     this.retryAfterUntil = until;

@@ -109,11 +109,15 @@ export class SharedBreaker {
     return s === null || s.state === CircuitState.CLOSED ? null : s.openUntil;
   }
 
-  /** Probes still admitted in this open or half-open period (at least 1), or null while CLOSED. */
+  /**
+   * Probes admitted at once in this open or half-open period, or null while CLOSED: one until a probe has succeeded
+   * (a target still down costs one call per open period, not `probes`), then the successes still needed (at least 1).
+   */
   probeSlots(probes: number): number | null {
     const s = this.copy.snapshot;
     if (s === null || s.state === CircuitState.CLOSED) return null;
-    return Math.max(1, probes - (s.state === CircuitState.HALF_OPEN ? s.halfOpen.probeSuccesses : 0));
+    const successes = s.state === CircuitState.HALF_OPEN ? s.halfOpen.probeSuccesses : 0;
+    return successes === 0 ? 1 : Math.max(1, probes - successes);
   }
 
   /**

@@ -1,7 +1,7 @@
 import { CircuitState, systemClock, type Clock, type Random } from '@retryd/core';
 import { RetrydError } from '../domain/errors.js';
 import type { RetryTask } from '../domain/task.js';
-import type { AttemptProtection } from '../engine/attempt-protection.js';
+import type { AttemptProtection, AttemptVerdict } from '../engine/attempt-protection.js';
 import type { AttemptResult } from '../engine/attempt-result.js';
 import { DeadLetterReason } from '../engine/decide-outcome.js';
 import { checkSigningSecrets } from '../secrets/signing-secrets.js';
@@ -100,12 +100,12 @@ export class TargetProtection implements AttemptProtection, TargetControl, Async
     return target.started(task, now, maxWaitMs);
   }
 
-  attemptEnded(task: RetryTask, result: AttemptResult, completion: AttemptCompletion, now: number): Promise<void> | undefined {
+  attemptEnded(task: RetryTask, result: AttemptResult, completion: AttemptCompletion, now: number): AttemptVerdict | Promise<AttemptVerdict | undefined> | undefined {
     const target = this.targetOf(task);
     const loading = target.ensureLoaded(now);
     // A target's first outcome waits for its settings: judged on the defaults, a target set to fail by design would trip.
-    if (loading !== undefined) return loading.then(() => target.ended(result, completion, now));
-    return target.ended(result, completion, now);
+    if (loading !== undefined) return loading.then(() => target.ended(task, result, completion, now));
+    return target.ended(task, result, completion, now);
   }
 
   endedWithoutAttempt(task: RetryTask, completion: AttemptCompletion, now: number): Promise<void> | undefined {

@@ -20,10 +20,10 @@ export interface BreakerSettings {
   halfOpenProbes: number;
 }
 
-/** Adaptive throttling: 429 and 503 lower the target's allowed rate, successes raise it again. */
+/** Adaptive throttling: a 429, or a 503 with a `Retry-After`, lowers the target's allowed rate; quiet seconds raise it again. */
 export interface AdaptiveSettings {
   enabled: boolean;
-  /** Multiplies the allowed rate on a 429 or 503 (0–1), at most once per `decreaseIntervalMs`. */
+  /** Multiplies the allowed rate on a 429 or a 503 with a `Retry-After` (0–1), at most once per `decreaseIntervalMs`. */
   decreaseFactor: number;
   decreaseIntervalMs: number;
   /**
@@ -86,36 +86,50 @@ export interface TargetSettings {
 }
 
 /**
- * The service-wide defaults: protections on, conservative. A few seconds of outage under a few thousand tasks costs
- * about one call per task: twenty failures in a row (or half of twenty calls in ten seconds) open the breaker for
- * 0.25–0.5 s, each further period 5% longer (drawn with equal jitter) up to a minute while probes fail; three
- * successful probes close it. No rate or concurrency limit unless an operator sets one, but 429s and 503s halve the
- * allowed rate (at most every 500 ms) and successes raise it by a tenth of the limit (or 10/s) each second, while
- * the breaker is closed (an outage is the breaker's to handle); retries may add 20% to first attempts, plus 10 per
- * second.
+ * The service-wide defaults: protections on, and never starving a target that answers. Every rule below counts a
+ * failure only when it came at or past the target's ready attempt (`ReadyAttempt`): a key that was "not ready yet"
+ * where its retries succeed is what the target does when it works.
+ *
+ * - The breaker is for a target that accepts nothing: fifty counted failures in a row (or every call of ten seconds,
+ *   at least twenty) open it for 50–100 ms, each further period 20% longer (drawn with equal jitter) up to five
+ *   minutes while probes fail. One probe goes at a time until one succeeds (a dead target costs one call per period:
+ *   about 55 in its first hour), then three successes close it. Tasks that fail while it holds keep their place in
+ *   line, so the probes are the tasks furthest along.
+ * - No rate or concurrency limit unless an operator sets one; a 429, or a 503 with a `Retry-After`, halves the allowed
+ *   rate (at most every 500 ms), and each second without one raises it by a tenth of the limit (or 10/s). A bare 503
+ *   does not: it is what a target says of one key, or of a share of its calls, as much as of its load.
+ * - Counted retries may match first attempts one for one, plus 10 per second, beyond which they are spread at that
+ *   floor; a retry storm is a surge of retries while fewer than 5% of counted calls succeed.
  */
 export const DEFAULT_TARGET_SETTINGS: Readonly<TargetSettings> = deepFreeze({
   breaker: {
     enabled: true,
     // Not 5: at 1,000 calls/s, five random failures in a row come every ~600 calls at a 30% failure rate, which
-    // `retryd simulate amplification` showed opening a breaker on a target that mostly works.
-    consecutiveFailures: 20,
-    failureRateThreshold: 0.5,
+    // `retryd simulate amplification` showed opening a breaker on a target that mostly works. Not 20 either: at a 90%
+    // failure rate a run of 20 comes every ~80 calls, and the target still answers one call in ten.
+    consecutiveFailures: 50,
+    // Every call of the window: a target that answers a share of its calls is not down (the rate was 50%, which held
+    // a target failing half its calls at random for most of its run).
+    failureRateThreshold: 1,
     minimumCalls: 20,
     windowMs: 10_000,
-    // Each period 5% longer than the last, from half a second: a recovery is found within about a tenth of the
-    // outage's length (about a second after a 10 s outage), where doubling found it up to as long again as the
-    // outage; a target dead for an hour gets ~160 probe rounds in it (~85 with doubling), every 30–60 s after ~16 min.
-    openDurationMs: 500,
-    openBackoffMultiplier: 1.05,
-    maxOpenDurationMs: 60_000,
+    // From 100 ms (drawn as 50–100): a breaker opened by the first wave of a "not ready yet" target lets its probes
+    // through before their own backoff would have. Each period 20% longer, up to five minutes: a recovery is found
+    // within about a fifth of the outage's length, and a target dead for an hour gets about 55 probe rounds in it,
+    // one call each (with 5%, up to a minute: ~170 rounds of three calls).
+    openDurationMs: 100,
+    openBackoffMultiplier: 1.2,
+    maxOpenDurationMs: 300_000,
     halfOpenProbes: 3,
   },
   rateLimit: { ratePerSecond: null, burst: null },
   maxInFlight: null,
   adaptive: { enabled: true, decreaseFactor: 0.5, decreaseIntervalMs: 500, increasePerSecond: null, minRatePerSecond: 1 },
-  retryBudget: { enabled: true, retryRatio: 0.2, minRetriesPerSecond: 10, windowMs: 10_000 },
-  stormDetection: { enabled: true, riseFactor: 5, minRetriesPerSecond: 20, maxSuccessRatio: 0.5, baselineMs: 60_000 },
+  // One counted retry per first attempt: a target failing half its calls at random needs about that many, and 20% paced
+  // the rest of them at 10/s.
+  retryBudget: { enabled: true, retryRatio: 1, minRetriesPerSecond: 10, windowMs: 10_000 },
+  // A storm is retries surging while almost nothing succeeds: at 50%, a target failing half its calls tripped it.
+  stormDetection: { enabled: true, riseFactor: 5, minRetriesPerSecond: 20, maxSuccessRatio: 0.05, baselineMs: 60_000 },
   retryAfterHoldsTarget: true,
   signing: { enabled: false, secrets: [] },
 });

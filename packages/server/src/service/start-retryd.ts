@@ -1,10 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import type { Tracer } from '@opentelemetry/api';
+import { systemClock } from '@retryd/core';
 import type { Logger } from 'pino';
 import { buildApp } from '../api/build-app.js';
 import { DeadLetterReason } from '../engine/decide-outcome.js';
 import { Engine } from '../engine/engine.js';
-import type { ProtectionEvent } from '../protection/protection-events.js';
 import { TargetProtection } from '../protection/target-protection.js';
 import { ServiceMetrics } from '../metrics/service-metrics.js';
 import { DEFAULT_TARGET_SETTINGS, PROTECTIONS_OFF } from '../protection/target-settings.js';
@@ -22,6 +22,7 @@ import { TaskSecrets } from '../secrets/task-secrets.js';
 import { TaskService } from '../tasks/task-service.js';
 import { ConfigError, type RetrydConfig } from './retryd-config.js';
 import { logAttempt, logEngineError } from './task-log-lines.js';
+import { protectionEventLogger } from './protection-log-lines.js';
 import { startTracing, type ServiceTracing } from './tracing.js';
 import { clockFromEnv, faultHookFromEnv } from './test-faults.js';
 
@@ -94,7 +95,7 @@ export async function startRetryd(config: RetrydConfig, logger: Logger, options:
     secrets: provider,
     defaults: config.protection === 'off' ? PROTECTIONS_OFF : DEFAULT_TARGET_SETTINGS,
     ...(clock === undefined ? {} : { clock }),
-    onEvent: (event) => logProtectionEvent(logger, event),
+    onEvent: protectionEventLogger(logger, () => (clock ?? systemClock).now()),
     onError: (error) => logger.warn({ event: 'protection_error', err: error }, 'target protection could not read or write its state'),
     wake: () => {
       if (runsWorkers) engine.wake();
@@ -271,27 +272,6 @@ async function authModeOf(config: RetrydConfig, store: Store): Promise<AuthMode>
       'enqueue every task. Create a key first (retryd keys create --tenant default --scope admin --name ops), or pass ' +
       '--auth-done-upstream if a proxy in front authenticates every request',
   );
-}
-
-/**
- * One log line per protection event, with the fields an alert matches on: `breaker_open` and `retry_storm` at warn,
- * `breaker_closed` and `target_held` at info.
- */
-export function logProtectionEvent(logger: Logger, event: ProtectionEvent): void {
-  switch (event.event) {
-    case 'retry_storm':
-      logger.warn(event, `retry storm on ${event.target}`);
-      break;
-    case 'breaker_open':
-      logger.warn(event, `circuit breaker of ${event.target} opened (${event.cause})`);
-      break;
-    case 'breaker_closed':
-      logger.info(event, `circuit breaker of ${event.target} closed (${event.cause})`);
-      break;
-    case 'target_held':
-      logger.info(event, `${event.target} held until ${new Date(event.until).toISOString()} by its Retry-After`);
-      break;
-  }
 }
 
 /** The secrets of `config`: its keys and its providers (the secrets file first, then `RETRYD_SECRET_<NAME>`). */

@@ -794,19 +794,19 @@ export type components = {
             breaker: {
                 /** @default true */
                 enabled: boolean;
-                /** @default 20 */
+                /** @default 50 */
                 consecutiveFailures: number;
-                /** @default 0.5 */
+                /** @default 1 */
                 failureRateThreshold: number;
                 /** @default 20 */
                 minimumCalls: number;
                 /** @default 10000 */
                 windowMs: number;
-                /** @default 500 */
+                /** @default 100 */
                 openDurationMs: number;
-                /** @default 1.05 */
+                /** @default 1.2 */
                 openBackoffMultiplier: number;
-                /** @default 60000 */
+                /** @default 300000 */
                 maxOpenDurationMs: number;
                 /** @default 3 */
                 halfOpenProbes: number;
@@ -834,7 +834,7 @@ export type components = {
             retryBudget: {
                 /** @default true */
                 enabled: boolean;
-                /** @default 0.2 */
+                /** @default 1 */
                 retryRatio: number;
                 /** @default 10 */
                 minRetriesPerSecond: number;
@@ -849,7 +849,7 @@ export type components = {
                 riseFactor: number;
                 /** @default 20 */
                 minRetriesPerSecond: number;
-                /** @default 0.5 */
+                /** @default 0.05 */
                 maxSuccessRatio: number;
                 /** @default 60000 */
                 baselineMs: number;
