@@ -151,7 +151,7 @@ export async function startTargetsApi(options: HarnessOptions = {}): Promise<{ a
     listTargets: (tenantId, page) => control().listTargets(tenantId, page),
     getTarget: (ref) => control().getTarget(ref),
     putSettings: (ref, patch) => control().putSettings(ref, patch),
-    breaker: (ref, action) => control().breaker(ref, action),
+    breaker: (ref, action, durationMs) => control().breaker(ref, action, durationMs),
   };
   const api = await startApi({
     ...options,

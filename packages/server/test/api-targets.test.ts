@@ -198,11 +198,13 @@ describe('POST /targets/{targetKey}/breaker', () => {
   const key = 'https://breaker.example.com';
 
   it('opens, closes and resets the breaker by hand; an open breaker holds the target', async () => {
-    await api.call('PUT', path(key), { breaker: { openDurationMs: 30_000 } });
+    // An operator's opening holds for the longest open period, not one automatic period (100 ms by default).
+    await api.call('PUT', path(key), { breaker: { maxOpenDurationMs: 30_000 } });
     const opened = await api.call('POST', path(key, '/breaker'), { action: 'open' });
     expect(opened.status).toBe(200);
     expect(opened.body.breaker).toMatchObject({ state: 'OPEN', openUntil: expect.any(Number) });
     expect(opened.body.breaker.openUntil).toBeGreaterThan(Date.now() + 20_000);
+    expect(opened.body.breaker.openUntil).toBeLessThanOrEqual(Date.now() + 30_000);
     expect(opened.body.heldUntil).toBeGreaterThanOrEqual(opened.body.breaker.openUntil);
     expect((await api.call('GET', path(key))).body.breaker.state).toBe('OPEN');
 
@@ -214,12 +216,27 @@ describe('POST /targets/{targetKey}/breaker', () => {
     expect(reset.body.breaker).toEqual({ state: 'CLOSED', openUntil: null, reopenCount: 0 });
   });
 
+  it('opens for the durationMs asked, past the settings\' longest open period', async () => {
+    const before = Date.now();
+    const opened = await api.call('POST', path(key, '/breaker'), { action: 'open', durationMs: 3_600_000 });
+    expect(opened.status).toBe(200);
+    expect(opened.body.breaker.openUntil).toBeGreaterThanOrEqual(before + 3_600_000);
+    expect(opened.body.breaker.openUntil).toBeLessThanOrEqual(Date.now() + 3_600_000);
+    await api.call('POST', path(key, '/breaker'), { action: 'close' });
+  });
+
   it('checks the request: the action, unknown fields, a missing body', async () => {
     const wrong = await api.call('POST', path(key, '/breaker'), { action: 'explode' });
     expect(wrong.status).toBe(400);
     expect(wrong.body.errors).toEqual([{ field: 'action', rule: 'one of open, close, reset', message: 'action must be one of open, close, reset' }]);
     const extra = await api.call('POST', path(key, '/breaker'), { action: 'open', force: true });
     expect(extra.body.errors).toEqual([{ field: 'force', rule: 'a known parameter', message: 'force is not a known field' }]);
+    const tooLong = await api.call('POST', path(key, '/breaker'), { action: 'open', durationMs: 8 * 24 * 3_600_000 });
+    expect(tooLong.status).toBe(400);
+    expect(tooLong.body.errors).toEqual([expect.objectContaining({ field: 'durationMs', rule: '<= 604800000' })]);
+    const withClose = await api.call('POST', path(key, '/breaker'), { action: 'close', durationMs: 1_000 });
+    expect(withClose.status).toBe(400);
+    expect(withClose.body.errors).toEqual([expect.objectContaining({ field: 'durationMs', rule: 'only with action open' })]);
     const missing = await api.call('POST', path(key, '/breaker'), {});
     expect(missing.body.errors).toEqual([{ field: 'action', rule: 'present', message: 'action is required' }]);
     const none = await api.call('POST', path(key, '/breaker'));

@@ -240,6 +240,11 @@ describe('retryd tasks, dlq, policies and targets (against a running service)', 
     const opened = await run(['targets', 'breaker', targetKey, 'open', '--json'], env);
     expect(opened.code).toBe(0);
     expect(JSON.parse(opened.stdout)).toMatchObject({ breaker: { state: 'OPEN' } });
+    const hour = await run(['targets', 'breaker', targetKey, 'open', '--duration-ms', '3600000', '--json'], env);
+    expect(JSON.parse(hour.stdout).breaker.openUntil).toBeGreaterThan(Date.now() + 3_500_000);
+    const tooLong = await run(['targets', 'breaker', targetKey, 'open', '--duration-ms', '0'], env);
+    expect(tooLong.code).toBe(2);
+    expect(tooLong.stderr).toContain('--duration-ms must be an integer from 1 to 604800000');
     const reset = await run(['targets', 'breaker', targetKey, 'reset'], env);
     expect(reset.stdout).toContain('CLOSED');
     expect((await run(['targets', 'breaker', targetKey, 'shut'], env)).code).toBe(2);

@@ -83,7 +83,7 @@ describe('retryd simulate (the command)', () => {
       expect(words(contention.stdout)).toContain(text);
     }
     const amplification = await run(['simulate', 'amplification', '--help']);
-    for (const text of ['Poisson, 10 per second each', 'retry budget', 'circuit breaker', '--failure-rates <list>', '(default: 0.1,0.3,0.5)', '--clients <n>', '(default: 100)', '--duration <ms>', '(default: 60000)']) {
+    for (const text of ['Poisson, 10 per second each', 'retry budget', 'circuit breaker', '--failure-rates <list>', '(default: 0.1,0.3,0.5,1)', '--clients <n>', '(default: 100)', '--duration <ms>', '(default: 60000)']) {
       expect(words(amplification.stdout)).toContain(text);
     }
     const simulate = await run(['simulate', '--help']);

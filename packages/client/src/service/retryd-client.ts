@@ -262,9 +262,13 @@ export class RetrydClient {
     return (await this.#send<Target>('PUT', `/targets/${seg(targetKey)}`, patch, true)).body;
   }
 
-  /** `POST /targets/{targetKey}/breaker` (setTargetBreaker): open, close or reset the breaker by hand. */
-  async setTargetBreaker(targetKey: string, action: BreakerAction): Promise<Target> {
-    return (await this.#send<Target>('POST', `/targets/${seg(targetKey)}/breaker`, { action }, true)).body;
+  /**
+   * `POST /targets/{targetKey}/breaker` (setTargetBreaker): open, close or reset the breaker by hand. An opening holds
+   * the target for `durationMs` (by default the target's `maxOpenDurationMs`), then probes.
+   */
+  async setTargetBreaker(targetKey: string, action: BreakerAction, options: { durationMs?: number } = {}): Promise<Target> {
+    const body = options.durationMs === undefined ? { action } : { action, durationMs: options.durationMs };
+    return (await this.#send<Target>('POST', `/targets/${seg(targetKey)}/breaker`, body, true)).body;
   }
 
   // ---- API keys

@@ -1,6 +1,7 @@
 import { CircuitState } from '@retryd/core';
 import { DEFAULT_TARGET_SETTINGS, type TargetSettings } from '../protection/target-settings.js';
 import { DUE_COUNT_CAP } from '../store/store.js';
+import { MAX_MANUAL_OPEN_MS } from '../protection/target-control.js';
 import { NEXT_CURSOR } from './schemas.js';
 
 // JSON schemas of `/targets`, added to the app after the shared ones of schemas.ts, so `/openapi.json` names them as
@@ -14,7 +15,7 @@ const SETTINGS_SECTIONS: Record<keyof TargetSettings, string> = {
   breaker: 'The circuit breaker: opens on consecutive failures or a failure rate; while open, due tasks are held (no attempt burned).',
   rateLimit: 'Most dispatches per second over every instance, with a burst (default a hundredth of a second of the rate, at least 1); null: no limit.',
   maxInFlight: 'Most attempts in flight over every instance; null: no limit.',
-  adaptive: 'Adaptive throttling: 429 and 503 answers lower the allowed rate, successes raise it again.',
+  adaptive: 'Adaptive throttling: a 429, or a 503 with Retry-After, lowers the allowed rate; successes raise it again.',
   retryBudget: 'Retries at most retryRatio of first attempts over windowMs, plus a floor per second; first attempts always go.',
   stormDetection: 'A sharp rise of retries with few successes opens the breaker and logs retry_storm.',
   retryAfterHoldsTarget: 'Whether a Retry-After on a 429 or 503 holds the whole target until then.',
@@ -115,10 +116,20 @@ export const TARGET_SCHEMAS = [
   },
   {
     $id: 'BreakerRequest',
-    description: 'open: for the breaker settings\' openDurationMs; close: closed at once; reset: closed, its counters cleared.',
+    description:
+      'open: held for durationMs (by default the breaker settings\' maxOpenDurationMs), then probed; close: closed at once; ' +
+      'reset: closed, its counters cleared.',
     type: 'object',
     additionalProperties: false,
     required: ['action'],
-    properties: { action: { type: 'string', enum: ['open', 'close', 'reset'] } },
+    properties: {
+      action: { type: 'string', enum: ['open', 'close', 'reset'] },
+      durationMs: {
+        type: 'integer',
+        minimum: 1,
+        maximum: MAX_MANUAL_OPEN_MS,
+        description: 'With open only: how long the target is held before probes start. Default: maxOpenDurationMs.',
+      },
+    },
   },
 ] as const;

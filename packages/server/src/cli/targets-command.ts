@@ -2,6 +2,8 @@ import { Argument, Command, Option } from 'commander';
 import type { BreakerAction, TargetSettingsPatch, Target as TargetView } from '@retryd/client';
 import { textTable } from '../terminal/text-table.js';
 import { apiCommand, iso, listCommand, listed, printListing, printOne, readJsonObject, UsageError, withClient, type ApiFlags, type ListFlags } from './api-command.js';
+import { parseIntegerOption } from '../service/retryd-config.js';
+import { MAX_MANUAL_OPEN_MS } from '../protection/target-control.js';
 
 const limitText = (value: number | null, unit = '') => (value === null ? '-' : `${value}${unit}`);
 
@@ -127,15 +129,20 @@ function breaker(): Command {
   return apiCommand('breaker', "Open, close or reset a target's circuit breaker by hand")
     .argument('<targetKey>', 'the origin, e.g. https://api.example.com')
     .addArgument(
-      new Argument('<action>', "open: hold the target for the breaker's openDurationMs, then probe; close: end the hold now; reset: close and clear its counts").choices([
+      new Argument('<action>', "open: hold the target (for --duration-ms, by default its maxOpenDurationMs), then probe; close: end the hold now; reset: close and clear its counts").choices([
         'open',
         'close',
         'reset',
       ]),
     )
-    .action(async (targetKey: string, action: BreakerAction, flags: ApiFlags) => {
+    .addOption(
+      new Option('--duration-ms <ms>', 'with open: how long the target is held before probes start (at most 7 days)').argParser((v) =>
+        parseIntegerOption('--duration-ms', v, 1, MAX_MANUAL_OPEN_MS),
+      ),
+    )
+    .action(async (targetKey: string, action: BreakerAction, flags: ApiFlags & { durationMs?: number }) => {
       await withClient(flags, async (client) => {
-        const target = await client.setTargetBreaker(targetKey, action);
+        const target = await client.setTargetBreaker(targetKey, action, flags.durationMs === undefined ? {} : { durationMs: flags.durationMs });
         printOne(flags, target, () => `breaker of ${target.targetKey}: ${target.breaker.state}${target.breaker.openUntil === null ? '' : ` until ${iso(target.breaker.openUntil)}`}`);
       });
     });

@@ -260,11 +260,14 @@ export class ProtectedTarget {
     });
   }
 
-  /** Opens (for the settings' open duration), closes or resets the shared breaker by hand. Rejects when the store does. */
-  operate(action: BreakerAction, now: number): Promise<void> {
+  /**
+   * Opens (for `durationMs`, by default the settings' longest open period), closes or resets the shared breaker by
+   * hand. Rejects when the store does.
+   */
+  operate(action: BreakerAction, now: number, durationMs?: number): Promise<void> {
     return this.queue.call(async () => {
       if (!this.loaded) await this.load(now);
-      const openFor = this.settings.breaker.openDurationMs;
+      const openFor = durationMs ?? this.settings.breaker.maxOpenDurationMs;
       await this.breakerWrite(BreakerCauses.OPERATOR, now, () =>
         this.breaker.change(now, (b) => {
           if (action === 'open') b.forceOpen(openFor);

@@ -24,6 +24,12 @@ export interface TargetStatus {
 export type BreakerAction = 'open' | 'close' | 'reset';
 
 /**
+ * The longest an operator can open a breaker for in one go: 7 days. An operator's opening is a hold for a maintenance
+ * or an incident; one that outlives a week is more likely forgotten than meant, and a week is renewable.
+ */
+export const MAX_MANUAL_OPEN_MS = 7 * 24 * 3_600_000;
+
+/**
  * The operator's handle on per-target protection, shared by the HTTP API (`/targets`) and the CLI: read a target's
  * state, change its settings (validated; the limits reach the store's gate at once), and open, close or reset its
  * breaker by hand. Implemented by the engine's protection (`TargetProtection`); every call is scoped by tenant.
@@ -39,6 +45,10 @@ export interface TargetControl {
    * the target's limits in the store's gate. Returns the new status.
    */
   putSettings(target: TargetRef, patch: unknown): Promise<TargetStatus>;
-  /** Opens (for the settings' open duration), closes or resets (closed, counters cleared) the target's breaker. */
-  breaker(target: TargetRef, action: BreakerAction): Promise<TargetStatus>;
+  /**
+   * Opens, closes or resets (closed, counters cleared) the target's breaker. An opening holds the target for
+   * `durationMs` (by default the settings' `maxOpenDurationMs`: an operator who opens a breaker means a hold, not one
+   * automatic open period of 100 ms), then probes as after any opening; `durationMs` goes only with `open`.
+   */
+  breaker(target: TargetRef, action: BreakerAction, durationMs?: number): Promise<TargetStatus>;
 }

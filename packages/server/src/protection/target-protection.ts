@@ -165,10 +165,13 @@ export class TargetProtection implements AttemptProtection, TargetControl, Async
     return this.statusOf(target, await this.options.store.admin.getTarget(ref, now), now);
   }
 
-  async breaker(ref: TargetRef, action: BreakerAction): Promise<TargetStatus> {
+  async breaker(ref: TargetRef, action: BreakerAction, durationMs?: number): Promise<TargetStatus> {
+    if (durationMs !== undefined && action !== 'open') {
+      throw RetrydError.validation([{ field: 'durationMs', rule: 'only with action open', message: `durationMs goes only with action open, not ${action}` }]);
+    }
     const now = this.clock.now();
     const target = this.targetOf(ref);
-    await target.operate(action, now);
+    await target.operate(action, now, durationMs);
     return this.statusOf(target, await this.options.store.admin.getTarget(ref, now), now);
   }
 
@@ -190,7 +193,8 @@ export class TargetProtection implements AttemptProtection, TargetControl, Async
 
   /**
    * The tasks due and waiting on a target as of `now`, counted by the store up to `DUE_COUNT_CAP`: for the
-   * held-tasks metric, read only for targets held, so a scrape costs one bounded store read per held target.
+   * held-tasks metric, read only for targets held or half-open, so a scrape costs one bounded store read per such
+   * target.
    */
   async dueTasks(ref: TargetRef, now: number): Promise<number> {
     return (await this.options.store.admin.getTarget(ref, now))?.dueTasks ?? 0;

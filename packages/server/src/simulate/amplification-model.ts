@@ -65,8 +65,8 @@ export interface AmplificationResult {
 
 /** Requests per second of each client. */
 export const AMPLIFICATION_REQUESTS_PER_SECOND = 10;
-/** Default failure rates: 10%, 30% and 50%. */
-export const DEFAULT_FAILURE_RATES: readonly number[] = Object.freeze([0.1, 0.3, 0.5]);
+/** Default failure rates: 10%, 30% and 50% (a server that answers part of its calls), and 100% (one that is down). */
+export const DEFAULT_FAILURE_RATES: readonly number[] = Object.freeze([0.1, 0.3, 0.5, 1]);
 /** Default number of clients. */
 export const DEFAULT_AMPLIFICATION_CLIENTS = 100;
 /** Default time during which requests arrive, in virtual ms. */

@@ -234,7 +234,7 @@ export type paths = {
         put?: never;
         /**
          * Open, close or reset a target's circuit breaker by hand
-         * @description open: holds the target for its openDurationMs (then probes, as after any opening); close: closed at once, its held tasks due again; reset: closed, its failure counts and re-open backoff cleared.
+         * @description open: holds the target for durationMs (by default its maxOpenDurationMs; at most 7 days), then probes, as after any opening; close: closed at once, its held tasks due again; reset: closed, its failure counts and re-open backoff cleared.
          */
         post: operations["setTargetBreaker"];
         delete?: never;
@@ -818,7 +818,7 @@ export type components = {
             };
             /** @description Most attempts in flight over every instance; null: no limit. */
             maxInFlight: number | null;
-            /** @description Adaptive throttling: 429 and 503 answers lower the allowed rate, successes raise it again. */
+            /** @description Adaptive throttling: a 429, or a 503 with Retry-After, lowers the allowed rate; successes raise it again. */
             adaptive: {
                 /** @default true */
                 enabled: boolean;
@@ -888,7 +888,7 @@ export type components = {
             };
             /** @description Most attempts in flight over every instance; null: no limit. */
             maxInFlight?: number | null;
-            /** @description Adaptive throttling: 429 and 503 answers lower the allowed rate, successes raise it again. */
+            /** @description Adaptive throttling: a 429, or a 503 with Retry-After, lowers the allowed rate; successes raise it again. */
             adaptive?: {
                 enabled?: boolean;
                 decreaseFactor?: number;
@@ -956,10 +956,12 @@ export type components = {
             /** @description Present while there are more items: pass it as cursor to read the next page. Opaque: never parse or build one. */
             nextCursor?: string;
         };
-        /** @description open: for the breaker settings' openDurationMs; close: closed at once; reset: closed, its counters cleared. */
+        /** @description open: held for durationMs (by default the breaker settings' maxOpenDurationMs), then probed; close: closed at once; reset: closed, its counters cleared. */
         BreakerRequest: {
             /** @enum {string} */
             action: "open" | "close" | "reset";
+            /** @description With open only: how long the target is held before probes start. Default: maxOpenDurationMs. */
+            durationMs?: number;
         };
         ApiKeyRequest: {
             /** @description What the key is for. */

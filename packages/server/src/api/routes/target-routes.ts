@@ -122,14 +122,15 @@ export function registerTargetRoutes(app: FastifyInstance, { targetControl, tena
     },
   );
 
-  app.post<{ Params: TargetParams; Body: { action: BreakerAction } }>(
+  app.post<{ Params: TargetParams; Body: { action: BreakerAction; durationMs?: number } }>(
     '/targets/:targetKey/breaker',
     {
       schema: {
         operationId: 'setTargetBreaker',
         summary: "Open, close or reset a target's circuit breaker by hand",
         description:
-          'open: holds the target for its openDurationMs (then probes, as after any opening); close: closed at once, ' +
+          'open: holds the target for durationMs (by default its maxOpenDurationMs; at most 7 days), then probes, as ' +
+          'after any opening; close: closed at once, ' +
           'its held tasks due again; reset: closed, its failure counts and re-open backoff cleared.',
         tags: ['targets'],
         params: targetParams,
@@ -140,7 +141,7 @@ export function registerTargetRoutes(app: FastifyInstance, { targetControl, tena
     },
     async (request) => {
       const ref = targetRefOf(tenantOf(request), request.params.targetKey);
-      return toTargetView(await targetControl.breaker(ref, request.body.action));
+      return toTargetView(await targetControl.breaker(ref, request.body.action, request.body.durationMs));
     },
   );
 }
