@@ -340,3 +340,38 @@ describe.each([
     expect(listed).toContain(key);
   });
 });
+
+describe('GET /retry-tasks/{taskId} says why a due task waits', () => {
+  const key = 'https://api.example.com:10443';
+  const enqueue = async (overrides: Record<string, unknown>) => {
+    const res = await api.enqueue({ targetUrl: `${key}/jobs`, ...overrides });
+    expect(res.status).toBe(201);
+    return res.body.taskId as string;
+  };
+  const waitingOf = async (taskId: string) => (await api.call('GET', `/retry-tasks/${taskId}`)).body.waiting;
+
+  it('queued, at its in-flight limit, held by the breaker until its openUntil; nothing for a task not due yet', async () => {
+    const due = await enqueue({ idempotencyKey: 'wait-due' });
+    const other = await enqueue({ idempotencyKey: 'wait-other' });
+    const later = await enqueue({ idempotencyKey: 'wait-later', delayMs: 60_000 });
+    expect(await waitingOf(due)).toEqual({ reason: 'queued', until: null, detail: 'due; waiting for a free worker; 2 tasks due on its target' });
+    expect((await api.call('GET', `/retry-tasks/${later}`)).body).not.toHaveProperty('waiting');
+
+    await api.call('PUT', path(key), { maxInFlight: 1 });
+    const [claimed] = await api.store.claimDue(Date.now(), { limit: 10, leaseMs: 60_000, workerId: 'test-worker' }).then((ts) => ts.filter((t) => t.targetKey === key));
+    const waiting = claimed!.taskId === due ? other : due;
+    expect(await waitingOf(waiting)).toEqual({ reason: 'max_in_flight', until: null, detail: 'target at its limit of 1 attempts in flight' });
+    expect((await api.call('GET', `/retry-tasks/${claimed!.taskId}`)).body).not.toHaveProperty('waiting');
+
+    const opened = await api.call('POST', path(key, '/breaker'), { action: 'open', durationMs: 60_000 });
+    const openUntil = opened.body.breaker.openUntil as number;
+    expect(await waitingOf(waiting)).toEqual({
+      reason: 'breaker_open',
+      until: openUntil,
+      detail: `target's circuit breaker open until ${new Date(openUntil).toISOString()}, then probes`,
+    });
+    await api.call('POST', path(key, '/breaker'), { action: 'close' });
+    await api.store.releaseLeases([{ tenantId: DEFAULT_TENANT, taskId: claimed!.taskId, fencingToken: claimed!.fencingToken }], Date.now());
+    expect((await waitingOf(waiting)).reason).toBe('queued');
+  });
+});

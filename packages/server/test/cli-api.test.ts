@@ -241,7 +241,13 @@ describe('retryd tasks, dlq, policies and targets (against a running service)', 
     expect(opened.code).toBe(0);
     expect(JSON.parse(opened.stdout)).toMatchObject({ breaker: { state: 'OPEN' } });
     const hour = await run(['targets', 'breaker', targetKey, 'open', '--duration-ms', '3600000', '--json'], env);
-    expect(JSON.parse(hour.stdout).breaker.openUntil).toBeGreaterThan(Date.now() + 3_500_000);
+    const openUntil = JSON.parse(hour.stdout).breaker.openUntil as number;
+    expect(openUntil).toBeGreaterThan(Date.now() + 3_500_000);
+    // A task of the held target is due and not running: `tasks get` says why (then it is cancelled, out of the way).
+    const held = (await api('POST', '/retry-tasks', { targetUrl: `${targetKey}/orders/held`, method: 'POST' })).taskId as string;
+    const shown = await run(['tasks', 'get', held], env);
+    expect(shown.stdout).toContain(`\nwaiting:         breaker_open: target's circuit breaker open until ${new Date(openUntil).toISOString()}, then probes\n`);
+    await api('DELETE', `/retry-tasks/${held}`);
     const tooLong = await run(['targets', 'breaker', targetKey, 'open', '--duration-ms', '0'], env);
     expect(tooLong.code).toBe(2);
     expect(tooLong.stderr).toContain('--duration-ms must be an integer from 1 to 604800000');

@@ -263,9 +263,17 @@ describe('the console in Chromium', () => {
     await page.getByRole('dialog').getByRole('button', { name: 'Open breaker' }).click();
     await expect.poll(breakerState).toBe('OPEN');
     await page.getByRole('region', { name: 'Breaker' }).getByText('OPEN', { exact: true }).waitFor();
+
+    // A task of the held target is due and not running: its page says why.
+    const held = await enqueue('/ok');
+    const taskPage = await newPage(`${service.url}/#/tasks/${held}`);
+    await expect.poll(() => taskPage.getByLabel('Why it waits').textContent()).toMatch(/^target's circuit breaker open until \S+, then probes$/);
+    await taskPage.close();
+
     await page.getByRole('button', { name: 'Close breaker' }).click();
     await page.getByRole('dialog').getByRole('button', { name: 'Close breaker' }).click();
     await expect.poll(breakerState).toBe('CLOSED');
+    await untilStatus(held, 'SUCCEEDED');
     await page.close();
   });
 

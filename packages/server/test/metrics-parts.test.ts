@@ -81,6 +81,23 @@ describe('ServiceMetrics', () => {
     expect(valueOf(samples, 'retry_schedule_lag_seconds_sum')).toBeCloseTo(1, 6);
   });
 
+  it("counts the schedule lag from the end of its target's hold, and the wait for the target apart", async () => {
+    const heldUntil = new Map([['http://held.example', 5_000]]);
+    const heldThrough = (ref: { targetKey: string }, now: number) => Math.min(now, heldUntil.get(ref.targetKey) ?? -Infinity);
+    const metrics = new ServiceMetrics({ store, processMetrics: false, targets: { knownTargets: () => [], heldThrough } });
+    const held = taskFor('http://held.example/x', undefined, { targetKey: 'http://held.example', nextAttemptAt: 1_000 });
+    const free = taskFor('http://free.example/x', undefined, { targetKey: 'http://free.example', nextAttemptAt: 1_000 });
+    metrics.attemptRecorded(held, attemptOf(held, AttemptLogOutcome.SUCCEEDED, 5_200));
+    metrics.attemptRecorded(free, attemptOf(free, AttemptLogOutcome.SUCCEEDED, 1_300));
+    // Due after the hold ended: a lag like any other.
+    metrics.attemptRecorded({ ...held, nextAttemptAt: 6_000 }, attemptOf(held, AttemptLogOutcome.SUCCEEDED, 6_100));
+    const samples = parseSamples(await metrics.scrape());
+    expect(valueOf(samples, 'retry_schedule_lag_seconds_count')).toBe(3);
+    expect(valueOf(samples, 'retry_schedule_lag_seconds_sum')).toBeCloseTo(0.2 + 0.3 + 0.1, 6);
+    expect(valueOf(samples, 'retry_target_held_wait_seconds_count')).toBe(1);
+    expect(valueOf(samples, 'retry_target_held_wait_seconds_sum')).toBe(4);
+  });
+
   it('counts dead letters by reason and task age by final status; a lost attempt has no duration', async () => {
     const metrics = new ServiceMetrics({ store, processMetrics: false });
     const task = taskFor('http://a.example/x', undefined, { targetKey: 'http://a.example', createdAt: 10_000, nextAttemptAt: 10_000 });

@@ -54,6 +54,9 @@ describe('a breaker shared through the store', () => {
 
   it('half-open admits only its probes; their successes close it and the rest go out', async () => {
     const { a, openUntil } = await openBreaker();
+    // Held through every moment it is open or half-open: the schedule lag of its tasks counts from the end.
+    expect(p.first.protection.heldThrough(p.ref(A), openUntil - 1)).toBe(openUntil - 1);
+    expect(p.first.protection.heldThrough(p.ref(B), openUntil - 1)).toBe(-Infinity);
     await p.h.advanceTo(openUntil);
     // One probe until one succeeds: a task that kept its place (one of those due at T0), on its second attempt.
     const [probe] = p.openTo(A);
@@ -69,6 +72,8 @@ describe('a breaker shared through the store', () => {
 
     await p.answer(p.openTo(A), 200);
     expect(p.first.events.at(-1)).toEqual({ event: 'breaker_closed', tenantId: 'default', target: A, cause: 'probes_succeeded' });
+    const closedAt = p.h.clock.now();
+    expect(p.first.protection.heldThrough(p.ref(A), closedAt + 60_000)).toBe(closedAt);
     expect(await p.storedBreaker(A)).toMatchObject({ state: 'CLOSED', openUntil: null, reopenCount: 0 });
     expect(await p.h.store.admin.getTarget(p.ref(A), p.h.clock.now())).toMatchObject({ maxInFlight: null, ratePerSecond: null });
     // The other four go out at once, each on its second attempt: the outage cost them one call each.

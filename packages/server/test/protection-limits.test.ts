@@ -140,14 +140,17 @@ describe('settings', () => {
 });
 
 describe('breaker by hand', () => {
-  it('an operator opens it for its open duration, closes it (the hold ends at once) and resets it', async () => {
-    p = await ProtectedHarness.open({ defaults: only({ breaker: { enabled: true, openDurationMs: 5_000, maxOpenDurationMs: 60_000 } }) });
+  it('an operator opens it for its longest open period (or the duration asked), closes it (the hold ends at once) and resets it', async () => {
+    p = await ProtectedHarness.open({ defaults: only({ breaker: { enabled: true, openDurationMs: 500, maxOpenDurationMs: 5_000 } }) });
     const control = p.first.protection;
+    expect((await control.breaker(p.ref(A), 'open', 3_600_000)).breaker).toEqual({ state: 'OPEN', openUntil: T0 + 3_600_000, reopenCount: 0 });
+    await expect(control.breaker(p.ref(A), 'reset', 1_000)).rejects.toThrow('durationMs goes only with action open, not reset');
     const opened = await control.breaker(p.ref(A), 'open');
     expect(opened.breaker).toEqual({ state: 'OPEN', openUntil: T0 + 5_000, reopenCount: 0 });
-    // One probe is all the gate lets through when the hold ends, until one succeeds.
+    // A shorter opening replaces the hour's, in the store's gate too. One probe is all the gate lets through when the
+    // hold ends, until one succeeds.
     expect(opened.target).toMatchObject({ heldUntil: T0 + 5_000, maxInFlight: 1 });
-    expect(p.first.events).toEqual([{ event: 'breaker_open', tenantId: 'default', target: A, openUntil: T0 + 5_000, reopenCount: 0, cause: 'operator' }]);
+    expect(p.first.events).toEqual([{ event: 'breaker_open', tenantId: 'default', target: A, openUntil: T0 + 3_600_000, reopenCount: 0, cause: 'operator' }]);
     await p.insert(p.task(`${A}/hook`));
     expect(p.open).toEqual([]);
 

@@ -9,6 +9,8 @@ type Schemas = components['schemas'];
 export type Task = Schemas['Task'];
 /** A task's status. */
 export type TaskStatus = Task['status'];
+/** Why a PENDING task that is due is not running (on a task read by id). */
+export type TaskWait = Schemas['TaskWait'];
 /** One attempt of a task's log. */
 export type Attempt = Schemas['Attempt'];
 /** A retry policy (the `@retryd/core` shape). */

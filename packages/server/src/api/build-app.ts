@@ -183,7 +183,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   const tenantOf = access === undefined ? () => DEFAULT_TENANT : tenantOfRequest;
   const admitTasks =
     access === undefined ? undefined : (request: FastifyRequest, count: number) => access.limiter.admitTasks(tenantOfRequest(request), count);
-  const deps = { taskService: options.taskService, tenantOf, admitTasks };
+  const deps = { taskService: options.taskService, tenantOf, admitTasks, targetControl: options.targetControl };
   registerTaskRoutes(app, deps);
   registerPolicyRoutes(app, deps);
   if (options.targetControl !== undefined) registerTargetRoutes(app, { targetControl: options.targetControl, tenantOf });

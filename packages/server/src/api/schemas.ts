@@ -8,6 +8,7 @@ import {
   type RETRY_POLICY_FIELDS,
 } from '@retryd/core';
 import { AttemptLogOutcome } from '../domain/task.js';
+import { TaskWaitReasons } from '../protection/task-wait.js';
 import { TASK_FIELDS, TASK_VIEW_FIELD_NAMES } from '../domain/task-fields.js';
 import { ENQUEUE_LIMITS, HEADER_NAME_PATTERN, HEADER_VALUE_PATTERN, IDEMPOTENCY_KEY_PATTERN, MAX_EPOCH_MS, TARGET_METHODS } from '../tasks/enqueue-input.js';
 import { MAX_BATCH_TASKS } from '../tasks/task-service.js';
@@ -217,7 +218,25 @@ export const SHARED_SCHEMAS = [
       '[REDACTED] (credential and marked headers, a sensitive body); query values of targetUrl as REDACTED.',
     type: 'object',
     required: [...TASK_VIEW_FIELD_NAMES],
-    properties: Object.fromEntries(TASK_VIEW_FIELD_NAMES.map((name) => [name, TASK_FIELDS[name].api.schema])),
+    properties: {
+      ...Object.fromEntries(TASK_VIEW_FIELD_NAMES.map((name) => [name, TASK_FIELDS[name].api.schema])),
+      waiting: { $ref: 'TaskWait#' },
+    },
+  },
+  {
+    $id: 'TaskWait',
+    description:
+      'Why a PENDING task that is due is not running; only on GET /retry-tasks/{taskId}. breaker_open and retry_after: ' +
+      'its target is held until `until`; breaker_probing: only probes go until one succeeds; rate_limit: the target is ' +
+      'paced, its next attempt allowed at `until`; max_in_flight: the target is at its in-flight limit; queued: nothing ' +
+      'holds the target, the task waits for a free worker.',
+    type: 'object',
+    required: ['reason', 'until', 'detail'],
+    properties: {
+      reason: { type: 'string', enum: Object.values(TaskWaitReasons) },
+      until: nullable('integer'),
+      detail: { type: 'string' },
+    },
   },
   {
     $id: 'TaskPage',

@@ -51,6 +51,7 @@ function taskText(task: TaskView, attempts: readonly AttemptView[]): string {
     ['updated', iso(task.updatedAt)],
   ];
   if (task.status === 'PENDING') lines.push(['next attempt', iso(task.nextAttemptAt)]);
+  if (task.waiting !== undefined) lines.push(['waiting', `${task.waiting.reason}: ${task.waiting.detail}`]);
   if (task.lastResponseStatus !== null) lines.push(['last status', String(task.lastResponseStatus)]);
   if (task.lastError !== null) lines.push(['last error', task.lastError]);
   if (task.deadLetterReason !== null) lines.push(['dead-letter reason', task.deadLetterReason]);

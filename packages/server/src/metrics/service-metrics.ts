@@ -26,6 +26,12 @@ export interface ServiceMetricsOptions {
     knownTargets(now: number): Iterable<KnownTargetState>;
     /** The tasks due and waiting on one target (counted up to the store's cap), for `retry_target_held_tasks`: read for held and half-open targets. */
     dueTasks?(ref: TargetRef, now: number): Promise<number>;
+    /**
+     * The latest moment up to `now` at which the target was known held (breaker not closed, or a hold): a task due
+     * before it waited for its target, so `retry_schedule_lag_seconds` counts from it and the wait before it goes to
+     * `retry_target_held_wait_seconds`. Absent: the lag counts from the due time.
+     */
+    heldThrough?(ref: TargetRef, now: number): number;
   };
   /** Attempts in flight now (`Engine.load`), read at scrape time. Absent: `retry_in_flight` reads 0. */
   load?: () => { inFlight: number };
@@ -97,6 +103,8 @@ export class ServiceMetrics implements EngineMetrics {
   private readonly attemptChildren = new Map<string, Map<string, Map<string, Incrementable>>>();
   private readonly attemptDuration: Histogram;
   private readonly scheduleLag: Histogram;
+  private readonly heldWait: Histogram;
+  private readonly heldThrough: ((ref: TargetRef, now: number) => number) | undefined;
   private readonly taskAge: Histogram<'status'>;
   private readonly taskAgeChildren = new Map<string, Observable>();
   private readonly deadLetters: Counter<'reason'>;
@@ -134,10 +142,18 @@ export class ServiceMetrics implements EngineMetrics {
     });
     this.scheduleLag = new Histogram({
       name: 'retry_schedule_lag_seconds',
-      help: "Time from a task's due time to the start of its attempt.",
+      help: "Time from when a task could be dispatched (its due time, or its target's hold ending after it) to the start of its attempt.",
       buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
       registers,
     });
+    this.heldWait = new Histogram({
+      name: 'retry_target_held_wait_seconds',
+      help: "Time from a task's due time to the end of its target's hold (breaker open or half-open, Retry-After), for tasks whose target held them.",
+      buckets: [0.01, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 1_800, 3_600],
+      registers,
+    });
+    const targets = options.targets;
+    this.heldThrough = targets?.heldThrough === undefined ? undefined : (ref, now) => targets.heldThrough!(ref, now);
     this.taskAge = new Histogram({
       name: 'retry_task_age_seconds',
       help: 'Age of a task (now minus its creation) when it ends, by final status.',
@@ -251,7 +267,11 @@ export class ServiceMetrics implements EngineMetrics {
     if (attempt.outcome === AttemptLogOutcome.LEASE_EXPIRED) return;
     this.attemptDuration.observe(attempt.durationMs / 1_000);
     const due = task.nextAttemptAt;
-    if (due !== null) this.scheduleLag.observe(Math.max(0, attempt.startedAt - due) / 1_000);
+    if (due === null) return;
+    // Waiting on a held target is not the service being slow: counted apart, so one down target does not page.
+    const heldEnd = this.heldThrough?.(task, attempt.startedAt) ?? -Infinity;
+    if (heldEnd > due) this.heldWait.observe((heldEnd - due) / 1_000);
+    this.scheduleLag.observe(Math.max(0, attempt.startedAt - Math.max(due, heldEnd)) / 1_000);
   }
 
   taskEnded(task: RetryTask, status: TaskStatus, deadLetterReason: string | null, now: number): void {

@@ -74,6 +74,8 @@ export class ProtectedTarget {
   private readonly queue: SerialQueue;
   /** Until when this instance held the target for a `Retry-After`. */
   private retryAfterUntil = -Infinity;
+  /** The last moment this instance saw its breaker not closed (its own closing, or a `heldThrough` while open). */
+  private breakerSeenUntil = -Infinity;
   private readonly gate: TargetGate;
 
   constructor(
@@ -268,6 +270,12 @@ export class ProtectedTarget {
     return this.queue.call(async () => {
       if (!this.loaded) await this.load(now);
       const openFor = durationMs ?? this.settings.breaker.maxOpenDurationMs;
+      if (action === 'open' && this.gate.isHeld(now + openFor)) {
+        // A shorter opening by hand replaces a longer one, but holds only extend in the store: end it first (keeping
+        // a Retry-After's hold), and the write below holds the target again until the new end.
+        await this.gate.release(now);
+        await this.gate.hold(this.retryAfterUntil, now);
+      }
       await this.breakerWrite(BreakerCauses.OPERATOR, now, () =>
         this.breaker.change(now, (b) => {
           if (action === 'open') b.forceOpen(openFor);
@@ -290,6 +298,19 @@ export class ProtectedTarget {
   /** Whether this instance knows the target to be held at `now` (its own `Retry-After` hold, or the gate it last wrote or read). */
   heldAt(now: number): boolean {
     return this.retryAfterUntil > now || this.gate.isHeld(now);
+  }
+
+  /**
+   * The latest moment up to `now` at which this instance knew the target held: by its breaker (open or half-open, when
+   * only probes go) or by a hold (a breaker's, a `Retry-After`'s); -Infinity if never. A task due before it waited for
+   * its target, not for the service (`retry_schedule_lag_seconds` counts from it).
+   */
+  heldThrough(now: number): number {
+    if (this.breaker.stateAt(now) !== CircuitState.CLOSED) {
+      this.breakerSeenUntil = now;
+      return now;
+    }
+    return Math.min(now, Math.max(this.breakerSeenUntil, this.retryAfterUntil, this.gate.lastHeldUntil()));
   }
 
   /** The rate this instance lets the target have now: its adaptive limit, else the configured one, else null (no limit). */
@@ -393,6 +414,7 @@ export class ProtectedTarget {
         const { openUntil, reopenCount } = after;
         this.deps.emit({ event: 'breaker_open', tenantId, target: targetKey, openUntil: openUntil ?? now, reopenCount, cause: causes.open });
       } else if (!wasClosed && (after === null || after.state === CircuitState.CLOSED)) {
+        this.breakerSeenUntil = now;
         this.deps.emit({ event: 'breaker_closed', tenantId, target: targetKey, cause: causes.close });
         // The probes got through: the downstream is back. Start again from the configured rate; 429s teach the rest.
         this.adaptive.reset();

@@ -11,6 +11,8 @@ import { LIMIT_WRITE_INTERVAL_MS, sameLimits, unlimited } from './gate-limits.js
 export class TargetGate {
   private limits: TargetLimits | undefined;
   private heldUntil = -Infinity;
+  /** The end of the last hold this instance knew of, kept when a release cuts the hold short (then: the release). */
+  private lastHoldEnd = -Infinity;
   private limitsWrittenAt = -Infinity;
   private timer: AbortController | undefined;
   private closed = false;
@@ -25,6 +27,11 @@ export class TargetGate {
   /** Whether the gate is known to hold the target at `now` (from this instance's own holds or the last read). */
   isHeld(now: number): boolean {
     return this.heldUntil > now;
+  }
+
+  /** Until when the target was last known held (a hold cut short ends at its release), or -Infinity: never. */
+  lastHeldUntil(): number {
+    return Math.max(this.heldUntil, this.lastHoldEnd);
   }
 
   /** Whether the limits last written or read limit anything (another instance's adaptive rate, say). */
@@ -89,6 +96,7 @@ export class TargetGate {
   /** Ends the target's hold at once (holds only extend: this is the one way to cut one short). */
   async release(now: number): Promise<void> {
     await this.store.releaseTarget(this.ref, now);
+    this.lastHoldEnd = Math.max(this.lastHoldEnd, Math.min(this.heldUntil, now));
     this.heldUntil = -Infinity;
     this.wake();
   }

@@ -192,6 +192,14 @@ export class TargetProtection implements AttemptProtection, TargetControl, Async
   }
 
   /**
+   * The latest moment up to `now` at which this instance knew the target held (breaker not closed, or a hold), or
+   * -Infinity (never, or a target it has not met): see `ProtectedTarget.heldThrough`.
+   */
+  heldThrough(ref: TargetRef, now: number): number {
+    return this.targets.get(ref.tenantId)?.get(ref.targetKey)?.heldThrough(now) ?? -Infinity;
+  }
+
+  /**
    * The tasks due and waiting on a target as of `now`, counted by the store up to `DUE_COUNT_CAP`: for the
    * held-tasks metric, read only for targets held or half-open, so a scrape costs one bounded store read per such
    * target.

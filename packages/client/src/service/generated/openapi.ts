@@ -49,7 +49,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** Read a task: status, attempts made, next attempt, last error, dead-letter reason */
+        /**
+         * Read a task: status, attempts made, next attempt, last error, dead-letter reason, why a due task waits
+         * @description A PENDING task whose next attempt is due also carries `waiting`: why it is not running (its target held by the breaker or a Retry-After until a time, probing, paced, at its in-flight limit, or queued for a worker).
+         */
         get: operations["getTask"];
         put?: never;
         post?: never;
@@ -733,6 +736,14 @@ export type components = {
             deadLetterReason: string | null;
             /** @description The body is stored encrypted and shown as [REDACTED]. */
             sensitiveBody: boolean;
+            waiting?: components["schemas"]["TaskWait"];
+        };
+        /** @description Why a PENDING task that is due is not running; only on GET /retry-tasks/{taskId}. breaker_open and retry_after: its target is held until `until`; breaker_probing: only probes go until one succeeds; rate_limit: the target is paced, its next attempt allowed at `until`; max_in_flight: the target is at its in-flight limit; queued: nothing holds the target, the task waits for a free worker. */
+        TaskWait: {
+            /** @enum {string} */
+            reason: "breaker_open" | "breaker_probing" | "retry_after" | "rate_limit" | "max_in_flight" | "queued";
+            until: number | null;
+            detail: string;
         };
         TaskPage: {
             items: components["schemas"]["Task"][];

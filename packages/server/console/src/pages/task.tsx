@@ -110,6 +110,12 @@ export function TaskPage({ taskId }: { taskId: string }) {
             <dd>{view.attemptNumber}</dd>
             <dt>Next attempt</dt>
             <dd>{time(view.nextAttemptAt)}</dd>
+            {view.waiting !== undefined && (
+              <>
+                <dt>Waiting</dt>
+                <dd aria-label="Why it waits">{view.waiting.detail}</dd>
+              </>
+            )}
             <dt>Created</dt>
             <dd>{time(view.createdAt)}</dd>
             {view.deadLetterReason !== null && (

@@ -10,6 +10,8 @@ import { logProblem } from '../problem-handler.js';
 import { prefersMinimal } from '../prefer-header.js';
 import { documentBody, pageQuery, problemResponses } from '../schemas.js';
 import { toAttemptView, toTaskView } from '../views.js';
+import type { TargetControl } from '../../protection/target-control.js';
+import { taskWaitOf } from '../../protection/task-wait.js';
 
 /** What every route module needs. */
 export interface RouteDeps {
@@ -21,6 +23,8 @@ export interface RouteDeps {
    * most pending tasks. Absent: no such limit.
    */
   admitTasks?: ((request: FastifyRequest, count: number) => Promise<void>) | undefined;
+  /** Per-target protection, to say why a due task waits (`waiting` on `GET /retry-tasks/{taskId}`). Absent: never said. */
+  targetControl?: TargetControl | undefined;
 }
 
 interface TaskParams {
@@ -96,7 +100,7 @@ function traceparentOf(request: FastifyRequest): string | undefined {
 }
 
 /** Tasks: enqueue (single and batch), read, list, cancel, attempts, replay, and dead letters. */
-export function registerTaskRoutes(app: FastifyInstance, { taskService, tenantOf, admitTasks = async () => {} }: RouteDeps): void {
+export function registerTaskRoutes(app: FastifyInstance, { taskService, tenantOf, admitTasks = async () => {}, targetControl }: RouteDeps): void {
   app.post(
     '/retry-tasks',
     {
@@ -225,13 +229,25 @@ export function registerTaskRoutes(app: FastifyInstance, { taskService, tenantOf
     {
       schema: {
         operationId: 'getTask',
-        summary: 'Read a task: status, attempts made, next attempt, last error, dead-letter reason',
+        summary: 'Read a task: status, attempts made, next attempt, last error, dead-letter reason, why a due task waits',
+        description:
+          'A PENDING task whose next attempt is due also carries `waiting`: why it is not running (its target held by ' +
+          'the breaker or a Retry-After until a time, probing, paced, at its in-flight limit, or queued for a worker).',
         tags: ['tasks'],
         params: taskParams,
         response: { 200: json('The task', 'Task'), ...problemResponses(404, 503) },
       },
     },
-    async (request) => toTaskView(await taskService.getTask(tenantOf(request), request.params.taskId)),
+    async (request) => {
+      const tenantId = tenantOf(request);
+      const task = await taskService.getTask(tenantId, request.params.taskId);
+      const view = toTaskView(task);
+      const now = Date.now();
+      if (targetControl === undefined || taskWaitOf(task, undefined, now) === null) return view;
+      // One more read, only for a task that is due and not running: what holds its target.
+      const waiting = taskWaitOf(task, await targetControl.getTarget({ tenantId, targetKey: task.targetKey }), now);
+      return { ...view, waiting };
+    },
   );
 
   app.delete<{ Params: TaskParams }>(
