@@ -61,6 +61,35 @@ describe('retryd simulate (the command)', () => {
     expect(Object.keys(rows[0] as object)).toEqual(['mechanism', 'failureRate', 'requests', 'firstCalls', 'calls', 'amplification', 'callsPerRequest', 'successRate']);
   });
 
+  it('w7 prints one row per case and design, none first as the reference, with the aims met or not', async () => {
+    const { code, stdout, stderr } = await run(['simulate', 'w7', '--cases', 'a1,b20', '--designs', 'landed', '--tasks', '200']);
+    expect(code).toBe(0);
+    expect(stderr).toBe('');
+    expect(stdout).toContain('200 tasks a case, all due at 0, 64 in flight');
+    expect(stdout).toMatch(/^a1 +none +reference +200 +0 +0 +[\d.]+ +400 +2\.00 /m);
+    expect(stdout).toMatch(/^a1 +landed +(met|NOT MET) +200 /m);
+    expect(stdout).toMatch(/^b20 +landed +(met|NOT MET) +200 /m);
+    expect(stdout.split('\n').filter((line) => /^(a1|b20) /.test(line))).toHaveLength(4);
+    expect(stdout).toContain('aims (WORKLOADS.md W7), beside none: a1, b20: time ≤ 1.2× none, calls/task ≤ none');
+  });
+
+  it('w7 --json prints one object per case and design, the same for the same seed; --svg writes the chart', async () => {
+    const file = join(dir, 'w7.svg');
+    const args = ['simulate', 'w7', '--cases', 'a2,d', '--designs', 'sre,none,landed', '--tasks', '150', '--json'];
+    const first = await run([...args, '--seed', '3', '--svg', file]);
+    expect(first.code).toBe(0);
+    const rows = JSON.parse(first.stdout) as Record<string, unknown>[];
+    expect(rows.map((r) => `${r.case as string} ${r.design as string}`)).toEqual(['a2 none', 'a2 sre', 'a2 landed', 'd none', 'd sre', 'd landed']);
+    expect(Object.keys(rows[0] as object)).toEqual([
+      'case', 'design', 'tasks', 'finished', 'timeMs', 'succeeded', 'exhausted', 'pending', 'calls', 'callsPerTask',
+      'busiest100ms', 'refused', 'goodputPerSecond', 'timeRatio', 'callsRatio', 'aim', 'met',
+    ]);
+    expect((await run([...args, '--seed', '3'])).stdout).toBe(first.stdout);
+    const svg = await readFile(file, 'utf8');
+    expect(validate(svg)).toBe(true);
+    expect(svg).toContain('Time until every task ended ÷ none');
+  });
+
   it('--help says what each model does, with every flag and its default', async () => {
     // Commander wraps the help at 80 columns.
     const words = (text: string) => text.replace(/\s+/g, ' ');
@@ -86,9 +115,14 @@ describe('retryd simulate (the command)', () => {
     for (const text of ['Poisson, 10 per second each', 'retry budget', 'circuit breaker', '--failure-rates <list>', '(default: 0.1,0.3,0.5,1)', '--clients <n>', '(default: 100)', '--duration <ms>', '(default: 60000)']) {
       expect(words(amplification.stdout)).toContain(text);
     }
+    const w7 = await run(['simulate', 'w7', '--help']);
+    for (const text of ['WORKLOADS.md W7', '64 attempts in flight', 'Google SRE client-side throttling', '--cases <list>', '(default: a1,a2,b20,b50,b90,d,f)', '--designs <list>', '(default: none,landed,sre,budget,breaker-only)', '--tasks <n>', '(default: 2000)']) {
+      expect(words(w7.stdout)).toContain(text);
+    }
     const simulate = await run(['simulate', '--help']);
     expect(simulate.stdout).toMatch(/contention \[options\] +N clients contending for one row/);
     expect(simulate.stdout).toMatch(/amplification \[options\] +retries against a server failing at random/);
+    expect(simulate.stdout).toMatch(/w7 \[options\] +W7 partial failure/);
   });
 
   it.each([
@@ -101,6 +135,11 @@ describe('retryd simulate (the command)', () => {
     [['amplification', '--duration', '10'], '--duration must be an integer from 1000 to 3600000, got "10"'],
     [['amplification', '--clients', '0'], '--clients must be an integer from 1 to 10000, got "0"'],
     [['contention', '--runs', '1', '--clients', '5', '--svg', '/nonexistent-dir/chart.svg'], '--svg must name a file that can be written, got "/nonexistent-dir/chart.svg"'],
+    [['w7', '--cases', 'a1,z'], '--cases must be comma-separated names from a1, a2, b20, b50, b90, d, f, got "a1,z"'],
+    [['w7', '--cases', ''], '--cases must be comma-separated names from a1, a2, b20, b50, b90, d, f, got ""'],
+    [['w7', '--designs', 'landed,magic'], '--designs must be comma-separated names from none, landed, sre, budget, breaker-only, got "landed,magic"'],
+    [['w7', '--tasks', '0'], '--tasks must be an integer from 1 to 20000, got "0"'],
+    [['w7', '--seed', 'x'], '--seed must be an integer from 0 to 4294967295, got "x"'],
     [['contention', '--bogus'], "unknown option '--bogus'"],
     [['nonsense'], "unknown command 'nonsense'"],
   ])('refuses %j with one line naming the flag and the rule, exit code 2', async (args, message) => {
@@ -116,6 +155,7 @@ describe('retryd simulate (the command)', () => {
     expect(code).toBe(2);
     expect(stderr).toContain('contention');
     expect(stderr).toContain('amplification');
+    expect(stderr).toContain('w7');
   });
 });
 

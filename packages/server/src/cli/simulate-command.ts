@@ -1,6 +1,5 @@
-import { writeFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
-import { ConfigError, parseIntegerOption } from '../service/retryd-config.js';
+import { ConfigError } from '../service/retryd-config.js';
 import {
   DEFAULT_AMPLIFICATION_CLIENTS,
   DEFAULT_AMPLIFICATION_DURATION_MS,
@@ -11,21 +10,12 @@ import {
 import { amplificationSvg, amplificationTable } from '../simulate/amplification-report.js';
 import { DEFAULT_CONTENTION_RUNS, simulateContention } from '../simulate/contention-model.js';
 import { contentionSvg, contentionTable } from '../simulate/contention-report.js';
-import { DEFAULT_SIMULATION_SEED } from '../simulate/seeded-random.js';
+import { addRunOptions, int, writeSvg } from './simulate-options.js';
+import { w7Command } from './simulate-w7-command.js';
 
 /** Most clients the contention model takes: without backoff the work grows with the square of the clients. */
 export const MAX_CONTENTION_CLIENTS = 1_000;
 const MAX_RUNS = 10_000;
-const MAX_SEED = 0xffff_ffff;
-
-const int = (flag: string, min: number, max?: number) => (value: string) => parseIntegerOption(flag, value, min, max);
-
-const seedOption = () =>
-  new Option('--seed <n>', `seed of every random draw: the same seed gives the same figures (0 to ${MAX_SEED})`)
-    .default(DEFAULT_SIMULATION_SEED)
-    .argParser(int('--seed', 0, MAX_SEED));
-const jsonOption = () => new Option('--json', 'print the results as JSON (an array, one object per row) instead of tables');
-const svgOption = () => new Option('--svg <file>', 'also write the chart to this SVG file');
 
 /**
  * `retryd simulate`: seeded, pure simulations of retry strategies (no network, no store), run on a virtual clock
@@ -33,9 +23,10 @@ const svgOption = () => new Option('--svg <file>', 'also write the chart to this
  */
 export function simulateCommand(): Command {
   return new Command('simulate')
-    .description('Simulate retry strategies on a virtual clock: seeded, no network, a few seconds. Models: contention, amplification.')
+    .description('Simulate retry strategies on a virtual clock: seeded, no network, a few seconds. Models: contention, amplification, w7.')
     .addCommand(contentionCommand())
     .addCommand(amplificationCommand())
+    .addCommand(w7Command())
     .exitOverride();
 }
 
@@ -48,7 +39,7 @@ interface ContentionFlags {
 }
 
 function contentionCommand(): Command {
-  return new Command('contention')
+  const command = new Command('contention')
     .summary('N clients contending for one row: calls and completion time for each backoff strategy')
     .description(
       'The optimistic-concurrency model of the AWS Architecture Blog post "Exponential Backoff And Jitter" (2015): N clients ' +
@@ -61,10 +52,8 @@ function contentionCommand(): Command {
         .default([...range(10, 190, 10)], '10-190/10')
         .argParser(parseClientList),
     )
-    .addOption(new Option('--runs <n>', `runs averaged per strategy and client count (1 to ${MAX_RUNS})`).default(DEFAULT_CONTENTION_RUNS).argParser(int('--runs', 1, MAX_RUNS)))
-    .addOption(seedOption())
-    .addOption(jsonOption())
-    .addOption(svgOption())
+    .addOption(new Option('--runs <n>', `runs averaged per strategy and client count (1 to ${MAX_RUNS})`).default(DEFAULT_CONTENTION_RUNS).argParser(int('--runs', 1, MAX_RUNS)));
+  return addRunOptions(command)
     .addHelpText('after', '\nExamples:\n  retryd simulate contention\n  retryd simulate contention --clients 50,100-190/30 --runs 20 --json\n  retryd simulate contention --svg contention.svg')
     .exitOverride()
     .action((flags: ContentionFlags) => {
@@ -85,7 +74,7 @@ interface AmplificationFlags {
 }
 
 function amplificationCommand(): Command {
-  return new Command('amplification')
+  const command = new Command('amplification')
     .summary('retries against a server failing at random: load amplification and success rate per mechanism')
     .description(
       `Clients sending requests at random (Poisson, ${AMPLIFICATION_REQUESTS_PER_SECOND} per second each) to a server that fails ` +
@@ -104,10 +93,8 @@ function amplificationCommand(): Command {
       new Option('--duration <ms>', 'virtual time during which requests arrive, in ms; requests still retrying then are followed to their end (1000 to 3600000)')
         .default(DEFAULT_AMPLIFICATION_DURATION_MS)
         .argParser(int('--duration', 1_000, 3_600_000)),
-    )
-    .addOption(seedOption())
-    .addOption(jsonOption())
-    .addOption(svgOption())
+    );
+  return addRunOptions(command)
     .addHelpText('after', '\nExamples:\n  retryd simulate amplification\n  retryd simulate amplification --failure-rates 0.5 --json')
     .exitOverride()
     .action((flags: AmplificationFlags) => {
@@ -157,15 +144,6 @@ export function parseFailureRates(value: string): number[] {
     if (!rates.includes(rate)) rates.push(rate);
   }
   return rates;
-}
-
-function writeSvg(file: string, svg: string): void {
-  try {
-    writeFileSync(file, svg);
-  } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
-    throw new ConfigError(`--svg must name a file that can be written, got ${JSON.stringify(file)} (${reason})`);
-  }
 }
 
 function* range(from: number, to: number, step: number): Generator<number> {

@@ -1,8 +1,8 @@
 /**
  * The future events of a discrete-event simulation: a binary min-heap of `(time, event)` pairs, where an event is
- * a small integer the model decodes. Events at the same time come out in the order they were pushed, so a run
- * depends on nothing but its seed. Typed arrays, no objects per event: the contention model pushes tens of
- * millions of them.
+ * a small integer the model decodes. Events at the same time come out in the order they were pushed (or in an order
+ * the model gives), so a run depends on nothing but its seed. Typed arrays, no objects per event: the contention
+ * model pushes tens of millions of them.
  *
  * @example
  * ```ts
@@ -25,11 +25,14 @@ export class EventQueue {
     return this.count;
   }
 
-  /** Schedules `event` (an integer) at `time`. */
-  push(time: number, event: number): void {
+  /**
+   * Schedules `event` (an integer) at `time`. Events at the same time come out by `order`, by default the order of
+   * their pushes; a model that needs another tie-break (a store's `ORDER BY due, id`) passes its own.
+   */
+  push(time: number, event: number, order: number = this.pushed): void {
     if (this.count === this.times.length) this.grow();
     let i = this.count++;
-    const order = this.pushed++;
+    this.pushed++;
     // Sift up: move parents down until the new event's place is found.
     while (i > 0) {
       const parent = (i - 1) >> 1;

@@ -25,15 +25,19 @@ export interface ChartPanel {
 }
 
 /** A chart: a title, a line under it, panels side by side, and one legend for all of them. */
-export interface LineChart {
+export interface Chart<Panel> {
   title: string;
   subtitle: string;
-  panels: readonly ChartPanel[];
+  panels: readonly Panel[];
 }
+
+/** A chart of lines. */
+export type LineChart = Chart<ChartPanel>;
 
 const PANEL_WIDTH = 470;
 const PANEL_HEIGHT = 330;
 const MARGIN = { left: 72, right: 18, top: 34, bottom: 52 };
+// The title and subtitle above the panels, and the legend below them.
 const HEADER = 64;
 const LEGEND = 44;
 
@@ -47,8 +51,23 @@ const LEGEND = 44;
  * ```
  */
 export function lineChartSvg(chart: LineChart): string {
-  const width = PANEL_WIDTH * chart.panels.length;
-  const height = HEADER + PANEL_HEIGHT + LEGEND;
+  return chartSvg(chart, PANEL_WIDTH, PANEL_HEIGHT, panelSvg, (width, y) => legendSvg(chart.panels[0]?.series ?? [], width, y));
+}
+
+/**
+ * A chart's SVG document, whatever its panels draw: its own font and white background, the title and subtitle centred
+ * above, the panels side by side (`drawPanel` gets each one's left edge and top), then the legend (`drawLegend` gets the
+ * document's width and the legend's middle line).
+ */
+export function chartSvg<P>(
+  chart: Chart<P>,
+  panelWidth: number,
+  panelHeight: number,
+  drawPanel: (panel: P, left: number, top: number) => string,
+  drawLegend: (width: number, y: number) => string,
+): string {
+  const width = panelWidth * chart.panels.length;
+  const height = HEADER + panelHeight + LEGEND;
   const parts: string[] = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="system-ui, -apple-system, 'Segoe UI', Helvetica, Arial, sans-serif" font-size="12">`,
     `<title>${escapeXml(chart.title)}</title>`,
@@ -56,8 +75,8 @@ export function lineChartSvg(chart: LineChart): string {
     `<text x="${width / 2}" y="26" text-anchor="middle" font-size="17" font-weight="600">${escapeXml(chart.title)}</text>`,
     `<text x="${width / 2}" y="47" text-anchor="middle" fill="#555555">${escapeXml(chart.subtitle)}</text>`,
   ];
-  chart.panels.forEach((panel, i) => parts.push(panelSvg(panel, i * PANEL_WIDTH, HEADER)));
-  parts.push(legendSvg(chart.panels[0]?.series ?? [], width, HEADER + PANEL_HEIGHT + 22));
+  chart.panels.forEach((panel, i) => parts.push(drawPanel(panel, i * panelWidth, HEADER)));
+  parts.push(drawLegend(width, HEADER + panelHeight + 22));
   parts.push('</svg>');
   return `${parts.join('\n')}\n`;
 }
@@ -104,21 +123,40 @@ function panelSvg(panel: ChartPanel, left: number, top: number): string {
 }
 
 function legendSvg(series: readonly ChartSeries[], width: number, y: number): string {
+  return legendRowSvg(
+    series.map((s) => ({
+      name: s.name,
+      swatchWidth: 28,
+      swatch: (x: number) =>
+        `<line x1="${round(x)}" y1="${y}" x2="${round(x + 28)}" y2="${y}" stroke="${s.color}" stroke-width="2.6"${s.dashed ? ' stroke-dasharray="7 4"' : ''}/>`,
+    })),
+    width,
+    y,
+  );
+}
+
+/** One legend entry: its name, and its swatch (a line, a square) drawn from `x`, `swatchWidth` px wide. */
+export interface LegendEntry {
+  name: string;
+  swatchWidth: number;
+  swatch: (x: number) => string;
+}
+
+/** A legend: the entries in one row centred in `width`, on the line `y`. */
+export function legendRowSvg(entries: readonly LegendEntry[], width: number, y: number): string {
   // No text metrics without a renderer: about 7 px per character at 12 px covers the usual sans-serif faces.
-  const widths = series.map((s) => 34 + 7 * s.name.length + 26);
+  const widths = entries.map((e) => e.swatchWidth + 6 + 7 * e.name.length + 26);
   let x = Math.max(8, (width - widths.reduce((a, b) => a + b, 0)) / 2);
-  const items = series.map((s, i) => {
-    const dash = s.dashed ? ' stroke-dasharray="7 4"' : '';
-    const item =
-      `<line x1="${round(x)}" y1="${y}" x2="${round(x + 28)}" y2="${y}" stroke="${s.color}" stroke-width="2.6"${dash}/>` +
-      `<text x="${round(x + 34)}" y="${y + 4}">${escapeXml(s.name)}</text>`;
+  const items = entries.map((e, i) => {
+    const item = `${e.swatch(x)}<text x="${round(x + e.swatchWidth + 6)}" y="${y + 4}">${escapeXml(e.name)}</text>`;
     x += widths[i] as number;
     return item;
   });
   return ['<g>', ...items, '</g>'].join('\n');
 }
 
-interface Axis {
+/** An axis: its range, its ticks, and the map from a value to a linear position (identity, or log10). */
+export interface Axis {
   min: number;
   max: number;
   ticks: number[];
@@ -139,7 +177,7 @@ function linearAxis(low: number, high: number, nice: boolean): Axis {
 }
 
 /** A log axis ticked at 1, 2 and 5 × 10^k, from the tick at or below `low` to the one at or above `high`. */
-function logAxis(low: number, high: number): Axis {
+export function logAxis(low: number, high: number): Axis {
   const floor = 10 ** Math.floor(Math.log10(Math.max(low, Number.MIN_VALUE)));
   const candidates: number[] = [];
   for (let decade = floor; candidates.length === 0 || (candidates.at(-1) as number) < high; decade *= 10) {

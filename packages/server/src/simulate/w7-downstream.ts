@@ -1,0 +1,39 @@
+import { deriveSeed } from './seeded-random.js';
+import type { W7Downstream } from './w7-workload.js';
+
+/** A W7 downstream: whether the `request`-th request (1 for the first) of task `task`'s key, reaching it at `now`, gets a `200`. */
+export type DownstreamAnswer = (task: number, request: number, now: number) => boolean;
+
+// Mixed into the seed of the random cases' draws, so that they are not any other stream of the model.
+const RANDOM_TAG = 0xb7d0;
+
+/**
+ * The answers of a case's downstream. A random case draws each answer from `(seed, task, request)` alone, not from one
+ * stream in arrival order: every design then meets the same answer for the same key's same request (common random
+ * numbers), so that a difference between designs is theirs, not the draw's. The overload case's bucket must see
+ * requests in the order they arrive, which the model's event queue guarantees.
+ */
+export function downstreamAnswer(downstream: W7Downstream, seed: number): DownstreamAnswer {
+  switch (downstream.kind) {
+    case 'not-ready':
+      return (_task, request) => request > downstream.failFirst;
+    case 'random': {
+      const base = deriveSeed(seed, RANDOM_TAG);
+      return (task, request) => deriveSeed(base, task, request) / 4294967296 >= downstream.failShare;
+    }
+    case 'overload': {
+      const { perSecond, burst } = downstream;
+      let tokens = burst;
+      let filledAt = 0;
+      return (_task, _request, now) => {
+        tokens = Math.min(burst, tokens + ((now - filledAt) * perSecond) / 1_000);
+        filledAt = now;
+        if (tokens < 1) return false;
+        tokens -= 1;
+        return true;
+      };
+    }
+    case 'dead':
+      return () => false;
+  }
+}

@@ -1,0 +1,126 @@
+import { CircuitBreaker, CircuitState, type Clock, type Random } from '@retryd/core';
+import { breakerOptionsOf } from '../protection/core-options.js';
+import { ReadyAttempt } from '../protection/ready-attempt.js';
+import { RetryPacer } from '../protection/retry-pacer.js';
+import type { Health } from '../protection/shared-breaker.js';
+import { StormDetector } from '../protection/storm-detector.js';
+import { DEFAULT_TARGET_SETTINGS, type TargetSettings } from '../protection/target-settings.js';
+import { TrafficCounters } from '../protection/traffic-counters.js';
+import type { EndedAttempt, W7Protection } from './w7-protection.js';
+
+/**
+ * The service's protection of one target (`ProtectedTarget`) reduced to one instance, with `DEFAULT_TARGET_SETTINGS`
+ * (`landed`) or other settings (`breaker-only`), built from the service's own pure parts: `@retryd/core`'s
+ * `CircuitBreaker` (the settings' options, equal jitter on open periods), `ReadyAttempt`, `RetryPacer`,
+ * `TrafficCounters` and `StormDetector`.
+ *
+ * - Every outcome is judged as `ProtectedTarget.judge` does: a failure before the target's ready attempt is neutral (no
+ *   breaker failure, no storm count, no pacing); while the breaker is closed, outcomes feed it; while it is open or
+ *   half-open, an attempt started after the open period ended is its probe.
+ * - The breaker's opening holds the target until its open period ends; then the gate admits `probeSlots` attempts in
+ *   flight (one until a probe succeeds, then the successes still needed), as `SharedBreaker.probeSlots` and `gateLimits` do.
+ * - A task whose attempt failed while the breaker held the target (or whose failure opened it) keeps its place: its
+ *   retry is due at its own due time. Any other counted failure's retry is paced by the retry budget.
+ * - A retry storm opens a closed breaker.
+ * - A setting's `enabled: false` (breaker, retry budget, storm detection) leaves that part out.
+ *
+ * Left out, because W7's downstreams never call for them: adaptive throttling and Retry-After holds (no 429, no
+ * Retry-After), rate and concurrency limits (none by default). And what only several instances need: the breaker is
+ * one object, not a snapshot shared through the store.
+ */
+export class ServiceProtection implements W7Protection {
+  private readonly breaker: CircuitBreaker;
+  private readonly ready: ReadyAttempt;
+  private readonly pacer: RetryPacer;
+  private readonly traffic: TrafficCounters;
+  private readonly storms = new StormDetector();
+  /** While the breaker is not closed: until when it holds the target (its open period's end, whole ms). */
+  private holdUntil = -Infinity;
+  /** While the breaker is not closed: the probes the gate admits in flight; null while it is closed. */
+  private probeSlots: number | null = null;
+
+  constructor(
+    clock: Clock,
+    random: Random,
+    private readonly settings: TargetSettings = DEFAULT_TARGET_SETTINGS,
+  ) {
+    this.breaker = new CircuitBreaker({ ...breakerOptionsOf(settings.breaker), openJitter: 'EQUAL', random, clock });
+    this.ready = new ReadyAttempt(settings.breaker.windowMs);
+    this.pacer = new RetryPacer(settings.retryBudget, clock);
+    this.traffic = new TrafficCounters(settings.stormDetection.baselineMs);
+  }
+
+  openAt(now: number, inFlight: number): number {
+    if (this.probeSlots === null || now < this.holdUntil) return this.holdUntil;
+    // The gate counts every attempt of the target in flight, the ones sent before the breaker opened included.
+    return inFlight < this.probeSlots ? now : Infinity;
+  }
+
+  admit(attempt: number, now: number): boolean {
+    this.roll(now);
+    this.traffic.dispatched(attempt > 1);
+    if (attempt === 1 && this.settings.retryBudget.enabled) this.pacer.firstAttempt();
+    return true;
+  }
+
+  ended(a: EndedAttempt, now: number): number | undefined {
+    this.roll(now);
+    let health: Health | 'not-ready' = a.success ? 'success' : 'failure';
+    if (a.success) this.ready.succeeded(a.attempt, now);
+    else if (this.ready.notReady(a.attempt, now)) health = 'not-ready';
+    if (health !== 'not-ready') this.traffic.ended(a.success);
+    const judged: Health = health === 'not-ready' ? 'neutral' : health;
+    let held: boolean;
+    if (this.probeSlots === null) {
+      held = this.settings.breaker.enabled && judged !== 'neutral' && this.record(judged);
+    } else {
+      held = true;
+      // Started after the open period ended: the gate let it through as a probe. Earlier ones say nothing new.
+      if (a.sentAt >= this.holdUntil) this.probe(judged);
+    }
+    if (a.success || a.retryAt === null) return undefined;
+    if (held) return Math.min(a.retryAt, a.dueAt);
+    return judged === 'failure' && this.settings.retryBudget.enabled ? this.pacer.pace(a.retryAt) : undefined;
+  }
+
+  /** Feeds a closed breaker; true when this outcome opened it. */
+  private record(health: 'success' | 'failure'): boolean {
+    if (health === 'success') this.breaker.onSuccess();
+    else this.breaker.onFailure();
+    // The state first: a snapshot copies the breaker's window, which every outcome would pay for.
+    return this.breaker.state !== CircuitState.CLOSED && this.sync();
+  }
+
+  /** A probe's outcome, as `ProtectedTarget.probe` applies it to the shared breaker (restored with no probe in flight). */
+  private probe(health: Health): void {
+    if (health === 'neutral' || this.breaker.state !== CircuitState.HALF_OPEN || !this.breaker.tryAcquire()) return;
+    if (health === 'success') this.breaker.onSuccess();
+    else this.breaker.onFailure();
+    this.sync();
+  }
+
+  /** Reads the breaker into the gate's hold and probe slots (`SharedBreaker.probeSlots`); true when it is not closed. */
+  private sync(): boolean {
+    const snapshot = this.breaker.toJSON();
+    if (snapshot.state === CircuitState.CLOSED) {
+      this.probeSlots = null;
+      this.holdUntil = -Infinity;
+      return false;
+    }
+    const successes = snapshot.state === CircuitState.HALF_OPEN ? snapshot.halfOpen.probeSuccesses : 0;
+    this.probeSlots = successes === 0 ? 1 : Math.max(1, this.settings.breaker.halfOpenProbes - successes);
+    this.holdUntil = Math.ceil(snapshot.openUntil ?? -Infinity);
+    return true;
+  }
+
+  /** Rolls the traffic counts to `now`'s second; a storm that begins opens a closed breaker (`ProtectedTarget.onStorm`). */
+  private roll(now: number): void {
+    const ended = this.traffic.roll(now);
+    if (ended === null) return;
+    const { stormDetection, breaker } = this.settings;
+    if (stormDetection.enabled && breaker.enabled && this.storms.judge(stormDetection, ended) !== null && this.probeSlots === null) {
+      this.breaker.forceOpen();
+      this.sync();
+    }
+  }
+}

@@ -1,0 +1,232 @@
+import { validate } from 'fast-xml-parser';
+import { describe, expect, it } from 'vitest';
+import { AdaptiveThrottle } from '../src/simulate/adaptive-throttle.js';
+import { aimMet, goodputPerSecond, type AimFigures } from '../src/simulate/w7-aims.js';
+import { downstreamAnswer } from '../src/simulate/w7-downstream.js';
+import { simulateW7, type W7Result } from '../src/simulate/w7-model.js';
+import { DESIGN_STYLE, w7Svg, w7Table } from '../src/simulate/w7-report.js';
+import { W7_DESIGNS, W7_POLICY, W7Aim, type W7Design } from '../src/simulate/w7-workload.js';
+
+const find = (results: readonly W7Result[], c: string, design: W7Design) => {
+  const row = results.find((r) => r.case === c && r.design === design);
+  if (row === undefined) throw new Error(`no row ${c} ${design}`);
+  return row;
+};
+
+describe('simulateW7: the default run of cases a to d (2,000 tasks, seed 2015)', () => {
+  const results = simulateW7({ cases: ['a1', 'a2', 'b20', 'b50', 'b90', 'd'] });
+  const at = (c: string, design: W7Design) => find(results, c, design);
+
+  it('runs none first in every case, then every design in order, and accounts for every task', () => {
+    expect(results.map((r) => `${r.case} ${r.design}`)).toEqual(['a1', 'a2', 'b20', 'b50', 'b90', 'd'].flatMap((c) => W7_DESIGNS.map((d) => `${c} ${d}`)));
+    for (const r of results) {
+      expect(r.succeeded + r.exhausted + r.pending, `${r.case} ${r.design}`).toBe(2_000);
+      expect(r.callsPerTask).toBeCloseTo(r.calls / 2_000, 12);
+      expect(r.finished).toBe(r.pending === 0);
+    }
+  });
+
+  it('none on a1 makes exactly 2 calls per task, on a2 exactly 3, and every task succeeds', () => {
+    expect(at('a1', 'none')).toMatchObject({ calls: 4_000, callsPerTask: 2, succeeded: 2_000, exhausted: 0, finished: true, timeRatio: 1, callsRatio: 1, met: null });
+    expect(at('a2', 'none')).toMatchObject({ calls: 6_000, callsPerTask: 3, succeeded: 2_000, finished: true });
+    // 64 in flight, each call about 20 ms there and back: about 320 calls in 100 ms.
+    expect(at('a1', 'none').busiest100ms).toBeGreaterThan(280);
+    expect(at('a1', 'none').busiest100ms).toBeLessThan(400);
+  });
+
+  it('landed finishes a1 and a2 within 1.2× none with the same calls: its breaker opens on the first wave, then the ready attempt makes first failures neutral', () => {
+    for (const c of ['a1', 'a2']) {
+      const landed = at(c, 'landed');
+      expect(landed.finished).toBe(true);
+      expect(landed.calls).toBe(at(c, 'none').calls);
+      expect(landed.timeRatio).toBeGreaterThan(1);
+      expect(landed.timeRatio).toBeLessThanOrEqual(1.2);
+      expect(landed.met).toBe(true);
+    }
+  });
+
+  it('every design meets the same answers in the random cases: a design that finishes makes none\'s calls to the call', () => {
+    for (const c of ['b20', 'b50', 'b90']) {
+      for (const design of W7_DESIGNS) {
+        const r = at(c, design);
+        if (r.finished) expect(r.calls, `${c} ${design}`).toBe(at(c, 'none').calls);
+      }
+    }
+    // 0.9³⁰ of 2,000 tasks use all their attempts: about 85.
+    expect(at('b90', 'none').exhausted).toBeGreaterThan(60);
+    expect(at('b90', 'none').exhausted).toBeLessThan(110);
+  });
+
+  it('d: none keeps the downstream at its capacity with 4–5 calls a task; the retry budget paces landed down to its floor', () => {
+    const none = at('d', 'none');
+    expect(none.goodputPerSecond).toBeGreaterThan(450);
+    expect(none.goodputPerSecond).toBeLessThan(560);
+    expect(none.callsPerTask).toBeGreaterThan(4);
+    expect(at('d', 'landed').goodputPerSecond).toBeLessThan(50);
+    expect(at('d', 'landed').calls).toBe(at('d', 'budget').calls);
+  });
+
+  it('judges the aims as docs/simulate.md reports them', () => {
+    const verdicts = Object.fromEntries(['a1', 'a2', 'b20', 'b50', 'b90', 'd'].map((c) => [c, W7_DESIGNS.slice(1).map((d) => at(c, d).met)]));
+    // Designs in order: landed, sre, budget, breaker-only.
+    expect(verdicts).toEqual({
+      a1: [true, false, true, true],
+      a2: [true, false, false, true],
+      b20: [true, false, true, true],
+      b50: [true, false, true, true],
+      b90: [false, false, false, false],
+      d: [false, false, false, false],
+    });
+    // Where landed misses: b90 held by its breaker, d paced by its retry budget; breaker-only finishes both.
+    expect(at('b90', 'landed').finished).toBe(false);
+    expect(at('b90', 'breaker-only').timeRatio).toBeLessThan(1.2);
+    expect(at('d', 'breaker-only').goodputPerSecond).toBeGreaterThan(450);
+  });
+
+  it('prints one table row per case and design, none marked as the reference, and the aims under it', () => {
+    const table = w7Table(results, { seed: 2015, tasks: 2_000 });
+    expect(table).toMatch(/^case +design +aim +succeeded +exhausted +pending +time \(s\) +calls +calls\/task +busiest 100 ms +goodput\/s +time ÷ none +calls ÷ none$/m);
+    expect(table).toMatch(/^a1 +none +reference +2,000 +0 +0 +[\d.]+ +4,000 +2\.00 /m);
+    expect(table).toMatch(/^a1 +landed +met +2,000 /m);
+    expect(table).toMatch(/^b90 +landed +NOT MET +[\d,]+ +0 +[\d,]+ +≥ 300\.00 /m);
+    expect(table).toContain('a1, a2, b20, b50: time ≤ 1.2× none, calls/task ≤ none; b90: time ≤ none, calls/task < none; d: goodput ≥ 450/s');
+    expect(table.split('\n').filter((line) => /^(a1|a2|b20|b50|b90|d) /.test(line))).toHaveLength(results.length);
+  });
+
+  it('draws a well-formed chart: a bar per design and case in each panel, open bars for runs still pending', () => {
+    const svg = w7Svg(results, { seed: 2015, tasks: 2_000 });
+    expect(validate(svg)).toBe(true);
+    // 4 designs × 6 cases in each of the two panels.
+    expect(svg.match(/<rect x=/g)).toHaveLength(2 * 4 * 6 + 4);
+    expect(svg).toContain('stroke-dasharray="4 2"');
+    for (const design of W7_DESIGNS.slice(1)) expect(svg).toContain(`>${DESIGN_STYLE[design].label}</text>`);
+    expect(svg).not.toMatch(/NaN|Infinity|undefined/);
+  });
+});
+
+describe('simulateW7: f, dead for an hour (200 tasks)', () => {
+  const results = simulateW7({ cases: ['f'], tasks: 200 });
+  const at = (design: W7Design) => find(results, 'f', design);
+
+  it('none calls until every task used its 30 attempts, far more than 100 calls', () => {
+    expect(at('none')).toMatchObject({ calls: 200 * W7_POLICY.maxAttempts, exhausted: 200, succeeded: 0, finished: true, met: null });
+  });
+
+  it('landed holds the target after its first wave: the wave, then one probe per open period, over the 100 the aim allows', () => {
+    const landed = at('landed');
+    expect(landed.pending).toBeGreaterThanOrEqual(198);
+    // 64 in flight and 19 more sent before the 20th failure came back; about 55 probes in the hour.
+    expect(landed.calls).toBeGreaterThan(100);
+    expect(landed.calls).toBeLessThan(160);
+    expect(landed.met).toBe(false);
+    expect(landed.timeRatio).toBeNull();
+  });
+
+  it('sre refuses almost every call to a target that accepts none: within the aim, every task still pending', () => {
+    expect(at('sre').calls).toBeLessThanOrEqual(100);
+    expect(at('sre')).toMatchObject({ pending: 200, met: true });
+    expect(at('sre').refused).toBeGreaterThan(1_000_000);
+  });
+});
+
+describe('simulateW7: seeds', () => {
+  const options = { cases: ['a2', 'b50', 'd'], designs: ['landed', 'sre'] as W7Design[], tasks: 300 };
+
+  it('gives the same rows for the same seed, and others for another seed', () => {
+    const first = simulateW7({ ...options, seed: 7 });
+    expect(simulateW7({ ...options, seed: 7 })).toEqual(first);
+    expect(simulateW7({ ...options, seed: 8 })).not.toEqual(first);
+  });
+
+  it('gives a row that does not depend on which other rows run', () => {
+    const all = simulateW7({ ...options, seed: 7 });
+    const alone = simulateW7({ cases: ['b50'], designs: ['sre'], tasks: 300, seed: 7 });
+    expect(alone).toEqual([find(all, 'b50', 'none'), find(all, 'b50', 'sre')]);
+  });
+
+  it('refuses an unknown case', () => {
+    expect(() => simulateW7({ cases: ['z'] })).toThrow('unknown W7 case "z"');
+  });
+});
+
+describe('the W7 aims', () => {
+  const none: AimFigures = { finished: true, timeMs: 1_000, calls: 4_000, callsPerTask: 2, goodputPerSecond: null };
+
+  it('near none: finished within 1.2× none\'s time, with no more calls per task', () => {
+    expect(aimMet(W7Aim.NEAR_NONE, { ...none, timeMs: 1_200 }, none)).toBe(true);
+    expect(aimMet(W7Aim.NEAR_NONE, { ...none, timeMs: 1_201 }, none)).toBe(false);
+    expect(aimMet(W7Aim.NEAR_NONE, { ...none, callsPerTask: 2.001 }, none)).toBe(false);
+    expect(aimMet(W7Aim.NEAR_NONE, { ...none, finished: false, timeMs: 900 }, none)).toBe(false);
+    expect(aimMet(W7Aim.NEAR_NONE, none, { ...none, finished: false })).toBeNull();
+  });
+
+  it('sooner with fewer calls: no later than none, strictly fewer calls per task', () => {
+    expect(aimMet(W7Aim.SOONER_WITH_FEWER_CALLS, { ...none, callsPerTask: 1.9 }, none)).toBe(true);
+    expect(aimMet(W7Aim.SOONER_WITH_FEWER_CALLS, none, none)).toBe(false);
+    expect(aimMet(W7Aim.SOONER_WITH_FEWER_CALLS, { ...none, timeMs: 1_001, callsPerTask: 1 }, none)).toBe(false);
+  });
+
+  it('goodput: at least 450/s with at most 1.2 calls per task; few calls: at most 100', () => {
+    expect(aimMet(W7Aim.GOODPUT, { ...none, goodputPerSecond: 450, callsPerTask: 1.2 }, none)).toBe(true);
+    expect(aimMet(W7Aim.GOODPUT, { ...none, goodputPerSecond: 449, callsPerTask: 1 }, none)).toBe(false);
+    expect(aimMet(W7Aim.GOODPUT, { ...none, goodputPerSecond: 500, callsPerTask: 1.21 }, none)).toBe(false);
+    expect(aimMet(W7Aim.FEW_CALLS, { ...none, calls: 100 }, none)).toBe(true);
+    expect(aimMet(W7Aim.FEW_CALLS, { ...none, calls: 101 }, none)).toBe(false);
+  });
+
+  it('goodput counts the successes until all but a second of capacity had succeeded', () => {
+    // 1,000 tasks at 500/s: the 500th success at 1 s.
+    const times = Array.from({ length: 1_000 }, (_, i) => (i + 1) * 2);
+    expect(goodputPerSecond(times, 1_000, 500)).toBe(500);
+    expect(goodputPerSecond([], 1_000, 500)).toBe(0);
+  });
+});
+
+describe('AdaptiveThrottle (SRE client-side throttling)', () => {
+  const never = () => 0.999_999;
+
+  it('never refuses while the backend accepts at least 1/K of the requests', () => {
+    const throttle = new AdaptiveThrottle(2, 120_000);
+    for (let i = 0; i < 1_000; i++) {
+      expect(throttle.admit(i, never)).toBe(true);
+      if (i % 2 === 0) throttle.accepted(i);
+    }
+    expect(throttle.rejectProbability(1_000)).toBe(0);
+  });
+
+  it('refuses with probability (requests − K·accepts) / (requests + 1), refused requests counted', () => {
+    const throttle = new AdaptiveThrottle(2, 120_000);
+    for (let i = 0; i < 99; i++) throttle.admit(0, () => 0);
+    for (let i = 0; i < 10; i++) throttle.accepted(0);
+    expect(throttle.rejectProbability(0)).toBeCloseTo((99 - 20) / 100, 12);
+  });
+
+  it('forgets what left its window', () => {
+    const throttle = new AdaptiveThrottle(2, 120_000);
+    for (let i = 0; i < 100; i++) throttle.admit(0, () => 0);
+    expect(throttle.rejectProbability(119_999)).toBeCloseTo(100 / 101, 12);
+    expect(throttle.rejectProbability(120_000)).toBe(0);
+  });
+});
+
+describe('the W7 downstreams', () => {
+  it('not ready: 503 to the first requests of each key', () => {
+    const answer = downstreamAnswer({ kind: 'not-ready', failFirst: 2 }, 1);
+    expect([1, 2, 3, 4].map((n) => answer(5, n, 0))).toEqual([false, false, true, true]);
+  });
+
+  it('overload: the bucket\'s burst at once, then the rate', () => {
+    const answer = downstreamAnswer({ kind: 'overload', perSecond: 500, burst: 50 }, 1);
+    expect(Array.from({ length: 60 }, (_, i) => answer(i, 1, 0)).filter(Boolean)).toHaveLength(50);
+    // 100 ms later: 50 more tokens.
+    expect(Array.from({ length: 60 }, (_, i) => answer(i, 1, 100)).filter(Boolean)).toHaveLength(50);
+  });
+
+  it('random: each key\'s n-th request answered the same way for the same seed, the share failing as asked', () => {
+    const a = downstreamAnswer({ kind: 'random', failShare: 0.2 }, 3);
+    const b = downstreamAnswer({ kind: 'random', failShare: 0.2 }, 3);
+    const answers = Array.from({ length: 20_000 }, (_, i) => a(i, 1 + (i % 3), 0));
+    expect(Array.from({ length: 20_000 }, (_, i) => b(i, 1 + (i % 3), 0))).toEqual(answers);
+    expect(Math.abs(answers.filter((ok) => !ok).length / 20_000 - 0.2)).toBeLessThan(0.01);
+  });
+});
