@@ -68,19 +68,26 @@ describe('simulateW7: the default run of cases a to d (2,000 tasks, seed 2015)',
 
   it('judges the aims as docs/simulate.md reports them', () => {
     const verdicts = Object.fromEntries(['a1', 'a2', 'b20', 'b50', 'b90', 'd'].map((c) => [c, W7_DESIGNS.slice(1).map((d) => at(c, d).met)]));
-    // Designs in order: landed, sre, budget, breaker-only.
+    // Designs in order: landed, sre, budget, breaker-only, capacity.
     expect(verdicts).toEqual({
-      a1: [true, false, true, true],
-      a2: [true, false, false, true],
-      b20: [true, false, true, true],
-      b50: [true, false, true, true],
-      b90: [false, false, false, false],
-      d: [false, false, false, false],
+      a1: [true, false, true, true, true],
+      a2: [true, false, false, true, true],
+      b20: [true, false, true, true, true],
+      b50: [true, false, true, true, true],
+      b90: [false, false, false, false, false],
+      d: [false, false, false, false, false],
     });
     // Where landed misses: b90 held by its breaker, d paced by its retry budget; breaker-only finishes both.
     expect(at('b90', 'landed').finished).toBe(false);
     expect(at('b90', 'breaker-only').timeRatio).toBeLessThan(1.2);
     expect(at('d', 'breaker-only').goodputPerSecond).toBeGreaterThan(450);
+    // capacity tells d's full target from b90's failing one: d at its capacity with under a third of none's calls (1.2
+    // a task is missed by the calls made while it finds out: 2,000 tasks are done in 4 s), b90 left to its retries.
+    expect(at('d', 'capacity').goodputPerSecond).toBeGreaterThan(450);
+    expect(at('d', 'capacity').callsPerTask).toBeLessThan(1.4);
+    expect(at('d', 'capacity').callsRatio).toBeLessThan(0.3);
+    expect(at('b90', 'capacity').finished).toBe(true);
+    expect(at('b90', 'capacity').timeRatio).toBeLessThan(1.2);
   });
 
   it('prints one table row per case and design, none marked as the reference, and the aims under it', () => {
@@ -96,8 +103,8 @@ describe('simulateW7: the default run of cases a to d (2,000 tasks, seed 2015)',
   it('draws a well-formed chart: a bar per design and case in each panel, open bars for runs still pending', () => {
     const svg = w7Svg(results, { seed: 2015, tasks: 2_000 });
     expect(validate(svg)).toBe(true);
-    // 4 designs × 6 cases in each of the two panels.
-    expect(svg.match(/<rect x=/g)).toHaveLength(2 * 4 * 6 + 4);
+    // 5 designs × 6 cases in each of the two panels.
+    expect(svg.match(/<rect x=/g)).toHaveLength(2 * 5 * 6 + 5);
     expect(svg).toContain('stroke-dasharray="4 2"');
     for (const design of W7_DESIGNS.slice(1)) expect(svg).toContain(`>${DESIGN_STYLE[design].label}</text>`);
     expect(svg).not.toMatch(/NaN|Infinity|undefined/);

@@ -27,7 +27,8 @@ export function w7Command(): Command {
         'dead for an hour (f). Designs: none (protections off, the reference), landed (the service\'s defaults: breaker, retry ' +
         'budget, storm detection, the ready-attempt rule), sre (Google SRE client-side throttling, K = 2, 2 minutes), budget ' +
         '(the retry budget alone), breaker-only (landed without the budget, a breaker opening on 100 failures in a row and ' +
-        'closing on one good probe). Prints the time until every task ended, calls per task, the busiest 100 ms, the ratios to ' +
+        'closing on one good probe), capacity (breaker-only, pacing a target found full to what it accepts, and 10 attempts ' +
+        'in flight until a first success). Prints the time until every task ended, calls per task, the busiest 100 ms, the ratios to ' +
         'none and whether each W7 aim is met.',
     )
     .addOption(

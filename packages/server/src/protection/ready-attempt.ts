@@ -1,3 +1,10 @@
+/**
+ * Most attempts of a target in flight while no success of it is remembered (no ready attempt): a target never seen to
+ * answer, or not for a breaker window, gets this many calls at once, not the whole dispatch concurrency, so that one
+ * that is down costs its first wave of calls and no more before its breaker opens.
+ */
+export const SLOW_START_IN_FLIGHT = 10;
+
 /** Attempts past this one are all counted as this one: a key that needs more tries than that is not "not ready yet". */
 export const MAX_READY_ATTEMPT = 8;
 

@@ -1,4 +1,6 @@
 import type { Clock, Random } from '@retryd/core';
+import { CapacityProbe } from '../protection/capacity-probe.js';
+import { SLOW_START_IN_FLIGHT } from '../protection/ready-attempt.js';
 import { RetryPacer } from '../protection/retry-pacer.js';
 import { DEFAULT_TARGET_SETTINGS, type TargetSettings } from '../protection/target-settings.js';
 import { AdaptiveThrottle } from './adaptive-throttle.js';
@@ -117,5 +119,7 @@ export function protectionFor(design: W7Design, clock: Clock, random: Random): W
       return new BudgetOnly(clock);
     case W7Design.BREAKER_ONLY:
       return new ServiceProtection(clock, random, BREAKER_ONLY_SETTINGS);
+    case W7Design.CAPACITY:
+      return new ServiceProtection(clock, random, BREAKER_ONLY_SETTINGS, { capacity: new CapacityProbe(), slowStartInFlight: SLOW_START_IN_FLIGHT });
   }
 }

@@ -10,6 +10,7 @@ export const DESIGN_STYLE: Readonly<Record<W7Design, { label: string; color: str
   sre: { label: 'sre (client-side throttling)', color: '#0072B2' },
   budget: { label: 'budget (retry budget alone)', color: '#E69F00' },
   'breaker-only': { label: 'breaker-only', color: '#009E73' },
+  capacity: { label: 'capacity (breaker-only, paced when full)', color: '#CC79A7' },
 });
 
 /** What the report says about the run besides the results. */

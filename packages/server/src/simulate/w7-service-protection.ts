@@ -1,4 +1,5 @@
 import { CircuitBreaker, CircuitState, type Clock, type Random } from '@retryd/core';
+import type { CapacityProbe } from '../protection/capacity-probe.js';
 import { breakerOptionsOf } from '../protection/core-options.js';
 import { ReadyAttempt } from '../protection/ready-attempt.js';
 import { RetryPacer } from '../protection/retry-pacer.js';
@@ -28,6 +29,14 @@ import type { EndedAttempt, W7Protection } from './w7-protection.js';
  * Retry-After), rate and concurrency limits (none by default). And what only several instances need: the breaker is
  * one object, not a snapshot shared through the store.
  */
+/** What `capacity` adds to `breaker-only`'s settings (see `CapacityProbe`), each left out when absent. */
+export interface ServiceProtectionExtras {
+  /** Paces sends to what a full target accepts, told from a target failing a share of calls by halving sends for a window. */
+  capacity?: CapacityProbe;
+  /** Most attempts in flight while no success is remembered (no ready attempt): a target never seen to answer gets few. */
+  slowStartInFlight?: number;
+}
+
 export class ServiceProtection implements W7Protection {
   private readonly breaker: CircuitBreaker;
   private readonly ready: ReadyAttempt;
@@ -38,11 +47,15 @@ export class ServiceProtection implements W7Protection {
   private holdUntil = -Infinity;
   /** While the breaker is not closed: the probes the gate admits in flight; null while it is closed. */
   private probeSlots: number | null = null;
+  /** The capacity probe's pace as a token bucket: its tokens, as of `refilledAt`. */
+  private tokens = 1;
+  private refilledAt = 0;
 
   constructor(
     clock: Clock,
     random: Random,
     private readonly settings: TargetSettings = DEFAULT_TARGET_SETTINGS,
+    private readonly extras: ServiceProtectionExtras = {},
   ) {
     this.breaker = new CircuitBreaker({ ...breakerOptionsOf(settings.breaker), openJitter: 'EQUAL', random, clock });
     this.ready = new ReadyAttempt(settings.breaker.windowMs);
@@ -51,13 +64,28 @@ export class ServiceProtection implements W7Protection {
   }
 
   openAt(now: number, inFlight: number): number {
-    if (this.probeSlots === null || now < this.holdUntil) return this.holdUntil;
+    if (this.probeSlots !== null && now < this.holdUntil) return this.holdUntil;
     // The gate counts every attempt of the target in flight, the ones sent before the breaker opened included.
-    return inFlight < this.probeSlots ? now : Infinity;
+    if (this.probeSlots !== null && inFlight >= this.probeSlots) return Infinity;
+    const { slowStartInFlight, capacity } = this.extras;
+    if (slowStartInFlight !== undefined && inFlight >= slowStartInFlight && this.ready.at(now) === null) return Infinity;
+    const pace = capacity?.rateAt(now) ?? null;
+    if (pace === null) return this.probeSlots === null ? this.holdUntil : now;
+    this.refill(pace, now);
+    return this.tokens >= 1 ? now : now + Math.ceil(((1 - this.tokens) * 1_000) / pace);
   }
 
   admit(attempt: number, now: number): boolean {
     this.roll(now);
+    const capacity = this.extras.capacity;
+    if (capacity !== undefined) {
+      const pace = capacity.rateAt(now);
+      if (pace !== null) {
+        this.refill(pace, now);
+        this.tokens -= 1;
+      }
+      capacity.sent(now);
+    }
     this.traffic.dispatched(attempt > 1);
     if (attempt === 1 && this.settings.retryBudget.enabled) this.pacer.firstAttempt();
     return true;
@@ -70,6 +98,11 @@ export class ServiceProtection implements W7Protection {
     else if (this.ready.notReady(a.attempt, now)) health = 'not-ready';
     if (health !== 'not-ready') this.traffic.ended(a.success);
     const judged: Health = health === 'not-ready' ? 'neutral' : health;
+    // Until a success is remembered, answers say nothing of capacity (the breaker deals with a target never seen to
+    // answer); nor do those of attempts before the ready attempt, whose failures are the key's, not the load's (their
+    // successes alone would make the share accepted look higher than it is); nor probes, while the breaker holds it.
+    const ready = this.ready.at(now);
+    if (ready !== null && a.attempt >= ready && this.probeSlots === null) this.extras.capacity?.answered(a.success, a.sentAt, now);
     let held: boolean;
     if (this.probeSlots === null) {
       held = this.settings.breaker.enabled && judged !== 'neutral' && this.record(judged);
@@ -81,6 +114,12 @@ export class ServiceProtection implements W7Protection {
     if (a.success || a.retryAt === null) return undefined;
     if (held) return Math.min(a.retryAt, a.dueAt);
     return judged === 'failure' && this.settings.retryBudget.enabled ? this.pacer.pace(a.retryAt) : undefined;
+  }
+
+  /** Refills the pace's token bucket to `now`: a hundredth of a second's worth at most, at least one. */
+  private refill(pace: number, now: number): void {
+    this.tokens = Math.min(Math.max(1, pace / 100), this.tokens + ((now - this.refilledAt) * pace) / 1_000);
+    this.refilledAt = now;
   }
 
   /** Feeds a closed breaker; true when this outcome opened it. */

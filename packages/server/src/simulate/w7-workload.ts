@@ -93,6 +93,8 @@ export const W7Design = {
   BUDGET: 'budget',
   /** `landed` without the retry budget, its breaker opening on 100 counted failures in a row and closing on one good probe. */
   BREAKER_ONLY: 'breaker-only',
+  /** `breaker-only`, with sends paced to what a full target accepts (`CapacityProbe`) and 10 in flight until a first success. */
+  CAPACITY: 'capacity',
 } as const;
 export type W7Design = (typeof W7Design)[keyof typeof W7Design];
 

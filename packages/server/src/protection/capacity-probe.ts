@@ -1,0 +1,248 @@
+/** Options of {@link CapacityProbe}. */
+export interface CapacityProbeOptions {
+  /** The fewest answered sends a sample closes on. Default 40. */
+  minAnswers?: number;
+  /**
+   * The accepts a sample should hold at the share accepted last measured: it closes on `minAccepts ÷ that share`
+   * answers (at least `minAnswers`, at most 2,000), a number fixed when it opens. Default 40.
+   */
+  minAccepts?: number;
+  /** A sample closes after this long whatever it holds, in ms (with fewer answers than `minAnswers`, it says nothing). Default 2,000. */
+  maxSampleMs?: number;
+  /** A sample with a larger share of counted failures starts a test. Default 0.7. */
+  testAbove?: number;
+  /** Sends allowed above what the target accepted, while it is paced. Default 1.1. */
+  headroom?: number;
+  /** After a test found failures in proportion to sends, no other test for this long, doubled each time. Default 4,000 ms. */
+  quietMs?: number;
+  /** The longest quiet period. Default 60,000 ms. */
+  maxQuietMs?: number;
+}
+
+const DEFAULTS: Required<CapacityProbeOptions> = {
+  minAnswers: 40,
+  minAccepts: 40,
+  maxSampleMs: 2_000,
+  testAbove: 0.7,
+  headroom: 1.1,
+  quietMs: 4_000,
+  maxQuietMs: 60_000,
+};
+
+/** The buckets accepts are counted in for the peak accept rate, in ms. */
+const PEAK_BUCKET_MS = 250;
+/** How fast the peak accept rate is forgotten: halved every 30 s. */
+const PEAK_HALF_LIFE_MS = 30_000;
+
+/** The most answers a sample waits for. */
+const MAX_ANSWERS = 2_000;
+
+/**
+ * What the probe is doing: sending freely, halving its sends for one sample to test the target, sending freely again
+ * for one sample to confirm what it measured before the test, or pacing it.
+ */
+export type CapacityMode = 'free' | 'testing' | 'confirming' | 'paced';
+
+/** One sample: the sends of an interval, and the answers to them. */
+interface Sample {
+  start: number;
+  sends: number;
+  accepts: number;
+  rejects: number;
+}
+
+/** What a closed sample measured. */
+interface Measured {
+  /** Sends per second. */
+  sendRate: number;
+  /** The share of its answered sends that were accepted. */
+  accepted: number;
+  /** Accepts per second: `sendRate × accepted`. */
+  acceptRate: number;
+}
+
+/**
+ * Tells a target that is **full** from one that **fails a share of its calls**, when both answer with bare failures
+ * (a `503` without `Retry-After`), and paces sends to what a full one accepts.
+ *
+ * The two look alike in any one sample: most calls fail. They differ in how accepts follow sends. A target that fails
+ * a share of calls at random accepts that share of whatever it is sent: halve the sends, and accepts halve. A full one
+ * accepts its capacity whatever it is sent: halve the sends, and accepts hold. So when more than `testAbove` of a
+ * sample's answers fail, and it was sent more than three times the most the target was seen to accept (a full target is
+ * sent more than it takes; one failing at random in the tail of a backlog is not worth the test's cost), the probe halves the
+ * sends for one sample, the test, and compares accepts per second. They fell with the sends: the target answers, and is
+ * left alone (no other test for `quietMs`, doubling each time). They held: the target is full, and sends are paced at
+ * what it accepted plus `headroom`. The line between is the geometric mean of the two outcomes, whatever the halved
+ * pace actually achieved. While paced, the pace follows what the target accepts: up by a quarter after a sample with
+ * few failures (it may have room again), down to its accepts after one with many; when accepts fall to half of what the
+ * test found (it was not full after all, or it went down, which the breaker sees) or the pace no longer binds, sends
+ * are free again.
+ *
+ * A sample is the sends of an interval and the answers to those sends (an answer counts in the sample its attempt was
+ * sent in; one that comes after its sample closed is left out), closed on a number of answers fixed when it opens
+ * (enough to hold `minAccepts` at the share last measured: closing when the accepts reach a number would close on a
+ * lucky run), or after `maxSampleMs`: short when the target accepts much, as long as it takes to count enough accepts
+ * when it accepts little. "Accepted" is a success, "rejected" a counted failure; the caller leaves out the answers that
+ * say nothing of load (a key not ready yet, a probe while the breaker holds the target, any before a first success).
+ * Time is given by the caller; pure otherwise. Chosen from `retryd simulate w7` (docs/simulate.md), as the design
+ * `capacity`.
+ */
+export class CapacityProbe {
+  private readonly o: Required<CapacityProbeOptions>;
+  private sample: Sample = { start: -Infinity, sends: 0, accepts: 0, rejects: 0 };
+  /** The answers the open sample closes on. */
+  private needed: number;
+  private mode: CapacityMode = 'free';
+  private pace: number | null = null;
+  /** While testing: the sample that started it; while confirming, the test's too. */
+  private before: Measured = { sendRate: 0, accepted: 0, acceptRate: 0 };
+  private test: Measured = { sendRate: 0, accepted: 0, acceptRate: 0 };
+  /** While paced: the accepts per second the test found; accepts well below them mean the target is not full. */
+  private fullAcceptRate = 0;
+  private quietUntil = -Infinity;
+  private quietMs: number;
+  /**
+   * The most accepts per second counted in a {@link PEAK_BUCKET_MS} bucket (by answer time), as of `peakSince`: what the
+   * target has shown it can take. A burst a queue absorbs in a few ms weighs a bucket's worth, no more.
+   */
+  private peak = 0;
+  private peakSince = 0;
+  private bucketStart = -Infinity;
+  private bucketAccepts = 0;
+
+  constructor(options: CapacityProbeOptions = {}) {
+    this.o = { ...DEFAULTS, ...options };
+    this.quietMs = this.o.quietMs;
+    this.needed = this.o.minAnswers;
+  }
+
+  /** An attempt went out at `now`. */
+  sent(now: number): void {
+    this.closeIfOld(now);
+    if (this.sample.start === -Infinity) this.sample.start = now;
+    this.sample.sends++;
+  }
+
+  /** The attempt sent at `sentAt` was answered at `now`: `accepted` when it succeeded, not when it is a counted failure. */
+  answered(accepted: boolean, sentAt: number, now: number): void {
+    this.closeIfOld(now);
+    if (accepted) this.countAccept(1, now);
+    if (sentAt < this.sample.start) return;
+    if (accepted) this.sample.accepts++;
+    else this.sample.rejects++;
+    // On a count fixed when the sample opened: closing when the accepts reach a number would close on a lucky run.
+    if (this.sample.accepts + this.sample.rejects >= this.needed) this.close(now);
+  }
+
+  /** The pace at `now`, in sends per second, or null when sends are free. */
+  rateAt(now: number): number | null {
+    this.closeIfOld(now);
+    return this.pace;
+  }
+
+  /** What the probe is doing at `now`. */
+  modeAt(now: number): CapacityMode {
+    this.closeIfOld(now);
+    return this.mode;
+  }
+
+  private closeIfOld(now: number): void {
+    if (now - this.sample.start >= this.o.maxSampleMs) this.close(now);
+  }
+
+  private close(now: number): void {
+    const s = this.sample;
+    this.sample = { start: now, sends: 0, accepts: 0, rejects: 0 };
+    const answers = s.accepts + s.rejects;
+    if (s.start === -Infinity || answers < this.o.minAnswers / 2) {
+      // Too little to say anything; a test that got this little did not bind either.
+      if (this.mode === 'testing' || this.mode === 'confirming') this.free(now, false);
+      return;
+    }
+    const sendRate = (s.sends * 1_000) / Math.max(1, now - s.start);
+    const accepted = s.accepts / answers;
+    this.needed = Math.min(MAX_ANSWERS, Math.max(this.o.minAnswers, Math.ceil(this.o.minAccepts / Math.max(accepted, 0.01))));
+    this.judge({ sendRate, accepted, acceptRate: sendRate * accepted }, answers >= this.o.minAnswers, now);
+  }
+
+  private judge(m: Measured, enough: boolean, now: number): void {
+    if (this.mode === 'testing') {
+      // The halved pace did not bind (fewer tasks were due than it allowed): the test says nothing.
+      if (m.sendRate > 0.75 * this.before.sendRate) return this.free(now, false);
+      this.test = m;
+      this.mode = 'confirming';
+      this.pace = null;
+      return;
+    }
+    if (this.mode === 'confirming') {
+      // Sent freely again: the sample before the test is measured once more, after it, and the two are averaged (a
+      // first sample can hold a burst that a queue or a bucket absorbed, which no later sample repeats).
+      const before = Math.sqrt(this.before.acceptRate * m.acceptRate);
+      const sendRate = Math.sqrt(this.before.sendRate * m.sendRate);
+      // Answering, accepts fall with sends (their ratio is the sends'); full, they hold (a ratio of 1). The line between
+      // is the geometric mean of the two, whatever the halved pace actually achieved.
+      if (this.test.acceptRate >= Math.sqrt(this.test.sendRate / sendRate) * before) {
+        this.fullAcceptRate = this.test.acceptRate;
+        return this.paceAt(this.test);
+      }
+      return this.free(now, true);
+    }
+    if (!enough) return;
+    if (this.mode === 'paced') {
+      const pace = this.pace as number;
+      if (m.acceptRate < 0.5 * this.fullAcceptRate) return this.free(now, false);
+      if (m.accepted > 0.95) {
+        if (m.sendRate < 0.5 * pace) return this.free(now, false);
+        this.pace = pace * 1.25;
+      } else if (m.accepted < 0.85) {
+        this.paceAt(m);
+      }
+      return;
+    }
+    const peak = this.peakAt(now);
+    // A full target is sent well above what it ever accepted; sends below three times that are not worth a test (a
+    // target failing most calls at random, in the tail of its backlog, would pay for it in time).
+    if (1 - m.accepted > this.o.testAbove && now >= this.quietUntil && m.sendRate > 3 * peak) {
+      this.mode = 'testing';
+      this.before = m;
+      this.pace = Math.max(1, m.sendRate / 2);
+    }
+  }
+
+  /** The peak accept rate as of `now`: the busiest bucket's, halving every {@link PEAK_HALF_LIFE_MS}. */
+  private peakAt(now: number): number {
+    this.countAccept(0, now);
+    return this.peak * 0.5 ** ((now - this.peakSince) / PEAK_HALF_LIFE_MS);
+  }
+
+  /** Counts `accepts` answered at `now` into their bucket, closing the buckets that ended into the peak. */
+  private countAccept(accepts: number, now: number): void {
+    if (now >= this.bucketStart + PEAK_BUCKET_MS) {
+      const rate = (this.bucketAccepts * 1_000) / PEAK_BUCKET_MS;
+      const decayed = this.peak * 0.5 ** ((this.bucketStart - this.peakSince) / PEAK_HALF_LIFE_MS);
+      if (rate >= decayed) {
+        this.peak = rate;
+        this.peakSince = this.bucketStart;
+      }
+      this.bucketStart = now;
+      this.bucketAccepts = 0;
+    }
+    this.bucketAccepts += accepts;
+  }
+
+  private paceAt(m: Measured): void {
+    this.mode = 'paced';
+    this.pace = Math.max(1, m.acceptRate * this.o.headroom);
+  }
+
+  private free(now: number, answering: boolean): void {
+    this.mode = 'free';
+    this.pace = null;
+    if (answering) {
+      this.quietUntil = now + this.quietMs;
+      this.quietMs = Math.min(this.o.maxQuietMs, this.quietMs * 2);
+    } else {
+      this.quietMs = this.o.quietMs;
+    }
+  }
+}

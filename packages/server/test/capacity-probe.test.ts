@@ -1,0 +1,126 @@
+import { describe, expect, it } from 'vitest';
+import { CapacityProbe } from '../src/protection/capacity-probe.js';
+import { xoshiro128 } from '../src/simulate/seeded-random.js';
+
+// The capacity probe against two downstreams that look alike at first (most calls fail with a bare 503): one full at
+// `capacity` accepts a second, one failing a share of calls at random. Sends are spread evenly at the rate asked (or
+// the probe's pace, when lower), each answered 10 ms later; time is simulated, 1 ms steps.
+
+interface Run {
+  probe: CapacityProbe;
+  /** The pace at the end of each 100 ms, in sends per second (null: free). */
+  paces: (number | null)[];
+  /** What the probe was doing at the end of each 100 ms. */
+  modes: string[];
+  sent: number;
+  accepted: number;
+}
+
+function drive(sendRate: number, accepts: (now: number, sent: number) => boolean, ms: number): Run {
+  const probe = new CapacityProbe();
+  const inFlight: { sentAt: number; accepted: boolean; at: number }[] = [];
+  const paces: (number | null)[] = [];
+  const modes: string[] = [];
+  let credit = 0;
+  let sent = 0;
+  let accepted = 0;
+  for (let now = 0; now < ms; now++) {
+    while (inFlight.length > 0 && (inFlight[0] as { at: number }).at <= now) {
+      const answer = inFlight.shift() as { sentAt: number; accepted: boolean };
+      probe.answered(answer.accepted, answer.sentAt, now);
+      if (answer.accepted) accepted++;
+    }
+    const pace = probe.rateAt(now);
+    credit += Math.min(sendRate, pace ?? Infinity) / 1_000;
+    for (; credit >= 1; credit--) {
+      probe.sent(now);
+      sent++;
+      inFlight.push({ sentAt: now, accepted: accepts(now, sent), at: now + 10 });
+    }
+    if (now % 100 === 99) {
+      paces.push(pace);
+      modes.push(probe.modeAt(now));
+    }
+  }
+  return { probe, paces, modes, sent, accepted };
+}
+
+/** A downstream that accepts `perSecond` a second (a bucket of 10 ms worth) and refuses the rest. */
+function full(perSecond: number): (now: number) => boolean {
+  let tokens = perSecond / 100;
+  let at = 0;
+  return (now) => {
+    tokens = Math.min(perSecond / 100, tokens + ((now - at) * perSecond) / 1_000);
+    at = now;
+    if (tokens < 1) return false;
+    tokens -= 1;
+    return true;
+  };
+}
+
+/** A downstream that refuses `share` of requests at random. */
+function failing(share: number, seed: number): () => boolean {
+  const random = xoshiro128(seed);
+  return () => random() >= share;
+}
+
+describe('CapacityProbe', () => {
+  it('finds a full target by halving its sends, and paces it near what it accepts', () => {
+    const run = drive(3_000, full(500), 5_000);
+    expect(run.probe.modeAt(5_000)).toBe('paced');
+    const pace = run.paces.at(-1) as number;
+    expect(pace).toBeGreaterThan(450);
+    expect(pace).toBeLessThan(700);
+    // Sent at 3,000 a second, it would have made 15,000 calls for its 2,500 accepts.
+    expect(run.sent / run.accepted).toBeLessThan(1.5);
+  });
+
+  it('leaves a target failing 90% of calls at random to its retries: the test finds accepts falling with sends', () => {
+    for (const seed of [1, 2, 3]) {
+      const run = drive(3_000, failing(0.9, seed), 10_000);
+      // Tested, and found answering each time: never paced, and halved for under a second in all.
+      expect(run.modes).toContain('testing');
+      expect(run.modes).not.toContain('paced');
+      expect(run.paces.filter((p) => p !== null).length).toBeLessThanOrEqual(8);
+      expect(run.sent).toBeGreaterThan(0.95 * 30_000);
+    }
+  });
+
+  it('never paces a target that fails half its calls, nor tests one sent less than twice what it was seen to accept', () => {
+    for (const seed of [7, 8, 9]) expect(drive(3_000, failing(0.5, seed), 10_000).modes).not.toContain('paced');
+    // Accepting 3,000 a second at first, then sent 4,000 a second of which 90% fail: not worth a test.
+    const probe = new CapacityProbe();
+    const answer = failing(0.9, 5);
+    let t = 0;
+    const call = (accepted: boolean) => {
+      probe.sent(t);
+      probe.answered(accepted, t, t);
+    };
+    for (; t < 1_000; t++) for (let i = 0; i < 3; i++) call(true);
+    for (; t < 5_000; t += 2.5) call(answer());
+    expect(probe.modeAt(t)).toBe('free');
+    expect(probe.rateAt(t)).toBeNull();
+  });
+
+  it('frees a paced target once it takes all it is sent again, or when its accepts fall to half', () => {
+    // Full at 500 a second, then the full target's capacity grows past what is sent: the pace climbs, then stops binding.
+    let capacity = full(500);
+    const probe = new CapacityProbe();
+    let t = 0;
+    const send = (until: number, rate: number) => {
+      for (; t < until; t += 1) {
+        const pace = probe.rateAt(t);
+        const n = Math.round(Math.min(rate, pace ?? Infinity) / 1_000 + (t % 2 === 0 ? 0.5 : 0));
+        for (let i = 0; i < n; i++) {
+          probe.sent(t);
+          probe.answered(capacity(t), t, t + 1);
+        }
+      }
+    };
+    send(3_000, 3_000);
+    expect(probe.modeAt(t)).toBe('paced');
+    capacity = () => true;
+    send(8_000, 1_000);
+    expect(probe.modeAt(t)).toBe('free');
+  });
+});
