@@ -18,7 +18,8 @@ export {
 } from './webhooks/webhook-verifier.js';
 export { WebhookRefusal, WebhookVerificationError } from './webhooks/webhook-verification-error.js';
 export { RetryQueue, type EnqueueRequest } from './queue/retry-queue.js';
-export type { QueueClock, RetryQueueOptions } from './queue/retry-queue-options.js';
+export type { CredentialResolver, QueueClock, RetryQueueOptions } from './queue/retry-queue-options.js';
+export { IN_REQUEST_DEADLINE_MS, QUEUE_DEADLINE_MS } from './shared/default-deadline.js';
 export type { QueuedCall, QueuedRequest, QueuePersistence } from './queue/queued-call.js';
 export { DeadLetterReason, type DeadLetter } from './queue/dead-letter.js';
 export { QueueFullError } from './queue/queue-full-error.js';

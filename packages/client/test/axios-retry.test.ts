@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
-import { BrokenCircuitError, deriveIdempotencyKey, RetryExhaustedError } from '@retryd/core';
+import { BrokenCircuitError, deriveIdempotencyKey, RetryExhaustedError, type AttemptEvent } from '@retryd/core';
+import { ManualClock } from '@retryd/core/testing';
 import axios, { type AxiosError } from 'axios';
 import { afterEach, describe, expect, it } from 'vitest';
 import { attachRetry } from '../src/axios/index.js';
@@ -64,6 +65,23 @@ describe('attachRetry (real axios, loopback servers)', () => {
     expect(delays[0]).toBe(0);
   });
 
+  it('with its defaults, gives up at once on Retry-After: 3600, and honours one within maxDelayMs', async () => {
+    server = await startLoopbackServer(statuses([503, { 'retry-after': '3600' }], [503, { 'retry-after': '10' }], 200));
+    const api = axios.create({ baseURL: server.url });
+    const clock = new ManualClock();
+    const events: AttemptEvent[] = [];
+    attachRetry(api, { clock, onAttempt: (e) => events.push(e) });
+    await expect(api.get('/hour')).rejects.toMatchObject({ response: { status: 503 } });
+    expect(clock.sleeps).toEqual([]);
+    expect(events).toMatchObject([{ outcome: 'exhausted', reason: 'retry_after_beyond_budget' }]);
+
+    const call = api.get('/ten-seconds');
+    await expect.poll(() => clock.sleeps, { timeout: 10_000 }).toEqual([10_000]);
+    await clock.advance(10_000);
+    expect((await call).status).toBe(200);
+    expect(server.requests.map((r) => r.url)).toEqual(['/hour', '/ten-seconds', '/ten-seconds']);
+  });
+
   it('keeps at most maxConcurrentRetries retries in flight during a burst of failures', async () => {
     const firstSeen = new Set<string>();
     let inFlight = 0;
@@ -96,7 +114,8 @@ describe('attachRetry (real axios, loopback servers)', () => {
   it("stops on axios's own cancellation, during the wait between attempts", async () => {
     server = await startLoopbackServer(statuses(503));
     const api = axios.create({ baseURL: server.url });
-    attachRetry(api, { policy: { ...FAST, initialDelayMs: 60_000, maxDelayMs: 60_000 } });
+    // 20 s: a wait that fits the default deadline of 30 s (a longer one would give up at once, with nothing to cancel).
+    attachRetry(api, { policy: { ...FAST, initialDelayMs: 20_000, maxDelayMs: 20_000 } });
     const controller = new AbortController();
     const bySignal = api.get('/', { signal: controller.signal });
     await expect.poll(() => server?.requests.length, { timeout: 10_000 }).toBe(1);

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type BrowserContext } from 'playwright-core';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { build } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLoopbackServer, type LoopbackServer } from './loopback-server.js';
@@ -20,6 +20,7 @@ let bundle: string;
 let server: LoopbackServer;
 let healthy = false;
 let flaky = 0;
+let secure = 0;
 let context: BrowserContext | undefined;
 
 beforeAll(async () => {
@@ -39,6 +40,7 @@ beforeAll(async () => {
     else if (request.url === '/browser-page.js') res.writeHead(200, { 'content-type': 'text/javascript' }).end(bundle);
     else if (request.url === '/api/events') res.writeHead(healthy ? 200 : 503).end();
     else if (request.url === '/api/flaky') res.writeHead(flaky++ === 0 ? 503 : 200).end();
+    else if (request.url === '/api/secure') res.writeHead(secure++ === 0 ? 503 : 200).end();
     else res.writeHead(404).end();
   });
   // Each test fails (none is skipped) without Chromium: CI must not pass without having run it.
@@ -52,6 +54,16 @@ afterAll(async () => {
   await server?.close();
   await rm(dir, { recursive: true, force: true });
 });
+
+/** A new page of the test app, once it has defined the function `ready` (fails, naming Chromium, where there is none). */
+async function openPage(ready: string): Promise<Page> {
+  expect(context, `Chromium at ${CHROMIUM}`).toBeDefined();
+  const page = await context!.newPage();
+  page.setDefaultTimeout(20_000);
+  await page.goto(server.url);
+  await page.waitForFunction((name) => name in globalThis, ready);
+  return page;
+}
 
 describe('@retryd/client in a browser', () => {
   it('keeps its calls in IndexedDB across a reload and drains them once the endpoint recovers', async () => {
@@ -85,12 +97,19 @@ describe('@retryd/client in a browser', () => {
     expect(errors).toEqual([]);
   });
 
+  it('keeps no credential in IndexedDB: the resolver gives them at each attempt, and a queue without one refuses them', async () => {
+    const page = await openPage('enqueueSecure');
+    const { stored, refused } = await page.evaluate(() =>
+      (globalThis as unknown as { enqueueSecure(): Promise<{ stored: Record<string, string>[]; refused: string }> }).enqueueSecure(),
+    );
+    expect(stored).toEqual([{ 'content-type': 'text/plain', 'Idempotency-Key': expect.any(String) }]);
+    expect(refused).toMatch(/^CredentialRuleError: headers\.Cookie carries a credential, which a RetryQueue does not store/);
+    const sent = server.requests.filter((r) => r.url === '/api/secure');
+    expect(sent.map((r) => r.headers.authorization)).toEqual(['Bearer from-resolver', 'Bearer from-resolver']);
+  });
+
   it('retries a fetch with one Idempotency-Key (a random one: no node:crypto here) and verifies a signature with WebCrypto', async () => {
-    expect(context, `Chromium at ${CHROMIUM}`).toBeDefined();
-    const page = await context!.newPage();
-    page.setDefaultTimeout(20_000);
-    await page.goto(server.url);
-    await page.waitForFunction(() => 'fetchFlaky' in globalThis);
+    const page = await openPage('fetchFlaky');
     expect(await page.evaluate(() => (globalThis as unknown as { fetchFlaky(): Promise<number> }).fetchFlaky())).toBe(200);
     const keys = server.requests.filter((r) => r.url === '/api/flaky').map((r) => r.headers['idempotency-key']);
     expect(keys).toHaveLength(2);

@@ -1,6 +1,7 @@
 import { BrokenCircuitError, deriveIdempotencyKey, RetryExhaustedError, type AttemptEvent } from '@retryd/core';
 import { afterEach, describe, expect, it } from 'vitest';
-import { BodyNotReplayableError, createRetryingFetch, retryingFetch } from '../src/index.js';
+import { ManualClock } from '@retryd/core/testing';
+import { BodyNotReplayableError, createRetryingFetch, IN_REQUEST_DEADLINE_MS, retryingFetch, type RetryingFetchOptions } from '../src/index.js';
 import { closedPortUrl, FAST, startLoopbackServer, statuses, type LoopbackServer } from './loopback-server.js';
 
 let server: LoopbackServer | undefined;
@@ -96,6 +97,46 @@ describe('retryingFetch', () => {
     expect(late.at(-1)).toMatchObject({ outcome: 'exhausted', reason: 'retry_after_beyond_budget' });
   });
 
+  it('with its defaults, gives up at once on Retry-After: 3600 instead of holding the call for an hour', async () => {
+    server = await startLoopbackServer((_request, _n, res) => res.writeHead(503, { 'retry-after': '3600' }).end());
+    type Options = Pick<RetryingFetchOptions, 'clock' | 'onAttempt'>;
+    for (const call of [(url: string, o: Options) => retryingFetch(url, undefined, o), (url: string, o: Options) => createRetryingFetch(o)(url)]) {
+      const events: AttemptEvent[] = [];
+      const clock = new ManualClock();
+      const res = await call(server.url, { clock, onAttempt: (e) => events.push(e) });
+      expect(res.status).toBe(503);
+      expect(clock.sleeps).toEqual([]);
+      expect(events).toMatchObject([{ outcome: 'exhausted', reason: 'retry_after_beyond_budget' }]);
+    }
+    expect(server.requests).toHaveLength(2);
+  });
+
+  it('with its defaults, honours a Retry-After within maxDelayMs (10 s)', async () => {
+    server = await startLoopbackServer(statuses([503, { 'retry-after': '10' }], 200));
+    const clock = new ManualClock();
+    const call = retryingFetch(server.url, undefined, { clock });
+    await expect.poll(() => clock.sleeps, { timeout: 10_000 }).toEqual([10_000]);
+    await clock.advance(9_999);
+    expect(server.requests).toHaveLength(1);
+    await clock.advance(1);
+    expect((await call).status).toBe(200);
+    expect(server.requests).toHaveLength(2);
+  });
+
+  it('has a deadline of 30 s when the policy names none: an attempt with no answer by then is aborted', async () => {
+    server = await startLoopbackServer(() => undefined); // never answers
+    const clock = new ManualClock();
+    const call = retryingFetch(server.url, undefined, { clock }).catch((error: unknown) => error);
+    await expect.poll(() => server?.requests.length, { timeout: 10_000 }).toBe(1);
+    await clock.advance(IN_REQUEST_DEADLINE_MS - 1);
+    let settled = false;
+    void call.then(() => (settled = true));
+    await clock.advance(0);
+    expect(settled).toBe(false);
+    await clock.advance(1);
+    expect(await call).toMatchObject({ name: 'RetryExhaustedError', reason: 'budget', attempts: 1 });
+  });
+
   it('aborts the attempt in flight through its signal when the total deadline runs out', async () => {
     server = await startLoopbackServer(() => undefined); // never answers
     const call = retryingFetch(server.url, undefined, { policy: { ...FAST, totalBudgetMs: 200 } });
@@ -136,7 +177,8 @@ describe('retryingFetch', () => {
   it("stops at the caller's abort, sleeps included", async () => {
     server = await startLoopbackServer(statuses(503));
     const controller = new AbortController();
-    const call = retryingFetch(server.url, { signal: controller.signal }, { policy: { ...FAST, initialDelayMs: 60_000, maxDelayMs: 60_000 } });
+    // 20 s: a wait that fits the default deadline of 30 s (a longer one would give up at once, with nothing to abort).
+    const call = retryingFetch(server.url, { signal: controller.signal }, { policy: { ...FAST, initialDelayMs: 20_000, maxDelayMs: 20_000 } });
     await expect.poll(() => server?.requests.length, { timeout: 10_000 }).toBe(1);
     controller.abort(new Error('the user left'));
     await expect(call).rejects.toThrow('the user left');

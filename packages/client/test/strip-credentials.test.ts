@@ -19,6 +19,14 @@ describe('stripCredentials', () => {
     });
   });
 
+  it('keeps the headers named in notCredentials, in any letter case', () => {
+    expect(stripCredentials({ 'X-Partition-Key': 'eu', 'X-Api-Key': 'k' }, { notCredentials: ['x-partition-key'] })).toEqual({
+      headers: { 'X-Partition-Key': 'eu' },
+      removed: ['X-Api-Key'],
+      referenced: [],
+    });
+  });
+
   it('refuses a secret name the service could not resolve, naming the option and the rule', () => {
     expect(() => stripCredentials({}, { secrets: { authorization: 'orders-token' } })).toThrow(CredentialRuleError);
     expect(() => stripCredentials({}, { secrets: { authorization: 'orders-token' } })).toThrow(

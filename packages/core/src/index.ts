@@ -35,6 +35,7 @@ export {
 export { computeDelay, baseDelay } from './backoff/compute-delay.js';
 export { scheduleFor } from './backoff/schedule-for.js';
 export { systemClock, type Clock, type Random } from './time/clock.js';
+export { setLongTimer, clearLongTimer, MAX_TIMER_MS } from './time/long-timer.js';
 
 export { retry, AttemptOutcome, type AttemptContext, type AttemptEvent, type RetryOptions } from './retry/retry.js';
 export { planRetry, budgetAllowsAttempt, GiveUpReason, type RetryPlan, type RetryPlanInput } from './retry/plan-retry.js';

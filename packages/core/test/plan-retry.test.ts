@@ -24,6 +24,17 @@ describe('planRetry', () => {
     expect(plan({ policy: budget, elapsedMs: 700, retryAfterMs: 101 })).toEqual({ retry: false, reason: 'retry_after_beyond_budget' });
     expect(plan({ policy: budget, elapsedMs: 700, retryAfterMs: 100 })).toMatchObject({ retry: true, delayMs: 100, hinted: true });
   });
+  it('with capRetryAfterAtMaxDelay, gives up on a hint longer than the maxDelayMs of the failure class schedule', () => {
+    const capped = { capRetryAfterAtMaxDelay: true };
+    expect(plan({ ...capped, retryAfterMs: 101 })).toEqual({ retry: false, reason: 'retry_after_beyond_budget' });
+    expect(plan({ ...capped, retryAfterMs: 100 })).toMatchObject({ retry: true, delayMs: 100, hinted: true });
+    expect(plan({ retryAfterMs: 3_600_000 })).toMatchObject({ retry: true, delayMs: 3_600_000, hinted: true }); // the service's way
+    const rateLimited: RetryPolicy = { ...policy, backoffByClass: { rateLimited: { maxDelayMs: 120_000 } } };
+    expect(plan({ ...capped, policy: rateLimited, failureClass: 'rateLimited', retryAfterMs: 120_000 })).toMatchObject({ retry: true, delayMs: 120_000 });
+    expect(plan({ ...capped, policy: rateLimited, failureClass: 'serverError', retryAfterMs: 120_000 })).toEqual({ retry: false, reason: 'retry_after_beyond_budget' });
+    // A budget already spent says so, whatever the hint.
+    expect(plan({ ...capped, policy: { ...policy, totalBudgetMs: 1_000 }, elapsedMs: 1_001, retryAfterMs: 101 })).toEqual({ retry: false, reason: 'budget' });
+  });
   it('budgetAllowsAttempt keeps estimatedCallMs of headroom', () => {
     expect(budgetAllowsAttempt(policy, 1e12)).toBe(true);
     const budget = { ...policy, totalBudgetMs: 1_000, estimatedCallMs: 200 };

@@ -336,9 +336,30 @@ describe('retry: Retry-After', () => {
     expect(clock.sleeps).toEqual([2_000, 7_000]);
   });
 
+  it('gives up now, without sleeping, on a hint longer than maxDelayMs (Retry-After: 3600 with the defaults)', async () => {
+    const hour = { status: 503, headers: { 'retry-after': '3600' } };
+    const { result, clock, events } = await run(() => hour, {}, { retryOnResult: (r) => r.status === 503 });
+    expect(clock.sleeps).toEqual([]);
+    expect((result as { error: RetryExhaustedError }).error).toMatchObject({ reason: 'retry_after_beyond_budget', attempts: 1 });
+    expect(events.map((e) => [e.outcome, e.reason])).toEqual([['exhausted', 'retry_after_beyond_budget']]);
+  });
+
+  it('honours a hint up to maxDelayMs, and a 429 up to its own class schedule', async () => {
+    const answers = [
+      { status: 503, headers: { 'retry-after': '10' } },
+      { status: 429, headers: { 'retry-after': '60' } },
+      { status: 200, headers: {} },
+    ];
+    const policy = { ...noJitter, backoffByClass: { rateLimited: { maxDelayMs: 60_000 } } };
+    const { result, clock } = await run((attempt) => answers[attempt - 1]!, policy, { retryOnResult: (r) => r.status !== 200 });
+    expect(result).toEqual({ ok: true, value: answers[2] });
+    expect(clock.sleeps).toEqual([10_000, 60_000]);
+  });
+
   it('gives up now, without sleeping, when the hint lands past the budget', async () => {
     const { result, clock } = await run(failTimes(5, () => Object.assign(new Error('later'), { retryAfterMs: 60_000 })), {
       ...noJitter,
+      maxDelayMs: 60_000, // within maxDelayMs: only the budget refuses it
       totalBudgetMs: 10_000,
     });
     expect(clock.sleeps).toEqual([]);

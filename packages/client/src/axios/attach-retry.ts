@@ -7,8 +7,10 @@ import { retryingAdapter, retryingAdapterContext } from './retrying-adapter.js';
 
 /**
  * Makes every request of an axios instance retry, with the behaviour of `retryingFetch`: the policy's statuses and
- * network failures retried, `Retry-After` honoured, the same `Idempotency-Key` on every attempt of a POST or PATCH,
- * `totalBudgetMs` as the deadline, a circuit breaker per origin, a stream body sent once; plus at most
+ * network failures retried, `Retry-After` honoured up to `maxDelayMs` and the deadline, the same `Idempotency-Key` on
+ * every attempt of a POST or PATCH, `totalBudgetMs` as the deadline (30 s when the policy names none: axios reads the
+ * whole body before the adapter answers, so give a longer one for large downloads), a circuit breaker per origin, a
+ * stream body sent once; plus at most
  * `maxConcurrentRetries` retries in flight for the instance. axios's own cancellation (`signal`, `cancelToken`) stops
  * the call, the waits between attempts included, with a `CanceledError`.
  *
@@ -27,12 +29,12 @@ import { retryingAdapter, retryingAdapterContext } from './retrying-adapter.js';
  * ```
  */
 export function attachRetry(instance: AxiosInstance, options: AxiosRetryOptions = {}): () => void {
-  assertValidPolicy({ ...DEFAULT_POLICY, ...options.policy });
   const shared = retryingAdapterContext(
     options,
     new ConcurrencyLimit(options.maxConcurrentRetries ?? 10, 'maxConcurrentRetries'),
     options.breaker === false ? undefined : new OriginBreakers(options.breaker),
   );
+  assertValidPolicy({ ...DEFAULT_POLICY, ...shared.policy });
   // A request interceptor, so that a per-request `adapter` is wrapped as well as the instance's default.
   const id = instance.interceptors.request.use(
     (config) => {

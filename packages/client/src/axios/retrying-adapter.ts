@@ -1,5 +1,4 @@
 import {
-  DEFAULT_POLICY,
   HttpOutcome,
   RetryExhaustedError,
   classifyHttpStatus,
@@ -17,6 +16,7 @@ import { BodyNotReplayableError } from '../shared/body-not-replayable-error.js';
 import { BreakerRetryOptions } from '../shared/breaker-retry-options.js';
 import { withCallerHooks } from '../shared/caller-hooks.js';
 import { copyWith } from '../shared/copy-with.js';
+import { IN_REQUEST_DEADLINE_MS, withDefaultDeadline } from '../shared/default-deadline.js';
 import type { ConcurrencyLimit } from '../shared/concurrency-limit.js';
 import { DEFAULT_KEYED_METHODS, IDEMPOTENCY_KEY_HEADER } from '../shared/keyed-methods.js';
 import type { OriginBreakers } from '../shared/origin-breakers.js';
@@ -46,7 +46,7 @@ export interface RetryingAdapterContext {
  * @param breakers - the instance's breakers, or undefined for none
  */
 export function retryingAdapterContext(options: AxiosRetryOptions, retries: ConcurrencyLimit, breakers: OriginBreakers | undefined): RetryingAdapterContext {
-  const policy = options.policy ?? DEFAULT_POLICY;
+  const policy = withDefaultDeadline(options.policy, IN_REQUEST_DEADLINE_MS);
   const statuses = retryableStatusCodesOf(policy);
   const retryOnError = options.retryOnError ?? ((error: unknown) => isRetryableAxiosError(error, statuses));
   const retryOptions = withCallerHooks<AxiosResponse>({ retryOnError }, options);

@@ -26,6 +26,11 @@ export interface CredentialRules {
   secrets?: Readonly<Record<string, string>>;
   /** More header names to treat as credentials besides {@link isCredentialHeader}'s. Default: none. */
   alsoStrip?: readonly string[];
+  /**
+   * Header names to keep although {@link isCredentialHeader} takes them for credentials by their name (a
+   * `X-Partition-Key` that only routes the call), in any letter case. Default: none.
+   */
+  notCredentials?: readonly string[];
 }
 
 /** The headers as they may be handed to the service, and the names of those removed or replaced. */
@@ -37,7 +42,10 @@ export interface StrippedHeaders {
   referenced: string[];
 }
 
-/** A secret name that breaks the service's rule, named with the option. */
+/**
+ * A credential handled against the rules (a secret name the service cannot resolve, a header a `RetryQueue` will not
+ * store), named with the option and the rule.
+ */
 export class CredentialRuleError extends Error {
   override readonly name = 'CredentialRuleError';
 }
@@ -46,7 +54,7 @@ export class CredentialRuleError extends Error {
  * Takes every credential out of `headers` before they are handed to the retryd service: a header named in
  * `rules.secrets` becomes `{{secret:NAME}}` (the service puts the secret's value back at dispatch, so the credential is
  * never stored nor sent to it), any other credential header (by {@link isCredentialHeader} or `rules.alsoStrip`) is
- * dropped. The other headers are kept as they are.
+ * dropped. The other headers, and those named in `rules.notCredentials`, are kept as they are.
  *
  * @throws CredentialRuleError when a secret name in `rules.secrets` is not 1 to 128 letters, digits or `_`
  * @example
@@ -64,6 +72,7 @@ export function stripCredentials(headers: Readonly<Record<string, string>>, rule
     secrets.set(header.toLowerCase(), secret);
   }
   const alsoStrip = new Set((rules.alsoStrip ?? []).map((name) => name.toLowerCase()));
+  const notCredentials = new Set((rules.notCredentials ?? []).map((name) => name.toLowerCase()));
   const out: StrippedHeaders = { headers: {}, removed: [], referenced: [] };
   for (const [name, value] of Object.entries(headers)) {
     const lower = name.toLowerCase();
@@ -71,7 +80,7 @@ export function stripCredentials(headers: Readonly<Record<string, string>>, rule
     if (secret !== undefined) {
       out.headers[name] = `{{secret:${secret}}}`;
       out.referenced.push(name);
-    } else if (isCredentialHeader(lower) || alsoStrip.has(lower)) {
+    } else if ((isCredentialHeader(lower) && !notCredentials.has(lower)) || alsoStrip.has(lower)) {
       out.removed.push(name);
     } else {
       out.headers[name] = value;

@@ -4,8 +4,9 @@ import type { AttemptEvent, CircuitBreakerOptions, Clock, Random, RetryPolicy } 
 export interface RetryingFetchOptions {
   /**
    * The retry policy (attempts, backoff, jitter, `totalBudgetMs` as the deadline of the whole call, the statuses to
-   * retry), as some of its fields over core's `DEFAULT_POLICY`: 3 attempts, exponential from 100 ms with full jitter,
-   * statuses 408, 425, 429, 500, 502, 503, 504.
+   * retry), as some of its fields over core's `DEFAULT_POLICY` and a deadline of 30 s (`IN_REQUEST_DEADLINE_MS`):
+   * 3 attempts, exponential from 100 ms up to 10 s with full jitter, statuses 408, 425, 429, 500, 502, 503, 504.
+   * A `Retry-After` is honoured up to `maxDelayMs` and the deadline; a longer one gives up at once.
    */
   policy?: Partial<RetryPolicy>;
   /**

@@ -16,6 +16,7 @@ import { BodyNotReplayableError } from '../shared/body-not-replayable-error.js';
 import { BreakerRetryOptions } from '../shared/breaker-retry-options.js';
 import { withCallerHooks } from '../shared/caller-hooks.js';
 import { copyWith } from '../shared/copy-with.js';
+import { IN_REQUEST_DEADLINE_MS, withDefaultDeadline } from '../shared/default-deadline.js';
 import { isBrowserNetworkError } from '../shared/browser-network-error.js';
 import { DEFAULT_KEYED_METHODS, IDEMPOTENCY_KEY_HEADER } from '../shared/keyed-methods.js';
 import { OriginBreakers } from '../shared/origin-breakers.js';
@@ -33,11 +34,13 @@ const defaultRetryOnError = (error: unknown): boolean => isRetryableError(error)
  * A `fetch` that retries, with the standard signature:
  *
  * - retried: network failures and the policy's `retryableStatusCodes`; a `Retry-After` replaces the computed delay,
- *   and one that lands past the policy's `totalBudgetMs` ends the retries at once;
+ *   and one longer than the policy's `maxDelayMs` or landing past its `totalBudgetMs` ends the retries at once
+ *   (`retry_after_beyond_budget`);
  * - POST and PATCH carry the same `Idempotency-Key` on every attempt: the caller's header, else one derived once from
  *   the method, URL and body (`deriveIdempotencyKey`; a random UUID per call where it cannot be derived, as in browsers);
- * - `totalBudgetMs` is the deadline of the whole call: the attempt in flight when it runs out is aborted through its
- *   `AbortSignal`; the caller's `init.signal` cancels the call, sleeps included;
+ * - `totalBudgetMs` is the deadline of the whole call, 30 s when the policy names none ({@link IN_REQUEST_DEADLINE_MS}):
+ *   the attempt still waiting for its response when it runs out is aborted through its `AbortSignal`; the caller's
+ *   `init.signal` cancels the call, sleeps included;
  * - a circuit breaker per origin fails calls fast (`BrokenCircuitError`) while a downstream is down;
  * - the body is sent again on each attempt (a `Request`'s body and `FormData` are buffered once); a stream body goes
  *   out once, and a failure that would have been retried rejects with a {@link BodyNotReplayableError}.
@@ -53,11 +56,11 @@ const defaultRetryOnError = (error: unknown): boolean => isRetryableError(error)
  * ```
  */
 export function createRetryingFetch(options: RetryingFetchOptions = {}): FetchFunction {
-  // A wrong policy fails here, at set-up, naming the field, rather than at the first call.
-  assertValidPolicy({ ...DEFAULT_POLICY, ...options.policy });
-  const breakers = options.breaker === false ? undefined : new OriginBreakers(options.breaker);
   // Options are read once: what every call of this fetch shares is made here, not per call.
   const plan = callPlan(options);
+  // A wrong policy fails here, at set-up, naming the field, rather than at the first call.
+  assertValidPolicy({ ...DEFAULT_POLICY, ...plan.policy });
+  const breakers = options.breaker === false ? undefined : new OriginBreakers(options.breaker);
   return (input, init) => fetchWithRetry(input, init, plan, breakers);
 }
 
@@ -99,7 +102,7 @@ interface CallPlan {
 const globalFetch = (url: string, init: RequestInit): Promise<Response> => globalThis.fetch(url, init);
 
 function callPlan(options: RetryingFetchOptions): CallPlan {
-  const policy = options.policy ?? DEFAULT_POLICY;
+  const policy = withDefaultDeadline(options.policy, IN_REQUEST_DEADLINE_MS);
   const statuses = retryableStatusCodesOf(policy);
   const retryOnError = options.retryOnError ?? defaultRetryOnError;
   const retryOptions = withCallerHooks<Response>({

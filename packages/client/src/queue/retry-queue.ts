@@ -3,6 +3,7 @@ import {
   GiveUpReason,
   HttpOutcome,
   assertValidPolicy,
+  budgetAllowsAttempt,
   classifyHttpResponse,
   failureClassOf,
   headerValue,
@@ -12,7 +13,9 @@ import {
   systemClock,
   type RetryPolicy,
 } from '@retryd/core';
+import { CredentialRuleError, stripCredentials } from '../credentials/strip-credentials.js';
 import { isBrowserNetworkError } from '../shared/browser-network-error.js';
+import { QUEUE_DEADLINE_MS, withDefaultDeadline } from '../shared/default-deadline.js';
 import { DEFAULT_KEYED_METHODS, IDEMPOTENCY_KEY_HEADER } from '../shared/keyed-methods.js';
 import { randomId } from '../shared/random-id.js';
 import { CallSchedule } from './call-schedule.js';
@@ -39,8 +42,11 @@ const defaultSend = (request: QueuedRequest, signal: AbortSignal): Promise<Respo
  * - In memory, bounded: at most `maxSize` calls (`enqueue` throws {@link QueueFullError} beyond) and `concurrency`
  *   attempts in flight.
  * - Scheduled by due time: calls wait in due order and one timer is set, for the first due; no polling.
- * - Each call's delays follow the policy through core's `planRetry` (Retry-After honoured, `totalBudgetMs` counted
- *   from the enqueue); a call that succeeds goes to `onSuccess`, one that fails for good to `onDeadLetter`.
+ * - Each call's delays follow the policy through core's `planRetry` (Retry-After honoured up to the deadline:
+ *   `totalBudgetMs`, counted from the enqueue, 24 hours by default); a call that succeeds goes to `onSuccess`, one
+ *   that fails for good to `onDeadLetter`, and so does one taken up after a reload past its deadline, unsent.
+ * - Credential headers are not stored with a call: `credentials` gives them to each attempt at send time (see
+ *   {@link RetryQueueOptions}).
  * - POST and PATCH carry an `Idempotency-Key` (the caller's, else the call's id) on every attempt, reloads included.
  * - With a `persistence` (IndexedDB: `indexedDbPersistence()` from `@retryd/client/indexeddb`), calls are stored
  *   before `enqueue` resolves and after each attempt, and {@link RetryQueue.open} takes them up again after a reload.
@@ -68,7 +74,7 @@ export class RetryQueue {
   #closed = false;
 
   private constructor(private readonly options: RetryQueueOptions) {
-    this.#policy = assertValidPolicy({ ...DEFAULT_POLICY, ...options.policy });
+    this.#policy = assertValidPolicy({ ...DEFAULT_POLICY, ...withDefaultDeadline(options.policy, QUEUE_DEADLINE_MS) });
     this.#statuses = retryableStatusCodesOf(this.#policy);
     this.#maxSize = positiveInteger(options.maxSize ?? 1_000, 'maxSize');
     this.#concurrency = positiveInteger(options.concurrency ?? 4, 'concurrency');
@@ -93,16 +99,18 @@ export class RetryQueue {
   }
 
   /**
-   * Adds a call, due now; resolves once it is stored (with a persistence), with the call as queued.
-   * @throws QueueFullError when the queue holds `maxSize` calls; TypeError naming `url` or `method`
+   * Adds a call, due now; resolves once it is stored (with a persistence), with the call as queued: its credential
+   * headers dropped when the queue has a `credentials` resolver.
+   * @throws QueueFullError when the queue holds `maxSize` calls; TypeError naming `url` or `method`;
+   *   CredentialRuleError naming a credential header given without `credentials` or `storeCredentials`
    */
   async enqueue(request: EnqueueRequest): Promise<QueuedCall> {
     if (this.#closed) throw new Error('the queue is closed: open a new one');
     if (this.size >= this.#maxSize) throw new QueueFullError(this.#maxSize);
     const method = (request.method ?? 'GET').toUpperCase();
     if (!/^[A-Z]+$/.test(method)) throw new TypeError(`method must be an HTTP method, got ${JSON.stringify(request.method)}`);
+    const headers = this.#storableHeaders(request.headers ?? {});
     const id = this.options.newId?.() ?? randomId();
-    const headers = { ...request.headers };
     if (DEFAULT_KEYED_METHODS.includes(method) && headerValue(headers, IDEMPOTENCY_KEY_HEADER) === undefined) headers[IDEMPOTENCY_KEY_HEADER] = id;
     const now = this.#clock.now();
     const call: QueuedCall = {
@@ -126,6 +134,23 @@ export class RetryQueue {
     this.#schedule.insert(call);
     this.#pump();
     return call;
+  }
+
+  /** The headers to keep with a call: without its credentials, unless the queue may store them. */
+  #storableHeaders(given: Record<string, string>): Record<string, string> {
+    if (this.options.storeCredentials === true) return { ...given };
+    const { headers, removed } = stripCredentials(given, this.options);
+    const [first] = removed;
+    // Dropping them without a resolver would send every replay without its credentials, to be refused with a 401:
+    // better to say so now, at the enqueue the developer is writing.
+    if (first !== undefined && this.options.credentials === undefined) {
+      throw new CredentialRuleError(
+        `headers.${first} carries a credential, which a RetryQueue does not store: give the queue a \`credentials\` resolver ` +
+          `that returns it at send time (or name the header in \`notCredentials\` if it carries none, or accept the risk ` +
+          `with \`storeCredentials: true\`)`,
+      );
+    }
+    return headers;
   }
 
   /** Resolves when the queue holds no call (at once if it is empty). */
@@ -172,23 +197,35 @@ export class RetryQueue {
   async #attempt(call: QueuedCall): Promise<void> {
     const controller = new AbortController();
     this.#inFlight.add(controller);
-    const tried: QueuedCall = { ...call, attempts: call.attempts + 1 };
-    let response: Response | undefined;
-    let error: unknown;
     try {
-      response = await this.#send(call.request, controller.signal);
-    } catch (thrown) {
-      error = thrown;
-    }
-    try {
-      // Closed meanwhile: leave the stored call as it was, for the next open.
-      if (!this.#closed) await this.#settle(tried, response, error);
+      if (budgetAllowsAttempt(this.#policy, this.#clock.now() - call.enqueuedAt)) await this.#try(call, controller.signal);
+      // Taken up from storage past its deadline (the page was closed meanwhile): too late to send.
+      else await this.#deadLetter({ call, reason: GiveUpReason.BUDGET });
     } catch (failure) {
       this.#report(this.options.onError, failure);
     } finally {
       this.#inFlight.delete(controller);
       this.#pump();
     }
+  }
+
+  async #try(call: QueuedCall, signal: AbortSignal): Promise<void> {
+    let response: Response | undefined;
+    let error: unknown;
+    try {
+      response = await this.#send(await this.#withCredentials(call.request), signal);
+    } catch (thrown) {
+      error = thrown;
+    }
+    // Closed meanwhile: leave the stored call as it was, for the next open.
+    if (!this.#closed) await this.#settle({ ...call, attempts: call.attempts + 1 }, response, error);
+  }
+
+  /** The request with the credentials the resolver gives now, for this attempt only. */
+  async #withCredentials(request: QueuedRequest): Promise<QueuedRequest> {
+    const resolve = this.options.credentials;
+    if (resolve === undefined) return request;
+    return { ...request, headers: { ...request.headers, ...(await resolve(request)) } };
   }
 
   async #settle(call: QueuedCall, response: Response | undefined, error: unknown): Promise<void> {

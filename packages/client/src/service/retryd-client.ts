@@ -1,4 +1,4 @@
-import type { BackoffSchedule, Random } from '@retryd/core';
+import { systemClock, type BackoffSchedule, type Random } from '@retryd/core';
 import type {
   ApiKey,
   ApiKeyRequest,
@@ -47,7 +47,7 @@ export interface RetrydClientOptions {
   retry?: Readonly<BackoffSchedule & { maxAttempts: number }>;
   /** The jitter of those retries. Default `Math.random`. */
   random?: Random;
-  /** How the client waits between them. Default: a timer. */
+  /** How the client waits between them. Default core's `systemClock.sleep` (which keeps waits of any length). */
   sleep?: (ms: number) => Promise<void>;
   /** The fetch it sends with. Default the global `fetch`. */
   fetch?: typeof fetch;
@@ -96,7 +96,7 @@ export class RetrydClient {
       timeoutMs: options.timeoutMs ?? REQUEST_TIMEOUT_MS,
       retry: options.retry ?? CLIENT_RETRY,
       random: options.random ?? Math.random,
-      sleep: options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms))),
+      sleep: options.sleep ?? ((ms) => systemClock.sleep(ms)),
       fetch: options.fetch ?? ((input, init) => fetch(input, init)),
     };
   }

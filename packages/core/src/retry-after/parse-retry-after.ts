@@ -1,7 +1,9 @@
 /**
  * The longest delay a Retry-After value can ask for: 2^31 seconds (about 68 years), in ms. RFC 9111 §1.2.2
  * tells caches to treat a delta-seconds value they cannot represent as 2^31; doing the same here keeps a
- * hostile `Retry-After: 99999…` finite and exact. The retry policy's own caps still apply on top.
+ * hostile `Retry-After: 99999…` finite and exact. This is no limit on the wait: the caller decides how much of a
+ * hint to honour (`planRetry`: never past `totalBudgetMs`, and in process, through `retry()`, never past the
+ * schedule's `maxDelayMs`; a hint beyond gives up with `retry_after_beyond_budget` rather than being cut short).
  */
 const MAX_RETRY_AFTER_MS = 2 ** 31 * 1000;
 
@@ -103,7 +105,8 @@ function parseHttpDate(value: string, nowMs: number): number | undefined {
  *   used: it accepts strings like `"tomorrow 12"` or `"12abc"` differently on every engine.
  *
  * Both forms are capped at 2^31 seconds (in ms), so the result is always a finite, non-negative integer
- * (a date's delay is rounded up to the next whole ms).
+ * (a date's delay is rounded up to the next whole ms). That is what the server asked for, not what to wait: see
+ * `planRetry` for how much of it a retry honours.
  *
  * @param value - the header value; `null` and `undefined` (header absent) give `undefined`
  * @param nowMs - the current time in epoch ms, e.g. `clock.now()`

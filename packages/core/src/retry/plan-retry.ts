@@ -10,7 +10,11 @@ export const GiveUpReason = {
   MAX_ATTEMPTS: 'max_attempts',
   /** Less than `estimatedCallMs` of `totalBudgetMs` remains. */
   BUDGET: 'budget',
-  /** The downstream asked (Retry-After) for a wait that ends past the budget. */
+  /**
+   * The downstream asked (Retry-After) for a wait that ends past the budget, or, for a retry a caller waits on
+   * ({@link RetryPlanInput.capRetryAfterAtMaxDelay}: `retry()` and the clients built on it), one longer than the
+   * schedule's `maxDelayMs`.
+   */
   RETRY_AFTER_BEYOND_BUDGET: 'retry_after_beyond_budget',
   /** A shared `RetryBudget` refused the retry. */
   RETRY_BUDGET_DENIED: 'retry_budget_denied',
@@ -51,6 +55,13 @@ export interface RetryPlanInput {
   failureClass?: FailureClass | undefined;
   /** A Retry-After hint from the failure, in ms; replaces the computed delay, with no jitter. */
   retryAfterMs?: number | undefined;
+  /**
+   * Honour a Retry-After hint only up to the `maxDelayMs` of the failure's schedule (as well as the budget): a longer
+   * one gives up (`retry_after_beyond_budget`) rather than wait. For a retry someone waits on, in process (`retry()`):
+   * an hour's `Retry-After` there is a request held for an hour. The service, whose tasks wait in its store, leaves it
+   * off and honours any hint that fits the budget. Default false.
+   */
+  capRetryAfterAtMaxDelay?: boolean | undefined;
   random: Random;
 }
 
@@ -72,7 +83,7 @@ export function budgetAllowsAttempt(policy: RetryPolicy, elapsedMs: number): boo
  *   counts every retry of the run whatever its class.
  * - A Retry-After hint replaces the computed delay; if the attempt it leads to would start with less than
  *   `estimatedCallMs` of the budget left, give up now (`retry_after_beyond_budget`) instead of sleeping past
- *   the deadline.
+ *   the deadline. With `capRetryAfterAtMaxDelay`, so does a hint longer than the schedule's `maxDelayMs`.
  * - Otherwise the backoff delay is clipped so the next attempt starts no later than
  *   `totalBudgetMs − estimatedCallMs`; when that moment has already passed, give up (`budget`).
  *
@@ -87,15 +98,17 @@ export function planRetry(input: RetryPlanInput): RetryPlan {
   if (attemptsMade >= policy.maxAttempts) return { retry: false, reason: GiveUpReason.MAX_ATTEMPTS };
 
   const hinted = retryAfterMs !== undefined && Number.isFinite(retryAfterMs) && retryAfterMs >= 0;
+  const beyondMaxDelay = hinted && input.capRetryAfterAtMaxDelay === true && retryAfterMs > scheduleFor(policy, failureClass).maxDelayMs;
   const computed = hinted ? retryAfterMs : computeDelay(scheduleFor(policy, failureClass), attemptsMade, previousDelayMs, random);
   if (policy.totalBudgetMs === undefined) {
+    if (beyondMaxDelay) return { retry: false, reason: GiveUpReason.RETRY_AFTER_BEYOND_BUDGET };
     return { retry: true, delayMs: computed, previousDelayMs: hinted ? previousDelayMs : computed, hinted };
   }
 
   const latestStart = policy.totalBudgetMs - (policy.estimatedCallMs ?? 0);
   const remaining = latestStart - elapsedMs;
   if (remaining < 0) return { retry: false, reason: GiveUpReason.BUDGET };
-  if (hinted && computed > remaining) return { retry: false, reason: GiveUpReason.RETRY_AFTER_BEYOND_BUDGET };
+  if (hinted && (computed > remaining || beyondMaxDelay)) return { retry: false, reason: GiveUpReason.RETRY_AFTER_BEYOND_BUDGET };
   const delayMs = Math.min(computed, remaining);
   return { retry: true, delayMs, previousDelayMs: hinted ? previousDelayMs : computed, hinted };
 }

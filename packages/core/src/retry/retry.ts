@@ -89,8 +89,10 @@ export interface RetryOptions<T> {
  *   `totalBudgetMs − estimatedCallMs`; with less than `estimatedCallMs` left (or no time at all) it gives up at once.
  *   An attempt still running when the budget runs out has its `signal` aborted (with a `TimeoutError`) and `retry`
  *   rejects at that moment with {@link RetryExhaustedError} reason `budget`, whether or not `fn` heeds the signal.
- * - A Retry-After hint replaces the computed delay (no jitter added) and one that lands past the budget ends the
- *   retries now rather than sleeping past the deadline.
+ * - A Retry-After hint replaces the computed delay (no jitter added), up to the `maxDelayMs` of the failure's schedule
+ *   and the budget: one longer than `maxDelayMs`, or landing past the budget, ends the retries now with
+ *   {@link RetryExhaustedError} reason `retry_after_beyond_budget` rather than hold the caller that long. To honour
+ *   longer hints for 429s, give `backoffByClass.rateLimited` a larger `maxDelayMs`.
  * - With `backoffByClass`, each delay follows the schedule of the failure's class (`options.failureClass`).
  *
  * @param fn - the operation; it receives `{ attempt, signal, elapsedMs }`
@@ -265,6 +267,8 @@ async function retryLoop<T>(
       elapsedMs,
       previousDelayMs,
       retryAfterMs: findHint(hintSource, wallClock()),
+      // Someone is waiting on this call: a hint past the schedule's longest wait gives up instead of holding them.
+      capRetryAfterAtMaxDelay: true,
       random,
       failureClass: classify?.(hintSource),
     });

@@ -1,3 +1,5 @@
+import { clearLongTimer, setLongTimer } from './long-timer.js';
+
 /**
  * A source of time and a way to wait. Injected everywhere time matters so tests can run on a
  * {@link ManualClock} (from `@retryd/core/testing`) and assert exact delays without real sleeps.
@@ -11,13 +13,16 @@ export interface Clock {
   now(): number;
   /**
    * Resolves after `ms` milliseconds. When `signal` aborts, rejects at once with `signal.reason`
-   * (an already aborted signal rejects without waiting).
+   * (an already aborted signal rejects without waiting). Any `ms` a policy allows (up to ten years) must wait that
+   * long: a clock of your own built on `setTimeout` should wait with {@link setLongTimer}, since `setTimeout` fires a
+   * delay over 2^31 − 1 ms (24.8 days) after 1 ms.
    */
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
   /**
    * Optional: calls `callback` once, after `ms` milliseconds, unless {@link Clock.clearTimer} gets the returned handle
    * first. Meant for the many timers that are almost always cancelled (an HTTP attempt's timeout): it costs what
-   * `setTimeout` costs, where `sleep` with an `AbortSignal` costs a controller and an abort event each.
+   * `setTimeout` costs, where `sleep` with an `AbortSignal` costs a controller and an abort event each. Like `sleep`,
+   * it must keep delays of any length.
    */
   setTimer?(ms: number, callback: () => void): unknown;
   /** Cancels a timer made by {@link Clock.setTimer}. A timer that already fired, or was cleared, is left alone. */
@@ -36,8 +41,9 @@ export function abortReason(signal: AbortSignal): unknown {
 const TIME_ORIGIN = performance.timeOrigin;
 
 /**
- * Real time: `performance.timeOrigin + performance.now()` (monotonic, epoch-anchored) and `setTimeout` (for both
- * `sleep` and `setTimer`).
+ * Real time: `performance.timeOrigin + performance.now()` (monotonic, epoch-anchored), and timers for both `sleep` and
+ * `setTimer` that keep delays of any length: one longer than `setTimeout` holds (2^31 − 1 ms, about 24.8 days) is
+ * waited in links ({@link setLongTimer}) instead of firing after 1 ms.
  *
  * @example
  * ```ts
@@ -46,8 +52,8 @@ const TIME_ORIGIN = performance.timeOrigin;
  */
 export const systemClock: Clock = {
   now: () => TIME_ORIGIN + performance.now(),
-  setTimer: (ms, callback) => setTimeout(callback, Math.max(0, ms)),
-  clearTimer: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+  setTimer: setLongTimer,
+  clearTimer: clearLongTimer,
   sleep: (ms, signal) =>
     new Promise<void>((resolve, reject) => {
       if (signal?.aborted) {
@@ -55,13 +61,13 @@ export const systemClock: Clock = {
         return;
       }
       const onAbort = () => {
-        clearTimeout(timer);
+        clearLongTimer(timer);
         reject(abortReason(signal as AbortSignal));
       };
-      const timer = setTimeout(() => {
+      const timer = setLongTimer(ms, () => {
         signal?.removeEventListener('abort', onAbort);
         resolve();
-      }, Math.max(0, ms));
+      });
       signal?.addEventListener('abort', onAbort, { once: true });
     }),
 };

@@ -1,3 +1,4 @@
+import { clearLongTimer, setLongTimer } from '@retryd/core';
 import type pg from 'pg';
 
 /** Options of {@link TaskVacuum}. */
@@ -29,7 +30,7 @@ export class TaskVacuum {
   readonly #schema: string;
   readonly #options: TaskVacuumOptions;
   #changes = 0;
-  #timer: NodeJS.Timeout | undefined;
+  #timer: unknown;
   #running: Promise<unknown> | undefined;
   #off = false;
 
@@ -43,8 +44,18 @@ export class TaskVacuum {
   /** Starts looking every `intervalMs` (the timer does not keep the process alive). */
   start(): void {
     if (this.#off || this.#timer !== undefined) return;
-    this.#timer = setInterval(() => this.#look(), this.#options.intervalMs);
-    this.#timer.unref();
+    this.#arm();
+  }
+
+  #arm(): void {
+    // A timer set again after each look rather than `setInterval`, which runs an interval over 2^31 − 1 ms (24.8 days;
+    // `?vacuum_interval_ms=` takes any whole number) every 1 ms instead.
+    const timer = setLongTimer(this.#options.intervalMs, () => {
+      this.#look();
+      if (!this.#off) this.#arm();
+    }) as { unref?: () => unknown };
+    timer.unref?.();
+    this.#timer = timer;
   }
 
   /** Counts task rows this store rewrote (claimed, completed): each leaves a dead version behind until a vacuum. */
@@ -55,7 +66,7 @@ export class TaskVacuum {
   /** Stops looking and waits for a vacuum in progress. */
   async close(): Promise<void> {
     this.#off = true;
-    clearInterval(this.#timer);
+    clearLongTimer(this.#timer);
     await this.#running;
   }
 
