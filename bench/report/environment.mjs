@@ -5,7 +5,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { release, type } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { Redis } from 'ioredis';
 import { diskSyncLatency, machine } from '../service/lib/report.mjs';
 import { POSTGRES_URL, REDIS_URL, postgresDurability, redisDurability, withPostgres } from '../service/lib/servers.mjs';
@@ -62,11 +62,11 @@ async function postgresFacts() {
   return { version, durability: await postgresDurability(POSTGRES_URL) };
 }
 
-/** The commit the figures are of, and whether the work tree had changes on top of it. */
-function gitState() {
+/** The commit of the checkout at `cwd` (the repository's by default), and whether its work tree had changes on it. */
+function gitState(cwd = ROOT) {
   try {
-    const commit = execFileSync('git', ['rev-parse', '--short=12', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
-    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: ROOT, encoding: 'utf8' }).trim() !== '';
+    const commit = execFileSync('git', ['rev-parse', '--short=12', 'HEAD'], { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd, encoding: 'utf8' }).trim() !== '';
     return { commit, dirty };
   } catch {
     return { commit: 'unknown', dirty: false };
@@ -74,9 +74,18 @@ function gitState() {
 }
 
 /**
+ * The service the scripts run when it is not this checkout's (`RETRYD_CLI`, see bench/service/lib/retryd-service.mjs):
+ * its path and the commit of the checkout it was built in, e.g. a clean clone while others work in this one.
+ */
+function serviceBuild() {
+  const cli = process.env.RETRYD_CLI;
+  return cli === undefined ? undefined : { cli, ...gitState(dirname(cli)) };
+}
+
+/**
  * Everything a report states about where it was measured: CPU, cores, memory, kernel, Node, the versions of retryd,
  * its peers and its stores' servers, the stores' durability settings as the servers report them, the disk's durable
- * commit latency (the floor under every durable figure), and the commit.
+ * commit latency (the floor under every durable figure), the commit, and the service's build when it is another's.
  */
 export async function collectEnvironment() {
   const m = machine();
@@ -86,6 +95,7 @@ export async function collectEnvironment() {
   return {
     machine: { cpu: m.cpu, cores: m.nproc, memGiB: m.memGiB, kernel: `${type()} ${release()}`, node: m.node, load: m.load },
     git: gitState(),
+    ...(serviceBuild() === undefined ? {} : { service: serviceBuild() }),
     versions: {
       retryd: installedVersion('@retryd/server'),
       bullmq: installedVersion('bullmq'),

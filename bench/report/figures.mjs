@@ -1,7 +1,7 @@
 // The report's figures, derived from a results file (pure: the same file always gives the same figures). Every
 // retryd figure comes with its ratio to the peer that does the same work and to the machine's ceiling for it.
 
-import { STORE_NAMES, bareStoreId } from '../service/lib/report.mjs';
+import { STORE_NAMES, bareStoreId, median, ratioText } from '../service/lib/report.mjs';
 
 export { STORE_NAMES };
 
@@ -10,13 +10,16 @@ export const PEER_OF_STORE = Object.freeze({ sqlite: 'bullmq', postgres: 'pgboss
 
 /** The store of a retryd W1 contender id (`retryd-sqlite-full`, `retryd-postgres`, `retryd-redis`). */
 const storeOfId = (id) => /^retryd-(sqlite|postgres|redis)/.exec(id)?.[1];
+/**
+ * How a retryd W1 row ran: with the service's default protections or with them off. Rows from before w1.mjs had
+ * `--protection` say `on` (the service's flag) although W1 always turned its target's protections off then: only
+ * `defaults` means the defaults.
+ */
+const protectionOf = (row) => (row.protection === 'defaults' ? 'defaults' : 'off');
+
 const ratio = (a, b) => (Number.isFinite(a) && Number.isFinite(b) && b > 0 ? a / b : undefined);
 const stepsOf = (results, workload) => results.runs.filter((r) => r.workload === workload);
 
-/**
- * W1 per contender: attempts/s (median, range), enqueue rate, CPU per attempt, the check; for retryd, ÷ its peer;
- * for everyone, ÷ the bare undici loop (the machine's ceiling for these 60,000 requests).
- */
 /**
  * W1 end to end, as a user waits for it: tasks ÷ (the enqueue's time + the dispatch's time), each phase timed on its
  * own by w1.mjs (every contender's dispatch starts once everything is enqueued, so the phases add up).
@@ -27,10 +30,18 @@ function endToEnd(row, tasks) {
   return tasks / (tasks / row.enqueuePerSec + attempts / row.attemptsPerSec);
 }
 
+/**
+ * W1 per contender: attempts/s (median, range), enqueue rate, CPU per attempt, the check; for retryd, ÷ its peer and
+ * its `protection` (`defaults` or `off`), and for a defaults row beside an off row of the same configuration,
+ * `vsOff` (defaults ÷ off, each round's too); for everyone, ÷ the bare undici loop (the machine's ceiling for these
+ * 60,000 requests). `headline`: per store, the row the page leads with, the defaults when they ran (what users run),
+ * else the off row (results from before W1 ran the defaults).
+ */
 export function w1Figures(results) {
   const step = stepsOf(results, 'w1')[0];
   const rows = step?.data?.results ?? [];
   const bare = rows.find((r) => r.id === 'bare');
+  const offOf = (r) => rows.find((o) => o !== r && o.protection === 'off' && o.protectionPairId !== undefined && o.protectionPairId === r.protectionPairId);
   const contenders = rows
     // A --baseline build's rows are the before of `beforeAfterFigures`, and a --control's the same build again: not
     // contenders of their own; nor are the references (the bare loops).
@@ -38,13 +49,17 @@ export function w1Figures(results) {
     .map((r) => {
       const store = storeOfId(r.id);
       const peer = store === undefined ? undefined : rows.find((p) => p.id === PEER_OF_STORE[store]);
+      const protection = store === undefined ? undefined : protectionOf(r);
+      const off = protection === 'defaults' ? offOf(r) : undefined;
       return {
         id: r.id,
         kind: store === undefined ? 'peer' : 'retryd',
         store,
+        protection,
+        vsOff: off === undefined ? undefined : { attemptsPerSec: off.attemptsPerSec, ...w1Ratios(r, off), pass: off.pass === true },
         name: r.name ?? r.id,
         /** A short name, for the chart. */
-        label: store === undefined ? (r.name ?? r.id) : `retryd, ${STORE_NAMES[store]}`,
+        label: store === undefined ? (r.name ?? r.id) : `retryd, ${STORE_NAMES[store]}, ${protection === 'off' ? 'protections off' : 'default protections'}`,
         durability: r.durability ?? '',
         attemptsPerSec: r.attemptsPerSec,
         range: [r.attemptsPerSecMin, r.attemptsPerSecMax],
@@ -64,11 +79,18 @@ export function w1Figures(results) {
         ceiling: ratio(r.attemptsPerSec, bare?.attemptsPerSec),
       };
     });
+  const ours = contenders.filter((c) => c.kind === 'retryd');
   return {
     step,
     tasks: step?.data?.tasks,
     rounds: step?.data?.rounds,
+    /** The least share of the attempts/s with the protections off the defaults must keep (w1.mjs's aim). */
+    protectionAim: step?.data?.protectionAim,
     contenders,
+    headline: Object.keys(STORE_NAMES).flatMap((store) => {
+      const row = ours.find((c) => c.store === store && c.protection === 'defaults') ?? ours.find((c) => c.store === store);
+      return row === undefined ? [] : [row];
+    }),
     bare: referenceOf(bare),
     /**
      * Per store, the bare loop with that store's work on its thread (bare-store.mjs): the ceiling of a durable
@@ -232,11 +254,50 @@ export function w5Figures(results) {
   });
 }
 
-/** W1's `after` row ÷ `other`'s (the build before, or the control): attempts/s, each round's, CPU per attempt. */
+/**
+ * W7 per store (w7.mjs): per case, its run with the default protections and its run with them off (`defaults`, `off`:
+ * w7.mjs's rows: `finished`, `doneMs`, `atLeastMs`, `succeeded`, `pending`, `callsPerTask`, `requests`,
+ * `busiest100ms`, `lost`, `goodputPerSecond`, `error`), defaults ÷ off (`ratio`: `time`, `calls`, `atLeast` when the
+ * defaults run was stopped), and W7's aim for the case (`aim`) with whether the defaults met it (`met`: true, false,
+ * or undefined when it cannot be told, e.g. when the off run did not finish). `dead`: case f, whose runs last as long
+ * as they are told to (`deadSeconds`), so only their calls compare.
+ */
+export function w7Figures(results) {
+  return stepsOf(results, 'w7').map((step) => {
+    const d = step.data;
+    const rows = d?.results ?? [];
+    const cases = [...new Set(rows.map((r) => r.case))].map((id) => {
+      const [defaults, off] = ['defaults', 'off'].map((run) => rows.find((r) => r.case === id && r.run === run));
+      const any = defaults ?? off;
+      return { id, title: any.title ?? id, dead: any.dead === true, defaults, off, ratio: defaults?.ratio ?? {}, aim: defaults?.aimText, met: defaults?.aimMet };
+    });
+    const finished = rows.filter((r) => r.finished);
+    return {
+      step,
+      store: step.store,
+      tasks: d?.tasks,
+      policy: d?.policy,
+      capacity: d?.capacity,
+      deadSeconds: d?.deadSeconds,
+      timeoutSeconds: d?.timeoutSeconds,
+      cases,
+      /** Tasks lost over the finished runs (must be 0), and whether every run ran without an error. */
+      lost: finished.reduce((n, r) => n + (r.lost ?? 0), 0),
+      clean: d !== undefined && rows.every((r) => r.error === undefined),
+    };
+  });
+}
+
+/**
+ * W1's `after` row ÷ `other`'s (the build before, the control, or the same build with the protections off): the
+ * medians' attempts/s, each round's (the two ran back to back in it), the median of those, and CPU per attempt.
+ */
 function w1Ratios(after, other) {
+  const perRound = (after?.runs ?? []).map((r, i) => ratio(r.attemptsPerSec, other.runs?.[i]?.attemptsPerSec)).filter((x) => x !== undefined);
   return {
     ratio: ratio(after?.attemptsPerSec, other.attemptsPerSec),
-    perRound: (after?.runs ?? []).map((r, i) => ratio(r.attemptsPerSec, other.runs?.[i]?.attemptsPerSec)).filter((x) => x !== undefined),
+    perRound,
+    roundsMedian: perRound.length === 0 ? undefined : median(perRound),
     cpu: ratio(after?.cpuMsPerAttempt, other.cpuMsPerAttempt),
   };
 }
@@ -244,11 +305,13 @@ function w1Ratios(after, other) {
 /**
  * This build against `--baseline`'s, per store, when the run had one: W1's attempts/s and CPU per attempt, with the
  * ratio of each round (the pair ran back to back in every round), and this build against itself (`control`: W1's
- * `--control`, absent from runs made before it) the same way; W4's dispatch lag p99 and CPU per attempt.
+ * `--control`, absent from runs made before it) the same way; W4's dispatch lag p99 and CPU per attempt. `from`: the
+ * earlier run these steps were taken over from (`--merge`), whose build is then "this build".
  */
 export function beforeAfterFigures(results) {
   if (results.baseline === undefined) return undefined;
-  const w1Rows = stepsOf(results, 'w1')[0]?.data?.results ?? [];
+  const w1Step = stepsOf(results, 'w1')[0];
+  const w1Rows = w1Step?.data?.results ?? [];
   const w1 = w1Rows
     .filter((r) => r.role === 'before')
     .map((before) => {
@@ -279,7 +342,9 @@ export function beforeAfterFigures(results) {
       };
     })
     .filter((x) => x !== undefined);
-  return { baseline: results.baseline, w1, w4 };
+  const w4Steps = stepsOf(results, 'w4').filter((step) => w4.some((r) => r.store === step.store));
+  const from = (w1.length > 0 ? w1Step : w4Steps[0])?.from;
+  return { baseline: results.baseline, from, w1, w4 };
 }
 
 /**
@@ -326,20 +391,36 @@ export function ceilingFigures(results) {
   return { insert, ingest, relay };
 }
 
-/** The headline: per store, retryd's W1 attempts/s ÷ its peer's and ÷ the ceiling; W3's amplification on and off. */
+/**
+ * The headline: per store, retryd's W1 attempts/s (with the default protections when they ran) ÷ its peer's, ÷ the
+ * ceiling and ÷ itself with the protections off; W3's amplification on and off; W4's lag p99; W7's aims met and not.
+ * `from`: the earlier run a figure's step was taken over from (`--merge`), if it was.
+ */
 export function headline(results) {
   const w1 = w1Figures(results);
   return {
-    w1: w1.contenders.filter((c) => c.kind === 'retryd').map((c) => ({ store: c.store, durability: c.durability, peer: c.peer, ceiling: c.ceiling })),
-    w3: w3Figures(results).map((w) => ({ store: w.store, off: w.runs.find((r) => r.run === 'off')?.amplification, on: w.runs.find((r) => r.run === 'on')?.amplification })),
-    w4: w4Figures(results).map((w) => ({ store: w.store, p99: w.lag?.p99 })),
+    w1: w1.headline.map((c) => ({ store: c.store, from: w1.step.from, durability: c.durability, protection: c.protection, vsOff: c.vsOff, peer: c.peer, ceiling: c.ceiling })),
+    w3: w3Figures(results).map((w) => ({ store: w.store, from: w.step.from, off: w.runs.find((r) => r.run === 'off')?.amplification, on: w.runs.find((r) => r.run === 'on')?.amplification })),
+    w4: w4Figures(results).map((w) => ({ store: w.store, from: w.step.from, p99: w.lag?.p99 })),
+    w7: w7Figures(results)
+      .filter((w) => w.cases.length > 0)
+      .map((w) => ({
+        store: w.store,
+        from: w.step.from,
+        cases: w.cases.length,
+        met: w.cases.filter((c) => c.met === true).map((c) => c.id),
+        notMet: w.cases.filter((c) => c.met === false).map((c) => c.id),
+        untold: w.cases.filter((c) => c.met === undefined).map((c) => c.id),
+        lost: w.lost,
+      })),
   };
 }
 
 /**
  * The issues' aims (as the scripts state them), each with the figure it is judged on: `{ aim, figure, unit, met,
- * ceiling? }`. `ceiling`, where the machine's ceiling for the aim was measured in the same run: `{ text, beyond }`,
- * `beyond` when the ceiling itself misses the aim (then no build of retryd's present design can meet it here).
+ * ceiling? }`, or `figureText` where the figure is several (W7's), and `unknown` where it cannot be told. `ceiling`,
+ * where the machine's ceiling for the aim was measured in the same run: `{ text, beyond }`, `beyond` when the ceiling
+ * itself misses the aim (then no build of retryd's present design can meet it here).
  */
 export function aims(results) {
   const rows = [];
@@ -347,7 +428,7 @@ export function aims(results) {
   const { insert, ingest, relay } = ceilingFigures(results);
   const w1Aims = { sqlite: 2, postgres: 3, redis: 1.5 };
   const peerRow = (c) => w1.step?.data?.results?.find((r) => r.id === PEER_OF_STORE[c.store]);
-  for (const c of w1.contenders.filter((c) => c.kind === 'retryd' && c.peer !== undefined)) {
+  for (const c of w1.headline.filter((c) => c.peer !== undefined)) {
     const factor = w1Aims[c.store];
     // The bare loop makes W1's requests with nothing stored or scheduled: no retry service can pass it here. The
     // bare loop with the store's work (claims, completions and attempt log as the engine writes them, on the same
@@ -378,11 +459,16 @@ export function aims(results) {
       rows.push({ aim: `W1 SQLite end to end (enqueue + dispatch): ≥ 2× ${c.peer.name}`, figure: c.peer.endToEnd, unit: '×', met: c.peer.endToEnd >= 2, ceiling });
     }
   }
+  // What users run costs little: the default protections beside none, back to back in every round of one run.
+  // Judged on the median of the rounds' ratios: each compares two runs made back to back, in the same conditions.
+  for (const c of w1.headline.filter((c) => c.vsOff?.roundsMedian !== undefined && w1.protectionAim !== undefined)) {
+    rows.push({ aim: `W1 ${STORE_NAMES[c.store]}: the default protections ≥ ${w1.protectionAim}× the attempts/s with them off (median of the rounds)`, figure: c.vsOff.roundsMedian, unit: '×', met: c.vsOff.roundsMedian >= w1.protectionAim });
+  }
   // Issue 14's enqueue aims, from W1's enqueue (W6's request shape: the batch API, 1,000 a request, 4 in flight),
   // against the store's own insert with nothing else to do, and against W6's requests through the least an HTTP
   // enqueue does, whose ratio to the peer is measured in its own run beside the peer (the binding ceiling when run).
   const tasksPerSec = (n) => `${Math.round(n).toLocaleString('en-US')} tasks/s`;
-  for (const c of w1.contenders.filter((c) => c.kind === 'retryd' && c.enqueuePerSec !== undefined)) {
+  for (const c of w1.headline.filter((c) => c.enqueuePerSec !== undefined)) {
     const floor = insert.find((i) => i.store === c.store)?.ceilingPerSec;
     const alone = floor === undefined ? undefined : `the store's insert alone: ${tasksPerSec(floor)}`;
     const http = ingest.find((i) => i.store === c.store && i.floorPerSec !== undefined);
@@ -432,6 +518,18 @@ export function aims(results) {
       unit: ' ms',
       met: !w.timedOut && w.bFirstAfterAckMs <= w.cycleMs,
     });
+  }
+  // W7: the defaults must never starve a target that answers, nor hammer one that does not; nothing lost.
+  for (const w of w7Figures(results)) {
+    for (const c of w.cases.filter((c) => c.aim !== undefined)) {
+      const r = c.defaults;
+      const goodput = r.goodputPerSecond === undefined ? '' : `; goodput ${Math.round(r.goodputPerSecond).toLocaleString('en-US')}/s, ${r.callsPerTask?.toFixed(2)} calls/task`;
+      const figureText = c.dead
+        ? `${r.requests?.toLocaleString('en-US') ?? '–'} calls in ${w.deadSeconds} s`
+        : `time ${ratioText(c.ratio.time, c.ratio.atLeast)}, calls ${ratioText(c.ratio.calls, c.ratio.atLeast)} of off${goodput}`;
+      rows.push({ aim: `W7 ${STORE_NAMES[w.store]}, ${c.id} (${c.title}): ${c.aim}`, figureText, met: c.met === true, unknown: c.met === undefined });
+    }
+    if (w.cases.length > 0) rows.push({ aim: `W7 ${STORE_NAMES[w.store]}: nothing lost, defaults and off`, figure: w.lost, unit: '', met: w.lost === 0 && w.clean });
   }
   // Issue 14's space per pending task (W2-like tasks).
   const spaceAims = { sqlite: 400, postgres: 400, redis: 700 };

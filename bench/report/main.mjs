@@ -1,10 +1,12 @@
-// `npm run bench`: the benchmark report in one command. Runs W1–W5 on each store with the peers side by side, then
+// `npm run bench`: the benchmark report in one command. Runs W1–W5 and W7 on each store with the peers side by side
+// (W1 with the default protections, its headline, and with them off; W7 each case with the defaults and off), then
 // the space a task takes and the machine's ceilings (each store's insert alone, W4's load through a bare relay), saves
 // the results, and renders docs/benchmarks.md, its charts (docs/bench/*.svg) and the README's headline from them.
 //
 //   npm run bench [-- --quick] [--stores sqlite,postgres,redis] [--peers bullmq,pgboss|none]
-//                 [--workloads w1,w2,w3,w4,w5,space,ceilings] [--baseline PATH/dist/cli/main.js] [--from RESULTS.json]
-//                 [--out RESULTS.json] [--doc FILE] [--charts DIR] [--readme FILE|none] [--note TEXT] [--quiet]
+//                 [--workloads w1,w2,w3,w4,w5,w7,space,ceilings] [--baseline PATH/dist/cli/main.js]
+//                 [--from RESULTS.json] [--merge RESULTS.json] [--out RESULTS.json] [--doc FILE] [--charts DIR]
+//                 [--readme FILE|none] [--note TEXT] [--quiet]
 //
 // Full run (the default): the sizes of WORKLOADS.md, ~40 min on a quiet 2-core machine (the plan and its estimate are
 // printed first); results to bench/results/<date>.json, the page to docs/benchmarks.md, charts to docs/bench/, the
@@ -14,6 +16,9 @@
 // nothing and never land in docs/.
 // --from FILE: no run; renders the page again from a saved results file (quick or full, as the file says).
 // A page without the report's mark (written by hand) is appended to benchmarks-history.md beside it before it is replaced.
+// --merge FILE: the run measures only --workloads and takes the other workloads' steps over from FILE, an earlier
+// results file of the same size (quick or full), so that the page keeps every figure; each such step, and the page's
+// opening, names the run it came from (e.g. `--workloads w1,w7 --merge bench/results/<date>.json`).
 // --note TEXT: a remark kept with the results and shown at the top of the page (e.g. what else ran on the machine).
 // --baseline PATH: another build of retryd (its dist/cli/main.js, e.g. a worktree of an older commit, built) runs
 // beside this one in W1 and W4, in every round; the page gains a section with after ÷ before per store, naming the
@@ -28,6 +33,7 @@ import { machine } from '../service/lib/report.mjs';
 import { renderCharts } from './charts.mjs';
 import { ROOT, collectEnvironment } from './environment.mjs';
 import { PEERS, STORES, WORKLOADS, parseList, planRuns } from './plan.mjs';
+import { takeOver } from './merge-results.mjs';
 import { archiveSection, fillReadme, renderDoc } from './render-doc.mjs';
 import { runStep } from './run-workloads.mjs';
 
@@ -38,6 +44,7 @@ const { values: args } = parseArgs({
     peers: { type: 'string', default: PEERS.join(',') },
     workloads: { type: 'string', default: WORKLOADS.join(',') },
     from: { type: 'string' },
+    merge: { type: 'string' },
     out: { type: 'string' },
     doc: { type: 'string' },
     charts: { type: 'string' },
@@ -69,7 +76,21 @@ async function measure() {
   const steps = planRuns({ quick: args.quick, stores, peers, workloads, baseline: baseline?.cli });
   const minutes = steps.reduce((n, s) => n + s.minutes, 0);
   say(`plan (${args.quick ? 'quick' : 'full'}): ${steps.map((s) => `${s.workload} ${s.store}`).join('; ')}; about ${Math.ceil(minutes)} min on a quiet machine`);
-  const results = { format: 1, quick: args.quick, ...(args.note === undefined ? {} : { note: args.note }), ...(baseline === undefined ? {} : { baseline }), startedAt: new Date().toISOString(), stores, peers, workloads, environment: await collectEnvironment(), runs: [] };
+  // --merge: the other workloads' steps of an earlier run, kept from the start (an interrupted run keeps them too).
+  const kept = args.merge === undefined ? undefined : takeOver(JSON.parse(readFileSync(args.merge, 'utf8')), repoPath(args.merge), { quick: args.quick, workloads, stores, baseline });
+  const results = {
+    format: 1,
+    quick: args.quick,
+    ...(args.note === undefined ? {} : { note: args.note }),
+    ...((kept?.baseline ?? baseline) === undefined ? {} : { baseline: kept?.baseline ?? baseline }),
+    startedAt: new Date().toISOString(),
+    stores: kept?.stores ?? stores,
+    peers,
+    workloads: kept?.workloads ?? workloads,
+    ...(kept === undefined ? {} : { merged: kept.merged }),
+    environment: await collectEnvironment(),
+    runs: kept?.runs ?? [],
+  };
   const file = resolve(outPath(results));
   const logFile = `${file}.log`;
   save(results, file);
@@ -107,6 +128,7 @@ function outPath(results) {
 let results;
 let resultsFile;
 if (args.from !== undefined) {
+  if (args.merge !== undefined) throw new Error('--merge goes with a run, not with --from (a results file of a merged run has every step already)');
   resultsFile = resolve(args.from);
   results = JSON.parse(readFileSync(resultsFile, 'utf8'));
   if (results.format !== 1) throw new Error(`--from: ${args.from} is not a results file of npm run bench (format 1)`);
@@ -139,4 +161,4 @@ if (readmeFile !== undefined) {
   say(`headline: ${repoPath(readmeFile)}`);
 }
 // A measured run that failed a check exits 1; a page rendered again from a file shows the failures and succeeds.
-process.exit(args.from !== undefined || results.runs.every((r) => r.error === undefined) ? 0 : 1);
+process.exit(args.from !== undefined || results.runs.every((r) => r.from !== undefined || r.error === undefined) ? 0 : 1);

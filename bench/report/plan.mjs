@@ -6,38 +6,48 @@ export const STORES = Object.freeze(['sqlite', 'postgres', 'redis']);
 /** The W1 peers (bench/service/lib/contenders/): BullMQ on Redis and pg-boss on PostgreSQL. */
 export const PEERS = Object.freeze(['bullmq', 'pgboss']);
 /**
- * What the report covers: the workloads of WORKLOADS.md, then `space` (what a pending task takes in each store,
+ * What the report covers: the workloads of WORKLOADS.md (W7: the cases w7.mjs has, each with the default protections
+ * and with them off), then `space` (what a pending task takes in each store,
  * store-space.mjs) and `ceilings` (what this machine allows without retryd's work: each store's insert alone,
  * insert-floor.mjs; W6's requests through the least an HTTP enqueue does, beside retryd and the peer's bulk insert,
  * ingest-floor.mjs; and W4's load through a bare relay, w4-ceiling.mjs), the figures issue 14's aims are read
  * against.
  */
-export const WORKLOADS = Object.freeze(['w1', 'w2', 'w3', 'w4', 'w5', 'space', 'ceilings']);
+export const WORKLOADS = Object.freeze(['w1', 'w2', 'w3', 'w4', 'w5', 'w7', 'space', 'ceilings']);
 /** The workloads whose scripts run a `--baseline` build beside the current one (the report's before and after). */
 export const BASELINE_WORKLOADS = Object.freeze(['w1', 'w4']);
 
 /**
- * Arguments per workload. Full: the sizes of WORKLOADS.md (W1 with three rounds, rotated, for medians). Quick: a
- * smoke run that proves the pipeline end to end in seconds; its figures mean nothing.
+ * W1's retryd runs: with the default protections (the headline: what users run) and with `--protection off`, back to
+ * back in every round; the page shows defaults ÷ off.
+ */
+const W1_PROTECTIONS = ['--protection', 'defaults,off'];
+
+/**
+ * Arguments per workload. Full: the sizes of WORKLOADS.md (W1 with three rounds, rotated, for medians; W7 its
+ * CI-sized 2,000 tasks a case, every case of w7.mjs). Quick: a smoke run that proves the pipeline end to end in
+ * seconds; its figures mean nothing.
  */
 const ARGS = {
   full: {
-    w1: ['--rounds', '3'],
+    w1: [...W1_PROTECTIONS, '--rounds', '3'],
     w2: [],
     w3: ['--svg', 'none'],
     w4: [],
     w5: [],
+    w7: ['--tasks', '2000'],
     space: ['--tasks', '100000'],
     'insert-floor': [],
     'ingest-floor': ['--tasks', '50000', '--rounds', '3'],
     'w4-ceiling': [],
   },
   quick: {
-    w1: ['--tasks', '300', '--rounds', '1'],
+    w1: [...W1_PROTECTIONS, '--tasks', '300', '--rounds', '1'],
     w2: ['--backlog', '2000', '--due', '100'],
     w3: ['--tasks', '200', '--outage', '1', '--capacity', '200', '--limit', '200', '--svg', 'none'],
     w4: ['--seconds', '2', '--warmup', '1', '--rate', '500'],
     w5: ['--a-tasks', '2000', '--b-tasks', '10', '--settle', '0.5', '--a-window', '1'],
+    w7: ['--tasks', '200', '--timeout', '30', '--dead-seconds', '3'],
     space: ['--tasks', '2000'],
     'insert-floor': ['--batches', '2'],
     'ingest-floor': ['--tasks', '2000', '--rounds', '1'],
@@ -49,18 +59,19 @@ const ARGS = {
  * Minutes each step takes at full size on a quiet 2-core machine (from the runs in docs/benchmarks-history.md):
  * W1 about 40 s per contender and round; W2 about 6 min per store (1,000,000 tasks through the API, then through
  * the library); W3 two storms of about 25 s plus start-up; W4 10 s of warm-up, 60 s measured, and the drain; W5 two
- * variants of about 40 s (200,000 tasks enqueued, then B's 100 and the window after them).
+ * variants of about 40 s (200,000 tasks enqueued, then B's 100 and the window after them); W7 seven cases twice,
+ * f's two dead minutes the longest.
  */
-const FULL_MINUTES = { w1PerContenderRound: 0.7, w2: 6, w3: 1.5, w4: 1.7, w5: 1.5, space: 0.7, 'insert-floor': 0.7, 'ingest-floor': 1.5, 'w4-ceiling': 1.4 };
+const FULL_MINUTES = { w1PerContenderRound: 0.7, w2: 6, w3: 1.5, w4: 1.7, w5: 1.5, w7: 6, space: 0.7, 'insert-floor': 0.7, 'ingest-floor': 1.5, 'w4-ceiling': 1.4 };
 
 /**
  * The steps of a run, in order: `{ workload, script?, store, args, minutes }` (`script`: the file of bench/service/
  * it runs, when not the workload's own). W1 runs once with every store and peer side by side (its rounds rotate the
- * order over all of them); W2–W5, `space` and the store inserts of `ceilings` run once per store, W4's bare relay once
- * per kind of commit. With `baseline` (another build's
- * `dist/cli/main.js`), W1 and W4 run that build too, beside the current one in every round (the report's before and
- * after), which doubles their retryd runs; W1 also runs the current build a second time (`--control`), whose ratio to
- * the first is the noise the before-and-after ratio is read against.
+ * order over all of them); W2–W5, W7, `space` and the store inserts of `ceilings` run once per store, W4's bare
+ * relay once per kind of commit. With `baseline` (another build's `dist/cli/main.js`), W1 and W4 run that build
+ * too, beside the current one in every round (the report's before and after), which doubles their retryd runs; W1
+ * also runs the current build a second time (`--control`), whose ratio to the first is the noise the before-and-after
+ * ratio is read against.
  */
 export function planRuns({ quick, stores = STORES, peers = PEERS, workloads = WORKLOADS, baseline }) {
   const mode = quick ? 'quick' : 'full';
@@ -77,7 +88,8 @@ export function planRuns({ quick, stores = STORES, peers = PEERS, workloads = WO
       // store): the two ceilings W1's aims are read against.
       const only = ['retryd', ...peers, 'bare', ...(stores.length > 0 ? ['bare-store'] : [])];
       const rounds = quick ? 1 : 3;
-      const contenders = stores.length * (baseline === undefined ? 2 : 4) + peers.length + 1;
+      // Per store: retryd with the defaults and off, the bare loop with the store's work, and the before and control.
+      const contenders = stores.length * (baseline === undefined ? 3 : 5) + peers.length + 1;
       steps.push({
         workload,
         store: stores.join(','),

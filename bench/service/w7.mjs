@@ -31,7 +31,7 @@
 import { parseArgs } from 'node:util';
 import { retrydStore } from './lib/contenders/retryd.mjs';
 import { peakInWindow, startDownstream } from './lib/downstream-client.mjs';
-import { fmt, positiveIntOption, positiveNumberOption, printMachine, printTable, sleep, writeJsonFile } from './lib/report.mjs';
+import { fmt, positiveIntOption, positiveNumberOption, printMachine, printTable, ratioText, sleep, writeJsonFile } from './lib/report.mjs';
 import { CLI, serveHasFlag, startRetryd } from './lib/retryd-service.mjs';
 
 const { values: args } = parseArgs({
@@ -219,7 +219,9 @@ async function runOnce(caseId, run) {
     const { statuses, lastEndedAt } = await tally(service);
     r.statuses = statuses;
     r.succeeded = statuses.SUCCEEDED;
-    r.pending = statuses.PENDING + statuses.IN_FLIGHT;
+    // Paging PENDING and IN_FLIGHT while a stopped run's service still works can see a task twice (handed back between
+    // two pages); the ended statuses only grow, so what has not ended is the rest.
+    r.pending = N - statuses.SUCCEEDED - statuses.EXHAUSTED - statuses.FAILED - statuses.CANCELLED;
     if (r.finished) {
       r.lost = N - statuses.SUCCEEDED - statuses.EXHAUSTED - statuses.FAILED;
       if (r.firstRequestAt !== null && lastEndedAt !== null) r.doneMs = lastEndedAt - r.firstRequestAt;
@@ -269,9 +271,6 @@ function ratios(r, off) {
 }
 
 const mark = (ok) => (ok === true ? '✓' : ok === false ? '✗' : '?');
-// Two significant digits below 0.1: a dead target's calls with the protections are a few thousandths of those without.
-const ratioText = (x, atLeast = false) =>
-  x === undefined || Number.isNaN(x) ? '–' : `${atLeast ? '≥ ' : ''}${x < 0.1 ? x.toPrecision(2) : x.toFixed(2)}×`;
 
 /** What a run came to, in the table's words: finished, stopped at the timeout, or (f) what a dead target got. */
 function outcomeText(r) {
@@ -283,12 +282,15 @@ function outcomeText(r) {
   return r.finished ? 'finished' : `not finished after ${TIMEOUT_MS / 1000} s: ${fmt(r.succeeded)} succeeded`;
 }
 
-/** The aim's cell of a defaults run: the aim, d's goodput, and whether it was met. */
-function aimCells(r, off) {
-  if (r.run !== 'defaults') return ['(the reference)', ''];
+/**
+ * A defaults run's aim: its text (with d's goodput) and whether it was met (true, false, or undefined when it cannot
+ * be told); an off run is the reference, with no aim of its own.
+ */
+function judgeAim(r, off) {
+  if (r.run !== 'defaults') return { aim: '(the reference)' };
   const { aim } = CASES[r.case];
   const measured = r.goodputPerSecond === undefined ? '' : ` — goodput ${fmt(r.goodputPerSecond)}/s`;
-  return [`${aim.text}${measured}`, r.error === undefined ? mark(aim.judge(r, off)) : '✗'];
+  return { aim: `${aim.text}${measured}`, aimText: aim.text, aimMet: r.error === undefined ? aim.judge(r, off) : false };
 }
 
 console.log('');
@@ -296,8 +298,10 @@ printMachine('load after the runs', { build: false });
 console.log('');
 for (const r of results) {
   const off = results.find((o) => o.case === r.case && o.run === 'off');
+  r.title = CASES[r.case].title;
+  r.dead = CASES[r.case].dead === true;
   r.ratio = ratios(r, off);
-  [r.aim, r.met] = aimCells(r, off);
+  Object.assign(r, judgeAim(r, off));
 }
 printTable(
   ['case', 'run', 'outcome', 'time to done (s)', 'succeeded', 'calls/task', 'busiest 100 ms', 'duplicates', 'lost', 'time ÷ off', 'calls/task ÷ off', 'aim (W7)', 'met'],
@@ -314,7 +318,7 @@ printTable(
     ratioText(r.ratio.time, r.ratio.atLeast),
     ratioText(r.ratio.calls, r.ratio.atLeast),
     r.aim,
-    r.met,
+    r.run === 'defaults' ? mark(r.aimMet) : '',
   ]),
 );
 const finished = results.filter((r) => r.finished);

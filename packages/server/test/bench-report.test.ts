@@ -225,8 +225,10 @@ describe('npm run bench', () => {
       'ceilings w4-ceiling sqlite ok',
     ]);
     const w1 = results.runs[0]?.data?.results ?? [];
+    // W1 with the default protections, and beside it with them off.
     expect(w1.map((r) => [r.id, r.pass])).toEqual([
       ['retryd-sqlite-full', true],
+      ['retryd-sqlite-full-protection-off', true],
       ['bare', true],
       ['bare-store', true],
     ]);

@@ -120,14 +120,12 @@ export async function retrydStore(kind, { sync = 'full', name = 'bench' } = {}) 
  * key prefix, so the two builds never share a store. `role: 'control'` is the current build once more (W1's
  * `--control`, an A/A pair): its id ends in `-control`, its name says `(control)`, its store is its own too.
  *
- * Per-target protection (issue 9), on builds that have it:
- * - `targetSettings: 'off'` turns every protection of the downstream's target off with `PUT /targets/{origin}` before
- *   the enqueue (W1: its failures are by design); a build without `/targets` (the `--baseline` one) is run as it is.
- * - `protection: 'off'` starts the service with `--protection off` (W1 `--downstream ok`: the same run with and
- *   without the protections); its id ends in `-protection-off` and `protectionPairId` pairs it with the run with them.
- *   A build without that flag gets its target's protections turned off through `/targets` instead, and a build
- *   without either runs as it is; the contender's name says which.
- * `note` is added to the name (e.g. `protections on`).
+ * Per-target protection (issue 9), on builds that have it: `protection: 'defaults'` (the default) runs the service
+ * as it starts, with the protections a user gets without asking; `protection: 'off'` starts it with `--protection
+ * off`, or on a build without that flag (an older `--baseline`) turns the downstream target's protections off with
+ * `PUT /targets/{origin}` before the enqueue, or on a build without `/targets` either runs it as it is; the
+ * contender's name says which. An off contender's id (and `pairId`) ends in `-protection-off`; `protectionPairId`
+ * pairs the current build's runs of one configuration with the protections on and off.
  */
 export function retrydContender({
   storeKind = 'sqlite',
@@ -137,10 +135,9 @@ export function retrydContender({
   instances = 1,
   cli = CLI,
   role = 'after',
-  protection = 'on',
-  targetSettings = 'defaults',
-  note = '',
+  protection = 'defaults',
 }) {
+  if (!['defaults', 'off'].includes(protection)) throw new Error(`protection must be defaults or off, got ${protection}`);
   let store;
   let service;
   let services = [];
@@ -148,22 +145,23 @@ export function retrydContender({
   let build;
   // Another run of a configuration, beside the current build's: the build before (--baseline) or a control.
   const twin = role === 'before' || role === 'control';
-  const protectionOff = protection === 'off' && !twin;
-  const offByFlag = protectionOff && serveHasFlag(cli, '--protection');
-  /** What was done about the target's protection, for the contender's name (set at the enqueue). */
-  let targetNote = offByFlag ? '--protection off' : note;
+  const off = protection === 'off';
+  const offByFlag = off && serveHasFlag(cli, '--protection');
+  /** What was done about the target's protection, for the contender's name (set at the enqueue without the flag). */
+  let protectionNote = off ? (offByFlag ? '--protection off' : "target's protections off") : 'default protections';
   const base = `${storeKind === 'sqlite' ? `retryd-sqlite-${sync}` : `retryd-${storeKind.replace(/:.*$/, '')}`}${instances > 1 ? `-x${instances}` : ''}`;
+  const pairId = off ? `${base}-protection-off` : base;
   return {
-    id: twin ? `${base}-${role}` : protectionOff ? `${base}-protection-off` : base,
+    id: twin ? `${pairId}-${role}` : pairId,
     role,
     /** The id of this configuration whatever the build: pairs a `--baseline` contender with the current one. */
-    pairId: protectionOff ? `${base}-protection-off` : base,
-    /** Pairs the runs of one configuration with the protections on and off (W1 `--downstream ok`). */
+    pairId,
+    /** Pairs the current build's runs of one configuration with the protections on and off. */
     protectionPairId: twin ? undefined : base,
-    protection: protectionOff ? 'off' : 'on',
+    protection,
     cli,
     get name() {
-      const extra = [instances > 1 ? `${instances} instances` : '', targetNote].filter((x) => x !== '').join(', ');
+      const extra = [instances > 1 ? `${instances} instances` : '', protectionNote].filter((x) => x !== '').join(', ');
       return `retryd${twin ? ` (${role})` : ''} (${store?.label ?? storeKind}${extra === '' ? '' : `, ${extra}`})`;
     },
     get durability() {
@@ -200,12 +198,8 @@ export function retrydContender({
       // mixed with the enqueue, as with the peers, whose workers start once everything is enqueued.
       dueAt = Date.now() + 2_000 + Math.ceil(tasks.length * 0.25);
       const target = `${downstreamUrl}/w1`;
-      if ((targetSettings === 'off' || protectionOff) && !offByFlag) {
-        if (await service.hasTargets()) {
-          await service.call('PUT', targetPath(new URL(downstreamUrl).origin), PROTECTIONS_OFF_PATCH);
-          targetNote = "target's protections off";
-        } else targetNote = 'no /targets in this build';
-      }
+      if (off && !offByFlag && !(await service.hasTargets())) protectionNote = 'no /targets in this build';
+      else if (off && !offByFlag) await service.call('PUT', targetPath(new URL(downstreamUrl).origin), PROTECTIONS_OFF_PATCH);
       const batches = Math.ceil(tasks.length / 1000);
       const started = performance.now();
       await inParallel(batches, 4, (b) =>
