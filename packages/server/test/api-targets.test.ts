@@ -1,3 +1,4 @@
+import { SLOW_START_IN_FLIGHT } from '../src/protection/ready-attempt.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_TENANT } from '../src/domain/task.js';
 import { DEFAULT_TARGET_SETTINGS } from '../src/protection/target-settings.js';
@@ -124,8 +125,8 @@ describe('PUT /targets/{targetKey}', () => {
       rateLimit: { ratePerSecond: 50, burst: 5 },
       breaker: { ...DEFAULT_TARGET_SETTINGS.breaker, openDurationMs: 2_000 },
     });
-    // The limits reach the store's gate, as GET shows them.
-    expect(created.body.limits).toEqual({ ratePerSecond: 50, burst: 5, maxInFlight: null });
+    // The limits reach the store's gate, as GET shows them; 10 in flight is the slow start of a target with no success yet.
+    expect(created.body.limits).toEqual({ ratePerSecond: 50, burst: 5, maxInFlight: SLOW_START_IN_FLIGHT });
 
     const changed = await api.call('PUT', path(key), { maxInFlight: 2, adaptive: { enabled: false } });
     expect(changed.body.settings).toMatchObject({
@@ -138,9 +139,9 @@ describe('PUT /targets/{targetKey}', () => {
     expect(read.body.settings).toEqual(changed.body.settings);
     expect(read.body.limits).toEqual({ ratePerSecond: 50, burst: 5, maxInFlight: 2 });
 
-    // null lifts a limit.
+    // null lifts a limit (the slow start's stays until a first success).
     const lifted = await api.call('PUT', path(key), { rateLimit: { ratePerSecond: null, burst: null }, maxInFlight: null });
-    expect(lifted.body.limits).toEqual({ ratePerSecond: null, burst: null, maxInFlight: null });
+    expect(lifted.body.limits).toEqual({ ratePerSecond: null, burst: null, maxInFlight: SLOW_START_IN_FLIGHT });
   });
 
   it('names every broken field and rule at once (400 problem+json) and changes nothing', async () => {

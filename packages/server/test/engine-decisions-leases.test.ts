@@ -63,6 +63,21 @@ describe('leases', () => {
     expect(h.errors).toEqual([]);
   });
 
+  it('reaps a lease shorter than maxIdleMs that another worker took after its last look the moment it lapses', async () => {
+    // Idle, it looks at least once per lease: it sees the lease before it lapses (with maxIdleMs alone, at T0 + 5 000).
+    h = await EngineHarness.open({ engine: { attemptTimeoutMs: 1_000, leaseMs: 2_000, maxIdleMs: 5_000 } });
+    await h.advanceTo(T0 + 100);
+    const [task] = await h.insert(makeTask({ targetUrl: 'https://a.example/x', policy: JITTERED_POLICY, policyId: null }));
+    const [dead] = await h.store.claimDue(T0 + 100, { limit: 1, leaseMs: 2_000, workerId: 'dead-worker' });
+    expect(dead).toMatchObject({ taskId: task!.taskId, leaseExpiresAt: T0 + 2_100 });
+
+    await h.advanceTo(T0 + 2_099);
+    expect(await h.task(task!)).toMatchObject({ status: 'IN_FLIGHT', leaseOwner: 'dead-worker' });
+    await h.advanceTo(T0 + 2_100);
+    expect(await h.task(task!)).toMatchObject({ status: 'PENDING', attemptNumber: 1, leaseOwner: null });
+    expect((await h.attempts(task!)).map((a) => [a.outcome, a.workerId])).toEqual([['lease_expired', 'dead-worker']]);
+  });
+
   it('a dispatch left unanswered past its lease is reaped by another instance and retried; the late answer is fenced out', async () => {
     // worker-1 stalls on its call (and, idle otherwise, does not look at the store for 10 minutes); worker-2 is live.
     h = await EngineHarness.open({ engine: { maxIdleMs: 600_000 } });

@@ -97,4 +97,47 @@ describe('the running service', () => {
       await downstream.close();
     }
   }, 30_000);
+
+  it('paces a target that is full (a bare 503 beyond 200 calls a second) near what it takes, with the default settings', async () => {
+    const TASKS = 600;
+    // A token bucket of 200 a second (a tenth of a second's worth): 200 while it has a token, a bare 503 beyond.
+    let tokens = 20;
+    let filledAt = Date.now();
+    const downstream = await startServer((_req, res) => {
+      const now = Date.now();
+      tokens = Math.min(20, tokens + ((now - filledAt) * 200) / 1_000);
+      filledAt = now;
+      if (tokens < 1) return reply(res, 503);
+      tokens -= 1;
+      return reply(res, 200);
+    });
+    const service = await startRetryd(
+      { ...DEFAULT_CONFIG, port: 0, store: `sqlite:${join(dir, 'full.db')}`, allowTargets: ['127.0.0.1/32'], sqliteSync: 'normal', graceMs: 0, concurrency: 64 },
+      createLogger('silent'),
+    );
+    try {
+      const policy = { maxAttempts: 30, backoffType: 'EXPONENTIAL', initialDelayMs: 20, multiplier: 2, maxDelayMs: 1_000, jitterType: 'FULL' };
+      const created = await fetch(`${service.url}/retry-tasks/batch`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ tasks: Array.from({ length: TASKS }, () => ({ targetUrl: `${downstream.url}/hook`, method: 'POST', policy })) }),
+      });
+      expect(created.status).toBe(200);
+      const target = `${service.url}/targets/${encodeURIComponent(downstream.url)}`;
+      // Tested (its sends halved for a moment), then found full and paced: a rate in the store's gate near what it takes.
+      const paced = await waitFor(async () => {
+        const view = (await (await fetch(target)).json()) as { allowedRatePerSecond: number | null };
+        return view.allowedRatePerSecond !== null && view.allowedRatePerSecond < 600 ? view.allowedRatePerSecond : undefined;
+      }, { what: 'a pace near 200 a second for the full target', timeoutMs: 20_000, intervalMs: 20 });
+      expect(paced).toBeGreaterThan(50);
+      const counts = async () => (await (await fetch(`${service.url}/retry-tasks?status=SUCCEEDED&limit=1000`)).json()) as { items: unknown[] };
+      await waitFor(async () => (await counts()).items.length === TASKS, { what: 'every task to succeed', timeoutMs: 60_000, intervalMs: 50 });
+      // Unpaced, 64 calls in flight answered at once make thousands of calls a second for its 200 successes (off: 5 to
+      // 6 calls a task); paced, about one and a half.
+      expect(downstream.requests.length).toBeLessThan(3 * TASKS);
+    } finally {
+      await service.close();
+      await downstream.close();
+    }
+  }, 90_000);
 });

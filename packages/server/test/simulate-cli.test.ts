@@ -116,7 +116,7 @@ describe('retryd simulate (the command)', () => {
       expect(words(amplification.stdout)).toContain(text);
     }
     const w7 = await run(['simulate', 'w7', '--help']);
-    for (const text of ['WORKLOADS.md W7', '64 attempts in flight', 'Google SRE client-side throttling', '--cases <list>', '(default: a1,a2,b20,b50,b90,d,f)', '--designs <list>', '(default: none,landed,sre,budget,breaker-only,capacity)', '--tasks <n>', '(default: 2000)']) {
+    for (const text of ['WORKLOADS.md W7', '64 attempts in flight', 'Google SRE client-side throttling', '--cases <list>', '(default: a1,a2,b20,b50,b90,d,f)', '--designs <list>', '(default: none,landed,previous,sre,budget,breaker-only)', '--tasks <n>', '(default: 2000)']) {
       expect(words(w7.stdout)).toContain(text);
     }
     const simulate = await run(['simulate', '--help']);
@@ -137,7 +137,7 @@ describe('retryd simulate (the command)', () => {
     [['contention', '--runs', '1', '--clients', '5', '--svg', '/nonexistent-dir/chart.svg'], '--svg must name a file that can be written, got "/nonexistent-dir/chart.svg"'],
     [['w7', '--cases', 'a1,z'], '--cases must be comma-separated names from a1, a2, b20, b50, b90, d, f, got "a1,z"'],
     [['w7', '--cases', ''], '--cases must be comma-separated names from a1, a2, b20, b50, b90, d, f, got ""'],
-    [['w7', '--designs', 'landed,magic'], '--designs must be comma-separated names from none, landed, sre, budget, breaker-only, capacity, got "landed,magic"'],
+    [['w7', '--designs', 'landed,magic'], '--designs must be comma-separated names from none, landed, previous, sre, budget, breaker-only, got "landed,magic"'],
     [['w7', '--tasks', '0'], '--tasks must be an integer from 1 to 20000, got "0"'],
     [['w7', '--seed', 'x'], '--seed must be an integer from 0 to 4294967295, got "x"'],
     [['contention', '--bogus'], "unknown option '--bogus'"],

@@ -56,6 +56,7 @@ describe('taskWaitOf', () => {
       detail: `target paced at 2.5/s; next attempt allowed at ${new Date(NOW + 100).toISOString()}`,
     });
     expect(taskWaitOf(due, status({ target: { dueTasks: 1_000 } }), NOW)?.detail).toBe('due; waiting for a free worker; at least 1000 tasks due on its target');
+    expect(taskWaitOf(due, status({ target: { maxInFlight: 10, inFlight: 10 } }), NOW)).toMatchObject({ reason: 'slow_start' });
     expect(taskWaitOf(due, undefined, NOW)).toEqual({ reason: 'queued', until: null, detail: 'due; waiting for a free worker' });
   });
 });

@@ -228,7 +228,8 @@ export const SHARED_SCHEMAS = [
     description:
       'Why a PENDING task that is due is not running; only on GET /retry-tasks/{taskId}. breaker_open and retry_after: ' +
       'its target is held until `until`; breaker_probing: only probes go until one succeeds; rate_limit: the target is ' +
-      'paced, its next attempt allowed at `until`; max_in_flight: the target is at its in-flight limit; queued: nothing ' +
+      'paced, its next attempt allowed at `until`; max_in_flight: the target is at its in-flight limit; slow_start: ' +
+      'no success of the target is known yet, and it gets 10 attempts in flight until one; queued: nothing ' +
       'holds the target, the task waits for a free worker.',
     type: 'object',
     required: ['reason', 'until', 'detail'],

@@ -24,11 +24,12 @@ export function w7Command(): Command {
       `WORKLOADS.md W7 on a virtual clock: per case, N tasks all due at 0, each retried with the W7 policy (exponential from ` +
         `20 ms, ×2, up to 1 s, 30 attempts, full jitter) by a service with ${W7_CONCURRENCY} attempts in flight, against a ` +
         'downstream that is not ready yet (a1, a2), fails at random (b20, b50, b90), is overloaded at 500 requests/s (d) or ' +
-        'dead for an hour (f). Designs: none (protections off, the reference), landed (the service\'s defaults: breaker, retry ' +
-        'budget, storm detection, the ready-attempt rule), sre (Google SRE client-side throttling, K = 2, 2 minutes), budget ' +
-        '(the retry budget alone), breaker-only (landed without the budget, a breaker opening on 100 failures in a row and ' +
-        'closing on one good probe), capacity (breaker-only, pacing a target found full to what it accepts, and 10 attempts ' +
-        'in flight until a first success). Prints the time until every task ended, calls per task, the busiest 100 ms, the ratios to ' +
+        'dead for an hour (f). Designs: none (protections off, the reference), landed (the service\'s defaults: breaker, ' +
+        'storm detection, the ready-attempt rule, the capacity probe pacing a target found full to what it accepts, 10 ' +
+        'attempts in flight until a first success), previous (the defaults before: with a retry budget, a breaker opening on ' +
+        '50 failures in a row and closing on three good probes), sre (Google SRE client-side throttling, K = 2, 2 minutes), ' +
+        'budget (the retry budget alone), breaker-only (previous without the budget, a breaker opening on 100 failures in ' +
+        'a row and closing on one good probe). Prints the time until every task ended, calls per task, the busiest 100 ms, the ratios to ' +
         'none and whether each W7 aim is met.',
     )
     .addOption(

@@ -62,6 +62,12 @@ export interface AttemptProtection {
    */
   admitsHandOff(target: TargetRef, now: number): boolean;
   /**
+   * Makes this instance know `target` before tasks of it are enqueued: undefined when it does already, else a promise
+   * of its first read, after which its gate is what its protection says (a target never seen to succeed is in slow
+   * start), so that the claims of its first tasks obey it. Optional.
+   */
+  prepare?(target: TargetRef, now: number): Promise<void> | undefined;
+  /**
    * The secrets an attempt of `task` is signed with (its target's `signing.secrets`, as references), or undefined when
    * its target does not sign. A promise only while this instance has not yet read the target's settings, so that a
    * target's first attempt is not sent unsigned; then a plain read of the cached settings.

@@ -54,7 +54,8 @@ export interface EngineOptions {
   policyCacheMs?: number;
   /**
    * Longest an idle engine sleeps before looking at the store again, in ms: picks up work it was not woken for
-   * (tasks written by another instance, leases taken by one). Default 5 000.
+   * (tasks written by another instance, leases taken by one). Its lease reaper looks at least once per `leaseMs` too,
+   * so that a lease another instance took is reaped as it lapses. Default 5 000.
    */
   maxIdleMs?: number;
   /**

@@ -111,7 +111,11 @@ export class Engine implements AsyncDisposable, HandOff {
       random: this.opts.random,
       now: () => this.now(),
       batchSize: this.opts.claimBatchSize,
-      maxIdleMs: this.opts.maxIdleMs,
+      // At most a lease between looks: a lease another instance takes just after a look is seen before it lapses, and
+      // reaped as it lapses, so a task whose worker died is due again a lease after its claim (as the visibility
+      // timeout promises), not up to maxIdleMs later. Until it is reaped it keeps its slot in its target's gate: with
+      // a half-open breaker's one probe slot, the whole target waits on it.
+      maxIdleMs: Math.min(this.opts.maxIdleMs, this.opts.leaseMs),
       holds: (taskId) => this.runner.held.has(taskId),
       reap: (tasks) => this.reap(tasks),
       onError: (error) => this.report(error, { operation: 'reap' }),
@@ -175,6 +179,19 @@ export class Engine implements AsyncDisposable, HandOff {
     }
     this.reserved += indices.length;
     return { indices, workerId: this.workerId, leaseMs: this.opts.leaseMs };
+  }
+
+  /** See `HandOff.prepare`: the protection's first read of each target it has not met. */
+  prepare(targets: readonly TargetRef[]): Promise<void> | undefined {
+    const prepare = this.options.protection?.prepare;
+    if (prepare === undefined) return undefined;
+    const now = this.now();
+    let waits: Promise<void>[] | undefined;
+    for (const target of targets) {
+      const wait = prepare.call(this.options.protection, target, now);
+      if (wait !== undefined) (waits ??= []).push(wait);
+    }
+    return waits === undefined ? undefined : Promise.all(waits).then(() => undefined);
   }
 
   /** Runs tasks inserted with a lease from {@link Engine.reserve}, as if this engine had claimed them. */

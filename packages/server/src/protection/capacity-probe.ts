@@ -34,6 +34,10 @@ const PEAK_BUCKET_MS = 250;
 /** How fast the peak accept rate is forgotten: halved every 30 s. */
 const PEAK_HALF_LIFE_MS = 30_000;
 
+/** How long a paced target is sent well below its pace before it is freed, in ms. */
+const UNBOUND_MS = 2_000;
+/** The shortest sample, in ms. */
+const MIN_SAMPLE_MS = 30;
 /** The most answers a sample waits for. */
 const MAX_ANSWERS = 2_000;
 
@@ -101,6 +105,8 @@ export class CapacityProbe {
   private fullAcceptRate = 0;
   private quietUntil = -Infinity;
   private quietMs: number;
+  /** While paced: since when its sends have been well below the pace, or null. */
+  private unboundSince: number | null = null;
   /**
    * The most accepts per second counted in a {@link PEAK_BUCKET_MS} bucket (by answer time), as of `peakSince`: what the
    * target has shown it can take. A burst a queue absorbs in a few ms weighs a bucket's worth, no more.
@@ -130,8 +136,9 @@ export class CapacityProbe {
     if (sentAt < this.sample.start) return;
     if (accepted) this.sample.accepts++;
     else this.sample.rejects++;
-    // On a count fixed when the sample opened: closing when the accepts reach a number would close on a lucky run.
-    if (this.sample.accepts + this.sample.rejects >= this.needed) this.close(now);
+    // On a count fixed when the sample opened: closing when the accepts reach a number would close on a lucky run. And
+    // not before MIN_SAMPLE_MS: rates over a few ms are a burst's (a queue drained at once), not the target's.
+    if (this.sample.accepts + this.sample.rejects >= this.needed && now - this.sample.start >= MIN_SAMPLE_MS) this.close(now);
   }
 
   /** The pace at `now`, in sends per second, or null when sends are free. */
@@ -156,25 +163,31 @@ export class CapacityProbe {
     const answers = s.accepts + s.rejects;
     if (s.start === -Infinity || answers < this.o.minAnswers / 2) {
       // Too little to say anything; a test that got this little did not bind either.
-      if (this.mode === 'testing' || this.mode === 'confirming') this.free(now, false);
+      if (this.mode === 'testing' || this.mode === 'confirming') this.free(now, 'inconclusive');
       return;
     }
     const sendRate = (s.sends * 1_000) / Math.max(1, now - s.start);
     const accepted = s.accepts / answers;
-    this.needed = Math.min(MAX_ANSWERS, Math.max(this.o.minAnswers, Math.ceil(this.o.minAccepts / Math.max(accepted, 0.01))));
-    this.judge({ sendRate, accepted, acceptRate: sendRate * accepted }, answers >= this.o.minAnswers, now);
+    this.needed = this.answersFor(accepted);
+    // Enough to go by: the answers, and half the accepts a sample is sized for (one cut short by maxSampleMs at a low
+    // rate holds a handful, whose share is noise).
+    const enough = answers >= this.o.minAnswers && s.accepts >= this.o.minAccepts / 2;
+    this.judge({ sendRate, accepted, acceptRate: sendRate * accepted }, enough, now);
   }
 
   private judge(m: Measured, enough: boolean, now: number): void {
     if (this.mode === 'testing') {
-      // The halved pace did not bind (fewer tasks were due than it allowed): the test says nothing.
-      if (m.sendRate > 0.75 * this.before.sendRate) return this.free(now, false);
+      // The halved pace did not bind (fewer tasks were due than it allowed), or too few answers came: the test says nothing.
+      if (!enough || m.sendRate > 0.75 * this.before.sendRate) return this.free(now, 'inconclusive');
       this.test = m;
       this.mode = 'confirming';
       this.pace = null;
+      // It measures the "before" again: sized for the share accepted then, not the halved pace's.
+      this.needed = this.answersFor(this.before.accepted);
       return;
     }
     if (this.mode === 'confirming') {
+      if (!enough) return this.free(now, 'inconclusive');
       // Sent freely again: the sample before the test is measured once more, after it, and the two are averaged (a
       // first sample can hold a burst that a queue or a bucket absorbed, which no later sample repeats).
       const before = Math.sqrt(this.before.acceptRate * m.acceptRate);
@@ -185,17 +198,26 @@ export class CapacityProbe {
         this.fullAcceptRate = this.test.acceptRate;
         return this.paceAt(this.test);
       }
-      return this.free(now, true);
+      return this.free(now, 'answering');
     }
     if (!enough) return;
     if (this.mode === 'paced') {
       const pace = this.pace as number;
-      if (m.acceptRate < 0.5 * this.fullAcceptRate) return this.free(now, false);
+      if (m.acceptRate < 0.5 * this.fullAcceptRate) return this.free(now, 'not-full');
+      // Sent well below the pace: the backlog is waiting out its backoff, or gone. Freed once that has lasted
+      // UNBOUND_MS (a backlog's retries come back in waves, and freeing it between two sends the next wave unpaced).
+      if (m.sendRate < 0.5 * pace) {
+        this.unboundSince ??= now;
+        if (now - this.unboundSince >= UNBOUND_MS) return this.free(now, 'not-full');
+        return;
+      }
+      this.unboundSince = null;
       if (m.accepted > 0.95) {
-        if (m.sendRate < 0.5 * pace) return this.free(now, false);
         this.pace = pace * 1.25;
       } else if (m.accepted < 0.85) {
-        this.paceAt(m);
+        // The pace times the share accepted, not this sender's accepts: where several instances share one pace (the
+        // store's gate), each sends a part of it, but the share accepted is the target's, the same for all of them.
+        this.pace = Math.max(1, pace * m.accepted * this.o.headroom);
       }
       return;
     }
@@ -230,19 +252,34 @@ export class CapacityProbe {
     this.bucketAccepts += accepts;
   }
 
+  /** The answers a sample must hold for `minAccepts` at the share `accepted`. */
+  private answersFor(accepted: number): number {
+    return Math.min(MAX_ANSWERS, Math.max(this.o.minAnswers, Math.ceil(this.o.minAccepts / Math.max(accepted, 0.01))));
+  }
+
   private paceAt(m: Measured): void {
     this.mode = 'paced';
+    this.unboundSince = null;
     this.pace = Math.max(1, m.acceptRate * this.o.headroom);
   }
 
-  private free(now: number, answering: boolean): void {
+  /**
+   * Sends are free again: `answering` after a test that found accepts falling with sends (no other test for the quiet
+   * period, doubled each time), `inconclusive` after a test that could not halve the sends or got too few answers (no
+   * other for a quarter of the quiet period: a test that cannot bind would otherwise halve every other sample), `not-full` when a paced target no
+   * longer acts full (it may be tested again at once).
+   */
+  private free(now: number, why: 'answering' | 'inconclusive' | 'not-full'): void {
     this.mode = 'free';
     this.pace = null;
-    if (answering) {
+    if (why === 'answering') {
       this.quietUntil = now + this.quietMs;
       this.quietMs = Math.min(this.o.maxQuietMs, this.quietMs * 2);
+    } else if (why === 'inconclusive') {
+      this.quietUntil = now + this.o.quietMs / 4;
     } else {
       this.quietMs = this.o.quietMs;
     }
   }
+
 }

@@ -1,4 +1,5 @@
 import type { TargetLimits } from '../store/store.js';
+import { SLOW_START_IN_FLIGHT } from './ready-attempt.js';
 import { burstOf, type TargetSettings } from './target-settings.js';
 
 /** Least time between two writes of a target's limits by one instance for adaptive throttling, in ms. */
@@ -11,9 +12,10 @@ export const LIMIT_WRITE_INTERVAL_MS = 200;
  *   its own rate (a hundredth of a second's worth, at least 1, at most the configured burst), so the target is not hit
  *   in bursts while it recovers;
  * - in flight: the configured limit, or, while the breaker is not closed, the probes it still admits (`probeSlots`),
- *   so that when its hold ends the claim gate lets exactly its probes through, on every instance.
+ *   so that when its hold ends the claim gate lets exactly its probes through, on every instance; in slow start (no
+ *   success remembered), at most `SLOW_START_IN_FLIGHT`.
  */
-export function gateLimits(settings: TargetSettings, adaptiveRate: number | null, probeSlots: number | null): TargetLimits {
+export function gateLimits(settings: TargetSettings, adaptiveRate: number | null, probeSlots: number | null, slowStart = false): TargetLimits {
   let ratePerSecond = settings.rateLimit.ratePerSecond;
   let burst = burstOf(settings);
   if (adaptiveRate !== null && (ratePerSecond === null || adaptiveRate < ratePerSecond)) {
@@ -22,6 +24,7 @@ export function gateLimits(settings: TargetSettings, adaptiveRate: number | null
   }
   let maxInFlight = settings.maxInFlight;
   if (probeSlots !== null) maxInFlight = Math.min(maxInFlight ?? Infinity, Math.max(1, probeSlots));
+  if (slowStart) maxInFlight = Math.min(maxInFlight ?? Infinity, SLOW_START_IN_FLIGHT);
   return { ratePerSecond, burst, maxInFlight };
 }
 

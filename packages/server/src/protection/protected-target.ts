@@ -8,6 +8,7 @@ import { AdaptiveRate } from './adaptive-rate.js';
 import { gateLimits } from './gate-limits.js';
 import { BreakerCauses, type ProtectionEvent } from './protection-events.js';
 import { ReadyAttempt } from './ready-attempt.js';
+import { CapacityProbe } from './capacity-probe.js';
 import { RetryPacer } from './retry-pacer.js';
 import { SendPacer } from './send-pacer.js';
 import { SerialQueue } from './serial-queue.js';
@@ -59,6 +60,12 @@ export class ProtectedTarget {
   loaded = false;
   readonly breaker: SharedBreaker;
   readonly adaptive = new AdaptiveRate();
+  /** Tells a full target from one failing a share of its calls, and paces a full one (with `adaptive`). */
+  private capacity = new CapacityProbe();
+  /** Whether the gate was last synced with this target in slow start (no success remembered). */
+  private slowStarting = false;
+  /** The capacity probe's pace the gate was last synced with (null: none), so that a change is written once. */
+  private syncedPace: number | null = null;
   private pacer: RetryPacer;
   private readonly sends: SendPacer;
   private traffic: TrafficCounters;
@@ -125,7 +132,14 @@ export class ProtectedTarget {
     const retry = task.attemptNumber > task.runAttemptOffset;
     this.traffic.dispatched(retry);
     if (!retry && this.settings.retryBudget.enabled) this.pacer.firstAttempt();
-    return this.sends.turn(this.rateNow(), maxWaitMs);
+    const turn = this.sends.turn(this.rateNow(), maxWaitMs);
+    if (!this.settings.adaptive.enabled) return turn;
+    // Counted when it goes, after its turn: the capacity probe compares what was sent with what was accepted.
+    if (turn === undefined) {
+      this.capacitySent(now);
+      return undefined;
+    }
+    return turn.then(() => this.capacitySent(this.deps.clock.now()));
   }
 
   /** An attempt ended; see `AttemptProtection.attemptEnded`. */
@@ -139,9 +153,14 @@ export class ProtectedTarget {
     const s = this.settings;
     this.roll(now);
     const attempt = task.attemptNumber + 1 - task.runAttemptOffset;
+    const starting = this.ready.at(now) === null;
     const health = this.healthOf(completion, attempt, now);
     // A key that was not ready yet is not a call the target failed: storm detection does not count it either.
     if (health !== 'not_ready') this.traffic.ended(health === 'success');
+    // The first success (or the first in a breaker window) ends the slow start: the gate lets the whole concurrency go,
+    // at once (not at the adaptive writes' interval: each ms of it is a fresh target's start held to 10 in flight).
+    if (starting && this.slowStarting && this.ready.at(now) !== null) void this.queue.run(() => this.syncGate(this.deps.clock.now()));
+    if (s.adaptive.enabled) this.measureCapacity(health, attempt, completion.attempt?.startedAt ?? now, now);
     const judged: Health = health === 'not_ready' ? 'neutral' : health;
     let written: Promise<void> | undefined;
     let breakerHandles = false;
@@ -203,10 +222,42 @@ export class ProtectedTarget {
     return health;
   }
 
-  /** Whether the gate counts this target's attempts in flight: a concurrency limit, or a breaker's probes. */
+  /**
+   * Feeds the capacity probe an answer that says something of load: a success or a counted failure, of an attempt at or
+   * past the ready attempt (a key not ready yet says nothing of load, and counting its successes alone would make the
+   * share accepted look higher), while the breaker is closed (probes are the breaker's) and a success is remembered.
+   */
+  private measureCapacity(health: Health | 'not_ready', attempt: number, sentAt: number, now: number): void {
+    if (health === 'not_ready' || health === 'neutral') return;
+    const ready = this.ready.at(now);
+    if (ready === null || attempt < ready || this.breaker.stateAt(now) !== CircuitState.CLOSED) return;
+    this.capacity.answered(health === 'success', sentAt, now);
+    if (this.capacity.rateAt(now) !== this.syncedPace) this.paceChanged();
+  }
+
+  private capacitySent(now: number): void {
+    this.capacity.sent(now);
+    if (this.capacity.rateAt(now) !== this.syncedPace) this.paceChanged();
+  }
+
+  /**
+   * The capacity probe's pace changed (a test began or ended, a full target's pace moved): into the gate at once, not at
+   * AIMD's write interval, since its test lasts one sample, a fraction of a second, and must halve the claims too.
+   */
+  private paceChanged(): void {
+    // Once per change: syncGate records the pace it wrote.
+    this.syncedPace = this.capacity.rateAt(this.deps.clock.now());
+    void this.queue.run(async () => {
+      const at = this.deps.clock.now();
+      await this.breaker.refresh(at);
+      await this.syncGate(at);
+    });
+  }
+
+  /** Whether the gate counts this target's attempts in flight: a concurrency limit, a breaker's probes, a slow start. */
   limitsInFlight(): boolean {
     const s = this.settings;
-    return s.maxInFlight !== null || this.breaker.openUntil !== null;
+    return s.maxInFlight !== null || this.breaker.openUntil !== null || this.slowStarting;
   }
 
   /** Whether a task due now may be handed to the local engine without a claim. */
@@ -219,9 +270,9 @@ export class ProtectedTarget {
       return false;
     }
     const s = this.settings;
-    if (this.breaker.stateAt(now) !== CircuitState.CLOSED) return false;
+    if (this.breaker.stateAt(now) !== CircuitState.CLOSED || this.slowStart(now)) return false;
     if (s.rateLimit.ratePerSecond !== null || s.maxInFlight !== null) return false;
-    return !(s.adaptive.enabled && this.adaptive.allowed !== null);
+    return this.adaptiveRate(now) === null;
   }
 
   /**
@@ -244,7 +295,7 @@ export class ProtectedTarget {
 
   /** Reads settings and breaker afresh (an operator's read); rejects when the store does. */
   readNow(now: number): Promise<void> {
-    return this.queue.call(() => (this.loaded ? this.refresh(now) : this.load(now)));
+    return this.queue.call(() => (this.loaded ? this.refresh(now) : this.load(now, false)));
   }
 
   /** Applies a settings patch; `errors` when it breaks a rule. Rejects when the store does. */
@@ -289,7 +340,8 @@ export class ProtectedTarget {
 
   /** The store's view of the gate plus this instance's: what `TargetControl` answers with. */
   allowedRate(view: TargetView | undefined): number | null {
-    if (this.adaptive.allowed !== null) return this.adaptive.allowed;
+    const adaptive = this.adaptiveRate(this.deps.clock.now());
+    if (adaptive !== null) return adaptive;
     const configured = this.settings.rateLimit.ratePerSecond;
     const stored = view?.ratePerSecond ?? null;
     return stored !== null && (configured === null || stored < configured) ? stored : null;
@@ -315,7 +367,23 @@ export class ProtectedTarget {
 
   /** The rate this instance lets the target have now: its adaptive limit, else the configured one, else null (no limit). */
   rateNow(): number | null {
-    return this.adaptive.allowed ?? this.settings.rateLimit.ratePerSecond;
+    const adaptive = this.adaptiveRate(this.deps.clock.now());
+    const configured = this.settings.rateLimit.ratePerSecond;
+    return adaptive !== null && (configured === null || adaptive < configured) ? adaptive : configured;
+  }
+
+  /** What adaptive throttling allows now: the lower of AIMD's rate (from 429s) and the capacity probe's pace, or null. */
+  private adaptiveRate(now: number): number | null {
+    if (!this.settings.adaptive.enabled) return null;
+    const aimd = this.adaptive.allowed;
+    const pace = this.capacity.rateAt(now);
+    if (aimd === null) return pace;
+    return pace === null ? aimd : Math.min(aimd, pace);
+  }
+
+  /** Whether the target is in slow start: the breaker on, and no success remembered (`SLOW_START_IN_FLIGHT`). */
+  private slowStart(now: number): boolean {
+    return this.settings.breaker.enabled && this.ready.at(now) === null;
   }
 
   /** Drops the deferred limit write, if one waits. */
@@ -330,14 +398,15 @@ export class ProtectedTarget {
 
   // ---- state changes (always inside the queue) ----------------------------------------------------------------------
 
-  private async load(now: number): Promise<void> {
+  /** The first read; then the gate brought in line, unless `sync` is false (an operator's read writes nothing). */
+  private async load(now: number, sync = true): Promise<void> {
     try {
       await this.read(now);
     } finally {
       // Even when the store failed: the defaults apply meanwhile, and the next look at the target reads it again.
       this.loaded = true;
     }
-    await this.syncGate(now);
+    if (sync) await this.syncGate(now);
   }
 
   private async read(now: number): Promise<void> {
@@ -385,7 +454,10 @@ export class ProtectedTarget {
     if (before.stormDetection.baselineMs !== settings.stormDetection.baselineMs) {
       this.traffic = new TrafficCounters(settings.stormDetection.baselineMs);
     }
-    if (!settings.adaptive.enabled) this.adaptive.reset();
+    if (!settings.adaptive.enabled) {
+      this.adaptive.reset();
+      this.capacity = new CapacityProbe();
+    }
     return true;
   }
 
@@ -435,8 +507,10 @@ export class ProtectedTarget {
   private async syncGate(now: number): Promise<void> {
     const s = this.settings;
     const probes = this.breaker.probeSlots(s.breaker.halfOpenProbes);
+    this.slowStarting = this.slowStart(now);
+    this.syncedPace = s.adaptive.enabled ? this.capacity.rateAt(now) : null;
     await this.gate.hold(this.breaker.openUntil ?? -Infinity, now);
-    await this.gate.limit(gateLimits(s, s.adaptive.enabled ? this.adaptive.allowed : null, probes), now);
+    await this.gate.limit(gateLimits(s, this.adaptiveRate(now), probes, this.slowStarting), now);
   }
 
   /** The `Retry-After` of a 429 or 503, in ms from `now`, or undefined. */

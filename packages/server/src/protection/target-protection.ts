@@ -117,6 +117,11 @@ export class TargetProtection implements AttemptProtection, TargetControl, Async
     return this.targetOf(ref).limitsInFlight();
   }
 
+  prepare(ref: TargetRef, now: number): Promise<void> | undefined {
+    // A failed read is reported by the target and its defaults apply: an enqueue is never refused for it.
+    return this.targetOf(ref).ensureLoaded(now)?.catch(() => undefined);
+  }
+
   admitsHandOff(ref: TargetRef, now: number): boolean {
     const target = this.targetOf(ref);
     void target.ensureLoaded(now);

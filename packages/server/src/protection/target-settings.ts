@@ -90,24 +90,33 @@ export interface TargetSettings {
  * failure only when it came at or past the target's ready attempt (`ReadyAttempt`): a key that was "not ready yet"
  * where its retries succeed is what the target does when it works.
  *
- * - The breaker is for a target that accepts nothing: fifty counted failures in a row (or every call of ten seconds,
- *   at least twenty) open it for 50–100 ms, each further period 20% longer (drawn with equal jitter) up to five
- *   minutes while probes fail. One probe goes at a time until one succeeds (a dead target costs one call per period:
- *   about 55 in its first hour), then three successes close it. Tasks that fail while it holds keep their place in
- *   line, so the probes are the tasks furthest along.
- * - No rate or concurrency limit unless an operator sets one; a 429, or a 503 with a `Retry-After`, halves the allowed
- *   rate (at most every 500 ms), and each second without one raises it by a tenth of the limit (or 10/s). A bare 503
- *   does not: it is what a target says of one key, or of a share of its calls, as much as of its load.
- * - Counted retries may match first attempts one for one, plus 10 per second, beyond which they are spread at that
- *   floor; a retry storm is a surge of retries while fewer than 5% of counted calls succeed.
+ * Chosen from `retryd simulate w7` (docs/simulate.md, the design `capacity`) and measured on the service with W3 and W7.
+ *
+ * - The breaker is for a target that accepts nothing: a hundred counted failures in a row (or every call of ten
+ *   seconds, at least twenty) open it for 50–100 ms, each further period 20% longer (drawn with equal jitter) up to
+ *   five minutes while probes fail. One probe goes at a time, and the first that succeeds closes it (a dead target
+ *   costs one call per period: about 55 in its first hour). Tasks that fail while it holds keep their place in line,
+ *   so the probes are the tasks furthest along. Until a first success (or none in a breaker window), a target gets
+ *   10 attempts in flight (`SLOW_START_IN_FLIGHT`): one that is down costs a first wave of about 30 calls, not the
+ *   dispatch concurrency.
+ * - No rate or concurrency limit unless an operator sets one. Adaptive throttling lowers the rate when the target
+ *   says it is too much: a 429, or a 503 with a `Retry-After`, halves it (at most every 500 ms), and each second
+ *   without one raises it by a tenth of the limit (or 10/s). A bare 503 is what a target says of one key, or of a
+ *   share of its calls, as much as of its load: the capacity probe (`CapacityProbe`) tells a full target from one
+ *   failing a share of calls by halving its sends for a moment, and paces a full one at what it accepts.
+ * - No retry budget: a target failing 90% of its calls at random needs nine retries a task, and a backlog enqueued at
+ *   once makes its first attempts in its first second, after which a budget of retries per first attempt paces every
+ *   retry at its floor (W7's overload took 29× longer). An outage is the breaker's; a full target the capacity
+ *   probe's. A retry storm is a surge of retries while fewer than 5% of counted calls succeed.
  */
 export const DEFAULT_TARGET_SETTINGS: Readonly<TargetSettings> = deepFreeze({
   breaker: {
     enabled: true,
     // Not 5: at 1,000 calls/s, five random failures in a row come every ~600 calls at a 30% failure rate, which
-    // `retryd simulate amplification` showed opening a breaker on a target that mostly works. Not 20 either: at a 90%
-    // failure rate a run of 20 comes every ~80 calls, and the target still answers one call in ten.
-    consecutiveFailures: 50,
+    // `retryd simulate amplification` showed opening a breaker on a target that mostly works. Not 50 either: at a 90%
+    // failure rate a run of 50 comes every ~2,000 calls (0.9⁵⁰ ≈ 0.5%), and the target still answers one call in ten;
+    // a run of 100, every ~3.8 million.
+    consecutiveFailures: 100,
     // Every call of the window: a target that answers a share of its calls is not down (the rate was 50%, which held
     // a target failing half its calls at random for most of its run).
     failureRateThreshold: 1,
@@ -120,14 +129,16 @@ export const DEFAULT_TARGET_SETTINGS: Readonly<TargetSettings> = deepFreeze({
     openDurationMs: 100,
     openBackoffMultiplier: 1.2,
     maxOpenDurationMs: 300_000,
-    halfOpenProbes: 3,
+    // One: at 90% failure, three good probes in a row come one time in a thousand, and a breaker opened by chance on a
+    // target that answers one call in ten never closed.
+    halfOpenProbes: 1,
   },
   rateLimit: { ratePerSecond: null, burst: null },
   maxInFlight: null,
   adaptive: { enabled: true, decreaseFactor: 0.5, decreaseIntervalMs: 500, increasePerSecond: null, minRatePerSecond: 1 },
-  // One counted retry per first attempt: a target failing half its calls at random needs about that many, and 20% paced
-  // the rest of them at 10/s.
-  retryBudget: { enabled: true, retryRatio: 1, minRetriesPerSecond: 10, windowMs: 10_000 },
+  // Off (above); when an operator turns it on, one counted retry per first attempt: a target failing half its calls at
+  // random needs about that many, and 20% paced the rest of them at 10/s.
+  retryBudget: { enabled: false, retryRatio: 1, minRetriesPerSecond: 10, windowMs: 10_000 },
   // A storm is retries surging while almost nothing succeeds: at 50%, a target failing half its calls tripped it.
   stormDetection: { enabled: true, riseFactor: 5, minRetriesPerSecond: 20, maxSuccessRatio: 0.05, baselineMs: 60_000 },
   retryAfterHoldsTarget: true,

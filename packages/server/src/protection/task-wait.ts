@@ -1,5 +1,6 @@
 import { CircuitState, TaskStatus } from '@retryd/core';
 import { DUE_COUNT_CAP } from '../store/store.js';
+import { SLOW_START_IN_FLIGHT } from './ready-attempt.js';
 import type { TargetStatus } from './target-control.js';
 
 /** Why a task that is due is not running. */
@@ -14,6 +15,8 @@ export const TaskWaitReasons = {
   RATE_LIMIT: 'rate_limit',
   /** Its target has as many attempts in flight as its `maxInFlight` allows. */
   MAX_IN_FLIGHT: 'max_in_flight',
+  /** Its target is in slow start (no success of it remembered): 10 attempts in flight until one succeeds. */
+  SLOW_START: 'slow_start',
   /** Nothing holds its target: it waits for a free worker, behind the tasks due before it. */
   QUEUED: 'queued',
 } as const;
@@ -67,6 +70,14 @@ export function taskWaitOf(task: WaitingTask, status: TargetStatus | undefined, 
   }
   // Before the rate: a store may give a target at its in-flight limit a throttledUntil too (its earliest lease expiry).
   if (target.maxInFlight !== null && target.inFlight >= target.maxInFlight) {
+    const configured = status.settings.maxInFlight;
+    if (target.maxInFlight === SLOW_START_IN_FLIGHT && (configured === null || configured > SLOW_START_IN_FLIGHT)) {
+      return {
+        reason: TaskWaitReasons.SLOW_START,
+        until: null,
+        detail: `target in slow start: ${SLOW_START_IN_FLIGHT} attempts in flight until one of its calls succeeds`,
+      };
+    }
     return { reason: TaskWaitReasons.MAX_IN_FLIGHT, until: null, detail: `target at its limit of ${target.maxInFlight} attempts in flight` };
   }
   if (target.throttledUntil !== null && target.throttledUntil > now) {

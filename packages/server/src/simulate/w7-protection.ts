@@ -36,8 +36,20 @@ export interface W7Protection {
 }
 
 /**
- * `breaker-only`'s settings: the defaults without the retry budget, with a breaker that opens on 100 counted failures in
- * a row (not 50) and closes on the first good probe (`halfOpenProbes` 1, not 3). Each change is what one W7 case asks:
+ * `previous`: the defaults until the capacity probe (`DEFAULT_TARGET_SETTINGS` then), kept here so that the table shows
+ * what the change did: the retry budget on (one retry per first attempt, 10/s), a breaker opening on 50 counted failures
+ * in a row and closing on three good probes.
+ */
+export const PREVIOUS_SETTINGS: Readonly<TargetSettings> = Object.freeze({
+  ...DEFAULT_TARGET_SETTINGS,
+  breaker: Object.freeze({ ...DEFAULT_TARGET_SETTINGS.breaker, consecutiveFailures: 50, halfOpenProbes: 3 }),
+  retryBudget: Object.freeze({ ...DEFAULT_TARGET_SETTINGS.retryBudget, enabled: true }),
+});
+
+/**
+ * `breaker-only`'s settings: `previous` without the retry budget, with a breaker that opens on 100 counted failures in
+ * a row (not 50) and closes on the first good probe (`halfOpenProbes` 1, not 3), and neither the capacity probe nor the
+ * slow start. Each change is what one W7 case asks:
  *
  * - The budget is a rate of retries per first attempt over 10 s; a backlog enqueued at once makes all its first attempts
  *   in its first second, so every retry after the tenth second waits for the floor of 10 a second (d: 132 s for 4.5).
@@ -46,9 +58,9 @@ export interface W7Protection {
  * - Three good probes in a row come one time in a thousand at 90% failure: the breaker opened by chance never closed.
  */
 export const BREAKER_ONLY_SETTINGS: Readonly<TargetSettings> = Object.freeze({
-  ...DEFAULT_TARGET_SETTINGS,
-  breaker: Object.freeze({ ...DEFAULT_TARGET_SETTINGS.breaker, consecutiveFailures: 100, halfOpenProbes: 1 }),
-  retryBudget: Object.freeze({ ...DEFAULT_TARGET_SETTINGS.retryBudget, enabled: false }),
+  ...PREVIOUS_SETTINGS,
+  breaker: Object.freeze({ ...PREVIOUS_SETTINGS.breaker, consecutiveFailures: 100, halfOpenProbes: 1 }),
+  retryBudget: Object.freeze({ ...PREVIOUS_SETTINGS.retryBudget, enabled: false }),
 });
 
 /** `none`: every attempt goes when it is due. */
@@ -112,14 +124,18 @@ export function protectionFor(design: W7Design, clock: Clock, random: Random): W
     case W7Design.NONE:
       return new NoProtection();
     case W7Design.LANDED:
-      return new ServiceProtection(clock, random);
+      // As `ProtectedTarget` runs them: the capacity probe with adaptive throttling, the slow start with the breaker.
+      return new ServiceProtection(clock, random, DEFAULT_TARGET_SETTINGS, {
+        ...(DEFAULT_TARGET_SETTINGS.adaptive.enabled ? { capacity: new CapacityProbe() } : {}),
+        ...(DEFAULT_TARGET_SETTINGS.breaker.enabled ? { slowStartInFlight: SLOW_START_IN_FLIGHT } : {}),
+      });
+    case W7Design.PREVIOUS:
+      return new ServiceProtection(clock, random, PREVIOUS_SETTINGS);
     case W7Design.SRE:
       return new SreThrottling(random);
     case W7Design.BUDGET:
       return new BudgetOnly(clock);
     case W7Design.BREAKER_ONLY:
       return new ServiceProtection(clock, random, BREAKER_ONLY_SETTINGS);
-    case W7Design.CAPACITY:
-      return new ServiceProtection(clock, random, BREAKER_ONLY_SETTINGS, { capacity: new CapacityProbe(), slowStartInFlight: SLOW_START_IN_FLIGHT });
   }
 }

@@ -7,10 +7,10 @@ import { W7_CASES, W7_CONCURRENCY, W7_DESIGNS, W7_POLICY, W7_TIME_CAP_MS, W7Desi
 export const DESIGN_STYLE: Readonly<Record<W7Design, { label: string; color: string }>> = Object.freeze({
   none: { label: 'none', color: '#000000' },
   landed: { label: 'landed (the defaults)', color: '#D55E00' },
+  previous: { label: 'previous (the defaults before)', color: '#CC79A7' },
   sre: { label: 'sre (client-side throttling)', color: '#0072B2' },
   budget: { label: 'budget (retry budget alone)', color: '#E69F00' },
   'breaker-only': { label: 'breaker-only', color: '#009E73' },
-  capacity: { label: 'capacity (breaker-only, paced when full)', color: '#CC79A7' },
 });
 
 /** What the report says about the run besides the results. */

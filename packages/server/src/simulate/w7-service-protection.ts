@@ -11,9 +11,9 @@ import type { EndedAttempt, W7Protection } from './w7-protection.js';
 
 /**
  * The service's protection of one target (`ProtectedTarget`) reduced to one instance, with `DEFAULT_TARGET_SETTINGS`
- * (`landed`) or other settings (`breaker-only`), built from the service's own pure parts: `@retryd/core`'s
+ * (`landed`) or other settings (`previous`, `breaker-only`), built from the service's own pure parts: `@retryd/core`'s
  * `CircuitBreaker` (the settings' options, equal jitter on open periods), `ReadyAttempt`, `RetryPacer`,
- * `TrafficCounters` and `StormDetector`.
+ * `TrafficCounters`, `StormDetector` and, given as extras, `CapacityProbe` and the slow start.
  *
  * - Every outcome is judged as `ProtectedTarget.judge` does: a failure before the target's ready attempt is neutral (no
  *   breaker failure, no storm count, no pacing); while the breaker is closed, outcomes feed it; while it is open or
@@ -24,12 +24,15 @@ import type { EndedAttempt, W7Protection } from './w7-protection.js';
  *   retry is due at its own due time. Any other counted failure's retry is paced by the retry budget.
  * - A retry storm opens a closed breaker.
  * - A setting's `enabled: false` (breaker, retry budget, storm detection) leaves that part out.
+ * - With the extras: sends paced at the capacity probe's pace (a token bucket of a hundredth of a second's worth), fed
+ *   the answers `ProtectedTarget.measureCapacity` feeds it; at most `slowStartInFlight` in flight while no success is
+ *   remembered.
  *
- * Left out, because W7's downstreams never call for them: adaptive throttling and Retry-After holds (no 429, no
+ * Left out, because W7's downstreams never call for them: AIMD on 429s and Retry-After holds (no 429, no
  * Retry-After), rate and concurrency limits (none by default). And what only several instances need: the breaker is
  * one object, not a snapshot shared through the store.
  */
-/** What `capacity` adds to `breaker-only`'s settings (see `CapacityProbe`), each left out when absent. */
+/** What the service runs beside its settings (`landed`), each left out when absent (`previous`, `breaker-only`). */
 export interface ServiceProtectionExtras {
   /** Paces sends to what a full target accepts, told from a target failing a share of calls by halving sends for a window. */
   capacity?: CapacityProbe;

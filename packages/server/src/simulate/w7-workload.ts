@@ -85,16 +85,19 @@ export const W7_CASE_IDS: readonly string[] = Object.freeze(W7_CASES.map((c) => 
 export const W7Design = {
   /** Protections off: every task retried on its own schedule. */
   NONE: 'none',
-  /** The service's defaults: breaker, retry budget and pacer, storm detection, the ready-attempt rule. */
+  /**
+   * The service's defaults as it runs them: breaker (100 in a row, one good probe closes it), storm detection, the
+   * ready-attempt rule, no retry budget, the capacity probe pacing a full target, 10 in flight until a first success.
+   */
   LANDED: 'landed',
+  /** The defaults before the capacity probe: retry budget and pacer on, 50 in a row, three good probes, no slow start. */
+  PREVIOUS: 'previous',
   /** Google SRE client-side adaptive throttling alone. */
   SRE: 'sre',
   /** The retry budget and its pacer alone. */
   BUDGET: 'budget',
-  /** `landed` without the retry budget, its breaker opening on 100 counted failures in a row and closing on one good probe. */
+  /** `previous` without the retry budget, its breaker opening on 100 counted failures in a row and closing on one good probe. */
   BREAKER_ONLY: 'breaker-only',
-  /** `breaker-only`, with sends paced to what a full target accepts (`CapacityProbe`) and 10 in flight until a first success. */
-  CAPACITY: 'capacity',
 } as const;
 export type W7Design = (typeof W7Design)[keyof typeof W7Design];
 

@@ -74,6 +74,9 @@ export class Enqueuer {
       await this.#dropBlobs(valid.map((p) => p.blobRef));
       throw outage.error;
     }
+    // A target met for the first time gets its gate set before its tasks can be claimed (its slow start).
+    const preparing = this.deps.handOff?.prepare?.(valid.map((p) => p.task));
+    if (preparing !== undefined) await preparing;
     // Tasks due at once go in already leased to the local engine, as many as it has room for.
     const grant = this.#lease(valid, now);
     let inserted;

@@ -31,6 +31,12 @@ export interface HandOff {
   adopt(tasks: readonly RetryTask[]): void;
   /** Gives back reserved slots no task used (a duplicate key, a failed write). */
   giveBack(count: number): void;
+  /**
+   * Gets the targets ready before their tasks are written: undefined when they are (the common case, no promise made),
+   * else a promise of it. A target this instance never met gets its protection read and its gate set first (a slow
+   * start), so that the first claims of its tasks obey it.
+   */
+  prepare?(targets: readonly TargetRef[]): Promise<void> | undefined;
 }
 
 /** `task` as a claim by the grant's worker at `now` leaves it: IN_FLIGHT, leased, its fencing token raised. */

@@ -738,10 +738,10 @@ export type components = {
             sensitiveBody: boolean;
             waiting?: components["schemas"]["TaskWait"];
         };
-        /** @description Why a PENDING task that is due is not running; only on GET /retry-tasks/{taskId}. breaker_open and retry_after: its target is held until `until`; breaker_probing: only probes go until one succeeds; rate_limit: the target is paced, its next attempt allowed at `until`; max_in_flight: the target is at its in-flight limit; queued: nothing holds the target, the task waits for a free worker. */
+        /** @description Why a PENDING task that is due is not running; only on GET /retry-tasks/{taskId}. breaker_open and retry_after: its target is held until `until`; breaker_probing: only probes go until one succeeds; rate_limit: the target is paced, its next attempt allowed at `until`; max_in_flight: the target is at its in-flight limit; slow_start: no success of the target is known yet, and it gets 10 attempts in flight until one; queued: nothing holds the target, the task waits for a free worker. */
         TaskWait: {
             /** @enum {string} */
-            reason: "breaker_open" | "breaker_probing" | "retry_after" | "rate_limit" | "max_in_flight" | "queued";
+            reason: "breaker_open" | "breaker_probing" | "retry_after" | "rate_limit" | "max_in_flight" | "slow_start" | "queued";
             until: number | null;
             detail: string;
         };
@@ -805,7 +805,7 @@ export type components = {
             breaker: {
                 /** @default true */
                 enabled: boolean;
-                /** @default 50 */
+                /** @default 100 */
                 consecutiveFailures: number;
                 /** @default 1 */
                 failureRateThreshold: number;
@@ -819,7 +819,7 @@ export type components = {
                 openBackoffMultiplier: number;
                 /** @default 300000 */
                 maxOpenDurationMs: number;
-                /** @default 3 */
+                /** @default 1 */
                 halfOpenProbes: number;
             };
             /** @description Most dispatches per second over every instance, with a burst (default a hundredth of a second of the rate, at least 1); null: no limit. */
@@ -843,7 +843,7 @@ export type components = {
             };
             /** @description Retries at most retryRatio of first attempts over windowMs, plus a floor per second; first attempts always go. */
             retryBudget: {
-                /** @default true */
+                /** @default false */
                 enabled: boolean;
                 /** @default 1 */
                 retryRatio: number;
