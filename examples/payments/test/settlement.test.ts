@@ -21,7 +21,7 @@ const stop = new AbortController();
 beforeAll(async () => {
   service = await startChild(
     RETRYD_MAIN,
-    ['serve', '--port', '0', '--store', `sqlite:${join(dir, 'retryd.db')}`, '--allow-targets', '127.0.0.1/32', '--protection', 'off', '--attempt-timeout', '1000'],
+    ['serve', '--port', '0', '--store', `sqlite:${join(dir, 'retryd.db')}`, '--allow-targets', '127.0.0.1/32', '--attempt-timeout', '1000'],
     {},
   );
 });

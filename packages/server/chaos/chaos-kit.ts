@@ -14,7 +14,7 @@ export const CHAOS_POLICY = { maxAttempts: 30, backoffType: 'EXPONENTIAL', initi
 
 /**
  * Arguments of `retryd serve` on `storeUrl` with the chaos timings (the lease `leaseMs`, default {@link LEASE_MS}),
- * loopback targets allowed and protection off.
+ * loopback targets allowed and the default protections.
  */
 export function serviceArgs(storeUrl: string, leaseMs = LEASE_MS): string[] {
   return [
@@ -24,8 +24,8 @@ export function serviceArgs(storeUrl: string, leaseMs = LEASE_MS): string[] {
     '--visibility-timeout', String(leaseMs),
     '--concurrency', '32',
     '--grace', '2000',
-    // Faults here fail many calls on one target on purpose: a breaker would hold it and only slow the run.
-    '--protection', 'off',
+    // The default protections, as a deployment runs: the faults must be survived with breakers on, and a downstream
+    // that fails or misbehaves on each key's first call is "not ready yet", which they must not starve.
   ];
 }
 

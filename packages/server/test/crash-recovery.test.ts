@@ -31,8 +31,9 @@ describe('crash recovery (kill -9 mid-run)', () => {
     const downstream = new IdempotentDownstream(1);
     const target = await downstream.start();
     cleanup.push(() => downstream.close());
-    // Every key fails once by design: per-target protection would hold the target (and this test is about crashes).
-    const args = ['--store', `sqlite:${join(dir, 'retryd.db')}`, '--allow-targets', '127.0.0.1/32', '--attempt-timeout', '1000', '--visibility-timeout', '1500', '--concurrency', '64', '--protection', 'off'];
+    // The default protections, and a "not ready yet" downstream (every key fails its first call): its first wave opens
+    // the breaker, whose probes (retries, which it answers) close it again, before the kill or after the restart.
+    const args = ['--store', `sqlite:${join(dir, 'retryd.db')}`, '--allow-targets', '127.0.0.1/32', '--attempt-timeout', '1000', '--visibility-timeout', '1500', '--concurrency', '64'];
 
     const first: ServiceProcess = await startServiceProcess(args);
     cleanup.push(async () => first.child.kill('SIGKILL'));

@@ -1,9 +1,8 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openStore } from '../src/service/open-store.js';
 import type { Store } from '../src/store/store.js';
-import { POSTGRES_URL, dropSchemas, freshSchema } from './postgres-harness.js';
-import { REDIS_URL, dropPrefixes, freshPrefix } from './redis-harness.js';
-import { IdempotentDownstream, startServiceProcess, stopService as stop, waitFor, type ServiceProcess } from './service-harness.js';
+import { IdempotentDownstream, cleanupAfterEach, startServiceProcess, stopService as stop, waitFor, type ServiceProcess } from './service-harness.js';
+import { POSTGRES_STORE, REDIS_STORE, type SharedStore } from './shared-stores.js';
 import { attemptsOf, listAll } from './store-reads.js';
 
 /**
@@ -16,37 +15,11 @@ const TASKS = 5_000;
 const BATCH = 1_000;
 const ATTEMPT_TIMEOUT_MS = 1_000;
 const LEASE_MS = 2_000;
+const ANSWER_MS = 50;
 // Every key is answered 503 once, so every task retries; the short delays keep 10,000+ attempts within seconds.
 const policy = { maxAttempts: 20, backoffType: 'EXPONENTIAL', initialDelayMs: 1, multiplier: 2, maxDelayMs: 10, jitterType: 'FULL' };
 
-interface StoreCase {
-  name: string;
-  /** A `--store` URL on a schema or key prefix of its own. */
-  freshUrl: () => string;
-  /** Drops every schema or prefix made by `freshUrl`. */
-  drop: () => Promise<void>;
-}
-
-const STORES: StoreCase[] = [
-  {
-    name: 'PostgreSQL',
-    freshUrl: () => {
-      const url = new URL(POSTGRES_URL);
-      url.searchParams.set('schema', freshSchema());
-      return url.toString();
-    },
-    drop: dropSchemas,
-  },
-  {
-    name: 'Redis',
-    freshUrl: () => {
-      const url = new URL(REDIS_URL);
-      url.searchParams.set('prefix', freshPrefix());
-      return url.toString();
-    },
-    drop: dropPrefixes,
-  },
-];
+const STORES: SharedStore[] = [POSTGRES_STORE, REDIS_STORE];
 
 /** The `workerId` an instance's start line names: the owner on its leases and in the attempt log. */
 function workerIdOf(service: ServiceProcess): string {
@@ -117,15 +90,14 @@ async function reapedFrom(store: Store, workerId: string, taskIds: Iterable<stri
 const CASES = STORES.map((store) => [store.name, store] as const);
 
 describe.each(CASES)('%s: three retryd instances on one store, one killed and one frozen mid-run', (_name, { freshUrl, drop }) => {
-  const cleanup: (() => Promise<unknown>)[] = [];
-  afterEach(async () => {
-    for (const fn of cleanup.splice(0).reverse()) await fn();
-  });
+  const cleanup = cleanupAfterEach();
 
   it('runs 5,000 flaky tasks to SUCCEEDED, records no attempt twice and fences out the frozen instance', async () => {
     const storeUrl = freshUrl();
     cleanup.push(drop);
-    const downstream = new IdempotentDownstream(1);
+    // Each answer takes 50 ms: the calls of a backlog the breaker held and let go at once (retries, which succeed)
+    // still take a few seconds, so that the instances are killed and frozen mid-run, not after the last key.
+    const downstream = new IdempotentDownstream(1, ANSWER_MS);
     const target = await downstream.start();
     cleanup.push(() => downstream.close());
     const common = [
@@ -135,8 +107,8 @@ describe.each(CASES)('%s: three retryd instances on one store, one killed and on
       '--visibility-timeout', String(LEASE_MS),
       '--concurrency', '64',
       '--grace', '1000',
-      // Every key fails once by design: per-target protection would hold the target and slow the run it measures.
-      '--protection', 'off',
+      // The default protections: this "not ready yet" downstream may open the breaker with its first wave, on any
+      // instance, and the probes (retries, which it answers) close it for all of them.
     ];
     // All at once: the migrations run from several instances together, as in a real roll-out.
     const [api, a, b, c] = await Promise.all([

@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
+import { afterEach } from 'vitest';
 
 const CLI = join(import.meta.dirname, '..', 'dist', 'cli', 'main.js');
 
@@ -69,6 +70,18 @@ export async function stopService(service: ServiceProcess): Promise<number | nul
   }
 }
 
+/**
+ * Clean-ups a test registers as it goes (`cleanup.push(() => service.close())`), run after each test of the enclosing
+ * `describe` (or file), the last registered first, whether the test passed or not.
+ */
+export function cleanupAfterEach(): (() => Promise<unknown>)[] {
+  const cleanup: (() => Promise<unknown>)[] = [];
+  afterEach(async () => {
+    for (const fn of cleanup.splice(0).reverse()) await fn();
+  });
+  return cleanup;
+}
+
 /** Polls `check` until it returns true, failing with `what` after `timeoutMs`. */
 export async function waitFor(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -81,7 +94,7 @@ export async function waitFor(what: string, check: () => boolean | Promise<boole
 /**
  * A downstream that implements idempotency the way a payment API does: the first request with a key that is
  * answered 200 is processed; later requests with that key get the stored answer and are counted as replays.
- * `failFirst` requests per key are answered 503 first.
+ * `failFirst` requests per key are answered 503 first; every request is answered `delayMs` after it arrived.
  */
 export class IdempotentDownstream {
   readonly requests = new Map<string, number>();
@@ -89,12 +102,17 @@ export class IdempotentDownstream {
   replays = 0;
   private server: Server | undefined;
 
-  constructor(private readonly failFirst = 1) {}
+  constructor(
+    private readonly failFirst = 1,
+    private readonly delayMs = 0,
+  ) {}
 
   async start(): Promise<string> {
     this.server = createServer((req: IncomingMessage, res) => {
       req.resume();
-      req.on('end', () => {
+      req.on('end', () => (this.delayMs > 0 ? setTimeout(answer, this.delayMs) : answer()));
+      const answer = () => {
+        if (res.destroyed) return;
         const key = String(req.headers['idempotency-key'] ?? '');
         const n = (this.requests.get(key) ?? 0) + 1;
         this.requests.set(key, n);
@@ -107,7 +125,7 @@ export class IdempotentDownstream {
           this.processed.set(key, (this.processed.get(key) ?? 0) + 1);
           res.writeHead(200).end('ok');
         }
-      });
+      };
     });
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
     const address = this.server.address();

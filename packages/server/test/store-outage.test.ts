@@ -165,8 +165,9 @@ describe.each(CASES)('%s goes away under a running retryd', (_name, store) => {
       '--visibility-timeout', String(LEASE_MS),
       '--concurrency', '16',
       '--grace', '1000',
-      // Every key fails once by design: per-target protection would hold the target (this test is about the store).
-      '--protection', 'off',
+      // The default protections: the first wave of this "not ready yet" downstream opens the breaker, whose probes
+      // (retries, which it answers) close it before the outage; the tasks that failed before it opened retry a second
+      // later, while the store is away.
     ]);
     cleanup.push(async () => {
       if (isAlive(service)) service.child.kill('SIGKILL');

@@ -50,7 +50,7 @@ function logSink(): { lines: Record<string, unknown>[]; sink: Writable } {
 }
 
 async function start(store: string, tracer: ReturnType<typeof memoryTracing>['tracer'] | undefined, sink: Writable, level = 'info'): Promise<RunningRetryd> {
-  const config = { ...DEFAULT_CONFIG, port: 0, store: `sqlite:${store}`, allowTargets: ['127.0.0.1/32'], sqliteSync: 'normal' as const, graceMs: 0, protection: 'off' as const };
+  const config = { ...DEFAULT_CONFIG, port: 0, store: `sqlite:${store}`, allowTargets: ['127.0.0.1/32'], sqliteSync: 'normal' as const, graceMs: 0 };
   return startRetryd(config, createLogger(level, sink), tracer === undefined ? {} : { tracer });
 }
 

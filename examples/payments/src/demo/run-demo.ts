@@ -91,9 +91,9 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     children.push(gateway);
     const retrydArgs = (port: number): string[] => [
       'serve', '--port', String(port), '--store', `sqlite:${join(dir, 'retryd.db')}`, '--allow-targets', '127.0.0.1/32',
-      // The gateway fails on purpose: no breaker or throttling, and short leases so a killed service's attempts
-      // are due again within seconds.
-      '--protection', 'off', '--attempt-timeout', '1000', '--visibility-timeout', '3000',
+      // The default protections (they do not hold a gateway that answers most of its calls), and short leases so a
+      // killed service's attempts are due again within seconds.
+      '--attempt-timeout', '1000', '--visibility-timeout', '3000',
     ];
     let service = await startChild(RETRYD_MAIN, retrydArgs(0), {});
     const servicePort = new URL(service.url).port;
