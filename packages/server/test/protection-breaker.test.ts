@@ -42,11 +42,11 @@ describe('a breaker shared through the store', () => {
     for (const task of b) expect(await p.h.task(task)).toMatchObject({ status: 'SUCCEEDED' });
 
     // The first two failures' retries fell due at T0 + 100. The one that opened it and the three that failed while it
-    // was open keep their place in line (their own due time, T0): the probes will be the tasks furthest along. The
-    // gate keeps them all until the open period ends.
+    // was open keep their place in line (a ms ahead of their own due time, T0): the probes will be the tasks furthest
+    // along. The gate keeps them all until the open period ends.
     await p.h.advanceTo(openUntil - 1);
     expect(p.dispatches).toHaveLength(8);
-    const due = [T0 + 100, T0 + 100, T0, T0, T0, T0];
+    const due = [T0 + 100, T0 + 100, T0 - 1, T0 - 1, T0 - 1, T0 - 1];
     for (const [i, task] of a.entries()) {
       expect(await p.h.task(task)).toMatchObject({ status: 'PENDING', attemptNumber: 1, nextAttemptAt: due[i] });
     }
@@ -58,7 +58,7 @@ describe('a breaker shared through the store', () => {
     expect(p.first.protection.heldThrough(p.ref(A), openUntil - 1)).toBe(openUntil - 1);
     expect(p.first.protection.heldThrough(p.ref(B), openUntil - 1)).toBe(-Infinity);
     await p.h.advanceTo(openUntil);
-    // One probe until one succeeds: a task that kept its place (one of those due at T0), on its second attempt.
+    // One probe until one succeeds: a task that kept its place (one of those due at T0 - 1), on its second attempt.
     const [probe] = p.openTo(A);
     expect(p.openTo(A).map((d) => [d.attemptNumber, d.at])).toEqual([[2, openUntil]]);
     expect(a.slice(2).map((t) => t.taskId)).toContain(probe!.task.taskId);
@@ -95,8 +95,8 @@ describe('a breaker shared through the store', () => {
     });
     expect(await p.storedBreaker(A)).toMatchObject({ state: 'OPEN', openUntil: reopenUntil, reopenCount: 1 });
     expect((await p.h.store.admin.getTarget(p.ref(A), openUntil))?.heldUntil).toBe(reopenUntil);
-    // The failed probe keeps its place: it is the next period's probe too, on its third attempt.
-    expect(await p.h.task(probe!.task)).toMatchObject({ status: 'PENDING', attemptNumber: 2, nextAttemptAt: probe!.task.nextAttemptAt });
+    // The failed probe keeps its place (a ms ahead of it): it is the next period's probe too, on its third attempt.
+    expect(await p.h.task(probe!.task)).toMatchObject({ status: 'PENDING', attemptNumber: 2, nextAttemptAt: probe!.task.nextAttemptAt - 1 });
 
     await p.h.advanceTo(reopenUntil - 1);
     expect(p.openTo(A)).toEqual([]);

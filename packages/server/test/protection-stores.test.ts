@@ -17,10 +17,12 @@ import { dropSchemas, freshSchema, makeStore } from './postgres-harness.js';
 import { dropPrefixes, freshPrefix, REDIS_URL } from './redis-harness.js';
 import { FAST } from './protection-harness.js';
 
-// One scenario on every store, where sharing is the point: two instances (each its own store connection, engine and
-// protection) on one SQLite file, one PostgreSQL schema, one Redis prefix, in real time. A target goes down: the
-// breaker one instance opens holds it for both, its concurrency limit holds across both, the probes close it when it
-// is back, and the outage costs about one call per task. The downstream answers after a few ms, so calls overlap.
+// Two scenarios on every store, where the store's part is the point, in real time. Two instances (each its own store
+// connection, engine and protection) on one SQLite file, one PostgreSQL schema, one Redis prefix: a target goes down,
+// the breaker one instance opens holds it for both, its concurrency limit holds across both, the probes close it when
+// it is back, and the outage costs about one call per task. And a "not ready yet" target whose tasks share one due
+// time (a batch): the probes are the tasks the breaker held, whatever order the store gives tasks due together. The
+// downstreams answer after a few ms, so calls overlap.
 
 const A = 'https://a.example';
 const B = 'https://b.example';
@@ -103,32 +105,7 @@ describe.each(Object.keys(kits))('protections on the %s store', (kind) => {
     const kit = (kits[kind] as () => StoreKit)();
     const stores = await kit.open(2);
     const downstream = new Downstream();
-    const events: ProtectionEvent[] = [];
-    const errors: unknown[] = [];
-    const instances = stores.map((store, i) => {
-      const holder: { engine?: Engine } = {};
-      const protection = new TargetProtection({
-        store,
-        defaults: PROTECTIONS_OFF,
-        onEvent: (event) => events.push(event),
-        onError: (error) => errors.push(error),
-        wake: () => holder.engine?.wake(),
-      });
-      const engine = new Engine({
-        store,
-        dispatcher: downstream,
-        protection,
-        workerId: `${kind}-${i + 1}`,
-        concurrency: 16,
-        claimBatchSize: 2,
-        attemptTimeoutMs: 2_000,
-        maxIdleMs: 50,
-        onError: (error) => errors.push(error),
-      });
-      holder.engine = engine;
-      const unsubscribe = store.onDue?.(() => engine.wake());
-      return { store, engine, protection, unsubscribe };
-    });
+    const { instances, events, errors, stop } = startInstances(kind, stores, downstream, 16);
     const [one] = instances;
     try {
       await one!.protection.putSettings(
@@ -176,14 +153,100 @@ describe.each(Object.keys(kits))('protections on the %s store', (kind) => {
       expect(downstream.callsTo(A)).toBeLessThan(20);
       expect(errors).toEqual([]);
     } finally {
-      for (const { engine, protection, unsubscribe } of instances) {
-        await engine.stop({ graceMs: 0 });
-        protection.close();
-        await protection.whenIdle();
-        unsubscribe?.();
-      }
-      for (const { store } of instances) await store.close();
+      await stop();
+      await kit.drop();
+    }
+  }, 30_000);
+
+  it('probes a "not ready yet" target with the tasks furthest along, though a whole batch shares one due time', async () => {
+    const kit = (kits[kind] as () => StoreKit)();
+    const stores = await kit.open(1);
+    const downstream = new NotReadyDownstream();
+    const { instances, events, errors, stop } = startInstances(kind, stores, downstream, 4);
+    const [one] = instances;
+    try {
+      await one!.protection.putSettings(
+        { tenantId: DEFAULT_TENANT, targetKey: A },
+        { breaker: { enabled: true, consecutiveFailures: 3, openDurationMs: 300, openBackoffMultiplier: 1, maxOpenDurationMs: 300, halfOpenProbes: 1 } },
+      );
+      await one!.engine.start();
+      // Enqueued at once, as one batch is: one due time for all. The first wave (4 of 20) fails its first calls and
+      // opens the breaker; the tasks held by it must be the probes, not the 16 fresh ones due with them.
+      const now = Date.now();
+      const tasks = Array.from({ length: 20 }, () => makeTask({ targetUrl: `${A}/hook`, policy: FAST, policyId: null, nextAttemptAt: now, createdAt: now, updatedAt: now }));
+      await one!.store.insertTasks(tasks);
+      one!.engine.wake();
+      await waitFor(async () => (await Promise.all(tasks.map((t) => one!.store.getTask(t.tenantId, t.taskId)))).every((t) => t?.status === 'SUCCEEDED'), {
+        what: 'every task to succeed',
+        timeoutMs: 15_000,
+      });
+      // Opened once by the first wave; a probe that was a fresh task's first call would have failed and opened it again.
+      expect(events.map((e) => (e.event === 'breaker_open' || e.event === 'breaker_closed' ? `${e.event} ${e.cause}` : e.event))).toEqual([
+        'breaker_open failures',
+        'breaker_closed probes_succeeded',
+      ]);
+      expect(downstream.calls).toBe(40);
+      expect(errors).toEqual([]);
+    } finally {
+      await stop();
       await kit.drop();
     }
   }, 30_000);
 });
+
+/**
+ * An engine and its protection (defaults {@link PROTECTIONS_OFF}) on each of `stores`, calling `dispatcher`, not
+ * started; the events and errors of all of them; and how to stop them and close their stores.
+ */
+function startInstances(kind: string, stores: Store[], dispatcher: AttemptDispatcher, concurrency: number) {
+  const events: ProtectionEvent[] = [];
+  const errors: unknown[] = [];
+  const instances = stores.map((store, i) => {
+    const holder: { engine?: Engine } = {};
+    const protection = new TargetProtection({
+      store,
+      defaults: PROTECTIONS_OFF,
+      onEvent: (event) => events.push(event),
+      onError: (error) => errors.push(error),
+      wake: () => holder.engine?.wake(),
+    });
+    const engine = new Engine({
+      store,
+      dispatcher,
+      protection,
+      workerId: `${kind}-${i + 1}`,
+      concurrency,
+      claimBatchSize: 2,
+      attemptTimeoutMs: 2_000,
+      maxIdleMs: 50,
+      onError: (error) => errors.push(error),
+    });
+    holder.engine = engine;
+    const unsubscribe = store.onDue?.(() => engine.wake());
+    return { store, engine, protection, unsubscribe };
+  });
+  const stop = async () => {
+    for (const { engine, protection, unsubscribe } of instances) {
+      await engine.stop({ graceMs: 0 });
+      protection.close();
+      await protection.whenIdle();
+      unsubscribe?.();
+    }
+    for (const { store } of instances) await store.close();
+  };
+  return { instances, events, errors, stop };
+}
+
+/** A downstream that answers 500 to each task's first call ("not ready yet") and 200 to the next, after 5 ms. */
+class NotReadyDownstream implements AttemptDispatcher {
+  calls = 0;
+
+  async dispatch(task: RetryTask, attemptNumber: number): Promise<AttemptResult> {
+    this.calls++;
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    return { kind: 'response', status: attemptNumber === task.runAttemptOffset + 1 ? 500 : 200, headers: {}, bodySnippet: null };
+  }
+
+  async close(): Promise<void> {}
+  async destroy(): Promise<void> {}
+}

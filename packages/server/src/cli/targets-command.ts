@@ -4,6 +4,7 @@ import { textTable } from '../terminal/text-table.js';
 import { apiCommand, iso, listCommand, listed, printListing, printOne, readJsonObject, UsageError, withClient, type ApiFlags, type ListFlags } from './api-command.js';
 import { parseIntegerOption } from '../service/retryd-config.js';
 import { MAX_MANUAL_OPEN_MS } from '../protection/target-control.js';
+import { DEFAULT_TARGET_SETTINGS } from '../protection/target-settings.js';
 
 const limitText = (value: number | null, unit = '') => (value === null ? '-' : `${value}${unit}`);
 
@@ -53,11 +54,12 @@ const limitOption =
 /** Every protection on (the service's defaults) or off (for a downstream that fails by design); signing is left alone. */
 export function protectionPatch(on: boolean): TargetSettingsPatch {
   return {
-    breaker: { enabled: on },
-    adaptive: { enabled: on },
-    retryBudget: { enabled: on },
-    stormDetection: { enabled: on },
-    retryAfterHoldsTarget: on,
+    // On: each as the service's defaults have it (the retry budget is off by default).
+    breaker: { enabled: on && DEFAULT_TARGET_SETTINGS.breaker.enabled },
+    adaptive: { enabled: on && DEFAULT_TARGET_SETTINGS.adaptive.enabled },
+    retryBudget: { enabled: on && DEFAULT_TARGET_SETTINGS.retryBudget.enabled },
+    stormDetection: { enabled: on && DEFAULT_TARGET_SETTINGS.stormDetection.enabled },
+    retryAfterHoldsTarget: on && DEFAULT_TARGET_SETTINGS.retryAfterHoldsTarget,
   };
 }
 

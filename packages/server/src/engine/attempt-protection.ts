@@ -9,8 +9,9 @@ import type { AttemptResult } from './attempt-result.js';
 export interface AttemptVerdict {
   /**
    * When the retry may go instead of when its backoff said (a retry only: ignored for any other outcome). Later: the
-   * retry budget's pacer slot. Earlier (the task's own due time): its target's breaker holds it, so it keeps its place
-   * in line and is among the first let through as a probe when the hold ends, instead of behind every task due since.
+   * retry budget's pacer slot. Earlier (a ms before the task's own due time): its target's breaker holds it, so it keeps
+   * its place in line and is among the first let through as a probe when the hold ends, instead of behind every task due
+   * since (or due with it).
    */
   retryAt?: number;
   /**

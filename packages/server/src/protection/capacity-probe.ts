@@ -4,7 +4,7 @@ export interface CapacityProbeOptions {
   minAnswers?: number;
   /**
    * The accepts a sample should hold at the share accepted last measured: it closes on `minAccepts ÷ that share`
-   * answers (at least `minAnswers`, at most 2,000), a number fixed when it opens. Default 40.
+   * answers (at least `minAnswers`, at most 800), a number fixed when it opens. Default 40.
    */
   minAccepts?: number;
   /** A sample closes after this long whatever it holds, in ms (with fewer answers than `minAnswers`, it says nothing). Default 2,000. */
@@ -39,7 +39,7 @@ const UNBOUND_MS = 2_000;
 /** The shortest sample, in ms. */
 const MIN_SAMPLE_MS = 30;
 /** The most answers a sample waits for. */
-const MAX_ANSWERS = 2_000;
+const MAX_ANSWERS = 800;
 
 /**
  * What the probe is doing: sending freely, halving its sends for one sample to test the target, sending freely again

@@ -200,9 +200,12 @@ export class ProtectedTarget {
     if (next.status !== 'PENDING' || next.nextAttemptAt === null || health === 'success') return written === undefined ? undefined : { written };
     let retryAt: number | undefined;
     if (opened || breakerHandles) {
-      // Held by the breaker: it keeps its place in line (its own due time), so that when the hold ends the probes are
-      // the tasks furthest along, the ones whose next call can succeed, not the fresh tasks that queued behind them.
-      retryAt = Math.min(next.nextAttemptAt, task.nextAttemptAt ?? task.createdAt);
+      // Held by the breaker: it keeps its place in line, a ms ahead of its own due time, so that when the hold ends the
+      // probes are the tasks furthest along, the ones whose next call can succeed, not the fresh tasks that queued
+      // behind or beside them. Beside: a batch enqueued at once shares one due time, and among equal due times
+      // PostgreSQL claims last a row written again (its index orders them by row version): at its own due time, a
+      // failed probe went behind every fresh task of its batch, and each probe after it failed too.
+      retryAt = Math.min(next.nextAttemptAt, (task.nextAttemptAt ?? task.createdAt) - 1);
     } else if (judged === 'failure' && s.retryBudget.enabled) {
       const paced = this.pacer.pace(next.nextAttemptAt);
       if (paced !== next.nextAttemptAt) retryAt = paced;
