@@ -96,7 +96,7 @@ describe('a breaker shared through the store', () => {
     expect(await p.storedBreaker(A)).toMatchObject({ state: 'OPEN', openUntil: reopenUntil, reopenCount: 1 });
     expect((await p.h.store.admin.getTarget(p.ref(A), openUntil))?.heldUntil).toBe(reopenUntil);
     // The failed probe keeps its place (a ms ahead of it): it is the next period's probe too, on its third attempt.
-    expect(await p.h.task(probe!.task)).toMatchObject({ status: 'PENDING', attemptNumber: 2, nextAttemptAt: probe!.task.nextAttemptAt - 1 });
+    expect(await p.h.task(probe!.task)).toMatchObject({ status: 'PENDING', attemptNumber: 2, nextAttemptAt: (probe!.task.nextAttemptAt as number) - 1 });
 
     await p.h.advanceTo(reopenUntil - 1);
     expect(p.openTo(A)).toEqual([]);

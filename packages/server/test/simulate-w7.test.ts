@@ -36,7 +36,7 @@ describe('simulateW7: the default run of cases a to d (2,000 tasks, seed 2015)',
 
   it('landed and previous finish a1 and a2 within 1.2× none with the same calls: the breaker opens on the first wave, then the ready attempt makes first failures neutral', () => {
     for (const c of ['a1', 'a2']) {
-      for (const design of ['landed', 'previous']) {
+      for (const design of ['landed', 'previous'] as const) {
         const run = at(c, design);
         expect(run.finished).toBe(true);
         expect(run.calls).toBe(at(c, 'none').calls);
