@@ -88,7 +88,7 @@ export function serveCommand(): Command {
     .addOption(
       new Option(
         '--protection <mode>',
-        "per-target protection of targets with no settings of their own: on (breakers, adaptive throttling, retry budgets, storm detection, Retry-After holds) or off (for downstreams that fail by design); PUT /targets/{targetKey} sets a target's own",
+        "per-target protection of targets with no settings of their own: on (breakers with a slow start, adaptive throttling with the capacity probe, storm detection, Retry-After holds; no retry budget) or off (for downstreams that fail by design); PUT /targets/{targetKey} sets a target's own",
       )
         .env('RETRYD_PROTECTION')
         .default(DEFAULT_CONFIG.protection)

@@ -118,7 +118,7 @@ function set(): Command {
     .addOption(new Option('--rate <perSecond>', 'most dispatches per second over every instance, or none').argParser(limitOption('--rate', 'a number above 0', (n) => n > 0)))
     .addOption(new Option('--burst <n>', 'the burst of the rate limit, or none (a hundredth of a second of the rate)').argParser(limitOption('--burst', 'a number of at least 1', (n) => n >= 1)))
     .addOption(new Option('--max-in-flight <n>', 'most attempts in flight over every instance, or none').argParser(limitOption('--max-in-flight', 'an integer of at least 1', (n) => Number.isInteger(n) && n >= 1)))
-    .addOption(new Option('--protection <mode>', 'on: breaker, adaptive throttling, retry budget, storm detection and Retry-After holds; off: none of them').choices(['on', 'off']))
+    .addOption(new Option('--protection <mode>', 'on: each protection as the defaults have it (breaker, adaptive throttling, storm detection, Retry-After holds; the retry budget off); off: none of them').choices(['on', 'off']))
     .action(async (targetKey: string, flags: SetFlags) => {
       await withClient(flags, async (client) => {
         const target = await client.putTargetSettings(targetKey, patchOf(flags));

@@ -183,12 +183,12 @@ export class Engine implements AsyncDisposable, HandOff {
 
   /** See `HandOff.prepare`: the protection's first read of each target it has not met. */
   prepare(targets: readonly TargetRef[]): Promise<void> | undefined {
-    const prepare = this.options.protection?.prepare;
-    if (prepare === undefined) return undefined;
+    const protection = this.options.protection;
+    if (protection?.prepare === undefined) return undefined;
     const now = this.now();
     let waits: Promise<void>[] | undefined;
     for (const target of targets) {
-      const wait = prepare.call(this.options.protection, target, now);
+      const wait = protection.prepare(target, now);
       if (wait !== undefined) (waits ??= []).push(wait);
     }
     return waits === undefined ? undefined : Promise.all(waits).then(() => undefined);

@@ -5,7 +5,7 @@ import { ConfirmDialog, ErrorLine, PageTitle, StatusBadge, duration, time, useLo
 import { TargetTable } from './overview.js';
 
 const ACTIONS: Record<BreakerAction, { label: string; explains: string }> = {
-  open: { label: 'Open breaker', explains: 'The target is held for its open period (no calls), then probed, as after any opening.' },
+  open: { label: 'Open breaker', explains: 'The target is held for its longest open period (no calls), then probed, as after any opening.' },
   close: { label: 'Close breaker', explains: 'The breaker closes at once and the tasks it held become due again.' },
   reset: { label: 'Reset breaker', explains: 'The breaker closes, and its failure counts and re-open backoff are cleared.' },
 };
