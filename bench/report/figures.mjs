@@ -257,10 +257,13 @@ export function w5Figures(results) {
 /**
  * W7 per store (w7.mjs): per case, its run with the default protections and its run with them off (`defaults`, `off`:
  * w7.mjs's rows: `finished`, `doneMs`, `atLeastMs`, `succeeded`, `pending`, `callsPerTask`, `requests`,
- * `busiest100ms`, `lost`, `goodputPerSecond`, `error`), defaults ÷ off (`ratio`: `time`, `calls`, `atLeast` when the
- * defaults run was stopped), and W7's aim for the case (`aim`) with whether the defaults met it (`met`: true, false,
- * or undefined when it cannot be told, e.g. when the off run did not finish). `dead`: case f, whose runs last as long
- * as they are told to (`deadSeconds`), so only their calls compare.
+ * `busiest100ms`, `lost`, `goodputPerSecond`, `measured` (what the run measured for the aim, in words: d's and e's
+ * goodput, e's timeouts, g's lag of the good targets with the bad one, with it healthy and without its tasks), `error`), defaults ÷ off (`ratio`:
+ * `time`, `calls`, `atLeast` when the defaults run was stopped), and W7's aim for the case (`aim`) with whether the
+ * defaults met it (`met`: true, false, or undefined when it cannot be told, `untold` saying why: e.g. the off run did
+ * not finish). `dead`: case f, whose runs last as long as they are told to (`deadSeconds`), so only their calls
+ * compare. `slow`: case e's target (`concurrency`, `latencyMs`, `capacityPerSecond`); `targets` and `lagSlackMs`: case
+ * g's (results from before e and g have none of them).
  */
 export function w7Figures(results) {
   return stepsOf(results, 'w7').map((step) => {
@@ -269,7 +272,8 @@ export function w7Figures(results) {
     const cases = [...new Set(rows.map((r) => r.case))].map((id) => {
       const [defaults, off] = ['defaults', 'off'].map((run) => rows.find((r) => r.case === id && r.run === run));
       const any = defaults ?? off;
-      return { id, title: any.title ?? id, dead: any.dead === true, defaults, off, ratio: defaults?.ratio ?? {}, aim: defaults?.aimText, met: defaults?.aimMet };
+      const untold = defaults?.aimUntold ?? 'off did not finish';
+      return { id, title: any.title ?? id, dead: any.dead === true, defaults, off, ratio: defaults?.ratio ?? {}, aim: defaults?.aimText, met: defaults?.aimMet, untold };
     });
     const finished = rows.filter((r) => r.finished);
     return {
@@ -280,6 +284,9 @@ export function w7Figures(results) {
       capacity: d?.capacity,
       deadSeconds: d?.deadSeconds,
       timeoutSeconds: d?.timeoutSeconds,
+      slow: d?.slow,
+      targets: d?.targets,
+      lagSlackMs: d?.lagSlackMs,
       cases,
       /** Tasks lost over the finished runs (must be 0), and whether every run ran without an error. */
       lost: finished.reduce((n, r) => n + (r.lost ?? 0), 0),
@@ -523,7 +530,13 @@ export function aims(results) {
   for (const w of w7Figures(results)) {
     for (const c of w.cases.filter((c) => c.aim !== undefined)) {
       const r = c.defaults;
-      const goodput = r.goodputPerSecond === undefined ? '' : `; goodput ${Math.round(r.goodputPerSecond).toLocaleString('en-US')}/s, ${r.callsPerTask?.toFixed(2)} calls/task`;
+      // Results from before w7.mjs said what a run measured for its aim had d's goodput alone.
+      const goodput =
+        r.measured !== undefined
+          ? `; ${r.measured}`
+          : r.goodputPerSecond === undefined
+            ? ''
+            : `; goodput ${Math.round(r.goodputPerSecond).toLocaleString('en-US')}/s, ${r.callsPerTask?.toFixed(2)} calls/task`;
       const figureText = c.dead
         ? `${r.requests?.toLocaleString('en-US') ?? '–'} calls in ${w.deadSeconds} s`
         : `time ${ratioText(c.ratio.time, c.ratio.atLeast)}, calls ${ratioText(c.ratio.calls, c.ratio.atLeast)} of off${goodput}`;

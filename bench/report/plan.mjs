@@ -59,10 +59,10 @@ const ARGS = {
  * Minutes each step takes at full size on a quiet 2-core machine (from the runs in docs/benchmarks-history.md):
  * W1 about 40 s per contender and round; W2 about 6 min per store (1,000,000 tasks through the API, then through
  * the library); W3 two storms of about 25 s plus start-up; W4 10 s of warm-up, 60 s measured, and the drain; W5 two
- * variants of about 40 s (200,000 tasks enqueued, then B's 100 and the window after them); W7 seven cases twice,
- * f's two dead minutes the longest.
+ * variants of about 40 s (200,000 tasks enqueued, then B's 100 and the window after them); W7 nine cases twice,
+ * f's two dead minutes the longest, g's runs three each (with its bad target, with it healthy, without its tasks) and e's and g's a few seconds.
  */
-const FULL_MINUTES = { w1PerContenderRound: 0.7, w2: 6, w3: 1.5, w4: 1.7, w5: 1.5, w7: 6, space: 0.7, 'insert-floor': 0.7, 'ingest-floor': 1.5, 'w4-ceiling': 1.4 };
+const FULL_MINUTES = { w1PerContenderRound: 0.7, w2: 6, w3: 1.5, w4: 1.7, w5: 1.5, w7: 7, space: 0.7, 'insert-floor': 0.7, 'ingest-floor': 1.5, 'w4-ceiling': 1.4 };
 
 /**
  * The steps of a run, in order: `{ workload, script?, store, args, minutes }` (`script`: the file of bench/service/

@@ -246,8 +246,37 @@ function w7Time(w, c, r) {
   return `**not finished** in ${fmt(w.timeoutSeconds)} s: ${fmt(r.succeeded)} of ${fmt(w.tasks)} succeeded`;
 }
 
-/** W7's words for an aim: met, not met, or cannot be told (the run with the protections off did not finish). */
-const w7Met = (met) => (met === true ? 'met' : met === false ? '**not met**' : 'cannot be told (off did not finish)');
+/** W7's words for a case's aim: met, not met, or cannot be told (and why: e.g. the run with the protections off did not finish). */
+const w7Met = (c) => (c.met === true ? 'met' : c.met === false ? '**not met**' : `cannot be told (${c.untold})`);
+
+/**
+ * What a case's runs measured for its aim, defaults and off, or an empty string: results from before w7.mjs said it
+ * (`measured`) had d's goodput alone, shown as it was.
+ */
+function w7Measured(c) {
+  if (c.defaults?.measured === undefined && c.off?.measured === undefined) {
+    return c.defaults?.goodputPerSecond === undefined ? '' : ` (goodput ${fmt(c.defaults.goodputPerSecond)}/s)`;
+  }
+  return ` (defaults: ${c.defaults?.measured ?? '–'}; off: ${c.off?.measured ?? '–'})`;
+}
+
+/** What the page says of cases e and g, when the results have them (w7.mjs before them had neither). */
+function w7CasesText(ws) {
+  const w = ws.find((w) => w.cases.some((c) => c.id === 'e' || c.id === 'g'));
+  if (w === undefined) return "Cases c (W3's outage), e (a slow target) and g (one bad target among good ones) are not in w7.mjs yet.";
+  const texts = ["Case c is W3's outage (its own section)."];
+  if (w.slow !== undefined) {
+    texts.push(
+      `Case e's target serves ${fmt(w.slow.concurrency)} requests at once, each answered ${fmt(w.slow.latencyMs)} ms after its service began, and queues the rest, so its latency grows with the requests in flight (capacity ${fmt(w.slow.capacityPerSecond)}/s; a shorter latency would put its capacity beyond what the service dispatches on this machine, where no line would form); its goodput counts the first successes it served from its first answer until the service had sent every task, and its timeouts are the attempts the attempt log says timed out, beside the requests whose client gave up before their answer.`,
+    );
+  }
+  if (w.targets !== undefined) {
+    texts.push(
+      `Case g has ${fmt(w.targets)} targets, each a downstream on its own port (retryd keys a target by its origin): half the tasks go to the bad one, all due at once as in d; the other half round the ${fmt(w.targets - 1)} good ones, due one after another at d's capacity per second from then, so they fall due while the bad one is overloaded. Each of its runs also runs the same tasks with the bad target answering at once like the others, and the same tasks minus the bad target's, each on a fresh store: the good targets' lag (due time to success) with the bad one is judged against theirs with it healthy (p99 within 1.2×, or ${fmt(w.lagSlackMs)} ms more), since its tasks take their turn in the claims and on the event loop whatever it answers; the lag without its tasks is shown beside.`,
+    );
+  }
+  return texts.join(' ');
+}
 
 function w7Section(results) {
   const ws = w7Figures(results);
@@ -258,7 +287,7 @@ function w7Section(results) {
   const pair = (c, f) => `${c.defaults === undefined ? '–' : f(c.defaults)} / ${c.off === undefined ? '–' : f(c.off)}`;
   const lines = [
     ...perStoreOpening('## W7: partial failure, default protections and off', `${fmt(first?.tasks)} tasks a case${first?.tasks === 2000 ? " (WORKLOADS.md's CI size)" : ''}, each a \`POST\` with its own idempotency key${policy}:`, ws),
-    `Every case runs twice on a fresh store, back to back against the same downstream: with the default protections (\`retryd serve\` as it starts) and with \`--protection off\`; the aim is WORKLOADS.md's for the defaults, judged against the off run beside it. Time: from the downstream's first request until every task ended (succeeded or exhausted); a run still going ${fmt(first?.timeoutSeconds)} s after its tasks fell due is stopped and reported as not finished. Case f's target is dead for ${fmt(first?.deadSeconds)} s (WORKLOADS.md says 5 minutes for real), when its runs are stopped: only their calls compare. Lost: tasks of a finished run neither succeeded, exhausted nor failed (must be 0). Cases c (W3's outage), e (a slow target) and g (one bad target among good ones) are not in w7.mjs yet. On this shared 2-core machine the times drift from run to run; defaults ÷ off, the two run back to back, is the figure that counts.`,
+    `Every case runs twice on a fresh store, back to back against the same downstream: with the default protections (\`retryd serve\` as it starts) and with \`--protection off\`; the aim is WORKLOADS.md's for the defaults, judged against the off run beside it. Time: from the downstream's first request until every task ended (succeeded or exhausted); a run still going ${fmt(first?.timeoutSeconds)} s after its last task fell due is stopped and reported as not finished. Case f's target is dead for ${fmt(first?.deadSeconds)} s (WORKLOADS.md says 5 minutes for real), when its runs are stopped: only their calls compare. Lost: tasks of a finished run neither succeeded, exhausted nor failed (must be 0). ${w7CasesText(ws)} On this shared 2-core machine the times drift from run to run; defaults ÷ off, the two run back to back, is the figure that counts.`,
   ];
   for (const w of ws) {
     lines.push(
@@ -278,8 +307,8 @@ function w7Section(results) {
               ratioText(c.ratio.calls, c.ratio.atLeast),
               pair(c, (r) => fmt(r.busiest100ms)),
               pair(c, (r) => (r.finished ? fmt(r.lost) : '–')),
-              `${c.aim ?? '–'}${c.defaults?.goodputPerSecond === undefined ? '' : ` (goodput ${fmt(c.defaults.goodputPerSecond)}/s)`}`,
-              c.aim === undefined ? '–' : w7Met(c.met),
+              `${c.aim ?? '–'}${w7Measured(c)}`,
+              c.aim === undefined ? '–' : w7Met(c),
             ]),
           ),
     );

@@ -19,6 +19,15 @@
 //               (default a tenth of a second's worth), full at the first request — and answers 503 with no
 //               Retry-After beyond that, as an overloaded server does.
 //   dead (W7 f): answers 503 to every request.
+//   slow (W7 e): a target whose latency grows with the requests in flight, and that never fails: it serves
+//               `concurrency` (default 200) requests at once, each answered 200 `latencyMs` (default 200) after its
+//               service began; the others wait in line, first come first served, so an answer takes `latencyMs` plus
+//               the wait. A request whose client gave up (its connection closed before the answer) is counted as
+//               abandoned, and leaves the line if it was still waiting. The timeline adds when each request's service
+//               began and when it was answered (`startTimes`, `doneTimes`), the most requests in flight at once
+//               (`peakInFlight`) and `abandoned`.
+//   up (W7 g's good targets): answers 200 to every request at once, as ok does, but counted and recorded as every
+//               mode but ok is.
 //
 // Every mode but ok counts as flaky does and records every request's arrival and answer (`timeline`); ok records
 // none, since it serves the throughput workloads (W2's backlog is a million tasks), where that record would only
@@ -32,6 +41,7 @@
 
 import { createServer } from 'node:http';
 import { seededRandom } from '@retryd/core/testing';
+import { slowLine } from './lib/slow-line.mjs';
 
 const epochNow = () => performance.timeOrigin + performance.now();
 
@@ -64,6 +74,11 @@ const THROTTLED = { answer: ANSWER.throttled, status: 429, headers: { 'retry-aft
 let refuse = () => undefined;
 /** Every request's arrival (ms since the first) and answer, and the mode's settings (every mode but ok); see `timeline`. */
 let timeline;
+/**
+ * How an answer that is not a refusal leaves: `serve(res, write, i)` calls `write()` when it is to be sent (`i`: the
+ * request's place in the timeline). At once, but in slow mode.
+ */
+let serve = (res, write) => write();
 /** Waiters for a number of first successes among the keys with a prefix (W5): { prefix, expect, count, resolve }. */
 let watches = [];
 
@@ -121,9 +136,31 @@ function randomRefusal(options) {
   return { settings, refusal: () => (random() < settings.failShare ? BUSY : undefined) };
 }
 
-/** Each mode's refusal and settings, from the reset's options. */
+/**
+ * Slow mode: `concurrency` requests served at once, each answered `latencyMs` after its service began; the rest wait in
+ * line, first come first served (./lib/slow-line.mjs). The timeline keeps when each began and was answered.
+ */
+function slowService(options) {
+  const settings = { concurrency: options.concurrency ?? 200, latencyMs: options.latencyMs ?? 200 };
+  const since = () => epochNow() - timeline.startAt;
+  const enter = slowLine(settings, {
+    began: (i) => (timeline.startTimes[i] = since()),
+    answered: (i) => (timeline.doneTimes[i] = since()),
+    gaveUp: () => (timeline.abandoned += 1),
+    held: (n) => (timeline.peakInFlight = Math.max(timeline.peakInFlight, n)),
+  });
+  const service = (res, write, i) => {
+    timeline.startTimes[i] = null;
+    timeline.doneTimes[i] = null;
+    enter(res, write, i);
+  };
+  return { settings: { ...settings, startTimes: [], doneTimes: [], peakInFlight: 0, abandoned: 0 }, refusal: () => undefined, service };
+}
+
+/** Each mode's refusal and settings, from the reset's options (and slow mode's service). */
 const MODES = {
   ok: () => ({ settings: {}, refusal: () => undefined }),
+  up: () => ({ settings: {}, refusal: () => undefined }),
   flaky: (options) => {
     const failFirst = options.failFirst ?? 2;
     // A duplicate is served: the key's first requests were refused, not every request.
@@ -133,16 +170,18 @@ const MODES = {
   random: randomRefusal,
   overload: overloadRefusal,
   dead: () => ({ settings: {}, refusal: () => BUSY }),
+  slow: slowService,
 };
 
 function reset(options = {}) {
   const makeMode = MODES[options.mode ?? 'ok'];
   if (makeMode === undefined) throw new Error(`unknown mode ${options.mode} (${Object.keys(MODES).join(', ')})`);
   // Made before anything is forgotten: a reset refused for a bad option leaves the previous mode as it was.
-  const { settings, refusal } = makeMode(options);
+  const { settings, refusal, service } = makeMode(options);
   mode = options.mode ?? 'ok';
   delayMs = options.delayMs ?? 0;
   refuse = refusal;
+  serve = service ?? ((res, write) => write());
   timeline = mode === 'ok' ? undefined : { ...settings, startAt: null, times: [], answers: [] };
   for (const w of watches) w.resolve({ reached: false, count: w.count });
   watches = [];
@@ -199,8 +238,10 @@ const server = createServer((req, res) => {
       res.writeHead(refusal.status, refusal.headers).end(refusal.body);
       return;
     }
+    // Slow mode's line takes every request it serves: a duplicate waits as a first request does.
+    const i = timeline === undefined ? -1 : timeline.times.length - 1;
     if (duplicate) {
-      res.writeHead(200, { 'idempotent-replayed': 'true' }).end('{"ok":true}');
+      serve(res, () => res.writeHead(200, { 'idempotent-replayed': 'true' }).end('{"ok":true}'), i);
       return;
     }
     firstSuccessAt.set(key, at);
@@ -208,8 +249,9 @@ const server = createServer((req, res) => {
     requestsAtLastFirstSuccess = totalRequests;
     if (watches.length > 0) noteWatched(key, at);
     // The arrival is the success as the target sees it; the answer leaves `delayMs` later (a slow target).
-    if (delayMs > 0) setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}'), delayMs);
-    else res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+    const write = () => res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+    if (delayMs > 0) setTimeout(write, delayMs);
+    else serve(res, write, i);
     if (!reached && expect > 0 && firstSuccessAt.size >= expect) {
       reached = true;
       process.send?.({ event: 'reached', stats: stats() });
@@ -238,6 +280,9 @@ function noteWatched(key, at) {
     }
   }
 }
+
+/** A time of the timeline to a hundredth of a ms (null stays null). */
+const round = (t) => (t === null ? null : Math.round(t * 100) / 100);
 
 /** Keys with a prefix (all when absent) whose first success arrived in [from, to] (epoch ms; open ends when absent). */
 function* arrivalsMatching({ prefix, from = -Infinity, to = Infinity } = {}) {
@@ -268,14 +313,17 @@ const commands = {
   },
   // Every mode but ok: when the first request arrived (epoch ms), the mode's settings, and every request's arrival (ms
   // since the first) and answer (0 a 503, 1 a 429 over capacity, 2 a first success, 3 a duplicate), in arrival order;
-  // storm mode adds when the outage ended (`recoveredAt`). Undefined in ok mode.
+  // storm mode adds when the outage ended (`recoveredAt`); slow mode when each request's service began and when it was
+  // answered (`startTimes`, `doneTimes`, ms since the first arrival; null when its client gave up first), `peakInFlight`
+  // and `abandoned`. Undefined in ok mode.
   timeline: () =>
     timeline === undefined
       ? undefined
       : {
           ...timeline,
           ...(mode === 'storm' ? { recoveredAt: timeline.startAt === null ? null : timeline.startAt + timeline.failForMs } : {}),
-          times: timeline.times.map((t) => Math.round(t * 100) / 100),
+          times: timeline.times.map(round),
+          ...(mode === 'slow' ? { startTimes: timeline.startTimes.map(round), doneTimes: timeline.doneTimes.map(round) } : {}),
         },
   exit: () => {
     setImmediate(() => {

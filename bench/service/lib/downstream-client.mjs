@@ -53,10 +53,11 @@ export async function startDownstream() {
     url: `http://127.0.0.1:${port}`,
     pid: child.pid,
     /**
-     * Forgets every count and arrival; sets the mode (`flaky` | `ok` | `storm` | `random` | `overload` | `dead`), the
-     * first successes to wait for, `delayMs` (ok mode: how long each answer is held; default 0), and the mode's own:
-     * flaky `failFirst`; storm `failForMs`, `capacityPerSecond` and `capacityBurst`; random `failShare` and `seed`;
-     * overload `capacityPerSecond` and `capacityBurst` (see ../downstream.mjs). Rejects an unknown mode.
+     * Forgets every count and arrival; sets the mode (`flaky` | `ok` | `storm` | `random` | `overload` | `dead` |
+     * `slow` | `up`), the first successes to wait for, `delayMs` (ok mode: how long each answer is held; default 0), and
+     * the mode's own: flaky `failFirst`; storm `failForMs`, `capacityPerSecond` and `capacityBurst`; random `failShare`
+     * and `seed`; overload `capacityPerSecond` and `capacityBurst`; slow `concurrency` and `latencyMs` (see
+     * ../downstream.mjs). Rejects an unknown mode.
      */
     async reset(options) {
       reachedStats = undefined;
@@ -73,7 +74,7 @@ export async function startDownstream() {
     /**
      * Every mode but ok: `{ startAt, times, answers, ...the mode's settings }`, every request's arrival in ms since the
      * first (storm: since the outage began; it adds `recoveredAt`) and its answer (0 a 503, 1 a 429, 2 a first success,
-     * 3 a duplicate served); undefined in ok mode.
+     * 3 a duplicate served); slow mode adds `startTimes`, `doneTimes`, `peakInFlight` and `abandoned`; undefined in ok mode.
      */
     timeline: () => call('timeline'),
     /** How many keys match `{ prefix, from, to }` as in {@link arrivals}, counted in the downstream. */

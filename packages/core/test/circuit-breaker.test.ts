@@ -149,6 +149,27 @@ describe('OPEN → HALF_OPEN → CLOSED or OPEN', () => {
     expect(breaker.toJSON().reopenCount).toBe(4);
   });
 
+  it('re-opens for the same period as before on a probe failure told not to back off', () => {
+    const { breaker, clock } = setup({ consecutiveFailures: 1, openDurationMs: 1_000, openBackoffMultiplier: 2 });
+    calls(breaker, 1, 'onFailure');
+    clock.tick(1_000);
+    breaker.tryAcquire();
+    breaker.onFailure(); // backed off: 2,000
+    expect(breaker.retryAfterMs()).toBe(2_000);
+    for (let i = 0; i < 3; i++) {
+      clock.tick(breaker.retryAfterMs());
+      expect(breaker.tryAcquire()).toBe(true);
+      breaker.onFailure({ backOff: false });
+      expect(breaker.state).toBe(OPEN);
+      expect(breaker.retryAfterMs()).toBe(2_000);
+    }
+    expect(breaker.toJSON().reopenCount).toBe(1);
+    // A closed breaker counts it as any failure.
+    breaker.forceClose();
+    breaker.onFailure({ backOff: false });
+    expect(breaker.state).toBe(OPEN);
+  });
+
   it('caps the backoff at 10 × openDurationMs by default', () => {
     const { breaker, clock } = setup({ consecutiveFailures: 1, openDurationMs: 1_000, openBackoffMultiplier: 3 });
     calls(breaker, 1, 'onFailure');

@@ -65,14 +65,17 @@ function failing(share: number, seed: number): () => boolean {
 }
 
 describe('CapacityProbe', () => {
-  it('finds a full target by halving its sends, and paces it near what it accepts', () => {
+  it('finds a full target by cutting its sends to 1.5× its accepts, and paces it near what it accepts', () => {
     const run = drive(3_000, full(500), 5_000);
     expect(run.probe.modeAt(5_000)).toBe('paced');
     const pace = run.paces.at(-1) as number;
     expect(pace).toBeGreaterThan(450);
     expect(pace).toBeLessThan(700);
-    // Sent at 3,000 a second, it would have made 15,000 calls for its 2,500 accepts.
-    expect(run.sent / run.accepted).toBeLessThan(1.5);
+    // Sent at 3,000 a second, it would have made 15,000 calls for its 2,500 accepts. Accepts held through the test, so
+    // it paces at once, without sending freely again to confirm (which cost another sample at 3,000 a second).
+    expect(run.sent / run.accepted).toBeLessThan(1.25);
+    expect(run.modes.slice(0, 2)).toEqual(['testing', 'paced']);
+    expect(run.modes).not.toContain('confirming');
   });
 
   it('leaves a target failing 90% of calls at random to its retries: the test finds accepts falling with sends', () => {
@@ -122,5 +125,13 @@ describe('CapacityProbe', () => {
     capacity = () => true;
     send(8_000, 1_000);
     expect(probe.modeAt(t)).toBe('free');
+  });
+
+  it('lets a pace lapse once nothing was sent for 2 s: the backlog is gone, and the gate is not left paced', () => {
+    const run = drive(3_000, full(500), 3_000);
+    expect(run.probe.modeAt(3_000)).toBe('paced');
+    expect(run.probe.rateAt(4_900)).not.toBeNull();
+    expect(run.probe.rateAt(5_000)).toBeNull();
+    expect(run.probe.modeAt(5_000)).toBe('free');
   });
 });

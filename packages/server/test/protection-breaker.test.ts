@@ -107,6 +107,25 @@ describe('a breaker shared through the store', () => {
     expect(await p.storedBreaker(A)).toMatchObject({ state: 'HALF_OPEN', halfOpen: { probeSuccesses: 1 } });
   });
 
+  it('a failed probe of a target that answered lately re-opens it for the first period again: it fails a share of its calls, it is not down', async () => {
+    p = await ProtectedHarness.open({ defaults: BREAKER });
+    await p.insert(...Array.from({ length: 5 }, () => p.task(`${A}/hook`)));
+    await p.answer(p.openTo(A).slice(0, 1), 200);
+    await p.answer(p.openTo(A).slice(0, 3), 500);
+    const openUntil = firstOpenUntil(p.first.seed);
+    expect(await p.storedBreaker(A)).toMatchObject({ state: 'OPEN', openUntil, reopenCount: 0 });
+    await p.answer(p.openTo(A), 500);
+    let until = openUntil;
+    for (let round = 2; round <= 4; round++) {
+      await p.h.advanceTo(until);
+      expect(p.openTo(A)).toHaveLength(1);
+      await p.answer(p.openTo(A), 503);
+      // Not backed off (1 s, jittered to 500 + r × 500 with the next draw), and not counted as a re-opening.
+      until = Math.ceil(until + 500 + draw(p.first.seed, round) * 500);
+      expect(await p.storedBreaker(A)).toMatchObject({ state: 'OPEN', openUntil: until, reopenCount: 0 });
+    }
+  });
+
   it('an opening by one instance holds the target for the other, which then counts the probes it makes', async () => {
     p = await ProtectedHarness.open({ defaults: BREAKER, instances: 2 });
     const [one, two] = p.instances;

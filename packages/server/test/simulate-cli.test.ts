@@ -75,19 +75,28 @@ describe('retryd simulate (the command)', () => {
 
   it('w7 --json prints one object per case and design, the same for the same seed; --svg writes the chart', async () => {
     const file = join(dir, 'w7.svg');
-    const args = ['simulate', 'w7', '--cases', 'a2,d', '--designs', 'sre,none,landed', '--tasks', '150', '--json'];
+    const args = ['simulate', 'w7', '--cases', 'a2,d,e,g', '--designs', 'sre,none,landed', '--tasks', '150', '--json'];
     const first = await run([...args, '--seed', '3', '--svg', file]);
     expect(first.code).toBe(0);
     const rows = JSON.parse(first.stdout) as Record<string, unknown>[];
-    expect(rows.map((r) => `${r.case as string} ${r.design as string}`)).toEqual(['a2 none', 'a2 sre', 'a2 landed', 'd none', 'd sre', 'd landed']);
+    expect(rows.map((r) => `${r.case as string} ${r.design as string}`)).toEqual(
+      ['a2', 'd', 'e', 'g'].flatMap((c) => [`${c} none`, `${c} sre`, `${c} landed`]),
+    );
+    const row = (c: string, design: string) => rows.find((r) => r.case === c && r.design === design) as Record<string, unknown>;
+    expect(row('e', 'none')).toMatchObject({ timeouts: 0, goodLagP99Ms: null, aim: 'goodput ≥ 900/s, no timeouts' });
+    expect(typeof row('e', 'none').goodputPerSecond).toBe('number');
+    expect(typeof row('g', 'landed').goodLagRatio).toBe('number');
+    expect(row('g', 'landed').goodputPerSecond).toBeNull();
     expect(Object.keys(rows[0] as object)).toEqual([
       'case', 'design', 'tasks', 'finished', 'timeMs', 'succeeded', 'exhausted', 'pending', 'calls', 'callsPerTask',
-      'busiest100ms', 'refused', 'goodputPerSecond', 'timeRatio', 'callsRatio', 'aim', 'met',
+      'busiest100ms', 'refused', 'goodputPerSecond', 'timeouts', 'goodLagP99Ms', 'timeRatio', 'callsRatio', 'goodLagRatio', 'aim', 'met',
     ]);
     expect((await run([...args, '--seed', '3'])).stdout).toBe(first.stdout);
     const svg = await readFile(file, 'utf8');
     expect(validate(svg)).toBe(true);
     expect(svg).toContain('Time until every task ended ÷ none');
+    expect(svg).toContain('64 in flight (e: 256)');
+    for (const c of ['a2', 'd', 'e', 'g']) expect(svg).toContain(`text-anchor="middle" fill="#333333">${c}</text>`);
   });
 
   it('--help says what each model does, with every flag and its default', async () => {
@@ -116,7 +125,7 @@ describe('retryd simulate (the command)', () => {
       expect(words(amplification.stdout)).toContain(text);
     }
     const w7 = await run(['simulate', 'w7', '--help']);
-    for (const text of ['WORKLOADS.md W7', '64 attempts in flight', 'Google SRE client-side throttling', '--cases <list>', '(default: a1,a2,b20,b50,b90,d,f)', '--designs <list>', '(default: none,landed,previous,sre,budget,breaker-only)', '--tasks <n>', '(default: 2000)']) {
+    for (const text of ['WORKLOADS.md W7', '64 attempts in flight (e: 256, the service\'s default)', '30 s attempt timeout', 'Google SRE client-side throttling', '--cases <list>', '(default: a1,a2,b20,b50,b90,d,e,f,g)', '--designs <list>', '(default: none,landed,previous,sre,budget,breaker-only)', '--tasks <n>', '(default: 2000)']) {
       expect(words(w7.stdout)).toContain(text);
     }
     const simulate = await run(['simulate', '--help']);
@@ -135,8 +144,8 @@ describe('retryd simulate (the command)', () => {
     [['amplification', '--duration', '10'], '--duration must be an integer from 1000 to 3600000, got "10"'],
     [['amplification', '--clients', '0'], '--clients must be an integer from 1 to 10000, got "0"'],
     [['contention', '--runs', '1', '--clients', '5', '--svg', '/nonexistent-dir/chart.svg'], '--svg must name a file that can be written, got "/nonexistent-dir/chart.svg"'],
-    [['w7', '--cases', 'a1,z'], '--cases must be comma-separated names from a1, a2, b20, b50, b90, d, f, got "a1,z"'],
-    [['w7', '--cases', ''], '--cases must be comma-separated names from a1, a2, b20, b50, b90, d, f, got ""'],
+    [['w7', '--cases', 'a1,z'], '--cases must be comma-separated names from a1, a2, b20, b50, b90, d, e, f, g, got "a1,z"'],
+    [['w7', '--cases', ''], '--cases must be comma-separated names from a1, a2, b20, b50, b90, d, e, f, g, got ""'],
     [['w7', '--designs', 'landed,magic'], '--designs must be comma-separated names from none, landed, previous, sre, budget, breaker-only, got "landed,magic"'],
     [['w7', '--tasks', '0'], '--tasks must be an integer from 1 to 20000, got "0"'],
     [['w7', '--seed', 'x'], '--seed must be an integer from 0 to 4294967295, got "x"'],

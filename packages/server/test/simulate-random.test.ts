@@ -56,6 +56,19 @@ describe('EventQueue', () => {
     queue.clear();
     expect(queue.time).toBe(0);
   });
+
+  it('tells which of two queues holds the earlier head, by time then by order', () => {
+    const a = new EventQueue();
+    const b = new EventQueue();
+    a.push(5, 1, 7);
+    b.push(5, 2, 3);
+    expect(b.headBefore(a)).toBe(true);
+    expect(a.headBefore(b)).toBe(false);
+    a.push(4, 3, 9);
+    expect(a.headBefore(b)).toBe(true);
+    // Equal heads: neither comes before the other.
+    expect(a.headBefore(a)).toBe(false);
+  });
 });
 
 describe('simulationClock', () => {

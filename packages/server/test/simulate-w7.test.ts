@@ -1,11 +1,24 @@
 import { validate } from 'fast-xml-parser';
 import { describe, expect, it } from 'vitest';
 import { AdaptiveThrottle } from '../src/simulate/adaptive-throttle.js';
-import { aimMet, goodputPerSecond, type AimFigures } from '../src/simulate/w7-aims.js';
-import { downstreamAnswer } from '../src/simulate/w7-downstream.js';
+import { DEFAULT_CONFIG } from '../src/service/retryd-config.js';
+import { aimMet, goodputPerSecond, p99, type AimFigures } from '../src/simulate/w7-aims.js';
+import { downstreamAnswer, downstreamServiceTime } from '../src/simulate/w7-downstream.js';
 import { simulateW7, type W7Result } from '../src/simulate/w7-model.js';
 import { DESIGN_STYLE, w7Svg, w7Table } from '../src/simulate/w7-report.js';
-import { W7_DESIGNS, W7_POLICY, W7Aim, type W7Design } from '../src/simulate/w7-workload.js';
+import { runW7Case } from '../src/simulate/w7-run.js';
+import {
+  W7_ATTEMPT_TIMEOUT_MS,
+  W7_CASE_IDS,
+  W7_CASES,
+  W7_DESIGNS,
+  W7_POLICY,
+  W7_SERVICE_CONCURRENCY,
+  W7_SLOW_CAPACITY_PER_SECOND,
+  W7Aim,
+  type W7Case,
+  type W7Design,
+} from '../src/simulate/w7-workload.js';
 
 const find = (results: readonly W7Result[], c: string, design: W7Design) => {
   const row = results.find((r) => r.case === c && r.design === design);
@@ -95,7 +108,7 @@ describe('simulateW7: the default run of cases a to d (2,000 tasks, seed 2015)',
 
   it('prints one table row per case and design, none marked as the reference, and the aims under it', () => {
     const table = w7Table(results, { seed: 2015, tasks: 2_000 });
-    expect(table).toMatch(/^case +design +aim +succeeded +exhausted +pending +time \(s\) +calls +calls\/task +busiest 100 ms +goodput\/s +time ÷ none +calls ÷ none$/m);
+    expect(table).toMatch(/^case +design +aim +succeeded +exhausted +pending +time \(s\) +calls +calls\/task +busiest 100 ms +goodput\/s +timeouts +good lag p99 \(s\) +time ÷ none +calls ÷ none$/m);
     expect(table).toMatch(/^a1 +none +reference +2,000 +0 +0 +[\d.]+ +4,000 +2\.00 /m);
     expect(table).toMatch(/^a1 +landed +met +2,000 /m);
     expect(table).toMatch(/^b90 +previous +NOT MET +[\d,]+ +0 +[\d,]+ +≥ 300\.00 /m);
@@ -147,6 +160,105 @@ describe('simulateW7: f, dead for an hour (200 tasks)', () => {
   });
 });
 
+describe('simulateW7: e, slow under load (2,000 tasks, seed 2015)', () => {
+  const results = simulateW7({ cases: ['e'] });
+  const at = (design: W7Design) => find(results, 'e', design);
+
+  it('runs with the service\'s default concurrency and attempt timeout', () => {
+    expect(W7_SERVICE_CONCURRENCY).toBe(DEFAULT_CONFIG.concurrency);
+    expect(W7_ATTEMPT_TIMEOUT_MS).toBe(DEFAULT_CONFIG.attemptTimeoutMs);
+    expect(W7_CASES.find((c) => c.id === 'e')?.concurrency).toBe(W7_SERVICE_CONCURRENCY);
+    expect(W7_SLOW_CAPACITY_PER_SECOND).toBe(1_000);
+  });
+
+  it('none keeps the downstream at its capacity, one call a task, no timeout: 256 in flight never pile up to 30 s', () => {
+    const none = at('none');
+    expect(none).toMatchObject({ calls: 2_000, succeeded: 2_000, timeouts: 0, finished: true, met: null });
+    // 200 served at once in 200 ms: 1,000/s, less the first call's round trip (about 220 ms of a 1 s measure).
+    expect(none.goodputPerSecond).toBeGreaterThan(900);
+    expect(none.goodputPerSecond).toBeLessThan(1_000);
+    expect(none.busiest100ms).toBeLessThanOrEqual(W7_SERVICE_CONCURRENCY);
+  });
+
+  it('with no failure, nothing trips: previous, budget and breaker-only are none to the millisecond', () => {
+    for (const design of ['previous', 'budget', 'breaker-only'] as const) {
+      expect(at(design).timeMs, design).toBe(at('none').timeMs);
+      expect(at(design).met, design).toBe(true);
+    }
+  });
+
+  it('landed misses the goodput at 2,000 tasks by its slow start: 10 in flight until the first answer, a call (220 ms) later', () => {
+    const landed = at('landed');
+    expect(landed).toMatchObject({ calls: 2_000, timeouts: 0, met: false });
+    expect(landed.goodputPerSecond).toBeGreaterThan(700);
+    expect(landed.goodputPerSecond).toBeLessThan(900);
+    // About one call later than none, whatever the backlog.
+    expect(landed.timeMs - at('none').timeMs).toBeGreaterThan(150);
+    expect(landed.timeMs - at('none').timeMs).toBeLessThan(300);
+    // W7's full size amortizes it.
+    expect(simulateW7({ cases: ['e'], designs: ['landed'], tasks: 5_000 })[1]).toMatchObject({ design: 'landed', met: true });
+  });
+
+  it('sre refuses most of the cold start: 100 s and more, with every call accepted', () => {
+    expect(at('sre').met).toBe(false);
+    expect(at('sre').timeRatio).toBeGreaterThan(50);
+    expect(at('sre').refused).toBeGreaterThan(10_000);
+  });
+
+  it('counts the attempts that time out, and the downstream serves them all the same (a pile-up)', () => {
+    // One request at a time, 1 s each, 64 in flight: from the 31st in its queue on, an attempt outlives its 30 s.
+    const e = W7_CASES.find((c) => c.id === 'e') as W7Case;
+    const spec: W7Case = { ...e, downstream: { kind: 'slow', inFlight: 1, baseMs: 1_000 }, concurrency: 64 };
+    const run = runW7Case(spec, 'none', 100, 2015);
+    expect(run.timeouts).toBeGreaterThan(30);
+    // Each timed-out attempt is retried while the downstream still serves it: more calls than tasks.
+    expect(run.calls).toBeGreaterThan(100);
+    expect(run.finished).toBe(false);
+  });
+});
+
+describe('simulateW7: g, one bad target among nine good ones (2,000 tasks, seed 2015)', () => {
+  const results = simulateW7({ cases: ['g'] });
+  const at = (design: W7Design) => find(results, 'g', design);
+
+  it('none\'s good targets wait as long as with the bad target answering at once: every first attempt goes before any retry', () => {
+    const none = at('none');
+    expect(none).toMatchObject({ succeeded: 2_000, finished: true, met: null, timeouts: 0 });
+    expect(none.goodLagRatio).toBeGreaterThan(0.95);
+    expect(none.goodLagRatio).toBeLessThan(1.05);
+    // 2,000 first attempts at 64 in flight, about 20 ms each: the last good ones go after about 0.6 s.
+    expect(none.goodLagP99Ms).toBeGreaterThan(500);
+    expect(none.goodLagP99Ms).toBeLessThan(750);
+    // The bad target gets d's retries: more than one call a task over all.
+    expect(none.callsPerTask).toBeGreaterThan(2);
+  });
+
+  it('landed leaves the good targets as they were, and paces the bad one: fewer calls, done sooner', () => {
+    const landed = at('landed');
+    expect(landed.met).toBe(true);
+    expect(landed.goodLagRatio).toBeLessThanOrEqual(1.2);
+    expect(landed.callsRatio).toBeLessThan(0.8);
+    expect(landed.timeRatio).toBeLessThan(1);
+  });
+
+  it('judges the aim per design: sre starves the good targets it has not yet seen answer, the retry budget only the bad one', () => {
+    expect(W7_DESIGNS.slice(1).map((d) => at(d).met)).toEqual([true, true, false, true, true]);
+    expect(at('sre').goodLagRatio).toBeGreaterThan(5);
+    // previous and budget pace the bad target's retries at the budget's floor, each target its own budget: the good
+    // targets' lag is none's, the run's time many times it.
+    expect(at('previous').goodLagRatio).toBeLessThan(1.2);
+    expect(at('previous').timeRatio).toBeGreaterThan(10);
+  });
+
+  it('prints e and g with their goodput, timeouts and the good targets\' lag', () => {
+    const table = w7Table(simulateW7({ cases: ['e', 'g'], designs: ['landed'], tasks: 300 }), { seed: 2015, tasks: 300 });
+    expect(table).toContain('all due at 0, 64 in flight (e: 256)');
+    expect(table).toMatch(/^e +none +reference +300 +0 +0 +[\d.]+ +300 +1\.00 +\d+ +[\d,]+ +0 +– /m);
+    expect(table).toMatch(/^g +landed +(met|NOT MET) +300 +.* \d+\.\d\d \(\d+\.\d\d×\) /m);
+    expect(table).toContain("e: goodput ≥ 900/s, no timeouts; g: good targets' lag p99 ≤ 1.2× without the bad one");
+  });
+});
+
 describe('simulateW7: seeds', () => {
   const options = { cases: ['a2', 'b50', 'd'], designs: ['landed', 'sre'] as W7Design[], tasks: 300 };
 
@@ -165,10 +277,16 @@ describe('simulateW7: seeds', () => {
   it('refuses an unknown case', () => {
     expect(() => simulateW7({ cases: ['z'] })).toThrow('unknown W7 case "z"');
   });
+
+  it('lists the cases in WORKLOADS.md\'s order (a case\'s streams do not depend on it)', () => {
+    expect(W7_CASE_IDS).toEqual(['a1', 'a2', 'b20', 'b50', 'b90', 'd', 'e', 'f', 'g']);
+    const g = simulateW7({ cases: ['g'], designs: ['landed'], tasks: 300, seed: 7 });
+    expect(simulateW7({ cases: ['e', 'g'], designs: ['landed'], tasks: 300, seed: 7 }).slice(2)).toEqual(g);
+  });
 });
 
 describe('the W7 aims', () => {
-  const none: AimFigures = { finished: true, timeMs: 1_000, calls: 4_000, callsPerTask: 2, goodputPerSecond: null };
+  const none: AimFigures = { finished: true, timeMs: 1_000, calls: 4_000, callsPerTask: 2, goodputPerSecond: null, timeouts: 0, goodLagRatio: null };
 
   it('near none: finished within 1.2× none\'s time, with no more calls per task', () => {
     expect(aimMet(W7Aim.NEAR_NONE, { ...none, timeMs: 1_200 }, none)).toBe(true);
@@ -190,6 +308,21 @@ describe('the W7 aims', () => {
     expect(aimMet(W7Aim.GOODPUT, { ...none, goodputPerSecond: 500, callsPerTask: 1.21 }, none)).toBe(false);
     expect(aimMet(W7Aim.FEW_CALLS, { ...none, calls: 100 }, none)).toBe(true);
     expect(aimMet(W7Aim.FEW_CALLS, { ...none, calls: 101 }, none)).toBe(false);
+  });
+
+  it('e: at least 900/s with no timeout; g: the good targets\' lag within 1.2× of theirs without the bad one', () => {
+    expect(aimMet(W7Aim.GOODPUT_NO_TIMEOUTS, { ...none, goodputPerSecond: 900 }, none)).toBe(true);
+    expect(aimMet(W7Aim.GOODPUT_NO_TIMEOUTS, { ...none, goodputPerSecond: 899 }, none)).toBe(false);
+    expect(aimMet(W7Aim.GOODPUT_NO_TIMEOUTS, { ...none, goodputPerSecond: 1_000, timeouts: 1 }, none)).toBe(false);
+    expect(aimMet(W7Aim.OTHERS_UNAFFECTED, { ...none, goodLagRatio: 1.2 }, none)).toBe(true);
+    expect(aimMet(W7Aim.OTHERS_UNAFFECTED, { ...none, goodLagRatio: 1.21 }, none)).toBe(false);
+    expect(aimMet(W7Aim.OTHERS_UNAFFECTED, none, none)).toBeNull();
+  });
+
+  it('p99 is the nearest rank', () => {
+    expect(p99(Array.from({ length: 1_000 }, (_, i) => 1_000 - i))).toBe(990);
+    expect(p99([5])).toBe(5);
+    expect(p99([])).toBeNull();
   });
 
   it('goodput counts the successes until all but a second of capacity had succeeded', () => {
@@ -238,6 +371,14 @@ describe('the W7 downstreams', () => {
     expect(Array.from({ length: 60 }, (_, i) => answer(i, 1, 0)).filter(Boolean)).toHaveLength(50);
     // 100 ms later: 50 more tokens.
     expect(Array.from({ length: 60 }, (_, i) => answer(i, 1, 100)).filter(Boolean)).toHaveLength(50);
+  });
+
+  it('slow: the first `inFlight` served in the base latency, the rest queued for the first place to free', () => {
+    const serve = downstreamServiceTime({ kind: 'slow', inFlight: 2, baseMs: 100 });
+    expect([serve(0), serve(0), serve(0), serve(250)]).toEqual([100, 100, 200, 100]);
+    expect(downstreamServiceTime({ kind: 'overload', perSecond: 500, burst: 50 })(7)).toBe(0);
+    expect(downstreamAnswer({ kind: 'slow', inFlight: 2, baseMs: 100 }, 1)(1, 1, 0)).toBe(true);
+    expect(downstreamAnswer({ kind: 'ok' }, 1)(1, 1, 0)).toBe(true);
   });
 
   it('random: each key\'s n-th request answered the same way for the same seed, the share failing as asked', () => {

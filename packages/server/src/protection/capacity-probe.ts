@@ -42,8 +42,8 @@ const MIN_SAMPLE_MS = 30;
 const MAX_ANSWERS = 800;
 
 /**
- * What the probe is doing: sending freely, halving its sends for one sample to test the target, sending freely again
- * for one sample to confirm what it measured before the test, or pacing it.
+ * What the probe is doing: sending freely, cutting its sends for one sample to test the target, sending freely again
+ * for one sample to measure once more what it measured before a test that found accepts falling, or pacing it.
  */
 export type CapacityMode = 'free' | 'testing' | 'confirming' | 'paced';
 
@@ -70,22 +70,26 @@ interface Measured {
  * (a `503` without `Retry-After`), and paces sends to what a full one accepts.
  *
  * The two look alike in any one sample: most calls fail. They differ in how accepts follow sends. A target that fails
- * a share of calls at random accepts that share of whatever it is sent: halve the sends, and accepts halve. A full one
- * accepts its capacity whatever it is sent: halve the sends, and accepts hold. So when more than `testAbove` of a
- * sample's answers fail, and it was sent more than three times the most the target was seen to accept (a full target is
- * sent more than it takes; one failing at random in the tail of a backlog is not worth the test's cost), the probe halves the
- * sends for one sample, the test, and compares accepts per second. They fell with the sends: the target answers, and is
- * left alone (no other test for `quietMs`, doubling each time). They held: the target is full, and sends are paced at
- * what it accepted plus `headroom`. The line between is the geometric mean of the two outcomes, whatever the halved
- * pace actually achieved. While paced, the pace follows what the target accepts: up by a quarter after a sample with
- * few failures (it may have room again), down to its accepts after one with many; when accepts fall to half of what the
- * test found (it was not full after all, or it went down, which the breaker sees) or the pace no longer binds, sends
- * are free again.
+ * a share of calls at random accepts that share of whatever it is sent: cut the sends, and accepts fall as much. A full
+ * one accepts its capacity whatever it is sent, as long as it is sent more than that: cut the sends, and accepts hold.
+ * So when more than `testAbove` of a sample's answers fail, and it was sent more than three times the most the target
+ * was seen to accept (a full target is sent more than it takes; one failing at random in the tail of a backlog is not
+ * worth the test's cost), the probe cuts the sends for one sample, the test, to half, or to 1.5× the accepts when that
+ * is less (a full target still gets more than it takes, and fewer of the test's sends are refused), and compares
+ * accepts per second. The line between "held" and "fell" is the geometric mean of the two outcomes, whatever the test's
+ * pace actually achieved. Held: the target is full, and sends are paced at what it accepted plus `headroom`. Fell: the
+ * sample before is measured once more (a first sample can hold a burst that a queue or a bucket absorbed, which makes
+ * accepts after it look as if they fell, never as if they held), and the test is judged against the two; fell again,
+ * the target answers, and is left alone (no other test for `quietMs`, doubling each time). While paced, the pace
+ * follows what the target accepts: up by a tenth after a sample with few failures (it may have room again), down to
+ * its accepts after one with many; when accepts fall to half of what the test found (it was not full after all, or it
+ * went down, which the breaker sees) or the pace no longer binds, sends are free again.
  *
  * A sample is the sends of an interval and the answers to those sends (an answer counts in the sample its attempt was
  * sent in; one that comes after its sample closed is left out), closed on a number of answers fixed when it opens
  * (enough to hold `minAccepts` at the share last measured: closing when the accepts reach a number would close on a
- * lucky run), or after `maxSampleMs`: short when the target accepts much, as long as it takes to count enough accepts
+ * lucky run; a test's, at the share a full target would accept at the test's pace), kept open while it holds under
+ * half those accepts (the share may have fallen since it opened), or closed after `maxSampleMs`: short when the target accepts much, as long as it takes to count enough accepts
  * when it accepts little. "Accepted" is a success, "rejected" a counted failure; the caller leaves out the answers that
  * say nothing of load (a key not ready yet, a probe while the breaker holds the target, any before a first success).
  * Time is given by the caller; pure otherwise. Chosen from `retryd simulate w7` (docs/simulate.md), as the design
@@ -115,6 +119,10 @@ export class CapacityProbe {
   private peakSince = 0;
   private bucketStart = -Infinity;
   private bucketAccepts = 0;
+  /** Whether an answer was given yet: sends are measured from the first. */
+  private fed = false;
+  /** When the last send was counted. */
+  private lastSentAt = -Infinity;
 
   constructor(options: CapacityProbeOptions = {}) {
     this.o = { ...DEFAULTS, ...options };
@@ -124,13 +132,21 @@ export class CapacityProbe {
 
   /** An attempt went out at `now`. */
   sent(now: number): void {
+    // Sends before the first answer it is given are not measured: the caller feeds none until its target answered once
+    // (and a sample opened while it holds back would average the wait into the send rate).
+    if (!this.fed) return;
     this.closeIfOld(now);
+    this.lastSentAt = now;
     if (this.sample.start === -Infinity) this.sample.start = now;
     this.sample.sends++;
   }
 
   /** The attempt sent at `sentAt` was answered at `now`: `accepted` when it succeeded, not when it is a counted failure. */
   answered(accepted: boolean, sentAt: number, now: number): void {
+    if (!this.fed) {
+      this.fed = true;
+      this.sample.start = now;
+    }
     this.closeIfOld(now);
     if (accepted) this.countAccept(1, now);
     if (sentAt < this.sample.start) return;
@@ -138,7 +154,12 @@ export class CapacityProbe {
     else this.sample.rejects++;
     // On a count fixed when the sample opened: closing when the accepts reach a number would close on a lucky run. And
     // not before MIN_SAMPLE_MS: rates over a few ms are a burst's (a queue drained at once), not the target's.
-    if (this.sample.accepts + this.sample.rejects >= this.needed && now - this.sample.start >= MIN_SAMPLE_MS) this.close(now);
+    // Nor with too few accepts to go by while more answers may bring them: a sample sized for the share before the
+    // target filled up would otherwise say nothing, and the next would start from nothing.
+    const answers = this.sample.accepts + this.sample.rejects;
+    if (answers < this.needed || now - this.sample.start < MIN_SAMPLE_MS) return;
+    // A test's sample is sized for the accepts a full target would give it: few accepts are its answer.
+    if (this.mode === 'testing' || this.sample.accepts >= this.o.minAccepts / 2 || answers >= MAX_ANSWERS) this.close(now);
   }
 
   /** The pace at `now`, in sends per second, or null when sends are free. */
@@ -154,6 +175,9 @@ export class CapacityProbe {
   }
 
   private closeIfOld(now: number): void {
+    // Paced, and nothing sent for as long as sends well below the pace free it: its backlog is gone (or held by the
+    // breaker), and the pace lapses with it rather than stay in the store's gate until traffic comes back to show it.
+    if (this.mode === 'paced' && now - this.lastSentAt >= UNBOUND_MS) this.free(now, 'not-full');
     if (now - this.sample.start >= this.o.maxSampleMs) this.close(now);
   }
 
@@ -172,13 +196,17 @@ export class CapacityProbe {
     // Enough to go by: the answers, and half the accepts a sample is sized for (one cut short by maxSampleMs at a low
     // rate holds a handful, whose share is noise).
     const enough = answers >= this.o.minAnswers && s.accepts >= this.o.minAccepts / 2;
-    this.judge({ sendRate, accepted, acceptRate: sendRate * accepted }, enough, now);
+    this.judge({ sendRate, accepted, acceptRate: sendRate * accepted }, enough, answers >= this.o.minAnswers, now);
   }
 
-  private judge(m: Measured, enough: boolean, now: number): void {
+  private judge(m: Measured, enough: boolean, answered: boolean, now: number): void {
     if (this.mode === 'testing') {
-      // The halved pace did not bind (fewer tasks were due than it allowed), or too few answers came: the test says nothing.
-      if (!enough || m.sendRate > 0.75 * this.before.sendRate) return this.free(now, 'inconclusive');
+      // The test's pace did not bind (fewer tasks were due than it allowed), or too few answers came: it says nothing.
+      // Few accepts are an answer (the sample was sized for a full target's).
+      if (!answered || m.sendRate > 0.75 * this.before.sendRate) return this.free(now, 'inconclusive');
+      // Held against the sample before: full, at once. A first sample can hold a burst a queue or a bucket absorbed,
+      // which makes accepts after it look as if they fell, never as if they held: only a fall is measured again.
+      if (this.held(m, this.before)) return this.full(m);
       this.test = m;
       this.mode = 'confirming';
       this.pace = null;
@@ -190,15 +218,12 @@ export class CapacityProbe {
       if (!enough) return this.free(now, 'inconclusive');
       // Sent freely again: the sample before the test is measured once more, after it, and the two are averaged (a
       // first sample can hold a burst that a queue or a bucket absorbed, which no later sample repeats).
-      const before = Math.sqrt(this.before.acceptRate * m.acceptRate);
-      const sendRate = Math.sqrt(this.before.sendRate * m.sendRate);
-      // Answering, accepts fall with sends (their ratio is the sends'); full, they hold (a ratio of 1). The line between
-      // is the geometric mean of the two, whatever the halved pace actually achieved.
-      if (this.test.acceptRate >= Math.sqrt(this.test.sendRate / sendRate) * before) {
-        this.fullAcceptRate = this.test.acceptRate;
-        return this.paceAt(this.test);
-      }
-      return this.free(now, 'answering');
+      const before: Measured = {
+        sendRate: Math.sqrt(this.before.sendRate * m.sendRate),
+        accepted: 0,
+        acceptRate: Math.sqrt(this.before.acceptRate * m.acceptRate),
+      };
+      return this.held(this.test, before) ? this.full(this.test) : this.free(now, 'answering');
     }
     if (!enough) return;
     if (this.mode === 'paced') {
@@ -213,7 +238,7 @@ export class CapacityProbe {
       }
       this.unboundSince = null;
       if (m.accepted > 0.95) {
-        this.pace = pace * 1.25;
+        this.pace = pace * 1.1;
       } else if (m.accepted < 0.85) {
         // The pace times the share accepted, not this sender's accepts: where several instances share one pace (the
         // store's gate), each sends a part of it, but the share accepted is the target's, the same for all of them.
@@ -227,7 +252,12 @@ export class CapacityProbe {
     if (1 - m.accepted > this.o.testAbove && now >= this.quietUntil && m.sendRate > 3 * peak) {
       this.mode = 'testing';
       this.before = m;
-      this.pace = Math.max(1, m.sendRate / 2);
+      // Half the sends, or twice the accepts when that is less: a full target still gets more than it takes (so its
+      // accepts hold), and fewer of the test's sends are refused.
+      this.pace = Math.max(1, Math.min(m.sendRate / 2, 1.5 * m.acceptRate));
+      // Sized for the share a full target would accept at that pace: one that answers at random gives a handful of
+      // accepts in it, and the test is as short as a sample sent freely.
+      this.needed = this.answersFor(Math.min(1, m.acceptRate / this.pace));
     }
   }
 
@@ -255,6 +285,21 @@ export class CapacityProbe {
   /** The answers a sample must hold for `minAccepts` at the share `accepted`. */
   private answersFor(accepted: number): number {
     return Math.min(MAX_ANSWERS, Math.max(this.o.minAnswers, Math.ceil(this.o.minAccepts / Math.max(accepted, 0.01))));
+  }
+
+  /**
+   * Whether accepts held when sends fell from `before` to `test`. Answering, accepts fall with sends (their ratio is the
+   * sends'); full, they hold (a ratio of 1). The line between is the geometric mean of the two, whatever the test's
+   * pace actually achieved.
+   */
+  private held(test: Measured, before: Measured): boolean {
+    return test.acceptRate >= Math.sqrt(test.sendRate / before.sendRate) * before.acceptRate;
+  }
+
+  /** The test found the target full: paced at what it accepted. */
+  private full(test: Measured): void {
+    this.fullAcceptRate = test.acceptRate;
+    this.paceAt(test);
   }
 
   private paceAt(m: Measured): void {

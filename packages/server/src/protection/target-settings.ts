@@ -103,7 +103,7 @@ export interface TargetSettings {
  *   says it is too much: a 429, or a 503 with a `Retry-After`, halves it (at most every 500 ms), and each second
  *   without one raises it by a tenth of the limit (or 10/s). A bare 503 is what a target says of one key, or of a
  *   share of its calls, as much as of its load: the capacity probe (`CapacityProbe`) tells a full target from one
- *   failing a share of calls by halving its sends for a moment, and paces a full one at what it accepts.
+ *   failing a share of calls by cutting its sends for a moment, and paces a full one at what it accepts.
  * - No retry budget: a target failing 90% of its calls at random needs nine retries a task, and a backlog enqueued at
  *   once makes its first attempts in its first second, after which a budget of retries per first attempt paces every
  *   retry at its floor (W7's overload took 29× longer). An outage is the breaker's; a full target the capacity

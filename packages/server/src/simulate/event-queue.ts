@@ -26,6 +26,14 @@ export class EventQueue {
   }
 
   /**
+   * Whether the earliest event waiting comes before `other`'s (by time, then order): which of two queues to take from
+   * next. Both must not be empty.
+   */
+  headBefore(other: EventQueue): boolean {
+    return this.before(this.times[0] as number, this.orders[0] as number, 0, other.times[0] as number, other.orders[0] as number);
+  }
+
+  /**
    * Schedules `event` (an integer) at `time`. Events at the same time come out by `order`, by default the order of
    * their pushes; a model that needs another tie-break (a store's `ORDER BY due, id`) passes its own.
    */

@@ -35,5 +35,31 @@ export function downstreamAnswer(downstream: W7Downstream, seed: number): Downst
     }
     case 'dead':
       return () => false;
+    case 'ok':
+    case 'slow':
+      return () => true;
   }
+}
+
+/** How long a request reaching a W7 downstream at `now` spends in it before its answer leaves, in ms. */
+export type DownstreamServiceTime = (now: number) => number;
+
+/**
+ * The time each request spends in a case's downstream: 0 for those that answer at once; for `slow`, its wait for one of
+ * the `inFlight` places, then `baseMs`. The places are taken first come first served and each is held `baseMs`, so
+ * they free in the order they were taken: the place a request gets is the one taken `inFlight` requests before it.
+ * Requests must come in the order they arrive, which the model's event queue guarantees.
+ */
+export function downstreamServiceTime(downstream: W7Downstream): DownstreamServiceTime {
+  if (downstream.kind !== 'slow') return () => 0;
+  const { inFlight, baseMs } = downstream;
+  // When each place frees: the request `inFlight` before this one frees the place this one gets.
+  const freeAt = new Float64Array(inFlight);
+  let next = 0;
+  return (now) => {
+    const done = Math.max(now, freeAt[next] as number) + baseMs;
+    freeAt[next] = done;
+    next = (next + 1) % inFlight;
+    return done - now;
+  };
 }

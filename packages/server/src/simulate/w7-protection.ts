@@ -20,11 +20,15 @@ export interface EndedAttempt {
 }
 
 /**
- * A protection design, as the W7 model drives it: the service's one target, with every task's attempts going through it.
+ * A protection design, as the W7 model drives it: one target's, with every attempt of that target's tasks going through
+ * it (with several targets, case g, the model builds one a target, as the service keeps one `ProtectedTarget` a target).
  * Time is the model's virtual time; a design draws from the random it was given, never from another.
  */
 export interface W7Protection {
-  /** The earliest time at which a due task may be sent (a hold): `now` or before when it may go now; Infinity until an attempt in flight ends. */
+  /**
+   * The earliest time at which a due task may be sent (a hold): `now` or before when it may go now; Infinity until an
+   * attempt in flight ends. `inFlight`: this target's attempts in flight.
+   */
   openAt(now: number, inFlight: number): number;
   /**
    * Attempt number `attempt` of a due task is about to go: true to send it, false to refuse it locally (its task is
@@ -118,16 +122,17 @@ class BudgetOnly implements W7Protection {
   }
 }
 
-/** The design's protection for one run, on the model's clock, drawing from `random`. */
+/** The design's protection of one target for one run, on the model's clock, drawing from `random`. */
 export function protectionFor(design: W7Design, clock: Clock, random: Random): W7Protection {
   switch (design) {
     case W7Design.NONE:
       return new NoProtection();
     case W7Design.LANDED:
-      // As `ProtectedTarget` runs them: the capacity probe with adaptive throttling, the slow start with the breaker.
+      // As `ProtectedTarget` runs them: the capacity probe with adaptive throttling, the slow start and steady probes of a
+      // target that answered lately with the breaker.
       return new ServiceProtection(clock, random, DEFAULT_TARGET_SETTINGS, {
         ...(DEFAULT_TARGET_SETTINGS.adaptive.enabled ? { capacity: new CapacityProbe() } : {}),
-        ...(DEFAULT_TARGET_SETTINGS.breaker.enabled ? { slowStartInFlight: SLOW_START_IN_FLIGHT } : {}),
+        ...(DEFAULT_TARGET_SETTINGS.breaker.enabled ? { slowStartInFlight: SLOW_START_IN_FLIGHT, steadyProbes: true } : {}),
       });
     case W7Design.PREVIOUS:
       return new ServiceProtection(clock, random, PREVIOUS_SETTINGS);

@@ -26,7 +26,7 @@ import type { EndedAttempt, W7Protection } from './w7-protection.js';
  * - A setting's `enabled: false` (breaker, retry budget, storm detection) leaves that part out.
  * - With the extras: sends paced at the capacity probe's pace (a token bucket of a hundredth of a second's worth), fed
  *   the answers `ProtectedTarget.measureCapacity` feeds it; at most `slowStartInFlight` in flight while no success is
- *   remembered.
+ *   remembered; a failed probe of a target that answered lately re-opens the breaker without backing off.
  *
  * Left out, because W7's downstreams never call for them: AIMD on 429s and Retry-After holds (no 429, no
  * Retry-After), rate and concurrency limits (none by default). And what only several instances need: the breaker is
@@ -34,10 +34,15 @@ import type { EndedAttempt, W7Protection } from './w7-protection.js';
  */
 /** What the service runs beside its settings (`landed`), each left out when absent (`previous`, `breaker-only`). */
 export interface ServiceProtectionExtras {
-  /** Paces sends to what a full target accepts, told from a target failing a share of calls by halving sends for a window. */
+  /** Paces sends to what a full target accepts, told from a target failing a share of calls by cutting sends for a sample. */
   capacity?: CapacityProbe;
   /** Most attempts in flight while no success is remembered (no ready attempt): a target never seen to answer gets few. */
   slowStartInFlight?: number;
+  /**
+   * A failed probe backs the breaker off only while no success is remembered (`ProtectedTarget.answeredLately`): a
+   * target that answered lately is probed again after the first open period. Without it, every failed probe backs off.
+   */
+  steadyProbes?: boolean;
 }
 
 export class ServiceProtection implements W7Protection {
@@ -112,7 +117,7 @@ export class ServiceProtection implements W7Protection {
     } else {
       held = true;
       // Started after the open period ended: the gate let it through as a probe. Earlier ones say nothing new.
-      if (a.sentAt >= this.holdUntil) this.probe(judged);
+      if (a.sentAt >= this.holdUntil) this.probe(judged, now);
     }
     if (a.success || a.retryAt === null) return undefined;
     if (held) return Math.min(a.retryAt, a.dueAt);
@@ -134,10 +139,10 @@ export class ServiceProtection implements W7Protection {
   }
 
   /** A probe's outcome, as `ProtectedTarget.probe` applies it to the shared breaker (restored with no probe in flight). */
-  private probe(health: Health): void {
+  private probe(health: Health, now: number): void {
     if (health === 'neutral' || this.breaker.state !== CircuitState.HALF_OPEN || !this.breaker.tryAcquire()) return;
     if (health === 'success') this.breaker.onSuccess();
-    else this.breaker.onFailure();
+    else this.breaker.onFailure({ backOff: this.extras.steadyProbes !== true || this.ready.at(now) === null });
     this.sync();
   }
 
