@@ -24,6 +24,9 @@ import { cpuMsOfCommand } from './lib/contenders/call-downstream.mjs';
 import { newTaskMaker } from './lib/new-task.mjs';
 import { CURRENT_DIST, distOf, fmt, printMachine, printTable, serviceBuild, positiveIntOption } from './lib/report.mjs';
 
+/** The service's default retention of a succeeded task (`DEFAULT_RETENTION.succeededMs`): a final outcome's expiresAt. */
+const RETENTION_MS = 7 * 86_400_000;
+
 const { values: args } = parseArgs({
   options: {
     baseline: { type: 'string' },
@@ -69,11 +72,11 @@ function completionsOf(tasks, now) {
     };
     const next = {
       status: 'PENDING', attemptNumber: 1, nextAttemptAt: now + 5_000, runStartedAt: task.runStartedAt, lastDelayMs: 0.39,
-      lastError: 'HTTP 503', lastResponseStatus: 503, deadLetterReason: null,
+      lastError: 'HTTP 503', lastResponseStatus: 503, deadLetterReason: null, expiresAt: null,
     };
     return {
       tenantId: task.tenantId, taskId: task.taskId, fencingToken: task.fencingToken, attempt, next,
-      ifCancelRequested: { ...next, status: 'CANCELLED', nextAttemptAt: null },
+      ifCancelRequested: { ...next, status: 'CANCELLED', nextAttemptAt: null, expiresAt: now + RETENTION_MS },
       attemptIfCancelRequested: { ...attempt, outcome: 'cancelled', nextAttemptAt: null },
     };
   });

@@ -26,6 +26,9 @@ import { retrydStore } from './lib/contenders/retryd.mjs';
 import { openBuiltStore } from './lib/built-store.mjs';
 import { storeServerCpuMs } from './lib/contenders/call-downstream.mjs';
 
+/** The service's default retention of a succeeded task (`DEFAULT_RETENTION.succeededMs`): a final outcome's expiresAt. */
+const RETENTION_MS = 7 * 86_400_000;
+
 const { values: args } = parseArgs({
   options: {
     store: { type: 'string', default: 'sqlite' },
@@ -72,10 +75,12 @@ function completionOf(task, now) {
   const next = {
     status: last ? 'SUCCEEDED' : 'PENDING', attemptNumber: number, nextAttemptAt: last ? null : now, runStartedAt: task.runStartedAt,
     lastDelayMs: last ? task.lastDelayMs : 0.6, lastError: last ? null : 'HTTP 503', lastResponseStatus: last ? 200 : 503, deadLetterReason: null,
+    // As the engine dates a final outcome (the default retention of a success): the expiry index is part of the cost.
+    expiresAt: last ? now + RETENTION_MS : null,
   };
   return {
     tenantId: task.tenantId, taskId: task.taskId, fencingToken: task.fencingToken, attempt, next,
-    ifCancelRequested: { ...next, status: 'CANCELLED', nextAttemptAt: null },
+    ifCancelRequested: { ...next, status: 'CANCELLED', nextAttemptAt: null, expiresAt: now + RETENTION_MS },
     attemptIfCancelRequested: { ...attempt, outcome: 'cancelled', nextAttemptAt: null },
   };
 }

@@ -25,6 +25,9 @@ import { newTaskMaker } from './lib/new-task.mjs';
 import { CURRENT_DIST, distOf, fmt, printMachine, printTable } from './lib/report.mjs';
 import { REDIS_URL, deleteKeys } from './lib/servers.mjs';
 
+/** The service's default retention of a succeeded task (`DEFAULT_RETENTION.succeededMs`): a final outcome's expiresAt. */
+const RETENTION_MS = 7 * 86_400_000;
+
 const { values: args } = parseArgs({
   options: { tasks: { type: 'string', default: '40000' }, rounds: { type: 'string', default: '3' }, baseline: { type: 'string' } },
 });
@@ -136,6 +139,8 @@ async function run(build, round) {
             lastError: null,
             lastResponseStatus: 200,
             deadLetterReason: null,
+            // As the engine dates a success (its default retention): the expiry index is part of the cost.
+            expiresAt: at + RETENTION_MS,
           },
         }));
         const results = await store.completeAttempts(completions, at);

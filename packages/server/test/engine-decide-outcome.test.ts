@@ -21,11 +21,14 @@ const POLICY: RetryPolicy = {
   jitterType: 'NONE',
 };
 const NOW = T0 + 25;
+/** Three periods apart, so that each final status's expiresAt tells which one it took. */
+const RETENTION = { succeededMs: 1_000_000, deadLettersMs: 2_000_000, cancelledMs: 3_000_000 };
 const ctx = (overrides: Partial<{ policy: RetryPolicy; now: number; random: () => number }> = {}) => ({
   policy: POLICY,
   now: NOW,
   random: seededRandom(1),
   workerId: 'w1',
+  retention: RETENTION,
   ...overrides,
 });
 
@@ -84,6 +87,7 @@ describe('decideAttemptOutcome', () => {
         lastError: null,
         lastResponseStatus: 201,
         deadLetterReason: null,
+        expiresAt: NOW + RETENTION.succeededMs,
       },
     });
   });
@@ -99,9 +103,10 @@ describe('decideAttemptOutcome', () => {
       lastError: 'HTTP 503',
       lastResponseStatus: 503,
       deadLetterReason: null,
+      expiresAt: null,
     });
     expect(completion.attempt).toMatchObject({ outcome: 'retry_scheduled', nextAttemptAt: NOW + 100, errorMessage: 'HTTP 503', responseBodySnippet: 'busy' });
-    expect(completion.ifCancelRequested).toEqual({ ...completion.next, status: 'CANCELLED', nextAttemptAt: null });
+    expect(completion.ifCancelRequested).toEqual({ ...completion.next, status: 'CANCELLED', nextAttemptAt: null, expiresAt: NOW + RETENTION.cancelledMs });
     // If the cancel is what the store applies, the log must not announce a retry that never comes.
     expect(completion.attemptIfCancelRequested).toEqual({ ...completion.attempt, outcome: 'cancelled', nextAttemptAt: null });
     expect(completion.requireLeaseExpiredBy).toBeUndefined();
@@ -187,6 +192,7 @@ describe('decideAttemptOutcome', () => {
       lastError: 'HTTP 503',
       lastResponseStatus: 503,
       deadLetterReason: 'max_attempts',
+      expiresAt: NOW + RETENTION.deadLettersMs,
     });
     expect(completion.ifCancelRequested?.status).toBe('CANCELLED');
   });
@@ -253,13 +259,13 @@ describe('decideAttemptOutcome', () => {
 
 describe('decideBeforeAttempt', () => {
   it('lets a task with room in its run and budget go ahead', () => {
-    expect(decideBeforeAttempt(claimed(), { ...POLICY, totalBudgetMs: 1_000 }, NOW)).toBeNull();
+    expect(decideBeforeAttempt(claimed(), { ...POLICY, totalBudgetMs: 1_000 }, NOW, RETENTION)).toBeNull();
   });
 
   it('exhausts a task whose budget is spent, with no attempt made or counted', () => {
     const policy = { ...POLICY, totalBudgetMs: 1_000, estimatedCallMs: 200 };
     const task = claimed({ attemptNumber: 2, runStartedAt: NOW - 801, lastError: 'HTTP 503', lastResponseStatus: 503, lastDelayMs: 200 });
-    const completion = decideBeforeAttempt(task, policy, NOW);
+    const completion = decideBeforeAttempt(task, policy, NOW, RETENTION);
     expect(completion).toEqual({
       tenantId: task.tenantId,
       taskId: task.taskId,
@@ -273,6 +279,7 @@ describe('decideBeforeAttempt', () => {
         lastError: 'HTTP 503',
         lastResponseStatus: 503,
         deadLetterReason: 'budget',
+        expiresAt: NOW + RETENTION.deadLettersMs,
       },
       ifCancelRequested: {
         status: 'CANCELLED',
@@ -283,32 +290,33 @@ describe('decideBeforeAttempt', () => {
         lastError: 'HTTP 503',
         lastResponseStatus: 503,
         deadLetterReason: null,
+        expiresAt: NOW + RETENTION.cancelledMs,
       },
     });
-    expect(decideBeforeAttempt({ ...task, runStartedAt: NOW - 800 }, policy, NOW)).toBeNull();
+    expect(decideBeforeAttempt({ ...task, runStartedAt: NOW - 800 }, policy, NOW, RETENTION)).toBeNull();
   });
 
   it('counts the budget from the run’s start, not its first attempt: a task that waited too long makes none', () => {
     const policy = { ...POLICY, totalBudgetMs: 300 };
-    const completion = decideBeforeAttempt(claimed({ runStartedAt: NOW - 301 }), policy, NOW);
+    const completion = decideBeforeAttempt(claimed({ runStartedAt: NOW - 301 }), policy, NOW, RETENTION);
     expect(completion?.next).toMatchObject({ status: 'EXHAUSTED', attemptNumber: 0, deadLetterReason: 'budget', runStartedAt: NOW - 301 });
     expect(completion?.attempt).toBeUndefined();
-    expect(decideBeforeAttempt(claimed({ runStartedAt: NOW - 300 }), policy, NOW)).toBeNull();
+    expect(decideBeforeAttempt(claimed({ runStartedAt: NOW - 300 }), policy, NOW, RETENTION)).toBeNull();
   });
 
   it('exhausts before the first attempt when the call alone exceeds the budget', () => {
-    const completion = decideBeforeAttempt(claimed(), { ...POLICY, totalBudgetMs: 100, estimatedCallMs: 101 }, NOW);
+    const completion = decideBeforeAttempt(claimed(), { ...POLICY, totalBudgetMs: 100, estimatedCallMs: 101 }, NOW, RETENTION);
     expect(completion?.next).toMatchObject({ status: 'EXHAUSTED', deadLetterReason: 'budget', runStartedAt: null });
   });
 
   it('exhausts a run that already made maxAttempts attempts (the policy was lowered)', () => {
-    const completion = decideBeforeAttempt(claimed({ attemptNumber: 6, runAttemptOffset: 2 }), { ...POLICY, maxAttempts: 4 }, NOW);
+    const completion = decideBeforeAttempt(claimed({ attemptNumber: 6, runAttemptOffset: 2 }), { ...POLICY, maxAttempts: 4 }, NOW, RETENTION);
     expect(completion?.next).toMatchObject({ status: 'EXHAUSTED', attemptNumber: 6, deadLetterReason: 'max_attempts' });
-    expect(decideBeforeAttempt(claimed({ attemptNumber: 5, runAttemptOffset: 2 }), { ...POLICY, maxAttempts: 4 }, NOW)).toBeNull();
+    expect(decideBeforeAttempt(claimed({ attemptNumber: 5, runAttemptOffset: 2 }), { ...POLICY, maxAttempts: 4 }, NOW, RETENTION)).toBeNull();
   });
 
   it('cancels a claimed task on which a cancel was requested, without an attempt', () => {
-    const completion = decideBeforeAttempt(claimed({ cancelRequested: true }), POLICY, NOW);
+    const completion = decideBeforeAttempt(claimed({ cancelRequested: true }), POLICY, NOW, RETENTION);
     expect(completion?.next).toMatchObject({ status: 'CANCELLED', nextAttemptAt: null, deadLetterReason: null });
     expect(completion?.attempt).toBeUndefined();
     expect(completion?.ifCancelRequested).toBeUndefined();
@@ -346,8 +354,9 @@ describe('decideLeaseExpired', () => {
         lastError: completion.attempt?.errorMessage,
         lastResponseStatus: null,
         deadLetterReason: null,
+        expiresAt: null,
       },
-      ifCancelRequested: { ...completion.next, status: 'CANCELLED', nextAttemptAt: null },
+      ifCancelRequested: { ...completion.next, status: 'CANCELLED', nextAttemptAt: null, expiresAt: T0 + 70 + RETENTION.cancelledMs },
       // Still `lease_expired` (the result is unknown), but no next time.
       attemptIfCancelRequested: { ...completion.attempt, nextAttemptAt: null },
     });
@@ -363,4 +372,29 @@ describe('decideLeaseExpired', () => {
 
 it('names permanent statuses in dead-letter reasons', () => {
   expect(permanentStatusReason(400)).toBe('permanent_status:400');
+});
+
+describe('expiresAt: when a final outcome is deleted', () => {
+  it('is now plus the retention of how the task ended, and null for a retry', () => {
+    const at0 = ctx({ policy: { ...POLICY, maxAttempts: 1 } });
+    expect(decideAttemptOutcome(claimed(), at(response(200)), ctx()).next.expiresAt).toBe(NOW + RETENTION.succeededMs);
+    expect(decideAttemptOutcome(claimed(), at(response(400)), ctx()).next).toMatchObject({ status: 'FAILED', expiresAt: NOW + RETENTION.deadLettersMs });
+    expect(decideAttemptOutcome(claimed(), at(response(503)), at0).next).toMatchObject({ status: 'EXHAUSTED', expiresAt: NOW + RETENTION.deadLettersMs });
+    expect(decideAttemptOutcome(claimed(), at(response(503)), ctx()).next).toMatchObject({ status: 'PENDING', expiresAt: null });
+  });
+
+  it('gives the cancel alternative the retention of a cancelled task, whatever the attempt would have done', () => {
+    const completion = decideAttemptOutcome(claimed(), at(response(503)), ctx());
+    expect(completion.ifCancelRequested).toMatchObject({ status: 'CANCELLED', expiresAt: NOW + RETENTION.cancelledMs });
+    expect(decideBeforeAttempt(claimed({ cancelRequested: true }), POLICY, NOW, RETENTION)?.next).toMatchObject({
+      status: 'CANCELLED',
+      expiresAt: NOW + RETENTION.cancelledMs,
+    });
+  });
+
+  it('ends a lost attempt that was the last with the retention of a dead letter', () => {
+    const task = claimed({ leaseExpiresAt: T0 + 50 });
+    const completion = decideLeaseExpired(task, ctx({ now: T0 + 70, policy: { ...POLICY, maxAttempts: 1 } }));
+    expect(completion.next).toMatchObject({ status: 'EXHAUSTED', expiresAt: T0 + 70 + RETENTION.deadLettersMs });
+  });
 });

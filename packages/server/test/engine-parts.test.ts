@@ -4,6 +4,7 @@ import { DEFAULT_SERVICE_POLICY } from '../src/policies/default-policy.js';
 import type { RetryTask } from '../src/domain/task.js';
 import { CompletionBatcher, type QueuedCompletion } from '../src/engine/completion-batcher.js';
 import { decideAttemptOutcome } from '../src/engine/decide-outcome.js';
+import { DEFAULT_RETENTION } from '../src/retention/retention-periods.js';
 import { DueTimer } from '../src/engine/due-timer.js';
 import { resolveEngineOptions } from '../src/engine/engine-options.js';
 import { PolicyResolver, type PolicyNotFoundError } from '../src/engine/policy-resolver.js';
@@ -184,7 +185,7 @@ describe('with a real store', () => {
         completion: decideAttemptOutcome(
           task,
           { startedAt: T0, result: { kind: 'response', status: 200, headers: {}, bodySnippet: null } },
-          { policy: FAST_POLICY, now: T0, random: Math.random, workerId: 'w' },
+          { policy: FAST_POLICY, now: T0, random: Math.random, workerId: 'w', retention: DEFAULT_RETENTION },
         ),
         leaseExpiresAt,
       }));

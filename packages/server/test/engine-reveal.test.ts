@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FileBlobStore } from '../src/blobs/file-blob-store.js';
 import { decideAttemptOutcome } from '../src/engine/decide-outcome.js';
+import { DEFAULT_RETENTION } from '../src/retention/retention-periods.js';
 import { HttpDispatcher } from '../src/engine/http-dispatcher.js';
 import { RevealingDispatcher } from '../src/engine/revealing-dispatcher.js';
 import { parseKeyring } from '../src/secrets/encryption-keys.js';
@@ -92,7 +93,7 @@ describe('revealing secrets at dispatch', () => {
     });
     expect(server.requests.length).toBe(before);
 
-    const completion = decideAttemptOutcome(task, { startedAt: T0, result: missing }, { policy: FAST_POLICY, now: T0 + 1, random: () => 0.5, workerId: 'w' });
+    const completion = decideAttemptOutcome(task, { startedAt: T0, result: missing }, { policy: FAST_POLICY, now: T0 + 1, random: () => 0.5, workerId: 'w', retention: DEFAULT_RETENTION });
     expect(completion.next).toMatchObject({ status: 'FAILED', deadLetterReason: 'secret_unavailable', nextAttemptAt: null });
     expect(completion.attempt).toMatchObject({ outcome: 'failed', errorMessage: 'header X-Api-Key refers to secret MISSING, which the secret provider does not know' });
   });

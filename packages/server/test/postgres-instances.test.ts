@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { describe, expect, it, vi } from 'vitest';
 import type { RetryTask } from '../src/domain/task.js';
+import type { PurgedTask } from '../src/store/store.js';
 import { DuplicateAttemptError } from '../src/store/store-errors.js';
 import { dueChannel } from '../src/backends/postgres/connection.js';
 import { T0, makeAttempt, makePolicy, makeTask, retryOutcome } from './fixtures/tasks.js';
@@ -42,6 +43,45 @@ describe('PostgresStore across instances', () => {
     expect(new Set(ids)).toEqual(new Set(tasks.map((t) => t.taskId)));
     expect(new Set(claimed.map((t) => t.leaseOwner?.slice(0, 2)))).toEqual(new Set(['w0', 'w1', 'w2']));
     expect((await stores[1]?.admin.countByStatus())?.IN_FLIGHT).toBe(600);
+  });
+
+  it('never purges one task twice when instances purge at once, and steps over a task another transaction holds', async () => {
+    const stores = await instances(3);
+    const [first] = stores;
+    if (first === undefined) throw new Error('expected three stores');
+    const ended = Array.from({ length: 300 }, (_, i) =>
+      makeTask({ status: 'SUCCEEDED', nextAttemptAt: null, attemptNumber: 1, updatedAt: T0 + 1, expiresAt: T0 + (i % 17) }),
+    );
+    await first.insertTasks(ended);
+    const [held] = ended;
+    if (held === undefined) throw new Error('expected a task');
+    const purged = await withClient(first.schema, async (locker) => {
+      await locker.query('BEGIN');
+      await locker.query('SELECT 1 FROM tasks WHERE task_id = $1 FOR UPDATE', [held.taskId]);
+      const taken: PurgedTask[] = [];
+      // Every instance purges in a loop, 3 purges in flight each, until nothing it may take is left. A purge that
+      // waited on the held row instead of stepping over it would never end.
+      await Promise.all(
+        stores.flatMap((store) =>
+          Array.from({ length: 3 }, async () => {
+            for (;;) {
+              const batch = await store.purgeExpired(T0 + 100, 16);
+              if (batch.length === 0) return;
+              taken.push(...batch);
+            }
+          }),
+        ),
+      );
+      await locker.query('ROLLBACK');
+      return taken;
+    });
+    const ids = purged.map((t) => t.taskId);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(new Set(ids)).toEqual(new Set(ended.filter((t) => t !== held).map((t) => t.taskId)));
+    // The held task, once let go, in one statement.
+    const last = await roundTrips(() => first.purgeExpired(T0 + 100, 16));
+    expect(last).toEqual({ result: [{ tenantId: 'default', taskId: held.taskId, status: 'SUCCEEDED', bodyRef: null }], trips: 1 });
+    expect(await first.admin.countByStatus()).toMatchObject({ SUCCEEDED: 0 });
   });
 
   it('wakes the other instances when one inserts a due task, releases leases or re-drives a task', async () => {

@@ -90,7 +90,7 @@ describe('PostgresStore through an outage', () => {
       await locker.query('BEGIN');
       await locker.query('SELECT 1 FROM tasks WHERE task_id = $1 FOR UPDATE', [task.taskId]);
       const lockerPid = (await locker.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]?.pid;
-      const inFlight = store.cancelTask({ tenantId: 'default', taskId: task.taskId }, T0).catch((e: unknown) => e);
+      const inFlight = store.cancelTask({ tenantId: 'default', taskId: task.taskId }, T0, T0 + 60_000).catch((e: unknown) => e);
       const blocked = async () =>
         (await locker.query('SELECT 1 FROM pg_stat_activity WHERE $1::int = ANY(pg_blocking_pids(pid))', [lockerPid]))
           .rowCount === 1;
@@ -132,7 +132,7 @@ describe('PostgresStore through an outage', () => {
     // the caller's retry is safe (a stale version conflicts, a replayed key is a duplicate, a stale token is
     // fenced out).
     const after = await store.getTask('default', task.taskId);
-    const cancelled = { ...task, status: 'CANCELLED', nextAttemptAt: null, updatedAt: T0, version: 2 };
+    const cancelled = { ...task, status: 'CANCELLED', nextAttemptAt: null, updatedAt: T0, version: 2, expiresAt: T0 + 60_000 };
     expect(after).toEqual(after?.version === 1 ? task : cancelled);
     expect((await store.admin.countByStatus()).PENDING).toBe(after?.version === 1 ? 2 : 1);
 

@@ -174,6 +174,30 @@ async function startFailoverRun(): Promise<{ run: Run; tag: string; master: numb
   return { run, tag, master, replica, before: await enqueue(run, 'before', 200) };
 }
 
+describe('the purge on Redis Cluster', () => {
+  it('shares its limit among tenants on all three masters, each earliest first', async () => {
+    const prefix = freshPrefix();
+    const tenants = await tenantPerMaster(prefix);
+    const store = new RedisStore({ url: clusterOf().url(prefix) });
+    cleanup.push(() => store.close());
+    await store.init();
+    const ended = (tenantId: string, i: number) =>
+      makeTask({ tenantId, status: 'SUCCEEDED', nextAttemptAt: null, attemptNumber: 1, idempotencyKey: `${tenantId}-${i}`, expiresAt: T0 + i });
+    const tasks = tenants.flatMap((tenantId) => [0, 1, 2, 3].map((i) => ended(tenantId, i)));
+    await store.insertTasks(tasks);
+
+    const first = await store.purgeExpired(T0 + 10, 6);
+    for (const tenantId of tenants) expect(first.filter((p) => p.tenantId === tenantId).map((p) => p.taskId)).toEqual(tasks.filter((t) => t.tenantId === tenantId).slice(0, 2).map((t) => t.taskId));
+    const second = await store.purgeExpired(T0 + 10, 6);
+    expect([...first, ...second].map((p) => p.taskId).sort()).toEqual(tasks.map((t) => t.taskId).sort());
+    expect(await store.purgeExpired(T0 + 10, 6)).toEqual([]);
+    for (const tenantId of tenants) {
+      expect(await store.getTaskByIdempotencyKey(tenantId, `${tenantId}-0`)).toBeUndefined();
+      expect((await store.listTasks({ tenantId, limit: 10 })).items).toEqual([]);
+    }
+  });
+});
+
 describe('retryd serve on Redis Cluster', () => {
   it('runs tasks of tenants on all three masters with three instances, one of them killed mid-run', async () => {
     const run = await startRun(3);
@@ -238,7 +262,7 @@ describe('retryd serve on Redis Cluster', () => {
   }, 150_000);
 
   // Last in the file: it leaves one master and its replica dead.
-  it('goes on claiming, reading due times and reaping leases on the other masters while one is gone', async () => {
+  it('goes on claiming, reading due times, reaping leases and purging on the other masters while one is gone', async () => {
     const prefix = freshPrefix();
     const tenants = await tenantPerMaster(prefix);
     const reported: unknown[] = [];
@@ -247,6 +271,8 @@ describe('retryd serve on Redis Cluster', () => {
     await store.init();
     const tasks = tenants.flatMap((tenantId) => [makeTask({ tenantId }), makeTask({ tenantId, nextAttemptAt: T0 + 5_000 })]);
     await store.insertTasks(tasks);
+    const expired = tenants.map((tenantId) => makeTask({ tenantId, status: 'SUCCEEDED', nextAttemptAt: null, attemptNumber: 1, expiresAt: T0 }));
+    await store.insertTasks(expired);
 
     // The first tenant's master and its replica (if it still has one, after the hard kill above) both die: nothing
     // can take its slots over.
@@ -260,6 +286,7 @@ describe('retryd serve on Redis Cluster', () => {
     expect(await store.nextDueAt()).toBe(T0 + 5_000);
     expect(await store.nextLeaseExpiryAt()).toBe(T0 + 1_000);
     expect((await store.findExpiredLeases(T0 + 2_000, 10)).map((t) => t.taskId).sort()).toEqual(claimed.map((t) => t.taskId).sort());
+    expect((await store.purgeExpired(T0, 10)).map((p) => p.tenantId).sort()).toEqual(tenants.slice(1).sort());
     // The partitions left out were reported (with whatever the client itself reports about the dead node); a count
     // leaves none out (it would be wrong), so it fails.
     expect(reported.some((error) => error instanceof RedisUnavailableError)).toBe(true);

@@ -225,7 +225,7 @@ describe('Redis layout migration from layout 5', () => {
     await before.insertTasks(tasks);
     const [held] = await before.claimDue(T0, { limit: 1, ...lease });
     if (held === undefined) throw new Error('expected a claim');
-    await before.cancelTask({ tenantId: 'default', taskId: (tasks[1] as RetryTask).taskId }, T0);
+    await before.cancelTask({ tenantId: 'default', taskId: (tasks[1] as RetryTask).taskId }, T0, T0 + 60_000);
     const stored = await Promise.all(tasks.map((t) => before.getTask(t.tenantId, t.taskId)));
     await before.close();
     for (const tenant of ['default', 'other']) await toLayout5(client, new PartitionKeys(prefix, tenant));
@@ -268,7 +268,7 @@ describe('Redis layout migration from layout 6', () => {
     await before.insertTasks(tasks);
     const held = await before.claimDue(T0 + 600, { limit: 600, leaseMs: 60_000, workerId: 'w' });
     expect(held).toHaveLength(600);
-    await before.cancelTask({ tenantId: 'default', taskId: (tasks[1_000] as RetryTask).taskId }, T0);
+    await before.cancelTask({ tenantId: 'default', taskId: (tasks[1_000] as RetryTask).taskId }, T0, T0 + 60_000);
     const listed = async (store: RedisStore, status: RetryTask['status'], tenantId = 'default') => {
       const ids: string[] = [];
       let cursor: string | undefined;

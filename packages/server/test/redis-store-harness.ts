@@ -1,6 +1,7 @@
 import { connect } from 'node:net';
 import type { Socket } from 'node:net';
 import { expect } from 'vitest';
+import { TERMINAL_STATUSES } from '@retryd/core';
 import type { Redis } from 'ioredis';
 import type { PartitionKeys } from '../src/backends/redis/keys.js';
 import type { RedisStore } from '../src/backends/redis/redis-store.js';
@@ -126,6 +127,25 @@ export async function expectIndexesExact(client: Redis, k: PartitionKeys): Promi
   }
   expect(queued).toBe(pending.size);
   expect([...readyScores.keys()].every((target) => targets.includes(target))).toBe(true);
+  await expectExpiringExact(client, k);
+}
+
+/**
+ * Checks a partition's retention index: `expiring` holds exactly its finished tasks whose record has `expires`, each
+ * scored by it (a live task, and a finished one without `expires`, is never in it).
+ */
+export async function expectExpiringExact(client: Redis, k: PartitionKeys): Promise<void> {
+  const indexed = await client.zrange(k.expiring, 0, -1, 'WITHSCORES');
+  const scores = new Map<string, number>();
+  for (let i = 0; i + 1 < indexed.length; i += 2) scores.set(indexed[i] as string, Number(indexed[i + 1]));
+  const expected = new Map<string, number>();
+  for (const status of TERMINAL_STATUSES) {
+    for (const member of await client.zrange(k.status(status), 0, -1)) {
+      const record = await readRecord(client, k, member.slice(16));
+      if (record?.expires !== null && record?.expires !== undefined) expected.set(member.slice(16), Number(record.expires));
+    }
+  }
+  expect(scores).toEqual(expected);
 }
 
 /**

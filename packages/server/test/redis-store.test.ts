@@ -64,7 +64,7 @@ describe('RedisStore', () => {
       const [held] = await store.claimDue(T0, { limit: 1, leaseMs: 1_000, workerId: 'w' });
       if (held === undefined) throw new Error('expected a claim');
       await store.completeAttempts([{ ...held, attempt: makeAttempt(held), next: retryOutcome(held, T0 + 9) }], T0 + 1);
-      await store.cancelTask({ tenantId, taskId: other.taskId }, T0 + 2);
+      await store.cancelTask({ tenantId, taskId: other.taskId }, T0 + 2, T0 + 2 + 60_000);
       await store.insertTasks([makeTask({ tenantId, targetUrl: 'https://held.example.com/x' })]);
       await store.holdTarget({ tenantId, targetKey: 'https://held.example.com' }, T0 + 9_000, T0);
       await store.putPolicy({ tenantId, policyId: 'payments', policy: { maxAttempts: 1 } as never, createdAt: T0, updatedAt: T0, version: 1 }, 'create');

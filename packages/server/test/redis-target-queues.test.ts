@@ -106,7 +106,7 @@ describe('Redis store: target queues, the ready index and the gate', () => {
     await expectIndexesExact(client, k);
     await store.releaseLeases([released], T0 + 102);
     await expectIndexesExact(client, k);
-    expect((await store.cancelTask({ tenantId: 'default', taskId: released.taskId }, T0 + 103)).kind).toBe('applied');
+    expect((await store.cancelTask({ tenantId: 'default', taskId: released.taskId }, T0 + 103, T0 + 103 + 60_000)).kind).toBe('applied');
     await expectIndexesExact(client, k);
     const dead = (await store.getTask('default', failed.taskId)) as RetryTask;
     const replay = { expectedVersion: dead.version, runAttemptOffset: 1, runStartedAt: null, nextAttemptAt: T0 + 1, updatedAt: T0 + 104 };

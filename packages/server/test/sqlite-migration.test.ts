@@ -2,22 +2,30 @@ import { randomUUID } from 'node:crypto';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { AttemptLog, RetryTask } from '../src/domain/task.js';
-import { TASK_COLUMN_NAMES } from '../src/backends/sql/task-columns.js';
+import { TASK_COLUMN_NAMES, TASK_STORED_COLUMN_NAMES } from '../src/backends/sql/task-columns.js';
 import { loadMigrations, migrate } from '../src/backends/sqlite/migrate.js';
 import { READY_QUEUES } from '../src/backends/sqlite/queue-statements.js';
 import { SELECT_DUE } from '../src/backends/sqlite/statements.js';
 import { ATTEMPT_COLUMNS, attemptToParams, taskToParams } from '../src/backends/sqlite/task-row.js';
-import { T0, makePolicy, makeTask, retryOutcome } from './fixtures/tasks.js';
+import { T0, finalOutcome, makePolicy, makeTask, retryOutcome } from './fixtures/tasks.js';
 import { expectMigratedTaskIds, tasksToMigrate } from './fixtures/migrated-task-ids.js';
 import { A, B, C, forTarget, freshPath, lease, opened, plan, removeTempDir } from './sqlite-harness.js';
 
 afterAll(removeTempDir);
 
-/** Writes `tasks` into an older database's `tasks`, every column and `ended_at`, each row as `params` makes it. */
+/**
+ * The columns of the tables before 011 (every task column and `ended_at`, but `expires_at`), each with its place in a
+ * task's INSERT parameters (`taskToParams`).
+ */
+const COLUMNS_BEFORE_011 = [...TASK_COLUMN_NAMES, 'ended_at'].map((column, i) => [column, i] as const).filter(([column]) => column !== 'expires_at');
+
+/** Writes `tasks` into an older database's `tasks`, every column it has, each row as `params` makes it. */
 function insertRows(db: Database.Database, tasks: readonly RetryTask[], params: (task: RetryTask) => unknown[]): void {
-  const columns = [...TASK_COLUMN_NAMES, 'ended_at'];
-  const insert = db.prepare(`INSERT INTO tasks (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`);
-  for (const task of tasks) insert.run(...params(task));
+  const insert = db.prepare(`INSERT INTO tasks (${COLUMNS_BEFORE_011.map(([c]) => c).join(', ')}) VALUES (${COLUMNS_BEFORE_011.map(() => '?').join(', ')})`);
+  for (const task of tasks) {
+    const row = params(task);
+    insert.run(...COLUMNS_BEFORE_011.map(([, i]) => row[i]));
+  }
 }
 
 /** A task's INSERT parameters as the tables before 010 took them: its status by name, its target key as text. */
@@ -54,9 +62,8 @@ function paramsBefore006(task: RetryTask): unknown[] {
 describe('migrating a database made by 001', () => {
   /** Rows as 001 stored them: every task column but the ones 002 added. */
   function insertAs001(db: Database.Database, tasks: readonly RetryTask[]): void {
-    const columns = [...TASK_COLUMN_NAMES, 'ended_at'];
     // target_key came with 002, sensitive_body with 004.
-    const kept = columns.map((column, i) => [column, i] as const).filter(([column]) => column !== 'target_key' && column !== 'sensitive_body');
+    const kept = COLUMNS_BEFORE_011.filter(([column]) => column !== 'target_key' && column !== 'sensitive_body');
     const insert = db.prepare(`INSERT INTO tasks (${kept.map(([c]) => c).join(', ')}) VALUES (${kept.map(() => '?').join(', ')})`);
     for (const task of tasks) {
       const params = paramsBefore006(task);
@@ -115,8 +122,8 @@ describe('migrating a database made by 002', () => {
     const path = freshPath();
     const old = new Database(path);
     migrate(old, loadMigrations().filter((m) => m.version <= 2));
-    // Every task column 002 had: all but sensitive_body (004).
-    const kept = [...TASK_COLUMN_NAMES, 'ended_at'].map((column, i) => [column, i] as const).filter(([column]) => column !== 'sensitive_body');
+    // Every task column 002 had: all but sensitive_body (004) and expires_at (011).
+    const kept = COLUMNS_BEFORE_011.filter(([column]) => column !== 'sensitive_body');
     const insert = old.prepare(`INSERT INTO tasks (${kept.map(([c]) => c).join(', ')}) VALUES (${kept.map(() => '?').join(', ')})`);
     const insertTask = { run: (...params: unknown[]) => insert.run(...kept.map(([, i]) => params[i])) };
     const insertQueue = old.prepare('INSERT INTO target_queues (tenant_id, target_key, next_due_at, held_until, hold_changed_at) VALUES (?, ?, ?, ?, ?)');
@@ -274,7 +281,7 @@ describe('migrating a database made by 007', () => {
     expect(raw.prepare("SELECT * FROM pragma_foreign_key_list('attempts')").all()).toEqual([]);
     expect(
       raw.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'tasks' AND name NOT LIKE 'sqlite_%' ORDER BY name").all(),
-    ).toEqual(['tasks_due', 'tasks_ended', 'tasks_idempotency_key', 'tasks_in_flight', 'tasks_live', 'tasks_pk'].map((name) => ({ name })));
+    ).toEqual(['tasks_due', 'tasks_ended', 'tasks_expiry', 'tasks_idempotency_key', 'tasks_in_flight', 'tasks_live', 'tasks_pk'].map((name) => ({ name })));
     raw.close();
     await expectMigratedTaskIds(store, tasks);
     // The same request again is a duplicate of the migrated task, found by its key.
@@ -406,5 +413,42 @@ describe('migrating a database made by 009', () => {
     const after = new Database(path, { readonly: true });
     expect(after.prepare('SELECT queue_id FROM tasks ORDER BY rowid DESC LIMIT 2').raw(true).all()).toEqual([[6], [5]]);
     after.close();
+  });
+});
+
+describe('migrating a database made by 010', () => {
+  it('adds expires_at and its index, keeps the tasks that ended before for good, and leaves the file its auto_vacuum mode', async () => {
+    const path = freshPath();
+    const old = new Database(path);
+    migrate(old, loadMigrations().filter((m) => m.version <= 10));
+    old.prepare('INSERT INTO target_queues (tenant_id, target_key, next_due_at) VALUES (?, ?, ?)').run('default', A, T0);
+    const pending = forTarget(A, { nextAttemptAt: T0 });
+    const ended = forTarget(A, { status: 'SUCCEEDED', nextAttemptAt: null, attemptNumber: 1 });
+    // Rows as 010 stored them: every column of today's but expires_at.
+    const columns = [...TASK_STORED_COLUMN_NAMES, 'ended_at'].map((column, i) => [column, i] as const).filter(([column]) => column !== 'expires_at');
+    const insert = old.prepare(`INSERT INTO tasks (${columns.map(([c]) => c).join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`);
+    for (const task of [pending, ended]) {
+      const row = taskToParams(task, 1);
+      insert.run(...columns.map(([, i]) => row[i]));
+    }
+    old.close();
+
+    await using store = await opened(path);
+    expect(store.describeSettings().autoVacuum).toBe('NONE');
+    for (const task of [pending, ended]) expect(await store.getTask('default', task.taskId)).toEqual(task);
+    const raw = new Database(path, { readonly: true });
+    expect(raw.prepare("SELECT sql FROM sqlite_master WHERE name = 'tasks_expiry'").get()).toEqual({
+      sql: 'CREATE INDEX tasks_expiry ON tasks (expires_at) WHERE expires_at IS NOT NULL',
+    });
+    raw.close();
+
+    // The task that ended before has no time: it is kept until deleted by hand. One that ends now gets its time.
+    expect(await store.purgeExpired(T0 + 10 * 365 * 86_400_000, 10)).toEqual([]);
+    const [held] = await store.claimDue(T0, { ...lease, limit: 1 });
+    if (held === undefined) throw new Error('expected a claim');
+    const next = { ...finalOutcome(held, 'SUCCEEDED'), expiresAt: T0 + 100 };
+    await store.completeAttempts([{ tenantId: 'default', taskId: held.taskId, fencingToken: held.fencingToken, next }], T0 + 1);
+    expect((await store.purgeExpired(T0 + 100, 10)).map((t) => t.taskId)).toEqual([pending.taskId]);
+    expect(await store.getTask('default', ended.taskId)).toEqual(ended);
   });
 });

@@ -26,6 +26,7 @@ import {
   REFRESH_HINT,
   SET_GATE,
 } from '../src/backends/sqlite/queue-statements.js';
+import { DELETE_ATTEMPTS, DELETE_TASK, SELECT_EXPIRED } from '../src/backends/sqlite/purge-expired.js';
 import { RESEAL_TASK, WALK_SEALED_TASKS } from '../src/backends/sqlite/sealed-tasks.js';
 import { COUNT_DUE, GET_QUEUE, IN_FLIGHT_QUEUES, LIST_QUEUES, LIST_QUEUES_AFTER, QUEUE_HEAD } from '../src/backends/sqlite/target-views.js';
 import {
@@ -52,9 +53,13 @@ describe('query plans', () => {
     const path = freshPath();
     const store = await opened(path);
     if (populated) {
-      // Mostly finished tasks over a few targets, as in a long-lived store, then fresh statistics for the planner.
+      // Mostly finished tasks over a few targets, as in a long-lived store (most to be deleted in time, some kept for
+      // good), then fresh statistics for the planner.
       const tasks = Array.from({ length: 3_000 }, (_, i) =>
-        forTarget([A, B, C][i % 3] as string, i % 10 === 0 ? { nextAttemptAt: T0 + i } : { status: 'SUCCEEDED', nextAttemptAt: null }),
+        forTarget(
+          [A, B, C][i % 3] as string,
+          i % 10 === 0 ? { nextAttemptAt: T0 + i } : { status: 'SUCCEEDED', nextAttemptAt: null, expiresAt: i % 10 === 1 ? null : T0 + i },
+        ),
       );
       await store.insertTasks(tasks);
       await store.claimDue(T0 + 500, { ...lease, limit: 20 });
@@ -102,11 +107,17 @@ describe('query plans', () => {
         [LIST_QUEUES_AFTER, ['default', A, 10], /SEARCH target_queues USING INDEX target_queues_key \(tenant_id=\? AND target_key>\?\)/],
         [QUEUE_HEAD, [1], /COVERING INDEX tasks_due \(queue_id=\?\)/],
         [COUNT_DUE, [1, T0, 10_000], /COVERING INDEX tasks_due \(queue_id=\? AND next_attempt_at<\?\)/],
-        [CANCEL_TASK, key, /INDEX tasks_pk \(tenant_id=\? AND task_id=\?\)/],
+        [CANCEL_TASK, { ...key, expiresAt: T0 }, /INDEX tasks_pk \(tenant_id=\? AND task_id=\?\)/],
         [REQUEST_CANCEL, key, /INDEX tasks_pk \(tenant_id=\? AND task_id=\?\)/],
         [REPLAY_TASK, { ...replay, tenantId: 'default', taskId: 'x' }, /INDEX tasks_pk \(tenant_id=\? AND task_id=\?\)/],
         [RELEASE_LEASE, { ...key, fencingToken: 1 }, /INDEX tasks_pk \(tenant_id=\? AND task_id=\?\)/],
-        [COMPLETE_TO_LIVE, [0, 1, T0, T0, 1, null, null, null, T0, 'default', 'x', 1, null, null, null, null], /INDEX tasks_pk/],
+        [COMPLETE_TO_LIVE, [0, 1, T0, T0, 1, null, null, null, null, T0, 'default', 'x', 1, null, null, null, null], /INDEX tasks_pk/],
+        // The purge: the expired tasks' stretch of the retention index, earliest first (no sort), also when every entry
+        // has expired (the planner may know the bound value); then deletes by key.
+        [SELECT_EXPIRED, [T0, 500], /^SEARCH tasks USING INDEX tasks_expiry \(expires_at<\?\)$/],
+        [SELECT_EXPIRED, [T0 + 10_000, 500], /^SEARCH tasks USING INDEX tasks_expiry \(expires_at<\?\)$/],
+        [DELETE_ATTEMPTS, ['default', Buffer.alloc(16)], /^SEARCH attempts USING PRIMARY KEY \(tenant_id=\? AND task_id=\?\)$/],
+        [DELETE_TASK, [1], /^SEARCH tasks USING INTEGER PRIMARY KEY \(rowid=\?\)$/],
         // The reaper's reads walk the one in-flight index, which holds IN_FLIGHT tasks only (at most the instances'
         // concurrency), and sort the lapsed ones: they run once per lapse or idle interval, never per claim.
         // (Each row's target key is read through its queue's number: one seek by rowid.)

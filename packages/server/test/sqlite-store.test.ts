@@ -27,7 +27,14 @@ describe('SqliteStore', () => {
   it('runs durable by default: WAL, synchronous=FULL (2), a busy timeout and foreign keys', async () => {
     const path = freshPath();
     await using store = await opened(path);
-    expect(store.describeSettings()).toEqual({ journalMode: 'wal', synchronous: 'FULL', busyTimeoutMs: 5000, foreignKeys: true, cacheSizeKiB: 16384 });
+    expect(store.describeSettings()).toEqual({
+      journalMode: 'wal',
+      synchronous: 'FULL',
+      busyTimeoutMs: 5000,
+      foreignKeys: true,
+      cacheSizeKiB: 16384,
+      autoVacuum: 'INCREMENTAL',
+    });
     const raw = new Database(path, { readonly: true });
     expect(raw.pragma('journal_mode', { simple: true })).toBe('wal');
     raw.close();

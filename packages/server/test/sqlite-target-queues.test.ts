@@ -31,7 +31,7 @@ describe('target queues', () => {
     expect(hints(path)).toContainEqual({ key: A, due: T0 + 10 });
     expect(hints(path)).toContainEqual({ key: C, due: null });
     // Cancelling a queue's earliest task sets its hint to the next one.
-    expect((await store.cancelTask({ tenantId: 'default', taskId: a10.taskId }, T0)).kind).toBe('applied');
+    expect((await store.cancelTask({ tenantId: 'default', taskId: a10.taskId }, T0, T0 + 60_000)).kind).toBe('applied');
     expect(hints(path)).toContainEqual({ key: A, due: T0 + 30 });
     // A claim that drains a queue leaves its hint early (no write); nextDueAt reads the true heads all the same.
     expect((await store.claimDue(T0 + 25, { ...lease, limit: 10 })).map((t) => t.targetKey)).toEqual([B]);

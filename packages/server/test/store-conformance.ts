@@ -10,6 +10,7 @@ import { taskCases } from './store-conformance/task-cases.js';
 import { limitCases } from './store-conformance/limit-cases.js';
 import { targetCases } from './store-conformance/target-cases.js';
 import { transitionCases } from './store-conformance/transition-cases.js';
+import { retentionCases } from './store-conformance/retention-cases.js';
 
 /**
  * The one behavioural contract of the `Store` port, run unchanged against every store on a real backend
@@ -46,6 +47,7 @@ export function describeStoreConformance(name: string, makeStore: () => Promise<
     describe('claims and leases', () => schedulingCases(store));
     describe('completions and the attempt log', () => completionCases(store));
     describe('named transitions', () => transitionCases(store));
+    describe('retention: expiresAt and the purge', () => retentionCases(store));
     describe('targets: fair claims and the gate', () => targetCases(store));
     describe('targets: limits, holds and what operators see', () => limitCases(store));
     describe('policies, target state and counts', () => policyAndStateCases(store));

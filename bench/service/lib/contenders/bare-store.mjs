@@ -13,6 +13,9 @@ import { CURRENT_DIST, STORE_NAMES, bareStoreId } from '../report.mjs';
 import { ownCpuMs, storeServerCpuMs } from './call-downstream.mjs';
 import { retrydStore } from './retryd.mjs';
 
+/** The service's default retention of a succeeded task (`DEFAULT_RETENTION.succeededMs`): a final outcome's expiresAt. */
+const RETENTION_MS = 7 * 86_400_000;
+
 const CONCURRENCY = 200;
 const CLAIM_SIZE = 128;
 const LEASE = { leaseMs: 600_000, workerId: 'bare-store' };
@@ -51,10 +54,12 @@ function completionOf(task, statusCode, startedAt, now) {
   const next = {
     status: ok ? 'SUCCEEDED' : 'PENDING', attemptNumber: number, nextAttemptAt: ok ? null : now, runStartedAt: task.runStartedAt,
     lastDelayMs: 0, lastError: ok ? null : `HTTP ${statusCode}`, lastResponseStatus: statusCode, deadLetterReason: null,
+    // As the engine dates a final outcome (the default retention of a success): the ceiling does the same writes.
+    expiresAt: ok ? now + RETENTION_MS : null,
   };
   return {
     tenantId: task.tenantId, taskId: task.taskId, fencingToken: task.fencingToken, attempt, next,
-    ifCancelRequested: { ...next, status: 'CANCELLED', nextAttemptAt: null },
+    ifCancelRequested: { ...next, status: 'CANCELLED', nextAttemptAt: null, expiresAt: now + RETENTION_MS },
     attemptIfCancelRequested: { ...attempt, outcome: 'cancelled', nextAttemptAt: null },
   };
 }

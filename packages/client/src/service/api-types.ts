@@ -25,6 +25,10 @@ export type PolicyReplaceRequest = Schemas['PolicyReplaceRequest'];
 export type EnqueueRequest = Schemas['EnqueueRequest'];
 /** One entry of a batch's answer: `status` 201 or 200 with `task`, any other with `error`. */
 export type BatchEntryResult = Schemas['BatchResult']['results'][number];
+/** How long finished tasks are kept (the periods in force, what the level sets itself, where each comes from). */
+export type Retention = Schemas['Retention'];
+/** The body of `PUT /retry-policies/{policyId}/retention`: the policy's own periods, in ms. */
+export type RetentionRequest = Schemas['RetentionRequest'];
 /** A target (an origin) with its breaker, limits and settings. */
 export type Target = Schemas['Target'];
 /** A target's full protection settings. */

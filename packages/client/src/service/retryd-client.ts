@@ -15,6 +15,8 @@ import type {
   PolicyReplaceRequest,
   PolicyRequest,
   PutPolicyAnswer,
+  Retention,
+  RetentionRequest,
   Target,
   TargetSettingsPatch,
   Task,
@@ -228,6 +230,24 @@ export class RetrydClient {
   /** `GET /retry-policies/{policyId}` (getPolicy). */
   async getPolicy(policyId: string): Promise<NamedPolicy> {
     return this.#get(`/retry-policies/${seg(policyId)}`);
+  }
+
+  /** `GET /retention` (getRetention): how long the tenant's finished tasks are kept. */
+  async getRetention(): Promise<Retention> {
+    return this.#get('/retention');
+  }
+
+  /** `GET /retry-policies/{policyId}/retention` (getPolicyRetention): how long a registered policy's finished tasks are kept. */
+  async getPolicyRetention(policyId: string): Promise<Retention> {
+    return this.#get(`/retry-policies/${seg(policyId)}/retention`);
+  }
+
+  /**
+   * `PUT /retry-policies/{policyId}/retention` (setPolicyRetention): the policy's own periods (each one left out is
+   * inherited; `{}` removes them). Applies to its tasks that end from then on.
+   */
+  async setPolicyRetention(policyId: string, periods: RetentionRequest): Promise<Retention> {
+    return (await this.#send<Retention>('PUT', `/retry-policies/${seg(policyId)}/retention`, periods, true)).body;
   }
 
   /** `GET /retry-policies` (listPolicies). */

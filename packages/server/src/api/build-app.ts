@@ -20,6 +20,7 @@ import { registerConsoleRoutes } from './routes/console-routes.js';
 import { registerHealthRoutes } from './routes/health-routes.js';
 import { registerMetricsRoute, type MetricsSource } from '../metrics/metrics-route.js';
 import { registerPolicyRoutes } from './routes/policy-routes.js';
+import { registerRetentionRoutes, RETENTION_SCHEMAS } from './routes/retention-routes.js';
 import { registerTargetRoutes } from './routes/target-routes.js';
 import { registerTaskRoutes } from './routes/task-routes.js';
 import { SHARED_SCHEMAS } from './schemas.js';
@@ -127,7 +128,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     return reply.send(problemOf('SHUTTING_DOWN', 'this instance is shutting down; send the request again', undefined, request.url));
   });
 
-  for (const schema of [...SHARED_SCHEMAS, ...TARGET_SCHEMAS, ...API_KEY_SCHEMAS]) app.addSchema(schema);
+  for (const schema of [...SHARED_SCHEMAS, ...TARGET_SCHEMAS, ...API_KEY_SCHEMAS, ...RETENTION_SCHEMAS]) app.addSchema(schema);
   installProblemHandlers(app, bodyLimit);
   // Text bodies are never valid here: answering 415 says so more clearly than a JSON parse error would.
   app.removeContentTypeParser('text/plain');
@@ -163,6 +164,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
         { name: 'tasks', description: 'Enqueue, inspect and cancel tasks' },
         { name: 'dead letters', description: 'Tasks that failed or ran out of budget, and replay' },
         { name: 'policies', description: 'Named retry policies' },
+        { name: 'retention', description: 'How long finished tasks, their attempts and their idempotency keys are kept' },
         { name: 'targets', description: 'Per-target protection: breakers, rate and concurrency limits, adaptive throttling' },
         { name: 'api keys', description: "A tenant's API keys: create, list, revoke" },
         { name: 'health', description: 'Liveness and readiness' },
@@ -186,6 +188,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   const deps = { taskService: options.taskService, tenantOf, admitTasks, targetControl: options.targetControl };
   registerTaskRoutes(app, deps);
   registerPolicyRoutes(app, deps);
+  registerRetentionRoutes(app, deps);
   if (options.targetControl !== undefined) registerTargetRoutes(app, { targetControl: options.targetControl, tenantOf });
   if (access !== undefined) registerApiKeyRoutes(app, { apiKeys: access.apiKeys, authenticator: access.authenticator, tenantOf });
   registerHealthRoutes(app, { store: options.store, readyTimeoutMs: options.readyTimeoutMs ?? 2_000 });

@@ -189,7 +189,10 @@ export const SHARED_SCHEMAS = [
         minLength: 1,
         maxLength: ENQUEUE_LIMITS.keyLength,
         pattern: IDEMPOTENCY_KEY_PATTERN.source,
-        description: 'Visible ASCII characters only. Sent as Idempotency-Key on every attempt; generated when absent.',
+        description:
+          'Visible ASCII characters only. Sent as Idempotency-Key on every attempt; generated when absent. The same key ' +
+          "answers the existing task for as long as that task is kept: until its retention ends after it finished (7 days " +
+          'for a success, 30 for a dead letter by default; GET /retention). After that, the same key makes a new task.',
       },
       delayMs: { type: 'integer', minimum: 0, maximum: MAX_POLICY_MS, description: 'First attempt this long after enqueue. Not with notBefore.' },
       notBefore: {

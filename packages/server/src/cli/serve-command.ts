@@ -11,6 +11,7 @@ import {
   parseChoiceOption,
   parseIntegerOption,
   parseListOption,
+  parseRetentionOption,
   type ProtectionMode,
   type RetrydConfig,
   type RetrydRole,
@@ -116,6 +117,30 @@ export function serveCommand(): Command {
         .env('RETRYD_TENANT_MAX_PENDING_TASKS')
         .argParser(int('--tenant-max-pending-tasks', 1)),
     )
+    .addOption(
+      new Option('--retention-succeeded <period>', 'how long a SUCCEEDED task is kept (with its attempts and idempotency key) unless its tenant or policy has its own: 7d, 12h, 90m, 60s or ms, from 1m to 3650d')
+        .env('RETRYD_RETENTION_SUCCEEDED')
+        .default(DEFAULT_CONFIG.retention.succeededMs, '7d')
+        .argParser((value) => parseRetentionOption('--retention-succeeded', value)),
+    )
+    .addOption(
+      new Option('--retention-dead-letters <period>', 'how long a FAILED or EXHAUSTED task (a dead letter, replayable until then) is kept unless its tenant or policy has its own')
+        .env('RETRYD_RETENTION_DEAD_LETTERS')
+        .default(DEFAULT_CONFIG.retention.deadLettersMs, '30d')
+        .argParser((value) => parseRetentionOption('--retention-dead-letters', value)),
+    )
+    .addOption(
+      new Option('--retention-cancelled <period>', 'how long a CANCELLED task is kept unless its tenant or policy has its own')
+        .env('RETRYD_RETENTION_CANCELLED')
+        .default(DEFAULT_CONFIG.retention.cancelledMs, '7d')
+        .argParser((value) => parseRetentionOption('--retention-cancelled', value)),
+    )
+    .addOption(
+      new Option('--purge-interval <ms>', 'how often the purge of tasks past their retention looks (one instance at a time purges)')
+        .env('RETRYD_PURGE_INTERVAL_MS')
+        .default(DEFAULT_CONFIG.purgeIntervalMs)
+        .argParser(int('--purge-interval', 100, 3_600_000)),
+    )
     .addOption(new Option('--log-level <level>', 'log level').env('RETRYD_LOG_LEVEL').choices(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default(DEFAULT_CONFIG.logLevel))
     .action(async (flags: ServeFlags) => {
       const options = configFromFlags(flags);
@@ -174,6 +199,10 @@ interface ServeFlags {
   authDoneUpstream?: boolean;
   tenantRequestsPerSecond?: number;
   tenantMaxPendingTasks?: number;
+  retentionSucceeded: number;
+  retentionDeadLetters: number;
+  retentionCancelled: number;
+  purgeInterval: number;
 }
 
 function configFromFlags(flags: ServeFlags): RetrydConfig {
@@ -196,6 +225,8 @@ function configFromFlags(flags: ServeFlags): RetrydConfig {
     authDoneUpstream: flags.authDoneUpstream === true,
     tenantRequestsPerSecond: flags.tenantRequestsPerSecond ?? null,
     tenantMaxPendingTasks: flags.tenantMaxPendingTasks ?? null,
+    retention: { succeededMs: flags.retentionSucceeded, deadLettersMs: flags.retentionDeadLetters, cancelledMs: flags.retentionCancelled },
+    purgeIntervalMs: flags.purgeInterval,
     // Never a flag: a key on the command line would show in the process list.
     ...(process.env.RETRYD_ENCRYPTION_KEY === undefined ? {} : { encryptionKey: process.env.RETRYD_ENCRYPTION_KEY }),
   };

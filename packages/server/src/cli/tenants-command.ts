@@ -1,7 +1,10 @@
 import { Command, Option } from 'commander';
 import { TENANT_ID_PATTERN } from '../access/api-keys.js';
 import { RetrydError } from '../domain/errors.js';
-import { parseIntegerOption } from '../service/retryd-config.js';
+import { RetentionAdmin } from '../retention/retention-admin.js';
+import { RetentionBook } from '../retention/retention-book.js';
+import { DEFAULT_RETENTION, durationText, type RetentionOverride } from '../retention/retention-periods.js';
+import { parseIntegerOption, parseRetentionOption } from '../service/retryd-config.js';
 import type { TenantLimits } from '../store/store.js';
 import { storeOption, withStore } from './with-store.js';
 
@@ -45,7 +48,58 @@ function limitsCommand(): Command {
     );
 }
 
+/** A retention period as the command line gives it (`7d`, `12h`, `90m`, `60s`, ms), or `none` (inherit the service's). */
+function periodOf(flag: string): (value: string) => number | null {
+  return (value) => (value === 'none' ? null : parseRetentionOption(flag, value));
+}
+
+const RETENTION_FLAGS = [
+  ['succeededMs', '--succeeded', 'SUCCEEDED tasks'],
+  ['deadLettersMs', '--dead-letters', 'dead letters (FAILED, EXHAUSTED)'],
+  ['cancelledMs', '--cancelled', 'CANCELLED tasks'],
+] as const;
+
+/** `retryd tenants retention <tenant>`: shows or sets how long a tenant's finished tasks are kept. */
+function retentionCommand(): Command {
+  const command = new Command('retention')
+    .description(
+      "Show how long a tenant's finished tasks are kept, or set its own periods (each instance reads them within 5 s; tasks that end from then on are kept that long). A period it has no own value for is retryd serve's --retention-*; a registered policy's own (PUT /retry-policies/{id}/retention) wins over both",
+    )
+    .argument('<tenant>', 'the tenant id');
+  for (const [, flag, what] of RETENTION_FLAGS) {
+    command.addOption(new Option(`${flag} <period>`, `how long ${what} are kept: 7d, 12h, 90m, 60s or ms (1m to 3650d); none: the service's`).argParser(periodOf(flag)));
+  }
+  return command
+    .option('--clear', 'remove every period of its own')
+    .addOption(storeOption())
+    .action(async (tenantId: string, flags: { succeeded?: number | null; deadLetters?: number | null; cancelled?: number | null; clear?: boolean; store: string }) => {
+      await withStore(flags.store, async (store) => {
+        if (!TENANT_ID_PATTERN.test(tenantId)) throw new RetrydError('VALIDATION_FAILED', `tenant must match ${TENANT_ID_PATTERN.source}, got ${JSON.stringify(tenantId)}`);
+        const book = new RetentionBook({ state: store.targetState, defaults: DEFAULT_RETENTION, now: Date.now });
+        const admin = new RetentionAdmin({ state: store.targetState, book, policyExists: async () => true, now: Date.now });
+        const given = { succeededMs: flags.succeeded, deadLettersMs: flags.deadLetters, cancelledMs: flags.cancelled };
+        let view = await admin.tenant(tenantId);
+        if (flags.clear === true) {
+          view = await admin.setTenant(tenantId, null);
+        } else if (Object.values(given).some((v) => v !== undefined)) {
+          const own: RetentionOverride = { ...view.own };
+          for (const [field] of RETENTION_FLAGS) {
+            const value = given[field];
+            if (value === null) delete own[field];
+            else if (value !== undefined) own[field] = value;
+          }
+          view = await admin.setTenant(tenantId, own);
+        }
+        console.log(`tenant ${tenantId}`);
+        for (const [field, , what] of RETENTION_FLAGS) {
+          const own = view.own[field];
+          console.log(`  ${what}: ${own === undefined ? "the service's (retryd serve --retention-*; 7d, 30d, 7d unless it says otherwise)" : durationText(own)}`);
+        }
+      });
+    });
+}
+
 /** `retryd tenants`: per-tenant settings, run against the store by an operator. */
 export function tenantsCommand(): Command {
-  return new Command('tenants').description("Manage tenants' own settings directly in the store").addCommand(limitsCommand());
+  return new Command('tenants').description("Manage tenants' own settings directly in the store").addCommand(limitsCommand()).addCommand(retentionCommand());
 }

@@ -338,6 +338,25 @@ export const TASK_FIELDS = {
     changes: 'never',
     api: { schema: { type: 'boolean', description: 'The body is stored encrypted and shown as [REDACTED].' } },
   }),
+  /**
+   * When a finished task is deleted, with its attempt log, body and idempotency key (epoch ms): set when it ends, from
+   * the retention of its outcome (the service's, its tenant's or its policy's); null while it is live, and for tasks
+   * that ended before retention existed (kept until deleted by hand).
+   */
+  expiresAt: field<number | null>()({
+    column: 'expires_at',
+    codec: 'real',
+    nullable: true,
+    redis: { hash: 'expires' },
+    changes: 'transitions',
+    api: {
+      schema: {
+        ...nullable('integer'),
+        description:
+          'When a finished task is deleted with its attempts and its idempotency key (epoch ms): the same key enqueued after that makes a new task. Null while the task is live.',
+      },
+    },
+  }),
 } as const;
 
 /** The definition table's type. */

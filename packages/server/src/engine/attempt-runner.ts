@@ -11,6 +11,7 @@ import { decideAttemptOutcome, decideBeforeAttempt } from './decide-outcome.js';
 import { describeError, type TimeoutSettings } from './describe-error.js';
 import { taskContext, type EngineErrorContext } from './engine-errors.js';
 import type { PolicyResolver } from './policy-resolver.js';
+import type { RetentionBook } from '../retention/retention-book.js';
 import { StoreBackoff } from './store-backoff.js';
 
 /** Longest a claimed task waits for its target's pacing before it is sent, in ms. */
@@ -35,6 +36,8 @@ export interface Held {
 export interface AttemptRunnerOptions {
   dispatcher: AttemptDispatcher;
   policies: PolicyResolver;
+  /** How long each task is kept once it ends: read with its policy before its attempt, used when it ends. */
+  retention: RetentionBook;
   clock: Clock;
   /** "Now" in whole epoch ms. */
   now: () => number;
@@ -83,7 +86,7 @@ export class AttemptRunner {
     const policies: RetryPolicy[] = [];
     for (const { task } of entries) {
       const policy = this.options.policies.cached(task);
-      if (policy === undefined) {
+      if (policy === undefined || this.options.retention.cachedFor(task) === undefined) {
         void this.resolveThenLaunch(entries);
         return;
       }
@@ -121,7 +124,9 @@ export class AttemptRunner {
     const backoff = new StoreBackoff(this.options.clock, this.options.random);
     for (;;) {
       try {
-        this.launch(entries, await this.options.policies.resolve(entries.map((entry) => entry.task)));
+        const tasks = entries.map((entry) => entry.task);
+        const [policies] = await Promise.all([this.options.policies.resolve(tasks), this.options.retention.resolve(tasks)]);
+        this.launch(entries, policies);
         return;
       } catch (error) {
         this.options.report(error, { operation: 'resolve_policy' });
@@ -142,7 +147,7 @@ export class AttemptRunner {
       const policy = policies[i] as RetryPolicy;
       let early: AttemptCompletion | null;
       try {
-        early = decideBeforeAttempt(entry.task, policy, now);
+        early = decideBeforeAttempt(entry.task, policy, now, this.options.retention.periodsFor(entry.task));
       } catch (error) {
         // An illegal lifecycle move: the store handed over a task that is not IN_FLIGHT. Leave it to its lease.
         this.options.report(error, taskContext('decide', entry.task));
@@ -209,7 +214,7 @@ export class AttemptRunner {
       const now = this.options.now();
       try {
         const durationMs = clock.now() - started;
-        const ctx = { policy, now, random: this.options.random, workerId: this.options.workerId };
+        const ctx = { policy, now, random: this.options.random, workerId: this.options.workerId, retention: this.options.retention.periodsFor(task) };
         completion = decideAttemptOutcome(task, { startedAt, durationMs, result }, ctx);
       } catch (error) {
         // Only an illegal lifecycle move gets here (a store handed over a task that is not IN_FLIGHT); its lease will lapse.

@@ -16,6 +16,7 @@ import {
   type TaskStatus,
 } from '@retryd/core';
 import { AttemptLogOutcome, type AttemptLog, type RetryTask } from '../domain/task.js';
+import { expiresAtOf, type RetentionPeriods } from '../retention/retention-periods.js';
 import { isTargetBlocked } from '../security/guarded-connector.js';
 import type { AttemptCompletion, TaskOutcome } from '../store/store.js';
 import type { AttemptResult } from './attempt-result.js';
@@ -52,6 +53,8 @@ export interface DecisionContext {
   random: Random;
   /** Recorded in the attempt log. */
   workerId: string;
+  /** How long the task is kept once it ends (its tenant's and policy's retention): a final outcome's `expiresAt`. */
+  retention: Readonly<RetentionPeriods>;
 }
 
 /** An attempt as the worker saw it: when it started and what came back. */
@@ -130,19 +133,26 @@ function outcomeOf(
     lastError: base.lastError,
     lastResponseStatus: base.lastResponseStatus,
     deadLetterReason,
+    expiresAt: null,
   };
+}
+
+/** Sets a final outcome's `expiresAt`: `now` plus the retention of how it ended (a live one keeps null). */
+function expiring(outcome: TaskOutcome, now: number, retention: Readonly<RetentionPeriods>): TaskOutcome {
+  outcome.expiresAt = expiresAtOf(outcome.status, now, retention);
+  return outcome;
 }
 
 // The CANCELLED alternative the store applies instead of `next` if a cancel was requested during the attempt:
 // a request already on the wire cannot be recalled, so the cancel takes effect when its attempt ends.
-function cancelledInstead(task: RetryTask, next: TaskOutcome): TaskOutcome {
-  return outcomeOf(next, transition(task.status, TaskEvent.CANCEL), null, next.lastDelayMs, null);
+function cancelledInstead(task: RetryTask, next: TaskOutcome, now: number, retention: Readonly<RetentionPeriods>): TaskOutcome {
+  return expiring(outcomeOf(next, transition(task.status, TaskEvent.CANCEL), null, next.lastDelayMs, null), now, retention);
 }
 
 // With the cancel alternative goes its own log entry: the attempt led to no retry, so it must not say
 // `retry_scheduled` with a next time. A lapsed lease keeps `lease_expired` (its result is unknown either way).
-function withCancel(task: RetryTask, completion: AttemptCompletion): AttemptCompletion {
-  completion.ifCancelRequested = cancelledInstead(task, completion.next);
+function withCancel(task: RetryTask, completion: AttemptCompletion, now: number, retention: Readonly<RetentionPeriods>): AttemptCompletion {
+  completion.ifCancelRequested = cancelledInstead(task, completion.next, now, retention);
   const { attempt } = completion;
   if (attempt !== undefined) {
     completion.attemptIfCancelRequested = {
@@ -249,6 +259,7 @@ export function decideAttemptOutcome(task: RetryTask, attempt: FinishedAttempt, 
   } else {
     next = retryOrExhaust(task, base, TaskEvent.RETRY, verdict.retryAfterMs, verdict.failureClass, ctx);
   }
+  expiring(next, ctx.now, ctx.retention);
   const log: AttemptLog = {
     tenantId: task.tenantId,
     taskId: task.taskId,
@@ -269,7 +280,7 @@ export function decideAttemptOutcome(task: RetryTask, attempt: FinishedAttempt, 
     attempt: log,
     next,
   };
-  return next.status === 'SUCCEEDED' ? completion : withCancel(task, completion);
+  return next.status === 'SUCCEEDED' ? completion : withCancel(task, completion, ctx.now, ctx.retention);
 }
 
 /**
@@ -282,7 +293,7 @@ export function decideAttemptOutcome(task: RetryTask, attempt: FinishedAttempt, 
  *   (`budgetAllowsAttempt` is false) → EXHAUSTED (`budget`): a task whose budget ran out while it waited for its first
  *   attempt (a long `delayMs`, a held target) ends so without making one.
  */
-export function decideBeforeAttempt(task: RetryTask, policy: RetryPolicy, now: number): AttemptCompletion | null {
+export function decideBeforeAttempt(task: RetryTask, policy: RetryPolicy, now: number, retention: Readonly<RetentionPeriods>): AttemptCompletion | null {
   let status: TaskStatus;
   let reason: string | null = null;
   if (task.cancelRequested) {
@@ -296,9 +307,9 @@ export function decideBeforeAttempt(task: RetryTask, policy: RetryPolicy, now: n
   } else {
     return null;
   }
-  const next = outcomeOf(task, status, null, task.lastDelayMs, reason);
+  const next = expiring(outcomeOf(task, status, null, task.lastDelayMs, reason), now, retention);
   const completion: AttemptCompletion = { tenantId: task.tenantId, taskId: task.taskId, fencingToken: task.fencingToken, next };
-  return status === 'CANCELLED' ? completion : withCancel(task, completion);
+  return status === 'CANCELLED' ? completion : withCancel(task, completion, now, retention);
 }
 
 /**
@@ -319,7 +330,7 @@ export function decideLeaseExpired(task: RetryTask, ctx: DecisionContext): Attem
     lastResponseStatus: null,
   };
   // Nothing is known of how the lost attempt ended: the main schedule.
-  const next = retryOrExhaust(task, base, TaskEvent.LEASE_EXPIRED, undefined, undefined, ctx);
+  const next = expiring(retryOrExhaust(task, base, TaskEvent.LEASE_EXPIRED, undefined, undefined, ctx), ctx.now, ctx.retention);
   const log: AttemptLog = {
     tenantId: task.tenantId,
     taskId: task.taskId,
@@ -341,5 +352,5 @@ export function decideLeaseExpired(task: RetryTask, ctx: DecisionContext): Attem
     requireLeaseExpiredBy: ctx.now,
     attempt: log,
     next,
-  });
+  }, ctx.now, ctx.retention);
 }

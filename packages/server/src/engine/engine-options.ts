@@ -5,6 +5,7 @@ import type { AttemptLog, RetryTask } from '../domain/task.js';
 import type { TargetGuard } from '../security/target-guard.js';
 import type { Tracer } from '@opentelemetry/api';
 import type { Store } from '../store/store.js';
+import type { RetentionBook } from '../retention/retention-book.js';
 import type { AttemptDispatcher } from './attempt-result.js';
 import type { AttemptProtection } from './attempt-protection.js';
 import type { EngineErrorContext } from './engine-errors.js';
@@ -17,6 +18,11 @@ import type { TaskSecrets } from '../secrets/task-secrets.js';
 export interface EngineOptions {
   /** Where tasks live; the engine claims and completes through it (the caller opens, inits and closes it). */
   store: Store;
+  /**
+   * How long each task is kept once it ends (the service's periods, its tenant's and its policy's own). Default: the
+   * service's `DEFAULT_RETENTION` and the overrides in `store.targetState`.
+   */
+  retention?: RetentionBook;
   /** Reads `bodyRef` bodies from the blob store (`BlobStore.get`). */
   loadBody?: LoadBody;
   /** Makes the HTTP attempts. Default: an {@link HttpDispatcher} built from the timeouts below and `targetGuard`. */

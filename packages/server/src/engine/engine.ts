@@ -17,6 +17,8 @@ import { RevealingDispatcher } from './revealing-dispatcher.js';
 import { TaskSecrets } from '../secrets/task-secrets.js';
 import { LeaseReaper } from './lease-reaper.js';
 import { PolicyResolver } from './policy-resolver.js';
+import { RetentionBook } from '../retention/retention-book.js';
+import { DEFAULT_RETENTION } from '../retention/retention-periods.js';
 import { attemptLogged, taskAfterCompletion } from './settled-task.js';
 import { StoreBackoff } from './store-backoff.js';
 
@@ -50,6 +52,8 @@ export class Engine implements AsyncDisposable, HandOff {
   private readonly opts: ResolvedEngineOptions;
   private readonly dispatcher: AttemptDispatcher;
   private readonly policies: PolicyResolver;
+  /** How long each task is kept once it ends (`EngineOptions.retention`). */
+  readonly retention: RetentionBook;
   private readonly batcher: CompletionBatcher;
   private readonly reaper: LeaseReaper;
   private readonly dueTimer: DueTimer;
@@ -120,9 +124,13 @@ export class Engine implements AsyncDisposable, HandOff {
       reap: (tasks) => this.reap(tasks),
       onError: (error) => this.report(error, { operation: 'reap' }),
     });
+    this.retention =
+      options.retention ??
+      new RetentionBook({ state: this.store.targetState, defaults: DEFAULT_RETENTION, now: () => this.now(), onInvalid: (error) => this.report(error, { operation: 'resolve_retention' }) });
     this.runner = new AttemptRunner({
       dispatcher: this.dispatcher,
       policies: this.policies,
+      retention: this.retention,
       clock: this.opts.clock,
       now: () => this.now(),
       random: this.opts.random,
@@ -285,10 +293,11 @@ export class Engine implements AsyncDisposable, HandOff {
   }
 
   private async reap(tasks: RetryTask[]): Promise<void> {
-    const policies = await this.policies.resolve(tasks);
+    const [policies] = await Promise.all([this.policies.resolve(tasks), this.retention.resolve(tasks)]);
     const now = this.now();
     const written = tasks.map((task, i) => {
-      const completion = decideLeaseExpired(task, { policy: policies[i] as RetryPolicy, now, random: this.opts.random, workerId: this.workerId });
+      const ctx = { policy: policies[i] as RetryPolicy, now, random: this.opts.random, workerId: this.workerId, retention: this.retention.periodsFor(task) };
+      const completion = decideLeaseExpired(task, ctx);
       return new Promise<void>((resolve) =>
         this.batcher.add({ task, completion, leaseExpiresAt: now, fromReaper: true, onSettled: () => resolve() }),
       );

@@ -58,6 +58,7 @@ export function taskAfterCompletion(
     deadLetterReason: outcome.deadLetterReason,
     traceContext: claimed.traceContext,
     sensitiveBody: claimed.sensitiveBody,
+    expiresAt: outcome.expiresAt,
   };
 }
 

@@ -108,6 +108,7 @@ export class ServiceMetrics implements EngineMetrics {
   private readonly taskAge: Histogram<'status'>;
   private readonly taskAgeChildren = new Map<string, Observable>();
   private readonly deadLetters: Counter<'reason'>;
+  private readonly purged: Counter<'status'>;
   private readonly storeDuration: Histogram<'operation'>;
   private readonly storeChildren: Record<TimedStoreCall, Observable>;
   private readonly tasks: Gauge<'status'>;
@@ -165,6 +166,12 @@ export class ServiceMetrics implements EngineMetrics {
       name: 'retry_dead_letters_total',
       help: 'Tasks that ended FAILED or EXHAUSTED, by dead-letter reason.',
       labelNames: ['reason'] as const,
+      registers,
+    });
+    this.purged = new Counter({
+      name: 'retry_tasks_purged_total',
+      help: 'Finished tasks deleted by this instance once their retention passed (with their attempts and idempotency keys), by final status.',
+      labelNames: ['status'] as const,
       registers,
     });
     this.storeDuration = new Histogram({
@@ -282,6 +289,13 @@ export class ServiceMetrics implements EngineMetrics {
     }
     child.observe(Math.max(0, now - task.createdAt) / 1_000);
     if (status === 'FAILED' || status === 'EXHAUSTED') this.deadLetters.inc({ reason: this.reasonLabels.label(deadLetterReason ?? 'unknown') });
+  }
+
+  /** Finished tasks the purge deleted (`Purger`'s `onPurged`). */
+  tasksPurged(tasks: readonly { status: TaskStatus }[]): void {
+    const counts = new Map<TaskStatus, number>();
+    for (const { status } of tasks) counts.set(status, (counts.get(status) ?? 0) + 1);
+    for (const [status, n] of counts) this.purged.inc({ status }, n);
   }
 
   storeCallTimed(call: TimedStoreCall, seconds: number): void {

@@ -1,5 +1,6 @@
 import { DEFAULT_SQLITE_CACHE_MIB } from '../backends/sqlite/connection.js';
 import { DEFAULT_STORE_URL } from './open-store.js';
+import { DEFAULT_RETENTION, MAX_RETENTION_MS, MIN_RETENTION_MS, parseDurationText, type RetentionPeriods } from '../retention/retention-periods.js';
 
 /** Everything `retryd serve` can be told, with its flag and environment variable. */
 export interface RetrydConfig {
@@ -70,6 +71,14 @@ export interface RetrydConfig {
   tenantRequestsPerSecond: number | null;
   /** `--tenant-max-pending-tasks` / `RETRYD_TENANT_MAX_PENDING_TASKS`: each tenant's most tasks pending or in flight, unless it has its own. Default none. */
   tenantMaxPendingTasks: number | null;
+  /**
+   * `--retention-succeeded`, `--retention-dead-letters`, `--retention-cancelled` (`RETRYD_RETENTION_SUCCEEDED` …): how
+   * long a finished task is kept, by how it ended, unless its tenant or its policy has its own; then it is deleted
+   * with its attempts and its idempotency key. Default 7 days, 30 days, 7 days (`DEFAULT_RETENTION`).
+   */
+  retention: RetentionPeriods;
+  /** `--purge-interval` / `RETRYD_PURGE_INTERVAL_MS`: how often the purge of expired tasks looks, in ms. Default 10000. */
+  purgeIntervalMs: number;
 }
 
 /** Whether targets are protected by default (see {@link RetrydConfig.protection}). */
@@ -95,6 +104,8 @@ export const DEFAULT_CONFIG: Readonly<RetrydConfig> = Object.freeze({
   authDoneUpstream: false,
   tenantRequestsPerSecond: null,
   tenantMaxPendingTasks: null,
+  retention: DEFAULT_RETENTION,
+  purgeIntervalMs: 10_000,
 });
 
 /** A flag or variable with a value that breaks its rule; the message names both. */
@@ -116,6 +127,15 @@ export function parseIntegerOption(flag: string, value: string, min: number, max
 export function parseChoiceOption<T extends string>(flag: string, value: string, choices: readonly T[]): T {
   if ((choices as readonly string[]).includes(value)) return value as T;
   throw new ConfigError(`${flag} must be one of ${choices.join(', ')}, got ${JSON.stringify(value)}`);
+}
+
+/** Parses a retention period (`7d`, `12h`, `90m`, `60s` or ms), naming the flag and the rule when it is wrong. */
+export function parseRetentionOption(flag: string, value: string): number {
+  const ms = parseDurationText(value);
+  if (ms === undefined || ms < MIN_RETENTION_MS || ms > MAX_RETENTION_MS) {
+    throw new ConfigError(`${flag} must be a period from 1m to 3650d (a number with ms, s, m, h or d; plain ms), got ${JSON.stringify(value)}`);
+  }
+  return ms;
 }
 
 /** Splits a comma-separated list, dropping blanks. */

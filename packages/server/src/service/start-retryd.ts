@@ -19,6 +19,8 @@ import { parseKeyring } from '../secrets/encryption-keys.js';
 import { urlOrigin } from '../secrets/redaction.js';
 import { chainSecretProviders, envSecretProvider, fileSecretProvider, type SecretProvider } from '../secrets/secret-provider.js';
 import { TaskSecrets } from '../secrets/task-secrets.js';
+import { Purger } from '../retention/purger.js';
+import { RetentionBook } from '../retention/retention-book.js';
 import { TaskService } from '../tasks/task-service.js';
 import { ConfigError, type RetrydConfig } from './retryd-config.js';
 import { logAttempt, logEngineError } from './task-log-lines.js';
@@ -108,8 +110,16 @@ export async function startRetryd(config: RetrydConfig, logger: Logger, options:
     load: (): { inFlight: number } => engine.load,
     onError: (error) => logger.warn({ event: 'metrics_error', err: error }, 'a metrics scrape could not count tasks by status'),
   });
+  // One book for the engine and the API: an override is read once, and a change seen by both at once.
+  const retention = new RetentionBook({
+    state: store.targetState,
+    defaults: config.retention,
+    now: () => (clock ?? systemClock).now(),
+    onInvalid: (error) => logger.warn({ event: 'retention_invalid', err: error }, error.message),
+  });
   const engine = new Engine({
     store,
+    retention,
     protection,
     metrics,
     loadBody: (ref) => blobs.get(ref),
@@ -148,6 +158,7 @@ export async function startRetryd(config: RetrydConfig, logger: Logger, options:
   const taskService = new TaskService({
     store,
     blobs,
+    retention,
     targetGuard,
     secrets,
     // An API-only instance wakes the workers of other instances through the store (LISTEN/NOTIFY, pub/sub).
@@ -185,9 +196,22 @@ export async function startRetryd(config: RetrydConfig, logger: Logger, options:
     throw error;
   }
   let stopListening: (() => void) | undefined;
+  // Where workers run: one instance at a time deletes what passed its retention (the purge lease).
+  const purger = runsWorkers
+    ? new Purger({
+        store,
+        blobs,
+        clock: clock ?? systemClock,
+        owner: engine.workerId,
+        intervalMs: config.purgeIntervalMs,
+        onPurged: (tasks) => metrics.tasksPurged(tasks),
+        report: (error, context) => logger.warn({ event: 'purge_error', err: error, ...context }, 'the purge of expired tasks failed; it tries again at its next interval'),
+      })
+    : undefined;
   if (runsWorkers) {
     await engine.start();
     stopListening = store.onDue?.(() => engine.wake());
+    purger?.start();
   }
   const address = app?.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.port;
@@ -219,6 +243,7 @@ export async function startRetryd(config: RetrydConfig, logger: Logger, options:
       ...(runsApi ? { auth } : {}),
       ...(config.tenantRequestsPerSecond === null ? {} : { tenantRequestsPerSecond: config.tenantRequestsPerSecond }),
       ...(config.tenantMaxPendingTasks === null ? {} : { tenantMaxPendingTasks: config.tenantMaxPendingTasks }),
+      retention: config.retention,
     },
     'retryd started',
   );
@@ -237,6 +262,7 @@ export async function startRetryd(config: RetrydConfig, logger: Logger, options:
       const started = Date.now();
       await app?.close();
       stopListening?.();
+      await purger?.stop();
       if (runsWorkers) await engine.stop({ graceMs: config.graceMs });
       protection.close();
       await protection.whenIdle();

@@ -23,6 +23,7 @@ export type { SealedParts, SealedTaskStore } from './sealed-task-store.js';
  * | `cancelTask`     | PENDING                        | CANCELLED                  | status                             |
  * | `requestCancel`  | IN_FLIGHT                      | IN_FLIGHT, cancel requested | status                            |
  * | `replayTask`     | FAILED, EXHAUSTED (dead letters) | PENDING, a fresh run     | status and version                 |
+ * | `purgeExpired`   | finished, retention passed     | deleted (log and key too)  | `expiresAt` at or before now       |
  * | `holdTarget` / `releaseTarget` | a target         | held until a time / not held | —                                |
  * | `limitTarget`    | a target                       | rate and concurrency limits | —                                 |
  * | `sealing.resealTask` | any status                 | the same, secrets re-sealed | headers and body as expected      |
@@ -90,10 +91,11 @@ export interface Store extends AsyncDisposable {
   listTasks(query: TaskQuery): Promise<Page<RetryTask>>;
 
   /**
-   * PENDING → CANCELLED at once: no due time any more, `updatedAt = now`, version raised. `refused` (with the task as
-   * it is) in any other status: an IN_FLIGHT task takes {@link Store.requestCancel} instead.
+   * PENDING → CANCELLED at once: no due time any more, `updatedAt = now`, `expiresAt` as given (when its retention
+   * ends), version raised. `refused` (with the task as it is) in any other status: an IN_FLIGHT task takes
+   * {@link Store.requestCancel} instead.
    */
-  cancelTask(ref: TaskRef, now: number): Promise<TransitionResult>;
+  cancelTask(ref: TaskRef, now: number, expiresAt: number): Promise<TransitionResult>;
 
   /**
    * IN_FLIGHT: sets `cancelRequested` (the end of the attempt then applies the cancel; see `AttemptCompletion`),
@@ -105,9 +107,21 @@ export interface Store extends AsyncDisposable {
    * A dead letter (FAILED or EXHAUSTED) → PENDING, due at `change.nextAttemptAt`, with the fresh run the caller
    * decided: its `runAttemptOffset` and `runStartedAt`, `lastDelayMs` 0, no dead-letter reason, no cancel request.
    * The idempotency key and the attempt log stay. Applied only at `change.expectedVersion` (the values were decided
-   * on that version); `refused` with the task as it is otherwise.
+   * on that version); `refused` with the task as it is otherwise. A replayed task is live again: no `expiresAt`.
    */
   replayTask(ref: TaskRef, change: ReplayChange): Promise<TransitionResult>;
+
+  // ---- retention ----------------------------------------------------------------------------------
+
+  /**
+   * Deletes at most `limit` finished tasks whose `expiresAt` is at or before `now` (earliest first; in Redis Cluster,
+   * earliest first of each partition it reaches), each with its
+   * attempt log and its idempotency key (the key is free for a new task from then on), in one transaction or script,
+   * and returns what it deleted. Live tasks have no `expiresAt` and are never deleted. Found through an index of
+   * `expiresAt`, never by walking tasks: a batch costs about what its deletes cost, whatever the store holds. Bodies
+   * kept apart (`bodyRef`) are the caller's to delete (`Purger`).
+   */
+  purgeExpired(now: number, limit: number): Promise<PurgedTask[]>;
 
   // ---- scheduling ---------------------------------------------------------------------------------
 
@@ -439,6 +453,17 @@ export interface TaskOutcome {
   lastError: string | null;
   lastResponseStatus: number | null;
   deadLetterReason: string | null;
+  /** When a final outcome is deleted (its retention's end, epoch ms); null for a live one (a retry). */
+  expiresAt: number | null;
+}
+
+/** A task {@link Store.purgeExpired} deleted. */
+export interface PurgedTask {
+  tenantId: string;
+  taskId: string;
+  status: TaskStatus;
+  /** Its body kept apart, for the caller to delete, or null. */
+  bodyRef: string | null;
 }
 
 export interface AttemptCompletion extends LeaseRef {

@@ -241,6 +241,8 @@ export class Enqueuer {
       deadLetterReason: null,
       traceContext,
       sensitiveBody: request.sensitiveBody,
+      // Live: it is given one when it ends.
+      expiresAt: null,
     };
   }
 

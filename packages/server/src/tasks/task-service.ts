@@ -5,6 +5,9 @@ import { RetrydError } from '../domain/errors.js';
 import { DEFAULT_TENANT, type AttemptLog, type Page, type RetryTask, type StoredPolicy } from '../domain/task.js';
 import { TargetGuard } from '../security/target-guard.js';
 import { TaskSecrets } from '../secrets/task-secrets.js';
+import { RetentionAdmin } from '../retention/retention-admin.js';
+import { RetentionBook } from '../retention/retention-book.js';
+import { DEFAULT_RETENTION } from '../retention/retention-periods.js';
 import type { PageRequest, ReplayChange, Store, TaskQuery, TransitionResult } from '../store/store.js';
 import { EnqueueBatcher } from './enqueue-batcher.js';
 import { Enqueuer, type BatchEntryResult, type EnqueueContext, type EnqueueResult } from './enqueuer.js';
@@ -31,6 +34,12 @@ export interface TaskServiceOptions {
   onPolicyChanged?: (tenantId: string, policyId: string) => void;
   /** Source of "now" (epoch ms; rounded down to whole ms). Default `systemClock`. */
   clock?: Pick<Clock, 'now'>;
+  /**
+   * How long finished tasks are kept: a task cancelled here is deleted when its tenant's (or policy's) retention of
+   * cancelled tasks has passed. Default: the service's `DEFAULT_RETENTION` and the overrides in `store.targetState`
+   * (the engine's own book when one runs in the process, so that both read an override once).
+   */
+  retention?: RetentionBook;
   /** Makes task ids and generated idempotency keys. Default {@link uuidv7} (time-ordered, so index writes stay local). */
   newId?: () => string;
   /** Bodies over this many bytes go to the blob store. Default `DEFAULT_INLINE_BODY_LIMIT` (64 KiB). */
@@ -100,10 +109,13 @@ export class TaskService implements AsyncDisposable {
   readonly #store: Store;
   readonly #clock: Pick<Clock, 'now'>;
   readonly #wake: () => void;
+  readonly #retention: RetentionBook;
   readonly #batcher: EnqueueBatcher;
   readonly #enqueuer: Enqueuer;
   /** Named policies: create, replace, read. */
   readonly policies: PolicyRegistry;
+  /** How long finished tasks are kept: the tenant's, a policy's (read and set). */
+  readonly retention: RetentionAdmin;
 
   constructor(options: TaskServiceOptions) {
     this.#store = options.store;
@@ -111,6 +123,13 @@ export class TaskService implements AsyncDisposable {
     // Stored times are whole epoch milliseconds; systemClock's are fractional (monotonic, epoch-anchored).
     this.#clock = { now: () => Math.floor(clock.now()) };
     this.#wake = options.wake ?? (() => undefined);
+    this.#retention = options.retention ?? new RetentionBook({ state: this.#store.targetState, defaults: DEFAULT_RETENTION, now: this.#clock.now });
+    this.retention = new RetentionAdmin({
+      state: this.#store.targetState,
+      book: this.#retention,
+      policyExists: async (tenantId, policyId) => (await this.#store.getPolicy(tenantId, policyId)) !== undefined,
+      now: this.#clock.now,
+    });
     this.policies = new PolicyRegistry({
       store: this.#store,
       clock: this.#clock,
@@ -245,7 +264,13 @@ export class TaskService implements AsyncDisposable {
         if (task.cancelRequested) return { unchanged: 'cancel_requested' as const };
         return { kind: 'cancel_requested' as const, apply: () => this.#store.requestCancel(ref, now) };
       }
-      return { kind: 'cancelled' as const, apply: () => this.#store.cancelTask(ref, now) };
+      return {
+        kind: 'cancelled' as const,
+        apply: async () => {
+          await this.#retention.resolve([task]);
+          return this.#store.cancelTask(ref, now, now + this.#retention.periodsFor(task).cancelledMs);
+        },
+      };
     });
   }
 

@@ -125,7 +125,7 @@ export function listingCases(store: CurrentStore): void {
       tenantId: t.tenantId,
       taskId: t.taskId,
       fencingToken: held(t).fencingToken,
-      next: { status, attemptNumber: 1, nextAttemptAt, runStartedAt: T0, lastDelayMs: 0, lastError: null, lastResponseStatus: null, deadLetterReason: null },
+      next: { status, attemptNumber: 1, nextAttemptAt, runStartedAt: T0, lastDelayMs: 0, lastError: null, lastResponseStatus: null, deadLetterReason: null, expiresAt: null },
     });
     await store().completeAttempts([outcome(a, 'PENDING', T0 + 100), outcome(b, 'SUCCEEDED', null)], T0 + 3);
     expect(await byStatus()).toMatchObject({
@@ -138,7 +138,7 @@ export function listingCases(store: CurrentStore): void {
 
     const pendingD = await store().getTask('default', d.taskId);
     expect(pendingD?.status).toBe('PENDING');
-    expect((await store().cancelTask({ tenantId: 'default', taskId: d.taskId }, T0 + 5)).kind).toBe('applied');
+    expect((await store().cancelTask({ tenantId: 'default', taskId: d.taskId }, T0 + 5, T0 + 5 + 60_000)).kind).toBe('applied');
     const dead = (await walk(store(), { tenantId: 'default', limit: 5, status: 'FAILED' })).flat()[0] as RetryTask;
     const replay = { expectedVersion: dead.version, runAttemptOffset: dead.attemptNumber, runStartedAt: null, nextAttemptAt: T0 + 6, updatedAt: T0 + 6 };
     expect((await store().replayTask({ tenantId: 'default', taskId: dead.taskId }, replay)).kind).toBe('applied');

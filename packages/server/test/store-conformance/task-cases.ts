@@ -68,7 +68,7 @@ export function taskCases(store: CurrentStore): void {
     for (const taskId of [task.taskId.toUpperCase(), task.taskId.replaceAll('-', ''), 'not-a-uuid']) {
       const ref = { tenantId: task.tenantId, taskId };
       expect(await store().getTask(task.tenantId, taskId), taskId).toBeUndefined();
-      expect(await store().cancelTask(ref, T0), taskId).toEqual({ kind: 'not_found' });
+      expect(await store().cancelTask(ref, T0, T0 + 60_000), taskId).toEqual({ kind: 'not_found' });
       expect(await store().requestCancel(ref, T0), taskId).toEqual({ kind: 'not_found' });
       expect(await store().extendLease(task.tenantId, taskId, 0, T0), taskId).toBe(false);
       expect((await store().listAttempts(task.tenantId, taskId, { limit: 10 })).items, taskId).toEqual([]);
@@ -95,6 +95,7 @@ export function taskCases(store: CurrentStore): void {
       lastError: 'HTTP 503',
       lastResponseStatus: 503,
       deadLetterReason: null,
+      expiresAt: null,
     } as const;
     const completion = { tenantId: task.tenantId, taskId: task.taskId, fencingToken: claimed?.fencingToken ?? 0, next };
     const { results, claimed: again } = await store().completeAndClaim([completion], T0 + 1, { limit: 1, leaseMs: 5_000, workerId: 'w2' });
@@ -145,7 +146,7 @@ export function taskCases(store: CurrentStore): void {
     expect(await store().admin.getTaskByIdempotencyKey('tenant-a', 'shared')).toEqual(a);
     expect(await store().admin.getTaskByIdempotencyKey('tenant-b', 'shared')).toEqual(b);
     expect(await store().getTask('tenant-b', a.taskId)).toBeUndefined();
-    expect(await store().cancelTask({ tenantId: 'tenant-b', taskId: a.taskId }, T0 + 1)).toEqual({ kind: 'not_found' });
+    expect(await store().cancelTask({ tenantId: 'tenant-b', taskId: a.taskId }, T0 + 1, T0 + 1 + 60_000)).toEqual({ kind: 'not_found' });
     const page = await store().listTasks({ tenantId: 'tenant-a', limit: 10 });
     expect(page.items).toEqual([a]);
   });

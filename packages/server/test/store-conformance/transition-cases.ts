@@ -24,14 +24,14 @@ export function transitionCases(store: CurrentStore): void {
   it('cancels a PENDING task at once: CANCELLED, no due time, version raised, and no longer claimable', async () => {
     const task = makeTask({ lastError: 'HTTP 503', lastResponseStatus: 503 });
     await insertAll(store(), [task]);
-    const result = await store().cancelTask(ref(task), T0 + 5);
-    const expected: RetryTask = { ...task, status: 'CANCELLED', nextAttemptAt: null, updatedAt: T0 + 5, version: task.version + 1 };
+    const result = await store().cancelTask(ref(task), T0 + 5, T0 + 5 + 60_000);
+    const expected: RetryTask = { ...task, status: 'CANCELLED', nextAttemptAt: null, updatedAt: T0 + 5, version: task.version + 1, expiresAt: T0 + 5 + 60_000 };
     expect(result).toEqual({ kind: 'applied', task: expected });
     expect(await store().getTask('default', task.taskId)).toEqual(expected);
     expect(await store().claimDue(T0 + 10, { limit: 10, ...lease })).toEqual([]);
     // Cancelling again is refused: the store's guard, not the caller, decides.
-    expect(await store().cancelTask(ref(task), T0 + 6)).toEqual({ kind: 'refused', task: expected });
-    expect(await store().cancelTask({ tenantId: 'default', taskId: randomUUID() }, T0)).toEqual({ kind: 'not_found' });
+    expect(await store().cancelTask(ref(task), T0 + 6, T0 + 6 + 60_000)).toEqual({ kind: 'refused', task: expected });
+    expect(await store().cancelTask({ tenantId: 'default', taskId: randomUUID() }, T0, T0 + 60_000)).toEqual({ kind: 'not_found' });
   });
 
   it('refuses to cancel a task that is not PENDING, whatever the caller believes, and changes nothing', async () => {
@@ -39,7 +39,7 @@ export function transitionCases(store: CurrentStore): void {
     const others = (['SUCCEEDED', 'FAILED', 'EXHAUSTED'] as const).map((s) => ended(s));
     await insertAll(store(), others);
     for (const task of [inFlight, ...others]) {
-      expect(await store().cancelTask(ref(task), T0 + 50)).toEqual({ kind: 'refused', task });
+      expect(await store().cancelTask(ref(task), T0 + 50, T0 + 50 + 60_000)).toEqual({ kind: 'refused', task });
       expect(await store().getTask('default', task.taskId)).toEqual(task);
     }
   });
@@ -110,7 +110,7 @@ export function transitionCases(store: CurrentStore): void {
     const dead = ended('FAILED', { tenantId: 'tenant-a' });
     await insertAll(store(), [task, dead]);
     const other = (t: RetryTask) => ({ tenantId: 'tenant-b', taskId: t.taskId });
-    expect(await store().cancelTask(other(task), T0)).toEqual({ kind: 'not_found' });
+    expect(await store().cancelTask(other(task), T0, T0 + 60_000)).toEqual({ kind: 'not_found' });
     expect(await store().requestCancel(other(task), T0)).toEqual({ kind: 'not_found' });
     expect(await store().replayTask(other(dead), replayOf(dead))).toEqual({ kind: 'not_found' });
     expect(await store().getTask('tenant-a', task.taskId)).toEqual(task);

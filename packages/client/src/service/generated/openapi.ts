@@ -182,6 +182,44 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/retention": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** How long the tenant's finished tasks are kept */
+        get: operations["getRetention"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/retry-policies/{policyId}/retention": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** How long a registered policy's finished tasks are kept */
+        get: operations["getPolicyRetention"];
+        /**
+         * Set a registered policy's own retention
+         * @description Replaces the policy's own periods (each one left out is inherited from the tenant, or the service). Tasks that end from then on are kept that long; a task already ended keeps its expiresAt.
+         */
+        put: operations["setPolicyRetention"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/targets": {
         parameters: {
             query?: never;
@@ -690,7 +728,7 @@ export type components = {
             /** @description A registered policy; default "default". Not with policy. */
             policyId?: string;
             policy?: components["schemas"]["RetryPolicy"];
-            /** @description Visible ASCII characters only. Sent as Idempotency-Key on every attempt; generated when absent. */
+            /** @description Visible ASCII characters only. Sent as Idempotency-Key on every attempt; generated when absent. The same key answers the existing task for as long as that task is kept: until its retention ends after it finished (7 days for a success, 30 for a dead letter by default; GET /retention). After that, the same key makes a new task. */
             idempotencyKey?: string;
             /** @description First attempt this long after enqueue. Not with notBefore. */
             delayMs?: number;
@@ -736,6 +774,8 @@ export type components = {
             deadLetterReason: string | null;
             /** @description The body is stored encrypted and shown as [REDACTED]. */
             sensitiveBody: boolean;
+            /** @description When a finished task is deleted with its attempts and its idempotency key (epoch ms): the same key enqueued after that makes a new task. Null while the task is live. */
+            expiresAt: number | null;
             waiting?: components["schemas"]["TaskWait"];
         };
         /** @description Why a PENDING task that is due is not running; only on GET /retry-tasks/{taskId}. breaker_open and retry_after: its target is held until `until`; breaker_probing: only probes go until one succeeds; rate_limit: the target is paced, its next attempt allowed at `until`; max_in_flight: the target is at its in-flight limit; slow_start: no success of the target is known yet, and it gets 10 attempts in flight until one; queued: nothing holds the target, the task waits for a free worker. */
@@ -1011,6 +1051,40 @@ export type components = {
             items: components["schemas"]["ApiKey"][];
             /** @description Present while there are more items: pass it as cursor to read the next page. Opaque: never parse or build one. */
             nextCursor?: string;
+        };
+        /** @description How long finished tasks are kept: then each is deleted with its attempts and its idempotency key (the same key enqueued later makes a new task). The periods in force, what this level sets itself (own), and where each period comes from: the service (retryd serve --retention-*), the tenant (retryd tenants retention) or the policy. A change applies to tasks that end from then on. */
+        Retention: {
+            /** @description How long a SUCCEEDED task is kept once it ended, in ms (a minute to ten years). */
+            succeededMs: number;
+            /** @description How long a FAILED or EXHAUSTED (a dead letter, replayable until then) task is kept once it ended, in ms (a minute to ten years). */
+            deadLettersMs: number;
+            /** @description How long a CANCELLED task is kept once it ended, in ms (a minute to ten years). */
+            cancelledMs: number;
+            own: {
+                /** @description How long a SUCCEEDED task is kept once it ended, in ms (a minute to ten years). */
+                succeededMs?: number;
+                /** @description How long a FAILED or EXHAUSTED (a dead letter, replayable until then) task is kept once it ended, in ms (a minute to ten years). */
+                deadLettersMs?: number;
+                /** @description How long a CANCELLED task is kept once it ended, in ms (a minute to ten years). */
+                cancelledMs?: number;
+            };
+            from: {
+                /** @enum {string} */
+                succeededMs: "service" | "tenant" | "policy";
+                /** @enum {string} */
+                deadLettersMs: "service" | "tenant" | "policy";
+                /** @enum {string} */
+                cancelledMs: "service" | "tenant" | "policy";
+            };
+        };
+        /** @description A policy's own periods: each one given replaces the tenant's (or the service's) for its tasks; {} removes them all. */
+        RetentionRequest: {
+            /** @description How long a SUCCEEDED task is kept once it ended, in ms (a minute to ten years). */
+            succeededMs?: number;
+            /** @description How long a FAILED or EXHAUSTED (a dead letter, replayable until then) task is kept once it ended, in ms (a minute to ten years). */
+            deadLettersMs?: number;
+            /** @description How long a CANCELLED task is kept once it ended, in ms (a minute to ten years). */
+            cancelledMs?: number;
         };
     };
     responses: never;
@@ -2312,6 +2386,305 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["NamedPolicy"];
+                };
+            };
+            /** @description Problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or one that is unknown or revoked (once the service has a key) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not cover this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A path segment longer than the router matches */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the tenant's request rate or pending-task limit */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error: logged by the service, its message never shown (INTERNAL) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getRetention: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The tenant's retention */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Retention"];
+                };
+            };
+            /** @description A malformed request: a path or query parameter that breaks its rule, a bad percent-encoding */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or one that is unknown or revoked (once the service has a key) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not cover this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A path segment longer than the router matches */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the tenant's request rate or pending-task limit */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error: logged by the service, its message never shown (INTERNAL) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getPolicyRetention: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                policyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The policy's retention */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Retention"];
+                };
+            };
+            /** @description A malformed request: a path or query parameter that breaks its rule, a bad percent-encoding */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or one that is unknown or revoked (once the service has a key) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not cover this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A path segment longer than the router matches */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the tenant's request rate or pending-task limit */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error: logged by the service, its message never shown (INTERNAL) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    setPolicyRetention: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                policyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RetentionRequest"];
+            };
+        };
+        responses: {
+            /** @description The policy's retention */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Retention"];
                 };
             };
             /** @description Problem details */

@@ -21,6 +21,7 @@ const OUTCOME_FIELDS: readonly Field<TaskOutcome>[] = [
   ['last_error', 'text', (o) => text(o.lastError)],
   ['last_response_status', 'integer', (o) => o.lastResponseStatus],
   ['dead_letter_reason', 'text', (o) => text(o.deadLetterReason)],
+  ['expires_at', 'float8', (o) => o.expiresAt],
 ];
 
 const ATTEMPT_FIELDS: readonly Field<AttemptLog>[] = [

@@ -12,6 +12,7 @@ import type {
   InsertResult,
   LeaseRef,
   PageRequest,
+  PurgedTask,
   PutPolicyResult,
   ReplayChange,
   SealedTaskStore,
@@ -46,7 +47,7 @@ import { attemptFromRow } from '../sql/sql-rows.js';
 import type { AttemptRow } from '../sql/sql-rows.js';
 import { completionArrays } from './completion-columns.js';
 import { insertTaskValues } from './insert-records.js';
-import { policyFromRow, taskFromRow } from './task-row.js';
+import { policyFromRow, purgedFromRow, taskFromRow } from './task-row.js';
 import type { CompletedRow, PolicyRow, TaskRow } from './task-row.js';
 import { CANCELLED_STATUS, CANCEL_AT_ONCE_FROM, CANCEL_REQUEST_FROM, REPLAYED_STATUS, REPLAY_FROM } from '../../store/transition-guards.js';
 import { taskIdText } from '../sql/task-id-params.js';
@@ -198,8 +199,8 @@ export class PostgresStore implements Store {
     return pageOf(rows, query.limit, (t) => encodeCursor('tasks', [t.createdAt, t.taskId]));
   }
 
-  async cancelTask(ref: TaskRef, now: number): Promise<TransitionResult> {
-    return this.#transition(ref, 'cancel-task', [CANCEL_AT_ONCE_FROM, CANCELLED_STATUS, now]);
+  async cancelTask(ref: TaskRef, now: number, expiresAt: number): Promise<TransitionResult> {
+    return this.#transition(ref, 'cancel-task', [CANCEL_AT_ONCE_FROM, CANCELLED_STATUS, now, expiresAt]);
   }
 
   async requestCancel(ref: TaskRef, now: number): Promise<TransitionResult> {
@@ -218,6 +219,20 @@ export class PostgresStore implements Store {
     if (changed !== undefined) return { kind: 'applied', task: changed };
     const current = await this.getTask(ref.tenantId, ref.taskId);
     return current === undefined ? { kind: 'not_found' } : { kind: 'refused', task: current };
+  }
+
+  // ---- retention -----------------------------------------------------------------------------------
+
+  /**
+   * One statement (purge-expired.sql): the earliest expired tasks through the partial index `tasks_expiry`, locked
+   * `FOR UPDATE SKIP LOCKED` (concurrent purges never delete the same task), deleted with their attempts.
+   */
+  async purgeExpired(now: number, limit: number): Promise<PurgedTask[]> {
+    if (limit <= 0) return [];
+    const purged = (await this.#run<TaskRow>('purge-expired', [now, limit])).rows.map(purgedFromRow);
+    // Deleted rows are dead rows until a vacuum, like rewritten ones (012-task-retention.sql).
+    this.#vacuum.noteChanges(purged.length);
+    return purged;
   }
 
   // ---- scheduling ----------------------------------------------------------------------------------

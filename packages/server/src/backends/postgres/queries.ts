@@ -16,6 +16,7 @@ export const QUERY_NAMES = [
   'cancel-task',
   'request-cancel',
   'replay-task',
+  'purge-expired',
   'walk-sealed-tasks',
   'reseal-task',
   'claim-due',

@@ -3,6 +3,7 @@ import { TASK_FIELD_SPECS } from '../../domain/task-fields.js';
 import { TARGET_KEY_COLUMN as TARGET_KEY, TASK_COLUMN_NAMES, TASK_STORED_COLUMN_NAMES } from '../sql/task-columns.js';
 import { completionInput } from './completion-columns.js';
 import { JSONB_FIELDS, JSON_TEXT_FIELDS, type RecordField } from './insert-records.js';
+import { PURGED_COLUMNS } from './task-row.js';
 import { TaskEvent, transition } from '@retryd/core';
 import { DUE_STATUS, LEASED_STATUS, REPLAYED_STATUS } from '../../store/transition-guards.js';
 
@@ -91,6 +92,14 @@ const MACROS: Readonly<Record<string, (alias: string | undefined, keyFrom: strin
       return `${recordValue(field)} AS ${spec.column}`;
     }).join(', '),
   ),
+  /**
+   * What a purge returns of each task it deletes (`PurgedTask`, task-row.ts), reading a `tasks` row: a RETURNING list
+   * (`{{purged_columns:t}}`: `t.tenant_id, t.task_id, …`), each column under its own name.
+   */
+  purged_columns: (alias, keyFrom) => {
+    if (keyFrom !== undefined) throw new Error(`{{purged_columns}} takes at most a table alias; got {{purged_columns:${alias}:${keyFrom}}}.`);
+    return PURGED_COLUMNS.map((column) => (alias === undefined ? column : `${alias}.${column}`)).join(', ');
+  },
   /** `complete-attempts`' input: `unnest($2::integer[], …) AS r(i, …)`, its arrays from `$2` on (completion-columns.ts). */
   completion_records: noAlias('completion_records', () => completionInput(2)),
   /** The status claims take tasks from, as an SQL literal (`'PENDING'`): the one the partial index tasks_due names. */
@@ -112,8 +121,8 @@ const MACRO = /\{\{([a-z_]+)(?::([a-z_][a-z0-9_]*))?(?::([a-z_][a-z0-9_]*))?\}\}
 
 /**
  * Expands the macros of one statement file: `{{task_columns}}`, `{{task_columns:t}}`, `{{task_columns:t:kept}}`,
- * `{{task_names}}`, `{{task_stored_columns}}`, `{{task_record_values}}`, `{{completion_records}}`, `{{due_status}}`,
- * `{{leased_status}}`.
+ * `{{task_names}}`, `{{task_stored_columns}}`, `{{task_record_values}}`, `{{purged_columns:t}}`,
+ * `{{completion_records}}`, `{{due_status}}`, `{{leased_status}}`.
  *
  * @param file - the file's name, for the error
  * @throws Error naming the file and the macro when a macro is unknown or takes no argument

@@ -1,7 +1,8 @@
 import type { RetryPolicy, TaskStatus } from '@retryd/core';
 import type { RetryTask, StoredPolicy } from '../../domain/task.js';
-import { compileTaskMapper, taskLiteral } from '../../domain/compile-task-mapper.js';
-import { TASK_FIELDS, type FieldCodec } from '../../domain/task-fields.js';
+import type { PurgedTask } from '../../store/store.js';
+import { compileTaskMapper, taskLiteral, type PlacedField } from '../../domain/compile-task-mapper.js';
+import { TASK_FIELDS, TASK_FIELD_SPECS, type FieldCodec } from '../../domain/task-fields.js';
 import { targetUrlOfStored } from '../../domain/target-key.js';
 
 /** The codecs kept as `bytea`, and the encoding their Buffer is read back as text in. */
@@ -13,6 +14,16 @@ const BYTEA_TEXT: Partial<Record<FieldCodec, BufferEncoding>> = { hex: 'hex', 'j
  */
 export type TaskRow = Readonly<Record<string, unknown>>;
 
+/** JavaScript reading one field's value from a row `r` (see {@link taskFromRow}). */
+function rowValue(field: PlacedField): string {
+  const value = `r.${field.column}`;
+  if (field.codec === 'target-url') return `targetUrlOfStored(${value}, r.${TASK_FIELDS.targetKey.column})`;
+  const encoding = BYTEA_TEXT[field.codec];
+  if (encoding === undefined) return value;
+  const text = `${value}.toString('${encoding}')`;
+  return field.nullable ? `${value} === null ? null : ${text}` : text;
+}
+
 /**
  * A stored row as the domain's task, in row order (the order of `TASK_FIELDS`). pg already decodes every codec but
  * the two kept as `bytea`, which come back as Buffers: `hex` (the request hash) is read as its lower-case hex,
@@ -21,14 +32,25 @@ export type TaskRow = Readonly<Record<string, unknown>>;
  */
 export const taskFromRow: (row: TaskRow) => RetryTask = compileTaskMapper(
   'taskFromRow(r)',
-  `return ${taskLiteral((field) => {
-    const value = `r.${field.column}`;
-    if (field.codec === 'target-url') return `targetUrlOfStored(${value}, r.${TASK_FIELDS.targetKey.column})`;
-    const encoding = BYTEA_TEXT[field.codec];
-    if (encoding === undefined) return value;
-    const text = `${value}.toString('${encoding}')`;
-    return field.nullable ? `${value} === null ? null : ${text}` : text;
-  })};`,
+  `return ${taskLiteral(rowValue)};`,
+  { targetUrlOfStored },
+);
+
+/** The task fields a purge returns of each task it deletes: exactly those of {@link PurgedTask}. */
+const PURGED_FIELDS = { tenantId: true, taskId: true, status: true, bodyRef: true } as const satisfies Record<keyof PurgedTask, true>;
+
+const isPurgedField = (field: { readonly name: string }) => Object.hasOwn(PURGED_FIELDS, field.name);
+
+/**
+ * The columns of {@link PurgedTask}'s fields, in row order: what purge-expired.sql returns of each task it deletes
+ * (the macro `{{purged_columns}}`, query-macros.ts).
+ */
+export const PURGED_COLUMNS: readonly string[] = Object.freeze(TASK_FIELD_SPECS.filter(isPurgedField).map((spec) => spec.column));
+
+/** A row of purge-expired.sql as the task it deleted, read as {@link taskFromRow} reads those fields (a task id's text). */
+export const purgedFromRow: (row: TaskRow) => PurgedTask = compileTaskMapper(
+  'purgedFromRow(r)',
+  `return ${taskLiteral(rowValue, isPurgedField)};`,
   { targetUrlOfStored },
 );
 

@@ -58,7 +58,7 @@ export class TaskVacuum {
     this.#timer = timer;
   }
 
-  /** Counts task rows this store rewrote (claimed, completed): each leaves a dead version behind until a vacuum. */
+  /** Counts task rows this store rewrote (claimed, completed) or deleted (purged): each leaves a dead version until a vacuum. */
   noteChanges(rows: number): void {
     this.#changes += rows;
   }

@@ -99,8 +99,8 @@ export class AccessKeys {
 /**
  * The keys of one partition. Scripts receive the fixed ones as KEYS and `base` as an argument, from which they
  * build the per-task keys (`attempts:<id>`), the records and data hashes (`tasks`, `data`), the per-target queues
- * (`due:<target>`) and the listing sets (`live`, `status:<status>`): all begin with the same hash tag, so they hash
- * to the slot of KEYS[1].
+ * (`due:<target>`), the listing sets (`live`, `status:<status>`) and the retention index (`expiring`, which the
+ * purge takes as a key): all begin with the same hash tag, so they hash to the slot of KEYS[1].
  */
 export class PartitionKeys {
   /** `{prefix:partition}:`, the start of every key below. */
@@ -178,6 +178,14 @@ export class PartitionKeys {
   /** Sorted set: IN_FLIGHT task ids scored by `leaseExpiresAt`: the lease reaper's way in, and IN_FLIGHT listings'. */
   get leases(): string {
     return `${this.base}leases`;
+  }
+  /**
+   * Sorted set: the finished tasks that have an `expiresAt` (ids), scored by it: added to by the script that ends a
+   * task (or inserts it ended), taken from by a replay, and ranged up to now by the purge (`purge-expired.lua`). Live
+   * tasks and tasks that ended before retention existed are not in it.
+   */
+  get expiring(): string {
+    return `${this.base}expiring`;
   }
   /** Hash: status → number of tasks. */
   get counts(): string {

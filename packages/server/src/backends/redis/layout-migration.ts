@@ -21,7 +21,10 @@ import { hashFieldOf } from './task-codec.js';
 // that data an older retryd could not read may be there. Layout 6: a task is a field in each of two hashes of its
 // partition, `tasks` (its record: the state hash's values as a MessagePack array) and `data` (its data JSON), instead
 // of a hash and a string of its own; the migration moves every task. Layout 7: one listing set, `live`, for the
-// PENDING and IN_FLIGHT tasks instead of one per status (keys.ts `live`); the migration merges them. The version
+// PENDING and IN_FLIGHT tasks instead of one per status (keys.ts `live`); the migration merges them. Retention
+// (still layout 7, nothing rewritten) adds `expires` to records after `sortKey`, where a record written before reads
+// it as absent, and the sorted set `expiring`; a retryd without retention reads both (it ignores them), but a
+// finished task it cancels or ends gets no `expires` and is kept until deleted by hand. The version
 // lives in `{prefix}:layout`; its absence means layout 1 (or no data yet).
 //
 // `init()` of every instance calls `ensureLayout`. The first one to take the lock (`SET NX PX`, renewed as it goes)

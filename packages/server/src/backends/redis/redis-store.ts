@@ -11,6 +11,7 @@ import type {
   InsertResult,
   LeaseRef,
   PageRequest,
+  PurgedTask,
   PutPolicyResult,
   ReplayChange,
   SealedTaskStore,
@@ -41,6 +42,7 @@ import type { GlobalKeys, PartitionKeys } from './keys.js';
 import { ensureLayout } from './layout-migration.js';
 import { listAttempts, listTasks } from './list-tasks.js';
 import { PartitionRegistry } from './partitions.js';
+import { purgeExpired } from './purge-expired.js';
 import { getPolicy, getTargetState, listPolicies, putPolicy, putTargetState } from './policy-state.js';
 import { defineScripts, runScript } from './scripts.js';
 import { RedisSealedTasks } from './sealed-tasks.js';
@@ -73,8 +75,9 @@ export interface RedisStoreOptions extends RedisConnectionOptions {
  * (`gate:<target>`), and the `ready` sorted set scores each target by when its queue is next claimable (its
  * earliest due task, its hold's end or its next rate-limit token, whichever is latest; absent at its in-flight
  * limit): claims range `ready` and read only the queues they serve, so a held or throttled target costs them
- * nothing. Work that spans tenants (claims, due times, counts) visits the partitions of the registry; each visit is
- * atomic in its partition. Times come from the engine as arguments, never from Redis `TIME`.
+ * nothing. Finished tasks that have an `expiresAt` are in the sorted set `expiring` by it, which the purge ranges.
+ * Work that spans tenants (claims, due times, counts, the purge) visits the partitions of the registry; each visit
+ * is atomic in its partition. Times come from the engine as arguments, never from Redis `TIME`.
  *
  * The class is also its own {@link AdminReads} and {@link TargetStateStore}.
  *
@@ -236,9 +239,10 @@ export class RedisStore implements Store, AdminReads, TargetStateStore {
     return this.#run(() => listTasks(this.#client, keys, query, (ids) => this.#read(query.tenantId, 'id', ids)));
   }
 
-  async cancelTask(ref: TaskRef, now: number): Promise<TransitionResult> {
+  async cancelTask(ref: TaskRef, now: number, expiresAt: number): Promise<TransitionResult> {
     const k = this.#keysOf(partitionOfTenant(ref.tenantId));
-    return this.#transition(ref.tenantId, 'cancelTask', [k.leases, k.counts, k.ready], [k.base, ref.taskId, String(now), ...CANCEL_MOVES]);
+    const args = [k.base, ref.taskId, String(now), String(expiresAt), ...CANCEL_MOVES];
+    return this.#transition(ref.tenantId, 'cancelTask', [k.leases, k.counts, k.ready], args);
   }
 
   async requestCancel(ref: TaskRef, now: number): Promise<TransitionResult> {
@@ -261,6 +265,18 @@ export class RedisStore implements Store, AdminReads, TargetStateStore {
       ...REPLAY_MOVES,
     ];
     return this.#transition(ref.tenantId, 'replayTask', [k.leases, k.counts, k.ready], args);
+  }
+
+  // ---- retention ---------------------------------------------------------------------------------
+
+  /**
+   * Ranges each partition's `expiring` index up to now (`purge-expired.lua`; with several partitions, `limit` shared
+   * among those with expired tasks: see purge-expired.ts). On Redis Cluster a partition whose master cannot be
+   * reached is left for the next call.
+   */
+  async purgeExpired(now: number, limit: number): Promise<PurgedTask[]> {
+    if (limit <= 0) return [];
+    return this.#run(async () => purgeExpired(this.#client, await this.#registry.all(), now, limit, this.#skipped));
   }
 
   // ---- scheduling ----------------------------------------------------------------------------------

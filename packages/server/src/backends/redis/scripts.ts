@@ -19,6 +19,7 @@ export const SCRIPTS = {
   cancelTask: { file: 'cancel-task.lua', keys: 3 },
   requestCancel: { file: 'request-cancel.lua', keys: 1 },
   replayTask: { file: 'replay-task.lua', keys: 3 },
+  purgeExpired: { file: 'purge-expired.lua', keys: 3 },
   resealTask: { file: 'reseal-task.lua', keys: 1 },
   holdTarget: { file: 'hold-target.lua', keys: 2 },
   releaseTarget: { file: 'release-target.lua', keys: 1 },

@@ -26,6 +26,20 @@ export const SORT_KEY_FIELD = 'sortKey';
 
 const HASH_SPECS = TASK_FIELD_SPECS.filter((spec) => spec.redis !== 'data');
 
+/**
+ * How many of the definition's record fields the records of layout 6 hold before `sortKey`. Records are read by
+ * position, so a record field added to the definition since (`expiresAt`, as `expires`) goes after `sortKey`: a record
+ * written before it ends early and reads it as absent, and no record needs rewriting.
+ */
+const FIELDS_BEFORE_SORT_KEY = 17;
+
+/** The record's values in order: each a record field's definition, or null where `sortKey` is. */
+const RECORD_SPECS: readonly ((typeof HASH_SPECS)[number] | null)[] = Object.freeze([
+  ...HASH_SPECS.slice(0, FIELDS_BEFORE_SORT_KEY),
+  null,
+  ...HASH_SPECS.slice(FIELDS_BEFORE_SORT_KEY),
+]);
+
 /** The name of a task field that lives in the record (as scripts name it). Throws for a field kept in the JSON part. */
 export function hashFieldOf(name: TaskFieldName): string {
   const placement = TASK_FIELDS[name].redis;
@@ -35,11 +49,11 @@ export function hashFieldOf(name: TaskFieldName): string {
 
 /**
  * The record's fields in the order it holds their values and scripts take and return them: the definition's record
- * fields in row order, then {@link SORT_KEY_FIELD}. TASK_FIELDS of `lua/includes/task-state.lua` must be the same
- * list. Records are read by position: a field added later goes after `sortKey` (test/redis-lua-fields.test.ts pins
- * the order layout 6 wrote).
+ * fields in row order, with {@link SORT_KEY_FIELD} after those layout 6 wrote (see {@link FIELDS_BEFORE_SORT_KEY}).
+ * TASK_FIELDS of `lua/includes/task-state.lua` must be the same list. Records are read by position: a field added
+ * later goes after `sortKey` (test/redis-lua-fields.test.ts pins the order layout 6 wrote).
  */
-export const STATE_FIELDS: readonly string[] = Object.freeze([...HASH_SPECS.map((spec) => hashFieldOf(spec.name)), SORT_KEY_FIELD]);
+export const STATE_FIELDS: readonly string[] = Object.freeze(RECORD_SPECS.map((spec) => (spec === null ? SORT_KEY_FIELD : hashFieldOf(spec.name))));
 
 /** The task fields kept in the data JSON, in row order (the property order of layout 4's JSON object). */
 export const DATA_FIELDS: readonly TaskFieldName[] = Object.freeze(
@@ -74,6 +88,7 @@ const OUTCOME_PROPERTIES = [
   'lastError',
   'lastResponseStatus',
   'deadLetterReason',
+  'expiresAt',
 ] as const satisfies readonly (keyof TaskOutcome & TaskFieldName)[];
 // Fails to compile when TaskOutcome gains a property the list above does not send.
 const OUTCOME_COMPLETE: Exclude<keyof TaskOutcome, (typeof OUTCOME_PROPERTIES)[number]> extends never ? true : never = true;
@@ -142,7 +157,9 @@ function hashJsonSource(spec: FieldSpec, value: string): string {
         : kind === NUMBER
           ? `'"' + String(${value}) + '"'`
           : `JSON.stringify(${value}.toWellFormed())`;
-  return `(${value} === null ? 'false' : ${set})`;
+  // `== null`: a value left undefined (a caller in JavaScript, or built before the field existed) is null too, never
+  // the text "undefined" (which a score would refuse, after the script's first writes).
+  return `(${value} == null ? 'false' : ${set})`;
 }
 
 /**
@@ -156,8 +173,7 @@ function hashJsonSource(spec: FieldSpec, value: string): string {
 export const encodeTaskState: (task: RetryTask) => string = compileTaskMapper<(task: RetryTask) => string>(
   'encodeTaskState(t)',
   `return '[' +
-${HASH_SPECS.map((spec) => `    ${hashJsonSource(spec, `t.${spec.name}`)} + ',' +`).join('\n')}
-    '"' + sortTimeOf(t.createdAt) + '",' +
+${RECORD_SPECS.map((spec) => `    ${spec === null ? `'"' + sortTimeOf(t.createdAt) + '"'` : hashJsonSource(spec, `t.${spec.name}`)} + ',' +`).join('\n')}
     JSON.stringify(t.taskId.toWellFormed()) + ',' +
     JSON.stringify(t.idempotencyKey.toWellFormed()) + ']';`,
   { sortTimeOf },

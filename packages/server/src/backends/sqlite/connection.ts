@@ -57,15 +57,35 @@ export interface SqliteSettings {
   foreignKeys: boolean;
   /** The page cache's size, in KiB. */
   cacheSizeKiB: number;
+  /**
+   * The file's `auto_vacuum` mode: `INCREMENTAL` for a database this version created (the purge then gives freed pages
+   * back to the file system), whatever it was created with otherwise (see {@link openConnection}).
+   */
+  autoVacuum: 'NONE' | 'FULL' | 'INCREMENTAL';
 }
 
 const SYNCHRONOUS_NAMES = ['OFF', 'NORMAL', 'FULL', 'EXTRA'] as const;
+/** `PRAGMA auto_vacuum`'s values, by number. */
+export const AUTO_VACUUM_NAMES = ['NONE', 'FULL', 'INCREMENTAL'] as const;
 
-/** Opens (creating if needed) a database file with the store's settings. Closes it again if one fails. */
+/**
+ * Opens (creating if needed) a database file with the store's settings. Closes it again if one fails.
+ *
+ * A new database (no page yet) is made `auto_vacuum = INCREMENTAL`, so that the retention purge can give the pages it
+ * frees back to the file system (`PRAGMA incremental_vacuum`, purge-expired.ts); SQLite otherwise keeps them in the
+ * file for new rows and never shrinks it. The mode is fixed when the file's first page is written (switching WAL on
+ * writes it, hence first), so an existing database keeps the mode it has: SQLite would switch it only by a `VACUUM`,
+ * which rewrites the whole file under an exclusive lock, and the store never runs one by itself (see
+ * 011-retention.sql for converting one by hand). The mode's cost: a pointer map (5 bytes per page of the file, one
+ * map page per 819 pages of 4 KiB), which SQLite writes when a page is allocated or a b-tree page gets a new parent,
+ * not per row (on W1's store work, `bench/service/cycle-cost.mjs`, about 2 % more CPU per attempt, within the rounds'
+ * spread); freed pages are moved only when the purge asks.
+ */
 export function openConnection(path: string, options: SqliteStoreOptions): Database.Database {
   const busyTimeoutMs = Math.trunc(options.busyTimeoutMs ?? 5000);
   const db = new Database(path, { timeout: busyTimeoutMs });
   try {
+    if (Number(db.pragma('page_count', { simple: true })) === 0) db.pragma('auto_vacuum = INCREMENTAL');
     db.pragma('journal_mode = WAL');
     db.pragma(`synchronous = ${options.synchronous === 'NORMAL' ? 'NORMAL' : 'FULL'}`);
     db.pragma(`busy_timeout = ${busyTimeoutMs}`);
@@ -91,6 +111,7 @@ export function readSettings(db: Database.Database): SqliteSettings {
     foreignKeys: Number(read('foreign_keys')) === 1,
     // A negative cache_size is in KiB, a positive one in pages.
     cacheSizeKiB: cacheSizeKiB(Number(read('cache_size')), Number(read('page_size'))),
+    autoVacuum: AUTO_VACUUM_NAMES[Number(read('auto_vacuum'))] ?? 'NONE',
   };
 }
 

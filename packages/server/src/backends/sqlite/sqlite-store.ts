@@ -11,6 +11,7 @@ import type {
   InsertResult,
   LeaseRef,
   PageRequest,
+  PurgedTask,
   PutPolicyResult,
   ReplayChange,
   SealedTaskStore,
@@ -31,6 +32,7 @@ import { decodeCursor, encodeCursor, pageOf } from '../../store/cursor.js';
 import { TaskListing } from './list-tasks.js';
 import { loadMigrations, migrate } from './migrate.js';
 import { JsonCache } from './json-cache.js';
+import { ExpiredTaskPurge } from './purge-expired.js';
 import { SqliteSealedTasks } from './sealed-tasks.js';
 import { prepareStatements } from './statements.js';
 import type { DueRow, Statements } from './statements.js';
@@ -57,7 +59,7 @@ export type { SqliteSettings, SqliteStoreOptions } from './connection.js';
  * there and share their slots among them (transactions.ts), and the target gate (hold, rate and concurrency limits)
  * is columns of it (target-limits.ts). The store is its own
  * {@link AdminReads} and {@link TargetStateStore} (`admin` and `targetState` return it); its {@link AccessStore} is
- * `access` (access-store.ts), and `sealing` is sealed-tasks.ts.
+ * `access` (access-store.ts), `sealing` is sealed-tasks.ts, and the retention purge is purge-expired.ts.
  *
  * @example
  * ```ts
@@ -78,6 +80,7 @@ export class SqliteStore implements Store, AdminReads, TargetStateStore {
   #transactions: Transactions | undefined;
   #access: SqliteAccessStore | undefined;
   #sealing: SqliteSealedTasks | undefined;
+  #expired: ExpiredTaskPurge | undefined;
 
   /** Reads for operators and metrics: this store itself. */
   get admin(): AdminReads {
@@ -117,6 +120,7 @@ export class SqliteStore implements Store, AdminReads, TargetStateStore {
     this.#transactions = prepareTransactions(this.#db, statements, this.#json);
     this.#access = new SqliteAccessStore(this.#db);
     this.#sealing = new SqliteSealedTasks(this.#db, this.#json);
+    this.#expired = new ExpiredTaskPurge(this.#db);
   }
 
   async ping(): Promise<void> {
@@ -162,8 +166,8 @@ export class SqliteStore implements Store, AdminReads, TargetStateStore {
     return pageOf(rows.map((row) => taskFromRow(row, this.#json)), query.limit, (t) => encodeCursor('tasks', [t.createdAt, t.taskId]));
   }
 
-  async cancelTask(ref: TaskRef, now: number): Promise<TransitionResult> {
-    return this.#transitionResult(ref, this.#tx.cancel.immediate(ref, now));
+  async cancelTask(ref: TaskRef, now: number, expiresAt: number): Promise<TransitionResult> {
+    return this.#transitionResult(ref, this.#tx.cancel.immediate(ref, now, expiresAt));
   }
 
   async requestCancel(ref: TaskRef, now: number): Promise<TransitionResult> {
@@ -172,6 +176,15 @@ export class SqliteStore implements Store, AdminReads, TargetStateStore {
 
   async replayTask(ref: TaskRef, change: ReplayChange): Promise<TransitionResult> {
     return this.#transitionResult(ref, this.#tx.replay.immediate(ref, change));
+  }
+
+  // ---- retention -----------------------------------------------------------------------------------
+
+  /** One transaction through `tasks_expiry`, then a bounded `incremental_vacuum` (see purge-expired.ts). */
+  async purgeExpired(now: number, limit: number): Promise<PurgedTask[]> {
+    if (limit <= 0) return [];
+    if (this.#expired === undefined) throw new Error('SqliteStore: call init() before using the store.');
+    return this.#expired.purge(now, limit);
   }
 
   // ---- scheduling ----------------------------------------------------------------------------------

@@ -79,10 +79,12 @@ export const NEXT_LEASE_EXPIRY_AT = `SELECT min(lease_expires_at) AS at FROM tas
 
 // The end of an attempt, fenced by status, token and (for the lease reaper) lapse, in two forms: one for an outcome
 // that keeps the task live (PENDING), one for an outcome that ends it, which also writes `ended_at`. A retry must not
-// write `ended_at`, or SQLite would rewrite the task's `tasks_live` entry (see 001-init.sql). Positional parameters:
+// write `ended_at`, or SQLite would rewrite the task's `tasks_live` entry (see 001-init.sql). Both write the outcome's
+// `expires_at`: a retry's is NULL over NULL, which costs no index write (`tasks_expiry` holds neither the row before
+// nor after: see 011-retention.sql), and a CHECK refuses a live outcome that brings one. Positional parameters:
 // this runs once per attempt, and binding an object by name costs more per call than an array.
 const COMPLETE_SET = `status = ?, attempt_number = ?, next_attempt_at = ?, run_started_at = ?, last_delay_ms = ?,
-  last_error = ?, last_response_status = ?, dead_letter_reason = ?,
+  last_error = ?, last_response_status = ?, dead_letter_reason = ?, expires_at = ?,
   lease_owner = NULL, lease_expires_at = NULL, version = version + 1, updated_at = ?`;
 const COMPLETE_FENCE = `WHERE tenant_id = ? AND task_id = ? AND ${statusIn([LEASED_STATUS])} AND fencing_token = ?
   AND (? IS NULL OR lease_expires_at <= ?) AND (? IS NULL OR cancel_requested = ?)`;
@@ -90,8 +92,9 @@ const COMPLETE_FENCE = `WHERE tenant_id = ? AND task_id = ? AND ${statusIn([LEAS
 /**
  * Applies an outcome that keeps the task live. Params, in order ({@link completeParams}): the outcome's `status`,
  * `attempt_number`, `next_attempt_at`, `run_started_at`, `last_delay_ms`, `last_error`, `last_response_status`,
- * `dead_letter_reason`; `now`; then the fence: `tenantId`, `taskId`, `fencingToken`, `requireLeaseExpiredBy` twice
- * (null: no lapse check), `cancelRequested` twice (null: either; 0 or 1: only if `cancel_requested` is that).
+ * `dead_letter_reason`, `expires_at` (NULL for a live outcome); `now`; then the fence: `tenantId`, `taskId`,
+ * `fencingToken`, `requireLeaseExpiredBy` twice (null: no lapse check), `cancelRequested` twice (null: either; 0 or 1:
+ * only if `cancel_requested` is that).
  * Returns `[version, cancel_requested, queue_id]` of the changed row (the queue, to lower its hint and free a slot
  * of its concurrency limit), or nothing when fenced out.
  */
@@ -131,6 +134,7 @@ export function completeParams(
     outcome.lastError,
     outcome.lastResponseStatus,
     outcome.deadLetterReason,
+    outcome.expiresAt,
     now,
   ];
   if (ends) set.push(now);
@@ -144,12 +148,12 @@ export function completeParams(
 const TASK_KEY = 'tenant_id = @tenantId AND task_id = @taskId';
 
 /**
- * `cancelTask`: PENDING → CANCELLED. Params: `tenantId`, `taskId`, `now`. Returns the raw row after it, then its
- * queue's number ({@link QUEUE_ID_POSITION}: the hint to set exact again).
+ * `cancelTask`: PENDING → CANCELLED, to be deleted at `expiresAt`. Params: `tenantId`, `taskId`, `now`, `expiresAt`.
+ * Returns the raw row after it, then its queue's number ({@link QUEUE_ID_POSITION}: the hint to set exact again).
  */
 export const CANCEL_TASK = `
 UPDATE tasks SET status = ${statusLiteral(CANCELLED_STATUS)}, next_attempt_at = NULL, updated_at = @now,
-  ${endedAtFor(CANCELLED_STATUS, '@now')}, version = version + 1
+  ${endedAtFor(CANCELLED_STATUS, '@now')}, expires_at = @expiresAt, version = version + 1
 WHERE ${TASK_KEY} AND ${statusIn(CANCEL_AT_ONCE_FROM)}
 RETURNING ${TASK_READ_COLUMNS}, queue_id`;
 
@@ -160,14 +164,15 @@ WHERE ${TASK_KEY} AND ${statusIn(CANCEL_REQUEST_FROM)}
 RETURNING ${TASK_READ_COLUMNS}`;
 
 /**
- * `replayTask`: a dead letter → PENDING, a fresh run, at the expected version. Params: `tenantId`, `taskId`,
- * `expectedVersion`, `runAttemptOffset`, `runStartedAt`, `nextAttemptAt`, `updatedAt`. Returns the raw row after it,
- * then its queue's number ({@link QUEUE_ID_POSITION}: the hint to lower).
+ * `replayTask`: a dead letter → PENDING, a fresh run, at the expected version; live again, so never purged (no
+ * `expires_at`). Params: `tenantId`, `taskId`, `expectedVersion`, `runAttemptOffset`, `runStartedAt`,
+ * `nextAttemptAt`, `updatedAt`. Returns the raw row after it, then its queue's number ({@link QUEUE_ID_POSITION}: the
+ * hint to lower).
  */
 export const REPLAY_TASK = `
 UPDATE tasks SET status = ${statusLiteral(REPLAYED_STATUS)}, next_attempt_at = @nextAttemptAt,
   run_attempt_offset = @runAttemptOffset, run_started_at = @runStartedAt, last_delay_ms = 0,
-  dead_letter_reason = NULL, cancel_requested = 0, lease_owner = NULL, lease_expires_at = NULL,
+  dead_letter_reason = NULL, cancel_requested = 0, lease_owner = NULL, lease_expires_at = NULL, expires_at = NULL,
   updated_at = @updatedAt, ${endedAtFor(REPLAYED_STATUS, '@updatedAt')}, version = version + 1
 WHERE ${TASK_KEY} AND ${statusIn(REPLAY_FROM)} AND version = @expectedVersion
 RETURNING ${TASK_READ_COLUMNS}, queue_id`;
@@ -236,7 +241,7 @@ export function prepareStatements(db: Database) {
         .map(() => '?')
         .join(', ')})`,
     ),
-    cancelTask: prepare<TaskKey & { now: number }, TaskRow>(db, CANCEL_TASK, true),
+    cancelTask: prepare<TaskKey & { now: number; expiresAt: number }, TaskRow>(db, CANCEL_TASK, true),
     requestCancel: prepare<TaskKey & { now: number }, TaskRow>(db, REQUEST_CANCEL, true),
     replayTask: prepare<
       TaskKey & {

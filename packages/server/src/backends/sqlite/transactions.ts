@@ -89,8 +89,8 @@ export function prepareTransactions(db: Database, s: Statements, json: JsonCache
       return released;
     }),
     /** The cancelled row, its queue's hint set exact again (it may have been the cancelled task's); nothing when refused. */
-    cancel: db.transaction((ref: TaskRef, now: number) => {
-      const row = s.cancelTask.get({ tenantId: ref.tenantId, taskId: taskIdKey(ref.taskId), now });
+    cancel: db.transaction((ref: TaskRef, now: number, expiresAt: number) => {
+      const row = s.cancelTask.get({ tenantId: ref.tenantId, taskId: taskIdKey(ref.taskId), now, expiresAt });
       if (row !== undefined) {
         const queueId = row[QUEUE_ID_POSITION] as number;
         s.refreshHint.run(queueId, queueId);
@@ -148,7 +148,7 @@ export interface Transactions {
     (completions: readonly AttemptCompletion[], now: number, claim: ClaimOptions) => { results: CompletionResult[]; rows: DueRow[] }
   >;
   release: Transaction<(leases: readonly LeaseRef[], now: number) => number>;
-  cancel: Transaction<(ref: TaskRef, now: number) => TaskRow | undefined>;
+  cancel: Transaction<(ref: TaskRef, now: number, expiresAt: number) => TaskRow | undefined>;
   replay: Transaction<(ref: TaskRef, change: ReplayChange) => TaskRow | undefined>;
   limit: Transaction<(target: TargetRef, limits: TargetLimits, now: number) => void>;
 }

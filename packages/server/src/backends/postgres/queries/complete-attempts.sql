@@ -5,7 +5,8 @@
 -- worker paused past its lease cannot overwrite the task's new owner. A task on which a cancel was requested
 -- takes the `c_` outcome instead when `has_cancel`, and then logs the `ac_` attempt when there is one. The attempt
 -- rows are inserted by the same statement, so a recorded attempt and the task change it led to commit together,
--- or not at all.
+-- or not at all. The outcome's `expires_at` (a final one's end of retention, NULL for a retry) is one more column of
+-- the same UPDATE: a final outcome adds the row's entry to tasks_expiry (012-task-retention.sql), a retry none.
 --
 -- args:    $1 float8: now;
 --          $2 onward: the completions, one array per column (the macro `completion_records`, completion-columns.ts):
@@ -49,6 +50,7 @@ applied AS (
     last_error = CASE WHEN h.has_cancel AND t.cancel_requested THEN h.c_last_error ELSE h.last_error END,
     last_response_status = CASE WHEN h.has_cancel AND t.cancel_requested THEN h.c_last_response_status ELSE h.last_response_status END,
     dead_letter_reason = CASE WHEN h.has_cancel AND t.cancel_requested THEN h.c_dead_letter_reason ELSE h.dead_letter_reason END,
+    expires_at = CASE WHEN h.has_cancel AND t.cancel_requested THEN h.c_expires_at ELSE h.expires_at END,
     lease_owner = NULL,
     lease_expires_at = NULL,
     version = t.version + 1,

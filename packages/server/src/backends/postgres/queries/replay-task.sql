@@ -2,7 +2,8 @@
 --
 -- Guarded twice: by the statuses core allows a replay from, and by the version the caller decided the run on. The
 -- idempotency key, the attempt count and the attempt log stay; the run's offset and start are the caller's, its
--- delay, dead-letter reason and cancel request are cleared.
+-- delay, dead-letter reason and cancel request are cleared. A replayed task is live again: its `expires_at` is cleared
+-- too, so the purge never deletes it (its new row version has no entry in tasks_expiry, 012-task-retention.sql).
 --
 -- args:    $1 text: tenant id; $2 uuid: task id; $3 bigint: expected version; $4 text[]: the statuses it may start
 --          from (core's DEAD_LETTER_STATUSES); $5 text: the status it leads to (PENDING); $6 float8: due at;
@@ -21,6 +22,7 @@ WITH replayed AS (
     last_delay_ms = 0,
     dead_letter_reason = NULL,
     cancel_requested = false,
+    expires_at = NULL,
     lease_owner = NULL,
     lease_expires_at = NULL,
     updated_at = $9::float8,

@@ -8,10 +8,11 @@
   ARGV[1] base     the partition's key prefix, `{prefix:partition}:`
   ARGV[2] id       task id
   ARGV[3] now      epoch ms: the new `updated`
-  ARGV[4..]        pairs of from-status, to-status: the moves core's lifecycle allows (the guard)
+  ARGV[4] expires  epoch ms: when the cancelled task's retention ends (its `expires`)
+  ARGV[5..]        pairs of from-status, to-status: the moves core's lifecycle allows (the guard)
 
   In a from-status, the task takes its to-status, loses its due time (and its queue place), its lease if it
-  had one, and its version is raised.
+  had one, and its version is raised; it takes `expires` and joins `expiring` at that time.
 
   Returns { 'applied', { state JSON, data } } (the task after the change), { 'refused', { state JSON, data } } (another
   status: nothing written), or { 'not_found' }.
@@ -24,13 +25,15 @@ local task = read_task(base, id)
 if not task then return { 'not_found' } end
 local state = task[1]
 local old = state[FIELD.status]
-local new = allowed_move(old, 4)
+local new = allowed_move(old, 5)
 if not new then return { 'refused', task_reply(task) } end
 
 reindex(base, KEYS[1], id, state, old, new, nil, nil)
 state[FIELD.status], state[FIELD.updated] = new, now
 state[FIELD.version] = format_int(tonumber(state[FIELD.version]) + 1)
 state[FIELD.due], state[FIELD.owner], state[FIELD.leaseUntil] = false, false, false
+state[FIELD.expires] = ARGV[4]
 write_state(base, id, state)
+index_expiry(base, id, state)
 flush_indexes(base, KEYS[2], KEYS[3], nil)
 return { 'applied', task_reply(task) }

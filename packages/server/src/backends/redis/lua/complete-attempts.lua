@@ -23,8 +23,9 @@
   a lease that lapsed by then. It then takes `ifCancelRequested` (and logs `attemptIfCancelRequested`, when
   given) if that is given and a cancel was requested, else `next` (and `attempt`); drops the lease; raises
   the version; sets updated = now. A task that becomes PENDING joins its target's queue (still held, if its
-  target is). Each applied completion frees an in-flight slot of its target (a target at its in-flight limit
-  is ready again). The outcome itself was decided by the engine: no backoff is computed here.
+  target is); one that ends with an `expires` (its retention's end) joins `expiring` at that time. Each applied
+  completion frees an in-flight slot of its target (a target at its in-flight limit is ready again). The outcome
+  itself was decided by the engine: no backoff is computed here.
 
   Returns one entry per completion, in order: false (fenced out), or the summary of the changed task
   { status, due (false = null), version, cancel ('1' / '0', as stored) }.
@@ -36,7 +37,8 @@
 ]]
 --- @include "task-state"
 
-local OUTCOME_FIELDS = { 'status', 'attempt', 'due', 'runStart', 'lastDelay', 'error', 'httpStatus', 'deadReason' }
+local OUTCOME_FIELDS = { 'status', 'attempt', 'due', 'runStart', 'lastDelay', 'error', 'httpStatus', 'deadReason',
+  'expires' }
 -- Where an outcome starts in a completion's array.
 local NEXT = 9
 
@@ -89,6 +91,7 @@ for c = 1, n do
     write_state(base, id, state)
     local new, due = entry[first], entry[first + 2] or nil
     reindex(base, KEYS[1], id, state, 'IN_FLIGHT', new, due, nil)
+    index_expiry(base, id, state)
     if new == 'PENDING' and tonumber(due) <= tonumber(now) then wake = true end
     if entry[state.log_at] then
       redis.call('ZADD', base .. 'attempts:' .. id, entry[state.log_at], ARGV[entry[state.log_at + 1]])

@@ -16,7 +16,8 @@
   ARGV[4 + t]      data JSON of the t-th task (stored as it is)
 
   A PENDING task joins its target's queue (`due:<target>`); an IN_FLIGHT one (the hand-off: already leased
-  to the local engine) joins the lease index, counts in its target's in-flight count, and is never claimed.
+  to the local engine) joins the lease index, counts in its target's in-flight count, and is never claimed; a
+  finished one with an `expires` (its retention's end) joins `expiring` at that time.
 
   Returns one entry per task, in order: 1 when inserted, or { state JSON, data } of the task that already holds
   its idempotency key (stored earlier, or earlier in this batch) when it is a duplicate.
@@ -87,6 +88,7 @@ for t = 1, n do
     idem_entries[#idem_entries + 1] = id
     local status, target = state[FIELD.status], state[FIELD.target]
     reindex(base, KEYS[2], id, state, nil, status, state[FIELD.due], state[FIELD.leaseUntil])
+    index_expiry(base, id, state)
     if not seen_targets[target] then
       seen_targets[target] = true
       index_add(KEYS[5], 0, target)

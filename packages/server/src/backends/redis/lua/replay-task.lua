@@ -19,7 +19,8 @@
 
   At the expected version and in a from-status, the task takes its to-status due at `due` (in its target's
   queue), with runOffset, runStart, lastDelay 0, no dead-letter reason and no cancel request; the idempotency
-  key, the attempt count and the attempt log stay. The version is raised.
+  key, the attempt count and the attempt log stay. The version is raised. A live task is never purged: it loses
+  its `expires` and leaves `expiring`.
 
   Returns { 'applied', { state JSON, data } }, { 'refused', { state JSON, data } } (another version or status: nothing
   written), or { 'not_found' }. Publishes a wake-up when applied.
@@ -42,7 +43,9 @@ state[FIELD.cancel], state[FIELD.updated] = '0', ARGV[7]
 state[FIELD.version] = format_int(tonumber(state[FIELD.version]) + 1)
 state[FIELD.runStart] = decode_value(ARGV[6]) or false
 state[FIELD.deadReason], state[FIELD.owner], state[FIELD.leaseUntil] = false, false, false
+state[FIELD.expires] = false
 write_state(base, id, state)
+index_remove(expiring_key(base), id)
 flush_indexes(base, KEYS[2], KEYS[3], nil)
 redis.call('PUBLISH', ARGV[8], ARGV[9])
 return { 'applied', task_reply(task) }

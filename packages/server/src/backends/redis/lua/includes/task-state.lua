@@ -4,8 +4,9 @@
 -- A task is a field named by its id in each of two hashes under the partition's base `{prefix:partition}:`
 -- (layout 6): in `tasks`, its record, the values of TASK_FIELDS below (its changing state and what scripts index
 -- by) as a MessagePack array, false where a field is null; in `data`, its fixed part as JSON, which no script
--- parses. Two fields in two large hashes cost Redis less than a key of its own per task: no key name, object
--- header or main-dictionary entry, and no field names in the record (layout 5 kept a hash and a string per task).
+-- parses but the purge (for the idempotency key and body reference of a task it deletes). Two fields in two large
+-- hashes cost Redis less than a key of its own per task: no key name, object header or main-dictionary entry, and
+-- no field names in the record (layout 5 kept a hash and a string per task).
 --
 -- The PENDING tasks of one target form its queue, the sorted set `due:<target>` (task ids by due time). The
 -- sorted set `ready` holds one member per target whose queue is not empty, scored by when the queue is next
@@ -14,6 +15,10 @@
 -- target (enqueue / dequeue do it), every move in or out of IN_FLIGHT counts in its target's `inFlight`, and
 -- flush_indexes writes the counts and rescores the marked targets once, so `ready` is exact when a script
 -- ends: a claim finds claimable queues by range on it and never reads a held or throttled target's queue.
+--
+-- A finished task whose record has `expires` (when its retention ends) is in the sorted set `expiring` at that
+-- time: added by the script that ends it (index_expiry) or inserts it ended, taken out by a replay and by the
+-- purge (purge-expired), which finds the tasks to delete by range on it and never walks the tasks.
 --
 -- Numbers: every time arrives as text written by JavaScript and is stored as that text. Scripts compare
 -- numbers with tonumber (exact) but never format a time with tostring (it keeps 14 digits and would round
@@ -24,18 +29,21 @@
 -- refuse the call before its first write.
 
 -- Every field of a task's record, in the order the record holds them, insert-tasks takes them and read_task
--- returns them: the record's fields of domain/task-fields.ts in row order, then the store's own `sortKey`
--- (task-codec.ts STATE_FIELDS; test/redis-lua-fields.test.ts fails when the two differ).
+-- returns them: the record's fields of domain/task-fields.ts in row order, the store's own `sortKey` after those
+-- layout 6 wrote, and the fields added since after it (`expires`: records are read by position, and one written
+-- before a field existed ends early; see unpack_state) (task-codec.ts STATE_FIELDS; test/redis-lua-fields.test.ts
+-- fails when the two differ).
 local TASK_FIELDS = { 'target', 'policyId', 'status', 'attempt', 'runOffset', 'runStart', 'lastDelay', 'due',
-  'updated', 'owner', 'leaseUntil', 'token', 'version', 'cancel', 'error', 'httpStatus', 'deadReason', 'sortKey' }
+  'updated', 'owner', 'leaseUntil', 'token', 'version', 'cancel', 'error', 'httpStatus', 'deadReason', 'sortKey',
+  'expires' }
 
 -- The position of each field in TASK_FIELDS (and in read_task's state), by name: FIELD.status, FIELD.due, ...
 -- Spelt out rather than built by a loop: every script runs this prelude on every call, and a table built one
--- key at a time is rehashed at every power of two on the way to 18 keys (about 1.3 us a call, measured on
+-- key at a time is rehashed at every power of two on the way to 19 keys (about 1.3 us a call, measured on
 -- Redis 7.0); a constructor sizes it once. test/redis-lua-fields.test.ts checks it against TASK_FIELDS.
 local FIELD = { target = 1, policyId = 2, status = 3, attempt = 4, runOffset = 5, runStart = 6, lastDelay = 7,
   due = 8, updated = 9, owner = 10, leaseUntil = 11, token = 12, version = 13, cancel = 14, error = 15,
-  httpStatus = 16, deadReason = 17, sortKey = 18 }
+  httpStatus = 16, deadReason = 17, sortKey = 18, expires = 19 }
 
 -- Decodes one argument value: '' is null, anything else is '=' followed by the value.
 local function decode_value(v)
@@ -164,6 +172,26 @@ end
 local function listing_set(base, status)
   if status == 'PENDING' or status == 'IN_FLIGHT' then return base .. 'live' end
   return base .. 'status:' .. status
+end
+
+-- Whether a status is final (ended: SUCCEEDED, FAILED, EXHAUSTED, CANCELLED), told by listing_set, which names
+-- the live statuses once: a final task has a listing set of its own status.
+local function is_final(status)
+  return listing_set('', status) ~= 'live'
+end
+
+-- The sorted set of the partition's finished tasks by when their retention ends (keys.ts PartitionKeys `expiring`):
+-- the purge's way in (purge-expired).
+local function expiring_key(base)
+  return base .. 'expiring'
+end
+
+-- Puts a task that is final with an `expires` (it has just ended, or is inserted ended) in `expiring` at that time.
+-- A retry's outcome has no `expires`: the first test ends it, so the hot path of an attempt that will be retried
+-- pays one table read.
+local function index_expiry(base, id, state)
+  local expires = state[FIELD.expires]
+  if expires and is_final(state[FIELD.status]) then index_add(expiring_key(base), expires, id) end
 end
 
 -- Moves a task's listing key from the listing set of status `old` (nil for a new task) to that of `new`, when they

@@ -1,0 +1,165 @@
+import { DEFAULT_POLICY_ID } from '../policies/default-policy.js';
+import type { RetryTask } from '../domain/task.js';
+import type { TargetStateStore } from '../store/store.js';
+import { checkRetentionOverride, mergeRetention, type RetentionOverride, type RetentionPeriods } from './retention-periods.js';
+
+/** The `targetState` key of a tenant's own retention. */
+export const TENANT_RETENTION_KEY = 'retention';
+
+/** The `targetState` key of a registered policy's own retention: `retention:policy:payments`. */
+export function policyRetentionKey(policyId: string): string {
+  return `retention:policy:${policyId}`;
+}
+
+/** The named policy whose retention applies to `task`: its `policyId` (`default` when none), or null for an inline policy. */
+export function retentionPolicyOf(task: Pick<RetryTask, 'policy' | 'policyId'>): string | null {
+  return task.policy !== null ? null : (task.policyId ?? DEFAULT_POLICY_ID);
+}
+
+/** Options of {@link RetentionBook}. */
+export interface RetentionBookOptions {
+  state: Pick<TargetStateStore, 'getTargetState'>;
+  /** The service's periods (`retryd serve --retention-*`). */
+  defaults: Readonly<RetentionPeriods>;
+  now: () => number;
+  /** How long an override read is trusted, in ms. Default 5,000 (as tenant limits). */
+  ttlMs?: number;
+  /** Told of a stored override that breaks the rules (written by another version); it is read as absent. */
+  onInvalid?: (error: Error) => void;
+}
+
+interface Entry {
+  override: RetentionOverride | undefined;
+  readAt: number;
+}
+
+/**
+ * How long each finished task is kept: the service's periods, then its tenant's own, then its registered policy's own
+ * (each period the most specific one sets), read from the store's shared state (`targetState`, so every instance
+ * sees a change within `ttlMs`) and cached. {@link RetentionBook.cached} answers on the hot path once
+ * {@link RetentionBook.resolve} has read what a task needs; a stale entry is still used (and read again) rather than
+ * nothing.
+ */
+export class RetentionBook {
+  private readonly entries = new Map<string, Entry>();
+  private readonly loading = new Map<string, Promise<void>>();
+  private readonly ttlMs: number;
+
+  constructor(private readonly options: RetentionBookOptions) {
+    this.ttlMs = options.ttlMs ?? 5_000;
+  }
+
+  /** The service's periods. */
+  get defaults(): Readonly<RetentionPeriods> {
+    return this.options.defaults;
+  }
+
+  /**
+   * The periods of a task of `tenantId` on `policyId` (null: an inline policy), or undefined when what they depend on
+   * was never read. A stale entry is returned and read again in the background.
+   */
+  cached(tenantId: string, policyId: string | null): RetentionPeriods | undefined {
+    const tenant = this.entry(tenantId, TENANT_RETENTION_KEY);
+    if (tenant === undefined) return undefined;
+    if (policyId === null) return mergeRetention(this.options.defaults, tenant.override);
+    const policy = this.entry(tenantId, policyRetentionKey(policyId));
+    if (policy === undefined) return undefined;
+    return mergeRetention(this.options.defaults, tenant.override, policy.override);
+  }
+
+  /** The periods of `task` if they can be told without a read (see {@link RetentionBook.cached}). */
+  cachedFor(task: Pick<RetryTask, 'tenantId' | 'policy' | 'policyId'>): RetentionPeriods | undefined {
+    return this.cached(task.tenantId, retentionPolicyOf(task));
+  }
+
+  /** The periods of `task`: as {@link RetentionBook.cachedFor}, or the service's when nothing was read (never throws). */
+  periodsFor(task: Pick<RetryTask, 'tenantId' | 'policy' | 'policyId'>): RetentionPeriods {
+    return this.cachedFor(task) ?? { ...this.options.defaults };
+  }
+
+  /** Reads what the periods of `tasks` depend on and is not cached, each once. Rejects when the store cannot answer. */
+  async resolve(tasks: readonly Pick<RetryTask, 'tenantId' | 'policy' | 'policyId'>[]): Promise<void> {
+    const reads: Promise<void>[] = [];
+    const asked = new Set<string>();
+    const need = (tenantId: string, key: string) => {
+      const id = `${tenantId}\u0000${key}`;
+      if (asked.has(id) || this.entries.has(id)) return;
+      asked.add(id);
+      reads.push(this.load(tenantId, key));
+    };
+    for (const task of tasks) {
+      need(task.tenantId, TENANT_RETENTION_KEY);
+      const policyId = retentionPolicyOf(task);
+      if (policyId !== null) need(task.tenantId, policyRetentionKey(policyId));
+    }
+    await Promise.all(reads);
+  }
+
+  /** Forgets a cached override (after writing one), so the next question reads it. */
+  invalidate(tenantId: string, key: string): void {
+    this.entries.delete(`${tenantId}\u0000${key}`);
+  }
+
+  private entry(tenantId: string, key: string): Entry | undefined {
+    const entry = this.entries.get(`${tenantId}\u0000${key}`);
+    if (entry !== undefined && this.options.now() - entry.readAt >= this.ttlMs) void this.load(tenantId, key).catch(() => undefined);
+    return entry;
+  }
+
+  private load(tenantId: string, key: string): Promise<void> {
+    const id = `${tenantId}\u0000${key}`;
+    const running = this.loading.get(id);
+    if (running !== undefined) return running;
+    const read = (async () => {
+      try {
+        const stored = await this.options.state.getTargetState(tenantId, key);
+        this.entries.set(id, { override: stored === undefined ? undefined : this.parse(tenantId, key, stored.value), readAt: this.options.now() });
+      } finally {
+        this.loading.delete(id);
+      }
+    })();
+    this.loading.set(id, read);
+    return read;
+  }
+
+  private parse(tenantId: string, key: string, value: string): RetentionOverride | undefined {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(value);
+    } catch {
+      this.options.onInvalid?.(new Error(`the stored ${key} of tenant ${tenantId} is not JSON; the periods it would set are inherited`));
+      return undefined;
+    }
+    const check = checkRetentionOverride(parsed);
+    if (check.ok) return check.override;
+    this.options.onInvalid?.(new Error(`the stored ${key} of tenant ${tenantId} breaks the rules (${check.errors.map((e) => e.message).join('; ')}); the periods it would set are inherited`));
+    return undefined;
+  }
+}
+
+/** Reads a stored override (`key`: {@link TENANT_RETENTION_KEY} or a {@link policyRetentionKey}); undefined when none or invalid. */
+export async function readRetentionOverride(state: Pick<TargetStateStore, 'getTargetState'>, tenantId: string, key: string): Promise<{ override: RetentionOverride | undefined; version: number }> {
+  const stored = await state.getTargetState(tenantId, key);
+  if (stored === undefined) return { override: undefined, version: 0 };
+  try {
+    const check = checkRetentionOverride(JSON.parse(stored.value));
+    return { override: check.ok ? check.override : undefined, version: stored.version };
+  } catch {
+    return { override: undefined, version: stored.version };
+  }
+}
+
+/**
+ * Stores an override (an empty one, or null, removes every period of its own: written as `{}`), compare-and-set on the
+ * version read; true when written, false when another write came between (read again and retry).
+ */
+export async function writeRetentionOverride(
+  state: Pick<TargetStateStore, 'putTargetState'>,
+  tenantId: string,
+  key: string,
+  expectedVersion: number,
+  override: RetentionOverride | null,
+  now: number,
+): Promise<boolean> {
+  return state.putTargetState(tenantId, key, expectedVersion, JSON.stringify(override ?? {}), now);
+}
