@@ -98,6 +98,17 @@ describe('RetryQueue', () => {
     ]);
   });
 
+  it("counts the statuses the policy's successStatusCodes names as done, not as dead letters", async () => {
+    server = await startLoopbackServer((_request, _n, res) => res.writeHead(409).end());
+    const done: QueuedCall[] = [];
+    const letters: DeadLetter[] = [];
+    const q = await openQueue({ policy: { ...fixed, successStatusCodes: [409] }, onSuccess: (c) => done.push(c), onDeadLetter: (l) => letters.push(l) });
+    await q.enqueue({ url: `${server.url}/again` });
+    await q.drained();
+    expect(done.map((c) => c.attempts)).toEqual([1]);
+    expect(letters).toEqual([]);
+  });
+
   it('takes up its persisted calls after a restart, attempts and key kept, and forgets them once done', async () => {
     server = await startLoopbackServer(statuses(503, 200));
     const persistence = memoryPersistence();

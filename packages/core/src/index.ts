@@ -17,6 +17,7 @@ export {
   DEFAULT_POLICY,
   DEFAULT_RETRYABLE_STATUS_CODES,
   retryableStatusCodesOf,
+  successStatusCodesOf,
   type BackoffByClass,
   type BackoffSchedule,
   type RetryPolicy,

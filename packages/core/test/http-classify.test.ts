@@ -7,7 +7,7 @@ import { classifyHttpResponse, classifyHttpStatus } from '../src/http/classify-h
 import { headerValue } from '../src/http/headers.js';
 import { HttpOutcome } from '../src/http/http-outcome.js';
 import { classifyError, isNetworkError, isTimeoutError } from '../src/http/network-errors.js';
-import { retryableStatusCodesOf } from '../src/policy/retry-policy.js';
+import { retryableStatusCodesOf, successStatusCodesOf } from '../src/policy/retry-policy.js';
 
 const { SUCCESS, RETRYABLE, PERMANENT } = HttpOutcome;
 const withCode = (code: string, message = code) => Object.assign(new Error(message), { code });
@@ -48,6 +48,13 @@ describe('classifyHttpStatus', () => {
     expect(classifyHttpStatus(429, retryableStatusCodesOf({ retryableStatusCodes: [429] }))).toBe(RETRYABLE);
     expect(classifyHttpStatus(502, retryableStatusCodesOf({ retryableStatusCodes: [429] }))).toBe(PERMANENT);
     expect(classifyHttpStatus(202, [202])).toBe(SUCCESS);
+  });
+
+  it('counts the statuses a policy names as success so, whatever else they are', () => {
+    expect(classifyHttpStatus(409, undefined, [409])).toBe(SUCCESS);
+    expect(classifyHttpStatus(404, undefined, successStatusCodesOf({ successStatusCodes: [404] }))).toBe(SUCCESS);
+    expect(classifyHttpStatus(404, undefined, successStatusCodesOf({}))).toBe(PERMANENT);
+    expect(classifyHttpResponse({ status: 409, headers: { 'retry-after': '5' } }, { successStatusCodes: [409] })).toEqual({ outcome: SUCCESS });
   });
 });
 

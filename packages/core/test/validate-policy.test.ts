@@ -11,6 +11,11 @@ describe('validatePolicy', () => {
   it('accepts the default policy and returns a normalised copy', () => {
     const r = validatePolicy({ ...DEFAULT_POLICY, retryableStatusCodes: [503, 503, 429] });
     expect(r).toEqual({ ok: true, policy: { ...DEFAULT_POLICY, retryableStatusCodes: [503, 429] } });
+    // A 503 made a success is fine once the policy no longer retries it.
+    expect(validatePolicy({ ...DEFAULT_POLICY, retryableStatusCodes: [429], successStatusCodes: [409, 503, 409] })).toEqual({
+      ok: true,
+      policy: { ...DEFAULT_POLICY, retryableStatusCodes: [429], successStatusCodes: [409, 503] },
+    });
   });
 
   it.each([
@@ -32,6 +37,14 @@ describe('validatePolicy', () => {
     [{ retryableStatusCodes: 503 }, 'retryableStatusCodes must be an array of HTTP status codes when present, got 503'],
     [{ retryableStatusCodes: [503, 700] }, 'retryableStatusCodes[1] must be an integer HTTP status from 100 to 599, got 700'],
     [{ retryableStatusCodes: [200] }, 'retryableStatusCodes[0] must be a failure status (2xx means success and is never retried), got 200'],
+    [{ successStatusCodes: 409 }, 'successStatusCodes must be an array of HTTP status codes when present, got 409'],
+    [{ successStatusCodes: [409, 99] }, 'successStatusCodes[1] must be an integer HTTP status from 100 to 599, got 99'],
+    [{ successStatusCodes: [204] }, 'successStatusCodes[0] must be a status other than 2xx (2xx always succeeds), got 204'],
+    [{ retryableStatusCodes: [409, 503], successStatusCodes: [404, 409] }, 'successStatusCodes[1] must be a status not in retryableStatusCodes, got 409'],
+    [
+      { successStatusCodes: [503] },
+      'successStatusCodes[0] must be a status the policy does not retry (retryableStatusCodes leaves it out; by default 408, 425, 429, 500, 502, 503 and 504 are retried), got 503',
+    ],
   ])('refuses %j with a message naming the field and the rule', (override, message) => {
     expect(messages({ ...DEFAULT_POLICY, ...override })).toEqual([message]);
   });

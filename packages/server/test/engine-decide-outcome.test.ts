@@ -398,3 +398,13 @@ describe('expiresAt: when a final outcome is deleted', () => {
     expect(completion.next).toMatchObject({ status: 'EXHAUSTED', expiresAt: T0 + 70 + RETENTION.deadLettersMs });
   });
 });
+
+describe("a policy's successStatusCodes", () => {
+  it('ends the task SUCCEEDED on such a status, dated as a success, where it would have failed', () => {
+    const policy = { ...POLICY, successStatusCodes: [409] };
+    const completion = decideAttemptOutcome(claimed(), at(response(409, {}, 'already processed')), ctx({ policy }));
+    expect(completion.next).toMatchObject({ status: 'SUCCEEDED', lastResponseStatus: 409, lastError: null, expiresAt: NOW + RETENTION.succeededMs });
+    expect(completion.attempt).toMatchObject({ outcome: 'succeeded', responseStatus: 409, errorMessage: null });
+    expect(decideAttemptOutcome(claimed(), at(response(409)), ctx()).next).toMatchObject({ status: 'FAILED', deadLetterReason: 'permanent_status:409' });
+  });
+});

@@ -10,6 +10,7 @@ import {
   isRetryableError,
   planRetry,
   retryableStatusCodesOf,
+  successStatusCodesOf,
   systemClock,
   type RetryPolicy,
 } from '@retryd/core';
@@ -232,7 +233,11 @@ export class RetryQueue {
     const now = this.#clock.now();
     let retryAfterMs: number | undefined;
     if (response !== undefined) {
-      const { outcome, retryAfterMs: hint } = classifyHttpResponse(response, { retryableStatusCodes: this.#statuses, nowMs: now });
+      const { outcome, retryAfterMs: hint } = classifyHttpResponse(response, {
+        retryableStatusCodes: this.#statuses,
+        successStatusCodes: successStatusCodesOf(this.#policy),
+        nowMs: now,
+      });
       if (outcome === HttpOutcome.SUCCESS) {
         await this.options.persistence?.remove(call.id);
         this.#report(this.options.onSuccess, call, response);

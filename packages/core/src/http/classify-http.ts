@@ -5,7 +5,8 @@ import { HttpOutcome } from './http-outcome.js';
 
 /**
  * What an HTTP status means for retrying:
- * - 2xx → `success`, always, even if a custom list names a 2xx status;
+ * - 2xx → `success`, always, even if a custom list names a 2xx status, and so is a status in `successStatusCodes`
+ *   (a policy's `successStatusCodes`: a 409 from a downstream that already processed the key);
  * - a status in `retryableStatusCodes` → `retryable`;
  * - everything else → `permanent`: other 4xx, 501 Not Implemented, 1xx, and 3xx, because redirects are
  *   not followed here (a client that follows them never hands one over) and a 3xx that reaches this point
@@ -14,6 +15,7 @@ import { HttpOutcome } from './http-outcome.js';
  * @param status - the response status
  * @param retryableStatusCodes - default {@link DEFAULT_RETRYABLE_STATUS_CODES} (408, 425, 429, 500, 502, 503, 504);
  *   pass `retryableStatusCodesOf(policy)` to honour a policy's own list
+ * @param successStatusCodes - statuses besides 2xx that succeed; default none (`successStatusCodesOf(policy)`)
  * @example
  * ```ts
  * classifyHttpStatus(503); // 'retryable'
@@ -24,15 +26,21 @@ import { HttpOutcome } from './http-outcome.js';
 export function classifyHttpStatus(
   status: number,
   retryableStatusCodes: readonly number[] = DEFAULT_RETRYABLE_STATUS_CODES,
+  successStatusCodes: readonly number[] = NO_CODES,
 ): HttpOutcome {
   if (Number.isInteger(status) && status >= 200 && status <= 299) return HttpOutcome.SUCCESS;
+  if (successStatusCodes.length > 0 && successStatusCodes.includes(status)) return HttpOutcome.SUCCESS;
   return retryableStatusCodes.includes(status) ? HttpOutcome.RETRYABLE : HttpOutcome.PERMANENT;
 }
+
+const NO_CODES: readonly number[] = Object.freeze([]);
 
 /** Options of {@link classifyHttpResponse}. */
 export interface ClassifyHttpResponseOptions {
   /** Statuses worth retrying. Default {@link DEFAULT_RETRYABLE_STATUS_CODES}. */
   retryableStatusCodes?: readonly number[] | undefined;
+  /** Statuses besides 2xx that count as success. Default none. */
+  successStatusCodes?: readonly number[] | undefined;
   /** The current time in epoch ms, to turn a Retry-After date into a delay. Default `Date.now()`. */
   nowMs?: number | undefined;
 }
@@ -65,7 +73,7 @@ export function classifyHttpResponse(
   response: { status: number; headers?: HeadersLike | undefined },
   options: ClassifyHttpResponseOptions = {},
 ): HttpClassification {
-  const outcome = classifyHttpStatus(response.status, options.retryableStatusCodes);
+  const outcome = classifyHttpStatus(response.status, options.retryableStatusCodes, options.successStatusCodes);
   if (outcome !== HttpOutcome.RETRYABLE) return { outcome };
   const retryAfterMs = parseRetryAfter(headerValue(response.headers, 'retry-after'), options.nowMs ?? Date.now());
   return retryAfterMs === undefined ? { outcome } : { outcome, retryAfterMs };

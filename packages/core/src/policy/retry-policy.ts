@@ -68,6 +68,12 @@ export interface RetryPolicy extends BackoffSchedule {
   /** HTTP statuses worth retrying. Default {@link DEFAULT_RETRYABLE_STATUS_CODES}. */
   retryableStatusCodes?: number[];
   /**
+   * Statuses besides 2xx that mean the call did what it was for: a `409 Conflict` from a downstream that answers so to
+   * a key it already processed, a `404` from a DELETE of what is already gone. Such an answer ends the call as a
+   * success, not a failure. None of them may also be retried (`retryableStatusCodes`, or its default). Default none.
+   */
+  successStatusCodes?: number[];
+  /**
    * Own schedules for 429s, 5xx, timeouts and refused connections, over the main schedule (see
    * {@link BackoffByClass}). Absent: every failure follows the main schedule.
    *
@@ -96,6 +102,13 @@ export const DEFAULT_POLICY: Readonly<RetryPolicy> = Object.freeze({
   maxDelayMs: 10_000,
   jitterType: JitterType.FULL,
 });
+
+/** The statuses besides 2xx a policy counts as success (none by default). */
+export function successStatusCodesOf(policy: Pick<RetryPolicy, 'successStatusCodes'>): readonly number[] {
+  return policy.successStatusCodes ?? NO_STATUS_CODES;
+}
+
+const NO_STATUS_CODES: readonly number[] = Object.freeze([]);
 
 /** The statuses a policy retries: its own list, or the defaults. */
 export function retryableStatusCodesOf(policy: Pick<RetryPolicy, 'retryableStatusCodes'>): readonly number[] {

@@ -1,5 +1,5 @@
 import { FailureClass } from '../http/failure-class.js';
-import { BackoffType, JitterType, type BackoffByClass, type BackoffSchedule, type RetryPolicy } from './retry-policy.js';
+import { BackoffType, DEFAULT_RETRYABLE_STATUS_CODES, JitterType, type BackoffByClass, type BackoffSchedule, type RetryPolicy } from './retry-policy.js';
 
 /** One broken rule in a policy: the field (with its path), the rule, and a sentence that says both. */
 export interface PolicyViolation {
@@ -39,6 +39,7 @@ export const RETRY_POLICY_FIELDS: readonly (keyof RetryPolicy)[] = Object.freeze
   'totalBudgetMs',
   'estimatedCallMs',
   'retryableStatusCodes',
+  'successStatusCodes',
   'backoffByClass',
 ]);
 
@@ -192,7 +193,7 @@ export function validatePolicy(input: unknown, path = ''): PolicyValidation {
   if (!Number.isInteger(maxAttempts) || (maxAttempts as number) < 1) fail('maxAttempts', 'an integer >= 1', maxAttempts);
   else if ((maxAttempts as number) > MAX_ATTEMPTS_LIMIT) fail('maxAttempts', `<= ${MAX_ATTEMPTS_LIMIT}`, maxAttempts);
   checkScheduleFields(p, (field) => field, fail, false);
-  const { totalBudgetMs, estimatedCallMs, retryableStatusCodes, backoffByClass } = p;
+  const { totalBudgetMs, estimatedCallMs, retryableStatusCodes, successStatusCodes, backoffByClass } = p;
   if (totalBudgetMs !== undefined) {
     if (!isFiniteNumber(totalBudgetMs) || totalBudgetMs <= 0) fail('totalBudgetMs', 'a number > 0 when present', totalBudgetMs);
     else if (totalBudgetMs > MAX_POLICY_MS) fail('totalBudgetMs', `<= ${MAX_POLICY_MS}`, totalBudgetMs);
@@ -217,6 +218,7 @@ export function validatePolicy(input: unknown, path = ''): PolicyValidation {
       });
     }
   }
+  if (successStatusCodes !== undefined) checkSuccessStatusCodes(successStatusCodes, retryableStatusCodes, fail);
   if (backoffByClass !== undefined) checkBackoffByClass(backoffByClass, p, fail, refuse);
 
   if (violations.length > 0) return { ok: false, violations };
@@ -231,8 +233,33 @@ export function validatePolicy(input: unknown, path = ''): PolicyValidation {
   if (totalBudgetMs !== undefined) policy.totalBudgetMs = totalBudgetMs as number;
   if (estimatedCallMs !== undefined) policy.estimatedCallMs = estimatedCallMs as number;
   if (retryableStatusCodes !== undefined) policy.retryableStatusCodes = [...new Set(retryableStatusCodes as number[])];
+  if (successStatusCodes !== undefined) policy.successStatusCodes = [...new Set(successStatusCodes as number[])];
   if (backoffByClass !== undefined) policy.backoffByClass = copyBackoffByClass(backoffByClass as BackoffByClass);
   return { ok: true, policy };
+}
+
+/**
+ * `successStatusCodes`: an array of non-2xx statuses (2xx always succeeds), none of them one the policy retries: a
+ * status cannot both end the call and be tried again. The retried ones are `retryableStatusCodes` as given (when it is
+ * a valid array), or the defaults, which the error then names.
+ */
+function checkSuccessStatusCodes(codes: unknown, retryable: unknown, fail: Fail): void {
+  if (!Array.isArray(codes)) {
+    fail('successStatusCodes', 'an array of HTTP status codes when present', codes);
+    return;
+  }
+  const own = Array.isArray(retryable);
+  const retried: readonly unknown[] = own ? retryable : DEFAULT_RETRYABLE_STATUS_CODES;
+  codes.forEach((code: unknown, i) => {
+    const field = `successStatusCodes[${i}]`;
+    if (!Number.isInteger(code) || (code as number) < 100 || (code as number) > 599) {
+      fail(field, 'an integer HTTP status from 100 to 599', code);
+    } else if ((code as number) >= 200 && (code as number) < 300) {
+      fail(field, 'a status other than 2xx (2xx always succeeds)', code);
+    } else if (retried.includes(code)) {
+      fail(field, own ? 'a status not in retryableStatusCodes' : 'a status the policy does not retry (retryableStatusCodes leaves it out; by default 408, 425, 429, 500, 502, 503 and 504 are retried)', code);
+    }
+  });
 }
 
 /** A copy of valid `backoffByClass` in a fixed order, fields set to `undefined` left out: stored and compared as JSON. */

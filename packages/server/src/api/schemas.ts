@@ -65,6 +65,12 @@ const policyFields = {
     description: 'The statuses worth retrying, instead of the default 408, 425, 429, 500, 502, 503, 504; never a 2xx (a success).',
     items: { type: 'integer', minimum: 100, maximum: 599, not: { minimum: 200, maximum: 299 } },
   },
+  successStatusCodes: {
+    type: 'array',
+    description:
+      'Statuses besides 2xx that end the task as SUCCEEDED, e.g. a 409 from a downstream that already processed the key; never a 2xx, never one the policy retries.',
+    items: { type: 'integer', minimum: 100, maximum: 599, not: { minimum: 200, maximum: 299 } },
+  },
   backoffByClass: {
     type: 'object',
     additionalProperties: false,

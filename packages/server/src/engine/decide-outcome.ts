@@ -8,6 +8,7 @@ import {
   HttpOutcome,
   planRetry,
   retryableStatusCodesOf,
+  successStatusCodesOf,
   TaskEvent,
   transition,
   type FailureClass,
@@ -94,7 +95,7 @@ function verdictOf(result: AttemptResult, policy: RetryPolicy, now: number): Ver
   }
   const classified = classifyHttpResponse(
     { status: result.status, headers: result.headers },
-    { retryableStatusCodes: retryableStatusCodesOf(policy), nowMs: now },
+    { retryableStatusCodes: retryableStatusCodesOf(policy), successStatusCodes: successStatusCodesOf(policy), nowMs: now },
   );
   const verdict: Verdict = {
     outcome: classified.outcome,

@@ -418,6 +418,8 @@ export type components = {
             estimatedCallMs?: number;
             /** @description The statuses worth retrying, instead of the default 408, 425, 429, 500, 502, 503, 504; never a 2xx (a success). */
             retryableStatusCodes?: number[];
+            /** @description Statuses besides 2xx that end the task as SUCCEEDED, e.g. a 409 from a downstream that already processed the key; never a 2xx, never one the policy retries. */
+            successStatusCodes?: number[];
             /** @description Own schedules for some failures, each over the main schedule; a class not named follows the main schedule. The retry number counts every retry of the run, and DECORRELATED jitter reads the last delay, whatever its class. */
             backoffByClass?: {
                 /** @description The schedule of retries after a 429: the fields given replace the main schedule's. */
@@ -495,6 +497,8 @@ export type components = {
             estimatedCallMs?: number;
             /** @description The statuses worth retrying, instead of the default 408, 425, 429, 500, 502, 503, 504; never a 2xx (a success). */
             retryableStatusCodes?: number[];
+            /** @description Statuses besides 2xx that end the task as SUCCEEDED, e.g. a 409 from a downstream that already processed the key; never a 2xx, never one the policy retries. */
+            successStatusCodes?: number[];
             /** @description Own schedules for some failures, each over the main schedule; a class not named follows the main schedule. The retry number counts every retry of the run, and DECORRELATED jitter reads the last delay, whatever its class. */
             backoffByClass?: {
                 /** @description The schedule of retries after a 429: the fields given replace the main schedule's. */
@@ -574,6 +578,8 @@ export type components = {
             estimatedCallMs?: number;
             /** @description The statuses worth retrying, instead of the default 408, 425, 429, 500, 502, 503, 504; never a 2xx (a success). */
             retryableStatusCodes?: number[];
+            /** @description Statuses besides 2xx that end the task as SUCCEEDED, e.g. a 409 from a downstream that already processed the key; never a 2xx, never one the policy retries. */
+            successStatusCodes?: number[];
             /** @description Own schedules for some failures, each over the main schedule; a class not named follows the main schedule. The retry number counts every retry of the run, and DECORRELATED jitter reads the last delay, whatever its class. */
             backoffByClass?: {
                 /** @description The schedule of retries after a 429: the fields given replace the main schedule's. */
@@ -652,6 +658,8 @@ export type components = {
             estimatedCallMs?: number;
             /** @description The statuses worth retrying, instead of the default 408, 425, 429, 500, 502, 503, 504; never a 2xx (a success). */
             retryableStatusCodes?: number[];
+            /** @description Statuses besides 2xx that end the task as SUCCEEDED, e.g. a 409 from a downstream that already processed the key; never a 2xx, never one the policy retries. */
+            successStatusCodes?: number[];
             /** @description Own schedules for some failures, each over the main schedule; a class not named follows the main schedule. The retry number counts every retry of the run, and DECORRELATED jitter reads the last delay, whatever its class. */
             backoffByClass?: {
                 /** @description The schedule of retries after a 429: the fields given replace the main schedule's. */
