@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { DuplicateAttemptError } from '../src/store/store-errors.js';
-import { durabilityMode, describeDurability, readPersistence } from '../src/backends/redis/durability.js';
+import { durabilityMode, describeDurability, readPersistence, warnsAtStart } from '../src/backends/redis/durability.js';
 import { InvalidTaskStateError, TaskIdTakenError } from '../src/backends/redis/errors.js';
 import { PartitionKeys, createdAtOfSortKey, sortKeyOf } from '../src/backends/redis/keys.js';
 import { RedisStore } from '../src/backends/redis/redis-store.js';
@@ -269,6 +269,8 @@ describe('Redis durability', () => {
     expect(durabilityMode({})).toBe('unknown');
     expect(describeDurability({ appendonly: 'yes', appendfsync: 'everysec' })).toMatch(/about the last second/);
     expect(describeDurability({ appendonly: 'yes', appendfsync: 'always' })).toMatch(/loses nothing acknowledged/);
+    // retryd serve warns at start unless acknowledged tasks survive (at most about a second lost with everysec).
+    expect((['always', 'everysec', 'os', 'snapshots', 'none', 'unknown'] as const).filter(warnsAtStart)).toEqual(['os', 'snapshots', 'none', 'unknown']);
   });
 
   it('tolerates a server where CONFIG is disabled', async () => {

@@ -15,6 +15,7 @@ import { TenantLimiter } from '../access/tenant-limiter.js';
 import type { Store } from '../store/store.js';
 import type { AttemptLog, RetryTask } from '../domain/task.js';
 import { openStore } from './open-store.js';
+import { warnsAtStart, type RedisDurabilityMode } from '../backends/redis/durability.js';
 import { parseKeyring } from '../secrets/encryption-keys.js';
 import { urlOrigin } from '../secrets/redaction.js';
 import { chainSecretProviders, envSecretProvider, fileSecretProvider, type SecretProvider } from '../secrets/secret-provider.js';
@@ -247,6 +248,14 @@ export async function startRetryd(config: RetrydConfig, logger: Logger, options:
     },
     'retryd started',
   );
+  const redisMode = (store as { durabilityMode?: unknown }).durabilityMode;
+  if (typeof redisMode === 'string' && warnsAtStart(redisMode as RedisDurabilityMode)) {
+    logger.warn(
+      { event: 'store_not_durable', storeDurability: durabilityOf(store) },
+      `the Redis this service writes to may lose acknowledged tasks: ${durabilityOf(store) ?? redisMode}. ` +
+        'A retry service exists to keep them: run Redis with appendonly yes and appendfsync always (nothing lost) or everysec (about a second at worst)',
+    );
+  }
   if (auth === 'open') {
     logger.info({ event: 'auth_open', url }, `no API key yet: the API answers anyone on loopback as the default tenant; create one with retryd keys create`);
   } else if (auth === 'upstream') {

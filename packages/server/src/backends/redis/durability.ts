@@ -45,6 +45,15 @@ const SUMMARIES: Record<RedisDurabilityMode, string> = {
   unknown: 'unknown: CONFIG GET is not available on this server; check appendonly and appendfsync yourself',
 };
 
+/**
+ * Whether `retryd serve` warns at start about the Redis it writes to: when a restart or a crash of the Redis host can
+ * lose acknowledged tasks that a retry service exists to keep (`none`, `snapshots`, `os`), or when it cannot tell
+ * (`unknown`). `always` loses nothing; `everysec` at most about a second, the usual trade (docs/stores.md).
+ */
+export function warnsAtStart(mode: RedisDurabilityMode): boolean {
+  return mode !== 'always' && mode !== 'everysec';
+}
+
 /** One line for the start-up log, naming the settings and what a crash loses under them. */
 export function describeDurability(settings: RedisPersistence): string {
   const mode = durabilityMode(settings);
