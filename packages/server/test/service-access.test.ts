@@ -124,7 +124,34 @@ describe('retryd keys and retryd tenants (the commands)', () => {
     expect(rate.stdout).toContain('requests per second: 50');
     expect(rate.stdout).toContain('max pending tasks: 500');
     expect((await run(['tenants', 'limits', 'acme', '--requests-per-second', 'many', '--store', store])).code).toBe(2);
+    // `none` lifts one limit and keeps the other.
+    const lifted = await run(['tenants', 'limits', 'acme', '--max-pending-tasks', 'none', '--store', store]);
+    expect(lifted, lifted.stderr).toMatchObject({ code: 0 });
+    expect(lifted.stdout).toContain('max pending tasks: none');
+    expect(lifted.stdout).toContain('requests per second: 50');
     await run(['tenants', 'limits', 'acme', '--clear', '--store', store]);
     expect((await run(['tenants', 'limits', 'acme', '--store', store])).stdout).toContain('requests per second: none');
+  });
+
+  it("shows, sets and clears a tenant's own retention and ceilings", async () => {
+    const shown = await run(['tenants', 'retention', 'acme', '--store', store]);
+    expect(shown, shown.stderr).toMatchObject({ code: 0 });
+    expect(shown.stdout).toContain("SUCCEEDED tasks: the service's");
+    const kept = await run(['tenants', 'retention', 'acme', '--succeeded', '1d', '--dead-letters', '90d', '--store', store]);
+    expect(kept.code).toBe(0);
+    expect(kept.stdout).toContain('SUCCEEDED tasks: 1 d');
+    expect(kept.stdout).toContain('dead letters (FAILED, EXHAUSTED): 90 d');
+    const short = await run(['tenants', 'retention', 'acme', '--succeeded', '30s', '--store', store]);
+    expect(short.code).toBe(2);
+    expect(short.stderr).toContain('--succeeded must be a period from 1 min to 3650 d');
+    expect((await run(['tenants', 'retention', 'acme', '--succeeded', 'none', '--store', store])).stdout).toContain("SUCCEEDED tasks: the service's");
+
+    const capped = await run(['tenants', 'ceilings', 'acme', '--max-attempts', '20', '--max-budget', '1d', '--store', store]);
+    expect(capped.code).toBe(0);
+    expect(capped.stdout).toContain('most attempts: 20');
+    expect(capped.stdout).toContain('most total budget (and the budget of a policy that sets none): 1 d');
+    expect((await run(['tenants', 'ceilings', 'acme', '--max-attempts', '0', '--store', store])).code).toBe(2);
+    await run(['tenants', 'ceilings', 'acme', '--clear', '--store', store]);
+    expect((await run(['tenants', 'ceilings', 'acme', '--store', store])).stdout).toContain("most attempts: the service's");
   });
 });

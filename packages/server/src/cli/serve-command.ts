@@ -1,4 +1,5 @@
 import { Command, Option } from 'commander';
+import { MAX_POLICY_MS } from '@retryd/core';
 import { BlobsUrlError } from '../blobs/s3-blobs-url.js';
 import { InvalidAllowListError } from '../security/target-guard.js';
 import { EncryptionKeyError } from '../secrets/encryption-keys.js';
@@ -11,6 +12,7 @@ import {
   parseChoiceOption,
   parseIntegerOption,
   parseListOption,
+  parsePeriodOption,
   parseRetentionOption,
   type ProtectionMode,
   type RetrydConfig,
@@ -141,6 +143,21 @@ export function serveCommand(): Command {
         .default(DEFAULT_CONFIG.purgeIntervalMs)
         .argParser(int('--purge-interval', 100, 3_600_000)),
     )
+    .addOption(
+      new Option('--max-policy-attempts <n>', "the most attempts any tenant's policy (registered or inline) may ask for, unless the tenant has its own ceilings (retryd tenants ceilings)")
+        .env('RETRYD_MAX_POLICY_ATTEMPTS')
+        .argParser(int('--max-policy-attempts', 1, 10_000)),
+    )
+    .addOption(
+      new Option('--max-policy-budget <period>', "the longest totalBudgetMs any tenant's policy may ask for, and the budget of one that sets none: 7d, 12h, 90m, 60s or ms")
+        .env('RETRYD_MAX_POLICY_BUDGET')
+        .argParser((value) => parsePeriodOption('--max-policy-budget', value, 1, MAX_POLICY_MS)),
+    )
+    .addOption(
+      new Option('--max-policy-delay <period>', "the longest delay (initialDelayMs, maxDelayMs, backoffByClass's) any tenant's policy may ask for")
+        .env('RETRYD_MAX_POLICY_DELAY')
+        .argParser((value) => parsePeriodOption('--max-policy-delay', value, 1, MAX_POLICY_MS)),
+    )
     .addOption(new Option('--log-level <level>', 'log level').env('RETRYD_LOG_LEVEL').choices(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default(DEFAULT_CONFIG.logLevel))
     .action(async (flags: ServeFlags) => {
       const options = configFromFlags(flags);
@@ -203,6 +220,9 @@ interface ServeFlags {
   retentionDeadLetters: number;
   retentionCancelled: number;
   purgeInterval: number;
+  maxPolicyAttempts?: number;
+  maxPolicyBudget?: number;
+  maxPolicyDelay?: number;
 }
 
 function configFromFlags(flags: ServeFlags): RetrydConfig {
@@ -227,6 +247,7 @@ function configFromFlags(flags: ServeFlags): RetrydConfig {
     tenantMaxPendingTasks: flags.tenantMaxPendingTasks ?? null,
     retention: { succeededMs: flags.retentionSucceeded, deadLettersMs: flags.retentionDeadLetters, cancelledMs: flags.retentionCancelled },
     purgeIntervalMs: flags.purgeInterval,
+    ceilings: { maxAttempts: flags.maxPolicyAttempts ?? null, totalBudgetMs: flags.maxPolicyBudget ?? null, maxDelayMs: flags.maxPolicyDelay ?? null },
     // Never a flag: a key on the command line would show in the process list.
     ...(process.env.RETRYD_ENCRYPTION_KEY === undefined ? {} : { encryptionKey: process.env.RETRYD_ENCRYPTION_KEY }),
   };

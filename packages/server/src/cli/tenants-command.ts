@@ -4,14 +4,22 @@ import { RetrydError } from '../domain/errors.js';
 import { RetentionAdmin } from '../retention/retention-admin.js';
 import { RetentionBook } from '../retention/retention-book.js';
 import { DEFAULT_RETENTION, durationText, type RetentionOverride } from '../retention/retention-periods.js';
-import { parseIntegerOption, parseRetentionOption } from '../service/retryd-config.js';
+import { MAX_POLICY_MS } from '@retryd/core';
+import { parseCeilings, TENANT_CEILINGS_KEY, type PolicyCeilings } from '../policies/policy-ceilings.js';
+import { parseIntegerOption, parsePeriodOption, parseRetentionOption } from '../service/retryd-config.js';
 import type { TenantLimits } from '../store/store.js';
 import { storeOption, withStore } from './with-store.js';
 
-/** A limit as the command line gives it: a positive integer, or `none` (the service-wide default applies). */
-function limitOf(flag: string): (value: string) => number | null {
-  return (value) => (value === 'none' ? null : parseIntegerOption(flag, value, 1));
+/**
+ * A limit as the command line gives it: a positive integer, or `none` (the service-wide default applies), kept as the
+ * word: commander turns a parser's null into an empty string (which the store then refused).
+ */
+function limitOf(flag: string): (value: string) => number | 'none' {
+  return (value) => (value === 'none' ? 'none' : parseIntegerOption(flag, value, 1));
 }
+
+/** A limit flag's value for the store: unchanged (undefined), none (null) or the number. */
+const limitValue = (flag: number | 'none' | undefined, current: number | null) => (flag === undefined ? current : flag === 'none' ? null : flag);
 
 const shown = (value: number | null) => (value === null ? 'none (the service-wide default, if any)' : String(value));
 
@@ -25,7 +33,7 @@ function limitsCommand(): Command {
     .option('--clear', 'remove every limit of its own')
     .addOption(storeOption())
     .action(
-      async (tenantId: string, flags: { requestsPerSecond?: number | null; maxPendingTasks?: number | null; clear?: boolean; store: string }) => {
+      async (tenantId: string, flags: { requestsPerSecond?: number | 'none'; maxPendingTasks?: number | 'none'; clear?: boolean; store: string }) => {
         await withStore(flags.store, async (store) => {
           if (!TENANT_ID_PATTERN.test(tenantId)) throw new RetrydError('VALIDATION_FAILED', `tenant must match ${TENANT_ID_PATTERN.source}, got ${JSON.stringify(tenantId)}`);
           const current = await store.access.getTenantLimits(tenantId);
@@ -33,8 +41,8 @@ function limitsCommand(): Command {
           if (flags.clear === true) limits = null;
           else if (flags.requestsPerSecond !== undefined || flags.maxPendingTasks !== undefined) {
             limits = {
-              requestsPerSecond: flags.requestsPerSecond === undefined ? (current?.requestsPerSecond ?? null) : flags.requestsPerSecond,
-              maxPendingTasks: flags.maxPendingTasks === undefined ? (current?.maxPendingTasks ?? null) : flags.maxPendingTasks,
+              requestsPerSecond: limitValue(flags.requestsPerSecond, current?.requestsPerSecond ?? null),
+              maxPendingTasks: limitValue(flags.maxPendingTasks, current?.maxPendingTasks ?? null),
             };
           } else {
             console.log(`tenant ${tenantId}\n  requests per second: ${shown(current?.requestsPerSecond ?? null)}\n  max pending tasks: ${shown(current?.maxPendingTasks ?? null)}`);
@@ -48,9 +56,12 @@ function limitsCommand(): Command {
     );
 }
 
-/** A retention period as the command line gives it (`7d`, `12h`, `90m`, `60s`, ms), or `none` (inherit the service's). */
-function periodOf(flag: string): (value: string) => number | null {
-  return (value) => (value === 'none' ? null : parseRetentionOption(flag, value));
+/**
+ * A retention period as the command line gives it (`7d`, `12h`, `90m`, `60s`, ms), or `none` (inherit the service's),
+ * kept as the word: commander turns a parser's null into an empty string.
+ */
+function periodOf(flag: string): (value: string) => number | 'none' {
+  return (value) => (value === 'none' ? 'none' : parseRetentionOption(flag, value));
 }
 
 const RETENTION_FLAGS = [
@@ -72,7 +83,7 @@ function retentionCommand(): Command {
   return command
     .option('--clear', 'remove every period of its own')
     .addOption(storeOption())
-    .action(async (tenantId: string, flags: { succeeded?: number | null; deadLetters?: number | null; cancelled?: number | null; clear?: boolean; store: string }) => {
+    .action(async (tenantId: string, flags: { succeeded?: number | 'none'; deadLetters?: number | 'none'; cancelled?: number | 'none'; clear?: boolean; store: string }) => {
       await withStore(flags.store, async (store) => {
         if (!TENANT_ID_PATTERN.test(tenantId)) throw new RetrydError('VALIDATION_FAILED', `tenant must match ${TENANT_ID_PATTERN.source}, got ${JSON.stringify(tenantId)}`);
         const book = new RetentionBook({ state: store.targetState, defaults: DEFAULT_RETENTION, now: Date.now });
@@ -85,7 +96,7 @@ function retentionCommand(): Command {
           const own: RetentionOverride = { ...view.own };
           for (const [field] of RETENTION_FLAGS) {
             const value = given[field];
-            if (value === null) delete own[field];
+            if (value === 'none') delete own[field];
             else if (value !== undefined) own[field] = value;
           }
           view = await admin.setTenant(tenantId, own);
@@ -99,7 +110,55 @@ function retentionCommand(): Command {
     });
 }
 
+const CEILING_FLAGS = [
+  ['maxAttempts', '--max-attempts', 'attempts', (flag: string, v: string) => parseIntegerOption(flag, v, 1, 10_000)],
+  ['totalBudgetMs', '--max-budget', 'total budget (and the budget of a policy that sets none)', (flag: string, v: string) => parsePeriodOption(flag, v, 1, MAX_POLICY_MS)],
+  ['maxDelayMs', '--max-delay', 'delay', (flag: string, v: string) => parsePeriodOption(flag, v, 1, MAX_POLICY_MS)],
+] as const;
+
+/** `retryd tenants ceilings <tenant>`: shows or sets the most a tenant's policies may ask for. */
+function ceilingsCommand(): Command {
+  const command = new Command('ceilings')
+    .description(
+      "Show the most a tenant's policies (registered or inline) may ask for, or set its own ceilings (each instance reads them within 5 s); a ceiling it has none of its own for is retryd serve's --max-policy-*. A policy over one is refused from then on, naming the field and the ceiling; one registered before keeps its values",
+    )
+    .argument('<tenant>', 'the tenant id');
+  for (const [, flag, what, parse] of CEILING_FLAGS) {
+    // `none` is kept as the word: commander turns a parser's null into an empty string.
+    command.addOption(new Option(`${flag} <value>`, `the most ${what}; none: the service's`).argParser((v: string) => (v === 'none' ? 'none' : parse(flag, v))));
+  }
+  return command
+    .option('--clear', 'remove every ceiling of its own')
+    .addOption(storeOption())
+    .action(async (tenantId: string, flags: { maxAttempts?: number | 'none'; maxBudget?: number | 'none'; maxDelay?: number | 'none'; clear?: boolean; store: string }) => {
+      await withStore(flags.store, async (store) => {
+        if (!TENANT_ID_PATTERN.test(tenantId)) throw new RetrydError('VALIDATION_FAILED', `tenant must match ${TENANT_ID_PATTERN.source}, got ${JSON.stringify(tenantId)}`);
+        const given = { maxAttempts: flags.maxAttempts, totalBudgetMs: flags.maxBudget, maxDelayMs: flags.maxDelay };
+        let own: Partial<PolicyCeilings> = {};
+        for (let race = 0; race < 8; race++) {
+          const stored = await store.targetState.getTargetState(tenantId, TENANT_CEILINGS_KEY);
+          own = (stored === undefined ? undefined : parseCeilings(stored.value)) ?? {};
+          if (flags.clear !== true && Object.values(given).every((v) => v === undefined)) break;
+          if (flags.clear === true) own = {};
+          for (const [field] of CEILING_FLAGS) {
+            const value = given[field];
+            if (value === 'none') delete own[field];
+            else if (value !== undefined) own[field] = value;
+          }
+          if (await store.targetState.putTargetState(tenantId, TENANT_CEILINGS_KEY, stored?.version ?? 0, JSON.stringify(own), Date.now())) break;
+        }
+        console.log(`tenant ${tenantId}`);
+        for (const [field, , what] of CEILING_FLAGS) {
+          const value = own[field];
+          const shown =
+            value === undefined || value === null ? "the service's (retryd serve --max-policy-*; none unless it says)" : field === 'maxAttempts' ? String(value) : durationText(value);
+          console.log(`  most ${what}: ${shown}`);
+        }
+      });
+    });
+}
+
 /** `retryd tenants`: per-tenant settings, run against the store by an operator. */
 export function tenantsCommand(): Command {
-  return new Command('tenants').description("Manage tenants' own settings directly in the store").addCommand(limitsCommand()).addCommand(retentionCommand());
+  return new Command('tenants').description("Manage tenants' own settings directly in the store").addCommand(limitsCommand()).addCommand(retentionCommand()).addCommand(ceilingsCommand());
 }

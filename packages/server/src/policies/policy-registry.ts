@@ -5,6 +5,7 @@ import type { Page, StoredPolicy } from '../domain/task.js';
 import type { PageRequest, Store } from '../store/store.js';
 import { POLICY_ID_PATTERN, POLICY_ID_RULE } from './policy-id.js';
 import { callStore } from '../tasks/store-failure.js';
+import { ceilingViolations, clampedToCeilings, withinCeilings, type CeilingBook } from './policy-ceilings.js';
 
 /** Options of {@link PolicyRegistry}. */
 export interface PolicyRegistryOptions {
@@ -12,6 +13,8 @@ export interface PolicyRegistryOptions {
   clock: Pick<Clock, 'now'>;
   /** Called after a `PUT` changed a policy, e.g. to drop an engine's cached copy. Errors it throws are ignored. */
   onPolicyChanged?: (tenantId: string, policyId: string) => void;
+  /** The most a tenant's policies may ask for: a policy over them is refused; one with no budget gets the budget ceiling. */
+  ceilings: CeilingBook;
 }
 
 /** The answer to a create: a new policy (201), or the same definition already registered (200). */
@@ -29,6 +32,7 @@ export class PolicyRegistry {
   readonly #store: Store;
   readonly #clock: Pick<Clock, 'now'>;
   readonly #onChanged: ((tenantId: string, policyId: string) => void) | undefined;
+  readonly #ceilings: CeilingBook;
   /**
    * Policies known to exist. There is no way to delete a policy, so a positive answer never goes stale, even
    * with several instances on one store; a miss always asks the store.
@@ -39,6 +43,15 @@ export class PolicyRegistry {
     this.#store = options.store;
     this.#clock = options.clock;
     this.#onChanged = options.onPolicyChanged;
+    this.#ceilings = options.ceilings;
+  }
+
+  /** `policy` within the tenant's ceilings (its budget filled in when it sets none), or the 400 naming what goes over. */
+  async #ceiled(tenantId: string, policy: RetryPolicy): Promise<RetryPolicy> {
+    const ceilings = await callStore(this.#store.kind, "read the tenant's ceilings", () => this.#ceilings.resolve(tenantId));
+    const errors = ceilingViolations(policy, ceilings, '');
+    if (errors.length > 0) throw RetrydError.validation(errors);
+    return withinCeilings(policy, ceilings);
   }
 
   /**
@@ -46,7 +59,8 @@ export class PolicyRegistry {
    * a different one → 409 POLICY_CONFLICT.
    */
   async create(tenantId: string, input: unknown): Promise<CreatePolicyResult> {
-    const { policyId, policy } = parsePolicyBody(input, undefined);
+    const { policyId, policy: asked } = parsePolicyBody(input, undefined);
+    const policy = await this.#ceiled(tenantId, asked);
     const now = this.#clock.now();
     const stored: StoredPolicy = { tenantId, policyId, policy, createdAt: now, updatedAt: now, version: 1 };
     const result = await callStore(this.#store.kind, 'register the policy', () => this.#store.putPolicy(stored, 'create'));
@@ -68,8 +82,9 @@ export class PolicyRegistry {
   /** Replaces a registered policy for future scheduling decisions (tasks in flight finish their attempt). */
   async replace(tenantId: string, policyId: string, input: unknown): Promise<StoredPolicy> {
     const parsed = parsePolicyBody(input, policyId);
+    const policy = await this.#ceiled(tenantId, parsed.policy);
     const now = this.#clock.now();
-    const stored: StoredPolicy = { tenantId, policyId, policy: parsed.policy, createdAt: now, updatedAt: now, version: 1 };
+    const stored: StoredPolicy = { tenantId, policyId, policy, createdAt: now, updatedAt: now, version: 1 };
     const result = await callStore(this.#store.kind, 'replace the policy', () => this.#store.putPolicy(stored, 'replace'));
     if (result.kind === 'not_found') throw notFound(policyId);
     if (result.kind !== 'replaced') throw new Error(`putPolicy(replace) answered ${result.kind}`);
@@ -119,11 +134,13 @@ export class PolicyRegistry {
    * changes are kept). Safe to run from several instances at once. Returns the policy in force.
    */
   async ensureDefault(tenantId: string): Promise<StoredPolicy> {
+    const ceilings = await callStore(this.#store.kind, "read the tenant's ceilings", () => this.#ceilings.resolve(tenantId));
     const now = this.#clock.now();
     const stored: StoredPolicy = {
       tenantId,
       policyId: DEFAULT_POLICY_ID,
-      policy: { ...DEFAULT_SERVICE_POLICY },
+      // Fitted within the tenant's ceilings when it is registered for it (an operator's default is kept as it is).
+      policy: clampedToCeilings(DEFAULT_SERVICE_POLICY, ceilings),
       createdAt: now,
       updatedAt: now,
       version: 1,

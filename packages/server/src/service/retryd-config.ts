@@ -1,6 +1,7 @@
 import { DEFAULT_SQLITE_CACHE_MIB } from '../backends/sqlite/connection.js';
 import { DEFAULT_STORE_URL } from './open-store.js';
-import { DEFAULT_RETENTION, MAX_RETENTION_MS, MIN_RETENTION_MS, parseDurationText, type RetentionPeriods } from '../retention/retention-periods.js';
+import { NO_CEILINGS, type PolicyCeilings } from '../policies/policy-ceilings.js';
+import { DEFAULT_RETENTION, durationText, MAX_RETENTION_MS, MIN_RETENTION_MS, parseDurationText, type RetentionPeriods } from '../retention/retention-periods.js';
 
 /** Everything `retryd serve` can be told, with its flag and environment variable. */
 export interface RetrydConfig {
@@ -79,6 +80,12 @@ export interface RetrydConfig {
   retention: RetentionPeriods;
   /** `--purge-interval` / `RETRYD_PURGE_INTERVAL_MS`: how often the purge of expired tasks looks, in ms. Default 10000. */
   purgeIntervalMs: number;
+  /**
+   * `--max-policy-attempts`, `--max-policy-budget`, `--max-policy-delay` (`RETRYD_MAX_POLICY_*`): the most any
+   * tenant's policy (registered or inline) may ask for, unless the tenant has its own (`retryd tenants ceilings`); a
+   * policy with no budget gets the budget ceiling. Default none.
+   */
+  ceilings: PolicyCeilings;
 }
 
 /** Whether targets are protected by default (see {@link RetrydConfig.protection}). */
@@ -106,6 +113,7 @@ export const DEFAULT_CONFIG: Readonly<RetrydConfig> = Object.freeze({
   tenantMaxPendingTasks: null,
   retention: DEFAULT_RETENTION,
   purgeIntervalMs: 10_000,
+  ceilings: NO_CEILINGS,
 });
 
 /** A flag or variable with a value that breaks its rule; the message names both. */
@@ -131,9 +139,16 @@ export function parseChoiceOption<T extends string>(flag: string, value: string,
 
 /** Parses a retention period (`7d`, `12h`, `90m`, `60s` or ms), naming the flag and the rule when it is wrong. */
 export function parseRetentionOption(flag: string, value: string): number {
+  return parsePeriodOption(flag, value, MIN_RETENTION_MS, MAX_RETENTION_MS);
+}
+
+/** Parses a period (`7d`, `12h`, `90m`, `60s`, `500ms` or plain ms) from `minMs` to `maxMs`, naming the flag and the rule when it is wrong. */
+export function parsePeriodOption(flag: string, value: string, minMs: number, maxMs: number): number {
   const ms = parseDurationText(value);
-  if (ms === undefined || ms < MIN_RETENTION_MS || ms > MAX_RETENTION_MS) {
-    throw new ConfigError(`${flag} must be a period from 1m to 3650d (a number with ms, s, m, h or d; plain ms), got ${JSON.stringify(value)}`);
+  if (ms === undefined || ms < minMs || ms > maxMs) {
+    throw new ConfigError(
+      `${flag} must be a period from ${durationText(minMs)} to ${durationText(maxMs)} (a number with ms, s, m, h or d; plain ms), got ${JSON.stringify(value)}`,
+    );
   }
   return ms;
 }

@@ -20,6 +20,7 @@ import { parseKeyring } from '../secrets/encryption-keys.js';
 import { urlOrigin } from '../secrets/redaction.js';
 import { chainSecretProviders, envSecretProvider, fileSecretProvider, type SecretProvider } from '../secrets/secret-provider.js';
 import { TaskSecrets } from '../secrets/task-secrets.js';
+import { CEILING_FIELDS, CeilingBook } from '../policies/policy-ceilings.js';
 import { Purger } from '../retention/purger.js';
 import { RetentionBook } from '../retention/retention-book.js';
 import { TaskService } from '../tasks/task-service.js';
@@ -160,6 +161,7 @@ export async function startRetryd(config: RetrydConfig, logger: Logger, options:
     store,
     blobs,
     retention,
+    ceilings: new CeilingBook({ state: store.targetState, service: config.ceilings, now: () => Math.floor((clock ?? systemClock).now()) }),
     targetGuard,
     secrets,
     // An API-only instance wakes the workers of other instances through the store (LISTEN/NOTIFY, pub/sub).
@@ -245,6 +247,7 @@ export async function startRetryd(config: RetrydConfig, logger: Logger, options:
       ...(config.tenantRequestsPerSecond === null ? {} : { tenantRequestsPerSecond: config.tenantRequestsPerSecond }),
       ...(config.tenantMaxPendingTasks === null ? {} : { tenantMaxPendingTasks: config.tenantMaxPendingTasks }),
       retention: config.retention,
+      ...(CEILING_FIELDS.some((f) => config.ceilings[f] !== null) ? { policyCeilings: config.ceilings } : {}),
     },
     'retryd started',
   );

@@ -1,4 +1,4 @@
-import type { Clock } from '@retryd/core';
+import type { Clock, RetryPolicy } from '@retryd/core';
 import type { BlobStore } from '../blobs/blob-store.js';
 import { RetrydError } from '../domain/errors.js';
 import type { RetryTask } from '../domain/task.js';
@@ -10,6 +10,7 @@ import type { Store } from '../store/store.js';
 import type { EnqueueBatcher } from './enqueue-batcher.js';
 import { parseEnqueueInput, type FirstAttempt, type ParsedEnqueue } from './enqueue-input.js';
 import { leasedTo, type HandOff } from './hand-off.js';
+import { ceilingViolations, withinCeilings, type CeilingBook, type ResolvedCeilings } from '../policies/policy-ceilings.js';
 import type { PolicyRegistry } from '../policies/policy-registry.js';
 import { callStore, storeFailure } from './store-failure.js';
 
@@ -39,6 +40,8 @@ export interface EnqueuerDeps {
   handOff?: HandOff | undefined;
   /** Seals credential headers and sensitive bodies before they are stored; checks secret references. */
   secrets: TaskSecrets;
+  /** The most a tenant's inline policy may ask for (a registered one is checked when it is registered). */
+  ceilings: CeilingBook;
 }
 
 type Prepared = { task: RetryTask; blobRef: string | null } | { error: RetrydError };
@@ -144,9 +147,17 @@ export class Enqueuer {
     try {
       const parsed = parseEnqueueInput(input, path);
       if (!parsed.ok) return { error: RetrydError.validation(parsed.errors) };
-      const request = parsed.value;
+      let request = parsed.value;
       const { policies, guard, secrets, inlineBodyLimit } = this.deps;
       const verdict = guard.checkNow(request.targetUrl);
+      let ceilings: ResolvedCeilings | undefined;
+      if (request.policy !== null) {
+        ceilings = this.deps.ceilings.cached(tenantId);
+        if (ceilings === undefined) return this.#prepareLater(tenantId, request, path, now, traceContext);
+        const ceiled = withinTenantCeilings(request, ceilings, path);
+        if ('error' in ceiled) return ceiled;
+        request = ceiled.request;
+      }
       const quick =
         verdict !== undefined &&
         (request.policyId === null || policies.isKnown(tenantId, request.policyId)) &&
@@ -170,7 +181,13 @@ export class Enqueuer {
     }
   }
 
-  async #build(tenantId: string, request: ParsedEnqueue, path: string, now: number, traceContext: string | null): Promise<Prepared> {
+  async #build(tenantId: string, given: ParsedEnqueue, path: string, now: number, traceContext: string | null): Promise<Prepared> {
+    let request = given;
+    if (request.policy !== null) {
+      const ceiled = withinTenantCeilings(request, await this.deps.ceilings.resolve(tenantId), path);
+      if ('error' in ceiled) return ceiled;
+      request = ceiled.request;
+    }
     if (request.policyId !== null && !(await this.deps.policies.exists(tenantId, request.policyId))) {
       const field = `${path}policyId`;
       const rule = 'the id of a registered policy (see GET /retry-policies)';
@@ -290,4 +307,19 @@ function keyReused(key: string, taskId: string): RetrydError {
     `idempotency key ${JSON.stringify(key)} already belongs to task ${taskId}, created by a different request; ` +
       'send the same request to get that task back, or use a new key for a new task',
   );
+}
+
+/**
+ * An inline policy within its tenant's ceilings: the request with the budget ceiling filled in when its policy sets no
+ * budget, or the 400 naming each field that goes over (`policy.maxAttempts must be at most 20 (the tenant's ceiling on
+ * policies), got 50`). Applying it twice changes nothing.
+ */
+function withinTenantCeilings(request: ParsedEnqueue, ceilings: ResolvedCeilings, path: string): { request: ParsedEnqueue } | { error: RetrydError } {
+  // No ceiling at all (the default): nothing to check or fill, and nothing allocated on the enqueue's hot path.
+  if (ceilings.maxAttempts === null && ceilings.totalBudgetMs === null && ceilings.maxDelayMs === null) return { request };
+  const policy = request.policy as RetryPolicy;
+  const errors = ceilingViolations(policy, ceilings, `${path}policy.`);
+  if (errors.length > 0) return { error: RetrydError.validation(errors) };
+  const filled = withinCeilings(policy, ceilings);
+  return { request: filled === policy ? request : { ...request, policy: filled } };
 }

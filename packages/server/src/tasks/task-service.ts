@@ -12,6 +12,7 @@ import type { PageRequest, ReplayChange, Store, TaskQuery, TransitionResult } fr
 import { EnqueueBatcher } from './enqueue-batcher.js';
 import { Enqueuer, type BatchEntryResult, type EnqueueContext, type EnqueueResult } from './enqueuer.js';
 import type { HandOff } from './hand-off.js';
+import { CeilingBook, NO_CEILINGS } from '../policies/policy-ceilings.js';
 import { PolicyRegistry, type CreatePolicyResult } from '../policies/policy-registry.js';
 import { callStore } from './store-failure.js';
 import { decodeCursor } from '../store/cursor.js';
@@ -40,6 +41,11 @@ export interface TaskServiceOptions {
    * (the engine's own book when one runs in the process, so that both read an override once).
    */
   retention?: RetentionBook;
+  /**
+   * The most a tenant's policies may ask for (the service's, a tenant's own over them). Default: the service sets none,
+   * a tenant's own (`retryd tenants ceilings`) still apply.
+   */
+  ceilings?: CeilingBook;
   /** Makes task ids and generated idempotency keys. Default {@link uuidv7} (time-ordered, so index writes stay local). */
   newId?: () => string;
   /** Bodies over this many bytes go to the blob store. Default `DEFAULT_INLINE_BODY_LIMIT` (64 KiB). */
@@ -130,9 +136,11 @@ export class TaskService implements AsyncDisposable {
       policyExists: async (tenantId, policyId) => (await this.#store.getPolicy(tenantId, policyId)) !== undefined,
       now: this.#clock.now,
     });
+    const ceilings = options.ceilings ?? new CeilingBook({ state: this.#store.targetState, service: NO_CEILINGS, now: this.#clock.now });
     this.policies = new PolicyRegistry({
       store: this.#store,
       clock: this.#clock,
+      ceilings,
       ...(options.onPolicyChanged === undefined ? {} : { onPolicyChanged: options.onPolicyChanged }),
     });
     this.#batcher = new EnqueueBatcher({
@@ -152,6 +160,7 @@ export class TaskService implements AsyncDisposable {
       wake: this.#wake,
       handOff: options.handOff,
       secrets: options.secrets ?? new TaskSecrets(),
+      ceilings,
     });
   }
 
