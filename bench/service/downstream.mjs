@@ -1,9 +1,10 @@
 // The downstream of the service benchmarks (../../../shared/WORKLOADS.md), run in its own process so that it
 // never shares an event loop with the load generator, the service or a peer's workers.
 //
-//   flaky (W1, W7 a): answers 503 to the first `failFirst` requests (default 2) carrying a given Idempotency-Key and
-//               200 to the next; counts every request, every first success and every request after a success
-//               (a duplicate).
+//   flaky (W1, W7 a, W8): answers 503 to the first `failFirst` requests (default 2) carrying a given Idempotency-Key
+//               and 200 to the next; counts every request, every first success and every request after a success
+//               (a duplicate). Keys that start with `alwaysFail` (W8's tasks that exhaust; default none) get 503 every
+//               time.
 //   ok (W2, W4, W5): answers 200 to everything and records, per Idempotency-Key, when its first request arrived;
 //               `delayMs` (W5: 20) holds each answer that long, a slow but healthy target.
 //   storm (W3): a target that goes down and comes back with a limited capacity. Every request fails (503, no
@@ -32,6 +33,8 @@
 // Every mode but ok counts as flaky does and records every request's arrival and answer (`timeline`); ok records
 // none, since it serves the throughput workloads (W2's backlog is a million tasks), where that record would only
 // cost memory. Every mode counts a request after a key's first success as a duplicate, whatever it answers it.
+// With `firstRequests: true` at the reset (any mode), it also keeps when each key's first request arrived (W8: the
+// dispatch lag of first attempts, where the first success is a retry's); off by default for the same reason.
 //
 // Times are epoch milliseconds with a fractional part (`performance.timeOrigin + performance.now()`), the same
 // time base as retryd's system clock, so an arrival here can be compared with a task's `nextAttemptAt`.
@@ -51,6 +54,8 @@ let expect = 0;
 let requests = new Map();
 /** First arrival per key (ok mode) or arrival of the first success (the other modes), epoch ms. */
 let firstSuccessAt = new Map();
+/** Arrival of each key's first request, epoch ms, when the reset asked for it (`firstRequests: true`). */
+let firstRequestOf;
 let totalRequests = 0;
 let duplicates = 0;
 let noKey = 0;
@@ -68,8 +73,8 @@ const BUSY = { answer: ANSWER.down, status: 503, headers: {}, body: 'busy' };
 const DOWN = { ...BUSY, body: 'down' };
 const THROTTLED = { answer: ANSWER.throttled, status: 429, headers: { 'retry-after': '1' }, body: 'over capacity' };
 /**
- * The mode's answer to a request before it is served: `(at, n, duplicate)` → a refusal ({@link BUSY}, {@link DOWN},
- * {@link THROTTLED}), or undefined to serve it (`n`: the requests of its key so far, this one included).
+ * The mode's answer to a request before it is served: `(at, n, duplicate, key)` → a refusal ({@link BUSY},
+ * {@link DOWN}, {@link THROTTLED}), or undefined to serve it (`n`: the requests of its key so far, this one included).
  */
 let refuse = () => undefined;
 /** Every request's arrival (ms since the first) and answer, and the mode's settings (every mode but ok); see `timeline`. */
@@ -163,8 +168,14 @@ const MODES = {
   up: () => ({ settings: {}, refusal: () => undefined }),
   flaky: (options) => {
     const failFirst = options.failFirst ?? 2;
+    const alwaysFail = options.alwaysFail;
+    if (alwaysFail !== undefined && (typeof alwaysFail !== 'string' || alwaysFail === '')) throw new Error(`alwaysFail must be a key prefix, got ${alwaysFail}`);
+    const fails = alwaysFail === undefined ? () => false : (key) => key.startsWith(alwaysFail);
     // A duplicate is served: the key's first requests were refused, not every request.
-    return { settings: { failFirst }, refusal: (at, n, duplicate) => (!duplicate && n <= failFirst ? BUSY : undefined) };
+    return {
+      settings: { failFirst, alwaysFail: alwaysFail ?? null },
+      refusal: (at, n, duplicate, key) => (!duplicate && (n <= failFirst || fails(key)) ? BUSY : undefined),
+    };
   },
   storm: stormRefusal,
   random: randomRefusal,
@@ -188,6 +199,7 @@ function reset(options = {}) {
   expect = options.expect ?? 0;
   requests = new Map();
   firstSuccessAt = new Map();
+  firstRequestOf = options.firstRequests === true ? new Map() : undefined;
   totalRequests = 0;
   duplicates = 0;
   noKey = 0;
@@ -229,10 +241,11 @@ const server = createServer((req, res) => {
     }
     const n = (requests.get(key) ?? 0) + 1;
     requests.set(key, n);
+    if (n === 1) firstRequestOf?.set(key, at);
     const duplicate = firstSuccessAt.has(key);
     if (duplicate) duplicates += 1;
     if (timeline !== undefined) timeline.startAt ??= at;
-    const refusal = refuse(at, n, duplicate);
+    const refusal = refuse(at, n, duplicate, key);
     record(at, refusal?.answer ?? (duplicate ? ANSWER.duplicate : ANSWER.ok));
     if (refusal !== undefined) {
       res.writeHead(refusal.status, refusal.headers).end(refusal.body);
@@ -297,6 +310,16 @@ const commands = {
   stats: () => stats(),
   // [key, epoch ms] of the first success of every key (ok mode: the first arrival); `prefix`, `from`, `to` filter.
   arrivals: (args) => [...arrivalsMatching(args)],
+  // [key, epoch ms] of the first request of every key with `prefix` (all when absent) that arrived in [from, to)
+  // (open ends when absent); only after a reset with `firstRequests: true`.
+  firstRequests: ({ prefix, from = -Infinity, to = Infinity }) => {
+    if (firstRequestOf === undefined) throw new Error('firstRequests: reset with { firstRequests: true } first');
+    const out = [];
+    for (const entry of firstRequestOf) {
+      if ((prefix === undefined || entry[0].startsWith(prefix)) && entry[1] >= from && entry[1] < to) out.push(entry);
+    }
+    return out;
+  },
   // How many keys' first successes match the same filter (W5: A's successes in a window).
   countArrivals: (args) => [...arrivalsMatching(args)].length,
   // Answers once `expect` first successes among the keys with `prefix` have arrived (counting those already in),

@@ -55,8 +55,9 @@ export async function startDownstream() {
     /**
      * Forgets every count and arrival; sets the mode (`flaky` | `ok` | `storm` | `random` | `overload` | `dead` |
      * `slow` | `up`), the first successes to wait for, `delayMs` (ok mode: how long each answer is held; default 0), and
-     * the mode's own: flaky `failFirst`; storm `failForMs`, `capacityPerSecond` and `capacityBurst`; random `failShare`
-     * and `seed`; overload `capacityPerSecond` and `capacityBurst`; slow `concurrency` and `latencyMs` (see
+     * `firstRequests` (true: keep each key's first request, for {@link firstRequests}), and the mode's own: flaky
+     * `failFirst` and `alwaysFail` (a key prefix refused every time); storm `failForMs`, `capacityPerSecond` and
+     * `capacityBurst`; random `failShare` and `seed`; overload `capacityPerSecond` and `capacityBurst`; slow `concurrency` and `latencyMs` (see
      * ../downstream.mjs). Rejects an unknown mode.
      */
     async reset(options) {
@@ -77,6 +78,11 @@ export async function startDownstream() {
      * 3 a duplicate served); slow mode adds `startTimes`, `doneTimes`, `peakInFlight` and `abandoned`; undefined in ok mode.
      */
     timeline: () => call('timeline'),
+    /**
+     * `[key, epoch ms]` of each key's first request (whatever it was answered) that arrived in [from, to), with
+     * `prefix` when given; only after a reset with `firstRequests: true`.
+     */
+    firstRequests: (filter = {}) => call('firstRequests', filter),
     /** How many keys match `{ prefix, from, to }` as in {@link arrivals}, counted in the downstream. */
     countArrivals: (filter = {}) => call('countArrivals', filter),
     /**
