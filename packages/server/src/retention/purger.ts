@@ -16,7 +16,11 @@ export interface PurgerOptions {
   owner: string;
   /** How often an idle purger looks, in ms. Default 10,000. */
   intervalMs?: number;
-  /** Tasks per batch (one store transaction or script). Default 500. */
+  /**
+   * Tasks per batch (one store transaction or script). Default 100: SQLite's batch runs on the event loop (better-sqlite3
+   * is synchronous), and a batch of 500 (about 17 ms) held dispatch for that long; 100 take a few ms, and a pass still
+   * deletes thousands of tasks a second.
+   */
   batchSize?: number;
   /** The pause between two full batches, in ms, so that dispatch gets the store between them. Default 20. */
   pauseMs?: number;
@@ -47,7 +51,7 @@ export class Purger {
 
   constructor(private readonly options: PurgerOptions) {
     this.intervalMs = options.intervalMs ?? 10_000;
-    this.batchSize = options.batchSize ?? 500;
+    this.batchSize = options.batchSize ?? 100;
     this.pauseMs = options.pauseMs ?? 20;
   }
 
