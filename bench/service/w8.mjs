@@ -2,7 +2,7 @@
 //
 //   node bench/service/w8.mjs [--minutes 10] [--rate 500] [--per-tick 5] [--exhaust-every 100] [--retention 1m]
 //                             [--retry-delay 1000] [--purge-interval MS] [--store sqlite|postgres|redis] [--sync full|normal]
-//                             [--protection off|on] [--w4-p99 MS] [--json] [--json-file FILE]
+//                             [--protection on|off] [--w4-p99 MS] [--json] [--json-file FILE]
 //
 // Tasks arrive at a steady 500/s (5 every 10 ms through POST /retry-tasks/batch, open loop, due at once) for 10
 // minutes against a downstream (own process, flaky mode) that fails each key's first request (503) and answers 200 to
@@ -22,9 +22,8 @@
 // Then nothing lost (./lib/w8-check.mjs): every task enqueued in the last retention period (the last minute) is read
 // back, SUCCEEDED or EXHAUSTED (as its key meant) or still live; the downstream saw no duplicate and every key.
 //
-// The downstream fails half the requests by design, so the target's protections (breaker, adaptive throttling, storm
-// detection) are off (`retryd serve --protection off`) unless `--protection on`: the run measures retention, not how
-// the protections treat a target that is half down (W7 does).
+// The service runs as a user runs it, with its default protections (a downstream that fails each key's first call is
+// what they must let through, W7 a1); `--protection off` beside it shows what they cost here.
 // Build the service first: npm run build
 
 import { join } from 'node:path';
@@ -49,7 +48,7 @@ const { values: args } = parseArgs({
     'purge-interval': { type: 'string' },
     store: { type: 'string', default: 'sqlite' },
     sync: { type: 'string', default: 'full' },
-    protection: { type: 'string', default: 'off' },
+    protection: { type: 'string', default: 'on' },
     'w4-p99': { type: 'string' },
     json: { type: 'boolean', default: false },
     'json-file': { type: 'string' },

@@ -1,13 +1,18 @@
 // W7 f (a target dead for an hour, ../../../../shared/WORKLOADS.md): the service runs a minute of it, and the rest of the
-// hour is projected from how its breaker spaces its probes by then.
+// hour is projected from how its breaker spaces its probes by then. Needs the build: npm run build
+
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { CURRENT_DIST } from './report.mjs';
 
 /**
- * The breaker's default growth of its open period per failed probe and its longest period
- * (`DEFAULT_TARGET_SETTINGS.breaker`: `openBackoffMultiplier` 1.2, `maxOpenDurationMs` 300,000), with equal jitter: a
- * period is drawn between half its length and all of it, three quarters on average.
+ * The breaker's default growth of its open period per failed probe and its longest period, as the measured build has
+ * them (`DEFAULT_TARGET_SETTINGS.breaker`: `openBackoffMultiplier`, `maxOpenDurationMs`), with equal jitter: a period
+ * is drawn between half its length and all of it, three quarters on average.
  */
-const GROWTH = 1.2;
-const MAX_PERIOD_MS = 300_000;
+const { DEFAULT_TARGET_SETTINGS } = await import(pathToFileURL(join(CURRENT_DIST, 'protection', 'target-settings.js')).href);
+const GROWTH = DEFAULT_TARGET_SETTINGS.breaker.openBackoffMultiplier;
+const MAX_PERIOD_MS = DEFAULT_TARGET_SETTINGS.breaker.maxOpenDurationMs;
 const MEAN_DRAW = 0.75;
 
 /**

@@ -42,6 +42,8 @@ interface Entry {
  */
 export class RetentionBook {
   private readonly entries = new Map<string, Entry>();
+  /** The merged periods per tenant (and policy), as of the older of the reads they came from. */
+  private readonly merged = new Map<string, { periods: Readonly<RetentionPeriods>; readAt: number }>();
   private readonly loading = new Map<string, Promise<void>>();
   private readonly ttlMs: number;
 
@@ -57,24 +59,31 @@ export class RetentionBook {
   /**
    * The periods of a task of `tenantId` on `policyId` (null: an inline policy), or undefined when what they depend on
    * was never read. A stale entry is returned and read again in the background.
+   *
+   * Asked at every claimed task and every decision: the merged periods are kept per (tenant, policy) until one of the
+   * overrides they came from is read again, so a fresh answer is one map lookup and no allocation.
    */
-  cached(tenantId: string, policyId: string | null): RetentionPeriods | undefined {
+  cached(tenantId: string, policyId: string | null): Readonly<RetentionPeriods> | undefined {
+    const id = policyId === null ? tenantId : `${tenantId}\u0000${policyId}`;
+    const merged = this.merged.get(id);
+    if (merged !== undefined && this.options.now() - merged.readAt < this.ttlMs) return merged.periods;
     const tenant = this.entry(tenantId, TENANT_RETENTION_KEY);
     if (tenant === undefined) return undefined;
-    if (policyId === null) return mergeRetention(this.options.defaults, tenant.override);
-    const policy = this.entry(tenantId, policyRetentionKey(policyId));
-    if (policy === undefined) return undefined;
-    return mergeRetention(this.options.defaults, tenant.override, policy.override);
+    const policy = policyId === null ? undefined : this.entry(tenantId, policyRetentionKey(policyId));
+    if (policyId !== null && policy === undefined) return undefined;
+    const periods = Object.freeze(mergeRetention(this.options.defaults, tenant.override, policy?.override));
+    this.merged.set(id, { periods, readAt: Math.min(tenant.readAt, policy?.readAt ?? Infinity) });
+    return periods;
   }
 
   /** The periods of `task` if they can be told without a read (see {@link RetentionBook.cached}). */
-  cachedFor(task: Pick<RetryTask, 'tenantId' | 'policy' | 'policyId'>): RetentionPeriods | undefined {
+  cachedFor(task: Pick<RetryTask, 'tenantId' | 'policy' | 'policyId'>): Readonly<RetentionPeriods> | undefined {
     return this.cached(task.tenantId, retentionPolicyOf(task));
   }
 
   /** The periods of `task`: as {@link RetentionBook.cachedFor}, or the service's when nothing was read (never throws). */
-  periodsFor(task: Pick<RetryTask, 'tenantId' | 'policy' | 'policyId'>): RetentionPeriods {
-    return this.cachedFor(task) ?? { ...this.options.defaults };
+  periodsFor(task: Pick<RetryTask, 'tenantId' | 'policy' | 'policyId'>): Readonly<RetentionPeriods> {
+    return this.cachedFor(task) ?? this.options.defaults;
   }
 
   /** Reads what the periods of `tasks` depend on and is not cached, each once. Rejects when the store cannot answer. */
@@ -98,6 +107,8 @@ export class RetentionBook {
   /** Forgets a cached override (after writing one), so the next question reads it. */
   invalidate(tenantId: string, key: string): void {
     this.entries.delete(`${tenantId}\u0000${key}`);
+    // Rare (an operator's write): every merged answer of the tenant goes, whichever override changed.
+    for (const id of this.merged.keys()) if (id === tenantId || id.startsWith(`${tenantId}\u0000`)) this.merged.delete(id);
   }
 
   private entry(tenantId: string, key: string): Entry | undefined {
@@ -123,30 +134,31 @@ export class RetentionBook {
   }
 
   private parse(tenantId: string, key: string, value: string): RetentionOverride | undefined {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(value);
-    } catch {
-      this.options.onInvalid?.(new Error(`the stored ${key} of tenant ${tenantId} is not JSON; the periods it would set are inherited`));
-      return undefined;
+    const parsed = parseStoredOverride(value);
+    if (parsed.problem !== undefined) {
+      this.options.onInvalid?.(new Error(`the stored ${key} of tenant ${tenantId} ${parsed.problem}; the periods it would set are inherited`));
     }
-    const check = checkRetentionOverride(parsed);
-    if (check.ok) return check.override;
-    this.options.onInvalid?.(new Error(`the stored ${key} of tenant ${tenantId} breaks the rules (${check.errors.map((e) => e.message).join('; ')}); the periods it would set are inherited`));
-    return undefined;
+    return parsed.override;
   }
+}
+
+/** A stored override's text read back: the override, or what is wrong with it (as written by another version of retryd). */
+function parseStoredOverride(value: string): { override?: RetentionOverride; problem?: string } {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch {
+    return { problem: 'is not JSON' };
+  }
+  const check = checkRetentionOverride(parsed);
+  return check.ok ? { override: check.override } : { problem: `breaks the rules (${check.errors.map((e) => e.message).join('; ')})` };
 }
 
 /** Reads a stored override (`key`: {@link TENANT_RETENTION_KEY} or a {@link policyRetentionKey}); undefined when none or invalid. */
 export async function readRetentionOverride(state: Pick<TargetStateStore, 'getTargetState'>, tenantId: string, key: string): Promise<{ override: RetentionOverride | undefined; version: number }> {
   const stored = await state.getTargetState(tenantId, key);
   if (stored === undefined) return { override: undefined, version: 0 };
-  try {
-    const check = checkRetentionOverride(JSON.parse(stored.value));
-    return { override: check.ok ? check.override : undefined, version: stored.version };
-  } catch {
-    return { override: undefined, version: stored.version };
-  }
+  return { override: parseStoredOverride(stored.value).override, version: stored.version };
 }
 
 /**
