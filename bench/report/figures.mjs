@@ -2,6 +2,7 @@
 // retryd figure comes with its ratio to the peer that does the same work and to the machine's ceiling for it.
 
 import { STORE_NAMES, bareStoreId, median, ratioText } from '../service/lib/report.mjs';
+import { onAofServer, peerIdOf, placeOf } from './redis-aof.mjs';
 
 export { STORE_NAMES };
 
@@ -35,7 +36,10 @@ function endToEnd(row, tasks) {
  * its `protection` (`defaults` or `off`), and for a defaults row beside an off row of the same configuration,
  * `vsOff` (defaults ÷ off, each round's too); for everyone, ÷ the bare undici loop (the machine's ceiling for these
  * 60,000 requests). `headline`: per store, the row the page leads with, the defaults when they ran (what users run),
- * else the off row (results from before W1 ran the defaults).
+ * else the off row (results from before W1 ran the defaults); for Redis, the row on W1's own AOF server (`aof`, read
+ * against BullMQ on that server) when it ran, Redis as deployed, with the row on the machine's Redis (no persistence,
+ * read against BullMQ there) as its `besides`. Results from before `--redis-aof` lead with the latter. `place`: where a
+ * retryd row ran, as the page names it (`Redis, AOF everysec` beside `Redis, no persistence` when both ran).
  */
 export function w1Figures(results) {
   const step = stepsOf(results, 'w1')[0];
@@ -48,18 +52,21 @@ export function w1Figures(results) {
     .filter((r) => !REFERENCE_IDS.includes(r.id) && r.role !== 'before' && r.role !== 'control')
     .map((r) => {
       const store = storeOfId(r.id);
-      const peer = store === undefined ? undefined : rows.find((p) => p.id === PEER_OF_STORE[store]);
+      const peer = store === undefined ? undefined : rows.find((p) => p.id === peerIdOf(r, PEER_OF_STORE[store]));
+      const place = store === undefined ? undefined : placeOf(r, STORE_NAMES[store], rows);
       const protection = store === undefined ? undefined : protectionOf(r);
       const off = protection === 'defaults' ? offOf(r) : undefined;
       return {
         id: r.id,
         kind: store === undefined ? 'peer' : 'retryd',
         store,
+        place,
+        aof: onAofServer(r),
         protection,
         vsOff: off === undefined ? undefined : { attemptsPerSec: off.attemptsPerSec, ...w1Ratios(r, off), pass: off.pass === true },
         name: r.name ?? r.id,
         /** A short name, for the chart. */
-        label: store === undefined ? (r.name ?? r.id) : `retryd, ${STORE_NAMES[store]}, ${protection === 'off' ? 'protections off' : 'default protections'}`,
+        label: store === undefined ? (r.name ?? r.id) : `retryd, ${place}, ${protection === 'off' ? 'protections off' : 'default protections'}`,
         durability: r.durability ?? '',
         attemptsPerSec: r.attemptsPerSec,
         range: [r.attemptsPerSecMin, r.attemptsPerSecMax],
@@ -88,25 +95,37 @@ export function w1Figures(results) {
     protectionAim: step?.data?.protectionAim,
     contenders,
     headline: Object.keys(STORE_NAMES).flatMap((store) => {
-      const row = ours.find((c) => c.store === store && c.protection === 'defaults') ?? ours.find((c) => c.store === store);
-      return row === undefined ? [] : [row];
+      const lead = (pool) => pool.find((c) => c.protection === 'defaults') ?? pool[0];
+      const mine = ours.filter((c) => c.store === store);
+      const aof = mine.filter((c) => c.aof);
+      const row = lead(aof.length > 0 ? aof : mine);
+      if (row === undefined) return [];
+      const besides = aof.length > 0 ? lead(mine.filter((c) => !c.aof)) : undefined;
+      return [besides === undefined ? row : { ...row, besides }];
     }),
     bare: referenceOf(bare),
     /**
      * Per store, the bare loop with that store's work on its thread (bare-store.mjs): the ceiling of a durable
-     * dispatcher on it. Stores in the order of {@link STORE_NAMES}; a store whose reference did not run has none.
+     * dispatcher on it. Stores in the order of {@link STORE_NAMES}, with `redis-aof` (on W1's own AOF server) after
+     * `redis`; a store whose reference did not run has none. {@link bareStoreKey} gives a retryd row's.
      */
     bareStores: Object.fromEntries(
       Object.keys(STORE_NAMES).flatMap((store) => {
-        const row = rows.find((r) => r.id === bareStoreId(store));
-        return row === undefined ? [] : [[store, referenceOf(row)]];
+        const ids = store === 'redis' ? [bareStoreId(store), `${bareStoreId(store)}-aof`] : [bareStoreId(store)];
+        return ids.flatMap((id) => {
+          const row = rows.find((r) => r.id === id);
+          return row === undefined ? [] : [[bareStoreKey({ store, aof: onAofServer(row) }), referenceOf(row)]];
+        });
       }),
     ),
   };
 }
 
 /** The W1 contenders that are references, not peers: the bare loop, and the bare loops with a store. */
-const REFERENCE_IDS = ['bare', ...Object.keys(STORE_NAMES).map((store) => bareStoreId(store)), bareStoreId('sqlite', true)];
+const REFERENCE_IDS = ['bare', ...Object.keys(STORE_NAMES).map((store) => bareStoreId(store)), `${bareStoreId('redis')}-aof`, bareStoreId('sqlite', true)];
+
+/** The key of `w1Figures().bareStores` that holds the reference for a retryd row (`{ store, aof }`): on the same server. */
+export const bareStoreKey = (c) => (c.aof ? `${c.store}-aof` : c.store);
 
 /** A reference's row as the page shows it. */
 function referenceOf(row) {
@@ -295,6 +314,41 @@ export function w7Figures(results) {
   });
 }
 
+/** W8's aim for the store's size: over the run's second half within this share of its size at half-time. */
+export const W8_SIZE_SPREAD = 0.1;
+
+/**
+ * W8 per store (w8.mjs): the store's size at half-time and over the second half (`deviation`: the worst share off
+ * it), the service's RSS, the first attempts' dispatch lag (`lagWarm`: after the first 10 s, as W4 measures it), the
+ * tasks purged a second once steady, and what was lost (tasks not read back as their key meant, duplicates, keys
+ * never requested: must be 0); `w4P99`: W4's lag p99 on the same store in the same results, what the lag is judged
+ * against (undefined without a W4 there).
+ */
+export function w8Figures(results) {
+  const w4 = w4Figures(results);
+  return stepsOf(results, 'w8').map((step) => {
+    const d = step.data;
+    if (d?.sizeAt === undefined) return { step, store: step.store };
+    const lost = d.check.lost + d.check.otherStatus + d.check.noExpiry + d.downstream.duplicates + d.downstream.neverRequested;
+    return {
+      step,
+      store: step.store,
+      minutes: d.minutes,
+      rate: d.rate,
+      retentionMs: d.retentionMs,
+      durability: d.durability,
+      sizeOf: d.sizeOf,
+      sizeAt: d.sizeAt,
+      sizeLastHalf: d.sizeLastHalf,
+      rss: d.rss,
+      lagWarm: d.lagWarm,
+      purgedPerSec: d.purgedPerSecSteady,
+      lost,
+      w4P99: w4.find((w) => w.store === step.store)?.lag?.p99,
+    };
+  });
+}
+
 /**
  * W1's `after` row ÷ `other`'s (the build before, the control, or the same build with the protections off): the
  * medians' attempts/s, each round's (the two ran back to back in it), the median of those, and CPU per attempt.
@@ -406,7 +460,17 @@ export function ceilingFigures(results) {
 export function headline(results) {
   const w1 = w1Figures(results);
   return {
-    w1: w1.headline.map((c) => ({ store: c.store, from: w1.step.from, durability: c.durability, protection: c.protection, vsOff: c.vsOff, peer: c.peer, ceiling: c.ceiling })),
+    w1: w1.headline.map((c) => ({
+      store: c.store,
+      aof: c.aof,
+      from: w1.step.from,
+      durability: c.durability,
+      protection: c.protection,
+      vsOff: c.vsOff,
+      peer: c.peer,
+      ceiling: c.ceiling,
+      ...(c.besides === undefined ? {} : { besides: { durability: c.besides.durability, protection: c.besides.protection, peer: c.besides.peer } }),
+    })),
     w3: w3Figures(results).map((w) => ({ store: w.store, from: w.step.from, off: w.runs.find((r) => r.run === 'off')?.amplification, on: w.runs.find((r) => r.run === 'on')?.amplification })),
     w4: w4Figures(results).map((w) => ({ store: w.store, from: w.step.from, p99: w.lag?.p99 })),
     w7: w7Figures(results)
@@ -420,6 +484,9 @@ export function headline(results) {
         untold: w.cases.filter((c) => c.met === undefined).map((c) => c.id),
         lost: w.lost,
       })),
+    w8: w8Figures(results)
+      .filter((w) => w.sizeAt !== undefined)
+      .map((w) => ({ store: w.store, from: w.step.from, deviation: w.sizeLastHalf.deviation, p99: w.lagWarm.p99, w4P99: w.w4P99, lost: w.lost })),
   };
 }
 
@@ -434,21 +501,21 @@ export function aims(results) {
   const w1 = w1Figures(results);
   const { insert, ingest, relay } = ceilingFigures(results);
   const w1Aims = { sqlite: 2, postgres: 3, redis: 1.5 };
-  const peerRow = (c) => w1.step?.data?.results?.find((r) => r.id === PEER_OF_STORE[c.store]);
+  const peerRow = (c) => w1.step?.data?.results?.find((r) => r.id === peerIdOf(c, PEER_OF_STORE[c.store]));
   for (const c of w1.headline.filter((c) => c.peer !== undefined)) {
     const factor = w1Aims[c.store];
     // The bare loop makes W1's requests with nothing stored or scheduled: no retry service can pass it here. The
     // bare loop with the store's work (claims, completions and attempt log as the engine writes them, on the same
     // thread) is the ceiling of a durable dispatcher on that store: the one the aim is judged beyond or within.
     const bare = ratio(w1.bare?.attemptsPerSec, peerRow(c)?.attemptsPerSec);
-    const durable = ratio(w1.bareStores[c.store]?.attemptsPerSec, peerRow(c)?.attemptsPerSec);
+    const durable = ratio(w1.bareStores[bareStoreKey(c)]?.attemptsPerSec, peerRow(c)?.attemptsPerSec);
     const texts = [bare === undefined ? undefined : `the bare loop: ${bare.toFixed(2)}× ${c.peer.name}`];
     // A reference that came out below retryd itself bounded nothing in this run: shown, not judged by.
     const bounds = (r) => r !== undefined && r >= c.peer.attempts;
     if (durable !== undefined) texts.push(`with the store's work: ${durable.toFixed(2)}×${bounds(durable) ? '' : ' (below retryd in this run: no bound)'}`);
     const binding = bounds(durable) ? durable : bare;
     const ceiling = binding === undefined ? undefined : { text: texts.filter(Boolean).join('; '), beyond: binding < factor };
-    rows.push({ aim: `W1 ${STORE_NAMES[c.store]}: ≥ ${factor}× ${c.peer.name} attempts/s`, figure: c.peer.attempts, unit: '×', met: c.peer.attempts >= factor, ceiling });
+    rows.push({ aim: `W1 ${c.place}: ≥ ${factor}× ${c.peer.name} attempts/s`, figure: c.peer.attempts, unit: '×', met: c.peer.attempts >= factor, ceiling });
     if (c.store === 'sqlite' && c.peer.endToEnd !== undefined) {
       // The store's insert alone, then the bare loop: W1 end to end with nothing of retryd's own but the insert; and
       // the bare loop with the store's work, which inserts the tasks as the service does, then dispatches them.
@@ -469,7 +536,7 @@ export function aims(results) {
   // What users run costs little: the default protections beside none, back to back in every round of one run.
   // Judged on the median of the rounds' ratios: each compares two runs made back to back, in the same conditions.
   for (const c of w1.headline.filter((c) => c.vsOff?.roundsMedian !== undefined && w1.protectionAim !== undefined)) {
-    rows.push({ aim: `W1 ${STORE_NAMES[c.store]}: the default protections ≥ ${w1.protectionAim}× the attempts/s with them off (median of the rounds)`, figure: c.vsOff.roundsMedian, unit: '×', met: c.vsOff.roundsMedian >= w1.protectionAim });
+    rows.push({ aim: `W1 ${c.place}: the default protections ≥ ${w1.protectionAim}× the attempts/s with them off (median of the rounds)`, figure: c.vsOff.roundsMedian, unit: '×', met: c.vsOff.roundsMedian >= w1.protectionAim });
   }
   // Issue 14's enqueue aims, from W1's enqueue (W6's request shape: the batch API, 1,000 a request, 4 in flight),
   // against the store's own insert with nothing else to do, and against W6's requests through the least an HTTP
@@ -493,7 +560,7 @@ export function aims(results) {
       const binding = http === undefined ? vsPeer : ratio(http.floorPerSec, http.peerPerSec);
       const text = [alone === undefined || vsPeer === undefined ? alone : `${alone} (${vsPeer.toFixed(2)}× ${c.peer.name})`, httpText(true)].filter(Boolean).join('; ');
       const ceiling = binding === undefined ? undefined : { text, beyond: binding < factor };
-      rows.push({ aim: `Enqueue ${STORE_NAMES[c.store]}: ≥ ${factor}× the bulk insert of ${c.peer.name}`, figure: c.peer.enqueue, unit: '×', met: c.peer.enqueue >= factor, ceiling });
+      rows.push({ aim: `Enqueue ${c.place}: ≥ ${factor}× the bulk insert of ${c.peer.name}`, figure: c.peer.enqueue, unit: '×', met: c.peer.enqueue >= factor, ceiling });
     }
   }
   for (const w of w2Figures(results).filter((w) => w.peakRssMiB !== undefined)) {
@@ -543,6 +610,13 @@ export function aims(results) {
       rows.push({ aim: `W7 ${STORE_NAMES[w.store]}, ${c.id} (${c.title}): ${c.aim}`, figureText, met: c.met === true, unknown: c.met === undefined });
     }
     if (w.cases.length > 0) rows.push({ aim: `W7 ${STORE_NAMES[w.store]}: nothing lost, defaults and off`, figure: w.lost, unit: '', met: w.lost === 0 && w.clean });
+  }
+  // W8: retention keeps the store flat over a long run, at no cost to dispatch; nothing lost.
+  for (const w of w8Figures(results).filter((w) => w.sizeAt !== undefined)) {
+    const name = STORE_NAMES[w.store];
+    rows.push({ aim: `W8 ${name}: the store's size over the second half within ±${W8_SIZE_SPREAD * 100}% of its size at half-time`, figureText: `worst ${(w.sizeLastHalf.deviation * 100).toFixed(1)}% (${(w.sizeAt.bytes / 2 ** 20).toFixed(1)} MiB at half-time)`, met: w.sizeLastHalf.deviation <= W8_SIZE_SPREAD });
+    if (w.w4P99 !== undefined) rows.push({ aim: `W8 ${name}: dispatch lag p99 no worse than W4's (${w.w4P99.toFixed(2)} ms)`, figure: w.lagWarm.p99, unit: ' ms', met: w.lagWarm.p99 <= w.w4P99 });
+    rows.push({ aim: `W8 ${name}: nothing lost`, figure: w.lost, unit: '', met: w.lost === 0 });
   }
   // Issue 14's space per pending task (W2-like tasks).
   const spaceAims = { sqlite: 400, postgres: 400, redis: 700 };

@@ -1,5 +1,6 @@
 // `npm run bench`: the benchmark report in one command. Runs W1–W5 and W7 on each store with the peers side by side
-// (W1 with the default protections, its headline, and with them off; W7 each case with the defaults and off), then
+// (W1 with the default protections, its headline, and with them off, and on Redis also on a Redis of its own with AOF
+// `everysec`, as deployed, its Redis headline; W7 each case with the defaults and off), then
 // the space a task takes and the machine's ceilings (each store's insert alone, W4's load through a bare relay), saves
 // the results, and renders docs/benchmarks.md, its charts (docs/bench/*.svg) and the README's headline from them.
 //

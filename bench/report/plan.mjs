@@ -7,13 +7,13 @@ export const STORES = Object.freeze(['sqlite', 'postgres', 'redis']);
 export const PEERS = Object.freeze(['bullmq', 'pgboss']);
 /**
  * What the report covers: the workloads of WORKLOADS.md (W7: the cases w7.mjs has, each with the default protections
- * and with them off), then `space` (what a pending task takes in each store,
+ * and with them off; W8: ten minutes of steady load with retention, read against W4's lag on the same store), then `space` (what a pending task takes in each store,
  * store-space.mjs) and `ceilings` (what this machine allows without retryd's work: each store's insert alone,
  * insert-floor.mjs; W6's requests through the least an HTTP enqueue does, beside retryd and the peer's bulk insert,
  * ingest-floor.mjs; and W4's load through a bare relay, w4-ceiling.mjs), the figures issue 14's aims are read
  * against.
  */
-export const WORKLOADS = Object.freeze(['w1', 'w2', 'w3', 'w4', 'w5', 'w7', 'space', 'ceilings']);
+export const WORKLOADS = Object.freeze(['w1', 'w2', 'w3', 'w4', 'w5', 'w7', 'w8', 'space', 'ceilings']);
 /** The workloads whose scripts run a `--baseline` build beside the current one (the report's before and after). */
 export const BASELINE_WORKLOADS = Object.freeze(['w1', 'w4']);
 
@@ -22,6 +22,13 @@ export const BASELINE_WORKLOADS = Object.freeze(['w1', 'w4']);
  * back in every round; the page shows defaults ÷ off.
  */
 const W1_PROTECTIONS = ['--protection', 'defaults,off'];
+
+/**
+ * Redis as deployed (docs/stores.md: AOF, `appendfsync everysec`, Redis's own default for it): when the run has Redis,
+ * W1 starts a Redis of its own with AOF and runs retryd, BullMQ and the bare loop with the Redis store's work on it too,
+ * the headline for Redis; the runs on the machine's Redis (no persistence) stay beside them as a second row.
+ */
+const W1_REDIS_AOF = ['--redis-aof', 'everysec'];
 
 /**
  * Arguments per workload. Full: the sizes of WORKLOADS.md (W1 with three rounds, rotated, for medians; W7 its
@@ -37,6 +44,7 @@ const ARGS = {
     w4: [],
     w5: [],
     w7: ['--tasks', '5000'],
+    w8: [],
     space: ['--tasks', '100000'],
     'insert-floor': [],
     'ingest-floor': ['--tasks', '50000', '--rounds', '3'],
@@ -49,6 +57,7 @@ const ARGS = {
     w4: ['--seconds', '2', '--warmup', '1', '--rate', '500'],
     w5: ['--a-tasks', '2000', '--b-tasks', '10', '--settle', '0.5', '--a-window', '1'],
     w7: ['--tasks', '200', '--timeout', '30', '--dead-seconds', '3'],
+    w8: ['--minutes', '0.5', '--rate', '100'],
     space: ['--tasks', '2000'],
     'insert-floor': ['--batches', '2'],
     'ingest-floor': ['--tasks', '2000', '--rounds', '1'],
@@ -61,9 +70,10 @@ const ARGS = {
  * W1 about 40 s per contender and round; W2 about 6 min per store (1,000,000 tasks through the API, then through
  * the library); W3 two storms of about 25 s plus start-up; W4 10 s of warm-up, 60 s measured, and the drain; W5 two
  * variants of about 40 s (200,000 tasks enqueued, then B's 100 and the window after them); W7 nine cases twice at 5,000 tasks,
- * f's two dead minutes and b90's 25 s runs the longest, g's runs three each (with its bad target, with it healthy, without its tasks) and e's and g's a few seconds.
+ * f's two dead minutes and b90's 25 s runs the longest, g's runs three each (with its bad target, with it healthy, without its tasks) and e's and g's a few seconds;
+ * W8 its 10 minutes, then reading back the last minute's tasks.
  */
-const FULL_MINUTES = { w1PerContenderRound: 0.7, w2: 6, w3: 1.5, w4: 1.7, w5: 1.5, w7: 12, space: 0.7, 'insert-floor': 0.7, 'ingest-floor': 1.5, 'w4-ceiling': 1.4 };
+const FULL_MINUTES = { w1PerContenderRound: 0.7, w2: 6, w3: 1.5, w4: 1.7, w5: 1.5, w7: 12, w8: 10.7, space: 0.7, 'insert-floor': 0.7, 'ingest-floor': 1.5, 'w4-ceiling': 1.4 };
 
 /**
  * The steps of a run, in order: `{ workload, script?, store, args, minutes }` (`script`: the file of bench/service/
@@ -89,12 +99,14 @@ export function planRuns({ quick, stores = STORES, peers = PEERS, workloads = WO
       // store): the two ceilings W1's aims are read against.
       const only = ['retryd', ...peers, 'bare', ...(stores.length > 0 ? ['bare-store'] : [])];
       const rounds = quick ? 1 : 3;
-      // Per store: retryd with the defaults and off, the bare loop with the store's work, and the before and control.
-      const contenders = stores.length * (baseline === undefined ? 3 : 5) + peers.length + 1;
+      // Per store: retryd with the defaults and off, the bare loop with the store's work, and the before and control;
+      // on Redis with AOF, retryd with the defaults and off, the bare loop with its work and BullMQ when it runs.
+      const aof = stores.includes('redis');
+      const contenders = stores.length * (baseline === undefined ? 3 : 5) + peers.length + 1 + (aof ? 3 + (peers.includes('bullmq') ? 1 : 0) : 0);
       steps.push({
         workload,
         store: stores.join(','),
-        args: withBaseline(workload, ['--store', stores.join(','), '--only', only.join(','), ...ARGS[mode].w1]),
+        args: withBaseline(workload, ['--store', stores.join(','), '--only', only.join(','), ...ARGS[mode].w1, ...(aof ? W1_REDIS_AOF : [])]),
         minutes: quick ? 0.2 : FULL_MINUTES.w1PerContenderRound * rounds * contenders,
       });
       continue;

@@ -5,7 +5,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fmt, ratioText } from '../service/lib/report.mjs';
-import { STORE_NAMES, aims, beforeAfterFigures, ceilingFigures, headline, spaceFigures, w1Figures, w2Figures, w3Figures, w4Figures, w5Figures, w7Figures } from './figures.mjs';
+import { persistenceOf } from './redis-aof.mjs';
+import { STORE_NAMES, aims, beforeAfterFigures, ceilingFigures, headline, spaceFigures, w1Figures, w2Figures, w3Figures, w4Figures, w5Figures, w7Figures, w8Figures } from './figures.mjs';
 
 const MiB = 2 ** 20;
 const x = (r) => (r === undefined ? '–' : `${r >= 100 ? fmt(r) : r.toFixed(2)}×`);
@@ -50,8 +51,14 @@ function environmentSection(results) {
     '',
     'Durability, as the servers report it:',
     '',
-    table(['Store', 'Durability'], ['sqlite', 'postgres', 'redis'].map((s) => [storeName(s), e.durability[s]])),
+    table(['Store', 'Durability'], [...['sqlite', 'postgres', 'redis'].map((s) => [storeName(s), e.durability[s]]), ...aofServerRow(results)]),
   ].join('\n');
+}
+
+/** W1's own Redis with AOF (`w1.mjs --redis-aof`), when it ran: a row of the durability table. */
+function aofServerRow(results) {
+  const aof = w1Figures(results).step?.data?.redisAof;
+  return aof === undefined ? [] : [["Redis, W1's own server (`--redis-aof`)", aof.durability]];
 }
 
 function w1Section(results) {
@@ -72,13 +79,18 @@ function w1Section(results) {
     rows.push([b.name, b.durability, fmt(b.attemptsPerSec), '–', pct(w.bare === undefined ? undefined : b.attemptsPerSec / w.bare.attemptsPerSec), fmt(b.enqueuePerSec), '–', fmt(b.cpuMsPerAttempt, 3), b.pass ? 'PASS' : '**FAIL**']);
   }
   if (w.bare !== undefined) rows.push([w.bare.name, 'nothing stored', fmt(w.bare.attemptsPerSec), '–', '100 %', '–', '–', '–', w.bare.pass ? 'PASS' : '**FAIL**']);
+  const aof = w.contenders.find((c) => c.aof);
+  const redisTwice =
+    aof === undefined
+      ? ''
+      : ` Redis runs twice, each retryd row read against BullMQ on the same server: on a Redis of W1's own with ${(persistenceOf(aof.durability) ?? 'AOF').replace(/^AOF /, 'AOF, appendfsync ')}, Redis as deployed and the headline for Redis, and on the machine's Redis, which runs without persistence (the rows that say so).`;
   const protections = w.contenders.some((c) => c.protection === 'defaults')
     ? "retryd runs as `retryd serve` starts, with the protections a user gets without asking (the figures the headline quotes), and, back to back with it in every round, with `--protection off`."
     : "retryd ran with its target's protections turned off (`PUT /targets`), as W1 did before it ran the defaults.";
   return [
     '## W1: flaky downstream, fast retries',
     '',
-    `${fmt(w.tasks)} tasks: ${stepNote(w.step)}. Median of ${w.rounds} round(s), the order rotated every round${w.rounds > 1 ? '; the range of the rounds in brackets' : ''}. ${protections} PASS: the downstream saw exactly three requests per task, one first success each and no duplicate, and the store recorded every task.`,
+    `${fmt(w.tasks)} tasks: ${stepNote(w.step)}. Median of ${w.rounds} round(s), the order rotated every round${w.rounds > 1 ? '; the range of the rounds in brackets' : ''}. ${protections}${redisTwice} PASS: the downstream saw exactly three requests per task, one first success each and no duplicate, and the store recorded every task.`,
     '',
     table(['Contender', 'Durability', 'Attempts/s', '÷ peer', '÷ ceiling (bare loop)', 'Enqueue (tasks/s)', 'Enqueue ÷ peer', 'CPU ms / attempt', 'Check'], rows),
     '',
@@ -101,7 +113,7 @@ function w1ProtectionsBlock(w) {
     table(
       ['Store', 'Attempts/s, default protections', 'Attempts/s, --protection off', 'defaults ÷ off, median of the rounds', 'per round', 'of the medians', 'CPU / attempt defaults ÷ off', 'Aim met?'],
       pairs.map((c) => [
-        storeName(c.store),
+        c.place,
         fmt(c.attemptsPerSec),
         fmt(c.vsOff.attemptsPerSec),
         `**${x(c.vsOff.roundsMedian)}**`,
@@ -231,6 +243,40 @@ function w5Section(results) {
               w.timedOut ? '**not all of B in time**' : ms(w.bMaxMs),
               fmt(w.aAlonePerSec),
               `${fmt(w.aWindowPerSec)} (${pct(w.aWhileB)})`,
+            ],
+      ),
+    ),
+  ].join('\n');
+}
+
+/** W8: the long run with retention, per store; its lag beside W4's on the same store. */
+function w8Section(results) {
+  const ws = w8Figures(results);
+  if (ws.length === 0) return undefined;
+  const first = ws.find((w) => w.sizeAt !== undefined);
+  const MiB = (bytes) => fmt(bytes / 2 ** 20, 1);
+  return [
+    ...perStoreOpening(
+      '## W8: the long run, retention keeps the store flat',
+      `${fmt(first?.rate)} tasks/s for ${fmt(first?.minutes)} min, each failing once and succeeding 1 s later, 1% exhausting; every finished task kept ${fmt((first?.retentionMs ?? NaN) / 60_000)} min, then purged:`,
+      ws,
+    ),
+    "The store's size every 10 s: SQLite's database file and WAL, PostgreSQL's tasks and attempts with their indexes, Redis's used memory. Aim: over the second half within ±10% of its size at half-time, and the first attempts' dispatch lag p99 (after the first 10 s, as W4 measures it) no worse than W4's on the same store. Lost: tasks of the last minute not read back as their key meant, duplicate calls, keys never called (must be 0).",
+    '',
+    table(
+      ['Store', 'Size at half-time (MiB)', 'Second half (MiB)', 'Worst off half-time', 'RSS start / end (MiB)', 'Lag p99 (W4\'s)', 'Purged/s', 'Lost'],
+      ws.map((w) =>
+        w.sizeAt === undefined
+          ? [storeName(w.store), 'no figures', '–', '–', '–', '–', '–', '–']
+          : [
+              storeName(w.store),
+              MiB(w.sizeAt.bytes),
+              `${MiB(w.sizeLastHalf.min)} – ${MiB(w.sizeLastHalf.max)}`,
+              `**${(w.sizeLastHalf.deviation * 100).toFixed(1)}%**`,
+              `${fmt(w.rss.startMiB)} / ${fmt(w.rss.endMiB)}`,
+              `${ms(w.lagWarm.p99, 2)} (${w.w4P99 === undefined ? 'no W4' : ms(w.w4P99, 2)})`,
+              fmt(w.purgedPerSec),
+              fmt(w.lost),
             ],
       ),
     ),
@@ -473,9 +519,9 @@ export function renderHeadline(results) {
   const earlier = (r) => (r.from === undefined ? '' : ` (the run of ${r.from.startedAt.slice(0, 10)})`);
   for (const r of h.w1) {
     const how = r.protection === 'defaults' ? 'with its default protections' : "its target's protections off";
-    const vsPeer = r.peer === undefined ? '' : `**${x(r.peer.attempts)}** the attempts/s of ${r.peer.name}, `;
+    const vsPeer = r.peer === undefined ? '' : `**${x(r.peer.attempts)}** the attempts/s of ${r.peer.name}${r.aof ? ' on the same server' : ''}, `;
     const vsOff = r.vsOff?.roundsMedian === undefined ? '' : `; ${x(r.vsOff.roundsMedian)} its attempts/s with them off (median of the rounds' ratios)`;
-    lines.push(`- W1, retryd on ${storeName(r.store)} (${r.durability.replace(/:.*/, '')}), ${how}: ${vsPeer}${pct(r.ceiling)} of the machine's ceiling (a bare HTTP loop)${vsOff}${earlier(r)}.`);
+    lines.push(`- W1, retryd on ${storeName(r.store)} (${w1Durability(r)}), ${how}: ${vsPeer}${pct(r.ceiling)} of the machine's ceiling (a bare HTTP loop)${vsOff}${w1Besides(r)}${earlier(r)}.`);
   }
   for (const r of h.w3) lines.push(`- W3 retry storm on ${storeName(r.store)}: ${r.on?.toFixed(2) ?? '–'}× amplification with the protections on, ${r.off?.toFixed(2) ?? '–'}× off${earlier(r)}.`);
   for (const r of h.w4) lines.push(`- W4 dispatch lag p99 on ${storeName(r.store)}: ${ms(r.p99, 1)}${earlier(r)}.`);
@@ -484,7 +530,29 @@ export function renderHeadline(results) {
     const lost = r.lost === 0 ? 'nothing lost' : `**${fmt(r.lost)} tasks lost**`;
     lines.push(`- W7 partial failure on ${storeName(r.store)}, default protections: the aim met in ${r.met.length} of ${r.cases} cases${short.length === 0 ? '' : ` (${short.join('; ')})`}; ${lost}${earlier(r)}.`);
   }
+  for (const r of h.w8) {
+    const lost = r.lost === 0 ? 'nothing lost' : `**${fmt(r.lost)} tasks lost**`;
+    const w4 = r.w4P99 === undefined ? '' : ` (W4's ${ms(r.w4P99, 1)})`;
+    lines.push(`- W8 ten minutes with retention on ${storeName(r.store)}: the store's size within ${(r.deviation * 100).toFixed(1)}% of its half-time size, lag p99 ${ms(r.p99, 1)}${w4}; ${lost}${earlier(r)}.`);
+  }
   return lines.join('\n');
+}
+
+/**
+ * A W1 headline row's durability in a few words: Redis's persistence as read back (`AOF everysec, NOT durable: up to
+ * 1 s lost`), the others' verdict (`durable`); a Redis row without AOF says that the results have none with it.
+ */
+function w1Durability(r) {
+  const aof = /^AOF on, appendfsync (\w+) \((.*)\)$/.exec(r.durability);
+  if (aof !== null) return `AOF ${aof[1]}, ${aof[2]}`;
+  const verdict = r.durability.replace(/:.*/, '');
+  return r.store === 'redis' ? `${verdict}; these results have no run on a Redis with AOF` : verdict;
+}
+
+/** Beside the AOF headline for Redis: the same pair on the machine's Redis without persistence, and its ratio. */
+function w1Besides(r) {
+  if (r.besides?.peer === undefined) return '';
+  return `; on the machine's Redis (${persistenceOf(r.besides.durability) ?? r.besides.durability}), ${x(r.besides.peer.attempts)} the attempts/s of ${r.besides.peer.name} there`;
 }
 
 /** The workloads of WORKLOADS.md a results file has, as a list in words, runs of them as ranges ("W1–W5 and W7"). */
@@ -541,7 +609,7 @@ export function renderDoc(results, { chartPath, resultsPath, resultsCommandPath 
     renderHeadline(results),
     '',
     environmentSection(results),
-    ...[w1Section(results), w2Section(results), w3Section(results), w4Section(results), w5Section(results), w7Section(results), beforeAfterSection(results), ceilingsSection(results), aimsSection(results)].filter((s) => s !== undefined).flatMap((s) => ['', s]),
+    ...[w1Section(results), w2Section(results), w3Section(results), w4Section(results), w5Section(results), w7Section(results), w8Section(results), beforeAfterSection(results), ceilingsSection(results), aimsSection(results)].filter((s) => s !== undefined).flatMap((s) => ['', s]),
     '',
     readFileSync(join(import.meta.dirname, 'method.md'), 'utf8').trimEnd(),
     '',

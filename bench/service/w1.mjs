@@ -3,7 +3,7 @@
 //   node bench/service/w1.mjs [--tasks 20000] [--only retryd,bullmq,pgboss,bare[,bare-store,bare-store-thread]] [--sync full|normal|both]
 //                             [--rounds 1] [--store sqlite[,postgres,redis]] [--instances 1[,2,3]] [--concurrency N]
 //                             [--cpu-prof DIR] [--baseline PATH/dist/cli/main.js] [--control] [--downstream flaky|ok]
-//                             [--protection defaults|off|defaults,off] [--json] [--json-file FILE]
+//                             [--protection defaults|off|defaults,off] [--redis-aof everysec|always] [--json] [--json-file FILE]
 //
 // Every contender gets the same 20,000 tasks (own idempotency key, small JSON body), the same downstream
 // (./downstream.mjs in its own process: 503, 503, then 200 per key) and the same HTTP client (undici).
@@ -32,6 +32,15 @@
 // defaults its headline). --baseline and --control run the first mode listed. `--downstream ok` is the variant for
 // the protections' cost when they never trip: the downstream answers 200 to every request (20,000 attempts, the
 // protections consulted on every claim), --protection defaulting to `defaults,off` there (aim: defaults ÷ off ≥ 0.90×).
+// Redis as deployed (--redis-aof everysec|always): the machine's Redis (REDIS_URL) runs without persistence, which no
+// deployment that keeps tasks should (docs/stores.md). With --redis-aof, W1 starts a redis-server of its own on a free
+// loopback port (`--appendonly yes --appendfsync <policy> --save ""`, its AOF in a temporary directory on the disk of
+// the SQLite figures, all of it removed at the end, on failure too) and runs the Redis contenders again on it, in the
+// same rounds: retryd on Redis in each --protection mode (`retryd-redis-aof`, `retryd-redis-aof-protection-off`),
+// BullMQ (`bullmq-aof`) and, with bare-store, the bare loop with the Redis store's work (`bare-store-redis-aof`).
+// Their durability is read back from that server; their store server CPU is its process's alone (by pid), and the
+// other Redis rows' leave it out. retryd on it is judged against BullMQ on it (the aim ≥ 1.5×), the rows on the
+// machine's Redis against each other. --baseline and --control run on the machine's Redis only.
 // Build the service first: npx tsc -b packages/server
 
 import { existsSync } from 'node:fs';
@@ -44,6 +53,8 @@ import { inChild } from './lib/contenders/in-child.mjs';
 import { bullmqContender } from './lib/contenders/bullmq.mjs';
 import { pgbossContender } from './lib/contenders/pgboss.mjs';
 import { retrydContender } from './lib/contenders/retryd.mjs';
+import { cpuMsOfCommand, cpuMsOfPid } from './lib/contenders/call-downstream.mjs';
+import { AOF_POLICIES, startAofRedis } from './lib/redis-aof-server.mjs';
 import { fmt, machine as machineNow, median, printMachine, printTable, sleep, printDiskSync, writeJsonFile } from './lib/report.mjs';
 
 const { values: args } = parseArgs({
@@ -60,6 +71,7 @@ const { values: args } = parseArgs({
     control: { type: 'boolean', default: false },
     downstream: { type: 'string', default: 'flaky' },
     protection: { type: 'string' },
+    'redis-aof': { type: 'string' },
     json: { type: 'boolean', default: false },
     'json-file': { type: 'string' },
   },
@@ -95,11 +107,23 @@ if (baseline !== undefined && !existsSync(baseline)) throw new Error(`--baseline
 const groups = [];
 // --store sqlite,postgres,redis runs retryd on each store, side by side (--sync applies to SQLite only).
 const storeKinds = args.store.split(',').map((s) => s.trim());
+// --redis-aof: the Redis contenders again, on a Redis of W1's own with AOF (see the header).
+const AOF = args['redis-aof'];
+if (AOF !== undefined) {
+  if (!AOF_POLICIES.includes(AOF)) throw new Error(`--redis-aof must be one of ${AOF_POLICIES.join(', ')}, got ${AOF}`);
+  const onRedis = storeKinds.includes('redis') && (only.has('retryd') || only.has('bare-store'));
+  if (!onRedis && !only.has('bullmq')) throw new Error('--redis-aof runs the Redis contenders on a Redis with AOF: it needs --store redis (with retryd or bare-store in --only) or bullmq in --only');
+}
+const aofServer = AOF === undefined ? undefined : await startAofRedis({ appendfsync: AOF });
+if (aofServer !== undefined) console.log(`Redis with AOF for W1: ${aofServer.url} (pid ${aofServer.pid}, ${aofServer.durability.label}, files in ${aofServer.dir})`);
+/** The CPU of W1's own AOF server alone; and of the machine's other redis-server processes, for the other Redis rows. */
+const aofCpuMs = aofServer === undefined ? undefined : () => cpuMsOfPid(aofServer.pid);
+const redisCpuMs = aofServer === undefined ? undefined : () => cpuMsOfCommand('redis-server', { exceptPids: [aofServer.pid] });
 if (only.has('retryd')) {
   for (const storeKind of storeKinds) {
     for (const sync of storeKind === 'sqlite' ? syncs : ['full']) {
       for (const instances of instanceCounts) {
-        const common = { storeKind, sync, concurrency, nodeArgs, instances };
+        const common = { storeKind, sync, concurrency, nodeArgs, instances, serverCpuMs: storeKind === 'redis' ? redisCpuMs : undefined };
         const group = PROTECTIONS.map((protection) => retrydContender({ ...common, protection }));
         // The build before and the control run as the headline configuration does (the first mode listed).
         if (baseline !== undefined) group.push(retrydContender({ ...common, cli: baseline, role: 'before', protection: PROTECTIONS[0] }));
@@ -108,13 +132,25 @@ if (only.has('retryd')) {
       }
     }
   }
+  if (aofServer !== undefined && storeKinds.includes('redis')) {
+    for (const instances of instanceCounts) {
+      const common = { storeKind: aofServer.url, concurrency, nodeArgs, instances, aof: AOF, serverCpuMs: aofCpuMs };
+      groups.push(PROTECTIONS.map((protection) => retrydContender({ ...common, protection })));
+    }
+  }
 }
-if (only.has('bullmq')) groups.push([bullmqContender()]);
+if (only.has('bullmq')) groups.push([bullmqContender({ serverCpuMs: redisCpuMs })]);
+if (only.has('bullmq') && aofServer !== undefined) groups.push([bullmqContender({ url: aofServer.url, aof: AOF, serverCpuMs: aofCpuMs })]);
 if (only.has('pgboss')) groups.push([pgbossContender()]);
 // The references run in processes of their own (see in-child.mjs).
 if (only.has('bare')) groups.push([inChild(() => bareContender())]);
 // bare-store: on each store of --store, the bare loop with that store's work (the ceiling of a durable dispatcher on it).
-if (only.has('bare-store')) for (const storeKind of storeKinds) groups.push([inChild(() => bareStoreContender({ storeKind }))]);
+if (only.has('bare-store')) {
+  for (const storeKind of storeKinds) groups.push([inChild(() => bareStoreContender({ storeKind, serverCpuMs: storeKind === 'redis' ? redisCpuMs : undefined }))]);
+  if (aofServer !== undefined && storeKinds.includes('redis')) {
+    groups.push([inChild((options) => bareStoreContender({ storeKind: 'redis', ...options, serverCpuMs: aofCpuMs }), { url: aofServer.url, aof: AOF })]);
+  }
+}
 if (only.has('bare-store-thread')) groups.push([inChild(() => bareStoreContender({ threaded: true }))]);
 const contenders = groups.flat();
 
@@ -201,6 +237,7 @@ try {
   }
 } finally {
   await ds.close();
+  await aofServer?.stop();
 }
 
 // Per contender: the median round by attempts/s, with the spread of the rounds.
@@ -281,7 +318,8 @@ if (ours.length > 0 && peers.length > 0) {
   const aims = { sqlite: ['bullmq', 2], postgres: ['pgboss', 3], redis: ['bullmq', 1.5] };
   for (const o of OK ? [] : ours) {
     const [peerId, factor] = aims[o.id.replace(/^retryd-/, '').replace(/-.*$/, '')] ?? [];
-    const peer = peers.find((p) => p.id === peerId);
+    // On W1's own AOF server, retryd is judged against the peer on that server.
+    const peer = peers.find((p) => p.id === (/^retryd-redis-aof/.test(o.id) ? `${peerId}-aof` : peerId));
     if (peer === undefined) continue;
     const ratio = o.attemptsPerSec / peer.attemptsPerSec;
     // Round by round: each round runs every contender once, so its ratio compares runs made minutes apart.
@@ -346,7 +384,10 @@ if (protectionPairs.length > 0) {
   );
 }
 console.log(`\nCPU ms / attempt: retryd = the service process (its store's server apart: store server CPU); BullMQ = bench process + redis-server; pg-boss = bench process + every postgres process (other users of those servers count too).`);
-const output = { machine, tasks: N, rounds: ROUNDS, downstream: args.downstream, protections: PROTECTIONS, protectionAim: PROTECTION_AIM, results };
+if (aofServer !== undefined) console.log(`The rows on W1's own AOF server (pid ${aofServer.pid}) count that process's CPU alone; the other Redis rows every other redis-server's.`);
+// The AOF server as it ran (its directory is gone by now).
+const redisAof = aofServer === undefined ? undefined : { appendfsync: AOF, url: aofServer.url, pid: aofServer.pid, dir: aofServer.dir, durability: aofServer.durability.label };
+const output = { machine, tasks: N, rounds: ROUNDS, downstream: args.downstream, protections: PROTECTIONS, protectionAim: PROTECTION_AIM, ...(redisAof === undefined ? {} : { redisAof }), results };
 if (args.json) console.log(JSON.stringify(output, null, 2));
 writeJsonFile(args['json-file'], output);
 // A peer's client may keep a handle open (pg-boss timers, undici sockets): the figures are printed, so exit.

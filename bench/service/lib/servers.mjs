@@ -49,7 +49,11 @@ export const schemaSize = (schema, connectionString = POSTGRES_URL) =>
     return Number(rows[0].n);
   }, connectionString);
 
-/** Redis's persistence settings, read back from the server (an ioredis client). */
+/**
+ * Redis's persistence settings, read back from the server (an ioredis client): the settings, `label` (what a crash
+ * loses, for a durability column) and `persistence` (a few words for a contender's name: `AOF everysec`, `AOF always`,
+ * `no persistence`, `snapshots only`).
+ */
 export async function redisDurability(redis) {
   const get = async (k) => (await redis.config('GET', k))[1];
   const appendonly = await get('appendonly');
@@ -59,7 +63,8 @@ export async function redisDurability(redis) {
     appendonly === 'yes'
       ? `AOF on, appendfsync ${appendfsync}${appendfsync === 'always' ? ' (durable)' : ' (NOT durable: up to 1 s lost)'}`
       : `NO durability: appendonly no, save "${save}" (everything since start is lost on a crash)`;
-  return { appendonly, appendfsync, save, label };
+  const persistence = appendonly === 'yes' ? `AOF ${appendfsync}` : save === '' ? 'no persistence' : 'snapshots only';
+  return { appendonly, appendfsync, save, label, persistence };
 }
 
 /**

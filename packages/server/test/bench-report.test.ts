@@ -1,8 +1,11 @@
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 // `npm run bench` (bench/report/main.mjs) as a user runs it: rendering from a saved results file, and one tiny real
@@ -18,9 +21,9 @@ interface Run {
   stderr: string;
 }
 
-function bench(args: string[]): Promise<Run> {
+function bench(args: string[], script = MAIN): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [MAIN, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [script, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -40,9 +43,14 @@ interface W1Row {
   name?: string;
   role?: string;
   pairId?: string;
+  protection?: string;
+  protectionPairId?: string;
+  durability?: string;
   attemptsPerSec: number;
   enqueuePerSec?: number;
+  storeCpuMsPerAttempt?: number;
   pass: boolean;
+  runs?: { attemptsPerSec: number }[];
 }
 interface Results {
   quick: boolean;
@@ -185,6 +193,8 @@ describe('npm run bench', () => {
     expect(after(filled)).toBe(after(original));
     const headline = /## Headline\n\n([\s\S]*?)\n\n## /.exec(page)?.[1];
     expect(headline).toMatch(/^- W1, retryd on SQLite/);
+    // The sample has no run on a Redis with AOF: its Redis line leads with the run without persistence, and says so.
+    expect(headline).toContain('- W1, retryd on Redis (NO durability; these results have no run on a Redis with AOF), ');
     expect(filled).toContain(headline);
     expect(filled).toContain('[docs/benchmarks.md](docs/benchmarks.md)');
 
@@ -245,7 +255,7 @@ describe('npm run bench', () => {
     expect(ingest?.rows.every((r) => r.tasksPerSec > 0)).toBe(true);
     expect(ingest?.peerPerSec).toBeUndefined();
     expect(page).toContain("**W6's requests through the least an HTTP enqueue does**");
-    expect(page).toMatch(/\| W4 SQLite: dispatch lag p99 < 2 ms \| [\d.]+ ms \| [^|]+ \| a bare relay, durable: p99 [\d.]+ ms \|/);
+    expect(page).toMatch(/\| W4 SQLite: dispatch lag p99 < 2 ms \| [\d,.]+ ms \| [^|]+ \| a bare relay, durable: p99 [\d.]+ ms \|/);
     expect(page).toMatch(/\| Space SQLite: ≤ 400 bytes per pending task \| [\d,]+ B \|/);
     expect(chartLinks(page, docFile).map((c) => c.slice(c.lastIndexOf('/') + 1))).toEqual(['w1-attempts.svg', 'w4-lag.svg']);
   });
@@ -292,6 +302,139 @@ describe('npm run bench', () => {
     // Another peer's figures (or none) are not this store's.
     expect(spaceAim([{ peer: 'bullmq', name: 'BullMQ 5.81.5 (Redis)', rows: [], totalBytesPerTask: 1025 }])?.ceiling).toBeUndefined();
     expect(spaceAim([])?.ceiling).toBeUndefined();
+  });
+
+  it('leads W1 on Redis with the run on a Redis with AOF, against BullMQ on the same server; the run without persistence is a second row', async () => {
+    const sample = JSON.parse(await readFile(SAMPLE, 'utf8')) as Results;
+    const step = sample.runs.find((r) => r.workload === 'w1');
+    const rows = step?.data?.results ?? [];
+    const find = (id: string): W1Row => {
+      const row = rows.find((r) => r.id === id);
+      if (row === undefined) throw new Error(`the sample has no W1 row ${id}`);
+      return row;
+    };
+    // The rows w1.mjs --redis-aof everysec adds, their figures set here (one round each, as the sample's).
+    const aofLabel = 'AOF on, appendfsync everysec (NOT durable: up to 1 s lost)';
+    const row = (from: string, id: string, attemptsPerSec: number, extra: Partial<W1Row>): W1Row => ({
+      ...find(from),
+      id,
+      pairId: id,
+      durability: aofLabel,
+      attemptsPerSec,
+      runs: [{ attemptsPerSec }],
+      ...extra,
+    });
+    const aofRows = [
+      row('retryd-redis', 'retryd-redis-aof', 6_000, { protection: 'defaults', protectionPairId: 'retryd-redis-aof', name: 'retryd (Redis, AOF everysec, prefix retryd-bench-w1, default protections)' }),
+      row('retryd-redis', 'retryd-redis-aof-protection-off', 6_100, { protection: 'off', protectionPairId: 'retryd-redis-aof', name: 'retryd (Redis, AOF everysec, prefix retryd-bench-w1, --protection off)' }),
+      row('bullmq', 'bullmq-aof', 4_000, { name: 'BullMQ 5.81.5 (Redis, AOF everysec)' }),
+      row('bare-store-redis', 'bare-store-redis-aof', 7_000, { name: 'reference: bare undici loop, Redis store (AOF everysec) on the same thread' }),
+    ];
+    // The run on the machine's Redis with the defaults too, as w1.mjs runs it today: the AOF row leads all the same.
+    const machineRows = rows.map((r) => (r.id === 'retryd-redis' ? { ...r, protection: 'defaults' } : r));
+    const w1 = { ...step, data: { ...step?.data, redisAof: { appendfsync: 'everysec', durability: aofLabel }, results: [...machineRows, ...aofRows] } };
+    const resultsFile = join(dir, 'aof-results.json');
+    await writeFile(resultsFile, JSON.stringify({ ...sample, runs: sample.runs.map((r) => (r === step ? w1 : r)) }));
+    const out = join(dir, 'aof');
+    await mkdir(out, { recursive: true });
+    const readme = join(out, 'README.md');
+    await copyFile(join(ROOT, 'README.md'), readme);
+    const docFile = join(out, 'benchmarks.md');
+    const run = await bench(['--from', resultsFile, '--doc', docFile, '--charts', out, '--readme', readme, '--quiet']);
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    const page = await readFile(docFile, 'utf8');
+
+    // Every figure from the raw rows: each retryd row ÷ BullMQ on its own server.
+    const [aof, aofOff, bullmqAof, bareStoreAof] = aofRows as [W1Row, W1Row, W1Row, W1Row];
+    const [plain, bullmq, bare] = [find('retryd-redis'), find('bullmq'), find('bare')];
+    const times = (a: W1Row, b: W1Row) => `${(a.attemptsPerSec / b.attemptsPerSec).toFixed(2)}×`;
+    const headline = /## Headline\n\n([\s\S]*?)\n\n## /.exec(page)?.[1] ?? '';
+    expect(headline).toContain(
+      `- W1, retryd on Redis (AOF everysec, NOT durable: up to 1 s lost), with its default protections: **${times(aof, bullmqAof)}** the attempts/s of BullMQ 5.81.5 (Redis, AOF everysec) on the same server, ` +
+        `${Math.round((100 * aof.attemptsPerSec) / bare.attemptsPerSec)} % of the machine's ceiling (a bare HTTP loop); ${times(aof, aofOff)} its attempts/s with them off (median of the rounds' ratios); ` +
+        `on the machine's Redis (no persistence), ${times(plain, bullmq)} the attempts/s of BullMQ 5.81.5 (Redis) there.`,
+    );
+    expect(await readFile(readme, 'utf8')).toContain(headline);
+
+    // W1's table: both Redis rows, each with its durability and its ratio to the peer on its own server.
+    const w1Line = (name: string | undefined) => page.split('\n').find((line) => line.startsWith(`| ${name} | `)) ?? '';
+    expect(w1Line(aof.name)).toContain(`| ${aofLabel} | `);
+    expect(w1Line(aof.name)).toContain(`| ${times(aof, bullmqAof)} BullMQ 5.81.5 (Redis, AOF everysec) |`);
+    expect(w1Line(plain.name)).toContain('| NO durability: appendonly no, save "" (everything since start is lost on a crash) | ');
+    expect(w1Line(plain.name)).toContain(`| ${times(plain, bullmq)} BullMQ 5.81.5 (Redis) |`);
+    expect(w1Line(bareStoreAof.name)).toContain(`| ${aofLabel} | `);
+    expect(page).toContain("| Redis, W1's own server (`--redis-aof`) | AOF on, appendfsync everysec (NOT durable: up to 1 s lost) |");
+    expect(page).toContain(`| Redis, AOF everysec | 6,000 | 6,100 | **${times(aof, aofOff)}** |`);
+
+    // The aim is judged on the AOF pair, beside the bare loop with the Redis store's work on the same server.
+    const ratio = aof.attemptsPerSec / bullmqAof.attemptsPerSec;
+    const durable = bareStoreAof.attemptsPerSec / bullmqAof.attemptsPerSec;
+    const binding = durable >= ratio ? durable : bare.attemptsPerSec / bullmqAof.attemptsPerSec;
+    const verdict = ratio >= 1.5 ? 'met' : binding < 1.5 ? '**missed**, beyond the ceiling' : '**missed**';
+    expect(page).toContain(
+      `| W1 Redis, AOF everysec: ≥ 1.5× BullMQ 5.81.5 (Redis, AOF everysec) attempts/s | ${ratio.toFixed(2)}× | ${verdict} | the bare loop: ${(bare.attemptsPerSec / bullmqAof.attemptsPerSec).toFixed(2)}× BullMQ 5.81.5 (Redis, AOF everysec); with the store's work: ${durable.toFixed(2)}×${durable >= ratio ? '' : ' (below retryd in this run: no bound)'} |`,
+    );
+    expect(page).not.toContain('| W1 Redis: ≥');
+    expect(await readFile(join(out, 'w1-attempts.svg'), 'utf8')).toContain('retryd, Redis, AOF everysec, default protections');
+  });
+
+  it('plans W1 on a Redis with AOF beside the machine’s when the run has Redis, at full size and quick', async () => {
+    const { planRuns } = (await import(pathToFileURL(join(ROOT, 'bench', 'report', 'plan.mjs')).href)) as {
+      planRuns: (options: { quick: boolean; stores?: string[] }) => { workload: string; args: string[] }[];
+    };
+    const w1Args = (quick: boolean, stores?: string[]) => planRuns({ quick, ...(stores === undefined ? {} : { stores }) }).find((s) => s.workload === 'w1')?.args.join(' ');
+    for (const quick of [false, true]) {
+      expect(w1Args(quick)).toMatch(/^--store sqlite,postgres,redis .* --redis-aof everysec$/);
+      expect(w1Args(quick, ['redis'])).toMatch(/ --redis-aof everysec$/);
+      expect(w1Args(quick, ['sqlite', 'postgres'])).not.toContain('--redis-aof');
+    }
+  });
+
+  it('w1.mjs --redis-aof runs retryd and BullMQ on a Redis of its own with AOF beside the machine’s, then removes it', { timeout: 180_000 }, async () => {
+    const jsonFile = join(dir, 'w1-aof.json');
+    const w1 = join(ROOT, 'bench', 'service', 'w1.mjs');
+    const run = await bench(['--store', 'redis', '--only', 'retryd,bullmq', '--tasks', '300', '--rounds', '1', '--protection', 'defaults', '--redis-aof', 'everysec', '--json-file', jsonFile], w1);
+    expect(run.code, run.stderr).toBe(0);
+    const output = JSON.parse(await readFile(jsonFile, 'utf8')) as { redisAof: { url: string; dir: string; durability: string }; results: W1Row[] };
+    const aofLabel = 'AOF on, appendfsync everysec (NOT durable: up to 1 s lost)';
+    expect(output.redisAof.durability).toBe(aofLabel);
+    // The machine's Redis as it reports itself, read the way the benchmarks read it.
+    const { redisDurability } = (await import(pathToFileURL(join(ROOT, 'bench', 'service', 'lib', 'servers.mjs')).href)) as {
+      redisDurability: (redis: Redis) => Promise<{ label: string; persistence: string }>;
+    };
+    const redis = new Redis(process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379');
+    const machine = await redisDurability(redis).finally(() => redis.quit());
+    expect(output.results.map((r) => [r.id, r.name, r.durability, r.pass])).toEqual([
+      ['retryd-redis', `retryd (Redis, ${machine.persistence}, prefix retryd-bench-w1, default protections)`, machine.label, true],
+      ['retryd-redis-aof', 'retryd (Redis, AOF everysec, prefix retryd-bench-w1, default protections)', aofLabel, true],
+      ['bullmq', `BullMQ 5.81.5 (Redis, ${machine.persistence})`, machine.label, true],
+      ['bullmq-aof', 'BullMQ 5.81.5 (Redis, AOF everysec)', aofLabel, true],
+    ]);
+    // retryd's store server on its own: the AOF server's process worked for it.
+    expect(output.results.find((r) => r.id === 'retryd-redis-aof')?.storeCpuMsPerAttempt).toBeGreaterThan(0);
+    // Gone at the end: its files, and the server (its port refuses connections).
+    expect(existsSync(output.redisAof.dir)).toBe(false);
+    const { port } = new URL(output.redisAof.url);
+    const refused = await new Promise<string>((resolve) => {
+      const socket = connect(Number(port), '127.0.0.1');
+      socket.once('connect', () => {
+        socket.destroy();
+        resolve('connected');
+      });
+      socket.once('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? e.message));
+    });
+    expect(refused).toBe('ECONNREFUSED');
+  });
+
+  it('w1.mjs names the option and the rule when --redis-aof is wrong', async () => {
+    const w1 = join(ROOT, 'bench', 'service', 'w1.mjs');
+    const policy = await bench(['--store', 'redis', '--only', 'retryd', '--redis-aof', 'sometimes'], w1);
+    expect(policy.code).not.toBe(0);
+    expect(policy.stderr).toContain('--redis-aof must be one of everysec, always, got sometimes');
+    const nothing = await bench(['--store', 'sqlite', '--only', 'retryd', '--redis-aof', 'everysec'], w1);
+    expect(nothing.code).not.toBe(0);
+    expect(nothing.stderr).toContain('--redis-aof runs the Redis contenders on a Redis with AOF: it needs --store redis (with retryd or bare-store in --only) or bullmq in --only');
   });
 
   it('names the option and the rule when a list is wrong', async () => {

@@ -73,9 +73,13 @@ function completionOf(task, statusCode, startedAt, now) {
  * results with the next claim in one `completeAndClaim` (group commit) as soon as the previous write has ended.
  * What a durable dispatcher costs the machine before the rest of a service; with `threaded`, what it would cost with
  * the store's work on a second thread.
+ *
+ * `url` and `aof` (its `appendfsync`): on W1's own Redis with AOF (`--redis-aof`), id `bare-store-redis-aof`;
+ * `serverCpuMs` reads its server's CPU (default: every process of the store's kind, see {@link storeServerCpuMs}).
  */
-export function bareStoreContender({ threaded = false, storeKind = 'sqlite' } = {}) {
+export function bareStoreContender({ threaded = false, storeKind = 'sqlite', url, aof, serverCpuMs = () => storeServerCpuMs(storeKind) } = {}) {
   if (threaded && storeKind !== 'sqlite') throw new Error('bare-store-thread runs on SQLite only');
+  if (aof !== undefined && (storeKind !== 'redis' || url === undefined)) throw new Error('bare-store: aof runs on a Redis at a url');
   const storeName = STORE_NAMES[storeKind];
   if (storeName === undefined) throw new Error(`bare-store: no store ${storeKind}`);
   let place;
@@ -85,17 +89,17 @@ export function bareStoreContender({ threaded = false, storeKind = 'sqlite' } = 
   let done;
   let finishedAt = 0;
   return {
-    id: bareStoreId(storeKind, threaded),
+    id: `${bareStoreId(storeKind, threaded)}${aof === undefined ? '' : '-aof'}`,
     name: threaded
       ? 'reference: bare undici loop, SQLite store on its own thread'
-      : `reference: bare undici loop, ${storeName} store on the same thread`,
+      : `reference: bare undici loop, ${storeName} store${aof === undefined ? '' : ` (AOF ${aof})`} on the same thread`,
     // SQLite's is known before the store opens; a server's is read back from it at setup (see retrydStore).
     durability: storeKind === 'sqlite' ? 'durable: WAL fsynced at every commit (synchronous=FULL)' : undefined,
     cpuMs: async () => ownCpuMs(),
-    storeCpuMs: storeKind === 'sqlite' ? undefined : () => storeServerCpuMs(storeKind),
+    storeCpuMs: storeKind === 'sqlite' ? undefined : serverCpuMs,
     async setup() {
       agent = new Agent({ connections: CONCURRENCY });
-      place = await retrydStore(storeKind, { name: bareStoreId(storeKind, threaded) });
+      place = await retrydStore(url ?? storeKind, { name: bareStoreId(storeKind, threaded) });
       this.durability = place.durability;
       store = await storeCalls(place, threaded);
     },

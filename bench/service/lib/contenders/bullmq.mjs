@@ -1,37 +1,47 @@
-// BullMQ as a W1 contender: Redis at 127.0.0.1:6379, its own key prefix, workers in the bench process.
+// BullMQ as a W1 contender: the machine's Redis (REDIS_URL) or another one (W1's own AOF server), its own key prefix,
+// workers in the bench process.
 
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { inParallel, sleep, waitFor } from '../report.mjs';
-import { deleteKeys, redisDurability } from '../servers.mjs';
+import { REDIS_URL, deleteKeys, redisDurability } from '../servers.mjs';
 import { callDownstream, cpuMsOfCommand, ownCpuMs } from './call-downstream.mjs';
 
 const PREFIX = 'retryd-bench-w1-bullmq';
 const QUEUE = 'w1';
-const redisOptions = { host: '127.0.0.1', port: 6379, maxRetriesPerRequest: null };
+const redisOptions = { maxRetriesPerRequest: null };
 
 const deletePrefix = (redis) => deleteKeys(redis, `${PREFIX}:*`);
 
-/** W1 for BullMQ: `attempts: 5`, `backoff: {type:'exponential', delay: 1}`, worker concurrency 200, `addBulk`. */
-export function bullmqContender() {
+/**
+ * W1 for BullMQ: `attempts: 5`, `backoff: {type:'exponential', delay: 1}`, worker concurrency 200, `addBulk`, on the
+ * Redis at `url` (default REDIS_URL). `aof` (its `appendfsync`): the run on W1's own AOF server (`--redis-aof`), whose
+ * id is `bullmq-aof`.
+ * The name says the server's persistence as read back from it. CPU: this process and the Redis server's, read with
+ * `serverCpuMs` (default: every redis-server process of the machine).
+ */
+export function bullmqContender({ url = REDIS_URL, aof, serverCpuMs = () => cpuMsOfCommand('redis-server') } = {}) {
+  const connect = () => new Redis(url, redisOptions);
   let redis;
   let queue;
   let worker;
   let durability;
   let running;
   return {
-    id: 'bullmq',
-    name: 'BullMQ 5.81.5 (Redis)',
+    id: aof === undefined ? 'bullmq' : 'bullmq-aof',
+    get name() {
+      return `BullMQ 5.81.5 (Redis${durability === undefined ? '' : `, ${durability.persistence}`})`;
+    },
     get durability() {
       return durability?.label ?? '';
     },
     /** Dispatch runs in this process; Redis does the queue work. */
-    cpuMs: async () => ownCpuMs() + (await cpuMsOfCommand('redis-server')),
+    cpuMs: async () => ownCpuMs() + (await serverCpuMs()),
     async setup() {
-      redis = new Redis(redisOptions);
+      redis = connect();
       durability = await redisDurability(redis);
       await deletePrefix(redis);
-      queue = new Queue(QUEUE, { connection: new Redis(redisOptions), prefix: PREFIX });
+      queue = new Queue(QUEUE, { connection: connect(), prefix: PREFIX });
       await queue.waitUntilReady();
     },
     async enqueue(tasks, downstreamUrl) {
@@ -39,7 +49,7 @@ export function bullmqContender() {
       worker = new Worker(
         QUEUE,
         (job) => callDownstream(target, job.data.key, job.data.body, job.attemptsMade + 1),
-        { connection: new Redis(redisOptions), prefix: PREFIX, concurrency: 200, autorun: false },
+        { connection: connect(), prefix: PREFIX, concurrency: 200, autorun: false },
       );
       worker.on('error', (e) => console.error('bullmq worker error:', e.message));
       const opts = { attempts: 5, backoff: { type: 'exponential', delay: 1 } };

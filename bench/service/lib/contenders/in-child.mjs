@@ -8,12 +8,13 @@ import { fork } from 'node:child_process';
 import { messageCalls } from '../message-calls.mjs';
 
 /**
- * `make()` is the contender as it would run in this process (for its id, name and durability); its calls go to a
- * child process (reference-child.mjs) that makes its own with the reference `id` given, started at each `setup` and
- * ended at each `teardown`: a fresh process every round. `cpuMs` is the child's.
+ * `make(options)` is the contender as it would run in this process (for its id, name and durability); its calls go to
+ * a child process (reference-child.mjs) that makes its own with the reference `id` and the same `options` (plain data:
+ * they cross to the child as a message), started at each `setup` and ended at each `teardown`: a fresh process every
+ * round. `cpuMs` is the child's.
  */
-export function inChild(make) {
-  const local = make();
+export function inChild(make, options = {}) {
+  const local = make(options);
   let child;
   let calls;
   const call = (op, ...args) => (calls === undefined ? Promise.reject(new Error(`${local.id}: ${op} before setup`)) : calls.call(op, ...args));
@@ -37,7 +38,7 @@ export function inChild(make) {
         child = undefined;
         calls = undefined;
       });
-      await call('create', local.id);
+      await call('create', local.id, options);
       await call('setup');
       durability = (await call('durability')) ?? durability;
     },

@@ -6,17 +6,19 @@ import { STORE_NAMES, bareStoreId } from '../report.mjs';
 import { bareContender } from './bare.mjs';
 import { bareStoreContender } from './bare-store.mjs';
 
-/** The references that can run here, by contender id. */
+/** The references that can run here, by contender id, each made with the options in-child.mjs was given. */
 const REFERENCES = {
   bare: () => bareContender(),
   ...Object.fromEntries(Object.keys(STORE_NAMES).map((storeKind) => [bareStoreId(storeKind), () => bareStoreContender({ storeKind })])),
   [bareStoreId('sqlite', true)]: () => bareStoreContender({ threaded: true }),
+  // On W1's own Redis with AOF (--redis-aof): its url and appendfsync.
+  [`${bareStoreId('redis')}-aof`]: ({ url, aof }) => bareStoreContender({ storeKind: 'redis', url, aof }),
 };
 
 let contender;
 const ops = {
-  create: (id) => {
-    contender = REFERENCES[id]();
+  create: (id, options) => {
+    contender = REFERENCES[id](options);
   },
   // Read after setup: a store server's durability is known once the store is reached.
   durability: () => contender.durability,

@@ -86,7 +86,7 @@ export async function retrydStore(kind, { sync = 'full', name = 'bench' } = {}) 
       kind: 'redis',
       url: url.toString(),
       sync,
-      label: `Redis, prefix ${prefix}`,
+      label: `Redis, ${durability.persistence}, prefix ${prefix}`,
       durability: durability.label,
       size: async () => {
         const r = new Redis(base);
@@ -126,6 +126,10 @@ export async function retrydStore(kind, { sync = 'full', name = 'bench' } = {}) 
  * `PUT /targets/{origin}` before the enqueue, or on a build without `/targets` either runs it as it is; the
  * contender's name says which. An off contender's id (and `pairId`) ends in `-protection-off`; `protectionPairId`
  * pairs the current build's runs of one configuration with the protections on and off.
+ *
+ * `aof` (its `appendfsync`): the configuration on W1's own Redis with AOF (`--redis-aof`; `storeKind` is its URL): `-aof` follows the
+ * store in its ids (`retryd-redis-aof`, `retryd-redis-aof-protection-off`). `serverCpuMs` reads the CPU of the store's
+ * server (default: every process of its kind, see {@link storeServerCpuMs}; W1's own server: its pid alone).
  */
 export function retrydContender({
   storeKind = 'sqlite',
@@ -136,6 +140,8 @@ export function retrydContender({
   cli = CLI,
   role = 'after',
   protection = 'defaults',
+  aof,
+  serverCpuMs,
 }) {
   if (!['defaults', 'off'].includes(protection)) throw new Error(`protection must be defaults or off, got ${protection}`);
   let store;
@@ -149,7 +155,7 @@ export function retrydContender({
   const offByFlag = off && serveHasFlag(cli, '--protection');
   /** What was done about the target's protection, for the contender's name (set at the enqueue without the flag). */
   let protectionNote = off ? (offByFlag ? '--protection off' : "target's protections off") : 'default protections';
-  const base = `${storeKind === 'sqlite' ? `retryd-sqlite-${sync}` : `retryd-${storeKind.replace(/:.*$/, '')}`}${instances > 1 ? `-x${instances}` : ''}`;
+  const base = `${storeKind === 'sqlite' ? `retryd-sqlite-${sync}` : `retryd-${storeKind.replace(/:.*$/, '')}`}${aof === undefined ? '' : '-aof'}${instances > 1 ? `-x${instances}` : ''}`;
   const pairId = off ? `${base}-protection-off` : base;
   return {
     id: twin ? `${pairId}-${role}` : pairId,
@@ -180,11 +186,11 @@ export function retrydContender({
     /** Where CPU is spent during dispatch: the service processes (plus the server of a networked store, not counted here). */
     cpuMs: async () => (await Promise.all(services.map((s) => s.cpuMs()))).reduce((a, b) => a + b, 0),
     /**
-     * The CPU of the store's server during dispatch (every `postgres` or `redis-server` process on the machine; other
-     * users of that server count too), reported apart: on a 2-core machine the server's work per attempt competes
-     * with the service's. Undefined for SQLite, which runs inside the service.
+     * The CPU of the store's server during dispatch (every `postgres` or `redis-server` process on the machine, other
+     * users of that server counting too, unless `serverCpuMs` says otherwise), reported apart: on a 2-core machine the
+     * server's work per attempt competes with the service's. Undefined for SQLite, which runs inside the service.
      */
-    storeCpuMs: async () => (store === undefined ? undefined : storeServerCpuMs(store.kind)),
+    storeCpuMs: async () => (store === undefined ? undefined : (serverCpuMs ?? (() => storeServerCpuMs(store.kind)))()),
     async setup() {
       build = serviceBuild(distOf(cli)).hash;
       store = await retrydStore(storeKind, { sync, name: twin ? `${role}-w1` : 'w1' });
