@@ -10,6 +10,23 @@ export const W6 = Object.freeze({ perRequest: 1000, inFlight: 4 });
 const POLICY = Object.freeze({ maxAttempts: 5, backoffType: 'EXPONENTIAL', initialDelayMs: 1, multiplier: 2, maxDelayMs: 10, jitterType: 'FULL' });
 
 /**
+ * W6's task number `n`: `POST /retry-tasks`'s body, due at `notBefore` (epoch ms), keyed `<keyPrefix>-<n>`, with two
+ * headers, a small JSON body and W1's policy inline.
+ */
+export function w6Task(n, { keyPrefix, notBefore }) {
+  return {
+    // Never called (due in an hour); an address, so that no name is resolved at creation.
+    targetUrl: `http://127.0.0.1:9/hooks/${n}`,
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-request': `r${n}` },
+    body: { order: n, amount: 1299, currency: 'EUR' },
+    idempotencyKey: `${keyPrefix}-${n}`,
+    policy: POLICY,
+    notBefore,
+  };
+}
+
+/**
  * Sends `total` tasks to `url`'s `POST /retry-tasks/batch` as W6 does, and resolves with the seconds it took. The
  * bodies are built as the requests go (the load generator's work counts on the shared machine, as every client's
  * would). `prefer`: the `Prefer` header (`return=minimal`: ids back, as a caller loading a backlog asks), or none.
@@ -23,16 +40,7 @@ export async function sendW6(url, total, { prefer, keyPrefix }) {
     while (next < total) {
       const first = next;
       next += W6.perRequest;
-      const tasks = Array.from({ length: Math.min(W6.perRequest, total - first) }, (_, i) => ({
-        // Never called (due in an hour); an address, so that no name is resolved at creation.
-        targetUrl: `http://127.0.0.1:9/hooks/${first + i}`,
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-request': `r${first + i}` },
-        body: { order: first + i, amount: 1299, currency: 'EUR' },
-        idempotencyKey: `${keyPrefix}-${first + i}`,
-        policy: POLICY,
-        notBefore,
-      }));
+      const tasks = Array.from({ length: Math.min(W6.perRequest, total - first) }, (_, i) => w6Task(first + i, { keyPrefix, notBefore }));
       const res = await fetch(`${url}/retry-tasks/batch`, { method: 'POST', headers, body: JSON.stringify({ tasks }) });
       if (res.status >= 300) throw new Error(`batch answered ${res.status}: ${await res.text()}`);
       await res.arrayBuffer();

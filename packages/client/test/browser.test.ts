@@ -1,11 +1,13 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { build } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RetrydClient } from '../src/index.js';
 import { startLoopbackServer, type LoopbackServer } from './loopback-server.js';
+import { startService, type TestService } from './service-harness.js';
 
 // @retryd/client in Debian's Chromium (playwright-core, no downloaded browser): a page enqueues calls to a loopback endpoint
 // that fails, is reloaded, and the calls it kept in IndexedDB drain once the endpoint recovers; retryingFetch and the
@@ -22,6 +24,8 @@ let healthy = false;
 let flaky = 0;
 let secure = 0;
 let context: BrowserContext | undefined;
+let retryd: TestService;
+let retrydUp = false;
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'retryd-client-browser-'));
@@ -35,11 +39,23 @@ beforeAll(async () => {
     },
   });
   bundle = await readFile(join(dir, 'bundle', 'browser-page.js'), 'utf8');
-  server = await startLoopbackServer((request, _n, res) => {
-    if (request.url === '/') res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><script type="module" src="/browser-page.js"></script>');
+  await writeFile(join(dir, 'secrets.json'), JSON.stringify({ ORDERS_TOKEN: 'Bearer from-secret' }));
+  retryd = await startService({ secretsFile: join(dir, 'secrets.json') });
+  server = await startLoopbackServer(async (request, _n, res) => {
+    // The retryd service, same-origin for the page: down (the connection reset) until `retrydUp`.
+    if (request.url.startsWith('/retryd/')) {
+      if (!retrydUp) return void res.destroy();
+      const answer = await fetch(`${retryd.url}${request.url.slice('/retryd'.length)}`, {
+        method: request.method,
+        headers: Object.fromEntries(['authorization', 'content-type', 'accept'].flatMap((h) => (request.headers[h] === undefined ? [] : [[h, String(request.headers[h])]]))),
+        ...(request.body === '' ? {} : { body: request.body }),
+      });
+      res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' }).end(await answer.text());
+    } else if (request.url === '/') res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><script type="module" src="/browser-page.js"></script>');
     else if (request.url === '/browser-page.js') res.writeHead(200, { 'content-type': 'text/javascript' }).end(bundle);
     else if (request.url === '/api/events') res.writeHead(healthy ? 200 : 503).end();
     else if (request.url === '/api/flaky') res.writeHead(flaky++ === 0 ? 503 : 200).end();
+    else if (request.url === '/api/down') res.writeHead(503).end();
     else if (request.url === '/api/secure') res.writeHead(secure++ === 0 ? 503 : 200).end();
     else res.writeHead(404).end();
   });
@@ -52,6 +68,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await context?.close();
   await server?.close();
+  await retryd?.close();
   await rm(dir, { recursive: true, force: true });
 });
 
@@ -106,6 +123,27 @@ describe('@retryd/client in a browser', () => {
     expect(refused).toMatch(/^CredentialRuleError: headers\.Cookie carries a credential, which a RetryQueue does not store/);
     const sent = server.requests.filter((r) => r.url === '/api/secure');
     expect(sent.map((r) => r.headers.authorization)).toEqual(['Bearer from-resolver', 'Bearer from-resolver']);
+  });
+
+  it('spools hand-offs in IndexedDB while retryd is down, credentials as references and one entry per key, and forwards them after a reload', async () => {
+    const page = await openPage('spoolWhileDown');
+    const { outcomes, stored } = await page.evaluate((apiKey) =>
+      (globalThis as unknown as { spoolWhileDown(k: string): Promise<{ outcomes: string[]; stored: { key: string; headers: Record<string, string> }[] }> }).spoolWhileDown(apiKey),
+      retryd.apiKey,
+    );
+    // Derived by WebCrypto (no node:crypto in a page): the same call twice has one key, and is kept once.
+    expect(outcomes[0]).toMatch(/^[0-9a-f]{32}$/);
+    expect(outcomes[1]).toBe(outcomes[0]);
+    expect(stored).toEqual([{ key: outcomes[0], headers: { authorization: '{{secret:ORDERS_TOKEN}}', 'content-type': 'application/json' } }]);
+
+    retrydUp = true;
+    await page.reload();
+    await page.waitForFunction(() => 'forwardSpool' in globalThis);
+    const forwarded = await page.evaluate((apiKey) => (globalThis as unknown as { forwardSpool(k: string): Promise<[string, string][]> }).forwardSpool(apiKey), retryd.apiKey);
+    expect(forwarded.map(([key]) => key)).toEqual([outcomes[0]]);
+    const client = new RetrydClient({ url: retryd.url, apiKey: retryd.apiKey });
+    const tasks = (await client.listTasks({ limit: 1000 })).items.filter((task) => task.idempotencyKey === outcomes[0]);
+    expect(tasks.map((task) => task.taskId)).toEqual([forwarded[0]![1]]);
   });
 
   it('retries a fetch with one Idempotency-Key (a random one: no node:crypto here) and verifies a signature with WebCrypto', async () => {

@@ -39,6 +39,10 @@ describe('@retryd/client package', () => {
     expect([...bareImports(pkg.exports['./indexeddb']!.default)]).toEqual(['idb-keyval']);
   });
 
+  it('node:fs is loaded only by @retryd/client/file-spool, which loads Node builtins and nothing else', () => {
+    expect([...bareImports(pkg.exports['./file-spool']!.default)].sort()).toEqual(['node:fs/promises', 'node:path']);
+  });
+
   it('axios, express and fastify are optional peer dependencies, and the runtime dependencies are core and idb-keyval', () => {
     expect(Object.keys(pkg.peerDependencies).sort()).toEqual(['axios', 'express', 'fastify']);
     for (const peer of ['axios', 'express', 'fastify']) expect(pkg.peerDependenciesMeta[peer]?.optional, peer).toBe(true);

@@ -74,6 +74,22 @@ describe('RetrydClient against a running service', () => {
     expect((await client.replayTask(dead.taskId)).status).toBe('PENDING');
   });
 
+  it('reschedules a pending task to a Date, an ISO time or epoch ms, then runs it now; a finished one is a typed 409', async () => {
+    const { task } = await client.enqueueTask({ targetUrl: `${target}/later`, method: 'POST', policy: POLICY, delayMs: 3_600_000 });
+    const at = new Date(Math.floor(Date.now() / 1_000) * 1_000 + 600_000);
+    expect(await client.rescheduleTask(task.taskId, at)).toMatchObject({ status: 'PENDING', nextAttemptAt: at.getTime(), attemptNumber: 0 });
+    const iso = new Date(at.getTime() + 2_000).toISOString();
+    expect((await client.rescheduleTask(task.taskId, iso)).nextAttemptAt).toBe(Date.parse(iso));
+    expect((await client.rescheduleTask(task.taskId, at.getTime() + 1)).nextAttemptAt).toBe(at.getTime() + 1);
+    const sent = Date.now();
+    expect((await client.runTask(task.taskId)).nextAttemptAt).toBeGreaterThanOrEqual(sent);
+    // Due now, the service tries it: the downstream answers 400, a dead letter.
+    await waitFor('the task run now to fail', async () => (await client.getTask(task.taskId)).status === 'FAILED');
+    const refused = await client.runTask(task.taskId).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(RetrydApiError);
+    expect(refused).toMatchObject({ status: 409, code: 'TASK_NOT_PENDING' });
+  });
+
   it('registers, replaces and reads policies; putPolicy creates what is missing', async () => {
     expect((await client.createPolicy({ policyId: 'slow', ...POLICY })).outcome).toBe('created');
     expect((await client.createPolicy({ policyId: 'slow', ...POLICY })).outcome).toBe('unchanged');

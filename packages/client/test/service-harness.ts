@@ -16,24 +16,38 @@ export { waitFor } from '../../server/test/service-harness.js';
 export interface TestService {
   url: string;
   apiKey: string;
+  /** The directory of its SQLite store. */
+  dir: string;
+  /** Stops the service and keeps its store, for `startService(config, stopped)` to start it again. */
+  stop(): Promise<void>;
+  /** Stops the service and deletes its store. */
   close(): Promise<void>;
 }
 
-/** Starts retryd on a fresh SQLite file, loopback allowed as a target, protections off (targets here fail on purpose). */
-export async function startService(config: Partial<RetrydConfig> = {}): Promise<TestService> {
-  const dir = await mkdtemp(join(tmpdir(), 'retryd-client-'));
+/**
+ * Starts retryd on a fresh SQLite file, loopback allowed as a target, protections off (targets here fail on purpose);
+ * or, given a service stopped before, again on its store, its port and its API key.
+ */
+export async function startService(config: Partial<RetrydConfig> = {}, stopped?: TestService): Promise<TestService> {
+  const dir = stopped?.dir ?? (await mkdtemp(join(tmpdir(), 'retryd-client-')));
   const storeUrl = `sqlite:${join(dir, 'retryd.db')}`;
-  const { store, blobs } = await openStore(storeUrl);
-  const apiKey = (await new ApiKeys(store).create({ tenantId: 'default', scope: 'admin', name: 'client tests' })).token;
-  await store.close();
-  await blobs.close?.();
+  let apiKey = stopped?.apiKey;
+  if (apiKey === undefined) {
+    const { store, blobs } = await openStore(storeUrl);
+    apiKey = (await new ApiKeys(store).create({ tenantId: 'default', scope: 'admin', name: 'client tests' })).token;
+    await store.close();
+    await blobs.close?.();
+  }
+  const port = stopped === undefined ? 0 : Number(new URL(stopped.url).port);
   const service = await startRetryd(
-    { ...DEFAULT_CONFIG, port: 0, store: storeUrl, sqliteSync: 'normal', graceMs: 0, allowTargets: ['127.0.0.1/32'], protection: 'off', ...config },
+    { ...DEFAULT_CONFIG, port, store: storeUrl, sqliteSync: 'normal', graceMs: 0, allowTargets: ['127.0.0.1/32'], protection: 'off', ...config },
     createLogger('silent'),
   );
   return {
     url: service.url,
     apiKey,
+    dir,
+    stop: () => service.close(),
     close: async () => {
       await service.close();
       await rm(dir, { recursive: true, force: true });

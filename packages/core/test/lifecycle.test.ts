@@ -22,6 +22,7 @@ const EVENTS = Object.values(TaskEvent);
 const LEGAL: readonly (readonly [TaskStatus, TaskEvent, TaskStatus])[] = [
   ['PENDING', 'claim', 'IN_FLIGHT'],
   ['PENDING', 'cancel', 'CANCELLED'],
+  ['PENDING', 'reschedule', 'PENDING'],
   ['IN_FLIGHT', 'succeed', 'SUCCEEDED'],
   ['IN_FLIGHT', 'retry', 'PENDING'],
   ['IN_FLIGHT', 'fail', 'FAILED'],
@@ -53,6 +54,7 @@ describe('TaskStatus and TaskEvent', () => {
       CANCEL: 'cancel',
       LEASE_EXPIRED: 'lease_expired',
       REPLAY: 'replay',
+      RESCHEDULE: 'reschedule',
     });
   });
 });
@@ -130,6 +132,7 @@ describe('status sets', () => {
   it('statusesAllowing reads the transition table', () => {
     expect(statusesAllowing('claim')).toEqual(['PENDING']);
     expect(statusesAllowing('cancel')).toEqual(['PENDING', 'IN_FLIGHT']);
+    expect(statusesAllowing('reschedule')).toEqual(['PENDING']);
     for (const event of EVENTS) {
       expect(statusesAllowing(event)).toEqual(STATUSES.filter((s) => canTransition(s, event)));
     }
@@ -145,7 +148,7 @@ describe('terminal statuses', () => {
   });
 
   it('no worker event (claim, outcome, lease expiry) applies to a terminal status; only replay does', () => {
-    const workerEvents = EVENTS.filter((e) => e !== 'replay' && e !== 'cancel');
+    const workerEvents = EVENTS.filter((e) => e !== 'replay' && e !== 'cancel' && e !== 'reschedule');
     for (const status of TERMINAL_STATUSES) {
       for (const event of workerEvents) expect(canTransition(status, event)).toBe(false);
     }
@@ -171,8 +174,9 @@ it('property: any sequence of events keeps a task in a known status, and final s
         const next = transition(status, event);
         expect(STATUSES).toContain(next);
         expect(status === 'SUCCEEDED' || status === 'CANCELLED').toBe(false);
-        // Only a worker holding the task (IN_FLIGHT) or an operator's replay moves it back to PENDING.
-        if (next === 'PENDING') expect(['IN_FLIGHT', 'FAILED', 'EXHAUSTED']).toContain(status);
+        // Only a worker holding the task (IN_FLIGHT) or an operator's replay moves it back to PENDING; a reschedule
+        // leaves a PENDING task where it is.
+        if (next === 'PENDING') expect(event === 'reschedule' ? ['PENDING'] : ['IN_FLIGHT', 'FAILED', 'EXHAUSTED']).toContain(status);
         status = next;
       }
     }),

@@ -127,6 +127,24 @@ describe('API access: keys, scopes, tenants', () => {
     expect(await api.store.getTask('globex', id)).toBeUndefined();
   });
 
+  it("deletes finished tasks by hand only with an admin key, and only the key's tenant's; bulk cancels within the tenant", async () => {
+    const admin = await keyFor('acme', 'admin');
+    const write = await keyFor('acme', 'write');
+    const theirs = await keyFor('globex', 'write');
+    const mine = (await api.call('POST', '/retry-tasks', { targetUrl: 'https://api.example.com/a', method: 'POST', delayMs: 60_000 }, bearer(write))).body.taskId as string;
+    const other = (await api.call('POST', '/retry-tasks', { targetUrl: 'https://api.example.com/a', method: 'POST', delayMs: 60_000 }, bearer(theirs))).body.taskId as string;
+    // Another tenant's bulk cancel does not reach this tenant's task.
+    expect((await api.call('POST', '/retry-tasks/cancel', {}, bearer(theirs))).body.results).toEqual([{ taskId: other, result: 'cancelled' }]);
+    expect((await api.call('POST', '/retry-tasks/cancel', {}, bearer(write))).body.results).toEqual([{ taskId: mine, result: 'cancelled' }]);
+
+    const path = `/retry-tasks?finishedBefore=${Date.now() + 3_600_000}`;
+    const refused = await api.call('DELETE', path, undefined, bearer(write));
+    expect(refused.status).toBe(403);
+    expect(refused.body.detail).toContain('needs admin');
+    expect((await api.call('DELETE', path, undefined, bearer(admin))).body).toEqual({ deleted: 1, taskIds: [mine] });
+    expect((await api.call('GET', `/retry-tasks/${other}`, undefined, bearer(theirs))).body.status).toBe('CANCELLED');
+  });
+
   it('creates, lists and revokes keys through the API, within the tenant; a revoked key stops at once', async () => {
     const admin = await keyFor('acme', 'admin');
     const other = await keys.create({ tenantId: 'globex', scope: 'admin', name: 'theirs' });

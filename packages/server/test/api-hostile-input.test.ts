@@ -258,7 +258,7 @@ describe("the framework's own errors are problems", () => {
   });
 
   it.each([
-    ['PATCH', '/retry-tasks', 'GET, HEAD, POST'],
+    ['PATCH', '/retry-tasks', 'GET, HEAD, POST, DELETE'],
     // `batch` is also a task id to GET /retry-tasks/{taskId} and DELETE.
     ['PUT', '/retry-tasks/batch', 'GET, HEAD, POST, DELETE'],
     ['DELETE', '/retry-policies/default', 'GET, HEAD, PUT'],

@@ -312,8 +312,92 @@ describe('retryd tasks, dlq, policies and targets (against a running service)', 
     expect(oneSucceeded.stdout).toContain('409 TASK_NOT_REPLAYABLE');
   });
 
-  it('documents --url and --api-key with their environment variables in every API command', async () => {
-    for (const command of [['tasks', 'list'], ['tasks', 'get'], ['dlq', 'replay'], ['policies', 'put'], ['targets', 'set'], ['targets', 'breaker']]) {
+  // Five CLI runs, each a Node process of its own: past the default limit on a busy two-core machine.
+  it('runs a pending task now or reschedules it, and answers 2 for a time that is not one and 4 for a finished task', { timeout: 60_000 }, async () => {
+    const task = await api('POST', '/retry-tasks', { targetUrl: `${targetKey}/run-now`, method: 'POST', delayMs: 3_600_000 });
+    const taskId = task.taskId as string;
+    const at = new Date(Math.floor(Date.now() / 1_000) * 1_000 + 1_800_000).toISOString();
+    const rescheduled = await run(['tasks', 'reschedule', taskId, '--at', at], env);
+    expect(rescheduled.code).toBe(0);
+    expect(rescheduled.stdout.trim()).toBe(`task ${taskId} is due at ${at}`);
+    expect((await api('GET', `/retry-tasks/${taskId}`)).nextAttemptAt).toBe(Date.parse(at));
+
+    const notATime = await run(['tasks', 'reschedule', taskId, '--at', 'tomorrow'], env);
+    expect(notATime.code).toBe(2);
+    expect(notATime.stderr).toContain('nextAttemptAt must be epoch milliseconds (an integer >= 0) or an ISO 8601 date-time with a time zone');
+    const noTime = await run(['tasks', 'reschedule', taskId], env);
+    expect(noTime.code).toBe(2);
+    expect(noTime.stderr).toContain('--at');
+
+    const sent = Date.now();
+    const ran = await run(['tasks', 'run', taskId, '--json'], env);
+    expect(ran.code).toBe(0);
+    const due = JSON.parse(ran.stdout) as { taskId: string; nextAttemptAt: number };
+    expect(due.taskId).toBe(taskId);
+    expect(due.nextAttemptAt).toBeGreaterThanOrEqual(sent);
+    // Due now, the service's engine tries it at once (not in an hour): the target answers 400 (FAILED), or 200 once
+    // the dead-letter test before has turned it healthy (SUCCEEDED); either way the task has ended.
+    const ended = ['FAILED', 'SUCCEEDED'];
+    await waitFor('the task run now to end', async () => ended.includes((await api('GET', `/retry-tasks/${taskId}`)).status as string));
+    const finished = await run(['tasks', 'run', taskId], env);
+    expect(finished.code).toBe(4);
+    expect(finished.stderr).toContain('409 TASK_NOT_PENDING');
+  });
+
+  it('cancels every live task matching a filter after asking, page after page, and sums up', { timeout: 60_000 }, async () => {
+    const policy = { policyId: 'bulk-cancel', maxAttempts: 2, backoffType: 'FIXED', initialDelayMs: 1_000, multiplier: 1, maxDelayMs: 1_000, jitterType: 'NONE' };
+    await api('POST', '/retry-policies', policy);
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i += 1) {
+      ids.push((await api('POST', '/retry-tasks', { targetUrl: `${targetKey}/bulk/${i}`, method: 'POST', delayMs: 3_600_000, policyId: 'bulk-cancel' })).taskId as string);
+    }
+    const mixed = await run(['tasks', 'cancel', ids[0] as string, '--policy', 'bulk-cancel'], env);
+    expect(mixed.code).toBe(2);
+    expect((await run(['tasks', 'cancel'], env)).code).toBe(2);
+    // Not a terminal and no --yes: nothing is cancelled without asking.
+    const unconfirmed = await run(['tasks', 'cancel', '--policy', 'bulk-cancel'], env);
+    expect(unconfirmed.code).toBe(2);
+    expect(unconfirmed.stderr).toContain('--yes');
+    expect((await api('GET', '/retry-tasks/' + (ids[0] as string))).status).toBe('PENDING');
+
+    const all = await run(['tasks', 'cancel', '--policy', 'bulk-cancel', '--status', 'PENDING', '--page-size', '2', '--yes', '--json'], env);
+    expect(all.code).toBe(0);
+    expect(JSON.parse(all.stdout)).toEqual({ cancelled: 5, cancelRequested: 0, failed: [] });
+    const cancelled = (await api('GET', '/retry-tasks?policyId=bulk-cancel&status=CANCELLED')).items ?? [];
+    expect(cancelled.map((t) => t.taskId).sort()).toEqual([...ids].sort());
+    const none = await run(['tasks', 'cancel', '--all', '--policy', 'bulk-cancel', '--yes'], env);
+    expect(none.stdout).toBe('cancelled 0, cancel requested 0, failed 0\n');
+  });
+
+  it('purges finished tasks by hand after asking, with a total, and never a live one', { timeout: 60_000 }, async () => {
+    const live = (await api('POST', '/retry-tasks', { targetUrl: `${targetKey}/purge/live`, method: 'POST', delayMs: 3_600_000 })).taskId as string;
+    const cancelled = ((await api('GET', '/retry-tasks?status=CANCELLED&limit=1000')).items ?? []).map((t) => t.taskId as string);
+    expect(cancelled.length).toBeGreaterThan(0);
+    const before = new Date(Date.now() + 60_000).toISOString();
+
+    const unconfirmed = await run(['tasks', 'purge', '--status', 'CANCELLED', '--finished-before', before], env);
+    expect(unconfirmed.code).toBe(2);
+    expect(unconfirmed.stderr).toContain('--yes');
+    expect((await run(['tasks', 'purge', '--status', 'PENDING', '--finished-before', before, '--yes'], env)).code).toBe(2);
+    const badTime = await run(['tasks', 'purge', '--finished-before', 'last week', '--yes'], env);
+    expect(badTime.code).toBe(2);
+    expect(badTime.stderr).toContain('finishedBefore must be');
+    // A read key may not delete: 5, and nothing deleted.
+    expect((await run(['tasks', 'purge', '--status', 'CANCELLED', '--finished-before', before, '--yes'], { ...env, RETRYD_API_KEY: readToken })).code).toBe(5);
+
+    const purged = await run(['tasks', 'purge', '--status', 'CANCELLED', '--finished-before', before, '--page-size', '2', '--yes'], env);
+    expect(purged.code).toBe(0);
+    expect(purged.stdout).toBe(`deleted ${cancelled.length} task${cancelled.length === 1 ? '' : 's'}\n`);
+    expect((await api('GET', '/retry-tasks?status=CANCELLED')).items).toEqual([]);
+    expect((await api('GET', `/retry-tasks/${live}`)).status).toBe('PENDING');
+    const again = await run(['tasks', 'purge', '--status', 'CANCELLED', '--finished-before', before, '--yes', '--json'], env);
+    expect(JSON.parse(again.stdout)).toEqual({ deleted: 0 });
+    await api('DELETE', `/retry-tasks/${live}`);
+  });
+
+  // Eight CLI runs, each a Node process of its own.
+  it('documents --url and --api-key with their environment variables in every API command', { timeout: 60_000 }, async () => {
+    for (const command of [['tasks', 'list'], ['tasks', 'get'], ['tasks', 'run'], ['tasks', 'reschedule'], ['dlq', 'replay'], ['policies', 'put'], ['targets', 'set'], ['targets', 'breaker']]) {
       const help = await run([...command, '--help']);
       expect(help.code).toBe(0);
       expect(help.stdout).toContain('RETRYD_URL');

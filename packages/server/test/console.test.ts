@@ -188,6 +188,45 @@ describe('the console in Chromium', () => {
     await page.close();
   });
 
+  it("runs a pending task now from its page, and reschedules one, with the API's rule when the time is too late", async () => {
+    // On the default policy: a 24 h budget from creation bounds a reschedule.
+    const dueInAnHour = async () =>
+      (await call<{ taskId: string }>('POST', '/retry-tasks', { targetUrl: `${downstream.url}/ok`, method: 'POST', delayMs: 3_600_000 })).body.taskId;
+    const runNow = await dueInAnHour();
+    const page = await newPage(`${service.url}/#/tasks/${runNow}`);
+    await page.getByRole('button', { name: 'Run now' }).click();
+    await untilStatus(runNow, 'SUCCEEDED');
+    // Finished, its page offers neither any more.
+    await page.getByRole('button', { name: 'Run now' }).waitFor({ state: 'detached' });
+    expect(await page.getByRole('form', { name: 'Reschedule' }).count()).toBe(0);
+    await page.close();
+
+    const moved = await dueInAnHour();
+    const movedPage = await newPage(`${service.url}/#/tasks/${moved}`);
+    // The form's time is the browser's local time: the same wall clock, to the second, `ms` from now.
+    const localIn = (ms: number) =>
+      movedPage.evaluate((ahead) => {
+        const at = new Date(Date.now() + ahead);
+        const two = (n: number) => String(n).padStart(2, '0');
+        return `${at.getFullYear()}-${two(at.getMonth() + 1)}-${two(at.getDate())}T${two(at.getHours())}:${two(at.getMinutes())}:${two(at.getSeconds())}`;
+      }, ms);
+    const reschedule = async (value: string) => {
+      await movedPage.getByLabel('Due at').fill(value);
+      await movedPage.getByRole('button', { name: 'Reschedule' }).click();
+    };
+    await reschedule(await localIn(2 * 86_400_000));
+    const refused = movedPage.getByRole('alert').filter({ hasText: '422 RESCHEDULE_OUT_OF_RANGE' });
+    await refused.waitFor();
+    expect(await refused.textContent()).toContain('nextAttemptAt must be at or before');
+    const inHalfAnHour = await localIn(1_800_000);
+    await reschedule(inHalfAnHour);
+    const expected = await movedPage.evaluate((value) => new Date(value).getTime(), inHalfAnHour);
+    await expect.poll(async () => (await call<{ nextAttemptAt: number }>('GET', `/retry-tasks/${moved}`)).body.nextAttemptAt).toBe(expected);
+    await refused.waitFor({ state: 'detached' });
+    expect(await statusOf(moved)).toBe('PENDING');
+    await movedPage.close();
+  });
+
   it('filters dead letters by target and replays every one matching, after a confirmation', async () => {
     toggleSucceeds = false;
     const other = await startServer((_req, res) => reply(res, 400));
@@ -226,6 +265,43 @@ describe('the console in Chromium', () => {
       await expect.poll(() => tasks.locator('tbody tr').count(), { timeout: 10_000 }).toBe(1);
       await tasks.close();
     } finally {
+      await other.close();
+    }
+  });
+
+  it('cancels every live task matching the filter from the tasks page, after a confirmation', async () => {
+    const other = await startServer((_req, res) => reply(res, 200));
+    // Due in an hour: PENDING until cancelled.
+    const later = async (url: string) =>
+      (await call<{ taskId: string }>('POST', '/retry-tasks', { targetUrl: url, method: 'POST', delayMs: 3_600_000 })).body.taskId;
+    let theirs: string | undefined;
+    try {
+      const mine: [string, string] = [await later(`${downstream.url}/later/1`), await later(`${downstream.url}/later/2`)];
+      theirs = await later(`${other.url}/later`);
+      const page = await newPage(`${service.url}/#/tasks?status=PENDING&targetKey=${encodeURIComponent(downstream.url)}`);
+      await page.getByRole('row').filter({ hasText: mine[0] }).waitFor();
+      // Escape dismisses the confirmation: nothing is cancelled.
+      await page.getByRole('button', { name: 'Cancel matching' }).click();
+      const dialog = page.getByRole('dialog', { name: 'Cancel every live task matching the filter?' });
+      await dialog.waitFor();
+      await page.keyboard.press('Escape');
+      await dialog.waitFor({ state: 'hidden' });
+      expect(await statusOf(mine[0])).toBe('PENDING');
+      await page.getByRole('button', { name: 'Cancel matching' }).click();
+      await dialog.getByRole('button', { name: 'Cancel tasks' }).click();
+      // Earlier tests may have left live tasks of that target: at least these two.
+      await page.getByRole('status').filter({ hasText: /^Cancelled \d+, cancel requested \d+\.$/ }).waitFor();
+      for (const taskId of mine) expect(await statusOf(taskId)).toBe('CANCELLED');
+      expect(await statusOf(theirs)).toBe('PENDING');
+      // The listing (PENDING only) is read again: the cancelled tasks leave it.
+      await expect.poll(() => page.getByRole('row').filter({ hasText: mine[0] }).count(), { timeout: 10_000 }).toBe(0);
+      // A filter on a finished status has nothing to cancel: no such action.
+      await page.goto(`${service.url}/#/tasks?status=CANCELLED`);
+      await page.getByRole('row').filter({ hasText: mine[0] }).waitFor();
+      expect(await page.getByRole('button', { name: 'Cancel matching' }).count()).toBe(0);
+      await page.close();
+    } finally {
+      if (theirs !== undefined) await call('DELETE', `/retry-tasks/${theirs}`);
       await other.close();
     }
   });

@@ -3,6 +3,7 @@ import { ManualClock, seededRandom } from '@retryd/core/testing';
 import { SqliteStore } from '../src/backends/sqlite/sqlite-store.js';
 import type { BlobStore } from '../src/blobs/blob-store.js';
 import { DEFAULT_TENANT, type AttemptLog, type RetryTask } from '../src/domain/task.js';
+import type { AttemptTimeouts } from '../src/domain/attempt-timeouts.js';
 import type { AttemptDispatcher, AttemptResult } from '../src/engine/attempt-result.js';
 import { Engine } from '../src/engine/engine.js';
 import type { EngineOptions } from '../src/engine/engine-options.js';
@@ -56,6 +57,8 @@ export interface Dispatch {
   readonly attemptNumber: number;
   /** Clock time of the call (epoch ms). */
   readonly at: number;
+  /** The attempt's own timeouts as the engine resolved them; undefined: the dispatcher's (the service's). */
+  readonly timeouts: AttemptTimeouts | undefined;
   /** Whether it has been answered (by the test, or by `destroy()`). */
   readonly answered: boolean;
   /** Answers with an HTTP response. */
@@ -92,7 +95,7 @@ export class InMemoryDispatcher implements AttemptDispatcher {
     return open[0] as Dispatch;
   }
 
-  dispatch(task: RetryTask, attemptNumber: number): Promise<AttemptResult> {
+  dispatch(task: RetryTask, attemptNumber: number, _signingSecrets?: readonly string[], timeouts?: AttemptTimeouts): Promise<AttemptResult> {
     return new Promise<AttemptResult>((resolve) => {
       let answered = false;
       const answer = (result: AttemptResult) => {
@@ -105,6 +108,7 @@ export class InMemoryDispatcher implements AttemptDispatcher {
         taskId: task.taskId,
         attemptNumber,
         at: this.clock.now(),
+        timeouts,
         get answered() {
           return answered;
         },

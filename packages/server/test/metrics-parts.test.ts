@@ -10,6 +10,7 @@ import { QueueDepth } from '../src/metrics/queue-depth.js';
 import { ServiceMetrics } from '../src/metrics/service-metrics.js';
 import type { SqliteStore } from '../src/backends/sqlite/sqlite-store.js';
 import { openTempStore, taskFor } from './engine-helpers.js';
+import { T0, finalOutcome } from './fixtures/tasks.js';
 import { parseSamples, valueOf } from './metrics-text.js';
 
 const DOCS = join(import.meta.dirname, '..', '..', '..', 'docs');
@@ -146,6 +147,66 @@ describe('ServiceMetrics', () => {
     await clock.advance(5_000);
     await depth.read();
     expect(counts).toBe(2);
+  });
+});
+
+describe('retry_oldest_pending_age_seconds', () => {
+  const MINUTE = 60_000;
+  const pendingOn = (origin: string, createdAt: number, overrides: Partial<RetryTask> = {}) =>
+    taskFor(`${origin}/hook`, undefined, { targetKey: origin, createdAt, updatedAt: createdAt, nextAttemptAt: createdAt, ...overrides });
+  const ages = async (metrics: ServiceMetrics) =>
+    Object.fromEntries(
+      parseSamples(await metrics.scrape())
+        .filter((sample) => sample.name === 'retry_oldest_pending_age_seconds')
+        .map((sample) => [sample.labels.target, sample.value]),
+    );
+
+  it('shows a stuck task while it waits, the oldest of tenants sharing a target, read once per cache period, gone once it ends', async () => {
+    const clock = new ManualClock(T0);
+    let reads = 0;
+    // The real store's read, counted: a decorator, as the fault-injecting stores are.
+    const admin = Object.create(store.admin) as typeof store.admin;
+    admin.oldestPending = (limit) => (reads++, store.admin.oldestPending(limit));
+    const metrics = new ServiceMetrics({ store: { admin }, clock, queueDepthCacheMs: 5_000, processMetrics: false });
+    const stuck = pendingOn('http://a.example', T0 - 2 * MINUTE, { tenantId: 'acme' });
+    const younger = pendingOn('http://a.example', T0 - 90_000);
+    // Waiting on a retry an hour ahead: waiting all the same.
+    const later = pendingOn('http://b.example', T0 - 30_000, { nextAttemptAt: T0 + 60 * MINUTE });
+    await store.insertTasks([stuck, younger, later]);
+    expect(await ages(metrics)).toEqual({ 'http://a.example': 120, 'http://b.example': 30 });
+
+    // The stuck task ends: scrapes within the cache period still show it, ageing, without reading the store again.
+    const [claimed] = await store.claimDue(T0, { limit: 1, leaseMs: MINUTE, workerId: 'w' });
+    expect(claimed?.taskId).toBe(stuck.taskId);
+    const fencingToken = claimed?.fencingToken ?? 0;
+    await store.completeAttempts([{ tenantId: 'acme', taskId: stuck.taskId, fencingToken, next: finalOutcome(stuck, 'SUCCEEDED') }], T0);
+    await clock.advance(1_000);
+    expect(await ages(metrics)).toEqual({ 'http://a.example': 121, 'http://b.example': 31 });
+    expect(reads).toBe(1);
+    await clock.advance(4_000);
+    expect(await ages(metrics)).toEqual({ 'http://a.example': 95, 'http://b.example': 35 });
+    expect(reads).toBe(2);
+
+    // Nothing waits any more: no series.
+    for (const task of [younger, later]) await store.cancelTask(task, T0 + 5_000, T0 + 60 * MINUTE);
+    await clock.advance(5_000);
+    expect(await ages(metrics)).toEqual({});
+  });
+
+  it('asks the store for as many targets as the label has places, and folds targets past the cap into other', async () => {
+    await store.insertTasks([
+      pendingOn('http://x.example', T0 - 300_000),
+      pendingOn('http://y.example', T0 - 200_000),
+      pendingOn('http://z.example', T0 - 100_000),
+    ]);
+    const clock = new ManualClock(T0);
+    const two = new ServiceMetrics({ store, clock, maxTargets: 2, processMetrics: false });
+    expect(await ages(two)).toEqual({ 'http://x.example': 300, 'http://y.example': 200 });
+    // Another metric took the only place: every target waiting reads as other, with the oldest age among them.
+    const one = new ServiceMetrics({ store, clock, maxTargets: 1, processMetrics: false });
+    const busy = taskFor('http://busy.example/x', undefined, { targetKey: 'http://busy.example', nextAttemptAt: T0 });
+    one.attemptRecorded(busy, attemptOf(busy, AttemptLogOutcome.SUCCEEDED, T0));
+    expect(await ages(one)).toEqual({ [OTHER_LABEL]: 300 });
   });
 });
 

@@ -124,6 +124,35 @@ describe('GET /metrics', () => {
     }
   }, 30_000);
 
+  it('shows a task stuck on a held target while it waits, ageing, and drops it once it ends', async () => {
+    const downstream = await startServer((_req, res) => reply(res, 200));
+    const service = await startRetryd({ ...config, store: `sqlite:${join(dir, 'oldest.db')}` }, quietLogger());
+    try {
+      const target = downstream.url;
+      const targetPath = `${service.url}/targets/${encodeURIComponent(target)}`;
+      expect((await post(`${targetPath}/breaker`, { action: 'open', durationMs: 600_000 })).status).toBe(200);
+      const enqueued = await post(`${service.url}/retry-tasks`, { targetUrl: `${downstream.url}/ok`, method: 'POST' });
+      expect(enqueued.status).toBe(201);
+      const { taskId, createdAt } = (await enqueued.json()) as { taskId: string; createdAt: number };
+      const scrape = async () => parseSamples(await (await fetch(`${service.url}/metrics`)).text());
+      const age = async () => valueOf(await scrape(), 'retry_oldest_pending_age_seconds', { target });
+
+      // Read from the store at scrape time (at most once per 5 s), its age computed at each scrape: it grows while the
+      // task waits, and no task has ended.
+      const first = await waitFor(async () => (await age()) ?? false, { what: 'the waiting task in the gauge' });
+      expect(first).toBeGreaterThanOrEqual(0);
+      expect(first).toBeLessThanOrEqual((Date.now() - createdAt) / 1_000);
+      await waitFor(async () => ((await age()) ?? 0) >= first + 1, { what: 'the age to grow by a second' });
+      expect(valueOf(await scrape(), 'retry_task_age_seconds_count', { status: 'CANCELLED' })).toBeUndefined();
+
+      expect((await fetch(`${service.url}/retry-tasks/${taskId}`, { method: 'DELETE' })).status).toBe(200);
+      await waitFor(async () => (await age()) === undefined, { what: 'the series to go once the task ended', timeoutMs: 15_000 });
+    } finally {
+      await service.close();
+      await downstream.close();
+    }
+  }, 30_000);
+
   it('spans tenants, so only an admin key of the default tenant may read it', async () => {
     const storeUrl = `sqlite:${join(dir, 'access.db')}`;
     const { store, blobs } = await openStore(storeUrl);

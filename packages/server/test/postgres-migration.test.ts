@@ -275,3 +275,36 @@ describe('PostgresStore migration 011 (a task names its queue by number)', () =>
     expect((await store.claimDue(T0 + 30, { limit: 10, ...lease })).map((t) => t.targetKey).sort()).toEqual([A, 'https://d.example.com']);
   });
 });
+
+describe('PostgresStore migration 013 (a task\'s own timeouts)', () => {
+  it('adds the columns in place: null for every task stored before, kept for the tasks stored after, bounded by CHECKs', async () => {
+    const before = [makeTask({ nextAttemptAt: T0 + 1 }), makeTask({ status: 'SUCCEEDED', nextAttemptAt: null, attemptNumber: 1 })];
+    const schema = freshSchema();
+    {
+      await using store = makeStore(schema);
+      await store.init();
+      await store.insertTasks(before);
+    }
+    // The schema as 012 left it: the columns gone, the migration not applied.
+    await withClient(schema, async (client) => {
+      await client.query('ALTER TABLE tasks DROP COLUMN attempt_timeout_ms, DROP COLUMN connect_timeout_ms');
+      await client.query('DELETE FROM schema_migrations WHERE version = 13');
+    });
+
+    await using store = makeStore(schema);
+    await store.init();
+    for (const task of before) expect(await store.getTask('default', task.taskId)).toEqual(task);
+    const after = makeTask({ attemptTimeoutMs: 1_800_000, connectTimeoutMs: 1 });
+    await store.insertTasks([after]);
+    expect(await store.getTask('default', after.taskId)).toEqual(after);
+    await withClient(schema, async (client) => {
+      const checks = await client.query("SELECT conname, convalidated FROM pg_constraint WHERE conname LIKE 'tasks_%_timeout_ms' ORDER BY conname");
+      expect(checks.rows).toEqual([
+        { conname: 'tasks_attempt_timeout_ms', convalidated: false },
+        { conname: 'tasks_connect_timeout_ms', convalidated: false },
+      ]);
+      await expect(client.query('UPDATE tasks SET attempt_timeout_ms = 0')).rejects.toThrow(/tasks_attempt_timeout_ms/);
+      await expect(client.query('UPDATE tasks SET connect_timeout_ms = 1800001')).rejects.toThrow(/tasks_connect_timeout_ms/);
+    });
+  });
+});

@@ -190,7 +190,7 @@ describe('PostgresStore statements', () => {
       for (const column of listedOnly) expect(text, `${file} names ${column}`).not.toMatch(new RegExp(`\\b${column}\\b`));
     }
     const queries = await loadQueries();
-    for (const name of ['get-task', 'claim-due', 'insert-tasks', 'cancel-task', 'replay-task'] as const) {
+    for (const name of ['get-task', 'claim-due', 'insert-tasks', 'cancel-task', 'replay-task', 'reschedule-task'] as const) {
       for (const { column } of TASK_FIELD_SPECS) expect(queries[name].text, `${name} has ${column}`).toMatch(new RegExp(`\\b${column}\\b`));
     }
     expect(QUERY_NAMES).not.toContain('update-task');
@@ -341,14 +341,33 @@ describe('PostgresStore on a young table', () => {
 });
 
 describe('PostgresStore vacuum', () => {
-  const lastVacuum = (schema: string) =>
+  const lastVacuum = (schema: string, table = 'tasks') =>
     withClient(schema, async (client) => {
       const { rows } = await client.query<{ at: Date | null }>(
         'SELECT last_vacuum AS at FROM pg_stat_user_tables WHERE schemaname = $1 AND relname = $2',
-        [schema, 'tasks'],
+        [schema, table],
       );
       return rows[0]?.at ?? null;
     });
+
+  it('vacuums attempts too once a thousand tasks were deleted, and not for rewrites alone', async () => {
+    const schema = freshSchema();
+    const store = makeStore(schema, { vacuumIntervalMs: 20 });
+    try {
+      await store.init();
+      await store.insertTasks(Array.from({ length: 1_000 }, () => makeTask()));
+      await store.claimDue(T0, { limit: 1_000, leaseMs: 60_000, workerId: 'w' });
+      await waitFor(async () => (await lastVacuum(schema)) !== null, 'a vacuum of tasks');
+      expect(await lastVacuum(schema, 'attempts')).toBeNull();
+      // Ended tasks past their retention, purged: their attempts' rows are dead as well as theirs.
+      const ended = Array.from({ length: 1_000 }, () => makeTask({ status: TaskStatus.SUCCEEDED, nextAttemptAt: null, attemptNumber: 1, expiresAt: T0 }));
+      await store.insertTasks(ended);
+      expect(await store.purgeExpired(T0 + 1, 1_000)).toHaveLength(1_000);
+      await waitFor(async () => (await lastVacuum(schema, 'attempts')) !== null, 'a vacuum of attempts');
+    } finally {
+      await store.close();
+    }
+  });
 
   it('vacuums its tasks table once a thousand rows changed, and not before', async () => {
     const schema = freshSchema();

@@ -76,7 +76,7 @@ describe('settings', () => {
       'breaker.openDurationMs must be a finite number >= 0',
       'breaker.halfOpenProbes must be an integer >= 1',
       'maxInFlight must be null or an integer >= 1',
-      'speed must be absent (known fields: breaker, rateLimit, adaptive, retryBudget, stormDetection, signing, maxInFlight, retryAfterHoldsTarget)',
+      'speed must be absent (known fields: breaker, rateLimit, adaptive, retryBudget, stormDetection, signing, maxInFlight, retryAfterHoldsTarget, attemptTimeoutMs, connectTimeoutMs)',
     ]);
     expect(await control.getTarget(p.ref(A))).toBeUndefined();
 

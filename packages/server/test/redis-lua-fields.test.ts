@@ -36,6 +36,8 @@ describe('Redis store: one definition of a task, and the Lua scripts that spell 
       traceContext: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
       sensitiveBody: true,
       runStartedAt: T0 + 0.375,
+      attemptTimeoutMs: 90_000,
+      connectTimeoutMs: 1_500,
     });
     const json = encodeTaskData(task);
     const values = JSON.parse(encodeTaskState(task)) as (string | false)[];
@@ -46,7 +48,20 @@ describe('Redis store: one definition of a task, and the Lua scripts that spell 
     state[STATE_FIELDS.indexOf('sortKey')] = sortKeyOf(task.createdAt, task.taskId);
     // The data JSON (layout 5): the values in row order, without the tenant, the id and createdAt (the partition's and
     // the listing key's).
-    expect(DATA_ARRAY_FIELDS).toEqual(['idempotencyKey', 'requestHash', 'targetUrl', 'method', 'headers', 'body', 'bodyRef', 'policy', 'traceContext', 'sensitiveBody']);
+    expect(DATA_ARRAY_FIELDS).toEqual([
+      'idempotencyKey',
+      'requestHash',
+      'targetUrl',
+      'method',
+      'headers',
+      'body',
+      'bodyRef',
+      'policy',
+      'traceContext',
+      'sensitiveBody',
+      'attemptTimeoutMs',
+      'connectTimeoutMs',
+    ]);
     // The URL after its target key, which the state hash holds (`target`).
     const kept = DATA_ARRAY_FIELDS.map((name) => (name === 'targetUrl' ? task.targetUrl.slice(task.targetKey.length) : task[name]));
     expect(kept[DATA_ARRAY_FIELDS.indexOf('targetUrl')]).toMatch(/^\//);
@@ -70,6 +85,9 @@ describe('Redis store: one definition of a task, and the Lua scripts that spell 
     const { sensitiveBody: _, ...older } = layout4;
     expect(decodeTask([reply, JSON.stringify(older)], 'ignored').sensitiveBody).toBe(false);
     expect(decodeTask([reply, JSON.stringify({ ...older, sensitiveBody: true })], 'ignored').sensitiveBody).toBe(true);
+    // Nor did one stored before the timeouts existed, whose array ends before them: it reads them as null.
+    const beforeTimeouts = JSON.stringify((JSON.parse(json) as unknown[]).slice(0, DATA_ARRAY_FIELDS.indexOf('attemptTimeoutMs')));
+    expect(decodeTask([reply, beforeTimeouts], task.tenantId)).toEqual({ ...task, attemptTimeoutMs: null, connectTimeoutMs: null });
   });
 
   it('leaves off the end of the data JSON the fields that hold nothing, and reads them back, as from JSON that spells them out', () => {
@@ -80,7 +98,7 @@ describe('Redis store: one definition of a task, and the Lua scripts that spell 
     expect(JSON.parse(json)).toEqual([task.idempotencyKey, task.requestHash, task.targetUrl.slice(task.targetKey.length), task.method, task.headers, '']);
     expect(decodeTask([reply, json], task.tenantId)).toEqual(task);
     // Written out to the end, null and false included, it reads the same.
-    expect(decodeTask([reply, JSON.stringify([...(JSON.parse(json) as unknown[]), null, null, null, false])], task.tenantId)).toEqual(task);
+    expect(decodeTask([reply, JSON.stringify([...(JSON.parse(json) as unknown[]), null, null, null, false, null, null])], task.tenantId)).toEqual(task);
     // A null body with nothing after it is cut too; one before a field that holds something is written null.
     const bodiless = makeTask({ body: null, bodyRef: null, policy: null, traceContext: null, sensitiveBody: false });
     expect((JSON.parse(encodeTaskData(bodiless)) as unknown[]).length).toBe(5);

@@ -29,6 +29,8 @@ function canonicalByDefinition(value: ParsedEnqueue, rawBody: unknown): string {
     firstAttempt: value.firstAttempt,
     ...(value.secretHeaders.size === 0 ? {} : { secretHeaders: [...value.secretHeaders].sort() }),
     ...(value.sensitiveBody ? { sensitiveBody: true } : {}),
+    ...(value.attemptTimeoutMs === null ? {} : { attemptTimeoutMs: value.attemptTimeoutMs }),
+    ...(value.connectTimeoutMs === null ? {} : { connectTimeoutMs: value.connectTimeoutMs }),
   });
 }
 
@@ -80,6 +82,12 @@ describe('the request hash', () => {
         'cac8eca5061209c901d416135df9a379c718bbd3c3ad56fab31d65c0d109a734',
       ],
       [{ targetUrl: 'https://api.example.com/x', method: 'GET' }, '7878fba8bab79ec28d899d41bf3a7614c1edf80c20f382b4d871eaf2ea665fac'],
+      [
+        { targetUrl: 'https://api.example.com/slow', method: 'POST', body: 'x', attemptTimeoutMs: 120_000, connectTimeoutMs: 2_000 },
+        '322708e1561f2daa654a7128b8e29fd1d4e53532ff95fa5f26192750f74f34e2',
+      ],
+      // The same request without timeouts keeps the hash it had before they existed.
+      [{ targetUrl: 'https://api.example.com/slow', method: 'POST', body: 'x' }, '5e438a62c12ce23015011f459090cd7035beab6f1808728894f9ac463e5cf36c'],
     ];
     for (const [request, hash] of pinned) expect(hashOf(request), JSON.stringify(request)).toBe(hash);
   });
@@ -100,6 +108,9 @@ describe('the request hash', () => {
         delayMs: fc.integer({ min: 0, max: 10_000_000 }),
         notBefore: fc.integer({ min: 0, max: 4_000_000_000_000 }),
         sensitiveBody: fc.boolean(),
+        // Connect within attempt whenever both are drawn: the rule that ties them is not what this property is about.
+        attemptTimeoutMs: fc.integer({ min: 5_000, max: 1_800_000 }),
+        connectTimeoutMs: fc.integer({ min: 1, max: 5_000 }),
       },
       { requiredKeys: ['targetUrl', 'method'] },
     );

@@ -13,11 +13,29 @@ import { A, B, C, forTarget, freshPath, lease, opened, plan, removeTempDir } fro
 
 afterAll(removeTempDir);
 
+/** The task columns 012 added (a task's own timeouts). */
+const ADDED_BY_012: readonly string[] = ['attempt_timeout_ms', 'connect_timeout_ms'];
+
 /**
- * The columns of the tables before 011 (every task column and `ended_at`, but `expires_at`), each with its place in a
- * task's INSERT parameters (`taskToParams`).
+ * The columns of the tables before 011 (every task column and `ended_at`, but `expires_at` and those of 012), each with
+ * its place in a task's INSERT parameters (`taskToParams`).
  */
-const COLUMNS_BEFORE_011 = [...TASK_COLUMN_NAMES, 'ended_at'].map((column, i) => [column, i] as const).filter(([column]) => column !== 'expires_at');
+const COLUMNS_BEFORE_011 = [...TASK_COLUMN_NAMES, 'ended_at']
+  .map((column, i) => [column, i] as const)
+  .filter(([column]) => column !== 'expires_at' && !ADDED_BY_012.includes(column));
+
+/**
+ * Writes `tasks` into a database of 010 or later as it stored them (queue numbers and statuses by number): every column
+ * of today's but those named in `left` (added since).
+ */
+function insertStoredRows(db: Database.Database, tasks: readonly RetryTask[], left: readonly string[]): void {
+  const columns = [...TASK_STORED_COLUMN_NAMES, 'ended_at'].map((column, i) => [column, i] as const).filter(([column]) => !left.includes(column));
+  const insert = db.prepare(`INSERT INTO tasks (${columns.map(([c]) => c).join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`);
+  for (const task of tasks) {
+    const row = taskToParams(task, 1);
+    insert.run(...columns.map(([, i]) => row[i]));
+  }
+}
 
 /** Writes `tasks` into an older database's `tasks`, every column it has, each row as `params` makes it. */
 function insertRows(db: Database.Database, tasks: readonly RetryTask[], params: (task: RetryTask) => unknown[]): void {
@@ -424,13 +442,8 @@ describe('migrating a database made by 010', () => {
     old.prepare('INSERT INTO target_queues (tenant_id, target_key, next_due_at) VALUES (?, ?, ?)').run('default', A, T0);
     const pending = forTarget(A, { nextAttemptAt: T0 });
     const ended = forTarget(A, { status: 'SUCCEEDED', nextAttemptAt: null, attemptNumber: 1 });
-    // Rows as 010 stored them: every column of today's but expires_at.
-    const columns = [...TASK_STORED_COLUMN_NAMES, 'ended_at'].map((column, i) => [column, i] as const).filter(([column]) => column !== 'expires_at');
-    const insert = old.prepare(`INSERT INTO tasks (${columns.map(([c]) => c).join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`);
-    for (const task of [pending, ended]) {
-      const row = taskToParams(task, 1);
-      insert.run(...columns.map(([, i]) => row[i]));
-    }
+    // Rows as 010 stored them: every column of today's but expires_at (and those of 012).
+    insertStoredRows(old, [pending, ended], ['expires_at', ...ADDED_BY_012]);
     old.close();
 
     await using store = await opened(path);
@@ -450,5 +463,29 @@ describe('migrating a database made by 010', () => {
     await store.completeAttempts([{ tenantId: 'default', taskId: held.taskId, fencingToken: held.fencingToken, next }], T0 + 1);
     expect((await store.purgeExpired(T0 + 100, 10)).map((t) => t.taskId)).toEqual([pending.taskId]);
     expect(await store.getTask('default', ended.taskId)).toEqual(ended);
+  });
+});
+
+describe('migrating a database made by 011', () => {
+  it("adds a task's own timeouts: null for every task stored before, kept for the tasks stored after, bounded by CHECKs", async () => {
+    const path = freshPath();
+    const old = new Database(path);
+    migrate(old, loadMigrations().filter((m) => m.version <= 11));
+    old.prepare('INSERT INTO target_queues (tenant_id, target_key, next_due_at) VALUES (?, ?, ?)').run('default', A, T0);
+    const before = forTarget(A, { nextAttemptAt: T0 });
+    // A row as 011 stored it: every column of today's but the timeouts.
+    insertStoredRows(old, [before], ADDED_BY_012);
+    old.close();
+
+    await using store = await opened(path);
+    expect(await store.getTask('default', before.taskId)).toEqual({ ...before, attemptTimeoutMs: null, connectTimeoutMs: null });
+    const after = forTarget(A, { nextAttemptAt: T0, attemptTimeoutMs: 1_800_000, connectTimeoutMs: 1 });
+    await store.insertTasks([after]);
+    expect(await store.getTask('default', after.taskId)).toEqual(after);
+    const raw = new Database(path);
+    for (const [column, value] of [['attempt_timeout_ms', 0], ['connect_timeout_ms', 1_800_001]] as const) {
+      expect(() => raw.prepare(`UPDATE tasks SET ${column} = ? WHERE rowid = 1`).run(value), column).toThrow(/CHECK constraint failed/);
+    }
+    raw.close();
   });
 });

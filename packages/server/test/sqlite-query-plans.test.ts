@@ -28,6 +28,7 @@ import {
 } from '../src/backends/sqlite/queue-statements.js';
 import { DELETE_ATTEMPTS, DELETE_TASK, SELECT_EXPIRED } from '../src/backends/sqlite/purge-expired.js';
 import { RESEAL_TASK, WALK_SEALED_TASKS } from '../src/backends/sqlite/sealed-tasks.js';
+import { LIVE_BY_AGE, NEXT_QUEUE_TENANT } from '../src/backends/sqlite/oldest-pending-reads.js';
 import { COUNT_DUE, GET_QUEUE, IN_FLIGHT_QUEUES, LIST_QUEUES, LIST_QUEUES_AFTER, QUEUE_HEAD } from '../src/backends/sqlite/target-views.js';
 import {
   CANCEL_TASK,
@@ -41,6 +42,7 @@ import {
   RELEASE_LEASE,
   REPLAY_TASK,
   REQUEST_CANCEL,
+  RESCHEDULE_TASK,
   SELECT_DUE,
 } from '../src/backends/sqlite/statements.js';
 import { T0 } from './fixtures/tasks.js';
@@ -110,6 +112,7 @@ describe('query plans', () => {
         [CANCEL_TASK, { ...key, expiresAt: T0 }, /INDEX tasks_pk \(tenant_id=\? AND task_id=\?\)/],
         [REQUEST_CANCEL, key, /INDEX tasks_pk \(tenant_id=\? AND task_id=\?\)/],
         [REPLAY_TASK, { ...replay, tenantId: 'default', taskId: 'x' }, /INDEX tasks_pk \(tenant_id=\? AND task_id=\?\)/],
+        [RESCHEDULE_TASK, { tenantId: 'default', taskId: 'x', expectedVersion: 1, nextAttemptAt: T0, updatedAt: T0 }, /INDEX tasks_pk \(tenant_id=\? AND task_id=\?\)/],
         [RELEASE_LEASE, { ...key, fencingToken: 1 }, /INDEX tasks_pk \(tenant_id=\? AND task_id=\?\)/],
         [COMPLETE_TO_LIVE, [0, 1, T0, T0, 1, null, null, null, null, T0, 'default', 'x', 1, null, null, null, null], /INDEX tasks_pk/],
         // The purge: the expired tasks' stretch of the retention index, earliest first (no sort), also when every entry
@@ -134,6 +137,14 @@ describe('query plans', () => {
           /^SEARCH tasks USING INDEX tasks_pk \(\(tenant_id,task_id\)>\(\?,\?\)\)\nCORRELATED SCALAR SUBQUERY 1\nSEARCH q USING INTEGER PRIMARY KEY \(rowid=\?\)$/,
         ],
         [RESEAL_TASK, ['{}', null, 'default', 'x'], /INDEX tasks_pk \(tenant_id=\? AND task_id=\?\)/],
+        // The oldest pending task of each target: the tenants by a skip along the queue key, then each tenant's live tasks
+        // oldest first from where the last page ended: a range, never a sort.
+        [NEXT_QUEUE_TENANT, [''], /^SEARCH target_queues USING COVERING INDEX target_queues_key \(tenant_id>\?\)$/],
+        [
+          LIVE_BY_AGE,
+          ['default', -Infinity, Buffer.alloc(0), 128],
+          /^SEARCH t USING INDEX tasks_live \(tenant_id=\? AND \(created_at,task_id\)>\(\?,\?\)\)\nSEARCH q USING INTEGER PRIMARY KEY \(rowid=\?\)$/,
+        ],
       ];
       for (const [sql, params, index] of cases) {
         const details = plan(db, sql, params);

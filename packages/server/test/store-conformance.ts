@@ -3,6 +3,7 @@ import type { Store } from '../src/store/store.js';
 import { accessCases } from './store-conformance/access-cases.js';
 import { completionCases } from './store-conformance/completion-cases.js';
 import { listingCases } from './store-conformance/listing-cases.js';
+import { oldestPendingCases } from './store-conformance/oldest-pending-cases.js';
 import { policyAndStateCases } from './store-conformance/policy-state-cases.js';
 import { schedulingCases } from './store-conformance/scheduling-cases.js';
 import { sealingCases } from './store-conformance/sealing-cases.js';
@@ -10,7 +11,9 @@ import { taskCases } from './store-conformance/task-cases.js';
 import { limitCases } from './store-conformance/limit-cases.js';
 import { targetCases } from './store-conformance/target-cases.js';
 import { transitionCases } from './store-conformance/transition-cases.js';
+import { rescheduleCases } from './store-conformance/reschedule-cases.js';
 import { retentionCases } from './store-conformance/retention-cases.js';
+import { deletionCases } from './store-conformance/deletion-cases.js';
 
 /**
  * The one behavioural contract of the `Store` port, run unchanged against every store on a real backend
@@ -47,10 +50,13 @@ export function describeStoreConformance(name: string, makeStore: () => Promise<
     describe('claims and leases', () => schedulingCases(store));
     describe('completions and the attempt log', () => completionCases(store));
     describe('named transitions', () => transitionCases(store));
+    describe('reschedule: run now, or at another time', () => rescheduleCases(store));
     describe('retention: expiresAt and the purge', () => retentionCases(store));
+    describe('deleting finished tasks by hand', () => deletionCases(store));
     describe('targets: fair claims and the gate', () => targetCases(store));
     describe('targets: limits, holds and what operators see', () => limitCases(store));
     describe('policies, target state and counts', () => policyAndStateCases(store));
+    describe('the oldest PENDING task of each target', () => oldestPendingCases(store));
     describe('access: API keys and tenant limits', () => accessCases(store));
     describe('sealed secrets: the walk and the re-seal', () => sealingCases(store));
   });

@@ -35,7 +35,7 @@ describe('target settings', () => {
       'maxInFlight: null or an integer >= 1',
       'adaptive: an object',
       'retryBudget.retryRatio: a finite number >= 0',
-      'speed: absent (known fields: breaker, rateLimit, adaptive, retryBudget, stormDetection, signing, maxInFlight, retryAfterHoldsTarget)',
+      'speed: absent (known fields: breaker, rateLimit, adaptive, retryBudget, stormDetection, signing, maxInFlight, retryAfterHoldsTarget, attemptTimeoutMs, connectTimeoutMs)',
     ]);
     expect(result.errors[0]?.message).toBe('breaker.failureRateThreshold must be a number > 0 and <= 1');
   });

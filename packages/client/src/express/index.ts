@@ -7,8 +7,10 @@
  */
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { handoffFetch, isRetrydQueued, queuedAnswer, type HandoffOptions, type RequestRetryd } from '../handoff/handoff-fetch.js';
+import { isRetrydSpooled, spooledAnswer } from '../handoff/retryd-spooled.js';
 
 export { RetrydQueued, isRetrydQueued, type HandoffOptions, type RequestRetryd } from '../handoff/handoff-fetch.js';
+export { RetrydSpooled, isRetrydSpooled } from '../handoff/retryd-spooled.js';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -22,8 +24,9 @@ export interface RetrydExpress {
   /** Gives every request `req.retryd.fetch`. `app.use` it before the routes. */
   middleware: RequestHandler;
   /**
-   * Answers `202 { status: 'queued', taskId }` when a handler's call was handed to the service; passes every other
-   * error on. `app.use` it after the routes, before your own error handlers.
+   * Answers `202 { status: 'queued', taskId }` when a handler's call was handed to the service, and
+   * `202 { status: 'spooled', idempotencyKey }` when it was spooled for later; passes every other error on (a
+   * `SpoolFullError` among them). `app.use` it after the routes, before your own error handlers.
    */
   errorHandler: ErrorRequestHandler;
 }
@@ -32,7 +35,8 @@ export interface RetrydExpress {
  * The Express 5 integration: a handler makes its downstream call with `req.retryd.fetch(url, init)`; when the first
  * try succeeds (or fails for good) the handler gets the answer and responds as usual; when it fails in a way worth
  * retrying, the call is enqueued to the service (same idempotency key, credentials stripped or replaced by
- * `{{secret:NAME}}` references) and the request is answered `202 { status: 'queued', taskId }`.
+ * `{{secret:NAME}}` references) and the request is answered `202 { status: 'queued', taskId }`. With a `spool`, a call
+ * retryd cannot take is kept on disk and answered `202 { status: 'spooled', idempotencyKey }`.
  *
  * @example
  * ```ts
@@ -53,11 +57,11 @@ export function retrydExpress(options: HandoffOptions): RetrydExpress {
       next();
     },
     errorHandler: (error: unknown, _req, res, next) => {
-      if (!isRetrydQueued(error) || res.headersSent) {
+      if (res.headersSent || !(isRetrydQueued(error) || isRetrydSpooled(error))) {
         next(error);
         return;
       }
-      res.status(202).json(queuedAnswer(error));
+      res.status(202).json(isRetrydQueued(error) ? queuedAnswer(error) : spooledAnswer(error));
     },
   };
 }

@@ -7,8 +7,10 @@
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { handoffFetch, isRetrydQueued, queuedAnswer, type HandoffOptions, type RequestRetryd } from '../handoff/handoff-fetch.js';
+import { isRetrydSpooled, spooledAnswer } from '../handoff/retryd-spooled.js';
 
 export { RetrydQueued, isRetrydQueued, type HandoffOptions, type RequestRetryd } from '../handoff/handoff-fetch.js';
+export { RetrydSpooled, isRetrydSpooled } from '../handoff/retryd-spooled.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -21,7 +23,8 @@ declare module 'fastify' {
  * The Fastify 5 integration, on the root instance: every request gets `request.retryd.fetch(url, init)`; when its
  * first try succeeds (or fails for good) the handler gets the answer; when it fails in a way worth retrying, the call
  * is enqueued to the service (same idempotency key, credentials stripped or replaced by `{{secret:NAME}}` references)
- * and the request is answered `202 { status: 'queued', taskId }`. The instance's error handler is wrapped: call this
+ * and the request is answered `202 { status: 'queued', taskId }` (with a `spool`, one retryd cannot take is kept on
+ * disk and answered `202 { status: 'spooled', idempotencyKey }`). The instance's error handler is wrapped: call this
  * after your own `setErrorHandler`, which still gets every other error.
  *
  * @example
@@ -41,6 +44,7 @@ export function retrydFastify(app: FastifyInstance, options: HandoffOptions): vo
   const previous = app.errorHandler;
   app.setErrorHandler(function retrydErrorHandler(this: FastifyInstance, error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
     if (isRetrydQueued(error)) return reply.code(202).send(queuedAnswer(error));
+    if (isRetrydSpooled(error)) return reply.code(202).send(spooledAnswer(error));
     return previous.call(this, error, request, reply);
   });
 }

@@ -18,6 +18,7 @@ import { CredentialRuleError, stripCredentials } from '../credentials/strip-cred
 import { isBrowserNetworkError } from '../shared/browser-network-error.js';
 import { QUEUE_DEADLINE_MS, withDefaultDeadline } from '../shared/default-deadline.js';
 import { DEFAULT_KEYED_METHODS, IDEMPOTENCY_KEY_HEADER } from '../shared/keyed-methods.js';
+import { positiveInteger } from '../shared/positive-integer.js';
 import { randomId } from '../shared/random-id.js';
 import { CallSchedule } from './call-schedule.js';
 import { DeadLetterReason, type DeadLetter } from './dead-letter.js';
@@ -288,11 +289,6 @@ export class RetryQueue {
       // A callback's failure is the caller's; the queue goes on.
     }
   }
-}
-
-function positiveInteger(value: number, field: string): number {
-  if (!Number.isInteger(value) || value < 1) throw new RangeError(`${field} must be an integer >= 1, got ${String(value)}`);
-  return value;
 }
 
 /** The URL made absolute (a page's relative URL against its location), so that it means the same after a reload. */

@@ -25,6 +25,8 @@ export type PolicyReplaceRequest = Schemas['PolicyReplaceRequest'];
 export type EnqueueRequest = Schemas['EnqueueRequest'];
 /** One entry of a batch's answer: `status` 201 or 200 with `task`, any other with `error`. */
 export type BatchEntryResult = Schemas['BatchResult']['results'][number];
+/** The body of `POST /retry-tasks/{taskId}/reschedule`: when the PENDING task is next due. */
+export type RescheduleRequest = Schemas['RescheduleRequest'];
 /** How long finished tasks are kept (the periods in force, what the level sets itself, where each comes from). */
 export type Retention = Schemas['Retention'];
 /** The body of `PUT /retry-policies/{policyId}/retention`: the policy's own periods, in ms. */
@@ -56,6 +58,21 @@ export type DeadLetterFilter = Omit<NonNullable<operations['listDeadLetters']['p
 
 /** One page of `POST /dead-letters/replay`: a result per dead letter replayed, and where the next page starts. */
 export type BulkReplayAnswer = Schemas['BulkReplayResult'];
+
+/** The filters of a bulk cancel (`POST /retry-tasks/cancel`): one live status, a policy, a target. */
+export type LiveTaskFilter = Omit<operations['cancelTasks']['requestBody']['content']['application/json'], 'cursor' | 'limit'>;
+
+/** One page of `POST /retry-tasks/cancel`: a result per live task, how many were cancelled, where the next page starts. */
+export type BulkCancelAnswer = Schemas['BulkCancelResult'];
+
+/**
+ * The filters of a delete by hand (`DELETE /retry-tasks`): finished statuses, `finishedBefore` (epoch ms or ISO 8601
+ * with a time zone; required), a target.
+ */
+export type FinishedTaskFilter = Omit<operations['deleteTasks']['parameters']['query'], 'cursor' | 'limit'>;
+
+/** One page of `DELETE /retry-tasks`: how many tasks it deleted, which, and where the next page starts. */
+export type DeletedTasksAnswer = Schemas['DeletedTasks'];
 
 /** One page of a listing: `nextCursor` (opaque) is present while there are more. */
 export interface Page<T> {

@@ -1,4 +1,4 @@
-import type { FieldError, Problem } from './api-types.js';
+import type { FieldError, Problem, Task } from './api-types.js';
 
 /**
  * The service answered with an error: its status and its `application/problem+json` body (or one made up from the
@@ -37,6 +37,18 @@ export class RetrydApiError extends Error {
 /** No answer at all: the connection was refused or reset, the name did not resolve, or the request timed out. */
 export class RetrydUnreachableError extends Error {
   override readonly name = 'RetrydUnreachableError';
+}
+
+/** {@link RetrydClient.waitForTask}'s time passed before the task ended: `task` is the task as last read. */
+export class TaskWaitTimeoutError extends Error {
+  override readonly name = 'TaskWaitTimeoutError';
+
+  constructor(
+    readonly task: Task,
+    readonly timeoutMs: number,
+  ) {
+    super(`task ${task.taskId} had not ended after ${timeoutMs} ms: it is ${task.status}`);
+  }
 }
 
 /** The code a bare status stands for, when the body is not a problem. */

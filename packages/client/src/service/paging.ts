@@ -12,3 +12,16 @@ export async function* allItems<T>(listPage: (page: PageRequest) => Promise<Page
     cursor = page.nextCursor;
   } while (cursor !== undefined);
 }
+
+/**
+ * Every page of a bulk action (replay, cancel, delete), each sent with the previous answer's `nextCursor` until one
+ * has none: yields each page's answer as it lands (for progress).
+ */
+export async function* allPages<A extends { nextCursor?: string }>(sendPage: (cursor: string | undefined) => Promise<A>): AsyncGenerator<A> {
+  let cursor: string | undefined;
+  do {
+    const answer = await sendPage(cursor);
+    yield answer;
+    cursor = answer.nextCursor;
+  } while (cursor !== undefined);
+}

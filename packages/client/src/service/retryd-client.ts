@@ -15,6 +15,7 @@ import type {
   PolicyReplaceRequest,
   PolicyRequest,
   PutPolicyAnswer,
+  RescheduleRequest,
   Retention,
   RetentionRequest,
   Target,
@@ -23,10 +24,14 @@ import type {
   TaskFilter,
   DeadLetterFilter,
   BulkReplayAnswer,
+  LiveTaskFilter,
+  BulkCancelAnswer,
+  FinishedTaskFilter,
+  DeletedTasksAnswer,
 } from './api-types.js';
-import { RetrydApiError } from './errors.js';
-import { allItems } from './paging.js';
-import { CLIENT_RETRY, REQUEST_TIMEOUT_MS, send, type Answer, type TransportOptions } from './transport.js';
+import { RetrydApiError, TaskWaitTimeoutError } from './errors.js';
+import { allItems, allPages } from './paging.js';
+import { CLIENT_RETRY, REQUEST_TIMEOUT_MS, send, type Answer, type RequestControl, type TransportOptions } from './transport.js';
 
 /** Where the service listens when no URL is given: `retryd serve`'s default. */
 export const DEFAULT_SERVICE_URL = 'http://127.0.0.1:8080';
@@ -57,6 +62,15 @@ export interface RetrydClientOptions {
   env?: Record<string, string | undefined>;
 }
 
+/** The longest one long poll asks the service to wait (its `waitMs` maximum): 30 s. */
+export const MAX_WAIT_PER_REQUEST_MS = 30_000;
+
+/** How long {@link RetrydClient.waitForTask} waits when not told: 60 s. */
+export const DEFAULT_WAIT_TIMEOUT_MS = 60_000;
+
+/** The statuses a task ends in. */
+const ENDED: ReadonlySet<string> = new Set(['SUCCEEDED', 'FAILED', 'EXHAUSTED', 'CANCELLED']);
+
 /** One path segment: every id is sent percent-encoded (a target key is a whole origin, `https%3A%2F%2F…`). */
 const seg = (value: string) => encodeURIComponent(value);
 
@@ -66,6 +80,12 @@ function query(params: Record<string, string | number | boolean | undefined>): s
   const text = search.toString();
   return text === '' ? '' : `?${text}`;
 }
+
+/** The page part of a bulk action's request: the cursor to go on from, and the page size when one is asked for. */
+const pageOf = (cursor: string | undefined, limit: number | undefined): PageRequest => ({
+  ...(cursor === undefined ? {} : { cursor }),
+  ...(limit === undefined ? {} : { limit }),
+});
 
 const defaultEnv = (): Record<string, string | undefined> =>
   (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env ?? {};
@@ -130,6 +150,41 @@ export class RetrydClient {
     return this.#get(`/retry-tasks/${seg(taskId)}`);
   }
 
+  /**
+   * Waits until the task ends (SUCCEEDED, FAILED, EXHAUSTED or CANCELLED) and answers it as it ended: long polls of
+   * `GET /retry-tasks/{taskId}?waitMs=` (each at most {@link MAX_WAIT_PER_REQUEST_MS}), so the service answers the
+   * moment the task ends and no loop of reads is written by the caller. Rejects with a {@link TaskWaitTimeoutError}
+   * (holding the task as last read) once `timeoutMs` passes, default {@link DEFAULT_WAIT_TIMEOUT_MS}; with the
+   * signal's reason when `signal` aborts; with a `RetrydApiError` (404) when there is no such task.
+   *
+   * @example
+   * ```ts
+   * const { task } = await client.enqueueTask({ targetUrl, method: 'POST', body });
+   * const ended = await client.waitForTask(task.taskId, { timeoutMs: 120_000 });
+   * if (ended.status !== 'SUCCEEDED') console.warn(ended.deadLetterReason, ended.lastError);
+   * ```
+   */
+  async waitForTask(taskId: string, options: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<Task> {
+    const timeoutMs = options.timeoutMs ?? DEFAULT_WAIT_TIMEOUT_MS;
+    if (!(timeoutMs >= 0)) throw new RangeError(`timeoutMs must be a number of ms, 0 or more, got ${timeoutMs}`);
+    const { signal } = options;
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      if (signal?.aborted === true) throw signal.reason;
+      const waitMs = Math.max(0, Math.min(MAX_WAIT_PER_REQUEST_MS, deadline - Date.now()));
+      const asked = Date.now();
+      // The request may take its whole wait and then the answer: its own limit is the client's beyond the wait.
+      const path = `/retry-tasks/${seg(taskId)}${query({ waitMs: Math.floor(waitMs) })}`;
+      const task = (await this.#send<Task>('GET', path, undefined, true, {}, { timeoutMs: this.#transport.timeoutMs + waitMs, signal })).body;
+      if (ENDED.has(task.status)) return task;
+      if (Date.now() >= deadline) throw new TaskWaitTimeoutError(task, timeoutMs);
+      // A service that answered before the wait it was asked for (an older one, or one with too many waiting):
+      // a pause, so that this loop is never a stream of reads.
+      const early = Math.min(1_000, waitMs) - (Date.now() - asked);
+      if (early > 0) await this.#transport.sleep(Math.min(early, deadline - Date.now()));
+    }
+  }
+
   /** `GET /retry-tasks` (listTasks): a page of tasks, newest first, filtered. */
   async listTasks(filter: TaskFilter & PageRequest = {}): Promise<Page<Task>> {
     return this.#get(`/retry-tasks${query({ ...filter })}`);
@@ -144,6 +199,58 @@ export class RetrydClient {
   async cancelTask(taskId: string): Promise<CancelAnswer> {
     const { status, body } = await this.#send<Task>('DELETE', `/retry-tasks/${seg(taskId)}`, undefined, false);
     return { outcome: status === 202 ? 'cancel_requested' : 'cancelled', task: body };
+  }
+
+  /**
+   * `POST /retry-tasks/{taskId}/run` (runTask): makes a PENDING task due now (one already due keeps its place). Its
+   * attempt count and time budget stay, and its target's protections still apply: `waiting` says what holds it. An
+   * IN_FLIGHT task answers 409 `TASK_RUNNING`, a finished one 409 `TASK_NOT_PENDING`.
+   */
+  async runTask(taskId: string): Promise<Task> {
+    return (await this.#send<Task>('POST', `/retry-tasks/${seg(taskId)}/run`, undefined, false)).body;
+  }
+
+  /**
+   * `POST /retry-tasks/{taskId}/reschedule` (rescheduleTask): makes a PENDING task due at `nextAttemptAt` (a `Date`,
+   * epoch ms or an ISO 8601 date-time; a time already past means now), earlier or later than it was. A time past the
+   * end of the task's time budget answers 422 `RESCHEDULE_OUT_OF_RANGE`; statuses as {@link runTask}.
+   */
+  async rescheduleTask(taskId: string, nextAttemptAt: Date | RescheduleRequest['nextAttemptAt']): Promise<Task> {
+    const body: RescheduleRequest = { nextAttemptAt: nextAttemptAt instanceof Date ? nextAttemptAt.getTime() : nextAttemptAt };
+    return (await this.#send<Task>('POST', `/retry-tasks/${seg(taskId)}/reschedule`, body, false)).body;
+  }
+
+  /**
+   * `POST /retry-tasks/cancel` (cancelTasks): cancels one page of the live tasks matching `filter` (PENDING ones at
+   * once, IN_FLIGHT ones when their attempt ends), with a result per task. Call again with `nextCursor` until there
+   * is none (as {@link cancelAllTasks} does) to cancel every one.
+   */
+  async cancelTasks(filter: LiveTaskFilter & PageRequest = {}): Promise<BulkCancelAnswer> {
+    return (await this.#send<BulkCancelAnswer>('POST', '/retry-tasks/cancel', { ...filter }, true)).body;
+  }
+
+  /** Every live task matching `filter` cancelled, page after page: yields each page's answer as it lands (for progress). */
+  cancelAllTasks(filter: LiveTaskFilter = {}, pageSize?: number): AsyncGenerator<BulkCancelAnswer> {
+    return allPages((cursor) => this.cancelTasks({ ...filter, ...pageOf(cursor, pageSize) }));
+  }
+
+  /**
+   * `DELETE /retry-tasks` (deleteTasks, an admin key): deletes one page of the finished tasks matching `filter` (those
+   * that ended before `finishedBefore`), each with its attempts and idempotency key. A page may delete none and still
+   * have a `nextCursor`: call again with it until there is none (as {@link deleteAllTasks} does).
+   */
+  async deleteTasks(filter: FinishedTaskFilter & PageRequest): Promise<DeletedTasksAnswer> {
+    const search = new URLSearchParams();
+    for (const [name, value] of Object.entries(filter)) {
+      // `status` may name several statuses: one parameter each.
+      for (const one of Array.isArray(value) ? value : [value]) if (one !== undefined) search.append(name, String(one));
+    }
+    return (await this.#send<DeletedTasksAnswer>('DELETE', `/retry-tasks?${search.toString()}`, undefined, true)).body;
+  }
+
+  /** Every finished task matching `filter` deleted, page after page: yields each page's answer as it lands (for progress). */
+  deleteAllTasks(filter: FinishedTaskFilter, pageSize?: number): AsyncGenerator<DeletedTasksAnswer> {
+    return allPages((cursor) => this.deleteTasks({ ...filter, ...pageOf(cursor, pageSize) }));
   }
 
   /** `GET /retry-tasks/{taskId}/attempts` (listAttempts): a page of the attempt log, oldest first. */
@@ -186,13 +293,8 @@ export class RetrydClient {
   }
 
   /** Every dead letter matching `filter` replayed, page after page: yields each page's answer as it lands (for progress). */
-  async *replayAllDeadLetters(filter: DeadLetterFilter = {}, pageSize?: number): AsyncGenerator<BulkReplayAnswer> {
-    let cursor: string | undefined;
-    do {
-      const answer = await this.replayDeadLetters({ ...filter, ...(pageSize === undefined ? {} : { limit: pageSize }), ...(cursor === undefined ? {} : { cursor }) });
-      yield answer;
-      cursor = answer.nextCursor;
-    } while (cursor !== undefined);
+  replayAllDeadLetters(filter: DeadLetterFilter = {}, pageSize?: number): AsyncGenerator<BulkReplayAnswer> {
+    return allPages((cursor) => this.replayDeadLetters({ ...filter, ...pageOf(cursor, pageSize) }));
   }
 
   // ---- policies
@@ -332,8 +434,8 @@ export class RetrydClient {
     return (await this.#send<T>('GET', path, undefined, true)).body;
   }
 
-  #send<T>(method: string, path: string, body: unknown, repeatable: boolean, headers?: Record<string, string>): Promise<Answer<T>> {
-    return send<T>(this.#transport, method, path, body, repeatable, headers);
+  #send<T>(method: string, path: string, body: unknown, repeatable: boolean, headers?: Record<string, string>, request?: RequestControl): Promise<Answer<T>> {
+    return send<T>(this.#transport, method, path, body, repeatable, headers, request);
   }
 }
 

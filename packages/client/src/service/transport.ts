@@ -30,6 +30,20 @@ export interface TransportOptions {
   fetch: typeof fetch;
 }
 
+/** One request's own time limit and abort, where they differ from the client's (a long poll waits longer). */
+export interface RequestControl {
+  /** Most time this request may take, in ms. Default the client's `timeoutMs`. */
+  timeoutMs?: number;
+  /** Ends the request (and its retries) when aborted, with the signal's reason. */
+  signal?: AbortSignal | undefined;
+}
+
+/** The request's signal: its time limit, and the caller's abort when given. */
+function signalOf(timeoutMs: number, signal: AbortSignal | undefined): AbortSignal {
+  const timeout = AbortSignal.timeout(timeoutMs);
+  return signal === undefined ? timeout : AbortSignal.any([timeout, signal]);
+}
+
 /** A successful answer: its status, headers and parsed JSON body. */
 export interface Answer<T> {
   status: number;
@@ -49,6 +63,7 @@ export async function send<T>(
   body: unknown,
   repeatable: boolean,
   headers: Readonly<Record<string, string>> = {},
+  request: RequestControl = {},
 ): Promise<Answer<T>> {
   const { retry } = options;
   let previousDelayMs = 0;
@@ -65,9 +80,11 @@ export async function send<T>(
           ...headers,
         },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-        signal: AbortSignal.timeout(options.timeoutMs),
+        signal: signalOf(request.timeoutMs ?? options.timeoutMs, request.signal),
       });
     } catch (error) {
+      // The caller's own abort is not the service being unreachable: it ends the call, unretried.
+      if (request.signal?.aborted === true) throw request.signal.reason;
       if (last) throw new RetrydUnreachableError(`cannot reach ${options.url}: ${reasonOf(error)}`);
       previousDelayMs = await pause(options, attempt, previousDelayMs, null);
       continue;

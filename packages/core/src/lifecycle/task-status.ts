@@ -32,6 +32,8 @@ export type TaskStatus = (typeof TaskStatus)[keyof typeof TaskStatus];
  * - `cancel`: a caller cancels the task.
  * - `lease_expired`: the worker holding the lease went silent; the lease reaper hands the task back.
  * - `replay`: an operator runs a failed or exhausted task again.
+ * - `reschedule`: an operator moves a waiting task's next attempt (run it now, or at a given time); it stays PENDING,
+ *   with its attempt count and its budget as they were.
  *
  * @example
  * ```ts
@@ -47,5 +49,6 @@ export const TaskEvent = {
   CANCEL: 'cancel',
   LEASE_EXPIRED: 'lease_expired',
   REPLAY: 'replay',
+  RESCHEDULE: 'reschedule',
 } as const;
 export type TaskEvent = (typeof TaskEvent)[keyof typeof TaskEvent];

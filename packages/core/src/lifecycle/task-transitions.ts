@@ -20,16 +20,18 @@ export type TaskTransitionTable = {
  *     │  └─────────────── replay ──────────────┼──────────────────────────────────┘
  *     │                                        │ cancel (applied when the attempt ends)
  *     └── cancel ────▶ CANCELLED (final) ◀─────┘
+ *
+ *    PENDING ── reschedule ──▶ PENDING   (an operator moves its due time: run now, or at a given time)
  * ```
  *
- * | from        | claim     | succeed   | retry   | fail   | exhaust   | cancel    | lease_expired | replay  |
- * | ----------- | --------- | --------- | ------- | ------ | --------- | --------- | ------------- | ------- |
- * | PENDING     | IN_FLIGHT |           |         |        |           | CANCELLED |               |         |
- * | IN_FLIGHT   |           | SUCCEEDED | PENDING | FAILED | EXHAUSTED | CANCELLED | PENDING       |         |
- * | SUCCEEDED   |           |           |         |        |           |           |               |         |
- * | FAILED      |           |           |         |        |           |           |               | PENDING |
- * | EXHAUSTED   |           |           |         |        |           |           |               | PENDING |
- * | CANCELLED   |           |           |         |        |           |           |               |         |
+ * | from        | claim     | succeed   | retry   | fail   | exhaust   | cancel    | lease_expired | replay  | reschedule |
+ * | ----------- | --------- | --------- | ------- | ------ | --------- | --------- | ------------- | ------- | ---------- |
+ * | PENDING     | IN_FLIGHT |           |         |        |           | CANCELLED |               |         | PENDING    |
+ * | IN_FLIGHT   |           | SUCCEEDED | PENDING | FAILED | EXHAUSTED | CANCELLED | PENDING       |         |            |
+ * | SUCCEEDED   |           |           |         |        |           |           |               |         |            |
+ * | FAILED      |           |           |         |        |           |           |               | PENDING |            |
+ * | EXHAUSTED   |           |           |         |        |           |           |               | PENDING |            |
+ * | CANCELLED   |           |           |         |        |           |           |               |         |            |
  *
  * A `cancel` requested while IN_FLIGHT cannot stop a request already on the wire; it is applied
  * (IN_FLIGHT —cancel→ CANCELLED) when the attempt ends. `lease_expired` hands back a task whose worker
@@ -46,6 +48,7 @@ export const TASK_TRANSITIONS: TaskTransitionTable = Object.freeze({
   [TaskStatus.PENDING]: Object.freeze({
     [TaskEvent.CLAIM]: TaskStatus.IN_FLIGHT,
     [TaskEvent.CANCEL]: TaskStatus.CANCELLED,
+    [TaskEvent.RESCHEDULE]: TaskStatus.PENDING,
   }),
   [TaskStatus.IN_FLIGHT]: Object.freeze({
     [TaskEvent.SUCCEED]: TaskStatus.SUCCEEDED,

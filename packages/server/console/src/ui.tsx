@@ -140,3 +140,27 @@ export function StatusBadge({ status }: { status: string }) {
       : 'wait';
   return <span class={`badge ${tone}`}>{status}</span>;
 }
+
+/** A filter in words, for a confirmation: `status PENDING, targetKey https://…` (the fields set). */
+export function describeFilter(filter: Record<string, string>): string {
+  return Object.entries(filter)
+    .filter(([, value]) => value !== '')
+    .map(([name, value]) => `${name} ${value}`)
+    .join(', ');
+}
+
+/** What a bulk action (replay, cancel) is doing or did: its progress line, then one line per failure. */
+export function ActionReport({ progress, errors }: { progress: string | undefined; errors: Error[] }) {
+  return (
+    <>
+      {progress !== undefined && (
+        <p role="status" class="hint">
+          {progress}
+        </p>
+      )}
+      {errors.map((error, i) => (
+        <ErrorLine key={i} error={error} />
+      ))}
+    </>
+  );
+}

@@ -5,6 +5,8 @@ import { DEFAULT_TENANT } from '../domain/task.js';
 import type { TargetControl } from '../protection/target-control.js';
 import type { Store } from '../store/store.js';
 import type { TaskService } from '../tasks/task-service.js';
+import { statusReader, TaskWaiters } from '../tasks/task-waiters.js';
+import { systemClock } from '@retryd/core';
 import { MAX_REQUEST_DEPTH, fieldOfPath, findTooDeep } from '../domain/json-nesting.js';
 import { PROBLEM_CONTENT_TYPE, RetrydError, problemOf } from '../domain/errors.js';
 import {
@@ -21,11 +23,16 @@ import { registerHealthRoutes } from './routes/health-routes.js';
 import { registerMetricsRoute, type MetricsSource } from '../metrics/metrics-route.js';
 import { registerPolicyRoutes } from './routes/policy-routes.js';
 import { registerRetentionRoutes, RETENTION_SCHEMAS } from './routes/retention-routes.js';
+import { registerRescheduleRoutes, RESCHEDULE_SCHEMAS } from './routes/reschedule-routes.js';
 import { registerTargetRoutes } from './routes/target-routes.js';
 import { registerTaskRoutes } from './routes/task-routes.js';
+import { BULK_TASK_SCHEMAS, registerBulkTaskRoutes } from './routes/bulk-task-routes.js';
 import { SHARED_SCHEMAS } from './schemas.js';
 import { withCommonProblems, type OpenApiDocument } from './common-problems.js';
 import { TARGET_SCHEMAS } from './target-schemas.js';
+
+/** How long a stopping service lets the requests in progress end before it closes every connection: 2 s. */
+export const CLOSE_DRAIN_MS = 2_000;
 
 /** Largest request body accepted: 10 MiB. A larger one gets 413 PAYLOAD_TOO_LARGE. */
 export const DEFAULT_BODY_LIMIT = 10 * 1024 * 1024;
@@ -84,6 +91,11 @@ export interface BuildAppOptions {
   serverUrl?: string;
   /** Version shown in the OpenAPI document. Default `0.1.0`. */
   version?: string;
+  /**
+   * Requests waiting for tasks to end (`GET /retry-tasks/{taskId}?waitMs=`); `retryd serve` passes the one its engine
+   * tells when a task ends. Default: one of its own, which notices an end by reading the task once a second.
+   */
+  waiters?: TaskWaiters;
 }
 
 /**
@@ -121,6 +133,10 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   let closing = false;
   app.addHook('preClose', async () => {
     closing = true;
+    // The server closes the connections that are idle when it stops, and waits for the others. A client can keep
+    // one open with nothing left to answer on it (one that aborted a long poll does); after this drain every
+    // connection is closed, so a stop ends in bounded time whatever the clients do.
+    setTimeout(() => app.server.closeAllConnections(), CLOSE_DRAIN_MS).unref();
   });
   app.addHook('onRequest', async (request, reply) => {
     if (!closing) return;
@@ -128,7 +144,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     return reply.send(problemOf('SHUTTING_DOWN', 'this instance is shutting down; send the request again', undefined, request.url));
   });
 
-  for (const schema of [...SHARED_SCHEMAS, ...TARGET_SCHEMAS, ...API_KEY_SCHEMAS, ...RETENTION_SCHEMAS]) app.addSchema(schema);
+  for (const schema of [...SHARED_SCHEMAS, ...TARGET_SCHEMAS, ...API_KEY_SCHEMAS, ...RETENTION_SCHEMAS, ...RESCHEDULE_SCHEMAS, ...BULK_TASK_SCHEMAS]) app.addSchema(schema);
   installProblemHandlers(app, bodyLimit);
   // Text bodies are never valid here: answering 415 says so more clearly than a JSON parse error would.
   app.removeContentTypeParser('text/plain');
@@ -185,8 +201,16 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   const tenantOf = access === undefined ? () => DEFAULT_TENANT : tenantOfRequest;
   const admitTasks =
     access === undefined ? undefined : (request: FastifyRequest, count: number) => access.limiter.admitTasks(tenantOfRequest(request), count);
-  const deps = { taskService: options.taskService, tenantOf, admitTasks, targetControl: options.targetControl };
+  const waiters = options.waiters ?? new TaskWaiters({ readStatus: statusReader(options.taskService), clock: systemClock });
+  // Before the server stops taking requests: a long poll answers now instead of holding the close up to its wait.
+  app.addHook('preClose', (done) => {
+    waiters.close();
+    done();
+  });
+  const deps = { taskService: options.taskService, tenantOf, admitTasks, targetControl: options.targetControl, waiters };
   registerTaskRoutes(app, deps);
+  registerBulkTaskRoutes(app, deps);
+  registerRescheduleRoutes(app, deps);
   registerPolicyRoutes(app, deps);
   registerRetentionRoutes(app, deps);
   if (options.targetControl !== undefined) registerTargetRoutes(app, { targetControl: options.targetControl, tenantOf });

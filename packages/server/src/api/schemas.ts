@@ -13,6 +13,7 @@ import { TASK_FIELDS, TASK_VIEW_FIELD_NAMES } from '../domain/task-fields.js';
 import { ENQUEUE_LIMITS, HEADER_NAME_PATTERN, HEADER_VALUE_PATTERN, IDEMPOTENCY_KEY_PATTERN, MAX_EPOCH_MS, TARGET_METHODS } from '../tasks/enqueue-input.js';
 import { MAX_BATCH_TASKS } from '../tasks/task-service.js';
 import { POLICY_ID_SCHEMA } from '../policies/policy-id.js';
+import { MAX_ATTEMPT_TIMEOUT_MS } from '../domain/attempt-timeouts.js';
 
 /**
  * JSON schemas of the HTTP API, shared through `app.addSchema` so `/openapi.json` names them as components.
@@ -215,6 +216,22 @@ export const SHARED_SCHEMAS = [
         description: 'Names of headers in headers to keep secret like credential headers: stored encrypted (or as {{secret:NAME}}), shown as [REDACTED].',
       },
       sensitiveBody: { type: 'boolean', description: 'Store the body encrypted and show it as [REDACTED]; needs RETRYD_ENCRYPTION_KEY. Not with bodyRef.' },
+      attemptTimeoutMs: {
+        type: 'integer',
+        minimum: 1,
+        maximum: MAX_ATTEMPT_TIMEOUT_MS,
+        description:
+          "Most time each attempt may take, from sending the request to the end of the response snippet (Cloud Tasks' " +
+          "dispatchDeadline), at most 30 minutes. Default: the target's attemptTimeoutMs, else the service's --attempt-timeout (30 s).",
+      },
+      connectTimeoutMs: {
+        type: 'integer',
+        minimum: 1,
+        maximum: MAX_ATTEMPT_TIMEOUT_MS,
+        description:
+          'Most time each attempt may spend opening its connection (name resolution, TCP, TLS); <= attemptTimeoutMs when both ' +
+          "are given. Default: the target's connectTimeoutMs, else the service's --connect-timeout (5 s).",
+      },
     },
     // The pairs the application layer refuses together: at most one of each.
     allOf: [notBoth('policy', 'policyId'), notBoth('delayMs', 'notBefore'), notBoth('body', 'bodyRef'), notBoth('bodyRef', 'sensitiveBody', true)],

@@ -22,6 +22,10 @@ const SETTINGS_SECTIONS: Record<keyof TargetSettings, string> = {
   signing:
     'Standard Webhooks signatures on every attempt (webhook-id, webhook-timestamp, webhook-signature); secrets are ' +
     '{{secret:NAME}} references to whsec_ secrets, one signature each (several during a rotation).',
+  attemptTimeoutMs:
+    "The attempt timeout of the target's tasks that set none, in ms (1 to 1800000: 30 minutes); null: the service's (--attempt-timeout).",
+  connectTimeoutMs:
+    "The connect timeout of the target's tasks that set none, in ms (1 to 1800000, <= attemptTimeoutMs when both are set); null: the service's (--connect-timeout).",
 };
 
 /**

@@ -1,8 +1,8 @@
-import { createInterface } from 'node:readline/promises';
 import { Command, Option } from 'commander';
 import { RetrydApiError, type DeadLetterFilter, type RetrydClient, type Task as TaskView } from '@retryd/client';
 import { EXIT_CODES, apiCommand, exitCodeOfStatus, listCommand, listed, printListing, UsageError, withClient, type ApiFlags, type ListFlags } from './api-command.js';
 import { targetKeyOfFlag, taskTable } from './tasks-command.js';
+import { confirm } from './confirm.js';
 
 /** Dead letters replayed at once by `dlq replay`: enough to hide the round trips, few enough to stay polite. */
 const REPLAY_CONCURRENCY = 8;
@@ -112,15 +112,6 @@ function replay(): Command {
       process.exitCode = codes.size === 0 ? EXIT_CODES.OK : codes.size === 1 ? [...codes][0] : EXIT_CODES.SERVICE;
     });
   });
-}
-
-async function confirm(question: string): Promise<boolean> {
-  const prompt = createInterface({ input: process.stdin, output: process.stderr });
-  try {
-    return /^y(es)?$/i.test((await prompt.question(question)).trim());
-  } finally {
-    prompt.close();
-  }
 }
 
 /**

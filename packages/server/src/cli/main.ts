@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { keysCommand } from './keys-command.js';
+import { migrateCommand } from './migrate-command.js';
 import { isUsageError, serveCommand } from './serve-command.js';
 import { simulateCommand } from './simulate-command.js';
 import { tenantsCommand } from './tenants-command.js';
@@ -16,6 +17,7 @@ const program = new Command('retryd')
   .description('retryd: a durable service that retries HTTP calls with the same Idempotency-Key on every attempt.')
   .version(pkg.version)
   .addCommand(serveCommand())
+  .addCommand(migrateCommand())
   .addCommand(keysCommand())
   .addCommand(tenantsCommand())
   .addCommand(tasksCommand())

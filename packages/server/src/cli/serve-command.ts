@@ -9,6 +9,7 @@ import { createLogger } from '../service/logger.js';
 import {
   ConfigError,
   DEFAULT_CONFIG,
+  DEFAULT_CONNECT_TIMEOUT_MS,
   parseChoiceOption,
   parseIntegerOption,
   parseListOption,
@@ -58,6 +59,14 @@ export function serveCommand(): Command {
         .env('RETRYD_ATTEMPT_TIMEOUT_MS')
         .default(DEFAULT_CONFIG.attemptTimeoutMs)
         .argParser(int('--attempt-timeout', 1)),
+    )
+    .addOption(
+      new Option(
+        '--connect-timeout <ms>',
+        `most time an attempt may spend opening its connection (name resolution, TCP, TLS); at most the attempt timeout (default: ${DEFAULT_CONNECT_TIMEOUT_MS}, or the attempt timeout when shorter)`,
+      )
+        .env('RETRYD_CONNECT_TIMEOUT_MS')
+        .argParser(int('--connect-timeout', 1)),
     )
     .addOption(
       new Option('--visibility-timeout <ms>', 'lease on a claimed task: if its worker dies, the task is due again this long after the claim (default: attempt timeout + 30000)')
@@ -205,6 +214,7 @@ interface ServeFlags {
   concurrency: number;
   allowTargets: string[];
   attemptTimeout: number;
+  connectTimeout?: number;
   visibilityTimeout?: number;
   grace: number;
   sync: 'full' | 'normal';
@@ -234,6 +244,7 @@ function configFromFlags(flags: ServeFlags): RetrydConfig {
     concurrency: flags.concurrency,
     allowTargets: flags.allowTargets,
     attemptTimeoutMs: flags.attemptTimeout,
+    ...(flags.connectTimeout === undefined ? {} : { connectTimeoutMs: flags.connectTimeout }),
     ...(flags.visibilityTimeout === undefined ? {} : { visibilityTimeoutMs: flags.visibilityTimeout }),
     graceMs: flags.grace,
     sqliteSync: flags.sync,

@@ -5,6 +5,7 @@ import { apiCommand, iso, listCommand, listed, printListing, printOne, readJsonO
 import { parseIntegerOption } from '../service/retryd-config.js';
 import { MAX_MANUAL_OPEN_MS } from '../protection/target-control.js';
 import { DEFAULT_TARGET_SETTINGS } from '../protection/target-settings.js';
+import { isTimeoutMs, TIMEOUT_RULE } from '../domain/attempt-timeouts.js';
 
 const limitText = (value: number | null, unit = '') => (value === null ? '-' : `${value}${unit}`);
 
@@ -69,6 +70,8 @@ interface SetFlags extends ApiFlags {
   burst?: number | 'none';
   maxInFlight?: number | 'none';
   protection?: 'on' | 'off';
+  attemptTimeout?: number | 'none';
+  connectTimeout?: number | 'none';
 }
 
 /** The settings patch of `targets set`: the file's, then the flags over it. */
@@ -88,7 +91,11 @@ function patchOf(flags: SetFlags): Record<string, unknown> {
     };
   }
   if (flags.maxInFlight !== undefined) patch.maxInFlight = limit(flags.maxInFlight);
-  if (Object.keys(patch).length === 0) throw new UsageError('nothing to set: give --file, --rate, --burst, --max-in-flight or --protection');
+  if (flags.attemptTimeout !== undefined) patch.attemptTimeoutMs = limit(flags.attemptTimeout);
+  if (flags.connectTimeout !== undefined) patch.connectTimeoutMs = limit(flags.connectTimeout);
+  if (Object.keys(patch).length === 0) {
+    throw new UsageError('nothing to set: give --file, --rate, --burst, --max-in-flight, --protection, --attempt-timeout or --connect-timeout');
+  }
   return patch;
 }
 
@@ -118,6 +125,16 @@ function set(): Command {
     .addOption(new Option('--rate <perSecond>', 'most dispatches per second over every instance, or none').argParser(limitOption('--rate', 'a number above 0', (n) => n > 0)))
     .addOption(new Option('--burst <n>', 'the burst of the rate limit, or none (a hundredth of a second of the rate)').argParser(limitOption('--burst', 'a number of at least 1', (n) => n >= 1)))
     .addOption(new Option('--max-in-flight <n>', 'most attempts in flight over every instance, or none').argParser(limitOption('--max-in-flight', 'an integer of at least 1', (n) => Number.isInteger(n) && n >= 1)))
+    .addOption(
+      new Option('--attempt-timeout <ms>', "the attempt timeout of the target's tasks that set none, or none (the service's)").argParser(
+        limitOption('--attempt-timeout', TIMEOUT_RULE, isTimeoutMs),
+      ),
+    )
+    .addOption(
+      new Option('--connect-timeout <ms>', "the connect timeout of the target's tasks that set none, at most the attempt timeout, or none (the service's)").argParser(
+        limitOption('--connect-timeout', TIMEOUT_RULE, isTimeoutMs),
+      ),
+    )
     .addOption(new Option('--protection <mode>', 'on: each protection as the defaults have it (breaker, adaptive throttling, storm detection, Retry-After holds; the retry budget off); off: none of them').choices(['on', 'off']))
     .action(async (targetKey: string, flags: SetFlags) => {
       await withClient(flags, async (client) => {

@@ -2,6 +2,8 @@ import { Command, Option } from 'commander';
 import { TaskStatus } from '@retryd/core';
 import type { Attempt as AttemptView, Task as TaskView } from '@retryd/client';
 import { textTable } from '../terminal/text-table.js';
+import { rescheduleCommand, runCommand } from './reschedule-commands.js';
+import { cancelCommand, purgeCommand } from './task-bulk-commands.js';
 import { apiCommand, duration, iso, listCommand, listed, printListing, printOne, withClient, type ApiFlags, type ListFlags } from './api-command.js';
 
 /** A task's row in a listing (tasks and dead letters). */
@@ -39,6 +41,12 @@ function attemptTable(attempts: readonly AttemptView[]): string {
   return textTable(['#', 'started', 'status', 'outcome', 'took', 'next after'], rows, 4);
 }
 
+/** A task's own timeouts: each in ms, or where it comes from when the task sets none. */
+export function timeoutsText(task: Pick<TaskView, 'attemptTimeoutMs' | 'connectTimeoutMs'>): string {
+  const own = (ms: number | null) => (ms === null ? "the target's, else the service's" : `${ms} ms`);
+  return `attempt ${own(task.attemptTimeoutMs)}; connect ${own(task.connectTimeoutMs)}`;
+}
+
 function taskText(task: TaskView, attempts: readonly AttemptView[]): string {
   const lines: [string, string][] = [
     ['task', task.taskId],
@@ -47,6 +55,7 @@ function taskText(task: TaskView, attempts: readonly AttemptView[]): string {
     ['idempotency key', task.idempotencyKey],
     ['policy', task.policyId ?? (task.policy === null ? '-' : 'inline')],
     ['attempts', String(task.attemptNumber)],
+    ['timeouts', timeoutsText(task)],
     ['created', iso(task.createdAt)],
     ['updated', iso(task.updatedAt)],
   ];
@@ -98,19 +107,6 @@ function get(): Command {
     });
 }
 
-function cancel(): Command {
-  return apiCommand('cancel', 'Cancel a task: a PENDING one at once; an IN_FLIGHT one when its attempt ends, never retried')
-    .argument('<taskId>')
-    .action(async (taskId: string, flags: ApiFlags) => {
-      await withClient(flags, async (client) => {
-        const answer = await client.cancelTask(taskId);
-        printOne(flags, answer, () =>
-          answer.outcome === 'cancelled' ? `cancelled ${taskId}` : `cancel requested: ${taskId} is IN_FLIGHT; cancelled when its attempt ends, never retried`,
-        );
-      });
-    });
-}
-
 function replay(): Command {
   return apiCommand('replay', 'Run a FAILED or EXHAUSTED task again: same idempotency key, fresh attempt and time budgets, history kept')
     .argument('<taskId>')
@@ -122,12 +118,15 @@ function replay(): Command {
     });
 }
 
-/** `retryd tasks list|get|cancel|replay`, through the HTTP API of a running service. */
+/** `retryd tasks list|get|cancel|replay|run|reschedule|purge`, through the HTTP API of a running service. */
 export function tasksCommand(): Command {
   return new Command('tasks')
     .description('Tasks of a running service, through its HTTP API (--url, --api-key)')
     .addCommand(list())
     .addCommand(get())
-    .addCommand(cancel())
-    .addCommand(replay());
+    .addCommand(cancelCommand())
+    .addCommand(replay())
+    .addCommand(runCommand())
+    .addCommand(rescheduleCommand())
+    .addCommand(purgeCommand());
 }

@@ -72,6 +72,17 @@ function field<T>() {
 
 const nullable = (type: string) => ({ type: [type, 'null'] }) as const;
 
+/** A task's own timeout, in whole ms: given at enqueue and never changed, shown by the API, null for none. */
+const ownTimeout = (column: string, which: string, flag: string) =>
+  ({
+    column,
+    codec: 'integer',
+    nullable: true,
+    redis: 'data',
+    changes: 'never',
+    api: { schema: { ...nullable('integer'), description: `The task's own ${which} timeout in ms, or null: its target's, else the service's (${flag}).` } },
+  }) as const;
+
 /**
  * Every stored field of a task, in row order. The comment on each entry is the documentation of
  * `RetryTask`'s property of the same name.
@@ -357,6 +368,13 @@ export const TASK_FIELDS = {
       },
     },
   }),
+  /**
+   * The most time each attempt may take (Cloud Tasks' `dispatchDeadline`), in ms, given at enqueue; null: its target's
+   * (`attemptTimeoutMs` of its settings), else the service's (`--attempt-timeout`). See domain/attempt-timeouts.ts.
+   */
+  attemptTimeoutMs: field<number | null>()(ownTimeout('attempt_timeout_ms', 'attempt', '--attempt-timeout')),
+  /** The most time each attempt may spend opening its connection, in ms; null: its target's, else the service's. */
+  connectTimeoutMs: field<number | null>()(ownTimeout('connect_timeout_ms', 'connect', '--connect-timeout')),
 } as const;
 
 /** The definition table's type. */

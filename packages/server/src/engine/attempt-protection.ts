@@ -1,3 +1,4 @@
+import type { TimeoutOverrides } from '../domain/attempt-timeouts.js';
 import type { RetryTask } from '../domain/task.js';
 import type { AttemptCompletion, TargetRef } from '../store/store.js';
 import type { AttemptResult } from './attempt-result.js';
@@ -74,4 +75,10 @@ export interface AttemptProtection {
    * target's first attempt is not sent unsigned; then a plain read of the cached settings.
    */
   signingSecrets(task: RetryTask, now: number): readonly string[] | undefined | Promise<readonly string[] | undefined>;
+  /**
+   * The attempt and connect timeouts `task`'s target sets for its tasks (each null where it sets none), or undefined
+   * when it sets neither: a plain read of the cached settings, asked after `signingSecrets` (which waits for a target's
+   * first read). Optional: without it, no target has timeouts of its own.
+   */
+  timeoutsOf?(task: RetryTask): TimeoutOverrides | undefined;
 }

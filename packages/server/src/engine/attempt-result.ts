@@ -1,4 +1,5 @@
 import type { HeadersLike } from '@retryd/core';
+import type { AttemptTimeouts } from '../domain/attempt-timeouts.js';
 import type { RetryTask } from '../domain/task.js';
 
 /**
@@ -35,8 +36,10 @@ export interface AttemptDispatcher {
    * Sends the task's request as attempt `attemptNumber` (1-based over the task's life). Never rejects.
    * `signingSecrets`: the Standard Webhooks secrets to sign it with (its target's `signing.secrets`, as
    * `{{secret:NAME}}` references until `RevealingDispatcher` resolves them to `whsec_…` values); absent: not signed.
+   * `timeouts`: the attempt's own, resolved from the task's and its target's (see domain/attempt-timeouts.ts); absent:
+   * the dispatcher's (the service's), as for every task and target that sets none.
    */
-  dispatch(task: RetryTask, attemptNumber: number, signingSecrets?: readonly string[]): Promise<AttemptResult>;
+  dispatch(task: RetryTask, attemptNumber: number, signingSecrets?: readonly string[], timeouts?: AttemptTimeouts): Promise<AttemptResult>;
   /** Lets calls in flight finish, then closes idle connections. */
   close(): Promise<void>;
   /** Aborts calls in flight (they resolve as `error` results) and closes every connection. */

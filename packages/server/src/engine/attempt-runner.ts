@@ -1,4 +1,5 @@
 import type { Clock, Random, RetryPolicy } from '@retryd/core';
+import { resolveTimeouts, type AttemptTimeouts } from '../domain/attempt-timeouts.js';
 import type { RetryTask } from '../domain/task.js';
 import type { AttemptCompletion } from '../store/store.js';
 import type { AttemptDispatcher, AttemptResult } from './attempt-result.js';
@@ -9,7 +10,7 @@ import type { QueuedCompletion } from './completion-batcher.js';
 import { FaultPoint, type FaultHook } from './fault-point.js';
 import { decideAttemptOutcome, decideBeforeAttempt } from './decide-outcome.js';
 import { describeError, type TimeoutSettings } from './describe-error.js';
-import { taskContext, type EngineErrorContext } from './engine-errors.js';
+import { FencedOutError, taskContext, type EngineErrorContext } from './engine-errors.js';
 import type { PolicyResolver } from './policy-resolver.js';
 import type { RetentionBook } from '../retention/retention-book.js';
 import { StoreBackoff } from './store-backoff.js';
@@ -44,7 +45,10 @@ export interface AttemptRunnerOptions {
   random: Random;
   workerId: string;
   leaseMs: number;
+  /** The service's timeouts: those of every attempt whose task and target set none. */
   timeouts: TimeoutSettings;
+  /** Moves the lease of a task this worker holds to `leaseExpiresAt` (`Store.extendLease`); false when it is no longer held. */
+  extendLease: (task: RetryTask, leaseExpiresAt: number) => Promise<boolean>;
   /** Queues an attempt's completion for the group commit. */
   submit: (item: QueuedCompletion) => void;
   /** An attempt ended: capacity is free again. */
@@ -197,10 +201,27 @@ export class AttemptRunner {
       // Undefined at once for a target that does not sign: no promise more on the hot path.
       let signing = this.options.protection?.signingSecrets(task, startedAt);
       if (signing instanceof Promise) signing = await signing;
-      result =
-        signing === undefined
-          ? await this.options.dispatcher.dispatch(sent, task.attemptNumber + 1)
-          : await this.options.dispatcher.dispatch(sent, task.attemptNumber + 1, signing);
+      // After the signing secrets: a target's first attempt has its settings read by then.
+      let timeouts: AttemptTimeouts | null | undefined = this.timeoutsOf(task);
+      if (timeouts !== undefined && timeouts.attemptTimeoutMs > this.options.timeouts.attemptTimeoutMs) {
+        timeouts = await this.leaseOutlasting(entry, timeouts);
+        // Handed back at shutdown while the lease was being extended: never sent either.
+        if (entry.released) timeouts = null;
+      }
+      if (timeouts === null) {
+        // The lease is no longer this worker's (reaped, or handed back): nothing may be sent.
+        entry.released = true;
+        this.held.delete(task.taskId);
+        const error = new FencedOutError(task.taskId, task.fencingToken);
+        result = { kind: 'error', error, message: error.message };
+      } else if (timeouts !== undefined) {
+        result = await this.options.dispatcher.dispatch(sent, task.attemptNumber + 1, signing, timeouts);
+      } else {
+        result =
+          signing === undefined
+            ? await this.options.dispatcher.dispatch(sent, task.attemptNumber + 1)
+            : await this.options.dispatcher.dispatch(sent, task.attemptNumber + 1, signing);
+      }
     } catch (error) {
       // The built-in dispatcher never rejects; a substitute might.
       result = { kind: 'error', error, message: describeError(error, this.options.timeouts) };
@@ -234,6 +255,40 @@ export class AttemptRunner {
       }
     }
     this.ended();
+  }
+
+  /**
+   * The timeouts of `task`'s attempt, field by field its own, else its target's, else the service's; undefined when
+   * neither the task nor its target sets any (the service's apply, and nothing is allocated).
+   */
+  private timeoutsOf(task: RetryTask): AttemptTimeouts | undefined {
+    const target = this.options.protection?.timeoutsOf?.(task);
+    if (target === undefined && task.attemptTimeoutMs === null && task.connectTimeoutMs === null) return undefined;
+    return resolveTimeouts(task, target, this.options.timeouts);
+  }
+
+  /**
+   * Makes the lease of an attempt longer than the service's outlast it by the service's margin (`leaseMs` less the
+   * service's attempt timeout), through `extendLease`, before it is sent: a lease that lapsed mid-attempt would hand a
+   * live task to another worker. Claims keep one lease for every task, so only these attempts pay the store write.
+   * Null when the lease is no longer this worker's. When the store cannot extend it, the attempt runs under the
+   * service's attempt timeout, which the lease it holds covers, rather than not at all (and the failure is reported).
+   */
+  private async leaseOutlasting(entry: Held, timeouts: AttemptTimeouts): Promise<AttemptTimeouts | null> {
+    const service = this.options.timeouts;
+    const until = this.options.now() + timeouts.attemptTimeoutMs + (this.options.leaseMs - service.attemptTimeoutMs);
+    if (until <= entry.leaseExpiresAt) return timeouts;
+    try {
+      if (!(await this.options.extendLease(entry.task, until))) {
+        this.options.report(new FencedOutError(entry.task.taskId, entry.task.fencingToken), taskContext('extend_lease', entry.task));
+        return null;
+      }
+      entry.leaseExpiresAt = until;
+      return timeouts;
+    } catch (error) {
+      this.options.report(error, taskContext('extend_lease', entry.task));
+      return { attemptTimeoutMs: service.attemptTimeoutMs, connectTimeoutMs: Math.min(timeouts.connectTimeoutMs, service.attemptTimeoutMs) };
+    }
   }
 
   /**

@@ -1,8 +1,7 @@
-/** The timeouts a message may quote. */
-export interface TimeoutSettings {
-  attemptTimeoutMs: number;
-  connectTimeoutMs: number;
-}
+import type { AttemptTimeouts } from '../domain/attempt-timeouts.js';
+
+/** The timeouts a message may quote: the attempt's own, as resolved for it. */
+export type TimeoutSettings = AttemptTimeouts;
 
 const MAX_MESSAGE_CHARS = 500;
 

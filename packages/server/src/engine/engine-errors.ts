@@ -1,6 +1,17 @@
 /** What the engine was doing when something failed: the `context` argument of `onError`. */
 export interface EngineErrorContext {
-  operation: 'claim' | 'hand_off' | 'complete' | 'release' | 'reap' | 'resolve_policy' | 'resolve_retention' | 'decide' | 'hook' | 'protect';
+  operation:
+    | 'claim'
+    | 'hand_off'
+    | 'complete'
+    | 'release'
+    | 'reap'
+    | 'resolve_policy'
+    | 'resolve_retention'
+    | 'decide'
+    | 'hook'
+    | 'protect'
+    | 'extend_lease';
   /** The task concerned, when there is one. */
   taskId?: string;
   /** With `taskId`: the number of the attempt concerned (1-based; the one about to be made, or just made). */

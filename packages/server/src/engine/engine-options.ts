@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import { systemClock, type Clock, type Random } from '@retryd/core';
+import { systemClock, type Clock, type Random, type TaskStatus } from '@retryd/core';
 import type { AttemptLog, RetryTask } from '../domain/task.js';
 import type { TargetGuard } from '../security/target-guard.js';
 import type { Tracer } from '@opentelemetry/api';
@@ -48,11 +48,17 @@ export interface EngineOptions {
   concurrency?: number;
   /** Most tasks claimed by one `claimDue`. Default 128. */
   claimBatchSize?: number;
-  /** Lease (visibility timeout) of a claimed task, in ms. Default `attemptTimeoutMs + 30 000`. */
+  /**
+   * Lease (visibility timeout) of a claimed task, in ms. Default `attemptTimeoutMs + 30 000`. An attempt whose own
+   * timeout (its task's or its target's) is longer has its lease extended before it is sent, by as much more.
+   */
   leaseMs?: number;
   /** Most time one attempt may take (connect, request, response headers, snippet), in ms. Default 30 000. */
   attemptTimeoutMs?: number;
-  /** TCP/TLS connect timeout, in ms. Default 5 000. */
+  /**
+   * TCP/TLS connect timeout, in ms. Default 5 000. One longer than `attemptTimeoutMs` is cut to it: the attempt's timer
+   * bounds the connect too. A task's or its target's own timeouts win over these two (see domain/attempt-timeouts.ts).
+   */
   connectTimeoutMs?: number;
   /** Keep-alive connections per origin. Default `concurrency`. */
   connectionsPerOrigin?: number;
@@ -82,6 +88,12 @@ export interface EngineOptions {
   tracer?: Tracer;
   /** Called with every task that ends FAILED or EXHAUSTED, after the change is durable. */
   onDeadLetter?: (task: RetryTask) => void;
+  /**
+   * Called with every task that reached a final status (SUCCEEDED, FAILED, EXHAUSTED, CANCELLED) through this
+   * engine, after the change is durable: the task as it was claimed, and the status it ended in. Cheap: nothing is
+   * rebuilt for it.
+   */
+  onTaskEnded?: (task: RetryTask, status: TaskStatus) => void;
   /** Called with every recorded attempt and the task as it stands after it, once durable. */
   onAttempt?: (task: RetryTask, attempt: AttemptLog) => void;
   /** Called with every failure the engine survives (store errors, fenced-out completions, a throwing hook). */
@@ -139,6 +151,8 @@ export function resolveEngineOptions(options: EngineOptions): ResolvedEngineOpti
   if (leaseMs <= attemptTimeoutMs) {
     throw new RangeError(`Expected \`leaseMs\` to be greater than \`attemptTimeoutMs\` (${attemptTimeoutMs}), got ${leaseMs}.`);
   }
+  // A connect timeout longer than the attempt's could never fire, and would only make a pool of its own.
+  const connectTimeoutMs = Math.min(check('connectTimeoutMs', options.connectTimeoutMs, 1, 5_000), attemptTimeoutMs);
   if (options.workerId !== undefined && options.workerId.trim() === '') {
     throw new RangeError('Expected `workerId` to be a non-empty string.');
   }
@@ -150,7 +164,7 @@ export function resolveEngineOptions(options: EngineOptions): ResolvedEngineOpti
     claimBatchSize: check('claimBatchSize', options.claimBatchSize, 1, 128),
     leaseMs,
     attemptTimeoutMs,
-    connectTimeoutMs: check('connectTimeoutMs', options.connectTimeoutMs, 1, 5_000),
+    connectTimeoutMs,
     connectionsPerOrigin: check('connectionsPerOrigin', options.connectionsPerOrigin, 1, concurrency),
     policyCacheMs: check('policyCacheMs', options.policyCacheMs, 0, 1_000),
     maxIdleMs: check('maxIdleMs', options.maxIdleMs, 1, 5_000),

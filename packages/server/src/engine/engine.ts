@@ -1,4 +1,4 @@
-import type { RetryPolicy } from '@retryd/core';
+import { isTerminal, type RetryPolicy } from '@retryd/core';
 import type { RetryTask } from '../domain/task.js';
 import type { ClaimOptions, CompletionResult, LeaseRef, Store, TargetRef } from '../store/store.js';
 import type { HandOff, HandOffGrant } from '../tasks/hand-off.js';
@@ -137,6 +137,7 @@ export class Engine implements AsyncDisposable, HandOff {
       workerId: this.workerId,
       leaseMs: this.opts.leaseMs,
       timeouts: { attemptTimeoutMs: this.opts.attemptTimeoutMs, connectTimeoutMs: this.opts.connectTimeoutMs },
+      extendLease: (task, until) => this.store.extendLease(task.tenantId, task.taskId, task.fencingToken, until),
       submit: (item) => this.batcher.add(item),
       onAttemptEnded: () => this.pump(),
       protection: options.protection,
@@ -306,7 +307,7 @@ export class Engine implements AsyncDisposable, HandOff {
   }
 
   private onResults(items: readonly QueuedCompletion[], results: readonly CompletionResult[], now: number): void {
-    const { onAttempt, onDeadLetter, protection, metrics } = this.options;
+    const { onAttempt, onDeadLetter, onTaskEnded, protection, metrics } = this.options;
     let earliest = Infinity;
     // An attempt that ends frees a place in its target's gate, if the gate counts them: a claim may find more.
     let freed = false;
@@ -331,6 +332,7 @@ export class Engine implements AsyncDisposable, HandOff {
         if (attempt !== undefined && onAttempt !== undefined) this.hook(onAttempt, task, attempt);
         if (dead && onDeadLetter !== undefined) this.hook(onDeadLetter, task);
       }
+      if (onTaskEnded !== undefined && isTerminal(status)) this.hook(onTaskEnded, item.task, status);
       if (status === 'PENDING' && nextAttemptAt !== null && nextAttemptAt < earliest) earliest = nextAttemptAt;
     }
     if (earliest !== Infinity) this.aim(earliest);

@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { systemClock, type Clock } from '@retryd/core';
 import { Agent, type Dispatcher } from 'undici';
+import type { AttemptTimeouts } from '../domain/attempt-timeouts.js';
 import type { RetryTask } from '../domain/task.js';
 import { guardedConnector, TargetBlockedError } from '../security/guarded-connector.js';
 import { TargetGuard } from '../security/target-guard.js';
@@ -19,7 +20,10 @@ export interface HttpDispatcherOptions {
   loadBody?: LoadBody | undefined;
   /** Most time one attempt may take, from sending the request to reading the snippet, in ms. Default 30 000. */
   attemptTimeoutMs?: number | undefined;
-  /** Most time to open a TCP (and TLS) connection, in ms. Default 5 000. */
+  /**
+   * Most time to open a TCP (and TLS) connection, in ms. Default 5 000. An attempt given a connect timeout of its own
+   * (a task's or a target's) goes through a pool of its own for that timeout (see {@link MAX_CONNECT_POOLS}).
+   */
   connectTimeoutMs?: number | undefined;
   /** Most connections to one origin (keep-alive pool size). Default 256. */
   connectionsPerOrigin?: number | undefined;
@@ -32,8 +36,8 @@ export interface HttpDispatcherOptions {
   targetGuard?: TargetGuard | undefined;
   /**
    * The undici dispatcher to send through instead of the pooled `Agent` built from the options above (a proxy, say).
-   * It makes its own connections: `targetGuard` does not check them. The dispatcher does not close or destroy one it
-   * was given.
+   * It makes its own connections: `targetGuard` does not check them, and a connect timeout is its own (an attempt's
+   * `connectTimeoutMs` does not apply). The dispatcher does not close or destroy one it was given.
    */
   agent?: Dispatcher | undefined;
   /** Times each attempt (`attemptTimeoutMs`). Default `systemClock`; the engine passes its own. */
@@ -51,6 +55,15 @@ export class AttemptTimeoutError extends Error {
     super(`no response within ${timeoutMs} ms`);
   }
 }
+
+/**
+ * Most pools kept for connect timeouts other than the dispatcher's own. undici applies a connect timeout per pool (its
+ * connector is the pool's, and a connection serves many requests), so each distinct timeout that tasks or targets ask
+ * for gets an `Agent` of its own, made when first needed; past this many, the least recently used one is closed
+ * (its calls in flight finish first) and made again if asked for later. Tasks and targets that set none share the
+ * default pool, as before: they pay nothing for this.
+ */
+export const MAX_CONNECT_POOLS = 16;
 
 /** Bytes of the response body kept for the attempt log. */
 export const SNIPPET_BYTES = 4096;
@@ -212,28 +225,42 @@ export class HttpDispatcher implements AttemptDispatcher {
   private readonly loadBody: LoadBody | undefined;
   private readonly attemptTimeoutMs: number;
   private readonly connectTimeoutMs: number;
+  /** The service's timeouts, quoted by the messages of attempts that have none of their own. */
+  private readonly serviceTimeouts: AttemptTimeouts;
   private readonly clock: Clock;
+  /** Makes a pool with a given connect timeout; undefined when the dispatcher was given its `agent`. */
+  private readonly makeAgent: ((connectTimeoutMs: number) => Agent) | undefined;
+  /** The pools of other connect timeouts, least recently used first (see {@link MAX_CONNECT_POOLS}). */
+  private readonly connectPools = new Map<number, Agent>();
+  /** Pools let go of while calls were in flight through them, until they are closed. */
+  private readonly retiredPools = new Set<Agent>();
 
   constructor(options: HttpDispatcherOptions = {}) {
     this.loadBody = options.loadBody;
     this.clock = options.clock ?? systemClock;
     this.attemptTimeoutMs = options.attemptTimeoutMs ?? 30_000;
     this.connectTimeoutMs = options.connectTimeoutMs ?? 5_000;
+    this.serviceTimeouts = { attemptTimeoutMs: this.attemptTimeoutMs, connectTimeoutMs: this.connectTimeoutMs };
     this.ownsAgent = options.agent === undefined;
-    this.agent =
-      options.agent ??
-      new Agent({
-        connections: options.connectionsPerOrigin ?? 256,
-        // Checked per connection, not per request: a keep-alive connection is reused without another lookup.
-        connect: guardedConnector(options.targetGuard ?? new TargetGuard(), { timeoutMs: this.connectTimeoutMs }),
-        keepAliveTimeout: options.keepAliveTimeoutMs ?? 4_000,
-        // Backstops only: the per-attempt timer in dispatch() fires first.
-        headersTimeout: this.attemptTimeoutMs + 1_000,
-        bodyTimeout: this.attemptTimeoutMs + 1_000,
-      });
+    const guard = options.targetGuard ?? new TargetGuard();
+    this.makeAgent =
+      options.agent === undefined
+        ? (connectTimeoutMs) =>
+            new Agent({
+              connections: options.connectionsPerOrigin ?? 256,
+              // Checked per connection, not per request: a keep-alive connection is reused without another lookup.
+              connect: guardedConnector(guard, { timeoutMs: connectTimeoutMs }),
+              keepAliveTimeout: options.keepAliveTimeoutMs ?? 4_000,
+              // Backstops only: every dispatch sets its own from its attempt timeout, and its timer fires first.
+              headersTimeout: this.attemptTimeoutMs + 1_000,
+              bodyTimeout: this.attemptTimeoutMs + 1_000,
+            })
+        : undefined;
+    this.agent = options.agent ?? (this.makeAgent as (connectTimeoutMs: number) => Agent)(this.connectTimeoutMs);
   }
 
-  async dispatch(task: RetryTask, attemptNumber: number, signingSecrets?: readonly string[]): Promise<AttemptResult> {
+  async dispatch(task: RetryTask, attemptNumber: number, signingSecrets?: readonly string[], timeouts?: AttemptTimeouts): Promise<AttemptResult> {
+    const quoted = timeouts ?? this.serviceTimeouts;
     let body: string | Uint8Array | null = task.body;
     if (task.bodyRef !== null) {
       if (this.loadBody === undefined) {
@@ -242,18 +269,18 @@ export class HttpDispatcher implements AttemptDispatcher {
       try {
         body = await this.loadBody(task.bodyRef);
       } catch (error) {
-        return { kind: 'error', error, message: `cannot load body ${task.bodyRef}: ${describeError(error, this.timeouts())}` };
+        return { kind: 'error', error, message: `cannot load body ${task.bodyRef}: ${describeError(error, quoted)}` };
       }
     }
     let url: URL;
     try {
       url = new URL(task.targetUrl);
     } catch (error) {
-      return { kind: 'error', error, message: `invalid target URL: ${describeError(error, this.timeouts())}` };
+      return { kind: 'error', error, message: `invalid target URL: ${describeError(error, quoted)}` };
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') {
       const error = new TargetBlockedError(`the scheme ${url.protocol} is not http: or https:`);
-      return { kind: 'error', error, message: describeError(error, this.timeouts()) };
+      return { kind: 'error', error, message: describeError(error, quoted) };
     }
     const headers = attemptHeaders(task, attemptNumber);
     // Signed last, over the body exactly as it goes out (loaded from the blob store when kept there).
@@ -267,16 +294,17 @@ export class HttpDispatcher implements AttemptDispatcher {
       method: task.method as Dispatcher.HttpMethod,
       headers,
       body,
-      headersTimeout: this.attemptTimeoutMs + 1_000,
-      bodyTimeout: this.attemptTimeoutMs + 1_000,
+      headersTimeout: quoted.attemptTimeoutMs + 1_000,
+      bodyTimeout: quoted.attemptTimeoutMs + 1_000,
     };
+    const agent = timeouts === undefined ? this.agent : this.agentFor(timeouts.connectTimeoutMs);
     return new Promise<AttemptResult>((resolve) => {
       // undici's own headers/body timeouts tick at about 1 s resolution; the handler's timer makes the deadline
       // exact and bounds the whole attempt, from queueing for a connection to the end of the snippet.
-      const describe = (error: unknown) => describeError(error, this.timeouts());
-      const handler = new AttemptHandler(resolve, describe, this.attemptTimeoutMs, this.clock);
+      const describe = (error: unknown) => describeError(error, quoted);
+      const handler = new AttemptHandler(resolve, describe, quoted.attemptTimeoutMs, this.clock);
       try {
-        this.agent.dispatch(options, handler);
+        agent.dispatch(options, handler);
       } catch (error) {
         // Invalid options (a header undici refuses, an unknown method) are thrown synchronously.
         handler.fail(error);
@@ -285,14 +313,37 @@ export class HttpDispatcher implements AttemptDispatcher {
   }
 
   async close(): Promise<void> {
-    if (this.ownsAgent) await this.agent.close();
+    if (!this.ownsAgent) return;
+    await Promise.all([this.agent.close(), ...[...this.connectPools.values(), ...this.retiredPools].map((pool) => pool.close())]);
+    this.connectPools.clear();
   }
 
   async destroy(): Promise<void> {
-    if (this.ownsAgent) await this.agent.destroy();
+    if (!this.ownsAgent) return;
+    await Promise.all([this.agent.destroy(), ...[...this.connectPools.values(), ...this.retiredPools].map((pool) => pool.destroy())]);
+    this.connectPools.clear();
   }
 
-  private timeouts() {
-    return { attemptTimeoutMs: this.attemptTimeoutMs, connectTimeoutMs: this.connectTimeoutMs };
+  /** The pool whose connections open within `connectTimeoutMs`: the default one for the dispatcher's own timeout. */
+  private agentFor(connectTimeoutMs: number): Dispatcher {
+    if (connectTimeoutMs === this.connectTimeoutMs || this.makeAgent === undefined) return this.agent;
+    let pool = this.connectPools.get(connectTimeoutMs);
+    if (pool !== undefined) {
+      // Most recently used last: the first entry is the one let go of when another timeout needs a pool.
+      this.connectPools.delete(connectTimeoutMs);
+      this.connectPools.set(connectTimeoutMs, pool);
+      return pool;
+    }
+    if (this.connectPools.size >= MAX_CONNECT_POOLS) {
+      const [oldestMs, oldest] = this.connectPools.entries().next().value as [number, Agent];
+      this.connectPools.delete(oldestMs);
+      this.retiredPools.add(oldest);
+      // Its calls in flight finish; its idle connections close. A pool that fails to close is let go of all the same.
+      const forget = () => void this.retiredPools.delete(oldest);
+      oldest.close().then(forget, forget);
+    }
+    pool = this.makeAgent(connectTimeoutMs);
+    this.connectPools.set(connectTimeoutMs, pool);
+    return pool;
   }
 }

@@ -1,3 +1,4 @@
+import type { AttemptTimeouts } from '../domain/attempt-timeouts.js';
 import type { RetryTask } from '../domain/task.js';
 import { SecretUnavailableError, type TaskSecrets } from '../secrets/task-secrets.js';
 import type { AttemptDispatcher, AttemptResult } from './attempt-result.js';
@@ -17,14 +18,21 @@ export class RevealingDispatcher implements AttemptDispatcher {
     private readonly loadBody?: LoadBody | undefined,
   ) {}
 
-  dispatch(task: RetryTask, attemptNumber: number, signingSecrets?: readonly string[]): Promise<AttemptResult> {
+  dispatch(task: RetryTask, attemptNumber: number, signingSecrets?: readonly string[], timeouts?: AttemptTimeouts): Promise<AttemptResult> {
     // Most tasks carry no secret and go to targets that do not sign: sent as they are, without a copy or a promise
     // more on the hot path.
-    if (signingSecrets === undefined && !this.secrets.needsReveal(task)) return this.inner.dispatch(task, attemptNumber);
-    return this.#revealThenDispatch(task, attemptNumber, signingSecrets);
+    if (signingSecrets === undefined && !this.secrets.needsReveal(task)) {
+      return timeouts === undefined ? this.inner.dispatch(task, attemptNumber) : this.inner.dispatch(task, attemptNumber, undefined, timeouts);
+    }
+    return this.#revealThenDispatch(task, attemptNumber, signingSecrets, timeouts);
   }
 
-  async #revealThenDispatch(task: RetryTask, attemptNumber: number, signingSecrets: readonly string[] | undefined): Promise<AttemptResult> {
+  async #revealThenDispatch(
+    task: RetryTask,
+    attemptNumber: number,
+    signingSecrets: readonly string[] | undefined,
+    timeouts: AttemptTimeouts | undefined,
+  ): Promise<AttemptResult> {
     let revealed: RetryTask = task;
     let signWith: readonly string[] | undefined;
     try {
@@ -39,6 +47,7 @@ export class RevealingDispatcher implements AttemptDispatcher {
       if (!(error instanceof SecretUnavailableError)) throw error;
       return { kind: 'error', error, message: error.message, deadLetterReason: DeadLetterReason.SECRET_UNAVAILABLE };
     }
+    if (timeouts !== undefined) return this.inner.dispatch(revealed, attemptNumber, signWith, timeouts);
     return signWith === undefined ? this.inner.dispatch(revealed, attemptNumber) : this.inner.dispatch(revealed, attemptNumber, signWith);
   }
 

@@ -59,6 +59,8 @@ export function taskAfterCompletion(
     traceContext: claimed.traceContext,
     sensitiveBody: claimed.sensitiveBody,
     expiresAt: outcome.expiresAt,
+    attemptTimeoutMs: claimed.attemptTimeoutMs,
+    connectTimeoutMs: claimed.connectTimeoutMs,
   };
 }
 

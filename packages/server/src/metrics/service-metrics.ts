@@ -6,6 +6,7 @@ import type { KnownTargetState } from '../protection/target-protection.js';
 import type { TargetRef } from '../store/store.js';
 import type { Store } from '../store/store.js';
 import { LabelCap } from './label-cap.js';
+import { registerOldestPendingGauge } from './oldest-pending-gauge.js';
 import { QueueDepth, QUEUE_DEPTH_CACHE_MS } from './queue-depth.js';
 
 /** Most distinct `target` label values (origins); later targets fold into `other`. */
@@ -19,7 +20,10 @@ export const INLINE_POLICY_LABEL = 'inline';
 
 /** Options of {@link ServiceMetrics}. Only `store` is required. */
 export interface ServiceMetricsOptions {
-  /** Counted by status at scrape time (`admin.countByStatus()`), at most once per `queueDepthCacheMs`. */
+  /**
+   * Read at scrape time, each read at most once per `queueDepthCacheMs`: tasks by status (`admin.countByStatus()`) and
+   * the oldest PENDING task of each target (`admin.oldestPending()`).
+   */
   store: Pick<Store, 'admin'>;
   /** What this instance knows of its targets (`TargetProtection.knownTargets`), read at scrape time. Absent: the `retry_target_*` metrics have no series. */
   targets?: {
@@ -37,7 +41,7 @@ export interface ServiceMetricsOptions {
   load?: () => { inFlight: number };
   /** Times the queue-depth cache. Default `systemClock`. */
   clock?: Clock;
-  /** Default {@link QUEUE_DEPTH_CACHE_MS} (5 s). */
+  /** How long each store read at scrape time serves scrapes, in ms. Default {@link QUEUE_DEPTH_CACHE_MS} (5 s). */
   queueDepthCacheMs?: number;
   /** Default {@link MAX_TARGET_LABELS}. */
   maxTargets?: number;
@@ -45,7 +49,10 @@ export interface ServiceMetricsOptions {
   maxPolicies?: number;
   /** Node's process metrics (`process_*`, `nodejs_*`, from prom-client's `collectDefaultMetrics`). Default true. */
   processMetrics?: boolean;
-  /** Called with a failure a scrape survives (the store did not count): that scrape has no `retry_tasks` series. */
+  /**
+   * Called with a failure a scrape survives (a store read failed): that scrape has no `retry_tasks` series (the count
+   * failed) or no `retry_oldest_pending_age_seconds` series (the oldest pending tasks could not be read).
+   */
   onError?: (error: unknown) => void;
 }
 
@@ -206,6 +213,14 @@ export class ServiceMetrics implements EngineMetrics {
     });
     this.tasks = tasks;
     this.inFlight = inFlight;
+    registerOldestPendingGauge({
+      store: options.store,
+      targets: this.targetLabels,
+      now: () => this.clock.now(),
+      cacheMs: options.queueDepthCacheMs ?? QUEUE_DEPTH_CACHE_MS,
+      registers,
+      onError: report,
+    });
     this.targetGauges(options.targets, registers);
     if (options.processMetrics !== false) collectDefaultMetrics({ register: this.registry });
   }

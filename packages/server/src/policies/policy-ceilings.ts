@@ -117,6 +117,7 @@ export interface CeilingBookOptions {
  */
 export class CeilingBook {
   private readonly entries = new Map<string, { ceilings: ResolvedCeilings; readAt: number }>();
+  private readonly reading = new Map<string, Promise<ResolvedCeilings>>();
   private readonly ttlMs: number;
 
   constructor(private readonly options: CeilingBookOptions) {
@@ -130,9 +131,19 @@ export class CeilingBook {
   }
 
   /** The tenant's ceilings, read from the store when not cached. Rejects when the store cannot answer. */
-  async resolve(tenantId: string): Promise<ResolvedCeilings> {
+  resolve(tenantId: string): Promise<ResolvedCeilings> {
     const cached = this.cached(tenantId);
-    if (cached !== undefined) return cached;
+    if (cached !== undefined) return Promise.resolve(cached);
+    // One read for every entry of a batch that finds the tenant's ceilings stale, not one each.
+    let reading = this.reading.get(tenantId);
+    if (reading === undefined) {
+      reading = this.read(tenantId).finally(() => this.reading.delete(tenantId));
+      this.reading.set(tenantId, reading);
+    }
+    return reading;
+  }
+
+  private async read(tenantId: string): Promise<ResolvedCeilings> {
     const stored = await this.options.state.getTargetState(tenantId, TENANT_CEILINGS_KEY);
     const own = stored === undefined ? undefined : parseCeilings(stored.value);
     const ceilings = resolveCeilings(this.options.service, own);

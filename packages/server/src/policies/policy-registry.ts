@@ -9,7 +9,7 @@ import { ceilingViolations, clampedToCeilings, withinCeilings, type CeilingBook 
 
 /** Options of {@link PolicyRegistry}. */
 export interface PolicyRegistryOptions {
-  store: Store;
+  store: Pick<Store, 'kind' | 'getPolicy' | 'putPolicy' | 'listPolicies'>;
   clock: Pick<Clock, 'now'>;
   /** Called after a `PUT` changed a policy, e.g. to drop an engine's cached copy. Errors it throws are ignored. */
   onPolicyChanged?: (tenantId: string, policyId: string) => void;
@@ -29,7 +29,7 @@ const KNOWN_LIMIT = 10_000;
  * same field and rule as the library would.
  */
 export class PolicyRegistry {
-  readonly #store: Store;
+  readonly #store: PolicyRegistryOptions['store'];
   readonly #clock: Pick<Clock, 'now'>;
   readonly #onChanged: ((tenantId: string, policyId: string) => void) | undefined;
   readonly #ceilings: CeilingBook;
@@ -38,6 +38,8 @@ export class PolicyRegistry {
    * with several instances on one store; a miss always asks the store.
    */
   readonly #known = new Set<string>();
+  /** Reads of {@link exists} in progress, by tenant and policy. */
+  readonly #asking = new Map<string, Promise<boolean>>();
 
   constructor(options: PolicyRegistryOptions) {
     this.#store = options.store;
@@ -117,8 +119,19 @@ export class PolicyRegistry {
    * Whether a policy of this id is registered (cached once seen). A tenant's `default` always exists: it is
    * registered here on the tenant's first use (see `DEFAULT_SERVICE_POLICY`).
    */
-  async exists(tenantId: string, policyId: string): Promise<boolean> {
-    if (this.isKnown(tenantId, policyId)) return true;
+  exists(tenantId: string, policyId: string): Promise<boolean> {
+    if (this.isKnown(tenantId, policyId)) return Promise.resolve(true);
+    // One read for every entry of a batch that names the same unknown policy, not one each.
+    const key = `${tenantId}\u0000${policyId}`;
+    let asking = this.#asking.get(key);
+    if (asking === undefined) {
+      asking = this.#read(tenantId, policyId).finally(() => this.#asking.delete(key));
+      this.#asking.set(key, asking);
+    }
+    return asking;
+  }
+
+  async #read(tenantId: string, policyId: string): Promise<boolean> {
     const policy = await callStore(this.#store.kind, 'read the policy', () => this.#store.getPolicy(tenantId, policyId));
     if (policy !== undefined) {
       this.#remember(tenantId, policyId);

@@ -1,4 +1,5 @@
 import { CircuitState, systemClock, type Clock, type Random } from '@retryd/core';
+import type { TimeoutOverrides } from '../domain/attempt-timeouts.js';
 import { RetrydError } from '../domain/errors.js';
 import type { RetryTask } from '../domain/task.js';
 import type { AttemptProtection, AttemptVerdict } from '../engine/attempt-protection.js';
@@ -133,6 +134,12 @@ export class TargetProtection implements AttemptProtection, TargetControl, Async
     const loading = target.ensureLoaded(now);
     if (loading !== undefined) return loading.then(() => signingOf(target.settings));
     return signingOf(target.settings);
+  }
+
+  timeoutsOf(task: RetryTask): TimeoutOverrides | undefined {
+    const { settings } = this.targetOf(task);
+    // The settings object itself: no allocation per attempt.
+    return settings.attemptTimeoutMs === null && settings.connectTimeoutMs === null ? undefined : settings;
   }
 
   // ---- TargetControl (operators) ------------------------------------------------------------------------------------

@@ -1,3 +1,4 @@
+import { connectWithinAttempt, isTimeoutMs, TIMEOUT_RULE } from '../domain/attempt-timeouts.js';
 import type { FieldError } from '../domain/errors.js';
 
 // How retryd protects one downstream target (an origin): plain data, validated at the boundary with the field and
@@ -83,6 +84,16 @@ export interface TargetSettings {
   /** Whether a `Retry-After` on a 429 or 503 holds the whole target until then (not only the one task). */
   retryAfterHoldsTarget: boolean;
   signing: SigningSettings;
+  /**
+   * The attempt timeout of the target's tasks that set none of their own, in ms (1 to 30 minutes); null (the default):
+   * the service's (`--attempt-timeout`).
+   */
+  attemptTimeoutMs: number | null;
+  /**
+   * The connect timeout of the target's tasks that set none of their own, in ms (1 to 30 minutes, at most
+   * `attemptTimeoutMs` when both are set); null (the default): the service's (`--connect-timeout`).
+   */
+  connectTimeoutMs: number | null;
 }
 
 /**
@@ -143,6 +154,8 @@ export const DEFAULT_TARGET_SETTINGS: Readonly<TargetSettings> = deepFreeze({
   stormDetection: { enabled: true, riseFactor: 5, minRetriesPerSecond: 20, maxSuccessRatio: 0.05, baselineMs: 60_000 },
   retryAfterHoldsTarget: true,
   signing: { enabled: false, secrets: [] },
+  attemptTimeoutMs: null,
+  connectTimeoutMs: null,
 });
 
 /** Every protection off: for a target whose failures are expected (a benchmark's flaky downstream, a test). */
@@ -218,7 +231,13 @@ const RULES = {
   signing: { enabled: bool, secrets: listOf(MAX_SIGNING_SECRETS, secretReference) },
 } as const satisfies Record<string, Record<string, Rule>>;
 
-const SCALARS = { maxInFlight: orNull(intAtLeast(1)), retryAfterHoldsTarget: bool } as const;
+const timeoutMs: Rule = { rule: TIMEOUT_RULE, test: isTimeoutMs };
+const SCALARS = {
+  maxInFlight: orNull(intAtLeast(1)),
+  retryAfterHoldsTarget: bool,
+  attemptTimeoutMs: orNull(timeoutMs),
+  connectTimeoutMs: orNull(timeoutMs),
+} as const;
 
 export type TargetSettingsCheck = { ok: true; settings: TargetSettings } | { ok: false; errors: FieldError[] };
 
@@ -278,6 +297,8 @@ export function applySettingsPatch(base: TargetSettings, patch: unknown): Target
     if (settings.signing.enabled && settings.signing.secrets.length === 0) {
       fail('signing.secrets', 'at least one {{secret:NAME}} reference when signing.enabled is true');
     }
+    const tie = connectWithinAttempt(settings);
+    if (tie !== undefined) fail('connectTimeoutMs', tie);
   }
   return errors.length > 0 ? { ok: false, errors } : { ok: true, settings };
 }

@@ -81,7 +81,7 @@ export class Purger {
     for (;;) {
       const batch = await this.options.store.purgeExpired(this.options.clock.now(), this.batchSize);
       purged += batch.length;
-      await this.deleteBodies(batch);
+      await deletePurgedBodies(this.options.blobs, batch, this.options.report);
       if (batch.length > 0) this.options.onPurged?.(batch);
       if (batch.length < this.batchSize || stopped()) return purged;
       await this.options.clock.sleep(this.pauseMs, signal).catch(() => undefined);
@@ -114,18 +114,24 @@ export class Purger {
     const lease: PurgeLease = { owner: this.options.owner, until: now + 3 * this.intervalMs };
     return state.putTargetState(DEFAULT_TENANT, PURGE_LEASE_KEY, stored?.version ?? 0, JSON.stringify(lease), now);
   }
+}
 
-  /** Deletes the bodies kept apart of purged tasks; one that fails is reported and left (the task is gone either way). */
-  private async deleteBodies(batch: readonly PurgedTask[]): Promise<void> {
-    const blobs = this.options.blobs;
-    if (blobs === undefined) return;
-    for (const task of batch) {
-      if (task.bodyRef === null) continue;
-      try {
-        await blobs.delete(task.bodyRef);
-      } catch (error) {
-        this.options.report(error, { operation: 'purge_body' });
-      }
+/**
+ * Deletes the bodies kept apart (`bodyRef`) of deleted tasks (the purge's, and those deleted by hand); one that fails
+ * is reported (`purge_body`) and left: the task is gone either way. Without a blob store, none was kept apart.
+ */
+export async function deletePurgedBodies(
+  blobs: Pick<BlobStore, 'delete'> | undefined,
+  tasks: readonly PurgedTask[],
+  report: PurgerOptions['report'],
+): Promise<void> {
+  if (blobs === undefined) return;
+  for (const task of tasks) {
+    if (task.bodyRef === null) continue;
+    try {
+      await blobs.delete(task.bodyRef);
+    } catch (error) {
+      report(error, { operation: 'purge_body' });
     }
   }
 }

@@ -1,6 +1,6 @@
 import type { LookupAddress, LookupOptions } from 'node:dns';
-import { isIP, type LookupFunction } from 'node:net';
-import { buildConnector } from 'undici';
+import { isIP, type LookupFunction, type Socket } from 'node:net';
+import { buildConnector, errors } from 'undici';
 import type { TargetGuard, TargetVerdict } from './target-guard.js';
 
 /**
@@ -66,9 +66,12 @@ function guardedLookup(guard: TargetGuard): LookupFunction {
 
 /** Options of {@link guardedConnector}. */
 export interface GuardedConnectorOptions {
-  /** Most time to open a TCP (and TLS) connection, in ms, name resolution included. */
+  /** Most time to open a TCP (and TLS) connection, in ms, name resolution (and the guard's check) included. */
   timeoutMs: number;
 }
+
+/** undici's connector as it runs: it returns the socket it opens (its typings say void). */
+type OpeningConnector = (options: buildConnector.Options, callback: buildConnector.Callback) => Socket | undefined;
 
 /**
  * An undici connector (the `connect` option of an `Agent`, `Pool` or `Client`) that checks every connection it opens
@@ -79,25 +82,55 @@ export interface GuardedConnectorOptions {
  *
  * Runs per connection, not per request: keep-alive connections are reused without a new check.
  *
+ * The connect timeout is timed here, from the call (the guard's check included), to the millisecond: undici's own
+ * connect timer ticks about every half second (its "fast timers"), so a timeout of 200 ms would fire at about 1 s. A
+ * connection still opening when it fires is destroyed with undici's `ConnectTimeoutError` (`UND_ERR_CONNECT_TIMEOUT`),
+ * and one still being checked is never opened. undici's timer stays set as a backstop.
+ *
  * @example
  * ```ts
  * const agent = new Agent({ connect: guardedConnector(new TargetGuard({ allow }), { timeoutMs: 5_000 }) });
  * ```
  */
 export function guardedConnector(guard: TargetGuard, options: GuardedConnectorOptions): buildConnector.connector {
-  const connect = buildConnector({ timeout: options.timeoutMs, lookup: guardedLookup(guard) });
+  const { timeoutMs } = options;
+  const connect = buildConnector({ timeout: timeoutMs, lookup: guardedLookup(guard) }) as unknown as OpeningConnector;
   return (connectOptions, callback) => {
+    let settled = false;
+    let socket: Socket | undefined;
+    const finish = (error: Error | null, opened: Socket | null) => {
+      if (settled) {
+        // Timed out meanwhile: a socket that opened after all is not handed out.
+        opened?.destroy();
+        return;
+      }
+      settled = true;
+      clearTimeout(timer);
+      if (error === null && opened !== null) callback(null, opened);
+      else callback(error ?? new Error('the connection opened no socket'), null);
+    };
+    const timer = setTimeout(() => {
+      const { hostname, port } = connectOptions;
+      const error = new errors.ConnectTimeoutError(`Connect Timeout Error (attempted address: ${hostname}:${port}, timeout: ${timeoutMs}ms)`);
+      // Destroyed, its 'error' ends the connect through undici's callback; not opened yet, it never will be.
+      if (socket !== undefined && !socket.destroyed) socket.destroy(error);
+      else finish(error, null);
+    }, timeoutMs);
+    timer.unref();
+    const open = () => {
+      if (!settled) socket = connect(connectOptions, finish as buildConnector.Callback) ?? undefined;
+    };
     // Node's net.connect skips the lookup for an IP address, so those are judged here.
     if (isIP(connectOptions.hostname) === 0) {
-      connect(connectOptions, callback);
+      open();
       return;
     }
     void guard.checkHost(connectOptions.hostname).then(
       (verdict) => {
-        if (verdict.ok) connect(connectOptions, callback);
-        else callback(refusalError(verdict), null);
+        if (verdict.ok) open();
+        else finish(refusalError(verdict), null);
       },
-      (error: unknown) => callback(error instanceof Error ? error : new Error(String(error)), null),
+      (error: unknown) => finish(error instanceof Error ? error : new Error(String(error)), null),
     );
   };
 }

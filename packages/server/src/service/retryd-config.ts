@@ -24,6 +24,12 @@ export interface RetrydConfig {
   /** `--attempt-timeout` / `RETRYD_ATTEMPT_TIMEOUT_MS`: most time one attempt may take, in ms. Default 30000. */
   attemptTimeoutMs: number;
   /**
+   * `--connect-timeout` / `RETRYD_CONNECT_TIMEOUT_MS`: most time an attempt may spend opening its connection (name
+   * resolution, TCP, TLS), in ms; at most the attempt timeout. Default 5000, or the attempt timeout when that is
+   * shorter. A task's or its target's own win.
+   */
+  connectTimeoutMs?: number;
+  /**
    * `--visibility-timeout` / `RETRYD_VISIBILITY_TIMEOUT_MS`: the lease on a claimed task, in ms; if its worker dies,
    * the task is due again this long after the claim. Default attempt timeout + 30000.
    */
@@ -115,6 +121,9 @@ export const DEFAULT_CONFIG: Readonly<RetrydConfig> = Object.freeze({
   purgeIntervalMs: 10_000,
   ceilings: NO_CEILINGS,
 });
+
+/** The connect timeout when none is given (`--connect-timeout`), in ms: 5000, or the attempt timeout when shorter. */
+export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
 
 /** A flag or variable with a value that breaks its rule; the message names both. */
 export class ConfigError extends Error {

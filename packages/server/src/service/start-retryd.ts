@@ -23,8 +23,9 @@ import { TaskSecrets } from '../secrets/task-secrets.js';
 import { CEILING_FIELDS, CeilingBook } from '../policies/policy-ceilings.js';
 import { Purger } from '../retention/purger.js';
 import { RetentionBook } from '../retention/retention-book.js';
+import { statusReader, TaskWaiters } from '../tasks/task-waiters.js';
 import { TaskService } from '../tasks/task-service.js';
-import { ConfigError, type RetrydConfig } from './retryd-config.js';
+import { ConfigError, DEFAULT_CONNECT_TIMEOUT_MS, type RetrydConfig } from './retryd-config.js';
 import { logAttempt, logEngineError } from './task-log-lines.js';
 import { protectionEventLogger } from './protection-log-lines.js';
 import { startTracing, type ServiceTracing } from './tracing.js';
@@ -62,6 +63,11 @@ export async function startRetryd(config: RetrydConfig, logger: Logger, options:
       `--visibility-timeout must be greater than --attempt-timeout (${config.attemptTimeoutMs}), got ${config.visibilityTimeoutMs}`,
     );
   }
+  // A connect timeout longer than the attempt's could never fire: the attempt's timer bounds the connect too.
+  if (config.connectTimeoutMs !== undefined && config.connectTimeoutMs > config.attemptTimeoutMs) {
+    throw new ConfigError(`--connect-timeout must be at most --attempt-timeout (${config.attemptTimeoutMs}), got ${config.connectTimeoutMs}`);
+  }
+  const connectTimeoutMs = config.connectTimeoutMs ?? Math.min(DEFAULT_CONNECT_TIMEOUT_MS, config.attemptTimeoutMs);
   const allow = parseAllowList(config.allowTargets);
   // Test-only switches of the chaos suite (a clock jump, a stop at an attempt's fault point); unset in production.
   const clock = clockFromEnv(process.env);
@@ -110,7 +116,7 @@ export async function startRetryd(config: RetrydConfig, logger: Logger, options:
     store,
     targets: protection,
     load: (): { inFlight: number } => engine.load,
-    onError: (error) => logger.warn({ event: 'metrics_error', err: error }, 'a metrics scrape could not count tasks by status'),
+    onError: (error) => logger.warn({ event: 'metrics_error', err: error }, 'a metrics scrape could not read the store (tasks by status, or the oldest pending tasks)'),
   });
   // One book for the engine and the API: an override is read once, and a change seen by both at once.
   const retention = new RetentionBook({
@@ -128,6 +134,7 @@ export async function startRetryd(config: RetrydConfig, logger: Logger, options:
     secrets,
     concurrency: config.concurrency,
     attemptTimeoutMs: config.attemptTimeoutMs,
+    connectTimeoutMs,
     targetGuard,
     ...(clock === undefined ? {} : { clock }),
     ...(faultHook === undefined ? {} : { faultHook }),
@@ -155,6 +162,7 @@ export async function startRetryd(config: RetrydConfig, logger: Logger, options:
         blocked ? `task dead-lettered, target blocked: ${task.lastError ?? ''}` : 'task dead-lettered',
       );
     },
+    onTaskEnded: (task) => waiters.ended(task.tenantId, task.taskId),
     onError: (error, context) => logEngineError(logger, error, context),
   });
   const taskService = new TaskService({
@@ -173,6 +181,8 @@ export async function startRetryd(config: RetrydConfig, logger: Logger, options:
     // Tasks due at once go straight to this process's engine when it has room: one commit fewer before dispatch.
     ...(runsWorkers ? { handOff: engine } : {}),
   });
+  // Long polls (GET /retry-tasks/{taskId}?waitMs=): told at once when this process's engine ends a task.
+  const waiters = new TaskWaiters({ readStatus: statusReader(taskService), clock: clock ?? systemClock });
   const verbose = logger.isLevelEnabled('debug');
   const access = {
     authenticator: new Authenticator(store),
@@ -186,7 +196,7 @@ export async function startRetryd(config: RetrydConfig, logger: Logger, options:
   try {
     // Decided before the app is built: a service that may not listen where it was told must not start at all.
     if (runsApi) auth = await authModeOf(config, store);
-    app = runsApi ? await buildApp({ taskService, store, targetControl: protection, access, metrics, ...(verbose ? { logger } : {}) }) : undefined;
+    app = runsApi ? await buildApp({ taskService, store, targetControl: protection, access, metrics, waiters, ...(verbose ? { logger } : {}) }) : undefined;
     await taskService.ensureDefaultPolicy();
     if (app) await app.listen({ port: config.port, host: config.host });
   } catch (error) {
@@ -232,6 +242,7 @@ export async function startRetryd(config: RetrydConfig, logger: Logger, options:
       ...(durabilityOf(store) === undefined ? {} : { storeDurability: durabilityOf(store) }),
       concurrency: config.concurrency,
       attemptTimeoutMs: config.attemptTimeoutMs,
+      connectTimeoutMs,
       visibilityTimeoutMs: config.visibilityTimeoutMs ?? config.attemptTimeoutMs + 30_000,
       graceMs: config.graceMs,
       sqliteSync: config.sqliteSync,

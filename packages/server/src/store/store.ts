@@ -1,8 +1,10 @@
 import type { TaskStatus } from '@retryd/core';
 import type { AttemptLog, Page, RetryTask, StoredPolicy } from '../domain/task.js';
+import type { OldestPending } from './oldest-pending.js';
 import type { SealedTaskStore } from './sealed-task-store.js';
 
 export type { SealedParts, SealedTaskStore } from './sealed-task-store.js';
+export type { OldestPending } from './oldest-pending.js';
 
 /**
  * The store port: durable state for tasks, attempts, policies and the gate of each target.
@@ -23,7 +25,9 @@ export type { SealedParts, SealedTaskStore } from './sealed-task-store.js';
  * | `cancelTask`     | PENDING                        | CANCELLED                  | status                             |
  * | `requestCancel`  | IN_FLIGHT                      | IN_FLIGHT, cancel requested | status                            |
  * | `replayTask`     | FAILED, EXHAUSTED (dead letters) | PENDING, a fresh run     | status and version                 |
+ * | `rescheduleTask` | PENDING                        | PENDING, due at another time | status and version               |
  * | `purgeExpired`   | finished, retention passed     | deleted (log and key too)  | `expiresAt` at or before now       |
+ * | `deleteFinishedTasks` | finished (by hand)        | deleted (log and key too)  | status and version                 |
  * | `holdTarget` / `releaseTarget` | a target         | held until a time / not held | —                                |
  * | `limitTarget`    | a target                       | rate and concurrency limits | —                                 |
  * | `sealing.resealTask` | any status                 | the same, secrets re-sealed | headers and body as expected      |
@@ -111,6 +115,17 @@ export interface Store extends AsyncDisposable {
    */
   replayTask(ref: TaskRef, change: ReplayChange): Promise<TransitionResult>;
 
+  /**
+   * A PENDING task due at another time (`POST /retry-tasks/{taskId}/run` and `/reschedule`): `nextAttemptAt` and
+   * `updatedAt` as given, version raised; its attempt count, run, budget and lease fields stay as they are. Applied only
+   * at `change.expectedVersion` (the time was decided on that version); `refused` with the task as it is otherwise, and
+   * in any other status (an IN_FLIGHT task is running; a finished one will not run again). The task's place in its
+   * target queue moves with it in the same write (earlier or later), and a store with {@link Store.onDue} tells the
+   * other instances, so an engine whose timer aims past the new time wakes for it. The target's gate still applies: a
+   * held or limited target keeps the task waiting however early it is due.
+   */
+  rescheduleTask(ref: TaskRef, change: RescheduleChange): Promise<TransitionResult>;
+
   // ---- retention ----------------------------------------------------------------------------------
 
   /**
@@ -122,6 +137,17 @@ export interface Store extends AsyncDisposable {
    * kept apart (`bodyRef`) are the caller's to delete (`Purger`).
    */
   purgeExpired(now: number, limit: number): Promise<PurgedTask[]>;
+
+  /**
+   * Deletes finished tasks of one tenant by hand (`DELETE /retry-tasks`), each only if it is still finished (SUCCEEDED,
+   * FAILED, EXHAUSTED or CANCELLED) and still at the `version` the caller listed it at: a task replayed since (live
+   * again, or finished again at a later version) stays, as do another tenant's tasks and ids of no task. Each goes as
+   * {@link purgeExpired} deletes, with its attempt log and its idempotency key (free for a new task from then on), in
+   * one transaction or script, whatever its `expiresAt` (none: kept for good). Returns what it deleted, in no particular
+   * order; an id given twice is deleted once. At most {@link MAX_DELETE_BATCH} tasks a call (more is an Error). Bodies
+   * kept apart (`bodyRef`) are the caller's to delete.
+   */
+  deleteFinishedTasks(tenantId: string, tasks: readonly ListedTask[]): Promise<PurgedTask[]>;
 
   // ---- scheduling ---------------------------------------------------------------------------------
 
@@ -246,6 +272,19 @@ export interface AdminReads {
   listTargets(tenantId: string, page: PageRequest, now: number): Promise<Page<TargetView>>;
   /** One target's gate and counts as of `now`; undefined for a target never named, held or limited. */
   getTarget(target: TargetRef, now: number): Promise<TargetView | undefined>;
+  /**
+   * The targets whose oldest PENDING task is oldest, every tenant's, oldest first: at most `limit` of them, each
+   * `(tenantId, targetKey)` once with the `createdAt` of its oldest PENDING task (`retry_oldest_pending_age_seconds`).
+   * A task waiting on a retry scheduled far ahead is PENDING and counts; IN_FLIGHT and finished tasks do not. Each
+   * tenant's live tasks are walked oldest first along an index the store already keeps, and the walk stops at `limit`
+   * targets, so the usual read costs about `limit` entries per tenant however long the backlog; it never reads more
+   * than `OLDEST_PENDING_WALK` entries of a tenant, and a tenant whose oldest tasks are one target's backlog longer
+   * than that answers the targets met within it (each with its true oldest task: a target left out is younger than
+   * all of them).
+   *
+   * @throws RangeError when `limit` is not an integer of at least 1
+   */
+  oldestPending(limit: number): Promise<OldestPending[]>;
 }
 
 /** What claims may take from a target (see `Store.limitTarget`); `null` is no limit. */
@@ -383,6 +422,14 @@ export interface ReplayChange {
   updatedAt: number;
 }
 
+/** A PENDING task's new due time, decided by the caller on the task it read at `expectedVersion`. */
+export interface RescheduleChange {
+  expectedVersion: number;
+  /** When it is due (epoch ms): the time of the call for "run now". */
+  nextAttemptAt: number;
+  updatedAt: number;
+}
+
 export type InsertResult = { kind: 'inserted'; task: RetryTask } | { kind: 'duplicate'; task: RetryTask };
 
 export interface PageRequest {
@@ -457,7 +504,17 @@ export interface TaskOutcome {
   expiresAt: number | null;
 }
 
-/** A task {@link Store.purgeExpired} deleted. */
+/** A task as a caller listed it, for a transition guarded by its version ({@link Store.deleteFinishedTasks}). */
+export interface ListedTask {
+  taskId: string;
+  /** The task's `version` when it was listed. */
+  version: number;
+}
+
+/** Most tasks one {@link Store.deleteFinishedTasks} call takes: a page of a listing. */
+export const MAX_DELETE_BATCH = 1_000;
+
+/** A task {@link Store.purgeExpired} or {@link Store.deleteFinishedTasks} deleted. */
 export interface PurgedTask {
   tenantId: string;
   taskId: string;

@@ -1,4 +1,4 @@
-import { DEAD_LETTER_STATUSES, TaskEvent, type TaskStatus, statusesAllowing, transition } from '@retryd/core';
+import { DEAD_LETTER_STATUSES, TERMINAL_STATUSES, TaskEvent, type TaskStatus, statusesAllowing, transition } from '@retryd/core';
 
 // The statuses each named transition of the port starts from and leads to, read from core's lifecycle table and
 // never typed out: every store writes its guards (SQL `WHERE`, Lua checks) from these, so a change to the lifecycle
@@ -29,6 +29,14 @@ export const CANCEL_REQUEST_FROM: readonly TaskStatus[] = Object.freeze(
 export const REPLAY_FROM: readonly TaskStatus[] = DEAD_LETTER_STATUSES;
 /** …and leads to PENDING. */
 export const REPLAYED_STATUS: TaskStatus = commonTarget(REPLAY_FROM, TaskEvent.REPLAY);
+
+/** `rescheduleTask` starts from the statuses that allow `reschedule` (PENDING: a task waiting for its attempt)… */
+export const RESCHEDULE_FROM: readonly TaskStatus[] = Object.freeze(statusesAllowing(TaskEvent.RESCHEDULE));
+/** …and leaves it in the status it leads to (PENDING), due at another time. */
+export const RESCHEDULED_STATUS: TaskStatus = commonTarget(RESCHEDULE_FROM, TaskEvent.RESCHEDULE);
+
+/** `deleteFinishedTasks` deletes the finished tasks only (SUCCEEDED, FAILED, EXHAUSTED, CANCELLED): no attempt will run. */
+export const FINISHED_STATUSES: readonly TaskStatus[] = TERMINAL_STATUSES;
 
 function onlyStatus(statuses: readonly TaskStatus[], event: TaskEvent): TaskStatus {
   const [status, ...others] = statuses;

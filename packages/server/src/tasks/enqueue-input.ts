@@ -3,6 +3,7 @@ import { canonicalJson, MAX_POLICY_MS, validatePolicy, type RetryPolicy } from '
 import { DEFAULT_POLICY_ID } from '../policies/default-policy.js';
 import { POLICY_ID_PATTERN, POLICY_ID_RULE } from '../policies/policy-id.js';
 import type { FieldError } from '../domain/errors.js';
+import { connectWithinAttempt, isTimeoutMs, TIMEOUT_RULE, type TimeoutOverrides } from '../domain/attempt-timeouts.js';
 import { MAX_VALUE_DEPTH, nestsDeeperThan } from '../domain/json-nesting.js';
 import { SECRET_NAME_PATTERN, hasSecretReference, secretReferences } from '../secrets/secret-provider.js';
 
@@ -43,6 +44,8 @@ export const ENQUEUE_FIELDS = Object.freeze([
   'notBefore',
   'secretHeaders',
   'sensitiveBody',
+  'attemptTimeoutMs',
+  'connectTimeoutMs',
 ] as const);
 
 /**
@@ -72,7 +75,8 @@ export const HEADER_NAME_PATTERN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 export const HEADER_VALUE_PATTERN = /^[\t\x20-\x7e\x80-\xff]*$/;
 /** An idempotency key: 1 or more visible ASCII characters. */
 export const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]+$/;
-const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2})$/i;
+/** An ISO 8601 date-time with a time zone (`2025-03-01T12:00:00Z`, `…+01:00`), as times in requests are given. */
+export const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2})$/i;
 /** Latest epoch ms a `Date` can hold. */
 /** The latest time `notBefore` may name: the last millisecond a JavaScript Date holds. */
 export const MAX_EPOCH_MS = 8.64e15;
@@ -103,6 +107,10 @@ export interface ParsedEnqueue {
   secretHeaders: ReadonlySet<string>;
   /** The body is stored encrypted and shown redacted. */
   sensitiveBody: boolean;
+  /** The task's own attempt timeout in ms, or null: its target's, else the service's. */
+  attemptTimeoutMs: number | null;
+  /** The task's own connect timeout in ms (never above its own attempt timeout), or null. */
+  connectTimeoutMs: number | null;
   /** SHA-256 (hex) of the canonical request: equal for a replayed enqueue, different for another request. */
   requestHash: string;
 }
@@ -168,6 +176,7 @@ export function parseEnqueueInput(input: unknown, path = ''): EnqueueParse {
   else if (sensitiveBody && input.bodyRef !== undefined && input.bodyRef !== null) {
     fail('sensitiveBody', "absent with bodyRef (retryd does not store a body given by reference: protect the caller's object)");
   }
+  const timeouts = parseTimeouts(input, fail);
 
   if (errors.length > 0 || targetUrl === undefined) return { ok: false, errors };
   // One literal with every field, the hash filled in last: a spread copy gaining a key would give each parsed
@@ -184,6 +193,8 @@ export function parseEnqueueInput(input: unknown, path = ''): EnqueueParse {
     firstAttempt,
     secretHeaders,
     sensitiveBody: sensitiveBody === true,
+    attemptTimeoutMs: timeouts.attemptTimeoutMs,
+    connectTimeoutMs: timeouts.connectTimeoutMs,
     requestHash: '',
   };
   value.requestHash = requestHashOf(value, input.body);
@@ -354,6 +365,20 @@ function parseFirstAttempt(input: Record<string, unknown>, fail: Fail): FirstAtt
   return { now: true };
 }
 
+/** `attemptTimeoutMs` and `connectTimeoutMs`: each absent (or null), or a timeout; the connect one within the attempt one. */
+function parseTimeouts(input: Record<string, unknown>, fail: Fail): TimeoutOverrides {
+  const own: TimeoutOverrides = { attemptTimeoutMs: null, connectTimeoutMs: null };
+  for (const field of ['attemptTimeoutMs', 'connectTimeoutMs'] as const) {
+    const raw = input[field];
+    if (raw === undefined || raw === null) continue;
+    if (isTimeoutMs(raw)) own[field] = raw;
+    else fail(field, TIMEOUT_RULE, show(raw));
+  }
+  const tie = connectWithinAttempt(own);
+  if (tie !== undefined) fail('connectTimeoutMs', tie, show(own.connectTimeoutMs));
+  return own;
+}
+
 function requestHashOf(value: Omit<ParsedEnqueue, 'requestHash'>, rawBody: unknown): string {
   // One call (Node 20.12+): a Hash object per task cost more than the digest of its few hundred bytes.
   return hash('sha256', canonicalRequest(value, rawBody), 'hex');
@@ -364,17 +389,18 @@ function requestHashOf(value: Omit<ParsedEnqueue, 'requestHash'>, rawBody: unkno
  *
  * ```
  * { method, targetUrl, headers: [[lower-case name, value], …] sorted by name,
- *   body: null | { text } | { json }, bodyRef?, policyId, policy, firstAttempt, secretHeaders? (sorted), sensitiveBody? }
+ *   body: null | { text } | { json }, bodyRef?, policyId, policy, firstAttempt, secretHeaders? (sorted), sensitiveBody?,
+ *   attemptTimeoutMs?, connectTimeoutMs? }
  * ```
  *
- * written out by hand in its members' sorted order (body, bodyRef, firstAttempt, headers, method, policy, policyId,
- * secretHeaders, sensitiveBody, targetUrl), with `canonicalJson` only for the parts of unknown shape (a JSON body, an
+ * written out by hand in its members' sorted order (attemptTimeoutMs, body, bodyRef, connectTimeoutMs, firstAttempt,
+ * headers, method, policy, policyId, secretHeaders, sensitiveBody, targetUrl), with `canonicalJson` only for the parts of unknown shape (a JSON body, an
  * inline policy): the same text, a third of the work. The text must never change: stored tasks keep the hash of
  * theirs, and a replay after an upgrade is recognised by it (test/request-hash.test.ts pins it).
  *
  * - A JSON body is compared as data, so a client that re-sends it with its keys in another order replays.
- * - `bodyRef`, `secretHeaders` and `sensitiveBody` appear only when given, so that the hash of every request without
- *   them is what it was before they existed.
+ * - `bodyRef`, `secretHeaders`, `sensitiveBody` and the timeouts appear only when given, so that the hash of every
+ *   request without them is what it was before they existed.
  */
 export function canonicalRequest(value: Omit<ParsedEnqueue, 'requestHash'>, rawBody: unknown): string {
   const body =
@@ -391,8 +417,10 @@ export function canonicalRequest(value: Omit<ParsedEnqueue, 'requestHash'>, rawB
   const first = value.firstAttempt;
   const firstAttempt = 'delayMs' in first ? `{"delayMs":${first.delayMs}}` : 'notBefore' in first ? `{"notBefore":${first.notBefore}}` : '{"now":true}';
   return (
-    `{"body":${body}` +
+    (value.attemptTimeoutMs === null ? '{' : `{"attemptTimeoutMs":${value.attemptTimeoutMs},`) +
+    `"body":${body}` +
     (value.bodyRef === null ? '' : `,"bodyRef":${JSON.stringify(value.bodyRef)}`) +
+    (value.connectTimeoutMs === null ? '' : `,"connectTimeoutMs":${value.connectTimeoutMs}`) +
     `,"firstAttempt":${firstAttempt}` +
     `,"headers":[${headers}]` +
     `,"method":${JSON.stringify(value.method)}` +

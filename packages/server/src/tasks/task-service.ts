@@ -1,5 +1,5 @@
 import { uuidv7 } from './uuid-v7.js';
-import { canTransition, DEAD_LETTER_STATUSES, isLive, systemClock, TaskEvent, TaskStatus, type Clock } from '@retryd/core';
+import { canTransition, DEAD_LETTER_STATUSES, isLive, LIVE_STATUSES, systemClock, TaskEvent, TaskStatus, type Clock } from '@retryd/core';
 import { DEFAULT_INLINE_BODY_LIMIT, type BlobStore } from '../blobs/blob-store.js';
 import { RetrydError } from '../domain/errors.js';
 import { DEFAULT_TENANT, type AttemptLog, type Page, type RetryTask, type StoredPolicy } from '../domain/task.js';
@@ -15,6 +15,9 @@ import type { HandOff } from './hand-off.js';
 import { CeilingBook, NO_CEILINGS } from '../policies/policy-ceilings.js';
 import { PolicyRegistry, type CreatePolicyResult } from '../policies/policy-registry.js';
 import { callStore } from './store-failure.js';
+import { decideReschedule, policyOfTask, type RescheduleResult, type RescheduleTime } from './reschedule.js';
+import { FinishedTaskDeletion } from './finished-task-deletion.js';
+import { actOnPage, type BulkEntry, type BulkPage, type LiveTaskFilter } from './bulk-actions.js';
 import { decodeCursor } from '../store/cursor.js';
 
 /** Options of {@link TaskService}. */
@@ -73,15 +76,13 @@ export interface DeadLetterFilter {
 }
 
 /** What became of one task of a bulk replay. */
-export type BulkReplayEntry =
-  | { taskId: string; result: ReplayResult['kind'] }
-  | { taskId: string; result: 'error'; error: RetrydError };
+export type BulkReplayEntry = BulkEntry<ReplayResult['kind']>;
 
 /** One page of a bulk replay: a result per dead letter listed, in listing order, and where the next page starts. */
-export interface BulkReplayResult {
-  results: BulkReplayEntry[];
-  nextCursor?: string;
-}
+export type BulkReplayResult = BulkPage<ReplayResult['kind']>;
+
+/** One page of a bulk cancel: a result per live task listed, in listing order, and where the next page starts. */
+export type BulkCancelResult = BulkPage<CancelResult['kind']>;
 
 /** Most tasks one batch request may hold. */
 export const MAX_BATCH_TASKS = 1_000;
@@ -100,9 +101,9 @@ const MAX_RACES = 20;
  * the tenant (`DEFAULT_TENANT` until API keys arrive). Errors are `RetrydError`s with their code; a failing
  * store is 503 STORE_UNAVAILABLE, never a crash.
  *
- * Every state change is a named transition of the store (`cancelTask`, `requestCancel`, `replayTask`), chosen
- * with core's lifecycle table and guarded again by the store, so a cancel racing a worker's completion is refused
- * and decided again on the fresh task rather than overwriting it.
+ * Every state change is a named transition of the store (`cancelTask`, `requestCancel`, `replayTask`,
+ * `rescheduleTask`), chosen with core's lifecycle table and guarded again by the store, so a cancel racing a worker's
+ * completion is refused and decided again on the fresh task rather than overwriting it.
  *
  * @example
  * ```ts
@@ -122,6 +123,8 @@ export class TaskService implements AsyncDisposable {
   readonly policies: PolicyRegistry;
   /** How long finished tasks are kept: the tenant's, a policy's (read and set). */
   readonly retention: RetentionAdmin;
+  /** Finished tasks deleted by hand, a page at a time (`DELETE /retry-tasks`). */
+  readonly deletion: FinishedTaskDeletion;
 
   constructor(options: TaskServiceOptions) {
     this.#store = options.store;
@@ -136,6 +139,7 @@ export class TaskService implements AsyncDisposable {
       policyExists: async (tenantId, policyId) => (await this.#store.getPolicy(tenantId, policyId)) !== undefined,
       now: this.#clock.now,
     });
+    this.deletion = new FinishedTaskDeletion({ store: this.#store, blobs: options.blobs });
     const ceilings = options.ceilings ?? new CeilingBook({ state: this.#store.targetState, service: NO_CEILINGS, now: this.#clock.now });
     this.policies = new PolicyRegistry({
       store: this.#store,
@@ -227,22 +231,23 @@ export class TaskService implements AsyncDisposable {
   ): Promise<BulkReplayResult> {
     const listed = await this.listDeadLetters(tenantId, page, filter);
     await admit(listed.items.length);
-    const results: BulkReplayEntry[] = [];
-    for (const task of listed.items) {
-      try {
-        // Decided on the task as listed: the store's version guard refuses it if it changed since, and then the
-        // decision is made again on the task as it is, so the listing's read stands in for the replay's own.
-        const { kind } = await this.#replay(tenantId, task.taskId, task);
-        results.push({ taskId: task.taskId, result: kind });
-      } catch (error) {
-        // A store that is down fails the whole call; a task that changed under the replay (cancelled, succeeded,
-        // gone) gets its own problem and the others go on.
-        if (!(error instanceof RetrydError) || error.status >= 500) throw error;
-        results.push({ taskId: task.taskId, result: 'error', error });
-      }
-    }
-    if (results.some((entry) => entry.result === 'replayed')) this.#wake();
-    return listed.nextCursor === undefined ? { results } : { results, nextCursor: listed.nextCursor };
+    // Decided on the task as listed: the store's version guard refuses it if it changed since, and then the decision
+    // is made again on the task as it is, so the listing's read stands in for the replay's own.
+    const replayed = await actOnPage(listed, async (task) => (await this.#replay(tenantId, task.taskId, task)).kind);
+    if (replayed.results.some((entry) => entry.result === 'replayed')) this.#wake();
+    return replayed;
+  }
+
+  /**
+   * Cancels one page of the live tasks that match a filter (`POST /retry-tasks/cancel`): each as
+   * {@link TaskService.cancel} would (PENDING at once, IN_FLIGHT when its attempt ends), decided on the task as listed
+   * and again on the task as it is when the store refuses (it moved meanwhile), one result each: a task that ended
+   * meanwhile gets its own 409 and the others go on. Cancelled tasks leave the PENDING listing and the cursor walks on
+   * past the others, so a caller repeating with `nextCursor` until there is none takes every task that matched.
+   */
+  async cancelMatching(tenantId: string, page: PageRequest, filter: LiveTaskFilter = {}): Promise<BulkCancelResult> {
+    const listed = await this.listTasks({ ...page, ...filter, tenantId, status: filter.status ?? LIVE_STATUSES });
+    return actOnPage(listed, async (task) => (await this.#cancel(tenantId, task.taskId, task)).kind);
   }
 
   /** A task's attempt log, oldest first; 404 when the task does not exist. */
@@ -260,7 +265,12 @@ export class TaskService implements AsyncDisposable {
    * (202; it is never retried after that); terminal → 409 TASK_NOT_CANCELLABLE.
    */
   cancel(tenantId: string, taskId: string): Promise<CancelResult> {
-    return this.#move(tenantId, taskId, 'cancel the task', undefined, (task, now) => {
+    return this.#cancel(tenantId, taskId);
+  }
+
+  /** {@link TaskService.cancel}, from the task as last read when the caller has it. */
+  #cancel(tenantId: string, taskId: string, known?: RetryTask): Promise<CancelResult> {
+    return this.#move(tenantId, taskId, 'cancel the task', known, (task, now) => {
       // The store guards each move by the status it may start from; core's table says which move applies.
       if (!canTransition(task.status, TaskEvent.CANCEL)) {
         throw new RetrydError(
@@ -314,6 +324,25 @@ export class TaskService implements AsyncDisposable {
         `task ${taskId} is ${task.status}: only ${DEAD_LETTER_STATUSES.join(' and ')} tasks can be replayed`,
       );
     });
+  }
+
+  /**
+   * Makes a PENDING task due at `at` (`'now'`, or a time: one already past is now), for `POST /retry-tasks/{taskId}/run`
+   * and `/reschedule`. Its attempt count and its run's budget stay; a time in the future must fall within that budget
+   * (`decideReschedule`). The engines wake for it, but its target's protections still apply: a held or limited target
+   * keeps it waiting. IN_FLIGHT → 409 TASK_RUNNING; finished → 409 TASK_NOT_PENDING.
+   */
+  async reschedule(tenantId: string, taskId: string, at: RescheduleTime): Promise<RescheduleResult> {
+    const task = await this.getTask(tenantId, taskId);
+    // A task's policy never changes (its id, or its inline copy): one read serves every race below.
+    const policy = at === 'now' || at <= this.#clock.now() ? undefined : await policyOfTask(this.#store, task);
+    const result = await this.#move(tenantId, taskId, 'reschedule the task', task, (current, now) => {
+      const decision = decideReschedule(current, at, now, policy);
+      if ('unchanged' in decision) return decision;
+      return { kind: decision.kind, apply: () => this.#store.rescheduleTask({ tenantId, taskId }, decision.change) };
+    });
+    if (result.kind === 'rescheduled') this.#wake();
+    return result;
   }
 
   /** Registers a policy (`{ policyId, ...fields }`): `created` (201), or `existing` with the same definition (200). */

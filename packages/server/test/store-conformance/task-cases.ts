@@ -44,6 +44,29 @@ export function taskCases(store: CurrentStore): void {
     expect(await store().insertTasks([])).toEqual([]);
   });
 
+  it("keeps a task's own timeouts through insert, claim and completion, and null where it has none", async () => {
+    const own = makeTask({ attemptTimeoutMs: 1_800_000, connectTimeoutMs: 1 });
+    const attemptOnly = makeTask({ attemptTimeoutMs: 200 });
+    const connectOnly = makeTask({ connectTimeoutMs: 750, sensitiveBody: true });
+    const none = makeTask();
+    const tasks = [own, attemptOnly, connectOnly, none];
+    await insertAll(store(), tasks);
+    for (const task of tasks) {
+      expect(await store().getTask(task.tenantId, task.taskId)).toEqual(task);
+      expect(await store().admin.getTaskByIdempotencyKey(task.tenantId, task.idempotencyKey)).toEqual(task);
+    }
+    const claimed = await store().claimDue(T0, { limit: 10, leaseMs: 5_000, workerId: 'w1' });
+    const timeoutsOf = (list: readonly { taskId: string; attemptTimeoutMs: number | null; connectTimeoutMs: number | null }[]) =>
+      Object.fromEntries(list.map((t) => [t.taskId, [t.attemptTimeoutMs, t.connectTimeoutMs]]));
+    const expected = timeoutsOf(tasks);
+    expect(timeoutsOf(claimed)).toEqual(expected);
+    const next = { status: 'SUCCEEDED', attemptNumber: 1, nextAttemptAt: null, runStartedAt: T0, lastDelayMs: 0, lastError: null, lastResponseStatus: 200, deadLetterReason: null, expiresAt: null } as const;
+    const results = await store().completeAttempts(claimed.map((t) => ({ tenantId: t.tenantId, taskId: t.taskId, fencingToken: t.fencingToken, next })), T0 + 1);
+    expect(results.map((r) => r.kind)).toEqual(claimed.map(() => 'applied'));
+    const after = await Promise.all(tasks.map(async (t) => (await store().getTask(t.tenantId, t.taskId)) as (typeof tasks)[number]));
+    expect(timeoutsOf(after)).toEqual(expected);
+  });
+
   it('keeps a body as its UTF-8 text: U+0000, escapes as text, characters beyond the BMP, and a lone surrogate as U+FFFD', async () => {
     const kept = ['{"note":"é ✓ \\"q\\"","nested":{"a":[1,2]}}', 'nul\u0000in\u0000', 'pair \u{1F600} x', 'bs \\u0000 \\\u0000 /', '', 'ctl \u0001\t\n'];
     const tasks = kept.map((body) => makeTask({ body }));

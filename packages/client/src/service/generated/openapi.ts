@@ -16,7 +16,11 @@ export type paths = {
          * @description Idempotent by idempotencyKey: the same key with the same request answers 200 with the existing task and `Idempotent-Replayed: true`; with a different request, 422.
          */
         post: operations["enqueueTask"];
-        delete?: never;
+        /**
+         * Delete one page of finished tasks by hand (a tenant admin)
+         * @description Lists a page of the tenant's tasks in the finished statuses asked for (newest first) and deletes those that ended before finishedBefore, each with its attempts, its idempotency key (free for a new task from then on) and its body, as retention does. A live task (PENDING, IN_FLIGHT) is never deleted, nor one replayed after it was listed. A page may delete fewer than limit tasks, even none: repeat with nextCursor until there is none.
+         */
+        delete: operations["deleteTasks"];
         options?: never;
         head?: never;
         patch?: never;
@@ -51,7 +55,7 @@ export type paths = {
         };
         /**
          * Read a task: status, attempts made, next attempt, last error, dead-letter reason, why a due task waits
-         * @description A PENDING task whose next attempt is due also carries `waiting`: why it is not running (its target held by the breaker or a Retry-After until a time, probing, paced, at its in-flight limit, or queued for a worker).
+         * @description A PENDING task whose next attempt is due also carries `waiting`: why it is not running (its target held by the breaker or a Retry-After until a time, probing, paced, at its in-flight limit, or queued for a worker). With `waitMs` (long polling, at most 30000 ms), a task that has not ended is answered when it ends or when the wait passes, whichever comes first: read its `status` to tell which. Waiting costs the service a connection and no store read per waiter per millisecond (a task ended elsewhere is noticed within a second).
          */
         get: operations["getTask"];
         put?: never;
@@ -134,6 +138,66 @@ export type paths = {
          * @description Each listed task is replayed as POST /retry-tasks/{taskId}/replay would (same idempotency key, a fresh attempt budget), with one result each. Replayed tasks leave the dead letters: repeat with nextCursor until there is none to replay every task that matched, each once. A task that changed meanwhile gets its own problem; the others go on.
          */
         post: operations["replayDeadLetters"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/retry-tasks/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel one page of the live tasks matching a filter
+         * @description Each listed task is cancelled as DELETE /retry-tasks/{taskId} would: a PENDING one at once, an IN_FLIGHT one when its attempt ends (never retried), with one result each. Repeat with nextCursor until there is none to cancel every task that matched. A task that ended meanwhile gets its own problem (409); the others go on.
+         */
+        post: operations["cancelTasks"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/retry-tasks/{taskId}/run": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run a PENDING task now
+         * @description Makes the task due now (a task already due keeps its place). Only a PENDING task: IN_FLIGHT answers 409 TASK_RUNNING (its attempt decides what comes next), a finished one 409 TASK_NOT_PENDING. The attempt count and the time budget stay as they were: no attempt is spent, none is given back. The task becomes due; its target's protections still apply (an open breaker, a Retry-After, a rate or in-flight limit keep it waiting, and `waiting` in the answer says why).
+         */
+        post: operations["runTask"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/retry-tasks/{taskId}/reschedule": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Make a PENDING task due at a given time
+         * @description Moves the task's next attempt to nextAttemptAt, earlier or later; a time already past means now. Only a PENDING task: IN_FLIGHT answers 409 TASK_RUNNING (its attempt decides what comes next), a finished one 409 TASK_NOT_PENDING. The attempt count and the time budget stay as they were: no attempt is spent, none is given back. The task becomes due; its target's protections still apply (an open breaker, a Retry-After, a rate or in-flight limit keep it waiting, and `waiting` in the answer says why).
+         */
+        post: operations["rescheduleTask"];
         delete?: never;
         options?: never;
         head?: never;
@@ -746,6 +810,10 @@ export type components = {
             secretHeaders?: string[];
             /** @description Store the body encrypted and show it as [REDACTED]; needs RETRYD_ENCRYPTION_KEY. Not with bodyRef. */
             sensitiveBody?: boolean;
+            /** @description Most time each attempt may take, from sending the request to the end of the response snippet (Cloud Tasks' dispatchDeadline), at most 30 minutes. Default: the target's attemptTimeoutMs, else the service's --attempt-timeout (30 s). */
+            attemptTimeoutMs?: number;
+            /** @description Most time each attempt may spend opening its connection (name resolution, TCP, TLS); <= attemptTimeoutMs when both are given. Default: the target's connectTimeoutMs, else the service's --connect-timeout (5 s). */
+            connectTimeoutMs?: number;
         } & (unknown & unknown & unknown & unknown);
         /** @description A task as the API shows it. Internal fields are left out on purpose: the request hash, the lease owner, fencing token and version (concurrency internals), the run bookkeeping and the tenant. Secrets are shown as [REDACTED] (credential and marked headers, a sensitive body); query values of targetUrl as REDACTED. */
         Task: {
@@ -784,6 +852,10 @@ export type components = {
             sensitiveBody: boolean;
             /** @description When a finished task is deleted with its attempts and its idempotency key (epoch ms): the same key enqueued after that makes a new task. Null while the task is live. */
             expiresAt: number | null;
+            /** @description The task's own attempt timeout in ms, or null: its target's, else the service's (--attempt-timeout). */
+            attemptTimeoutMs: number | null;
+            /** @description The task's own connect timeout in ms, or null: its target's, else the service's (--connect-timeout). */
+            connectTimeoutMs: number | null;
             waiting?: components["schemas"]["TaskWait"];
         };
         /** @description Why a PENDING task that is due is not running; only on GET /retry-tasks/{taskId}. breaker_open and retry_after: its target is held until `until`; breaker_probing: only probes go until one succeeds; rate_limit: the target is paced, its next attempt allowed at `until`; max_in_flight: the target is at its in-flight limit; slow_start: no success of the target is known yet, and it gets 10 attempts in flight until one; queued: nothing holds the target, the task waits for a free worker. */
@@ -925,6 +997,10 @@ export type components = {
                 /** @default [] */
                 secrets: string[];
             };
+            /** @description The attempt timeout of the target's tasks that set none, in ms (1 to 1800000: 30 minutes); null: the service's (--attempt-timeout). */
+            attemptTimeoutMs: number | null;
+            /** @description The connect timeout of the target's tasks that set none, in ms (1 to 1800000, <= attemptTimeoutMs when both are set); null: the service's (--connect-timeout). */
+            connectTimeoutMs: number | null;
         };
         /** @description A partial TargetSettings: the fields given replace the current ones (the service defaults until the target has its own), the others keep their value. Unknown fields are refused; every broken rule is named. */
         TargetSettingsPatch: {
@@ -977,6 +1053,10 @@ export type components = {
                 enabled?: boolean;
                 secrets?: string[];
             };
+            /** @description The attempt timeout of the target's tasks that set none, in ms (1 to 1800000: 30 minutes); null: the service's (--attempt-timeout). */
+            attemptTimeoutMs?: number | null;
+            /** @description The connect timeout of the target's tasks that set none, in ms (1 to 1800000, <= attemptTimeoutMs when both are set); null: the service's (--connect-timeout). */
+            connectTimeoutMs?: number | null;
         };
         /** @description A target (a URL origin) of the tenant: where its gate stands in the store, its breaker, the rate adaptive throttling allows, and its settings. Times are epoch ms. */
         Target: {
@@ -1093,6 +1173,34 @@ export type components = {
             deadLettersMs?: number;
             /** @description How long a CANCELLED task is kept once it ended, in ms (a minute to ten years). */
             cancelledMs?: number;
+        };
+        /** @description When a PENDING task is next due. A time already past means now. At most the end of the task's time budget (runStartedAt + policy.totalBudgetMs − policy.estimatedCallMs, when its policy has a budget) and at most 315360000000 ms (10 years) after now: a later time answers 422 RESCHEDULE_OUT_OF_RANGE. */
+        RescheduleRequest: {
+            /** @description Epoch milliseconds, or an ISO 8601 date-time with a time zone (2030-01-01T09:00:00Z). */
+            nextAttemptAt: number | string;
+        };
+        BulkCancelResult: {
+            /** @description One entry per live task of the page, newest first: cancelled (it was PENDING); cancel_requested (IN_FLIGHT: cancelled when its attempt ends, never retried); or error, with the problem that task got (it ended meanwhile). */
+            results: {
+                taskId: string;
+                /** @enum {string} */
+                result: "cancelled" | "cancel_requested" | "error";
+                error?: components["schemas"]["Problem"];
+            }[];
+            /** @description How many entries are cancelled. */
+            cancelled: number;
+            /** @description How many entries are cancel_requested. */
+            cancelRequested: number;
+            /** @description Where the next page starts: send it back as cursor, with the same filter. */
+            nextCursor?: string;
+        };
+        DeletedTasks: {
+            /** @description How many tasks this page deleted (maybe none: tasks that ended later are listed too). */
+            deleted: number;
+            /** @description The tasks deleted. */
+            taskIds: string[];
+            /** @description Present while more tasks may match: send it back as cursor, with the same filter. */
+            nextCursor?: string;
         };
     };
     responses: never;
@@ -1328,6 +1436,101 @@ export interface operations {
             };
         };
     };
+    deleteTasks: {
+        parameters: {
+            query: {
+                /** @description Finished statuses only (repeat the parameter for several); all four when absent. */
+                status?: ("SUCCEEDED" | "FAILED" | "EXHAUSTED" | "CANCELLED")[];
+                /** @description Only tasks that ended (their last change) before this time: epoch ms or ISO 8601 with a time zone. */
+                finishedBefore: string;
+                /** @description Only the tasks of this target: an origin exactly as tasks record it, e.g. https://api.example.com. Pages may be shorter than limit, even empty, with a nextCursor (no index leads by target: a page examines a bounded number of tasks). */
+                targetKey?: string;
+                /** @description The nextCursor of the previous page, as it was given: an opaque string, never parsed or built by a client. */
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The tasks this page deleted */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeletedTasks"];
+                };
+            };
+            /** @description Problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or one that is unknown or revoked (once the service has a key) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not cover this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A path segment longer than the router matches */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the tenant's request rate or pending-task limit */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error: logged by the service, its message never shown (INTERNAL) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     enqueueTasks: {
         parameters: {
             query?: never;
@@ -1442,7 +1645,10 @@ export interface operations {
     };
     getTask: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Wait up to this many ms for the task to end (SUCCEEDED, FAILED, EXHAUSTED or CANCELLED) before answering. Default 0: answer at once. */
+                waitMs?: number;
+            };
             header?: never;
             path: {
                 taskId: string;
@@ -1460,7 +1666,7 @@ export interface operations {
                     "application/json": components["schemas"]["Task"];
                 };
             };
-            /** @description A malformed request: a path or query parameter that breaks its rule, a bad percent-encoding */
+            /** @description Problem details */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2034,6 +2240,359 @@ export interface operations {
             /** @description Problem details */
             429: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error: logged by the service, its message never shown (INTERNAL) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    cancelTasks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description One of the two live statuses; both when absent.
+                     * @enum {string}
+                     */
+                    status?: "PENDING" | "IN_FLIGHT";
+                    /** @description Only the tasks of this named policy. On a Redis store pages may be shorter than limit, even empty, with a nextCursor (no index leads by policy there: a page examines a bounded number of tasks). */
+                    policyId?: string;
+                    /** @description Only the tasks of this target: an origin exactly as tasks record it, e.g. https://api.example.com. Pages may be shorter than limit, even empty, with a nextCursor (no index leads by target: a page examines a bounded number of tasks). */
+                    targetKey?: string;
+                    /** @description The nextCursor of the previous page, as it was given: an opaque string, never parsed or built by a client. */
+                    cursor?: string;
+                    /** @default 100 */
+                    limit?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description One result per live task listed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BulkCancelResult"];
+                };
+            };
+            /** @description Problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or one that is unknown or revoked (once the service has a key) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not cover this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A path segment longer than the router matches */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the tenant's request rate or pending-task limit */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error: logged by the service, its message never shown (INTERNAL) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    runTask: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                taskId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The task, due now */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Task"];
+                };
+            };
+            /** @description A malformed request: a path or query parameter that breaks its rule, a bad percent-encoding */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or one that is unknown or revoked (once the service has a key) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not cover this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A path segment longer than the router matches */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the tenant's request rate or pending-task limit */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error: logged by the service, its message never shown (INTERNAL) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    rescheduleTask: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                taskId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RescheduleRequest"];
+            };
+        };
+        responses: {
+            /** @description The task, due at its new time */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Task"];
+                };
+            };
+            /** @description Problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or one that is unknown or revoked (once the service has a key) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not cover this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A path segment longer than the router matches */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the tenant's request rate or pending-task limit */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {

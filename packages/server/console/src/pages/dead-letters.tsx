@@ -4,7 +4,7 @@
 // EXHAUSTED allow no other move).
 import { useState } from 'preact/hooks';
 import { ApiError, api, query, type Page, type TaskView } from '../api.js';
-import { ConfirmDialog, ErrorLine, PageTitle, StatusBadge, TaskIdHeader, time, useLoad } from '../ui.js';
+import { ActionReport, ConfirmDialog, describeFilter, ErrorLine, PageTitle, StatusBadge, TaskIdHeader, time, useLoad } from '../ui.js';
 import { hashParams } from './tasks.js';
 
 type Asking = { action: 'replay'; tasks: TaskView[] } | { action: 'replay-matching' } | { action: 'cancel'; task: TaskView };
@@ -122,14 +122,7 @@ export function DeadLettersPage() {
         </form>
       </div>
       <ErrorLine error={letters.error} />
-      {progress !== undefined && (
-        <p role="status" class="hint">
-          {progress}
-        </p>
-      )}
-      {errors.map((error, i) => (
-        <ErrorLine key={i} error={error} />
-      ))}
+      <ActionReport progress={progress} errors={errors} />
       {letters.data !== undefined &&
         (items.length === 0 && letters.data.nextCursor === undefined ? (
           <p>{filtered ? 'No dead letters match.' : 'No dead letters.'}</p>
@@ -238,17 +231,9 @@ export function DeadLettersPage() {
           {asking?.action === 'cancel'
             ? 'It will not be attempted again.'
             : 'Each task becomes PENDING and is attempted again from a fresh run, with its same Idempotency-Key.'}
-          {asking?.action === 'replay-matching' && ` Every page is replayed, not only this one${filtered ? ` (${describe(filter)})` : ''}.`}
+          {asking?.action === 'replay-matching' && ` Every page is replayed, not only this one${filtered ? ` (${describeFilter(filter)})` : ''}.`}
         </p>
       </ConfirmDialog>
     </>
   );
-}
-
-/** The filter in words, for the confirmation. */
-function describe(filter: Record<string, string>): string {
-  return Object.entries(filter)
-    .filter(([, value]) => value !== '')
-    .map(([name, value]) => `${name} ${value}`)
-    .join(', ');
 }

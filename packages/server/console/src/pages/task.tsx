@@ -79,7 +79,21 @@ export function TaskPage({ taskId }: { taskId: string }) {
     task.reload();
     attempts.reload();
   };
+  // Run now and reschedule: a PENDING task due at once, or at the time entered (local time in the form, sent as epoch ms).
+  const [rescheduleAt, setRescheduleAt] = useState('');
+  const move = async (action: 'run' | 'reschedule') => {
+    try {
+      const body = action === 'reschedule' ? { nextAttemptAt: new Date(rescheduleAt).getTime() } : undefined;
+      await api('POST', `/retry-tasks/${encodeURIComponent(taskId)}/${action}`, body);
+      setActionError(undefined);
+      if (action === 'reschedule') setRescheduleAt('');
+    } catch (error) {
+      setActionError(error as Error);
+    }
+    task.reload();
+  };
   const view = task.data;
+  const pending = view?.status === 'PENDING';
   const dead = view?.status === 'FAILED' || view?.status === 'EXHAUSTED';
   const open = view?.status === 'PENDING' || view?.status === 'IN_FLIGHT';
   return (
@@ -136,6 +150,27 @@ export function TaskPage({ taskId }: { taskId: string }) {
               <button type="button" class="primary" onClick={() => setAsking('replay')}>
                 Replay
               </button>
+            )}
+            {pending && (
+              <button type="button" class="primary" onClick={() => void move('run')}>
+                Run now
+              </button>
+            )}
+            {pending && (
+              <form
+                class="inline"
+                aria-label="Reschedule"
+                onSubmit={(event) => {
+                  event.preventDefault();
+                  void move('reschedule');
+                }}
+              >
+                <label for="reschedule-at">Due at</label>
+                <input id="reschedule-at" type="datetime-local" step="1" value={rescheduleAt} onInput={(e) => setRescheduleAt(e.currentTarget.value)} />
+                <button type="submit" disabled={rescheduleAt === ''}>
+                  Reschedule
+                </button>
+              </form>
             )}
             {open && (
               <button type="button" class="danger" onClick={() => setAsking('cancel')}>

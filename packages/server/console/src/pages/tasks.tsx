@@ -1,7 +1,8 @@
-// Tasks: filtered by status, policy, target and idempotency key (what GET /retry-tasks supports), and looked up by id.
+// Tasks: filtered by status, policy, target and idempotency key (what GET /retry-tasks supports), and looked up by id;
+// every live task matching the filter cancelled after a confirmation (POST /retry-tasks/cancel, page after page).
 import { useState } from 'preact/hooks';
 import { api, query, type Page, type TaskStatus, type TaskView } from '../api.js';
-import { ErrorLine, PageTitle, StatusBadge, TaskIdHeader, time, useLoad } from '../ui.js';
+import { ActionReport, ConfirmDialog, describeFilter, ErrorLine, PageTitle, StatusBadge, TaskIdHeader, time, useLoad } from '../ui.js';
 
 const STATUSES: TaskStatus[] = ['PENDING', 'IN_FLIGHT', 'SUCCEEDED', 'FAILED', 'EXHAUSTED', 'CANCELLED'];
 
@@ -47,6 +48,47 @@ export function TaskTable({ tasks, caption }: { tasks: TaskView[]; caption: stri
   );
 }
 
+/** One page of POST /retry-tasks/cancel. */
+interface BulkCancelPage {
+  results: { taskId: string; result: 'cancelled' | 'cancel_requested' | 'error'; error?: { detail?: string; title?: string } }[];
+  cancelled: number;
+  cancelRequested: number;
+  nextCursor?: string;
+}
+
+/** Most pages one "Cancel matching" asks for before it stops and says so: a bound on one click. */
+const MAX_CANCEL_PAGES = 100;
+
+/**
+ * Cancels every live task matching `filter`, page after page (cancelled tasks leave the listing and the cursor walks
+ * past the rest), telling `progress` as pages land; returns the failures (a task that ended meanwhile, a stop).
+ */
+async function cancelMatching(filter: Record<string, string>, progress: (text: string) => void): Promise<Error[]> {
+  const body = Object.fromEntries(Object.entries(filter).filter(([, value]) => value !== ''));
+  const failures: Error[] = [];
+  let next: string | undefined;
+  let cancelled = 0;
+  let requested = 0;
+  let pages = 0;
+  try {
+    do {
+      const page: BulkCancelPage = await api<BulkCancelPage>('POST', '/retry-tasks/cancel', { ...body, limit: 200, ...(next === undefined ? {} : { cursor: next }) });
+      cancelled += page.cancelled;
+      requested += page.cancelRequested;
+      for (const entry of page.results) {
+        if (entry.result === 'error') failures.push(new Error(`${entry.taskId}: ${entry.error?.detail ?? entry.error?.title ?? 'not cancelled'}`));
+      }
+      next = page.nextCursor;
+      pages += 1;
+      progress(`Cancelled ${cancelled}, cancel requested ${requested}${next === undefined ? '.' : '…'}`);
+    } while (next !== undefined && pages < MAX_CANCEL_PAGES);
+    if (next !== undefined) failures.push(new Error(`Stopped after ${pages} pages: more may match. Cancel matching again to go on.`));
+  } catch (error) {
+    failures.push(error as Error);
+  }
+  return failures;
+}
+
 export function TasksPage() {
   const params = hashParams();
   const status = params.get('status') ?? '';
@@ -55,6 +97,14 @@ export function TasksPage() {
   const idempotencyKey = params.get('idempotencyKey') ?? '';
   const [cursor, setCursor] = useState<string>();
   const [lookup, setLookup] = useState('');
+  const [asking, setAsking] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const [progress, setProgress] = useState<string>();
+  const [errors, setErrors] = useState<Error[]>([]);
+  // Only live tasks can be cancelled, and the bulk cancel filters by status, policy and target (not by key).
+  const cancellable = (status === '' || status === 'PENDING' || status === 'IN_FLIGHT') && idempotencyKey === '';
+  const liveFilter = { status, policyId, targetKey };
+  const filtered = status !== '' || policyId !== '' || targetKey !== '';
   const tasks = useLoad(
     () => api<Page<TaskView>>('GET', `/retry-tasks${query({ status, policyId, targetKey, idempotencyKey, cursor, limit: 50 })}`),
     [status, policyId, targetKey, idempotencyKey, cursor],
@@ -106,7 +156,15 @@ export function TasksPage() {
           <button type="submit">Open</button>
         </form>
       </div>
+      {cancellable && (
+        <div class="toolbar">
+          <button type="button" class="danger" disabled={busy} onClick={() => setAsking(true)}>
+            Cancel matching
+          </button>
+        </div>
+      )}
       <ErrorLine error={tasks.error} />
+      <ActionReport progress={progress} errors={errors} />
       {tasks.data !== undefined &&
         (tasks.data.items.length > 0 ? (
           <TaskTable tasks={tasks.data.items} caption="Tasks, newest first" />
@@ -126,6 +184,27 @@ export function TasksPage() {
           </button>
         )}
       </div>
+      <ConfirmDialog
+        open={asking}
+        title={filtered ? 'Cancel every live task matching the filter?' : 'Cancel every live task?'}
+        confirmLabel="Cancel tasks"
+        onConfirm={() => {
+          setAsking(false);
+          setBusy(true);
+          void cancelMatching(liveFilter, setProgress).then((failures) => {
+            setErrors(failures);
+            setBusy(false);
+            tasks.reload();
+          });
+        }}
+        onCancel={() => setAsking(false)}
+      >
+        <p>
+          {status === 'IN_FLIGHT' ? 'Every IN_FLIGHT task' : status === 'PENDING' ? 'Every PENDING task' : 'Every PENDING and IN_FLIGHT task'}
+          {filtered ? ` matching the filter (${describeFilter(liveFilter)})` : ''}, on every page,
+          is cancelled: a PENDING one at once, an IN_FLIGHT one when its attempt ends. None is attempted again.
+        </p>
+      </ConfirmDialog>
     </>
   );
 }

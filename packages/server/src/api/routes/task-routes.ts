@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { TaskStatus } from '@retryd/core';
-import { RetrydError } from '../../domain/errors.js';
+import { isTerminal, TaskStatus } from '@retryd/core';
+import { RetrydError, type Problem } from '../../domain/errors.js';
+import type { BulkEntry } from '../../tasks/bulk-actions.js';
 import type { DeadLetterFilter, TaskService } from '../../tasks/task-service.js';
 import { ENQUEUE_LIMITS, IDEMPOTENCY_KEY_PATTERN } from '../../tasks/enqueue-input.js';
 import { TARGET_KEY_MAX_LENGTH } from '../target-schemas.js';
@@ -12,6 +13,7 @@ import { documentBody, pageQuery, problemResponses } from '../schemas.js';
 import { toAttemptView, toTaskView } from '../views.js';
 import type { TargetControl } from '../../protection/target-control.js';
 import { taskWaitOf } from '../../protection/task-wait.js';
+import { MAX_WAIT_MS, type TaskWaiters } from '../../tasks/task-waiters.js';
 
 /** What every route module needs. */
 export interface RouteDeps {
@@ -25,12 +27,14 @@ export interface RouteDeps {
   admitTasks?: ((request: FastifyRequest, count: number) => Promise<void>) | undefined;
   /** Per-target protection, to say why a due task waits (`waiting` on `GET /retry-tasks/{taskId}`). Absent: never said. */
   targetControl?: TargetControl | undefined;
+  /** Requests waiting for tasks to end (`GET /retry-tasks/{taskId}?waitMs=`). Absent: `waitMs` answers at once. */
+  waiters?: TaskWaiters | undefined;
 }
 
 interface TaskParams {
   taskId: string;
 }
-interface PageQuery {
+export interface PageQuery {
   cursor?: string;
   limit: number;
 }
@@ -46,13 +50,15 @@ interface DeadLetterQuery extends PageQuery {
   targetKey?: string;
 }
 
-const TARGET_KEY_FILTER = {
+/** The `targetKey` filter of a listing or a bulk action. */
+export const TARGET_KEY_FILTER = {
   type: 'string',
   minLength: 1,
   maxLength: TARGET_KEY_MAX_LENGTH,
   description: "Only the tasks of this target: an origin exactly as tasks record it, e.g. https://api.example.com. Pages may be shorter than limit, even empty, with a nextCursor (no index leads by target: a page examines a bounded number of tasks).",
 } as const;
-const POLICY_ID_FILTER = {
+/** The `policyId` filter of a listing or a bulk action. */
+export const POLICY_ID_FILTER = {
   ...POLICY_ID_SCHEMA,
   description: 'Only the tasks of this named policy. On a Redis store pages may be shorter than limit, even empty, with a nextCursor (no index leads by policy there: a page examines a bounded number of tasks).',
 } as const;
@@ -62,14 +68,23 @@ const DEAD_LETTER_FILTER = {
   targetKey: TARGET_KEY_FILTER,
 } as const;
 
-/** The store's filter of a dead-letter query or bulk replay: the target key checked as the target routes check it. */
-function deadLetterFilterOf(tenantId: string, query: Omit<DeadLetterQuery, keyof PageQuery>): DeadLetterFilter {
+/** The store's filter of a query or bulk action (dead letters, live tasks): the target key checked as the target routes check it. */
+export function taskFilterOf<S extends TaskStatus>(tenantId: string, query: { status?: S; policyId?: string; targetKey?: string }): { status?: S; policyId?: string; targetKey?: string } {
   const { status, policyId, targetKey } = query;
   return {
     ...(status === undefined ? {} : { status }),
     ...(policyId === undefined ? {} : { policyId }),
     ...(targetKey === undefined ? {} : { targetKey: targetRefOf(tenantId, targetKey).targetKey }),
   };
+}
+
+/** The results of a page of a bulk action as the API shows them: each problem as problem details, logged as a whole request's would be. */
+export function bulkResultsView<K extends string>(request: FastifyRequest, results: readonly BulkEntry<K>[]): { taskId: string; result: K | 'error'; error?: Problem }[] {
+  return results.map((entry) =>
+    'error' in entry
+      ? { taskId: entry.taskId, result: 'error', error: logProblem(request, entry.error, entry.error.toProblem()) }
+      : { taskId: entry.taskId, result: entry.result },
+  );
 }
 
 /** A JSON response documented as a shared schema, with the headers it carries (documented in the OpenAPI document). */
@@ -100,7 +115,7 @@ function traceparentOf(request: FastifyRequest): string | undefined {
 }
 
 /** Tasks: enqueue (single and batch), read, list, cancel, attempts, replay, and dead letters. */
-export function registerTaskRoutes(app: FastifyInstance, { taskService, tenantOf, admitTasks = async () => {}, targetControl }: RouteDeps): void {
+export function registerTaskRoutes(app: FastifyInstance, { taskService, tenantOf, admitTasks = async () => {}, targetControl, waiters }: RouteDeps): void {
   app.post(
     '/retry-tasks',
     {
@@ -224,7 +239,7 @@ export function registerTaskRoutes(app: FastifyInstance, { taskService, tenantOf
     },
   );
 
-  app.get<{ Params: TaskParams }>(
+  app.get<{ Params: TaskParams; Querystring: { waitMs?: number } }>(
     '/retry-tasks/:taskId',
     {
       schema: {
@@ -232,15 +247,50 @@ export function registerTaskRoutes(app: FastifyInstance, { taskService, tenantOf
         summary: 'Read a task: status, attempts made, next attempt, last error, dead-letter reason, why a due task waits',
         description:
           'A PENDING task whose next attempt is due also carries `waiting`: why it is not running (its target held by ' +
-          'the breaker or a Retry-After until a time, probing, paced, at its in-flight limit, or queued for a worker).',
+          'the breaker or a Retry-After until a time, probing, paced, at its in-flight limit, or queued for a worker). ' +
+          `With \`waitMs\` (long polling, at most ${MAX_WAIT_MS} ms), a task that has not ended is answered when it ends ` +
+          'or when the wait passes, whichever comes first: read its `status` to tell which. Waiting costs the service a ' +
+          'connection and no store read per waiter per millisecond (a task ended elsewhere is noticed within a second).',
         tags: ['tasks'],
         params: taskParams,
-        response: { 200: json('The task', 'Task'), ...problemResponses(404, 503) },
+        querystring: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            waitMs: {
+              type: 'integer',
+              minimum: 0,
+              maximum: MAX_WAIT_MS,
+              description: `Wait up to this many ms for the task to end (SUCCEEDED, FAILED, EXHAUSTED or CANCELLED) before answering. Default 0: answer at once.`,
+            },
+          },
+        },
+        response: { 200: json('The task', 'Task'), ...problemResponses(400, 404, 503) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const tenantId = tenantOf(request);
-      const task = await taskService.getTask(tenantId, request.params.taskId);
+      const { taskId } = request.params;
+      let task = await taskService.getTask(tenantId, taskId);
+      const waitMs = request.query.waitMs ?? 0;
+      if (waitMs > 0 && waiters !== undefined && !isTerminal(task.status)) {
+        // The caller hanging up ends the wait: nothing is left waiting for an answer nobody reads.
+        const left = new AbortController();
+        const onClose = () => left.abort();
+        reply.raw.once('close', onClose);
+        const outcome = await waiters.wait(tenantId, taskId, waitMs, left.signal);
+        reply.raw.off('close', onClose);
+        if (left.signal.aborted) {
+          // The caller hung up (a client's abort may leave the connection half-open): nobody reads an answer, and a
+          // connection left with its request unanswered would hold a stopping server until the client drops it.
+          reply.hijack();
+          request.raw.socket.destroy();
+          return reply;
+        }
+        // Ended by the service stopping: this connection closes after the answer, for the same reason.
+        if (outcome === 'aborted') reply.header('connection', 'close');
+        task = await taskService.getTask(tenantId, taskId);
+      }
       const view = toTaskView(task);
       const now = Date.now();
       if (targetControl === undefined || taskWaitOf(task, undefined, now) === null) return view;
@@ -267,7 +317,9 @@ export function registerTaskRoutes(app: FastifyInstance, { taskService, tenantOf
       },
     },
     async (request, reply) => {
-      const result = await taskService.cancel(tenantOf(request), request.params.taskId);
+      const tenantId = tenantOf(request);
+      const result = await taskService.cancel(tenantId, request.params.taskId);
+      if (result.kind === 'cancelled') waiters?.ended(tenantId, request.params.taskId);
       reply.code(result.kind === 'cancelled' ? 200 : 202);
       return toTaskView(result.task);
     },
@@ -324,7 +376,7 @@ export function registerTaskRoutes(app: FastifyInstance, { taskService, tenantOf
     },
     async (request) => {
       const tenantId = tenantOf(request);
-      const page = await taskService.listDeadLetters(tenantId, pageOf(request.query), deadLetterFilterOf(tenantId, request.query));
+      const page = await taskService.listDeadLetters(tenantId, pageOf(request.query), taskFilterOf(tenantId, request.query));
       return { items: page.items.map(toTaskView), ...(page.nextCursor === undefined ? {} : { nextCursor: page.nextCursor }) };
     },
   );
@@ -352,15 +404,11 @@ export function registerTaskRoutes(app: FastifyInstance, { taskService, tenantOf
     async (request) => {
       const tenantId = tenantOf(request);
       const body = request.body;
-      const filter = deadLetterFilterOf(tenantId, body);
+      const filter: DeadLetterFilter = taskFilterOf(tenantId, body);
       const admit = (count: number) => admitTasks(request, count);
       const { results, nextCursor } = await taskService.replayDeadLetters(tenantId, pageOf(body), filter, admit);
       return {
-        results: results.map((entry) =>
-          entry.result === 'error'
-            ? { taskId: entry.taskId, result: 'error', error: logProblem(request, entry.error, entry.error.toProblem()) }
-            : { taskId: entry.taskId, result: entry.result },
-        ),
+        results: bulkResultsView(request, results),
         replayed: results.filter((entry) => entry.result === 'replayed').length,
         ...(nextCursor === undefined ? {} : { nextCursor }),
       };

@@ -71,8 +71,9 @@ export function dueChannel(schema: string): string {
 
 // int8 (bigint) columns — version, fencing_token, count(*) — as numbers instead of pg's default strings:
 // they count changes and rows, far below 2^53. Set per pool, not on pg's global parsers.
-const types = new pg.TypeOverrides();
-types.setTypeParser(pg.types.builtins.INT8, (value: string) => Number(value));
+/** The type parsers of every statement of the store: a pool's, or per query on a connection the store does not own. */
+export const storeTypes = new pg.TypeOverrides();
+storeTypes.setTypeParser(pg.types.builtins.INT8, (value: string) => Number(value));
 
 /**
  * The settings of every connection of a store (pooled and LISTEN): its schema as the search path, READ
@@ -105,7 +106,7 @@ export function clientConfig(options: PostgresStoreOptions, schema: string): pg.
     // Notices a dropped peer (a server gone without closing the socket) on idle connections.
     keepAlive: true,
     keepAliveInitialDelayMillis: 10_000,
-    types,
+    types: storeTypes,
   };
 }
 

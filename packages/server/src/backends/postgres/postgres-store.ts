@@ -12,9 +12,11 @@ import type {
   InsertResult,
   LeaseRef,
   PageRequest,
+  ListedTask,
   PurgedTask,
   PutPolicyResult,
   ReplayChange,
+  RescheduleChange,
   SealedTaskStore,
   Store,
   TargetLimits,
@@ -27,13 +29,14 @@ import type {
   TransitionResult,
 } from '../../store/store.js';
 import { DUE_COUNT_CAP } from '../../store/store.js';
+import { oldestPendingOf, type OldestPending } from '../../store/oldest-pending.js';
 import { decodeCursor, encodeCursor, pageOf } from '../../store/cursor.js';
 import { DEFAULT_SCHEMA, checkSchemaName, clientConfig, createPool, dueChannel } from './connection.js';
 import type { PostgresStoreOptions } from './connection.js';
 import { PostgresAccessStore } from './access-store.js';
 import { DueListener } from './due-listener.js';
 import { storeError } from './errors.js';
-import { insertResults } from './insert-results.js';
+import { EnqueueStatements } from './enqueue-statements.js';
 import { loadMigrations, migrate } from './migrate.js';
 import { taskListing } from './paging.js';
 import { PostgresBlobStore } from './postgres-blob-store.js';
@@ -46,10 +49,10 @@ import type { Queries, QueryName } from './queries.js';
 import { attemptFromRow } from '../sql/sql-rows.js';
 import type { AttemptRow } from '../sql/sql-rows.js';
 import { completionArrays } from './completion-columns.js';
-import { insertTaskValues } from './insert-records.js';
-import { policyFromRow, purgedFromRow, taskFromRow } from './task-row.js';
-import type { CompletedRow, PolicyRow, TaskRow } from './task-row.js';
-import { CANCELLED_STATUS, CANCEL_AT_ONCE_FROM, CANCEL_REQUEST_FROM, REPLAYED_STATUS, REPLAY_FROM } from '../../store/transition-guards.js';
+import { purgedFromRow, taskFromRow } from './task-row.js';
+import type { CompletedRow, TaskRow } from './task-row.js';
+import { CANCELLED_STATUS, CANCEL_AT_ONCE_FROM, CANCEL_REQUEST_FROM, FINISHED_STATUSES, REPLAYED_STATUS, REPLAY_FROM, RESCHEDULED_STATUS, RESCHEDULE_FROM } from '../../store/transition-guards.js';
+import { checkDeleteBatch } from '../../store/delete-batch.js';
 import { taskIdText } from '../sql/task-id-params.js';
 
 /** Runs one of the store's statements (by file name) on a pooled connection. */
@@ -96,6 +99,8 @@ export class PostgresStore implements Store {
   readonly #channel: string;
   readonly #listener: DueListener;
   readonly #vacuum: TaskVacuum;
+  /** The statements of an enqueue, shared with the transactional enqueue (enqueue-statements.ts). */
+  readonly #statements: EnqueueStatements;
   #queries: Queries | undefined;
   #blobs: PostgresBlobStore | undefined;
   #access: PostgresAccessStore | undefined;
@@ -110,6 +115,7 @@ export class PostgresStore implements Store {
     const onError = options.onError ?? (() => undefined);
     this.#listener = new DueListener(clientConfig(options, this.schema), this.#channel, onError);
     this.#vacuum = new TaskVacuum(this.#pool, this.schema, { intervalMs: options.vacuumIntervalMs ?? 5_000, minChanges: 1_000, onError });
+    this.#statements = new EnqueueStatements((name, values) => this.#run(name, values), this.#channel);
   }
 
   async init(): Promise<void> {
@@ -171,22 +177,8 @@ export class PostgresStore implements Store {
 
   // ---- tasks ---------------------------------------------------------------------------------------
 
-  async insertTasks(tasks: readonly RetryTask[]): Promise<InsertResult[]> {
-    if (tasks.length === 0) return [];
-    const [jsonb, json, tenants, keys] = insertTaskValues(tasks);
-    const values = [jsonb, json, tenants, keys, this.#channel];
-    let inserted = await this.#run<InsertedRow>('insert-tasks', values);
-    if (namesMissingQueue(inserted.rows)) {
-      // A target seen for the first time: its queue is made by a statement of its own (insert-tasks.sql says why),
-      // then the batch goes again. A queue is never deleted, so the second call finds every one.
-      await this.#run('add-target-queues', [tenants, keys]);
-      inserted = await this.#run<InsertedRow>('insert-tasks', values);
-      if (namesMissingQueue(inserted.rows)) throw new Error('PostgresStore: a target queue made for an insert is missing.');
-    }
-    return insertResults(tasks, inserted.rows as { tenant_id: string; task_id: string }[], async (unknown) => {
-      const values = [unknown.map((task) => task.tenantId), unknown.map((task) => task.idempotencyKey)];
-      return (await this.#run<TaskRow>('select-tasks-by-keys', values)).rows.map(taskFromRow);
-    });
+  insertTasks(tasks: readonly RetryTask[]): Promise<InsertResult[]> {
+    return this.#statements.insertTasks(tasks);
   }
 
   async getTask(tenantId: string, taskId: string): Promise<RetryTask | undefined> {
@@ -213,8 +205,14 @@ export class PostgresStore implements Store {
     return this.#transition(ref, 'replay-task', values);
   }
 
+  async rescheduleTask(ref: TaskRef, change: RescheduleChange): Promise<TransitionResult> {
+    const { expectedVersion, nextAttemptAt, updatedAt } = change;
+    const values = [expectedVersion, RESCHEDULE_FROM, RESCHEDULED_STATUS, nextAttemptAt, updatedAt, this.#channel];
+    return this.#transition(ref, 'reschedule-task', values);
+  }
+
   /** Runs a guarded transition on one task; when its guard refuses, reads the task as it is to say why. */
-  async #transition(ref: TaskRef, name: 'cancel-task' | 'request-cancel' | 'replay-task', values: unknown[]): Promise<TransitionResult> {
+  async #transition(ref: TaskRef, name: 'cancel-task' | 'request-cancel' | 'replay-task' | 'reschedule-task', values: unknown[]): Promise<TransitionResult> {
     const changed = await this.#one(name, [ref.tenantId, taskIdText(ref.taskId), ...values]);
     if (changed !== undefined) return { kind: 'applied', task: changed };
     const current = await this.getTask(ref.tenantId, ref.taskId);
@@ -230,9 +228,19 @@ export class PostgresStore implements Store {
   async purgeExpired(now: number, limit: number): Promise<PurgedTask[]> {
     if (limit <= 0) return [];
     const purged = (await this.#run<TaskRow>('purge-expired', [now, limit])).rows.map(purgedFromRow);
-    // Deleted rows are dead rows until a vacuum, like rewritten ones (012-task-retention.sql).
-    this.#vacuum.noteChanges(purged.length);
+    // Deleted rows are dead rows until a vacuum, like rewritten ones (012-task-retention.sql), attempts' too.
+    this.#vacuum.noteDeletions(purged.length);
     return purged;
+  }
+
+  /** One statement (delete-finished-tasks.sql): each task by its key, locked, deleted if still finished at its version. */
+  async deleteFinishedTasks(tenantId: string, tasks: readonly ListedTask[]): Promise<PurgedTask[]> {
+    checkDeleteBatch(tasks);
+    if (tasks.length === 0) return [];
+    const values = [tenantId, tasks.map((t) => taskIdText(t.taskId)), tasks.map((t) => t.version), FINISHED_STATUSES];
+    const deleted = (await this.#run<TaskRow>('delete-finished-tasks', values)).rows.map(purgedFromRow);
+    this.#vacuum.noteDeletions(deleted.length);
+    return deleted;
   }
 
   // ---- scheduling ----------------------------------------------------------------------------------
@@ -319,38 +327,22 @@ export class PostgresStore implements Store {
 
   // ---- policies ------------------------------------------------------------------------------------
 
-  async putPolicy(policy: StoredPolicy, mode: 'create' | 'replace'): Promise<PutPolicyResult> {
-    const { tenantId, policyId } = policy;
-    const definition = JSON.stringify(policy.policy);
-    if (mode === 'replace') {
-      const replaced = await this.#run<PolicyRow>('replace-policy', [tenantId, policyId, definition, policy.updatedAt]);
-      const row = replaced.rows[0];
-      return row === undefined ? { kind: 'not_found' } : { kind: 'replaced', policy: policyFromRow(row) };
-    }
-    const values = [tenantId, policyId, definition, policy.createdAt, policy.updatedAt, policy.version];
-    if ((await this.#run('insert-policy', values)).rowCount === 1) return { kind: 'created', policy };
-    const stored = await this.getPolicy(tenantId, policyId);
-    if (stored === undefined) throw new Error(`Policy ${policyId} was neither created nor found.`);
-    return { kind: 'exists', policy: stored };
+  putPolicy(policy: StoredPolicy, mode: 'create' | 'replace'): Promise<PutPolicyResult> {
+    return this.#statements.putPolicy(policy, mode);
   }
 
-  async getPolicy(tenantId: string, policyId: string): Promise<StoredPolicy | undefined> {
-    const row = (await this.#run<PolicyRow>('get-policy', [tenantId, policyId])).rows[0];
-    return row === undefined ? undefined : policyFromRow(row);
+  getPolicy(tenantId: string, policyId: string): Promise<StoredPolicy | undefined> {
+    return this.#statements.getPolicy(tenantId, policyId);
   }
 
-  async listPolicies(tenantId: string, page: PageRequest): Promise<Page<StoredPolicy>> {
-    const after = page.cursor === undefined ? '' : (decodeCursor('policies', page.cursor, 's')[0] as string);
-    const rows = await this.#run<PolicyRow>('list-policies', [tenantId, after, page.limit + 1]);
-    return pageOf(rows.rows.map(policyFromRow), page.limit, (p) => encodeCursor('policies', [p.policyId]));
+  listPolicies(tenantId: string, page: PageRequest): Promise<Page<StoredPolicy>> {
+    return this.#statements.listPolicies(tenantId, page);
   }
 
   // ---- per-target state ----------------------------------------------------------------------------
 
-  async getTargetState(tenantId: string, key: string): Promise<TargetState | undefined> {
-    type Row = { value: string; version: number; updated_at: number };
-    const row = (await this.#run<Row>('get-target-state', [tenantId, key])).rows[0];
-    return row === undefined ? undefined : { value: row.value, version: row.version, updatedAt: row.updated_at };
+  getTargetState(tenantId: string, key: string): Promise<TargetState | undefined> {
+    return this.#statements.getTargetState(tenantId, key);
   }
 
   async putTargetState(
@@ -411,12 +403,27 @@ export class PostgresStore implements Store {
     return first?.targetKey === target.targetKey ? first : undefined;
   }
 
+  /** Each tenant's PENDING stretch of tasks_by_status, oldest first, a page at a time (oldest-pending-page.sql). */
+  async oldestPending(limit: number): Promise<OldestPending[]> {
+    const tenants = (await this.#run<{ tenant_id: string }>('queue-tenants', [])).rows.map((row) => row.tenant_id);
+    type Row = { target_key: string; created_at: number; task_id: string };
+    return oldestPendingOf<Row>(
+      tenants,
+      async (tenantId, after, size) => {
+        const { rows } = await this.#run<Row>('oldest-pending-page', [tenantId, after?.created_at ?? -Infinity, after?.task_id ?? NIL_UUID, size]);
+        const pending = rows.map((row) => ({ targetKey: row.target_key, createdAt: row.created_at }));
+        return { pending, read: rows.length, next: rows.length === size ? rows.at(-1) : undefined };
+      },
+      limit,
+    );
+  }
+
   async #targets(tenantId: string, from: string, rows: number, now: number): Promise<TargetView[]> {
     const result = await this.#run<TargetRow>('list-targets', [tenantId, from, rows, now, DUE_COUNT_CAP]);
     return result.rows.map(targetFromRow);
   }
 
-  async #one(name: 'get-task' | 'get-task-by-key' | 'cancel-task' | 'request-cancel' | 'replay-task', values: unknown[]): Promise<RetryTask | undefined> {
+  async #one(name: 'get-task' | 'get-task-by-key' | 'cancel-task' | 'request-cancel' | 'replay-task' | 'reschedule-task', values: unknown[]): Promise<RetryTask | undefined> {
     const row = (await this.#run<TaskRow>(name, values)).rows[0];
     return row === undefined ? undefined : taskFromRow(row);
   }
@@ -431,10 +438,5 @@ export class PostgresStore implements Store {
   }
 }
 
-/** A row of `insert-tasks`: a task inserted, or (NULL, NULL) when the batch names a queue not made yet. */
-type InsertedRow = { tenant_id: string | null; task_id: string | null };
-
-/** True when `insert-tasks` wrote nothing because a task names a target queue that does not exist yet. */
-function namesMissingQueue(rows: readonly InsertedRow[]): boolean {
-  return rows.length === 1 && rows[0]?.task_id === null;
-}
+/** The first page's task id in `oldest-pending-page` (the position is `-Infinity` first: any id will do). */
+const NIL_UUID = '00000000-0000-0000-0000-000000000000';

@@ -93,12 +93,28 @@ const MACROS: Readonly<Record<string, (alias: string | undefined, keyFrom: strin
     }).join(', '),
   ),
   /**
-   * What a purge returns of each task it deletes (`PurgedTask`, task-row.ts), reading a `tasks` row: a RETURNING list
-   * (`{{purged_columns:t}}`: `t.tenant_id, t.task_id, …`), each column under its own name.
+   * The deletes of a purge (purge-expired.sql, delete-finished-tasks.sql), as CTEs after the one that locked the rows
+   * to delete (`{{purged_tasks_from:expired}}`: a relation of their `ctid`s): `purged`, the deleted tasks (the columns
+   * of `PurgedTask`, task-row.ts), and the deletes of their attempts. The statement ends `SELECT * FROM purged`.
+   *
+   * Each task is deleted by ctid, as claim-due.sql updates: the FOR UPDATE that locked it keeps it from moving before
+   * the statement ends, and each one is a TID scan whatever the statistics of a young table say. The idempotency key
+   * is a column of the task row (tasks_idempotency_key), so deleting the row frees it. `attempts` keeps no foreign key
+   * to `tasks` (008-attempts-unchecked.sql): nothing cascades, so the deleted tasks' attempts are deleted here, through
+   * attempts_pkey (it leads by tenant and task), from the keys unnested from arrays, which the planner takes for a few
+   * rows whatever the batch's size: each task's attempts are then looked up in attempts_pkey. Joined to `purged`
+   * itself, the batch was hashed or sorted and joined to a walk of the whole of attempts_pkey whenever the planner took
+   * the log for small (a young table) or the batch for large (a generic plan takes `LIMIT $2` for a tenth of the
+   * expired tasks).
    */
-  purged_columns: (alias, keyFrom) => {
-    if (keyFrom !== undefined) throw new Error(`{{purged_columns}} takes at most a table alias; got {{purged_columns:${alias}:${keyFrom}}}.`);
-    return PURGED_COLUMNS.map((column) => (alias === undefined ? column : `${alias}.${column}`)).join(', ');
+  purged_tasks_from: (locked, keyFrom) => {
+    if (locked === undefined || keyFrom !== undefined) throw new Error('{{purged_tasks_from}} takes exactly one relation: {{purged_tasks_from:expired}}.');
+    return [
+      `purged AS (DELETE FROM tasks AS t USING ${locked} AS e WHERE t.ctid = e.ctid RETURNING ${PURGED_COLUMNS.map((c) => `t.${c}`).join(', ')}),`,
+      'keys AS (SELECT array_agg(tenant_id) AS tenants, array_agg(task_id) AS ids FROM purged),',
+      'forgotten AS (DELETE FROM attempts AS a USING keys AS k CROSS JOIN LATERAL unnest(k.tenants, k.ids) AS p(tenant_id, task_id)',
+      '  WHERE a.tenant_id = p.tenant_id AND a.task_id = p.task_id)',
+    ].join('\n');
   },
   /** `complete-attempts`' input: `unnest($2::integer[], …) AS r(i, …)`, its arrays from `$2` on (completion-columns.ts). */
   completion_records: noAlias('completion_records', () => completionInput(2)),
@@ -121,8 +137,8 @@ const MACRO = /\{\{([a-z_]+)(?::([a-z_][a-z0-9_]*))?(?::([a-z_][a-z0-9_]*))?\}\}
 
 /**
  * Expands the macros of one statement file: `{{task_columns}}`, `{{task_columns:t}}`, `{{task_columns:t:kept}}`,
- * `{{task_names}}`, `{{task_stored_columns}}`, `{{task_record_values}}`, `{{purged_columns:t}}`,
- * `{{completion_records}}`, `{{due_status}}`, `{{leased_status}}`.
+ * `{{task_names}}`, `{{task_stored_columns}}`, `{{task_record_values}}`,
+ * `{{purged_tasks_from:expired}}`, `{{completion_records}}`, `{{due_status}}`, `{{leased_status}}`.
  *
  * @param file - the file's name, for the error
  * @throws Error naming the file and the macro when a macro is unknown or takes no argument

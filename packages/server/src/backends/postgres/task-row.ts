@@ -43,7 +43,7 @@ const isPurgedField = (field: { readonly name: string }) => Object.hasOwn(PURGED
 
 /**
  * The columns of {@link PurgedTask}'s fields, in row order: what purge-expired.sql returns of each task it deletes
- * (the macro `{{purged_columns}}`, query-macros.ts).
+ * (the macro `{{purged_tasks_from}}`, query-macros.ts).
  */
 export const PURGED_COLUMNS: readonly string[] = Object.freeze(TASK_FIELD_SPECS.filter(isPurgedField).map((spec) => spec.column));
 

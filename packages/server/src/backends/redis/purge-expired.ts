@@ -1,8 +1,10 @@
 import type { TaskStatus } from '@retryd/core';
 import type { TaskFieldName } from '../../domain/task-fields.js';
-import type { PurgedTask } from '../../store/store.js';
+import type { ListedTask, PurgedTask } from '../../store/store.js';
+import { checkDeleteBatch } from '../../store/delete-batch.js';
 import type { RedisClient } from './connection.js';
 import { fanOut, runEach } from './fan-out.js';
+import { runScript } from './scripts.js';
 import type { ScriptCall, SkipPartition } from './fan-out.js';
 import { tenantOfPartition } from './keys.js';
 import type { PartitionKeys } from './keys.js';
@@ -22,12 +24,12 @@ function dataPosition(name: TaskFieldName): number {
 }
 
 /**
- * The script's arguments after base, now and limit: where the data JSON holds the idempotency key and the body
- * reference, in an array (layout 5 on) and in an object (layout 4).
+ * Where the data JSON holds the idempotency key and the body reference, in an array (layout 5 on) and in an object
+ * (layout 4): arguments of both scripts (the include `task-deletion`'s `data_positions`).
  */
 const DATA_ARGS: readonly (string | number)[] = Object.freeze([dataPosition('idempotencyKey'), dataPosition('bodyRef'), 'idempotencyKey', 'bodyRef']);
 
-/** What `purge-expired.lua` replies: each task it deleted, earliest first. */
+/** What `purge-expired.lua` and `delete-finished.lua` reply: each task deleted. */
 type PurgeReply = [taskId: string, status: string, bodyRef: string | null][];
 
 /**
@@ -55,10 +57,24 @@ export async function purgeExpired(
     return share > 0 ? [{ keys: [k.expiring, k.idem, k.counts], args: [k.base, String(now), share, ...DATA_ARGS] }] : [];
   });
   const replies = await runEach(client, 'purgeExpired', calls, skip);
-  return replies.flatMap((reply, i) => {
-    const tenantId = tenantOfPartition((purging[i] as PartitionKeys).partition);
-    return ((reply ?? []) as PurgeReply).map(([taskId, status, bodyRef]): PurgedTask => ({ tenantId, taskId, status: status as TaskStatus, bodyRef }));
-  });
+  return replies.flatMap((reply, i) => purgedOf((purging[i] as PartitionKeys).partition, reply));
+}
+
+/**
+ * Deletes finished tasks of one partition by hand (see `Store.deleteFinishedTasks`): one `delete-finished.lua` call,
+ * which deletes as the purge does each task still finished at the version listed.
+ */
+export async function deleteFinished(client: RedisClient, k: PartitionKeys, tasks: readonly ListedTask[]): Promise<PurgedTask[]> {
+  checkDeleteBatch(tasks);
+  if (tasks.length === 0) return [];
+  const args: (string | number)[] = [k.base, ...DATA_ARGS];
+  for (const { taskId, version } of tasks) args.push(taskId, version);
+  return purgedOf(k.partition, await runScript(client, 'deleteFinished', [k.expiring, k.idem, k.counts], args));
+}
+
+function purgedOf(partition: string, reply: unknown): PurgedTask[] {
+  const tenantId = tenantOfPartition(partition);
+  return ((reply ?? []) as PurgeReply).map(([taskId, status, bodyRef]): PurgedTask => ({ tenantId, taskId, status: status as TaskStatus, bodyRef }));
 }
 
 /**

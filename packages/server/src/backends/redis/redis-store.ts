@@ -10,10 +10,12 @@ import type {
   CompletionResult,
   InsertResult,
   LeaseRef,
+  ListedTask,
   PageRequest,
   PurgedTask,
   PutPolicyResult,
   ReplayChange,
+  RescheduleChange,
   SealedTaskStore,
   Store,
   TargetLimits,
@@ -37,12 +39,14 @@ import type { RedisDurabilityMode, RedisPersistence } from './durability.js';
 import { translateError } from './errors.js';
 import { groupByPartition, runEach, runPerItem } from './fan-out.js';
 import type { ScriptCall } from './fan-out.js';
-import { AccessKeys, DEFAULT_REDIS_PREFIX, globalKeys, partitionOf, partitionOfTenant } from './keys.js';
+import { AccessKeys, DEFAULT_REDIS_PREFIX, globalKeys, partitionOf, partitionOfTenant, tenantOfPartition } from './keys.js';
 import type { GlobalKeys, PartitionKeys } from './keys.js';
 import { ensureLayout } from './layout-migration.js';
 import { listAttempts, listTasks } from './list-tasks.js';
 import { PartitionRegistry } from './partitions.js';
-import { purgeExpired } from './purge-expired.js';
+import { readOldestPendingPage } from './oldest-pending.js';
+import { oldestPendingOf, type OldestPending } from '../../store/oldest-pending.js';
+import { deleteFinished, purgeExpired } from './purge-expired.js';
 import { getPolicy, getTargetState, listPolicies, putPolicy, putTargetState } from './policy-state.js';
 import { defineScripts, runScript } from './scripts.js';
 import { RedisSealedTasks } from './sealed-tasks.js';
@@ -50,7 +54,7 @@ import type { ScriptName } from './scripts.js';
 import { TargetGates } from './target-gate.js';
 import { decodeCompletion, decodeTask, encodeCompletion, encodeTaskData, encodeTaskState, encodeValue } from './task-codec.js';
 import type { CompletionReply, TaskReply } from './task-codec.js';
-import { CANCEL_MOVES, REPLAY_MOVES, REQUEST_CANCEL_FROM } from './transition-guards.js';
+import { CANCEL_MOVES, REPLAY_MOVES, REQUEST_CANCEL_FROM, RESCHEDULE_MOVES } from './transition-guards.js';
 
 /** Options of {@link RedisStore}. */
 export interface RedisStoreOptions extends RedisConnectionOptions {
@@ -267,6 +271,13 @@ export class RedisStore implements Store, AdminReads, TargetStateStore {
     return this.#transition(ref.tenantId, 'replayTask', [k.leases, k.counts, k.ready], args);
   }
 
+  async rescheduleTask(ref: TaskRef, change: RescheduleChange): Promise<TransitionResult> {
+    const k = this.#keysOf(partitionOfTenant(ref.tenantId));
+    const [base, ...wake] = this.#wakeArgs(k);
+    const args = [base, ref.taskId, change.expectedVersion, String(change.nextAttemptAt), String(change.updatedAt), ...wake, ...RESCHEDULE_MOVES];
+    return this.#transition(ref.tenantId, 'rescheduleTask', [k.leases, k.counts, k.ready], args);
+  }
+
   // ---- retention ---------------------------------------------------------------------------------
 
   /**
@@ -277,6 +288,11 @@ export class RedisStore implements Store, AdminReads, TargetStateStore {
   async purgeExpired(now: number, limit: number): Promise<PurgedTask[]> {
     if (limit <= 0) return [];
     return this.#run(async () => purgeExpired(this.#client, await this.#registry.all(), now, limit, this.#skipped));
+  }
+
+  /** One `delete-finished.lua` call in the tenant's partition (see purge-expired.ts). */
+  async deleteFinishedTasks(tenantId: string, tasks: readonly ListedTask[]): Promise<PurgedTask[]> {
+    return this.#run(() => deleteFinished(this.#client, this.#keysOf(partitionOfTenant(tenantId)), tasks));
   }
 
   // ---- scheduling ----------------------------------------------------------------------------------
@@ -409,6 +425,17 @@ export class RedisStore implements Store, AdminReads, TargetStateStore {
 
   async getTarget(target: TargetRef, now: number): Promise<TargetView | undefined> {
     return this.#run(() => this.#gates.get(target, now));
+  }
+
+  /** Each partition's `live` listing, oldest first, a page a script (read-oldest-pending.lua). */
+  async oldestPending(limit: number): Promise<OldestPending[]> {
+    return this.#run(async () =>
+      oldestPendingOf<string>(
+        (await this.#registry.list()).map(tenantOfPartition),
+        (tenantId, after, size) => readOldestPendingPage(this.#client, this.#keysOf(partitionOfTenant(tenantId)), after, size),
+        limit,
+      ),
+    );
   }
 
   // ---- internals -----------------------------------------------------------------------------------

@@ -5,6 +5,8 @@ import {
   CANCELLED_STATUS,
   REPLAY_FROM,
   REPLAYED_STATUS,
+  RESCHEDULE_FROM,
+  RESCHEDULED_STATUS,
 } from '../../store/transition-guards.js';
 
 // The guards of the named transitions, as the scripts take them (see store/transition-guards.ts): a script refuses
@@ -23,3 +25,6 @@ export const REQUEST_CANCEL_FROM: readonly string[] = Object.freeze([...CANCEL_R
 
 /** `replay-task.lua`'s moves: the dead letters back to a fresh run (FAILED, EXHAUSTED → PENDING). */
 export const REPLAY_MOVES: readonly string[] = Object.freeze(movesTo(REPLAY_FROM, REPLAYED_STATUS));
+
+/** `reschedule-task.lua`'s moves: a waiting task due at another time (PENDING → PENDING). */
+export const RESCHEDULE_MOVES: readonly string[] = Object.freeze(movesTo(RESCHEDULE_FROM, RESCHEDULED_STATUS));

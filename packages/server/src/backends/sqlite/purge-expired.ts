@@ -1,13 +1,15 @@
 import type { Database, Transaction } from 'better-sqlite3';
-import type { PurgedTask } from '../../store/store.js';
-import { hyphenatedUuid } from '../sql/task-id-params.js';
+import type { ListedTask, PurgedTask } from '../../store/store.js';
+import { checkDeleteBatch } from '../../store/delete-batch.js';
+import { FINISHED_STATUSES } from '../../store/transition-guards.js';
+import { hyphenatedUuid, taskIdKey } from '../sql/task-id-params.js';
 import { AUTO_VACUUM_NAMES } from './connection.js';
 import { prepare } from './prepared.js';
-import { statusOfCode } from './status-guards.js';
+import { statusIn, statusOfCode } from './status-guards.js';
 
 // Retention's deletes (`Store.purgeExpired`): the ended tasks whose `expires_at` has passed, found through
 // `tasks_expiry` (011-retention.sql), each with its attempt log; then some of the pages they freed given back to the
-// file system.
+// file system. The deletes by hand (`Store.deleteFinishedTasks`) go the same way, each task found by its key.
 
 /**
  * The expired tasks, earliest first. Params: `now`, `limit`. Returns raw {@link ExpiredRow}s. Walks `tasks_expiry`
@@ -20,6 +22,17 @@ SELECT rowid, tenant_id, task_id, status, body_ref FROM tasks
 WHERE expires_at <= ?
 ORDER BY expires_at
 LIMIT ?`;
+
+/**
+ * One task to delete by hand (`Store.deleteFinishedTasks`), if it is still finished at the version listed. Params:
+ * `tenantId`, `taskId` (its bytes), `version`. Read through `tasks_pk`.
+ */
+export const SELECT_FINISHED = `
+SELECT rowid, status, body_ref FROM tasks
+WHERE tenant_id = ? AND task_id = ? AND version = ? AND ${statusIn(FINISHED_STATUSES)}`;
+
+/** A {@link SELECT_FINISHED} row. */
+type FinishedRow = [rowid: number, status: number, bodyRef: string | null];
 
 /** A {@link SELECT_EXPIRED} row: the task id as its 16 bytes, the status as its number (status-guards.ts). */
 type ExpiredRow = [rowid: number, tenantId: string, taskId: Buffer, status: number, bodyRef: string | null];
@@ -60,26 +73,46 @@ export const PURGE_VACUUM_PAGES = 256;
  */
 export class ExpiredTaskPurge {
   readonly #purge: Transaction<(now: number, limit: number) => PurgedTask[]>;
+  readonly #deleteFinished: Transaction<(tenantId: string, tasks: readonly ListedTask[]) => PurgedTask[]>;
 
   constructor(db: Database) {
     const select = prepare<[now: number, limit: number], ExpiredRow>(db, SELECT_EXPIRED, true);
+    const selectFinished = prepare<[tenantId: string, taskId: Buffer, version: number], FinishedRow>(db, SELECT_FINISHED, true);
     const deleteAttempts = prepare<[tenantId: string, taskId: Buffer]>(db, DELETE_ATTEMPTS);
     const deleteTask = prepare<[rowid: number]>(db, DELETE_TASK);
+    const remove = (rowid: number, tenantId: string, taskId: Buffer, status: number, bodyRef: string | null): PurgedTask => {
+      deleteAttempts.run(tenantId, taskId);
+      const id = hyphenatedUuid(taskId.toString('hex'));
+      if (deleteTask.run(rowid).changes !== 1) throw new Error(`Task ${id} was read for deletion but could not be deleted.`);
+      return { tenantId, taskId: id, status: statusOfCode(status), bodyRef };
+    };
     this.#purge = db.transaction((now: number, limit: number): PurgedTask[] => {
-      const purged = select.all(now, limit).map(([rowid, tenantId, taskId, status, bodyRef]): PurgedTask => {
-        deleteAttempts.run(tenantId, taskId);
-        const id = hyphenatedUuid(taskId.toString('hex'));
-        if (deleteTask.run(rowid).changes !== 1) throw new Error(`Task ${id} was expired but could not be deleted.`);
-        return { tenantId, taskId: id, status: statusOfCode(status), bodyRef };
-      });
+      const purged = select.all(now, limit).map(([rowid, tenantId, taskId, status, bodyRef]) => remove(rowid, tenantId, taskId, status, bodyRef));
       giveFreePagesBack(db);
       return purged;
+    });
+    this.#deleteFinished = db.transaction((tenantId: string, tasks: readonly ListedTask[]): PurgedTask[] => {
+      const deleted: PurgedTask[] = [];
+      for (const { taskId, version } of tasks) {
+        // An id of another form is no task's. Each id is read in turn: one given twice is gone the second time.
+        const key = taskIdKey(taskId);
+        const row = key === null ? undefined : selectFinished.get(tenantId, key, version);
+        if (row !== undefined && key !== null) deleted.push(remove(row[0], tenantId, key, row[1], row[2]));
+      }
+      giveFreePagesBack(db);
+      return deleted;
     });
   }
 
   /** Deletes at most `limit` tasks expired by `now`, earliest first, and returns them. */
   purge(now: number, limit: number): PurgedTask[] {
     return this.#purge.immediate(now, limit);
+  }
+
+  /** Deletes a tenant's tasks that are still finished at the version listed (`Store.deleteFinishedTasks`), in one transaction. */
+  deleteFinished(tenantId: string, tasks: readonly ListedTask[]): PurgedTask[] {
+    checkDeleteBatch(tasks);
+    return tasks.length === 0 ? [] : this.#deleteFinished.immediate(tenantId, tasks);
   }
 }
 

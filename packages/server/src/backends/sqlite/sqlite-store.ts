@@ -11,9 +11,11 @@ import type {
   InsertResult,
   LeaseRef,
   PageRequest,
+  ListedTask,
   PurgedTask,
   PutPolicyResult,
   ReplayChange,
+  RescheduleChange,
   SealedTaskStore,
   Store,
   TargetLimits,
@@ -41,6 +43,8 @@ import { attemptFromRow } from '../sql/sql-rows.js';
 import { policyFromRow, taskFromRow } from './task-row.js';
 import type { TaskRow } from './task-row.js';
 import { TargetViews } from './target-views.js';
+import { OldestPendingReads } from './oldest-pending-reads.js';
+import type { OldestPending } from '../../store/oldest-pending.js';
 import { statusOfCode } from './status-guards.js';
 import { prepareTransactions } from './transactions.js';
 import type { Transactions } from './transactions.js';
@@ -77,6 +81,7 @@ export class SqliteStore implements Store, AdminReads, TargetStateStore {
   #statements: Statements | undefined;
   #listing: TaskListing | undefined;
   #targets: TargetViews | undefined;
+  #oldestPending: OldestPendingReads | undefined;
   #transactions: Transactions | undefined;
   #access: SqliteAccessStore | undefined;
   #sealing: SqliteSealedTasks | undefined;
@@ -117,6 +122,7 @@ export class SqliteStore implements Store, AdminReads, TargetStateStore {
     this.#statements = statements;
     this.#listing = new TaskListing(this.#db);
     this.#targets = new TargetViews(this.#db);
+    this.#oldestPending = new OldestPendingReads(this.#db);
     this.#transactions = prepareTransactions(this.#db, statements, this.#json);
     this.#access = new SqliteAccessStore(this.#db);
     this.#sealing = new SqliteSealedTasks(this.#db, this.#json);
@@ -178,6 +184,10 @@ export class SqliteStore implements Store, AdminReads, TargetStateStore {
     return this.#transitionResult(ref, this.#tx.replay.immediate(ref, change));
   }
 
+  async rescheduleTask(ref: TaskRef, change: RescheduleChange): Promise<TransitionResult> {
+    return this.#transitionResult(ref, this.#tx.reschedule.immediate(ref, change));
+  }
+
   // ---- retention -----------------------------------------------------------------------------------
 
   /** One transaction through `tasks_expiry`, then a bounded `incremental_vacuum` (see purge-expired.ts). */
@@ -185,6 +195,12 @@ export class SqliteStore implements Store, AdminReads, TargetStateStore {
     if (limit <= 0) return [];
     if (this.#expired === undefined) throw new Error('SqliteStore: call init() before using the store.');
     return this.#expired.purge(now, limit);
+  }
+
+  /** One transaction: each task by its key, deleted if still finished at its version (see purge-expired.ts). */
+  async deleteFinishedTasks(tenantId: string, tasks: readonly ListedTask[]): Promise<PurgedTask[]> {
+    if (this.#expired === undefined) throw new Error('SqliteStore: call init() before using the store.');
+    return this.#expired.deleteFinished(tenantId, tasks);
   }
 
   // ---- scheduling ----------------------------------------------------------------------------------
@@ -351,6 +367,12 @@ export class SqliteStore implements Store, AdminReads, TargetStateStore {
 
   async getTarget(target: TargetRef, now: number): Promise<TargetView | undefined> {
     return this.#targetViews.get(target, now);
+  }
+
+  /** Each tenant's stretch of `tasks_live`, oldest first, a page at a time (see oldest-pending-reads.ts). */
+  async oldestPending(limit: number): Promise<OldestPending[]> {
+    if (this.#oldestPending === undefined) throw new Error('SqliteStore: call init() before using the store.');
+    return this.#oldestPending.read(limit);
   }
 
   get #s(): Statements {

@@ -5,7 +5,18 @@ import type { AttemptRow } from '../sql/sql-rows.js';
 import { ATTEMPT_COLUMNS, ATTEMPT_READ_COLUMNS, TASK_INSERT_COLUMNS, TASK_READ_COLUMNS, TASK_READ_COLUMNS_OF_QUEUE } from './task-row.js';
 import { taskIdKey } from '../sql/task-id-params.js';
 import type { PolicyRow, SqlValue, TaskParams, TaskRow } from './task-row.js';
-import { CANCELLED_STATUS, CANCEL_AT_ONCE_FROM, CANCEL_REQUEST_FROM, DUE_STATUS, LEASED_STATUS, RELEASED_STATUS, REPLAYED_STATUS, REPLAY_FROM } from '../../store/transition-guards.js';
+import {
+  CANCELLED_STATUS,
+  CANCEL_AT_ONCE_FROM,
+  CANCEL_REQUEST_FROM,
+  DUE_STATUS,
+  LEASED_STATUS,
+  RELEASED_STATUS,
+  REPLAYED_STATUS,
+  REPLAY_FROM,
+  RESCHEDULED_STATUS,
+  RESCHEDULE_FROM,
+} from '../../store/transition-guards.js';
 import { endedAtFor, statusCode, statusIn, statusLiteral } from './status-guards.js';
 import { prepareQueueStatements } from './queue-statements.js';
 import { prepare } from './prepared.js';
@@ -49,7 +60,7 @@ export type DueRow = TaskRow;
 /** Where a {@link DueRow} keeps the rowid: after every task column. */
 export const ROWID_POSITION = TASK_COLUMN_NAMES.length;
 
-/** Where a row of {@link CANCEL_TASK} or {@link REPLAY_TASK} keeps the task's queue number: after every task column. */
+/** Where a row of {@link CANCEL_TASK}, {@link REPLAY_TASK} or {@link RESCHEDULE_TASK} keeps the task's queue number: after every task column. */
 export const QUEUE_ID_POSITION = TASK_COLUMN_NAMES.length;
 
 /**
@@ -178,6 +189,17 @@ WHERE ${TASK_KEY} AND ${statusIn(REPLAY_FROM)} AND version = @expectedVersion
 RETURNING ${TASK_READ_COLUMNS}, queue_id`;
 
 /**
+ * `rescheduleTask`: a PENDING task due at another time, at the expected version; its attempts, run and budget stay.
+ * Params: `tenantId`, `taskId`, `expectedVersion`, `nextAttemptAt`, `updatedAt`. Returns the raw row after it, then its
+ * queue's number ({@link QUEUE_ID_POSITION}: the hint to set exact again, as the task may have been its queue's head).
+ */
+export const RESCHEDULE_TASK = `
+UPDATE tasks SET status = ${statusLiteral(RESCHEDULED_STATUS)}, next_attempt_at = @nextAttemptAt, updated_at = @updatedAt,
+  version = version + 1
+WHERE ${TASK_KEY} AND ${statusIn(RESCHEDULE_FROM)} AND version = @expectedVersion
+RETURNING ${TASK_READ_COLUMNS}, queue_id`;
+
+/**
  * Hands one lease back, due now. Params: `tenantId`, `taskId`, `fencingToken`, `now`. Returns `{ queue_id }` of a
  * released task (its queue's hint is lowered), nothing when the token no longer holds the task.
  */
@@ -253,6 +275,11 @@ export function prepareStatements(db: Database) {
       },
       TaskRow
     >(db, REPLAY_TASK, true),
+    rescheduleTask: prepare<TaskKey & { expectedVersion: number; nextAttemptAt: number; updatedAt: number }, TaskRow>(
+      db,
+      RESCHEDULE_TASK,
+      true,
+    ),
     extendLease: prepare<TaskKey & { fencingToken: number; leaseExpiresAt: number }>(
       db,
       `UPDATE tasks SET lease_expires_at = @leaseExpiresAt, version = version + 1

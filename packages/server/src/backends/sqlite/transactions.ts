@@ -9,6 +9,7 @@ import type {
   InsertResult,
   LeaseRef,
   ReplayChange,
+  RescheduleChange,
   TargetLimits,
   TargetRef,
   TaskOutcome,
@@ -105,6 +106,19 @@ export function prepareTransactions(db: Database, s: Statements, json: JsonCache
       if (row !== undefined) lower(row[QUEUE_ID_POSITION] as number, change.nextAttemptAt);
       return row;
     }),
+    /**
+     * The rescheduled row, its queue's hint set exact again (moved earlier it lowers the hint; moved later the task may
+     * have been the queue's head, and an early hint would make claims look at a queue with nothing due); nothing when
+     * the guard refused.
+     */
+    reschedule: db.transaction((ref: TaskRef, change: RescheduleChange) => {
+      const row = s.rescheduleTask.get({ tenantId: ref.tenantId, taskId: taskIdKey(ref.taskId), ...change });
+      if (row !== undefined) {
+        const queueId = row[QUEUE_ID_POSITION] as number;
+        s.refreshHint.run(queueId, queueId);
+      }
+      return row;
+    }),
   };
 }
 
@@ -150,6 +164,7 @@ export interface Transactions {
   release: Transaction<(leases: readonly LeaseRef[], now: number) => number>;
   cancel: Transaction<(ref: TaskRef, now: number, expiresAt: number) => TaskRow | undefined>;
   replay: Transaction<(ref: TaskRef, change: ReplayChange) => TaskRow | undefined>;
+  reschedule: Transaction<(ref: TaskRef, change: RescheduleChange) => TaskRow | undefined>;
   limit: Transaction<(target: TargetRef, limits: TargetLimits, now: number) => void>;
 }
 

@@ -11,10 +11,9 @@
 -- so one stepped over does not shorten the batch). A row that a statement committed after this one's snapshot is
 -- re-checked on its newest version (READ COMMITTED): a task replayed meanwhile has no `expires_at` and stays.
 --
--- The idempotency key is a column of the task row (tasks_idempotency_key), so deleting the row frees it: the same key
--- enqueued after the commit makes a new task. `attempts` keeps no foreign key to `tasks` (008-attempts-unchecked.sql):
--- nothing cascades, and this statement deletes the deleted tasks' attempts itself, through attempts_pkey (it leads by
--- tenant and task). A body kept apart (the task's body ref, returned) is the caller's to delete (retention/purger.ts).
+-- Each task goes with its attempts and its idempotency key (the same key enqueued after the commit makes a new task):
+-- see the macro purged_tasks_from (query-macros.ts). A body kept apart (the task's body ref, returned) is the caller's
+-- to delete (retention/purger.ts).
 --
 -- args:    $1 float8: now; $2 integer: most tasks to delete (> 0)
 -- results: one row per task deleted: its tenant id, task id, status and body ref (the columns of `PurgedTask`,
@@ -33,25 +32,5 @@ WITH expired AS MATERIALIZED (
   LIMIT $2::integer
   FOR UPDATE OF t SKIP LOCKED
 ),
-purged AS (
-  DELETE FROM tasks AS t
-  USING expired AS e
-  -- By ctid, as claim-due.sql updates: the FOR UPDATE above locked each row, so it cannot move before this statement
-  -- ends, and each one is a TID scan whatever the statistics of a young table say.
-  WHERE t.ctid = e.ctid
-  RETURNING {{purged_columns:t}}
-),
-keys AS (
-  SELECT array_agg(tenant_id) AS tenants, array_agg(task_id) AS ids FROM purged
-),
-forgotten AS (
-  DELETE FROM attempts AS a
-  -- The deleted tasks' keys unnested from arrays, which the planner takes for a few rows whatever the batch's size:
-  -- each task's attempts are then looked up in attempts_pkey. Joined to `purged` itself, the batch was hashed or
-  -- sorted and joined to a walk of the whole of attempts_pkey whenever the planner took the log for small (a young
-  -- table) or the batch for large (a generic plan takes `LIMIT $2` for a tenth of the expired tasks).
-  USING keys AS k
-  CROSS JOIN LATERAL unnest(k.tenants, k.ids) AS p(tenant_id, task_id)
-  WHERE a.tenant_id = p.tenant_id AND a.task_id = p.task_id
-)
+{{purged_tasks_from:expired}}
 SELECT * FROM purged

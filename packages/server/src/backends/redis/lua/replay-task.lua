@@ -29,12 +29,10 @@
 --- @include "task-state"
 
 local base, id = ARGV[1], ARGV[2]
-local task = read_task(base, id)
-if not task then return { 'not_found' } end
+local task, new, refusal = guarded_move(base, id, 10, ARGV[3])
+if refusal then return refusal end
 local state = task[1]
 local old = state[FIELD.status]
-local new = allowed_move(old, 10)
-if not new or tonumber(state[FIELD.version]) ~= tonumber(ARGV[3]) then return { 'refused', task_reply(task) } end
 
 local due = ARGV[4]
 reindex(base, KEYS[1], id, state, old, new, due, nil)

@@ -296,3 +296,15 @@ local function allowed_move(status, first)
   end
   return nil
 end
+
+-- The start of a transition guarded by status and version: the task (as read_task reads it) and its to-status when
+-- it exists, its status is a from-status of the ARGV pairs from `first` (allowed_move) and its version is `version`;
+-- else nil, nil and the script's reply: { 'not_found' }, or { 'refused', task } (nothing may be written then).
+local function guarded_move(base, id, first, version)
+  local task = read_task(base, id)
+  if not task then return nil, nil, { 'not_found' } end
+  local state = task[1]
+  local new = allowed_move(state[FIELD.status], first)
+  if not new or tonumber(state[FIELD.version]) ~= tonumber(version) then return nil, nil, { 'refused', task_reply(task) } end
+  return task, new, nil
+end

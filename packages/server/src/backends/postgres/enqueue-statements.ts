@@ -1,0 +1,98 @@
+import type { Page, RetryTask, StoredPolicy } from '../../domain/task.js';
+import { decodeCursor, encodeCursor, pageOf } from '../../store/cursor.js';
+import type { InsertResult, PageRequest, PutPolicyResult, Store, TargetState, TargetStateStore } from '../../store/store.js';
+import { insertTaskValues } from './insert-records.js';
+import { insertResults } from './insert-results.js';
+import type { RunQuery } from './postgres-store.js';
+import { policyFromRow, taskFromRow, type PolicyRow, type TaskRow } from './task-row.js';
+
+/** The store operations an enqueue needs: the insert, and what the policy registry and the ceilings read. */
+export type EnqueueOperations = Pick<Store, 'kind' | 'insertTasks' | 'putPolicy' | 'getPolicy' | 'listPolicies'> & Pick<TargetStateStore, 'getTargetState'>;
+
+/**
+ * The statements an enqueue runs, over whichever connection `run` uses: the store's pool (`PostgresStore`), or an
+ * application's own client inside its open transaction (the transactional enqueue of `@retryd/server/pg`). One copy of
+ * each, so both write tasks, find their duplicates and read policies and ceilings alike.
+ *
+ * @example
+ * ```ts
+ * const statements = new EnqueueStatements((name, values) => pool.query({ ...queries[name], values }), dueChannel(schema));
+ * const [result] = await statements.insertTasks([task]); // { kind: 'inserted', task } or { kind: 'duplicate', task: stored }
+ * ```
+ */
+export class EnqueueStatements implements EnqueueOperations {
+  readonly kind = 'postgres';
+  readonly #run: RunQuery;
+  readonly #channel: string;
+
+  /**
+   * @param run - runs the store's statements on a connection whose search path is the store's schema
+   * @param channel - the wake-up channel (`dueChannel(schema)`), notified at commit when a PENDING task is inserted
+   */
+  constructor(run: RunQuery, channel: string) {
+    this.#run = run;
+    this.#channel = channel;
+  }
+
+  /**
+   * Inserts a batch in one statement (insert-tasks.sql); a key already stored, or repeated earlier in the batch, gives
+   * `duplicate` with the task that holds it. A concurrent insert of the same key is waited for (`ON CONFLICT`).
+   */
+  async insertTasks(tasks: readonly RetryTask[]): Promise<InsertResult[]> {
+    if (tasks.length === 0) return [];
+    const [jsonb, json, tenants, keys] = insertTaskValues(tasks);
+    const values = [jsonb, json, tenants, keys, this.#channel];
+    let inserted = await this.#run<InsertedRow>('insert-tasks', values);
+    if (namesMissingQueue(inserted.rows)) {
+      // A target seen for the first time: its queue is made by a statement of its own (insert-tasks.sql says why),
+      // then the batch goes again. A queue is never deleted, so the second call finds every one.
+      await this.#run('add-target-queues', [tenants, keys]);
+      inserted = await this.#run<InsertedRow>('insert-tasks', values);
+      if (namesMissingQueue(inserted.rows)) throw new Error('PostgresStore: a target queue made for an insert is missing.');
+    }
+    return insertResults(tasks, inserted.rows as { tenant_id: string; task_id: string }[], async (unknown) => {
+      const values = [unknown.map((task) => task.tenantId), unknown.map((task) => task.idempotencyKey)];
+      return (await this.#run<TaskRow>('select-tasks-by-keys', values)).rows.map(taskFromRow);
+    });
+  }
+
+  async putPolicy(policy: StoredPolicy, mode: 'create' | 'replace'): Promise<PutPolicyResult> {
+    const { tenantId, policyId } = policy;
+    const definition = JSON.stringify(policy.policy);
+    if (mode === 'replace') {
+      const replaced = await this.#run<PolicyRow>('replace-policy', [tenantId, policyId, definition, policy.updatedAt]);
+      const row = replaced.rows[0];
+      return row === undefined ? { kind: 'not_found' } : { kind: 'replaced', policy: policyFromRow(row) };
+    }
+    const values = [tenantId, policyId, definition, policy.createdAt, policy.updatedAt, policy.version];
+    if ((await this.#run('insert-policy', values)).rowCount === 1) return { kind: 'created', policy };
+    const stored = await this.getPolicy(tenantId, policyId);
+    if (stored === undefined) throw new Error(`Policy ${policyId} was neither created nor found.`);
+    return { kind: 'exists', policy: stored };
+  }
+
+  async getPolicy(tenantId: string, policyId: string): Promise<StoredPolicy | undefined> {
+    const row = (await this.#run<PolicyRow>('get-policy', [tenantId, policyId])).rows[0];
+    return row === undefined ? undefined : policyFromRow(row);
+  }
+
+  async listPolicies(tenantId: string, page: PageRequest): Promise<Page<StoredPolicy>> {
+    const after = page.cursor === undefined ? '' : (decodeCursor('policies', page.cursor, 's')[0] as string);
+    const rows = await this.#run<PolicyRow>('list-policies', [tenantId, after, page.limit + 1]);
+    return pageOf(rows.rows.map(policyFromRow), page.limit, (p) => encodeCursor('policies', [p.policyId]));
+  }
+
+  async getTargetState(tenantId: string, key: string): Promise<TargetState | undefined> {
+    type Row = { value: string; version: number; updated_at: number };
+    const row = (await this.#run<Row>('get-target-state', [tenantId, key])).rows[0];
+    return row === undefined ? undefined : { value: row.value, version: row.version, updatedAt: row.updated_at };
+  }
+}
+
+/** A row of `insert-tasks`: a task inserted, or (NULL, NULL) when the batch names a queue not made yet. */
+type InsertedRow = { tenant_id: string | null; task_id: string | null };
+
+/** True when `insert-tasks` wrote nothing because a task names a target queue that does not exist yet. */
+function namesMissingQueue(rows: readonly InsertedRow[]): boolean {
+  return rows.length === 1 && rows[0]?.task_id === null;
+}
