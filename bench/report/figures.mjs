@@ -329,6 +329,7 @@ export function w8Figures(results) {
   return stepsOf(results, 'w8').map((step) => {
     const d = step.data;
     if (d?.sizeAt === undefined) return { step, store: step.store };
+    const w4Of = w4.find((w) => w.store === step.store && w.lag !== undefined);
     const lost = d.check.lost + d.check.otherStatus + d.check.noExpiry + d.downstream.duplicates + d.downstream.neverRequested;
     return {
       step,
@@ -344,7 +345,9 @@ export function w8Figures(results) {
       lagWarm: d.lagWarm,
       purgedPerSec: d.purgedPerSecSteady,
       lost,
-      w4P99: w4.find((w) => w.store === step.store)?.lag?.p99,
+      w4P99: w4Of?.lag?.p99,
+      /** W4's figure came from another run than this step (`--merge`): a day's noise may sit between the two. */
+      w4Elsewhere: w4Of !== undefined && w4Of.step.from?.startedAt !== step.from?.startedAt,
     };
   });
 }

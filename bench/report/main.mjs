@@ -17,9 +17,10 @@
 // nothing and never land in docs/.
 // --from FILE: no run; renders the page again from a saved results file (quick or full, as the file says).
 // A page without the report's mark (written by hand) is appended to benchmarks-history.md beside it before it is replaced.
-// --merge FILE: the run measures only --workloads and takes the other workloads' steps over from FILE, an earlier
-// results file of the same size (quick or full), so that the page keeps every figure; each such step, and the page's
-// opening, names the run it came from (e.g. `--workloads w1,w7 --merge bench/results/<date>.json`).
+// --merge FILE: the run measures only --workloads on --stores and takes every other step over from FILE (the other
+// workloads', and these workloads' on other stores), an earlier results file of the same size (quick or full), so
+// that the page keeps every figure; each such step, and the page's opening, names the run it came from (e.g.
+// `--workloads w1,w7 --merge bench/results/<date>.json`).
 // --note TEXT: a remark kept with the results and shown at the top of the page (e.g. what else ran on the machine).
 // --baseline PATH: another build of retryd (its dist/cli/main.js, e.g. a worktree of an older commit, built) runs
 // beside this one in W1 and W4, in every round; the page gains a section with after ÷ before per store, naming the

@@ -261,7 +261,8 @@ function w8Section(results) {
       `${fmt(first?.rate)} tasks/s for ${fmt(first?.minutes)} min, each failing once and succeeding 1 s later, 1% exhausting; every finished task kept ${fmt((first?.retentionMs ?? NaN) / 60_000)} min, then purged:`,
       ws,
     ),
-    "The store's size every 10 s: SQLite's database file and WAL, PostgreSQL's tasks and attempts with their indexes, Redis's used memory. Aim: over the second half within ±10% of its size at half-time, and the first attempts' dispatch lag p99 (after the first 10 s, as W4 measures it) no worse than W4's on the same store. Lost: tasks of the last minute not read back as their key meant, duplicate calls, keys never called (must be 0).",
+    "The store's size every 10 s: SQLite's database file and WAL, PostgreSQL's tasks and attempts with their indexes, Redis's used memory. Aim: over the second half within ±10% of its size at half-time, and the first attempts' dispatch lag p99 (after the first 10 s, as W4 measures it) no worse than W4's on the same store. Lost: tasks of the last minute not read back as their key meant, duplicate calls, keys never called (must be 0)." +
+      (ws.some((w) => w.w4Elsewhere) ? ` W4's lag for ${ws.filter((w) => w.w4Elsewhere).map((w) => storeName(w.store)).join(' and ')} comes from another run than W8's: the machine's load that day sits between the two figures.` : ''),
     '',
     table(
       ['Store', 'Size at half-time (MiB)', 'Second half (MiB)', 'Worst off half-time', 'RSS start / end (MiB)', 'Lag p99 (W4\'s)', 'Purged/s', 'Lost'],

@@ -437,6 +437,39 @@ describe('npm run bench', () => {
     expect(nothing.stderr).toContain('--redis-aof runs the Redis contenders on a Redis with AOF: it needs --store redis (with retryd or bare-store in --only) or bullmq in --only');
   });
 
+  it('judges W8 per store: the size against half-time, the lag against W4 on the same store, nothing lost', async () => {
+    const { aims } = (await import(pathToFileURL(join(ROOT, 'bench', 'report', 'figures.mjs')).href)) as { aims: (results: unknown) => { aim: string; met: boolean; figure?: number; figureText?: string }[] };
+    const sample = JSON.parse(await readFile(SAMPLE, 'utf8')) as Results;
+    const w4 = sample.runs.find((r) => r.workload === 'w4' && r.store === 'sqlite')?.data as unknown as { results: { role?: string; lag: { p99: number } }[] };
+    const w4P99 = w4.results.find((r) => r.role !== 'before')?.lag.p99 ?? NaN;
+    const MiB = 2 ** 20;
+    const w8 = (deviation: number, p99: number, lost: number) => ({
+      workload: 'w8',
+      store: 'sqlite',
+      data: {
+        minutes: 10,
+        rate: 500,
+        retentionMs: 60_000,
+        sizeAt: { atS: 300, bytes: 40 * MiB },
+        sizeLastHalf: { min: 40 * MiB, max: 40 * MiB * (1 + deviation), deviation },
+        rss: { startMiB: 120, endMiB: 150, peakMiB: 180 },
+        lagWarm: { p99 },
+        purgedPerSecSteady: 500,
+        check: { lost, otherStatus: 0, noExpiry: 0 },
+        downstream: { duplicates: 0, neverRequested: 0 },
+      },
+    });
+    const w8Aims = (step: unknown) => aims({ ...sample, runs: [...sample.runs, step] }).filter((a) => a.aim.startsWith('W8 SQLite'));
+    const good = w8Aims(w8(0.061, w4P99 * 0.9, 0));
+    expect(good.map((a) => [a.aim, a.met])).toEqual([
+      ["W8 SQLite: the store's size over the second half within ±10% of its size at half-time", true],
+      [`W8 SQLite: dispatch lag p99 no worse than W4's (${w4P99.toFixed(2)} ms)`, true],
+      ['W8 SQLite: nothing lost', true],
+    ]);
+    expect(good[0]?.figureText).toBe('worst 6.1% (40.0 MiB at half-time)');
+    expect(w8Aims(w8(0.137, w4P99 * 1.1, 2)).map((a) => a.met)).toEqual([false, false, false]);
+  });
+
   it('names the option and the rule when a list is wrong', async () => {
     const run = await bench(['--quick', '--stores', 'sqlite,mysql', '--quiet']);
     expect(run.code).not.toBe(0);

@@ -298,7 +298,11 @@ describe('PostgresStore migration 013 (a task\'s own timeouts)', () => {
     await store.insertTasks([after]);
     expect(await store.getTask('default', after.taskId)).toEqual(after);
     await withClient(schema, async (client) => {
-      const checks = await client.query("SELECT conname, convalidated FROM pg_constraint WHERE conname LIKE 'tasks_%_timeout_ms' ORDER BY conname");
+      // This schema's own: other tests' schemas have the same constraints at the same time.
+      const checks = await client.query(
+        "SELECT conname, convalidated FROM pg_constraint c JOIN pg_namespace n ON n.oid = c.connamespace WHERE n.nspname = $1 AND conname LIKE 'tasks_%_timeout_ms' ORDER BY conname",
+        [schema],
+      );
       expect(checks.rows).toEqual([
         { conname: 'tasks_attempt_timeout_ms', convalidated: false },
         { conname: 'tasks_connect_timeout_ms', convalidated: false },

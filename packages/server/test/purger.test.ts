@@ -46,6 +46,25 @@ describe('Purger', () => {
     expect(await purger.pass()).toBe(0);
   });
 
+  it('looks again a second after a pass that deleted tasks, and an interval after one that found none', async () => {
+    await using store = await opened();
+    const clock = new ManualClock(T0 + 10_000);
+    await store.insertTasks([ended(1, T0)]);
+    const purger = new Purger({ store, clock, owner: 'a', intervalMs: 10_000, report: (error) => expect.fail(String(error)) });
+    purger.start();
+    const settle = async () => {
+      for (let spins = 0; spins < 50; spins++) await clock.advance(0);
+    };
+    await settle();
+    expect(await store.admin.countByStatus()).toMatchObject({ SUCCEEDED: 0 });
+    expect(clock.sleeps).toEqual([1_000]);
+    await clock.advance(1_000);
+    await settle();
+    // Nothing more had expired: back to the interval.
+    expect(clock.sleeps).toEqual([1_000, 10_000]);
+    await purger.stop();
+  });
+
   it('purges on one instance at a time: the lease holder; another takes over once the lease lapsed', async () => {
     await using store = await opened();
     const clock = new ManualClock(T0 + 10_000);

@@ -17,6 +17,12 @@ export interface PurgerOptions {
   /** How often an idle purger looks, in ms. Default 10,000. */
   intervalMs?: number;
   /**
+   * How soon it looks again after a pass that deleted tasks, in ms (at most `intervalMs`). Default 1,000: tasks that
+   * expire steadily are deleted about a second after their time, not up to an interval after it (W8 on Redis: the
+   * store rose by 10 MiB, 13%, each time a pass caught up and the purge then rested 10 s).
+   */
+  busyIntervalMs?: number;
+  /**
    * Tasks per batch (one store transaction or script). Default 100: SQLite's batch runs on the event loop (better-sqlite3
    * is synchronous), and a batch of 500 (about 17 ms) held dispatch for that long; 100 take a few ms, and a pass still
    * deletes thousands of tasks a second.
@@ -44,6 +50,7 @@ interface PurgeLease {
  */
 export class Purger {
   private readonly intervalMs: number;
+  private readonly busyIntervalMs: number;
   private readonly batchSize: number;
   private readonly pauseMs: number;
   private stopping = new AbortController();
@@ -51,6 +58,7 @@ export class Purger {
 
   constructor(private readonly options: PurgerOptions) {
     this.intervalMs = options.intervalMs ?? 10_000;
+    this.busyIntervalMs = Math.min(this.intervalMs, options.busyIntervalMs ?? 1_000);
     this.batchSize = options.batchSize ?? 100;
     this.pauseMs = options.pauseMs ?? 20;
   }
@@ -93,12 +101,13 @@ export class Purger {
 
   private async run(signal: AbortSignal): Promise<void> {
     while (!signal.aborted) {
+      let purged = 0;
       try {
-        await this.pass(signal);
+        purged = await this.pass(signal);
       } catch (error) {
         this.options.report(error, { operation: 'purge_expired' });
       }
-      await this.options.clock.sleep(this.intervalMs, signal).catch(() => undefined);
+      await this.options.clock.sleep(purged > 0 ? this.busyIntervalMs : this.intervalMs, signal).catch(() => undefined);
     }
   }
 
