@@ -246,7 +246,7 @@ export function w5Figures(results) {
     const d = step.data;
     if (d?.rows === undefined) return [{ step, store: step.store, error: true }];
     return d.rows
-      .filter((r) => r.role !== 'before')
+      .filter((r) => r.role !== 'before' && r.variant !== 'hang')
       .map((r) => ({
         step,
         store: r.storeKind,
@@ -269,6 +269,34 @@ export function w5Figures(results) {
         aWindowPerSec: r.aWindowPerSec,
         aWindowS: d.aWindowS,
         aWhileB: ratio(r.aWindowPerSec, r.aAlonePerSec),
+      }));
+  });
+}
+
+/**
+ * W5's hang case per store (w5.mjs --variant hang, through the library): tenant b's tasks alone, then beside tenant
+ * a's tasks hanging on a target that never answers (no protection): B's p50 and p99 from its enqueue both times, and
+ * how many of a's attempts hung when b came (the slots a held).
+ */
+export function w5HangFigures(results) {
+  return stepsOf(results, 'w5').flatMap((step) => {
+    const d = step.data;
+    return (d?.rows ?? [])
+      .filter((r) => r.role !== 'before' && r.variant === 'hang')
+      .map((r) => ({
+        step,
+        store: r.storeKind,
+        error: r.error === true,
+        bTasks: d.bTasks,
+        hangTasks: d.hangTasks,
+        concurrency: d.concurrency,
+        hungAtB: r.hungAtB,
+        bAloneP50Ms: r.bAloneP50Ms,
+        bAloneP99Ms: r.bAloneP99Ms,
+        bBesideP50Ms: r.bBesideP50Ms,
+        bBesideP99Ms: r.bBesideP99Ms,
+        bBesideMaxMs: r.bBesideMaxMs,
+        timedOut: r.timedOut === true,
       }));
   });
 }
@@ -310,6 +338,34 @@ export function w7Figures(results) {
       /** Tasks lost over the finished runs (must be 0), and whether every run ran without an error. */
       lost: finished.reduce((n, r) => n + (r.lost ?? 0), 0),
       clean: d !== undefined && rows.every((r) => r.error === undefined),
+    };
+  });
+}
+
+/**
+ * W6 through the transactional enqueue (w6-transactional.mjs, PostgreSQL only): `enqueueBatch` of `@retryd/server/pg`
+ * on the application's own connections, beside pg-boss's `insert` on the same client, in the same run. Per step: its
+ * sizes (`tasks`, `batch` a transaction, `concurrency` transactions in flight, `rounds`), the server's `durability` as
+ * read back (`{ label, durable }`), each side's `rows` (tasks/s, the median and each round's), `retrydPerSec`,
+ * `peerPerSec` and `peer` (absent with `--peer none`), and `ratio`: retryd ÷ the peer.
+ */
+export function w6txFigures(results) {
+  return stepsOf(results, 'w6tx').map((step) => {
+    const d = step.data;
+    if (d?.retrydPerSec === undefined) return { step, store: step.store };
+    return {
+      step,
+      store: step.store,
+      tasks: d.tasks,
+      batch: d.batch,
+      concurrency: d.concurrency,
+      rounds: d.rounds,
+      durability: d.durability,
+      rows: d.rows ?? [],
+      peer: d.peer,
+      retrydPerSec: d.retrydPerSec,
+      peerPerSec: d.peerPerSec,
+      ratio: ratio(d.retrydPerSec, d.peerPerSec),
     };
   });
 }
@@ -457,7 +513,8 @@ export function ceilingFigures(results) {
 
 /**
  * The headline: per store, retryd's W1 attempts/s (with the default protections when they ran) ÷ its peer's, ÷ the
- * ceiling and ÷ itself with the protections off; W3's amplification on and off; W4's lag p99; W7's aims met and not.
+ * ceiling and ÷ itself with the protections off; W3's amplification on and off; W4's lag p99; W6 through the
+ * transactional enqueue ÷ pg-boss's `insert`; W7's aims met and not; W8's size and lag.
  * `from`: the earlier run a figure's step was taken over from (`--merge`), if it was.
  */
 export function headline(results) {
@@ -487,6 +544,9 @@ export function headline(results) {
         untold: w.cases.filter((c) => c.met === undefined).map((c) => c.id),
         lost: w.lost,
       })),
+    w6tx: w6txFigures(results)
+      .filter((w) => w.ratio !== undefined)
+      .map((w) => ({ store: w.store, from: w.step.from, durable: w.durability?.durable === true, ratio: w.ratio, peer: w.peer, retrydPerSec: w.retrydPerSec, peerPerSec: w.peerPerSec })),
     w8: w8Figures(results)
       .filter((w) => w.sizeAt !== undefined)
       .map((w) => ({ store: w.store, from: w.step.from, deviation: w.sizeLastHalf.deviation, p99: w.lagWarm.p99, w4P99: w.w4P99, lost: w.lost })),
@@ -594,6 +654,24 @@ export function aims(results) {
       figure: w.bFirstAfterAckMs,
       unit: ' ms',
       met: !w.timedOut && w.bFirstAfterAckMs <= w.cycleMs,
+    });
+  }
+  // Issue 39: a tenant whose target hangs does not hold up another's: B beside it within 100 ms of its p99 alone.
+  for (const w of w5HangFigures(results).filter((w) => !w.error && w.bAloneP99Ms !== undefined)) {
+    rows.push({
+      aim: `W5 ${STORE_NAMES[w.store]}, a hanging neighbour: B's p99 beside ${w.hangTasks} hanging tasks of another tenant within 100 ms of its p99 alone (${w.bAloneP99Ms.toFixed(0)} ms)`,
+      figure: w.bBesideP99Ms,
+      unit: ' ms',
+      met: !w.timedOut && w.bBesideP99Ms !== undefined && w.bBesideP99Ms <= w.bAloneP99Ms + 100,
+    });
+  }
+  // Issue 38: W6 in the application's own transaction at least as fast as pg-boss's `insert` in it, committed durably.
+  for (const w of w6txFigures(results).filter((w) => w.ratio !== undefined)) {
+    const durable = w.durability?.durable === true;
+    rows.push({
+      aim: `W6 transactional (${STORE_NAMES[w.store]}): ≥ 1.0× ${w.peer.name} \`insert\` tasks/s, durable`,
+      figureText: `${ratioText(w.ratio)} (${Math.round(w.retrydPerSec).toLocaleString('en-US')} ÷ ${Math.round(w.peerPerSec).toLocaleString('en-US')} tasks/s)${durable ? '' : `; **${w.durability?.label ?? 'durability unknown'}**`}`,
+      met: w.ratio >= 1 && durable,
     });
   }
   // W7: the defaults must never starve a target that answers, nor hammer one that does not; nothing lost.

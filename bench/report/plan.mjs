@@ -6,14 +6,16 @@ export const STORES = Object.freeze(['sqlite', 'postgres', 'redis']);
 /** The W1 peers (bench/service/lib/contenders/): BullMQ on Redis and pg-boss on PostgreSQL. */
 export const PEERS = Object.freeze(['bullmq', 'pgboss']);
 /**
- * What the report covers: the workloads of WORKLOADS.md (W7: the cases w7.mjs has, each with the default protections
- * and with them off; W8: ten minutes of steady load with retention, read against W4's lag on the same store), then `space` (what a pending task takes in each store,
+ * What the report covers: the workloads of WORKLOADS.md (`w6tx`: W6 through the transactional enqueue of
+ * `@retryd/server/pg` beside pg-boss's `insert` on the same client, w6-transactional.mjs, on PostgreSQL only; W7: the
+ * cases w7.mjs has, each with the default protections and with them off; W8: ten minutes of steady load with retention,
+ * read against W4's lag on the same store), then `space` (what a pending task takes in each store,
  * store-space.mjs) and `ceilings` (what this machine allows without retryd's work: each store's insert alone,
  * insert-floor.mjs; W6's requests through the least an HTTP enqueue does, beside retryd and the peer's bulk insert,
  * ingest-floor.mjs; and W4's load through a bare relay, w4-ceiling.mjs), the figures issue 14's aims are read
  * against.
  */
-export const WORKLOADS = Object.freeze(['w1', 'w2', 'w3', 'w4', 'w5', 'w7', 'w8', 'space', 'ceilings']);
+export const WORKLOADS = Object.freeze(['w1', 'w2', 'w3', 'w4', 'w5', 'w6tx', 'w7', 'w8', 'space', 'ceilings']);
 /** The workloads whose scripts run a `--baseline` build beside the current one (the report's before and after). */
 export const BASELINE_WORKLOADS = Object.freeze(['w1', 'w4']);
 
@@ -43,6 +45,7 @@ const ARGS = {
     w3: ['--svg', 'none'],
     w4: [],
     w5: [],
+    w6tx: ['--tasks', '50000', '--rounds', '3'],
     w7: ['--tasks', '5000'],
     w8: [],
     space: ['--tasks', '100000'],
@@ -56,6 +59,7 @@ const ARGS = {
     w3: ['--tasks', '200', '--outage', '1', '--capacity', '200', '--limit', '200', '--svg', 'none'],
     w4: ['--seconds', '2', '--warmup', '1', '--rate', '500'],
     w5: ['--a-tasks', '2000', '--b-tasks', '10', '--settle', '0.5', '--a-window', '1'],
+    w6tx: ['--tasks', '2000', '--rounds', '1'],
     w7: ['--tasks', '200', '--timeout', '30', '--dead-seconds', '3'],
     w8: ['--minutes', '0.5', '--rate', '100'],
     space: ['--tasks', '2000'],
@@ -71,14 +75,16 @@ const ARGS = {
  * the library); W3 two storms of about 25 s plus start-up; W4 10 s of warm-up, 60 s measured, and the drain; W5 two
  * variants of about 40 s (200,000 tasks enqueued, then B's 100 and the window after them); W7 nine cases twice at 5,000 tasks,
  * f's two dead minutes and b90's 25 s runs the longest, g's runs three each (with its bad target, with it healthy, without its tasks) and e's and g's a few seconds;
- * W8 its 10 minutes, then reading back the last minute's tasks.
+ * W8 its 10 minutes, then reading back the last minute's tasks; W6 through the transactional enqueue three rounds of
+ * 50,000 tasks through each side, with a migrated schema for retryd and pg-boss's own every round.
  */
-const FULL_MINUTES = { w1PerContenderRound: 0.7, w2: 6, w3: 1.5, w4: 1.7, w5: 1.5, w7: 12, w8: 10.7, space: 0.7, 'insert-floor': 0.7, 'ingest-floor': 1.5, 'w4-ceiling': 1.4 };
+const FULL_MINUTES = { w1PerContenderRound: 0.7, w2: 6, w3: 1.5, w4: 1.7, w5: 1.5, w6tx: 1.5, w7: 12, w8: 10.7, space: 0.7, 'insert-floor': 0.7, 'ingest-floor': 1.5, 'w4-ceiling': 1.4 };
 
 /**
  * The steps of a run, in order: `{ workload, script?, store, args, minutes }` (`script`: the file of bench/service/
  * it runs, when not the workload's own). W1 runs once with every store and peer side by side (its rounds rotate the
- * order over all of them); W2–W5, W7, `space` and the store inserts of `ceilings` run once per store, W4's bare
+ * order over all of them); W6 through the transactional enqueue once, on PostgreSQL, when the run has it (beside
+ * pg-boss when the run has it); W2–W5, W7, `space` and the store inserts of `ceilings` run once per store, W4's bare
  * relay once per kind of commit. With `baseline` (another build's `dist/cli/main.js`), W1 and W4 run that build
  * too, beside the current one in every round (the report's before and after), which doubles their retryd runs; W1
  * also runs the current build a second time (`--control`), whose ratio to the first is the noise the before-and-after
@@ -109,6 +115,13 @@ export function planRuns({ quick, stores = STORES, peers = PEERS, workloads = WO
         args: withBaseline(workload, ['--store', stores.join(','), '--only', only.join(','), ...ARGS[mode].w1, ...(aof ? W1_REDIS_AOF : [])]),
         minutes: quick ? 0.2 : FULL_MINUTES.w1PerContenderRound * rounds * contenders,
       });
+      continue;
+    }
+    if (workload === 'w6tx') {
+      // The transactional enqueue is PostgreSQL's alone (`@retryd/server/pg`), in the application's transaction.
+      if (stores.includes('postgres')) {
+        steps.push({ workload, script: 'w6-transactional', store: 'postgres', args: [...peerArgs('postgres'), ...ARGS[mode].w6tx], minutes: quick ? 0.2 : FULL_MINUTES.w6tx });
+      }
       continue;
     }
     if (workload === 'space') {

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fmt, ratioText } from '../service/lib/report.mjs';
 import { persistenceOf } from './redis-aof.mjs';
-import { STORE_NAMES, aims, beforeAfterFigures, ceilingFigures, headline, spaceFigures, w1Figures, w2Figures, w3Figures, w4Figures, w5Figures, w7Figures, w8Figures } from './figures.mjs';
+import { STORE_NAMES, aims, beforeAfterFigures, ceilingFigures, headline, spaceFigures, w1Figures, w2Figures, w3Figures, w4Figures, w5Figures, w5HangFigures, w6txFigures, w7Figures, w8Figures } from './figures.mjs';
 
 const MiB = 2 ** 20;
 const x = (r) => (r === undefined ? '–' : `${r >= 100 ? fmt(r) : r.toFixed(2)}×`);
@@ -246,6 +246,55 @@ function w5Section(results) {
             ],
       ),
     ),
+    ...w5HangSection(results),
+  ].join('\n');
+}
+
+/** W5's hang case: B alone, and beside another tenant's tasks hanging on a target that never answers. */
+function w5HangSection(results) {
+  const hs = w5HangFigures(results);
+  if (hs.length === 0) return [];
+  const first = hs.find((h) => !h.error);
+  return [
+    '',
+    `**A hanging neighbour.** Tenant b's ${fmt(first?.bTasks)} tasks (their target answers at once) alone, then beside tenant a's ${fmt(first?.hangTasks)} tasks on a target that never answers and has no protection (as when a tenant's admin turns its target's protections off), through the library with ${fmt(first?.concurrency)} slots. a holds at most all but a sixteenth of the slots; b runs in the rest at once. Before the slots were shared, a's tasks took every slot and b waited for their attempt timeout (30 s).`,
+    '',
+    table(
+      ['Store', "a's attempts hanging", 'B p50 alone', 'B p99 alone', 'B p50 beside', 'B p99 beside'],
+      hs.map((h) =>
+        h.error
+          ? [storeName(h.store), 'no figures', '–', '–', '–', '–']
+          : [storeName(h.store), fmt(h.hungAtB), ms(h.bAloneP50Ms), ms(h.bAloneP99Ms), ms(h.bBesideP50Ms), h.timedOut ? '**not all of B in time**' : ms(h.bBesideP99Ms)],
+      ),
+    ),
+  ];
+}
+
+/** W6 through the transactional enqueue (PostgreSQL), beside pg-boss's `insert` on the same client. */
+function w6txSection(results) {
+  const ws = w6txFigures(results);
+  if (ws.length === 0) return undefined;
+  const first = ws.find((w) => w.retrydPerSec !== undefined);
+  const rows = ws.flatMap((w) =>
+    w.retrydPerSec === undefined
+      ? [[storeName(w.store), 'no figures', '–', '–', '–']]
+      : w.rows.map((r) => [
+          r.name,
+          w.durability?.label ?? '–',
+          r.id === 'retryd' ? `**${fmt(r.tasksPerSec)}**` : fmt(r.tasksPerSec),
+          r.id === 'retryd' && w.ratio !== undefined ? `**${x(w.ratio)}**` : '–',
+          r.rounds.map((v) => fmt(v)).join(', '),
+        ]),
+  );
+  return [
+    ...perStoreOpening(
+      '## W6 through the transactional enqueue',
+      `${fmt(first?.tasks)} of W6's tasks, ${fmt(first?.batch)} a transaction, ${fmt(first?.concurrency)} transactions in flight:`,
+      ws,
+    ),
+    `The application's own PostgreSQL transactions, each on a pooled connection of its own: \`BEGIN\`, one batch, \`COMMIT\`. retryd: \`createPgEnqueuer(…).enqueueBatch(client, tasks)\` of \`@retryd/server/pg\` into a schema \`retryd migrate\` made (validation, the target check, the idempotency key, the insert and its \`NOTIFY\`, as \`POST /retry-tasks/batch\` does). ${first?.peer === undefined ? 'No peer ran beside it.' : `${first.peer.name}: \`insert(jobs, { db })\` on the same client, into its own schema on the same server, each job carrying the same task.`} Each round runs on fresh schemas, the two one after the other, the order swapped every round; the figures are medians. Every task is counted in its table afterwards. The durability is read back from the server: a \`COMMIT\` returns once its WAL is flushed.`,
+    '',
+    table(['Enqueue inside the application\'s transaction', 'Durability', 'Tasks/s (median)', '÷ peer', 'Rounds'], rows),
   ].join('\n');
 }
 
@@ -526,6 +575,10 @@ export function renderHeadline(results) {
   }
   for (const r of h.w3) lines.push(`- W3 retry storm on ${storeName(r.store)}: ${r.on?.toFixed(2) ?? '–'}× amplification with the protections on, ${r.off?.toFixed(2) ?? '–'}× off${earlier(r)}.`);
   for (const r of h.w4) lines.push(`- W4 dispatch lag p99 on ${storeName(r.store)}: ${ms(r.p99, 1)}${earlier(r)}.`);
+  for (const r of h.w6tx) {
+    const durable = r.durable ? 'durable' : '**not durable**';
+    lines.push(`- W6 through the transactional enqueue on ${storeName(r.store)} (${durable}): **${x(r.ratio)}** the tasks/s of ${r.peer.name}'s \`insert\` in the same transactions (${fmt(r.retrydPerSec)} against ${fmt(r.peerPerSec)})${earlier(r)}.`);
+  }
   for (const r of h.w7) {
     const short = [r.notMet.length === 0 ? '' : `not met: ${r.notMet.join(', ')}`, r.untold.length === 0 ? '' : `cannot be told: ${r.untold.join(', ')}`].filter((t) => t !== '');
     const lost = r.lost === 0 ? 'nothing lost' : `**${fmt(r.lost)} tasks lost**`;
@@ -569,6 +622,18 @@ function workloadNames(results) {
 }
 
 /**
+ * What the page covers, as its opening says it: the workloads run against `retryd serve` on each store, and W6 through
+ * the transactional enqueue (`w6tx`) when the results have it.
+ */
+function coverage(results) {
+  const names = workloadNames(results);
+  const served = `The workloads ${names} of \`../shared/WORKLOADS.md\`, run against \`retryd serve\` on each of its stores`;
+  if (!results.workloads.includes('w6tx')) return served;
+  const tx = 'W6 through the transactional enqueue of `@retryd/server/pg` on PostgreSQL';
+  return names === 'none' ? `${tx} (\`../shared/WORKLOADS.md\`)` : `${served}, and ${tx}`;
+}
+
+/**
  * Where a results file came from, in one line: quick or full, when, which commit; and, for steps taken over from an
  * earlier run (`--merge`), which workloads and from which run.
  */
@@ -602,7 +667,7 @@ export function renderDoc(results, { chartPath, resultsPath, resultsCommandPath 
     ...(banner ? [banner, ''] : []),
     ...(results.note ? [`> Note kept with the results: ${results.note}`, ''] : []),
     ...(results.merged ?? []).filter((m) => m.note !== undefined).map((m) => `> Note kept with the earlier results (${m.file}): ${m.note}\n`),
-    `The workloads ${workloadNames(results)} of \`../shared/WORKLOADS.md\`, run against \`retryd serve\` on each of its stores, with BullMQ and pg-boss side by side where they do the same work. From ${provenance(results)}; the raw figures are in [${resultsPath}](${resultsPath}).`,
+    `${coverage(results)}, with BullMQ and pg-boss side by side where they do the same work. From ${provenance(results)}; the raw figures are in [${resultsPath}](${resultsPath}).`,
     '',
     ...(failed.length > 0 ? [`**Not every run passed:** ${failed.map((r) => `${r.workload} (${r.store}): ${r.error}`).join('; ')}.`, ''] : []),
     '## Headline',
@@ -610,7 +675,7 @@ export function renderDoc(results, { chartPath, resultsPath, resultsCommandPath 
     renderHeadline(results),
     '',
     environmentSection(results),
-    ...[w1Section(results), w2Section(results), w3Section(results), w4Section(results), w5Section(results), w7Section(results), w8Section(results), beforeAfterSection(results), ceilingsSection(results), aimsSection(results)].filter((s) => s !== undefined).flatMap((s) => ['', s]),
+    ...[w1Section(results), w2Section(results), w3Section(results), w4Section(results), w5Section(results), w6txSection(results), w7Section(results), w8Section(results), beforeAfterSection(results), ceilingsSection(results), aimsSection(results)].filter((s) => s !== undefined).flatMap((s) => ['', s]),
     '',
     readFileSync(join(import.meta.dirname, 'method.md'), 'utf8').trimEnd(),
     '',

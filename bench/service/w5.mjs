@@ -1,7 +1,7 @@
 // W5 — noisy neighbour: fairness between targets and between tenants (../../../shared/WORKLOADS.md).
 //
-//   node bench/service/w5.mjs [--a-tasks 200000] [--b-tasks 100] [--concurrency 32] [--a-delay 20]
-//                             [--variant targets,tenants] [--store sqlite[,postgres,redis]] [--sync full|normal]
+//   node bench/service/w5.mjs [--a-tasks 200000] [--b-tasks 100] [--concurrency 32] [--a-delay 20] [--hang-tasks 300]
+//                             [--variant targets,tenants,hang] [--store sqlite[,postgres,redis]] [--sync full|normal]
 //                             [--baseline PATH/dist/cli/main.js] [--timeout 180] [--baseline-timeout S]
 //                             [--settle 3] [--a-window 5] [--rounds 1] [--json] [--json-file FILE]
 //
@@ -13,6 +13,13 @@
 //   `TaskService.enqueueBatch(tenantId, …)` and an `Engine` (concurrency 32) from the build's dist/, wired as
 //   start-retryd.ts wires them, in a child process of this script (./lib/w5-library-process.mjs): tenant "a" with
 //   --a-tasks tasks and then tenant "b" with 100, both for target A (the same origin; B's requests also take 20 ms).
+// hang (through the library, as tenants): a hanging neighbour. Tenant "b"'s --b-tasks tasks for target B (answers at
+//   once) are enqueued alone first; then tenant "a" enqueues --hang-tasks tasks for a target that never answers (a
+//   server in this process that holds every request; the library's engine has no protection, as a target whose admin
+//   turned its protections off), and after --settle s, with a's attempts hanging, b enqueues --b-tasks more. B's times
+//   (p50, p99, max from its enqueue to each arrival) alone and beside the hanging neighbour, and how many of a's
+//   attempts hung at b's enqueue. Before slots were shared between tenants, a's tasks took every slot and b waited for
+//   their attempt timeout (30 s).
 //
 // Every task carries the same inline policy (so no tenant needs a registered default policy) and its own
 // idempotency key. Figures, per run:
@@ -31,6 +38,7 @@
 // Build the service first: npm run build
 
 import { existsSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { retrydStore } from './lib/contenders/retryd.mjs';
@@ -45,7 +53,8 @@ const { values: args } = parseArgs({
     'b-tasks': { type: 'string', default: '100' },
     concurrency: { type: 'string', default: '32' },
     'a-delay': { type: 'string', default: '20' },
-    variant: { type: 'string', default: 'targets,tenants' },
+    'hang-tasks': { type: 'string', default: '300' },
+    variant: { type: 'string', default: 'targets,tenants,hang' },
     store: { type: 'string', default: 'sqlite' },
     sync: { type: 'string', default: 'full' },
     baseline: { type: 'string' },
@@ -66,6 +75,7 @@ const nonNegative = (name, value = args[name]) => {
 };
 const A_TASKS = positiveInt('a-tasks');
 const B_TASKS = positiveInt('b-tasks');
+const HANG_TASKS = positiveInt('hang-tasks');
 const CONCURRENCY = positiveInt('concurrency');
 const ROUNDS = positiveInt('rounds');
 const A_DELAY = nonNegative('a-delay');
@@ -74,7 +84,7 @@ const A_WINDOW_S = nonNegative('a-window');
 const TIMEOUT_S = nonNegative('timeout');
 const BASELINE_TIMEOUT_S = args['baseline-timeout'] === undefined ? TIMEOUT_S : nonNegative('baseline-timeout');
 const variants = args.variant.split(',').map((s) => s.trim());
-for (const v of variants) if (!['targets', 'tenants'].includes(v)) throw new Error(`--variant: unknown variant ${v} (targets, tenants)`);
+for (const v of variants) if (!['targets', 'tenants', 'hang'].includes(v)) throw new Error(`--variant: unknown variant ${v} (targets, tenants, hang)`);
 const storeKinds = args.store.split(',').map((s) => s.trim());
 if (!['full', 'normal'].includes(args.sync)) throw new Error(`--sync must be full or normal, got ${args.sync}`);
 const baseline = args.baseline === undefined ? undefined : resolve(args.baseline);
@@ -87,6 +97,7 @@ for (const b of builds) b.build = serviceBuild(b.dist).hash;
 const PATHS = {
   targets: 'HTTP API: POST /retry-tasks/batch to `retryd serve` (its own process; API and engine in it)',
   tenants: 'library, in process: TaskService.enqueueBatch(tenant, …) + Engine from the build\'s dist/ (a child process of the bench, no HTTP)',
+  hang: `library, as tenants: b alone, then b beside tenant a's ${HANG_TASKS} tasks on a target that never answers`,
 };
 /** The same inline policy on every task: no tenant needs a registered `default` policy (old builds refuse that). */
 const POLICY = Object.freeze({ maxAttempts: 5, backoffType: 'EXPONENTIAL', initialDelayMs: 100, multiplier: 2, maxDelayMs: 10_000, jitterType: 'FULL' });
@@ -104,6 +115,26 @@ console.log('');
 const runId = Date.now().toString(36);
 const dsA = await startDownstream();
 const dsB = await startDownstream();
+const hanging = variants.includes('hang') ? await startHangingServer() : undefined;
+
+/** A target that never answers: every request is held until the server closes. Counts the requests that arrived. */
+async function startHangingServer() {
+  let arrived = 0;
+  const server = createServer((req) => {
+    req.resume();
+    arrived++;
+  });
+  await new Promise((res) => server.listen(0, '127.0.0.1', res));
+  return {
+    url: `http://127.0.0.1:${server.address().port}`,
+    arrived: () => arrived,
+    reset: () => {
+      server.closeAllConnections();
+      arrived = 0;
+    },
+    close: () => new Promise((res) => (server.closeAllConnections(), server.close(res))),
+  };
+}
 
 /** A task input due now. */
 const input = (targetUrl, key, i) => ({
@@ -242,6 +273,59 @@ async function runTenants(build, storeKind, round) {
   }
 }
 
+/**
+ * The hang variant, through the library: tenant b's tasks alone, then beside tenant a's tasks hanging on a target that
+ * never answers. B's times from its enqueue to each arrival at B's downstream: nearest-rank p50, p99, max.
+ */
+async function runHang(build, storeKind, round) {
+  const prefix = `w5-${runId}-${round}-${build.role}-hang-`;
+  await dsB.reset({ mode: 'ok' });
+  hanging.reset();
+  const store = await retrydStore(storeKind, { sync: args.sync, name: build.role === 'before' ? 'before-w5-hang' : 'w5-hang' });
+  let lib;
+  try {
+    lib = await libraryProcess(build.dist);
+    await lib.call('open', { storeUrl: store.url, sync: args.sync, concurrency: CONCURRENCY });
+    const bTimes = async (bPrefix) => {
+      const bInputs = Array.from({ length: B_TASKS }, (_, i) => input(`${dsB.url}/b`, `${bPrefix}${i}`, i));
+      const { startedAt: t0 } = await lib.call('enqueueTimed', { tenantId: 'b', inputs: bInputs });
+      const watched = await dsB.watch(bPrefix, B_TASKS, { timeoutMs: Math.max(0, t0 + build.timeoutS * 1000 - epochNow()) });
+      const arrived = [...(await dsB.arrivals({ prefix: bPrefix })).values()].map((at) => at - t0).sort((a, b) => a - b);
+      const at = (p) => {
+        const rank = Math.ceil((p / 100) * B_TASKS);
+        return arrived.length >= rank ? arrived[rank - 1] : undefined;
+      };
+      return { arrived: arrived.length, p50: at(50), p99: at(99), max: arrived.length >= B_TASKS ? arrived[B_TASKS - 1] : undefined, watched: watched.reached };
+    };
+    const alone = await bTimes(`${prefix}alone-`);
+    const hangTemplate = { ...input(`${hanging.url}/a`, '', 0), body: undefined };
+    await lib.call('enqueueMany', { tenantId: 'a', count: HANG_TASKS, keyPrefix: `${prefix}a-`, template: hangTemplate });
+    await sleep(SETTLE_S * 1000);
+    const hungAtB = hanging.arrived();
+    const beside = await bTimes(`${prefix}beside-`);
+    const errors = await lib.call('errors');
+    if (errors.length > 0) console.log(`  ${build.label} library process reported: ${errors.slice(0, 3).join('; ')}`);
+    return {
+      timedOut: beside.max === undefined || alone.max === undefined,
+      timeoutS: build.timeoutS,
+      hungAtB,
+      bArrived: beside.arrived,
+      bAloneP50Ms: alone.p50,
+      bAloneP99Ms: alone.p99,
+      bAloneMaxMs: alone.max,
+      bBesideP50Ms: beside.p50,
+      bBesideP99Ms: beside.p99,
+      bBesideMaxMs: beside.max,
+      store: store.label,
+      durability: store.durability,
+    };
+  } finally {
+    // The engine stops within its grace (5 s), then aborts a's hanging attempts.
+    await lib?.close();
+    await store.cleanup();
+  }
+}
+
 const secs = (ms) => (ms === undefined ? undefined : ms / 1000);
 /** "1,234 ms", or "> 180 s" when the figure fell past the timeout. */
 const showMs = (ms, r) => (ms === undefined ? `> ${fmt(r.timeoutS)} s` : ms >= 10_000 ? `${fmt(secs(ms), 1)} s` : `${fmt(ms, ms < 10 ? 1 : 0)} ms`);
@@ -253,7 +337,7 @@ try {
       for (let round = 0; round < ROUNDS; round++) {
         const order = round % 2 === 0 ? builds : [...builds].reverse();
         for (const build of order) {
-          const run = variant === 'targets' ? runTargets : runTenants;
+          const run = variant === 'targets' ? runTargets : variant === 'tenants' ? runTenants : runHang;
           let r;
           try {
             r = await run(build, storeKind, round);
@@ -264,6 +348,14 @@ try {
           r = { variant, storeKind, round, role: build.role, label: build.label, build: build.build, ...r };
           results.push(r);
           if (r.error !== undefined) continue;
+          if (variant === 'hang') {
+            console.log(
+              `${r.label} [build ${r.build}] hang on ${r.store}${ROUNDS > 1 ? `, round ${round + 1}` : ''}: ${fmt(r.hungAtB)} of a's attempts hanging at b's enqueue; ` +
+                `B alone p50 ${showMs(r.bAloneP50Ms, r)}, p99 ${showMs(r.bAloneP99Ms, r)}; beside the hanging neighbour (${fmt(r.bArrived)}/${fmt(B_TASKS)} arrived) ` +
+                `p50 ${showMs(r.bBesideP50Ms, r)}, p99 ${showMs(r.bBesideP99Ms, r)}, max ${showMs(r.bBesideMaxMs, r)}`,
+            );
+            continue;
+          }
           console.log(
             `${r.label} [build ${r.build}] ${variant} on ${r.store}${ROUNDS > 1 ? `, round ${round + 1}` : ''}: ` +
               `A enqueued at ${fmt(r.aEnqueuePerSec)} tasks/s, ${fmt(r.aLeftAtT0)} of A left at B's enqueue; ` +
@@ -278,6 +370,7 @@ try {
 } finally {
   await dsA.close();
   await dsB.close();
+  await hanging?.close();
 }
 
 const median = (xs) => {
@@ -300,7 +393,12 @@ for (const storeKind of storeKinds) {
         ...rs[0],
         rounds: rs.length,
         ...Object.fromEntries(
-          ['bFirstMs', 'bP50Ms', 'bMaxMs', 'bRecordedMs', 'bEnqueueMs', 'aAlonePerSec', 'aWhileBPerSec', 'aWhileBWindowMs', 'aWindowPerSec', 'aEnqueuePerSec', 'aLeftAtT0', 'bArrived'].map(
+          [
+            ...(variant === 'hang'
+              ? ['hungAtB', 'bAloneP50Ms', 'bAloneP99Ms', 'bAloneMaxMs', 'bBesideP50Ms', 'bBesideP99Ms', 'bBesideMaxMs']
+              : ['bFirstMs', 'bP50Ms', 'bMaxMs', 'bRecordedMs', 'bEnqueueMs', 'aAlonePerSec', 'aWhileBPerSec', 'aWhileBWindowMs', 'aWindowPerSec', 'aEnqueuePerSec', 'aLeftAtT0']),
+            'bArrived',
+          ].map(
             (k) => [k, m(k)],
           ),
         ),
@@ -330,7 +428,7 @@ printTable(
     `A over ${A_WINDOW_S} s from B's enqueue (tasks/s)`,
     'A enqueue (tasks/s)',
   ],
-  rows.map((r) =>
+  rows.filter((r) => r.variant !== 'hang').map((r) =>
     r.error
       ? [`${r.label}, ${r.variant}`, r.variant === 'targets' ? 'HTTP API' : 'library', r.storeKind, 'FAILED', '', '', '', '', '', '', '', '']
       : [
@@ -350,6 +448,29 @@ printTable(
   ),
 );
 
+const hangRows = rows.filter((r) => r.variant === 'hang');
+if (hangRows.length > 0) {
+  console.log('');
+  console.log(`B beside a hanging neighbour: tenant a's ${fmt(HANG_TASKS)} tasks on a target that never answers, no protection, ${fmt(CONCURRENCY)} slots`);
+  printTable(
+    ['W5 hang', 'store', "a's attempts hanging", 'B p50 alone', 'B p99 alone', 'B p50 beside', 'B p99 beside', 'B max beside'],
+    hangRows.map((r) =>
+      r.error
+        ? [r.label, r.storeKind, 'FAILED', '', '', '', '', '']
+        : [
+            `${r.label} [${r.build}]`,
+            r.store,
+            fmt(r.hungAtB),
+            showMs(r.bAloneP50Ms, r),
+            showMs(r.bAloneP99Ms, r),
+            showMs(r.bBesideP50Ms, r),
+            showMs(r.bBesideP99Ms, r),
+            r.timedOut ? `> ${fmt(r.timeoutS)} s (${fmt(r.bArrived)} of ${fmt(B_TASKS)} in)` : showMs(r.bBesideMaxMs, r),
+          ],
+    ),
+  );
+}
+
 if (baseline !== undefined) {
   // after ÷ before; a "before" past its timeout gives a bound: after ÷ before < after ÷ timeout.
   const ratio = (a, b, timeoutS) => {
@@ -366,6 +487,17 @@ if (baseline !== undefined) {
       const a = rows.find((r) => r.storeKind === storeKind && r.variant === variant && r.role === 'after');
       const b = rows.find((r) => r.storeKind === storeKind && r.variant === variant && r.role === 'before');
       if (a?.error || b?.error) continue;
+      if (variant === 'hang') {
+        pairRows.push([
+          `hang (library), ${storeKind}`,
+          ratio(a.bBesideP50Ms, b.bBesideP50Ms, b.timeoutS),
+          ratio(a.bBesideMaxMs, b.bBesideMaxMs, b.timeoutS),
+          '–',
+          '–',
+          `${showMs(a.bBesideMaxMs, a)} vs ${b.timedOut ? `> ${fmt(b.timeoutS)} s` : showMs(b.bBesideMaxMs, b)}`,
+        ]);
+        continue;
+      }
       pairRows.push([
         `${variant} (${variant === 'targets' ? 'HTTP API' : 'library'}), ${storeKind}`,
         ratio(a.bP50Ms, b.bP50Ms, b.timeoutS),
@@ -378,7 +510,7 @@ if (baseline !== undefined) {
   }
   printTable(['after ÷ before', 'B p50', 'B max', 'A alone', `A over ${A_WINDOW_S} s from B's enqueue`, 'B max: after vs before'], pairRows);
 }
-const output = { machine, aTasks: A_TASKS, bTasks: B_TASKS, concurrency: CONCURRENCY, aDelayMs: A_DELAY, aWindowS: A_WINDOW_S, results, rows };
+const output = { machine, aTasks: A_TASKS, bTasks: B_TASKS, hangTasks: HANG_TASKS, concurrency: CONCURRENCY, aDelayMs: A_DELAY, aWindowS: A_WINDOW_S, results, rows };
 if (args.json) console.log(JSON.stringify(output, null, 2));
 writeJsonFile(args['json-file'], output);
 process.exit(results.every((r) => r.error === undefined) ? 0 : 1);

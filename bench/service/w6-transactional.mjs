@@ -1,7 +1,8 @@
 // W6 (../shared/WORKLOADS.md, "bulk enqueue") through the transactional enqueue: the application's own PostgreSQL
 // transactions, beside pg-boss's `insert` into its own schema on the same server, in the same run.
 //
-//   node bench/service/w6-transactional.mjs [--tasks 50000] [--batch 1000] [--concurrency 4] [--rounds 3]
+//   node bench/service/w6-transactional.mjs [--tasks 50000] [--batch 1000] [--concurrency 4] [--rounds 3] [--peer none]
+//                                           [--json-file FILE]
 //
 // Both sides take W6's tasks (each due in an hour, its own idempotency key, two headers, a small JSON body, W1's policy
 // inline) in batches of --batch, --concurrency transactions in flight, each on a pooled connection of the
@@ -11,6 +12,12 @@
 // carry the same task as `data`, `startAfter` an hour on). Each round runs on fresh schemas, the two sides one after
 // the other, the order swapped every round; the figures are medians. Durability is read back from the server
 // (synchronous_commit): a COMMIT returns once its WAL is flushed. Every task is counted in its table afterwards.
+// `--peer none`: retryd alone.
+//
+// --json-file FILE writes { machine, tasks, batch, concurrency, rounds, durability: { label, durable, fsync,
+// synchronousCommit, walSyncMethod }, peer?: { id, name }, rows: [{ id, name, tasksPerSec, rounds: [tasksPerSec] }],
+// retrydPerSec, peerPerSec? }: row ids 'retryd' and 'pgboss' (no peer: `peer` and `peerPerSec` absent). The report
+// (npm run bench, bench/report/) runs it as its `w6tx` step.
 //
 // The build is packages/server/dist (or RETRYD_CLI's). Build it first: npm run build
 
@@ -19,7 +26,7 @@ import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import pg from 'pg';
 import PgBoss from 'pg-boss';
-import { CURRENT_DIST, fmt, inParallel, median, positiveIntOption, printMachine, printTable, ratioText } from './lib/report.mjs';
+import { CURRENT_DIST, fmt, inParallel, median, positiveIntOption, printMachine, printTable, ratioText, writeJsonFile } from './lib/report.mjs';
 import { POSTGRES_URL, dropSchema, postgresDurability, withPostgres } from './lib/servers.mjs';
 import { W6, w6Task } from './lib/w6-requests.mjs';
 
@@ -29,8 +36,12 @@ const { values: args } = parseArgs({
     batch: { type: 'string', default: String(W6.perRequest) },
     concurrency: { type: 'string', default: String(W6.inFlight) },
     rounds: { type: 'string', default: '3' },
+    peer: { type: 'string' },
+    'json-file': { type: 'string' },
   },
 });
+if (args.peer !== undefined && args.peer !== 'none') throw new Error(`--peer: expected none (or no --peer: pg-boss), got ${JSON.stringify(args.peer)}`);
+const WITH_PEER = args.peer !== 'none';
 const TASKS = positiveIntOption(args, 'tasks');
 const BATCH = positiveIntOption(args, 'batch');
 const CONCURRENCY = positiveIntOption(args, 'concurrency');
@@ -42,8 +53,9 @@ const QUEUE = 'w6';
 const { createPgEnqueuer } = await import(join(CURRENT_DIST, 'pg-enqueue', 'index.js'));
 const CLI = join(CURRENT_DIST, 'cli', 'main.js');
 
-printMachine('machine');
-console.log(`PostgreSQL: ${(await postgresDurability()).label}`);
+const machine = printMachine('machine');
+const durability = await postgresDurability();
+console.log(`PostgreSQL: ${durability.label}`);
 console.log(`${fmt(TASKS)} tasks, ${fmt(BATCH)} a transaction, ${CONCURRENCY} transactions in flight, ${ROUNDS} round(s)\n`);
 
 /** Runs `total` tasks through `enqueue(client, tasks)`, one batch a transaction; resolves with the seconds it took. */
@@ -116,9 +128,10 @@ const sides = {
 
 const count = (sql) => withPostgres(async (c) => (await c.query(sql)).rows[0].n);
 
-const rates = { retryd: [], pgboss: [] };
+const NAMES = { retryd: 'retryd `enqueueBatch` (@retryd/server/pg)', pgboss: 'pg-boss 10.4.2 `insert` (`db`: the same client)' };
+const rates = { retryd: [], ...(WITH_PEER ? { pgboss: [] } : {}) };
 for (let round = 0; round < ROUNDS; round++) {
-  const order = round % 2 === 0 ? ['retryd', 'pgboss'] : ['pgboss', 'retryd'];
+  const order = (round % 2 === 0 ? ['retryd', 'pgboss'] : ['pgboss', 'retryd']).filter((side) => side in rates);
   for (const side of order) {
     const { seconds, stored } = await sides[side](round);
     if (stored !== TASKS) throw new Error(`${side}: ${stored} of ${TASKS} tasks committed`);
@@ -127,13 +140,22 @@ for (let round = 0; round < ROUNDS; round++) {
   }
 }
 console.log('');
-const retryd = median(rates.retryd);
-const pgboss = median(rates.pgboss);
+const rows = Object.entries(rates).map(([id, runs]) => ({ id, name: NAMES[id], tasksPerSec: median(runs), rounds: runs }));
 printTable(
-  ['enqueue inside the application\'s transaction', 'tasks/s (median)'],
-  [
-    ['retryd `enqueueBatch` (@retryd/server/pg)', fmt(retryd)],
-    ['pg-boss 10.4.2 `insert` (`db`: the same client)', fmt(pgboss)],
-  ],
+  ['enqueue inside the application\'s transaction', 'tasks/s (median)', 'rounds'],
+  rows.map((r) => [r.name, fmt(r.tasksPerSec), r.rounds.map((x) => fmt(x)).join(', ')]),
 );
-console.log(`\nretryd ÷ pg-boss: ${ratioText(retryd / pgboss)}`);
+const retryd = median(rates.retryd);
+const pgboss = WITH_PEER ? median(rates.pgboss) : undefined;
+if (pgboss !== undefined) console.log(`\nretryd ÷ pg-boss: ${ratioText(retryd / pgboss)}`);
+writeJsonFile(args['json-file'], {
+  machine,
+  tasks: TASKS,
+  batch: BATCH,
+  concurrency: CONCURRENCY,
+  rounds: ROUNDS,
+  durability,
+  ...(WITH_PEER ? { peer: { id: 'pgboss', name: 'pg-boss 10.4.2' }, peerPerSec: pgboss } : {}),
+  rows,
+  retrydPerSec: retryd,
+});

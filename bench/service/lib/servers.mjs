@@ -27,6 +27,7 @@ export async function postgresDurability(connectionString = POSTGRES_URL) {
     const walSyncMethod = await show('wal_sync_method');
     const durable = fsync === 'on' && synchronousCommit !== 'off';
     return {
+      durable,
       fsync,
       synchronousCommit,
       walSyncMethod,

@@ -12,11 +12,15 @@ export { BodyNotReplayableError } from './shared/body-not-replayable-error.js';
 export { DEFAULT_KEYED_METHODS, IDEMPOTENCY_KEY_HEADER } from './shared/keyed-methods.js';
 export {
   createWebhookVerifier,
+  DEFAULT_WEBHOOK_MAX_BODY_BYTES,
+  MAX_WEBHOOK_SIGNATURE_HEADER_LENGTH,
+  MAX_WEBHOOK_SIGNATURES,
   type VerifiedWebhook,
   type WebhookVerifier,
   type WebhookVerifierOptions,
 } from './webhooks/webhook-verifier.js';
 export { WebhookRefusal, WebhookVerificationError } from './webhooks/webhook-verification-error.js';
+export { MIN_WEBHOOK_KEY_BYTES } from './webhooks/webhook-secret.js';
 export { RetryQueue, type EnqueueRequest } from './queue/retry-queue.js';
 export type { CredentialResolver, QueueClock, RetryQueueOptions } from './queue/retry-queue-options.js';
 export { IN_REQUEST_DEADLINE_MS, QUEUE_DEADLINE_MS } from './shared/default-deadline.js';

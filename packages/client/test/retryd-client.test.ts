@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLIENT_RETRY, RetrydApiError, RetrydClient, RetrydUnreachableError, type Task } from '../src/index.js';
+import { CLIENT_RETRY, RetrydApiError, RetrydClient, RetrydUnreachableError, type TaskSummary } from '../src/index.js';
 import { Downstream, startService, waitFor, type TestService } from './service-harness.js';
 
 const POLICY = { maxAttempts: 2, backoffType: 'FIXED', initialDelayMs: 60_000, multiplier: 1, maxDelayMs: 60_000, jitterType: 'NONE' } as const;
@@ -52,7 +52,7 @@ describe('RetrydClient against a running service', () => {
     const firstPage = await client.listTasks({ status: 'PENDING', limit: 2 });
     expect(firstPage.items).toHaveLength(2);
     expect(firstPage.nextCursor).toEqual(expect.any(String));
-    const all: Task[] = [];
+    const all: TaskSummary[] = [];
     for await (const task of client.tasks({ status: 'PENDING' }, 2)) all.push(task);
     const listed = (await client.listTasks({ status: 'PENDING', limit: 1000 })).items;
     expect(all.map((t) => t.taskId)).toEqual(listed.map((t) => t.taskId));
@@ -108,6 +108,8 @@ describe('RetrydClient against a running service', () => {
     expect(targets).toContain(target);
     expect((await client.putTargetSettings(target, { maxInFlight: 3 })).settings.maxInFlight).toBe(3);
     expect((await client.setTargetBreaker(target, 'open')).breaker.state).toBe('OPEN');
+    // A release ends every hold but an open breaker's.
+    expect((await client.releaseTarget(target)).breaker.state).toBe('OPEN');
     expect((await client.getTarget(target)).targetKey).toBe(target);
   });
 

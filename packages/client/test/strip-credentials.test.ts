@@ -2,9 +2,21 @@ import { describe, expect, it } from 'vitest';
 import { CredentialRuleError, isCredentialHeader, stripCredentials } from '../src/credentials/strip-credentials.js';
 
 describe('stripCredentials', () => {
-  it('knows credential headers by name, in any letter case, but not the idempotency key', () => {
+  it('knows credential headers by a credential word anywhere in the name, in any letter case, but not retryd\'s own', () => {
     for (const name of ['Authorization', 'cookie', 'Proxy-Authorization', 'X-Api-Key', 'X-Vault-Token', 'Client-Secret']) expect(isCredentialHeader(name), name).toBe(true);
-    for (const name of ['Idempotency-Key', 'Content-Type', 'X-Keyring', 'Accept']) expect(isCredentialHeader(name), name).toBe(false);
+    // The service seals these too: the client hands none of them over nor stores them.
+    for (const name of ['apikey', 'X-Authorization', 'Token', 'X-Password', 'X-Session-Id', 'Stripe-Signature', 'X-Credential', 'X-Keyring']) {
+      expect(isCredentialHeader(name), name).toBe(true);
+    }
+    for (const name of ['Idempotency-Key', 'webhook-signature', 'Content-Type', 'Accept']) expect(isCredentialHeader(name), name).toBe(false);
+  });
+
+  it('drops a header the wider rule counts, unless notCredentials keeps it', () => {
+    expect(stripCredentials({ 'X-Password': 'p', 'X-Session-Id': 's', Accept: 'a' }, { notCredentials: ['x-session-id'] })).toEqual({
+      headers: { 'X-Session-Id': 's', Accept: 'a' },
+      removed: ['X-Password'],
+      referenced: [],
+    });
   });
 
   it('replaces the headers it has a secret for, drops the other credentials and those listed, keeps the rest', () => {

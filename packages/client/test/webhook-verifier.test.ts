@@ -1,10 +1,19 @@
+import { createHmac } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { createLogger, DEFAULT_CONFIG, startRetryd, webhookKey, webhookSignature } from '@retryd/server';
-import { describe, expect, it } from 'vitest';
-import { createWebhookVerifier, WebhookRefusal, WebhookVerificationError } from '../src/index.js';
+import { Webhook } from 'standardwebhooks';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import {
+  createWebhookVerifier,
+  DEFAULT_WEBHOOK_MAX_BODY_BYTES,
+  MAX_WEBHOOK_SIGNATURE_HEADER_LENGTH,
+  MAX_WEBHOOK_SIGNATURES,
+  WebhookRefusal,
+  WebhookVerificationError,
+} from '../src/index.js';
 import { startLoopbackServer } from './loopback-server.js';
 
 // The test vector of the Standard Webhooks specification (its libraries' tests use the same one).
@@ -47,10 +56,19 @@ describe('createWebhookVerifier', () => {
   });
 
   it('names the option and the rule for a bad secret, without quoting it', () => {
-    expect(() => createWebhookVerifier({ secrets: ['whsec_ok+/', 'whsec_not base64!'] })).toThrow(
+    expect(() => createWebhookVerifier({ secrets: [VECTOR.secret, 'whsec_not base64!'] })).toThrow(
       'secrets[1] must be whsec_ followed by standard base64 (the secret is not shown)',
     );
     expect(() => createWebhookVerifier({ secrets: [] })).toThrow('secrets must be a secret or a non-empty list of secrets');
+    expect(() => createWebhookVerifier({ secrets: VECTOR.secret, maxBodyBytes: -1 })).toThrow('maxBodyBytes must be an integer >= 0, got -1');
+  });
+
+  it('refuses a secret of fewer than 24 key bytes, the smallest the specification allows', () => {
+    const rule = 'must hold at least 24 key bytes (whsec_ followed by the base64 of 24 to 64 random bytes)';
+    expect(() => createWebhookVerifier({ secrets: 'whsec_AQ==' })).toThrow(`secrets ${rule}, got 1 (the secret is not shown)`);
+    const short = `whsec_${Buffer.alloc(23, 5).toString('base64')}`;
+    expect(() => createWebhookVerifier({ secrets: [VECTOR.secret, short] })).toThrow(`secrets[1] ${rule}, got 23 (the secret is not shown)`);
+    expect(() => createWebhookVerifier({ secrets: `whsec_${Buffer.alloc(24, 5).toString('base64')}` })).not.toThrow();
   });
 
   it("accepts what the server's signer produces, with one secret or during a rotation", async () => {
@@ -68,12 +86,20 @@ describe('createWebhookVerifier', () => {
   it('verifies the attempts the running retryd service sends to a signing target', async () => {
     const secret = `whsec_${Buffer.alloc(32, 3).toString('base64')}`;
     const verify = createWebhookVerifier({ secrets: secret });
+    const specification = new Webhook(secret);
     const verdicts: string[] = [];
     const receiver = await startLoopbackServer((request, _n, res) => {
       verify(request.body, request.headers).then(
         ({ id }) => verdicts.push(`ok ${id}`),
         (error: unknown) => verdicts.push(`refused ${String(error)}`),
       );
+      // The specification's own library accepts what the service sends, too.
+      try {
+        specification.verify(request.body, request.headers as Record<string, string>);
+        verdicts.push('standardwebhooks ok');
+      } catch (error) {
+        verdicts.push(`standardwebhooks refused ${String(error)}`);
+      }
       res.writeHead(200).end();
     });
     const dir = await mkdtemp(join(tmpdir(), 'retryd-client-signing-'));
@@ -91,11 +117,104 @@ describe('createWebhookVerifier', () => {
       expect(put.status).toBe(200);
       const created = await api('POST', '/retry-tasks', { targetUrl: `${receiver.url}/hook`, method: 'POST', idempotencyKey: 'paid-7', body: { order: 7, note: 'é' } });
       expect(created.status).toBe(201);
-      await expect.poll(() => verdicts, { timeout: 20_000 }).toEqual(['ok paid-7']);
+      await expect.poll(() => [...verdicts].sort(), { timeout: 20_000 }).toEqual(['ok paid-7', 'standardwebhooks ok']);
     } finally {
       await service.close();
       await receiver.close();
       await rm(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('what one request may cost the verifier', () => {
+  const secret = `whsec_${Buffer.alloc(32, 11).toString('base64')}`;
+  const key = Buffer.from(secret.slice('whsec_'.length), 'base64');
+  const at = 1_700_000_000;
+  const sign = (id: string, body: string | Uint8Array) =>
+    `v1,${createHmac('sha256', key).update(`${id}.${at}.`).update(body).digest('base64')}`;
+  const headersOf = (signature: string) => ({ 'webhook-id': 'msg-1', 'webhook-timestamp': String(at), 'webhook-signature': signature });
+  const verifier = (options: { maxBodyBytes?: number; secrets?: string | string[] } = {}) =>
+    createWebhookVerifier({ secrets: secret, now: () => at * 1000, ...options });
+  const wrong = (i: number) => `v1,${Buffer.alloc(32, i).toString('base64')}`;
+
+  afterEach(() => vi.restoreAllMocks());
+
+  it('computes the MAC once per secret, however many signatures the header holds, and compares each', async () => {
+    const macs = vi.spyOn(crypto.subtle, 'sign');
+    const verifications = vi.spyOn(crypto.subtle, 'verify');
+    const body = '{"order":1}';
+    const eight = [...Array.from({ length: MAX_WEBHOOK_SIGNATURES - 1 }, (_, i) => wrong(i)), sign('msg-1', body)].join(' ');
+    expect(await verifier()(body, headersOf(eight))).toEqual({ id: 'msg-1', timestamp: at });
+    expect(macs).toHaveBeenCalledTimes(1);
+    const other = `whsec_${Buffer.alloc(24, 12).toString('base64')}`;
+    const none = Array.from({ length: MAX_WEBHOOK_SIGNATURES }, (_, i) => wrong(i)).join(' ');
+    expect(await refusal(verifier({ secrets: [other, secret] })(body, headersOf(none)))).toBe(WebhookRefusal.NO_MATCHING_SIGNATURE);
+    expect(macs).toHaveBeenCalledTimes(3);
+    expect(verifications).not.toHaveBeenCalled();
+  });
+
+  it('refuses more than 8 v1 signatures, or a header past 2,048 characters, before computing any MAC', async () => {
+    const macs = vi.spyOn(crypto.subtle, 'sign');
+    const body = '{"order":1}';
+    const nine = [...Array.from({ length: MAX_WEBHOOK_SIGNATURES }, (_, i) => wrong(i)), sign('msg-1', body)].join(' ');
+    const tooMany = await verifier()(body, headersOf(nine)).catch((e: unknown) => e as WebhookVerificationError);
+    expect(tooMany).toMatchObject({ code: WebhookRefusal.SIGNATURE_HEADER_TOO_LARGE, message: 'webhook-signature must hold at most 8 v1 signatures, got 9' });
+    // The probe that cost 32.5 s of CPU: 2,000 short candidates over a 10 MiB body.
+    const flood = Array.from({ length: 2_000 }, () => 'v1,AAAA').join(' ');
+    const long = await verifier()(new Uint8Array(10 * 1024 * 1024), headersOf(flood)).catch((e: unknown) => e as WebhookVerificationError);
+    expect(long).toMatchObject({
+      code: WebhookRefusal.SIGNATURE_HEADER_TOO_LARGE,
+      message: `webhook-signature must be at most ${MAX_WEBHOOK_SIGNATURE_HEADER_LENGTH} characters, got ${flood.length}`,
+    });
+    expect(macs).not.toHaveBeenCalled();
+    // Other versions beside the v1 ones are no candidates: a rotation's header with v1a signatures still passes.
+    const mixed = [`v1a,${'A'.repeat(86)}==`, wrong(1), sign('msg-1', body), `v1a,${'B'.repeat(86)}==`].join(' ');
+    expect(await verifier()(body, headersOf(mixed))).toMatchObject({ id: 'msg-1' });
+  });
+
+  it('refuses a body over maxBodyBytes (1 MiB by default) before computing any MAC, as text or bytes', async () => {
+    const macs = vi.spyOn(crypto.subtle, 'sign');
+    const limit = new Uint8Array(DEFAULT_WEBHOOK_MAX_BODY_BYTES).fill(0x61);
+    const over = new Uint8Array(DEFAULT_WEBHOOK_MAX_BODY_BYTES + 1).fill(0x61);
+    const overText = 'a'.repeat(DEFAULT_WEBHOOK_MAX_BODY_BYTES + 1);
+    for (const body of [over, overText]) {
+      const error = await verifier()(body, headersOf(sign('msg-1', body))).catch((e: unknown) => e as WebhookVerificationError);
+      expect(error).toMatchObject({ code: WebhookRefusal.BODY_TOO_LARGE });
+    }
+    expect(macs).not.toHaveBeenCalled();
+    expect(await verifier()(limit, headersOf(sign('msg-1', limit)))).toMatchObject({ id: 'msg-1' });
+    // Counted in UTF-8 bytes: 6 characters of 2 bytes each are 12 bytes, over a limit of 10.
+    const accented = 'éééééé';
+    const small = await verifier({ maxBodyBytes: 10 })(accented, headersOf(sign('msg-1', accented))).catch((e: unknown) => e as WebhookVerificationError);
+    expect(small).toMatchObject({ code: WebhookRefusal.BODY_TOO_LARGE, message: 'the body must be at most 10 bytes (maxBodyBytes), got 12' });
+    const large = new Uint8Array(3 * 1024 * 1024).fill(0x62);
+    expect(await verifier({ maxBodyBytes: large.length })(large, headersOf(sign('msg-1', large)))).toMatchObject({ id: 'msg-1' });
+  });
+});
+
+describe('the standardwebhooks package (the specification\'s own library)', () => {
+  const secret = `whsec_${Buffer.alloc(32, 21).toString('base64')}`;
+  const body = '{"order":42,"note":"é ✓"}';
+
+  it('signs what this verifier accepts, and nothing else', async () => {
+    const at = new Date(1_700_000_000_000);
+    const signature = new Webhook(secret).sign('msg_2Lq', at, body);
+    const headers = { 'webhook-id': 'msg_2Lq', 'webhook-timestamp': String(at.getTime() / 1000), 'webhook-signature': signature };
+    const verify = createWebhookVerifier({ secrets: secret, now: () => at.getTime() });
+    expect(await verify(body, headers)).toEqual({ id: 'msg_2Lq', timestamp: 1_700_000_000 });
+    expect(await verify(new TextEncoder().encode(body), new Headers(headers))).toMatchObject({ id: 'msg_2Lq' });
+    expect(await refusal(verify(`${body} `, headers))).toBe(WebhookRefusal.NO_MATCHING_SIGNATURE);
+    const other = createWebhookVerifier({ secrets: `whsec_${Buffer.alloc(32, 22).toString('base64')}`, now: () => at.getTime() });
+    expect(await refusal(other(body, headers))).toBe(WebhookRefusal.NO_MATCHING_SIGNATURE);
+  });
+
+  it("verifies what the retryd service's signer produces, during a rotation too, and refuses a changed body", () => {
+    // standardwebhooks checks the timestamp against the real clock: sign with the current second.
+    const timestamp = Math.floor(Date.now() / 1000);
+    const old = `whsec_${Buffer.alloc(24, 23).toString('base64')}`;
+    const signature = webhookSignature([webhookKey(secret)!, webhookKey(old)!], 'order-42', timestamp, new TextEncoder().encode(body));
+    const headers = { 'webhook-id': 'order-42', 'webhook-timestamp': String(timestamp), 'webhook-signature': signature };
+    for (const held of [secret, old]) expect(new Webhook(held).verify(body, headers)).toEqual({ order: 42, note: 'é ✓' });
+    expect(() => new Webhook(secret).verify('{"order":43}', headers)).toThrow('No matching signature found');
   });
 });

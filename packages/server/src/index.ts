@@ -33,8 +33,11 @@ export {
   envSecretProvider,
   fileSecretProvider,
   chainSecretProviders,
+  checkSecretVariables,
+  tenantSecretVariable,
   SecretsFileError,
   type SecretProvider,
+  type SecretRef,
 } from './secrets/secret-provider.js';
 export { isCredentialHeader, redactHeaders, redactUrlQuery, urlOrigin, REDACTED } from './secrets/redaction.js';
 export type { StoredHeaders, StoredHeaderValue, SecretHeaderValue } from './domain/header-value.js';
@@ -52,7 +55,7 @@ export {
   INLINE_POLICY_LABEL,
   type ServiceMetricsOptions,
 } from './metrics/service-metrics.js';
-export { LabelCap, OTHER_LABEL } from './metrics/label-cap.js';
+export { LabelCap, OTHER_LABEL, TenantLabelCap } from './metrics/label-cap.js';
 export type { EngineMetrics, TimedStoreCall } from './engine/engine-metrics.js';
 export {
   DEFAULT_TARGET_SETTINGS,

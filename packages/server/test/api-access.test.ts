@@ -203,6 +203,12 @@ describe('API access: targets per tenant', () => {
       // globex opening "its" breaker on that origin holds none of acme's tasks.
       expect((await api.call('GET', target, undefined, bearer(a))).body.breaker.state).toBe('CLOSED');
       expect((await api.call('GET', target, undefined, bearer(b))).body.breaker.state).toBe('OPEN');
+      // Ending a hold is an admin's, and only of its own tenant's target: globex's release leaves acme's hold.
+      await api.store.holdTarget({ tenantId: 'acme', targetKey: 'https://api.example.com' }, clock.now + 600_000, clock.now);
+      expect((await api.call('POST', `${target}/release`, undefined, bearer(aWrite))).status).toBe(403);
+      expect((await api.call('POST', `${target}/release`, undefined, bearer(b))).status).toBe(200);
+      expect((await api.call('GET', target, undefined, bearer(a))).body.heldUntil).toBe(clock.now + 600_000);
+      expect((await api.call('POST', `${target}/release`, undefined, bearer(a))).body.heldUntil).toBeNull();
     } finally {
       await close();
     }

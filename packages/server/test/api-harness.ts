@@ -152,6 +152,7 @@ export async function startTargetsApi(options: HarnessOptions = {}): Promise<{ a
     getTarget: (ref) => control().getTarget(ref),
     putSettings: (ref, patch) => control().putSettings(ref, patch),
     breaker: (ref, action, durationMs) => control().breaker(ref, action, durationMs),
+    release: (ref) => control().release(ref),
   };
   const api = await startApi({
     ...options,

@@ -265,6 +265,7 @@ describe("the framework's own errors are problems", () => {
     ['POST', '/retry-tasks/x/attempts', 'GET, HEAD'],
     ['GET', '/retry-tasks/x/replay', 'POST'],
     ['PUT', '/targets/x/breaker', 'POST'],
+    ['GET', '/targets/x/release', 'POST'],
     ['OPTIONS', '/healthz', 'GET, HEAD'],
   ])('answers 405 with Allow to %s %s', async (method, path, allow) => {
     const res = await api.call(method, path);

@@ -47,6 +47,37 @@ describe('secrets with an encryption key', () => {
     expect(() => openSecret(TEST_KEYRING, sealed.enc, { tenantId: 'default', taskId, purpose: 'header:authorization' })).toThrow();
   });
 
+  it('seals every header whose name holds a credential word, and keeps Idempotency-Key as the task\'s key', async () => {
+    const headers = {
+      apikey: 's3cret-apikey',
+      'X-Authorization': 's3cret-xauth',
+      Token: 's3cret-token',
+      'X-Password': 's3cret-password',
+      'X-Session-Id': 's3cret-session',
+      'Stripe-Signature': 's3cret-signature',
+      'X-Credential': 's3cret-credential',
+      'Idempotency-Key': 'order-77',
+      Accept: 'application/json',
+    };
+    const res = await api.enqueue({ headers });
+    expect(res.status).toBe(201);
+    expect(res.body.idempotencyKey).toBe('order-77');
+    const credentials = ['apikey', 'X-Authorization', 'Token', 'X-Password', 'X-Session-Id', 'Stripe-Signature', 'X-Credential'];
+    expect(res.body.headers).toEqual({
+      ...Object.fromEntries(credentials.map((h) => [h, '[REDACTED]'])),
+      Accept: 'application/json',
+      'content-type': 'application/json',
+    });
+    expect(res.text).not.toContain('s3cret');
+    const stored = await api.stored(res.body.taskId);
+    expect(JSON.stringify(stored)).not.toContain('s3cret');
+    expect(stored.headers.Accept).toBe('application/json');
+    expect(stored.headers['Idempotency-Key']).toBeUndefined();
+    expect(openSecret(TEST_KEYRING, (stored.headers['X-Password'] as { enc: string }).enc, { tenantId: 'default', taskId: res.body.taskId, purpose: 'header:x-password' })).toBe(
+      's3cret-password',
+    );
+  });
+
   it('keeps a {{secret:NAME}} reference as written, and a sensitive body sealed and shown as [REDACTED]', async () => {
     const res = await api.enqueue({
       headers: { 'X-Api-Key': '{{secret:STRIPE}}', 'X-Note': 'ref {{secret:STRIPE}}' },
@@ -75,8 +106,8 @@ describe('secrets with an encryption key', () => {
     expect(unknown.body.errors).toEqual([
       {
         field: 'headers.Authorization',
-        rule: '{{secret:NOPE}} must name a secret retryd knows (RETRYD_SECRET_NOPE or --secrets-file); it is unknown',
-        message: 'headers.Authorization: {{secret:NOPE}} must name a secret retryd knows (RETRYD_SECRET_NOPE or --secrets-file); it is unknown',
+        rule: '{{secret:NOPE}} must name a secret of tenant default or a shared one (--secrets-file, RETRYD_SECRET_NOPE or RETRYD_SHARED_SECRET_NOPE); it is unknown',
+        message: 'headers.Authorization: {{secret:NOPE}} must name a secret of tenant default or a shared one (--secrets-file, RETRYD_SECRET_NOPE or RETRYD_SHARED_SECRET_NOPE); it is unknown',
       },
     ]);
     const badName = await api.enqueue({ headers: { 'X-A': '{{secret:a-b}}' } });
@@ -121,6 +152,23 @@ describe('secrets without an encryption key', () => {
       },
     ]);
     expect((await api.call('GET', '/retry-tasks')).body.items).toEqual([]);
+  });
+
+  it('refuses a literal value in a header the wider rule or the operator counts as a credential', async () => {
+    const operator = await startApi({ service: { secrets: new TaskSecrets({ provider, credentialHeaders: ['X-Partner-Pin'] }) } });
+    try {
+      const res = await operator.enqueue({ headers: { 'X-Password': 'p', apikey: 'k', 'x-partner-pin': '1234', 'X-Ok': '1' } });
+      expect(res.status).toBe(400);
+      expect(res.body.errors.map((e: { field: string }) => e.field)).toEqual(['headers.X-Password', 'headers.apikey', 'headers.x-partner-pin']);
+      // Given as a reference, the operator's header is taken, and shown redacted.
+      const ref = await operator.enqueue({ headers: { 'X-Partner-Pin': '{{secret:STRIPE}}' } });
+      expect(ref.status).toBe(201);
+      expect(ref.body.headers['X-Partner-Pin']).toBe('[REDACTED]');
+    } finally {
+      await operator.close();
+    }
+    // Without the operator's name, that header is an ordinary one.
+    expect((await api.enqueue({ headers: { 'X-Partner-Pin': '1234' } })).status).toBe(201);
   });
 
   it('takes a credential given as a reference, kept as written', async () => {

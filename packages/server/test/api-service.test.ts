@@ -139,7 +139,7 @@ describe('API documentation', () => {
     const { schemas } = (await api.call('GET', '/openapi.json')).body.components;
     const policy = schemas.RetryPolicy;
     expect(Object.keys(policy.properties).sort()).toEqual([...RETRY_POLICY_FIELDS].sort());
-    expect(Object.keys(schemas.PolicyRequest.properties).sort()).toEqual(['policyId', ...RETRY_POLICY_FIELDS].sort());
+    expect(Object.keys(schemas.PolicyRequest.properties).sort()).toEqual(['policyId', 'callback', ...RETRY_POLICY_FIELDS].sort());
     const byClass = policy.properties.backoffByClass;
     expect(byClass.additionalProperties).toBe(false);
     expect(Object.keys(byClass.properties).sort()).toEqual(Object.values(FailureClass).sort());

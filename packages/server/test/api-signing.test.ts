@@ -18,9 +18,11 @@ const SECRETS = {
   HOOK_NEW: `whsec_${NEW_KEY.toString('base64')}`,
   HOOK_OLD: `whsec_${OLD_KEY.toString('base64')}`,
   NOT_WHSEC: 'sk_live_not_a_signing_secret',
+  // One key byte: shorter than the 24 the specification asks for.
+  SHORT: 'whsec_AQ==',
 };
 const REFERENCE_RULE =
-  'a reference {{secret:NAME}} to a secret retryd knows (RETRYD_SECRET_NAME or --secrets-file); a literal secret is never stored';
+  "a reference {{secret:NAME}} to a secret of the target's tenant or a shared one; a literal secret is never stored";
 
 let dir: string;
 let service: RunningRetryd;
@@ -114,8 +116,8 @@ describe('signed requests', () => {
     expect(unknown.body.errors).toEqual([
       {
         field: 'signing.secrets[1]',
-        rule: '{{secret:NOPE}} must name a secret retryd knows (RETRYD_SECRET_NOPE or --secrets-file); it is unknown',
-        message: 'signing.secrets[1]: {{secret:NOPE}} must name a secret retryd knows (RETRYD_SECRET_NOPE or --secrets-file); it is unknown',
+        rule: '{{secret:NOPE}} must name a secret of tenant default or a shared one (--secrets-file, RETRYD_SECRET_NOPE or RETRYD_SHARED_SECRET_NOPE); it is unknown',
+        message: 'signing.secrets[1]: {{secret:NOPE}} must name a secret of tenant default or a shared one (--secrets-file, RETRYD_SECRET_NOPE or RETRYD_SHARED_SECRET_NOPE); it is unknown',
       },
     ]);
 
@@ -125,6 +127,10 @@ describe('signed requests', () => {
       { field: 'signing.secrets[0]', rule: '{{secret:NOT_WHSEC}} must name a Standard Webhooks secret (whsec_ followed by the base64 of 24 to 64 key bytes); it is not one' },
     ]);
     expect(JSON.stringify(notWhsec.body)).not.toContain(SECRETS.NOT_WHSEC);
+
+    const short = await putSettings(unsigned, { signing: { enabled: true, secrets: ['{{secret:SHORT}}'] } });
+    expect(short.status).toBe(400);
+    expect(short.body.errors).toMatchObject([{ field: 'signing.secrets[0]', rule: expect.stringContaining('the base64 of 24 to 64 key bytes') }]);
 
     // Nothing was stored: the target still does not sign.
     const view = await call('GET', `/targets/${encodeURIComponent(unsigned.url)}`);

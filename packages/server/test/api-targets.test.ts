@@ -246,6 +246,34 @@ describe('POST /targets/{targetKey}/breaker', () => {
   });
 });
 
+describe('POST /targets/{targetKey}/release', () => {
+  const key = 'https://held.example.com';
+
+  it("ends a target's hold, whichever instance made it, but keeps an open breaker's", async () => {
+    // A Retry-After hold another instance wrote: this one never saw the answer.
+    await api.store.holdTarget({ tenantId: DEFAULT_TENANT, targetKey: key }, Date.now() + 600_000, Date.now());
+    expect((await api.call('GET', path(key))).body.heldUntil).toBeGreaterThan(Date.now() + 500_000);
+    const released = await api.call('POST', path(key, '/release'));
+    expect(released.status).toBe(200);
+    expect(released.body).toMatchObject({ targetKey: key, heldUntil: null, breaker: { state: 'CLOSED' } });
+    // Releasing a target not held changes nothing.
+    expect((await api.call('POST', path(key, '/release'))).body.heldUntil).toBeNull();
+
+    const opened = await api.call('POST', path(key, '/breaker'), { action: 'open', durationMs: 60_000 });
+    await api.store.holdTarget({ tenantId: DEFAULT_TENANT, targetKey: key }, Date.now() + 600_000, Date.now());
+    const kept = await api.call('POST', path(key, '/release'));
+    expect(kept.body.breaker.state).toBe('OPEN');
+    expect(kept.body.heldUntil).toBe(opened.body.breaker.openUntil);
+    await api.call('POST', path(key, '/breaker'), { action: 'close' });
+  });
+
+  it('names the target key and its rule when the key is not an origin', async () => {
+    const res = await api.call('POST', `/targets/${encodeURIComponent('https://held.example.com/path')}/release`);
+    expect(res.status).toBe(400);
+    expect(res.body.errors).toEqual([expect.objectContaining({ field: 'targetKey' })]);
+  });
+});
+
 describe('GET /targets', () => {
   it('lists every target in targetKey order, page by page', async () => {
     const keys = ['https://page-a.example.com', 'https://page-b.example.com', 'https://page-c.example.com'];
@@ -284,7 +312,8 @@ describe('GET /targets', () => {
 describe('the OpenAPI document', () => {
   it('documents the routes and the shapes, and the Target schema names every field an answer has', async () => {
     const doc = (await api.call('GET', '/openapi.json')).body;
-    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/targets', '/targets/{targetKey}', '/targets/{targetKey}/breaker']));
+    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/targets', '/targets/{targetKey}', '/targets/{targetKey}/breaker', '/targets/{targetKey}/release']));
+    expect(doc.paths['/targets/{targetKey}/release'].post.operationId).toBe('releaseTarget');
     expect(doc.paths['/targets/{targetKey}'].put.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/TargetSettingsPatch' });
     const schemas = doc.components.schemas;
     const answer = (await api.call('GET', path('https://api.example.com'))).body;

@@ -58,7 +58,24 @@ describe('POST /retry-tasks validation: each broken rule names the field and the
     ['a Keep-Alive header', { ...valid, headers: { 'Keep-Alive': '5' } }, 'headers.Keep-Alive', 'hop-by-hop'],
     ['an Upgrade header', { ...valid, headers: { Upgrade: 'h2c' } }, 'headers.Upgrade', 'hop-by-hop'],
     ['a header name with a space', { ...valid, headers: { 'Bad Name': 'x' } }, 'headers.Bad Name', 'token characters'],
-    ['a header value with CR LF', { ...valid, headers: { 'x-a': 'a\r\nInjected: 1' } }, 'headers.x-a', 'without CR, LF or NUL'],
+    ['a header value with CR LF', { ...valid, headers: { 'x-a': 'a\r\nInjected: 1' } }, 'headers.x-a', 'no CR, LF, NUL'],
+    ['a header value with NEL (0x85)', { ...valid, headers: { 'X-Note': 'a\u0085Injected: 1' } }, 'headers.X-Note', 'U+0080–U+009F such as NEL'],
+    ['a header value with a C1 control (0x9b)', { ...valid, headers: { 'x-c1': 'a\u009b1m' } }, 'headers.x-c1', 'U+0080–U+009F'],
+    ['a header value with DEL', { ...valid, headers: { 'x-del': 'a\u007f' } }, 'headers.x-del', 'without control characters'],
+    ['a targetUrl on port 0', { ...valid, targetUrl: 'https://api.example.com:0/orders' }, 'targetUrl', 'port, when given, is 1 to 65535'],
+    ['a targetUrl on port 00', { ...valid, targetUrl: 'http://api.example.com:00/' }, 'targetUrl', 'port 0 names no service'],
+    [
+      'a body declared in another charset',
+      { ...valid, headers: { 'Content-Type': 'text/plain; charset=utf-16' }, body: 'héllo' },
+      'headers.Content-Type',
+      'charset=utf-8, when body is given',
+    ],
+    [
+      'a JSON body declared latin-1',
+      { ...valid, headers: { 'content-type': 'application/json;charset="ISO-8859-1"' }, body: { name: 'é' } },
+      'headers.content-type',
+      'retryd sends body as UTF-8',
+    ],
     ['a header given twice in two cases', { ...valid, headers: { 'X-A': '1', 'x-a': '2' } }, 'headers.x-a', 'given once'],
     ['a body on GET', { ...valid, method: 'GET', body: 'x' }, 'body', 'absent for GET'],
     ['policyId and policy together', { ...valid, policyId: 'default', policy }, 'policy', 'absent when policyId is given'],
@@ -82,6 +99,11 @@ describe('POST /retry-tasks validation: each broken rule names the field and the
     ['delayMs and notBefore together', { ...valid, delayMs: 5, notBefore: 5 }, 'notBefore', 'absent when delayMs is given'],
     ['a notBefore in words', { ...valid, notBefore: 'tomorrow' }, 'notBefore', 'ISO 8601'],
     ['a notBefore date without a time zone', { ...valid, notBefore: '2030-01-01T00:00:00' }, 'notBefore', 'ISO 8601'],
+    ['a notBefore of 30 February', { ...valid, notBefore: '2024-02-30T00:00:00Z' }, 'notBefore', 'ISO 8601'],
+    ['a notBefore of 29 February in a common year', { ...valid, notBefore: '2023-02-29T12:00:00Z' }, 'notBefore', 'ISO 8601'],
+    ['a notBefore of 31 April', { ...valid, notBefore: '2030-04-31T00:00:00+02:00' }, 'notBefore', 'ISO 8601'],
+    ['a notBefore at hour 24', { ...valid, notBefore: '2030-01-01T24:00:00Z' }, 'notBefore', 'ISO 8601'],
+    ['a notBefore with an offset of 24 hours', { ...valid, notBefore: '2030-01-01T10:00:00+24:00' }, 'notBefore', 'ISO 8601'],
     ['an unknown field', { ...valid, retries: 3 }, 'retries', 'absent (known fields'],
     ['a body that is an array', [valid], 'body', 'a JSON object'],
     ['a body that is a JSON string', 'hello', 'body', 'a JSON object'],
@@ -141,6 +163,70 @@ describe('POST /retry-tasks validation: each broken rule names the field and the
     } finally {
       await small.close();
     }
+  });
+});
+
+describe('what is taken as written, and only that', () => {
+  /** Posts raw bytes as a request body, with the given content-type. */
+  const postBytes = async (bytes: Uint8Array | string, contentType: string) => {
+    const res = await fetch(`${api.url}/retry-tasks`, { method: 'POST', headers: { 'content-type': contentType }, body: bytes });
+    return { status: res.status, type: res.headers.get('content-type'), body: (await res.json()) as Record<string, unknown> };
+  };
+  const utf8Rule = 'UTF-8 text (RFC 8259 §8.1)';
+  const charsetRule = 'no charset parameter, or charset=utf-8 (JSON is UTF-8, RFC 8259 §8.1)';
+
+  it('answers 415 naming the rule to a request body declared in a charset other than UTF-8, and creates nothing', async () => {
+    const before = (await api.call('GET', '/retry-tasks')).body.items.length as number;
+    const json = JSON.stringify({ ...valid, body: { note: 'é' } });
+    for (const [type, named] of [
+      ['application/json; charset=utf-16', 'utf-16'],
+      ['application/json; charset="UTF-16LE"', 'utf-16le'],
+      ['application/json;charset=iso-8859-1', 'iso-8859-1'],
+    ]) {
+      const res = await postBytes(json, type!);
+      expect(res.status, type).toBe(415);
+      expect(res.type).toContain('application/problem+json');
+      expect(res.body).toMatchObject({
+        code: 'UNSUPPORTED_MEDIA_TYPE',
+        errors: [{ field: 'content-type', rule: charsetRule, message: `content-type must have ${charsetRule}, got charset="${named}"` }],
+      });
+    }
+    // A UTF-16 body really sent as UTF-16 is refused the same way, before its bytes are read as anything.
+    const utf16 = await postBytes(new Uint8Array(Buffer.from(json, 'utf16le')), 'application/json; charset=utf-16');
+    expect(utf16.status).toBe(415);
+    expect((await api.call('GET', '/retry-tasks')).body.items).toHaveLength(before);
+    for (const type of ['application/json; charset=utf-8', 'application/json; charset="UTF-8"', 'application/json;charset=utf8']) {
+      expect((await postBytes(json, type)).status, type).toBe(201);
+    }
+  });
+
+  it('answers 400 naming body to bytes that are not valid UTF-8, instead of storing U+FFFD in their place', async () => {
+    const head = Buffer.from(`{"targetUrl":"${valid.targetUrl}","method":"POST","body":"caf`);
+    for (const bad of [[0xe9], [0xc3], [0xed, 0xa0, 0x80], [0xff, 0xfe], [0xf8, 0x88, 0x80, 0x80, 0x80]]) {
+      const res = await postBytes(new Uint8Array(Buffer.concat([head, Buffer.from(bad), Buffer.from('"}')])), 'application/json');
+      expect(res.status, String(bad)).toBe(400);
+      expect(res.body).toMatchObject({
+        code: 'VALIDATION_FAILED',
+        errors: [{ field: 'body', rule: utf8Rule, message: `body must be ${utf8Rule}; its bytes are not valid UTF-8` }],
+      });
+    }
+    const good = await postBytes(new Uint8Array(Buffer.concat([head, Buffer.from([0xc3, 0xa9]), Buffer.from('"}')])), 'application/json');
+    expect(good.status).toBe(201);
+    expect((await api.stored(good.body.taskId as string)).body).toBe('café');
+  });
+
+  it('takes what the rules above leave: Latin-1 letters and NBSP in a header, 29 February of a leap year, an explicit port, a UTF-8 charset', async () => {
+    const res = await api.call('POST', '/retry-tasks', {
+      ...valid,
+      targetUrl: 'https://api.example.com:8443/orders',
+      headers: { 'X-Name': 'Zoë\u00a0Müller\tÿ', 'Content-Type': 'text/plain; charset=UTF-8' },
+      body: 'héllo',
+      notBefore: '2028-02-29T23:59:59.999+01:00',
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    const task = await api.stored(res.body.taskId as string);
+    expect(task.headers['X-Name']).toBe('Zoë\u00a0Müller\tÿ');
+    expect(task.nextAttemptAt).toBe(Date.UTC(2028, 1, 29, 22, 59, 59, 999));
   });
 });
 

@@ -470,6 +470,119 @@ describe('npm run bench', () => {
     expect(w8Aims(w8(0.137, w4P99 * 1.1, 2)).map((a) => a.met)).toEqual([false, false, false]);
   });
 
+  it('plans W6 through the transactional enqueue once, on PostgreSQL, beside pg-boss when the run has it', async () => {
+    const { planRuns } = (await import(pathToFileURL(join(ROOT, 'bench', 'report', 'plan.mjs')).href)) as {
+      planRuns: (options: { quick: boolean; stores?: string[]; peers?: string[]; workloads?: string[] }) => { workload: string; script?: string; store: string; args: string[] }[];
+    };
+    const w6tx = (options: { quick: boolean; stores?: string[]; peers?: string[] }) =>
+      planRuns(options)
+        .filter((s) => s.workload === 'w6tx')
+        .map((s) => `${s.script ?? ''} ${s.store} ${s.args.join(' ')}`);
+    expect(w6tx({ quick: false })).toEqual(['w6-transactional postgres --tasks 50000 --rounds 3']);
+    expect(w6tx({ quick: true })).toEqual(['w6-transactional postgres --tasks 2000 --rounds 1']);
+    expect(w6tx({ quick: false, peers: [] })).toEqual(['w6-transactional postgres --peer none --tasks 50000 --rounds 3']);
+    expect(w6tx({ quick: false, stores: ['sqlite', 'redis'] })).toEqual([]);
+    // Between W5 and W7, as the page orders its sections.
+    expect(planRuns({ quick: true, stores: ['postgres'], workloads: ['w5', 'w6tx', 'w7'] }).map((s) => s.workload)).toEqual(['w5', 'w6tx', 'w7']);
+  });
+
+  it('w6-transactional.mjs writes both sides’ rates and the server’s durability with --json-file, and retryd alone with --peer none', { timeout: 120_000 }, async () => {
+    const script = join(ROOT, 'bench', 'service', 'w6-transactional.mjs');
+    interface W6txOutput {
+      tasks: number;
+      batch: number;
+      durability: { durable: boolean; label: string };
+      peer?: { id: string; name: string };
+      rows: { id: string; tasksPerSec: number; rounds: number[] }[];
+      retrydPerSec: number;
+      peerPerSec?: number;
+    }
+    const jsonFile = join(dir, 'w6tx.json');
+    const run = await bench(['--tasks', '300', '--batch', '100', '--rounds', '2', '--json-file', jsonFile], script);
+    expect(run.code, run.stderr).toBe(0);
+    const output = JSON.parse(await readFile(jsonFile, 'utf8')) as W6txOutput;
+    expect([output.tasks, output.batch]).toEqual([300, 100]);
+    expect(output.durability.label.startsWith(output.durability.durable ? 'durable: ' : 'NOT durable: ')).toBe(true);
+    expect(output.peer).toEqual({ id: 'pgboss', name: 'pg-boss 10.4.2' });
+    expect(output.rows.map((r) => [r.id, r.rounds.length])).toEqual([
+      ['retryd', 2],
+      ['pgboss', 2],
+    ]);
+    expect(output.rows.every((r) => r.tasksPerSec > 0)).toBe(true);
+    expect(output.retrydPerSec).toBe(output.rows[0]?.tasksPerSec);
+    expect(output.peerPerSec).toBe(output.rows[1]?.tasksPerSec);
+
+    const alone = join(dir, 'w6tx-alone.json');
+    const aloneRun = await bench(['--tasks', '100', '--batch', '100', '--rounds', '1', '--peer', 'none', '--json-file', alone], script);
+    expect(aloneRun.code, aloneRun.stderr).toBe(0);
+    const aloneOutput = JSON.parse(await readFile(alone, 'utf8')) as W6txOutput;
+    expect(aloneOutput.rows.map((r) => r.id)).toEqual(['retryd']);
+    expect(aloneOutput.peer).toBeUndefined();
+    expect(aloneOutput.peerPerSec).toBeUndefined();
+
+    const wrong = await bench(['--peer', 'bullmq'], script);
+    expect(wrong.code).not.toBe(0);
+    expect(wrong.stderr).toContain('--peer: expected none (or no --peer: pg-boss), got "bullmq"');
+  });
+
+  it('judges W6 through the transactional enqueue against pg-boss’s insert, durable, and renders its section and headline', async () => {
+    const figures = (await import(pathToFileURL(join(ROOT, 'bench', 'report', 'figures.mjs')).href)) as {
+      aims: (results: unknown) => { aim: string; met: boolean; figureText?: string }[];
+    };
+    const { renderDoc } = (await import(pathToFileURL(join(ROOT, 'bench', 'report', 'render-doc.mjs')).href)) as {
+      renderDoc: (results: unknown, paths: { chartPath: (name: string) => string; resultsPath: string }) => string;
+    };
+    const sample = JSON.parse(await readFile(SAMPLE, 'utf8')) as Results & { workloads: string[] };
+    const durable = 'durable: fsync=on, synchronous_commit=on, wal_sync_method=fdatasync';
+    const notDurable = 'NOT durable: fsync=on, synchronous_commit=off, wal_sync_method=fdatasync';
+    const step = (retrydPerSec: number, peerPerSec: number, label = durable) => ({
+      workload: 'w6tx',
+      script: 'w6-transactional',
+      store: 'postgres',
+      args: ['--tasks', '50000', '--rounds', '3'],
+      exitCode: 0,
+      seconds: 61,
+      data: {
+        tasks: 50_000,
+        batch: 1000,
+        concurrency: 4,
+        rounds: 3,
+        durability: { durable: label.startsWith('durable'), label },
+        peer: { id: 'pgboss', name: 'pg-boss 10.4.2' },
+        rows: [
+          { id: 'retryd', name: 'retryd `enqueueBatch` (@retryd/server/pg)', tasksPerSec: retrydPerSec, rounds: [retrydPerSec, retrydPerSec * 0.9, retrydPerSec * 1.1] },
+          { id: 'pgboss', name: 'pg-boss 10.4.2 `insert` (`db`: the same client)', tasksPerSec: peerPerSec, rounds: [peerPerSec, peerPerSec, peerPerSec] },
+        ],
+        retrydPerSec,
+        peerPerSec,
+      },
+    });
+    const withStep = (s: unknown) => ({ ...sample, workloads: [...sample.workloads, 'w6tx'], runs: [...sample.runs, s] });
+    const aim = (s: unknown) => figures.aims(withStep(s)).find((a) => a.aim.startsWith('W6 transactional'));
+    expect(aim(step(24_000, 20_000))).toEqual({ aim: 'W6 transactional (PostgreSQL): ≥ 1.0× pg-boss 10.4.2 `insert` tasks/s, durable', figureText: '1.20× (24,000 ÷ 20,000 tasks/s)', met: true });
+    expect(aim(step(18_000, 20_000))?.met).toBe(false);
+    // Faster than the peer is not enough when the server does not flush the commits.
+    const fast = aim(step(24_000, 20_000, notDurable));
+    expect(fast?.met).toBe(false);
+    expect(fast?.figureText).toBe(`1.20× (24,000 ÷ 20,000 tasks/s); **${notDurable}**`);
+    // No step (or a run without PostgreSQL): no aim.
+    expect(figures.aims(sample).some((a) => a.aim.startsWith('W6 transactional'))).toBe(false);
+
+    const page = renderDoc(withStep(step(24_000, 20_000)), { chartPath: (name) => name, resultsPath: 'results.json' });
+    const section = /## W6 through the transactional enqueue\n\n([\s\S]*?)\n\n## /.exec(page)?.[1] ?? '';
+    expect(section).toContain('50,000 of W6\'s tasks, 1,000 a transaction, 4 transactions in flight:');
+    expect(section).toContain('- PostgreSQL: `node bench/service/w6-transactional.mjs --tasks 50000 --rounds 3` (61 s)');
+    expect(section).toContain(`| retryd \`enqueueBatch\` (@retryd/server/pg) | ${durable} | **24,000** | **1.20×** | 24,000, 21,600, 26,400 |`);
+    expect(section).toContain(`| pg-boss 10.4.2 \`insert\` (\`db\`: the same client) | ${durable} | 20,000 | – | 20,000, 20,000, 20,000 |`);
+    // After W5 (and before W7, which the sample has not), ahead of the ceilings; in the headline and the aims.
+    expect(page.indexOf('## W5:')).toBeGreaterThan(0);
+    expect(page.indexOf('## W5:')).toBeLessThan(page.indexOf('## W6 through the transactional enqueue'));
+    expect(page.indexOf('## W6 through the transactional enqueue')).toBeLessThan(page.indexOf('## Ceilings and space'));
+    expect(page).toContain('- W6 through the transactional enqueue on PostgreSQL (durable): **1.20×** the tasks/s of pg-boss 10.4.2\'s `insert` in the same transactions (24,000 against 20,000).');
+    expect(page).toContain('| W6 transactional (PostgreSQL): ≥ 1.0× pg-boss 10.4.2 `insert` tasks/s, durable | 1.20× (24,000 ÷ 20,000 tasks/s) | met | – |');
+    expect(page).toContain(', and W6 through the transactional enqueue of `@retryd/server/pg` on PostgreSQL, with BullMQ');
+  });
+
   it('names the option and the rule when a list is wrong', async () => {
     const run = await bench(['--quick', '--stores', 'sqlite,mysql', '--quiet']);
     expect(run.code).not.toBe(0);

@@ -251,8 +251,13 @@ describe('retryd tasks, dlq, policies and targets (against a running service)', 
     const tooLong = await run(['targets', 'breaker', targetKey, 'open', '--duration-ms', '0'], env);
     expect(tooLong.code).toBe(2);
     expect(tooLong.stderr).toContain('--duration-ms must be an integer from 1 to 604800000');
+    // A release keeps an open breaker's hold (the breaker's close or reset ends it).
+    const released = await run(['targets', 'release', targetKey, '--json'], env);
+    expect(released.code).toBe(0);
+    expect(JSON.parse(released.stdout)).toMatchObject({ targetKey, heldUntil: openUntil, breaker: { state: 'OPEN' } });
     const reset = await run(['targets', 'breaker', targetKey, 'reset'], env);
     expect(reset.stdout).toContain('CLOSED');
+    expect((await run(['targets', 'release', targetKey], env)).stdout).toBe(`holds of ${targetKey} released; held until: -\n`);
     expect((await run(['targets', 'breaker', targetKey, 'shut'], env)).code).toBe(2);
     expect((await run(['targets', 'set', targetKey, '--max-in-flight', '0'], env)).code).toBe(2);
     expect((await run(['targets', 'set', targetKey], env)).code).toBe(2);

@@ -27,6 +27,16 @@ describe('retryd serve (the command)', () => {
       ['--grace', 'RETRYD_GRACE_MS'],
       ['--sync', 'RETRYD_SQLITE_SYNC'],
       ['--sqlite-cache', 'RETRYD_SQLITE_CACHE_MIB'],
+      ['--secrets-file', 'RETRYD_SECRETS_FILE'],
+      ['--credential-headers', 'RETRYD_CREDENTIAL_HEADERS'],
+      ['--allowed-hosts', 'RETRYD_ALLOWED_HOSTS'],
+      ['--request-timeout', 'RETRYD_REQUEST_TIMEOUT_MS'],
+      ['--headers-timeout', 'RETRYD_HEADERS_TIMEOUT_MS'],
+      ['--keep-alive-timeout', 'RETRYD_KEEP_ALIVE_TIMEOUT_MS'],
+      ['--max-connections', 'RETRYD_MAX_CONNECTIONS'],
+      ['--max-in-flight-per-tenant', 'RETRYD_MAX_IN_FLIGHT_PER_TENANT'],
+      ['--max-in-flight-per-target', 'RETRYD_MAX_IN_FLIGHT_PER_TARGET'],
+      ['--max-retry-after', 'RETRYD_MAX_RETRY_AFTER'],
     ]) {
       expect(stdout).toContain(flag);
       expect(stdout).toContain(env);
@@ -35,18 +45,23 @@ describe('retryd serve (the command)', () => {
 
   it('applies every flag, and environment variables where no flag is given', async () => {
     const service = await startServiceProcess(
-      ['--store', `sqlite:${join(dir, 'flags.db')}`, '--attempt-timeout', '1000', '--visibility-timeout', '1500', '--grace', '250', '--sync', 'normal', '--sqlite-cache', '16'],
-      { RETRYD_CONCURRENCY: '7', RETRYD_ALLOW_TARGETS: '127.0.0.1/32,10.0.0.0/8' },
+      ['--store', `sqlite:${join(dir, 'flags.db')}`, '--attempt-timeout', '1000', '--visibility-timeout', '1500', '--grace', '250', '--sync', 'normal', '--sqlite-cache', '16', '--max-in-flight-per-target', '5', '--max-retry-after', '10m'],
+      { RETRYD_CONCURRENCY: '7', RETRYD_ALLOW_TARGETS: '127.0.0.1/32,10.0.0.0/8', RETRYD_REQUEST_TIMEOUT_MS: '20000', RETRYD_ALLOWED_HOSTS: 'Retryd.Internal', RETRYD_MAX_IN_FLIGHT_PER_TENANT: '6' },
     );
     try {
       expect(service.logs.find((l) => l.event === 'start')).toMatchObject({
         concurrency: 7,
+        maxInFlightPerTenant: 6,
+        maxInFlightPerTarget: 5,
+        maxRetryAfterMs: 600_000,
         attemptTimeoutMs: 1000,
         visibilityTimeoutMs: 1500,
         graceMs: 250,
         sqliteSync: 'normal',
         sqliteCacheMiB: 16,
         allowTargets: ['127.0.0.1/32', '10.0.0.0/8'],
+        connections: { requestTimeoutMs: 20_000, headersTimeoutMs: 10_000, keepAliveTimeoutMs: 72_000 },
+        allowedHosts: ['retryd.internal'],
       });
       expect((await fetch(`${service.url}/healthz`)).status).toBe(200);
     } finally {
@@ -63,6 +78,11 @@ describe('retryd serve (the command)', () => {
     [['--allow-targets', '10.0.0.0/99'], '--allow-targets: "10.0.0.0/99" is not a CIDR'],
     [['--store', 'mysql://db'], '--store'],
     [['--attempt-timeout', '2000', '--visibility-timeout', '1000'], '--visibility-timeout must be greater than --attempt-timeout (2000), got 1000'],
+    [['--request-timeout', '1000', '--headers-timeout', '2000'], '--headers-timeout must be at most --request-timeout (1000), got 2000'],
+    [['--max-connections', '0'], '--max-connections must be an integer from 1 to'],
+    [['--max-in-flight-per-target', '0'], '--max-in-flight-per-target must be an integer from 1 to 100000, got "0"'],
+    [['--max-retry-after', 'soon'], '--max-retry-after must be a period from 0 ms to 3650 d (a number with ms, s, m, h or d; plain ms), got "soon"'],
+    [['--allowed-hosts', 'retryd.internal:8080'], '--allowed-hosts must be host names or addresses without a scheme or port (e.g. retryd.internal), got "retryd.internal:8080"'],
   ])('refuses %j with one line naming the flag and the rule, exit code 2', async (args, message) => {
     const { code, stderr } = await run(['serve', '--port', '0', '--store', `sqlite:${join(dir, 'bad.db')}`, ...args]);
     expect(code).toBe(2);
@@ -73,6 +93,16 @@ describe('retryd serve (the command)', () => {
   it.each([
     [{ RETRYD_ENCRYPTION_KEY: 'c2hvcnQ=' }, [], 'retryd: RETRYD_ENCRYPTION_KEY entry 1 must be base64 of 32 bytes, got 5 bytes'],
     [{}, ['--secrets-file', '/no/such/secrets.json'], 'retryd: --secrets-file must name a readable JSON file of secret names to string values; /no/such/secrets.json cannot be read (ENOENT)'],
+    [
+      { RETRYD_TENANT_SECRET_a__b__C: 'v' },
+      [],
+      "retryd: RETRYD_TENANT_SECRET_a__b__C must name one tenant's secret; it reads as tenant a's b__C and as tenant a__b's C: give it in --secrets-file instead",
+    ],
+    [
+      {},
+      ['--credential-headers', 'X-Pin,bad name'],
+      'retryd: --credential-headers must list header names of token characters (RFC 9110), at most 256 bytes each, separated by commas; got "bad name"',
+    ],
   ])('refuses a bad encryption key or secrets file (%j %j) with one line, exit code 2', async (env, args, message) => {
     const { code, stderr } = await run(['serve', '--port', '0', '--store', `sqlite:${join(dir, 'bad.db')}`, ...args], env);
     expect(code).toBe(2);

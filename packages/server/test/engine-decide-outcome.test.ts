@@ -23,7 +23,7 @@ const POLICY: RetryPolicy = {
 const NOW = T0 + 25;
 /** Three periods apart, so that each final status's expiresAt tells which one it took. */
 const RETENTION = { succeededMs: 1_000_000, deadLettersMs: 2_000_000, cancelledMs: 3_000_000 };
-const ctx = (overrides: Partial<{ policy: RetryPolicy; now: number; random: () => number }> = {}) => ({
+const ctx = (overrides: Partial<{ policy: RetryPolicy; now: number; random: () => number; maxRetryAfterMs: number }> = {}) => ({
   policy: POLICY,
   now: NOW,
   random: seededRandom(1),
@@ -178,6 +178,35 @@ describe('decideAttemptOutcome', () => {
     const completion = decideAttemptOutcome(claimed(), at(response(503, { 'retry-after': '5' })), ctx({ policy }));
     expect(completion.next).toMatchObject({ status: 'EXHAUSTED', nextAttemptAt: null, deadLetterReason: 'retry_after_beyond_budget' });
     expect(completion.attempt).toMatchObject({ outcome: 'exhausted', nextAttemptAt: null });
+  });
+
+  it('ends a task whose Retry-After asks for more than the service allows, beyond its policy\'s own delays', () => {
+    const task = claimed({ attemptNumber: 1, runStartedAt: T0, lastDelayMs: 100 });
+    // No budget: without the limit, 999999999 s parked the task for 31 years.
+    const decades = decideAttemptOutcome(task, at(response(429, { 'retry-after': '999999999' })), ctx({ maxRetryAfterMs: 3_600_000 }));
+    expect(decades.next).toMatchObject({
+      status: 'EXHAUSTED',
+      nextAttemptAt: null,
+      lastDelayMs: 100,
+      deadLetterReason: 'retry_after_beyond_limit',
+      lastError: 'HTTP 429: Retry-After asked for 999999999 s, more than the 3600 s allowed',
+      expiresAt: NOW + RETENTION.deadLettersMs,
+    });
+    expect(decades.attempt).toMatchObject({ outcome: 'exhausted', errorMessage: 'HTTP 429', nextAttemptAt: null });
+    // An HTTP-date far ahead is the same.
+    const dated = decideAttemptOutcome(task, at(response(503, { 'retry-after': 'Fri, 01 Jan 2058 00:00:00 GMT' })), ctx({ maxRetryAfterMs: 3_600_000 }));
+    expect(dated.next.deadLetterReason).toBe('retry_after_beyond_limit');
+    // Up to the limit it is honoured as before.
+    const hour = decideAttemptOutcome(task, at(response(429, { 'retry-after': '3600' })), ctx({ maxRetryAfterMs: 3_600_000 }));
+    expect(hour.next).toMatchObject({ status: 'PENDING', nextAttemptAt: NOW + 3_600_000 });
+    // A policy that backs off longer than the limit itself honours a Retry-After as long as its longest delay.
+    const patient = { ...POLICY, maxDelayMs: 7_200_000 };
+    const twoHours = decideAttemptOutcome(task, at(response(429, { 'retry-after': '7200' })), ctx({ policy: patient, maxRetryAfterMs: 3_600_000 }));
+    expect(twoHours.next).toMatchObject({ status: 'PENDING', nextAttemptAt: NOW + 7_200_000 });
+    expect(decideAttemptOutcome(task, at(response(429, { 'retry-after': '7201' })), ctx({ policy: patient, maxRetryAfterMs: 3_600_000 })).next.status).toBe('EXHAUSTED');
+    // Out of attempts says so, whatever the Retry-After.
+    const last = claimed({ attemptNumber: 4, runStartedAt: T0 });
+    expect(decideAttemptOutcome(last, at(response(429, { 'retry-after': '999999999' })), ctx({ maxRetryAfterMs: 3_600_000 })).next.deadLetterReason).toBe('max_attempts');
   });
 
   it('exhausts after maxAttempts attempts of the run', () => {

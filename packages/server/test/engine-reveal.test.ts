@@ -125,4 +125,67 @@ describe('revealing secrets at dispatch', () => {
     });
     expect(server.requests.length).toBe(before);
   });
+
+  it("reveals only the task's tenant's secrets and the shared ones: another tenant's name is unknown at dispatch too", async () => {
+    const scoped = envSecretProvider({ RETRYD_SECRET_API: 'default-only', RETRYD_SHARED_SECRET_HOOK: `whsec_${SIGNING_KEY.toString('base64')}` });
+    const dispatcher = new RevealingDispatcher(http, new TaskSecrets({ provider: scoped }));
+    const before = server.requests.length;
+    const foreign = makeTask({ tenantId: 'acme', targetUrl: `${server.url}/x`, headers: { 'X-Api-Key': { ref: '{{secret:API}}' } } });
+    expect(await dispatcher.dispatch(foreign, 1)).toMatchObject({
+      kind: 'error',
+      deadLetterReason: 'secret_unavailable',
+      message: 'header X-Api-Key refers to secret API, which the secret provider does not know',
+    });
+    expect(server.requests.length).toBe(before);
+    // A shared signing secret signs any tenant's attempts.
+    expect(await dispatcher.dispatch(makeTask({ tenantId: 'acme', targetUrl: `${server.url}/signed` }), 1, ['{{secret:HOOK}}'])).toMatchObject({ status: 200 });
+    expect(server.requests.at(-1)?.headers['webhook-signature']).toMatch(/^v1,/);
+  });
+
+  it('scrubs what it revealed out of the excerpt of a target that echoes it, whole, escaped or cut off, and out of an error message', async () => {
+    const echo = await startServer((req, res) => reply(res, 500, `${JSON.stringify(req.headers)}\n${encodeURIComponent(req.headers['x-ref'] as string)}\n${req.body}`));
+    try {
+      const dispatcher = new RevealingDispatcher(http, new TaskSecrets({ keyring: TEST_KEYRING, provider }), (ref) => blobs.get(ref));
+      const base = makeTask({ targetUrl: `${echo.url}/echo`, body: null, sensitiveBody: true });
+      // A body longer than the excerpt: the echo is cut at 4 KiB in the middle of it.
+      const body = `{"card":"4111-1111-1111-1111","pad":"${'p'.repeat(6000)}"}`;
+      const ref = await blobs.put('default', base.taskId, sealSecret(TEST_KEYRING, body, { tenantId: 'default', taskId: base.taskId, purpose: 'body' }));
+      const task = makeTask({
+        ...base,
+        bodyRef: ref,
+        headers: {
+          Cookie: { enc: sealSecret(TEST_KEYRING, 'sid=cookie-value-123456; theme=dark', { tenantId: 'default', taskId: base.taskId, purpose: 'header:cookie' }) },
+          'X-Ref': { ref: 'k={{secret:API}} "q"' },
+          'x-plain': 'plain-value',
+        },
+      });
+      const result = await dispatcher.dispatch(task, 1);
+      expect(echo.requests[0]?.headers).toMatchObject({ cookie: 'sid=cookie-value-123456; theme=dark', 'x-ref': 'k=from-provider "q"' });
+      if (result.kind !== 'response') throw new Error(`expected a response, got ${result.message}`);
+      const snippet = result.bodySnippet ?? '';
+      expect(snippet).toContain('"x-plain":"plain-value"');
+      expect(snippet).toContain('"cookie":"[REDACTED]"');
+      expect(snippet).toContain('"x-ref":"[REDACTED]"');
+      expect(snippet.endsWith('[REDACTED]')).toBe(true);
+      for (const secret of ['cookie-value-123456', 'from-provider', encodeURIComponent('k=from-provider "q"'), '4111-1111', 'pppppppp']) {
+        expect(snippet, secret).not.toContain(secret);
+      }
+
+      // An error whose message quotes what was sent (a substitute dispatcher's, say) is scrubbed too.
+      const quoting = new RevealingDispatcher(
+        {
+          dispatch: async (sent) => ({ kind: 'error', error: new Error('x'), message: `refused header value ${String(sent.headers['X-Ref'])}` }),
+          close: async () => undefined,
+          destroy: async () => undefined,
+        },
+        new TaskSecrets({ provider }),
+      );
+      expect(await quoting.dispatch(makeTask({ headers: { 'X-Ref': { ref: 'k={{secret:API}}' } } }), 1)).toMatchObject({
+        kind: 'error',
+        message: 'refused header value [REDACTED]',
+      });
+    } finally {
+      await echo.close();
+    }
+  });
 });

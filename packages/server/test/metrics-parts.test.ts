@@ -5,7 +5,7 @@ import { ManualClock } from '@retryd/core/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { AttemptLogOutcome, type AttemptLog, type RetryTask } from '../src/domain/task.js';
-import { LabelCap, OTHER_LABEL } from '../src/metrics/label-cap.js';
+import { LabelCap, OTHER_LABEL, TenantLabelCap } from '../src/metrics/label-cap.js';
 import { QueueDepth } from '../src/metrics/queue-depth.js';
 import { ServiceMetrics } from '../src/metrics/service-metrics.js';
 import type { SqliteStore } from '../src/backends/sqlite/sqlite-store.js';
@@ -60,6 +60,15 @@ describe('LabelCap', () => {
     expect(new LabelCap(5).label(OTHER_LABEL)).toBe(OTHER_LABEL);
     expect(() => new LabelCap(0)).toThrow('Expected `limit` to be an integer >= 1, got 0.');
   });
+
+  it('keeps the first values of each tenant apart: one tenant past its cap folds only its own', () => {
+    const cap = new TenantLabelCap(2);
+    expect(['a', 'b', 'c'].map((v) => cap.label('t1', v))).toEqual(['a', 'b', OTHER_LABEL]);
+    expect(['c', 'd', 'a', 'e'].map((v) => cap.label('t2', v))).toEqual(['c', 'd', OTHER_LABEL, OTHER_LABEL]);
+    expect(cap.label('t1', 'a')).toBe('a');
+    expect(cap.label('t1', 'c')).toBe(OTHER_LABEL);
+    expect(() => new TenantLabelCap(0)).toThrow('Expected `limit` to be an integer >= 1, got 0.');
+  });
 });
 
 describe('ServiceMetrics', () => {
@@ -80,6 +89,40 @@ describe('ServiceMetrics', () => {
     expect(valueOf(samples, 'retry_schedule_lag_seconds_bucket', { le: '0.1' })).toBe(0);
     expect(valueOf(samples, 'retry_schedule_lag_seconds_bucket', { le: '0.5' })).toBe(4);
     expect(valueOf(samples, 'retry_schedule_lag_seconds_sum')).toBeCloseTo(1, 6);
+  });
+
+  it("keeps another tenant's targets and policies labelled when one tenant has filled its places", async () => {
+    const known: { tenantId: string; targetKey: string }[] = [];
+    const metrics = new ServiceMetrics({
+      store,
+      maxTargets: 3,
+      maxPolicies: 2,
+      processMetrics: false,
+      targets: { knownTargets: () => known.map((k) => ({ ...k, breaker: CircuitState.CLOSED, allowedRatePerSecond: null, held: false })) },
+    });
+    const record = (tenantId: string, origin: string, policyId: string) => {
+      const task = taskFor(`${origin}/hook`, undefined, { tenantId, targetKey: origin, policyId, policy: null, nextAttemptAt: 1_000 });
+      metrics.attemptRecorded(task, attemptOf(task, AttemptLogOutcome.SUCCEEDED, 1_100));
+      known.push({ tenantId, targetKey: origin });
+    };
+    // Tenant noisy names five targets and three policies first: its own later ones fold into other.
+    for (let i = 0; i < 5; i++) record('noisy', `http://n${i}.example`, `p${i % 3}`);
+    record('quiet', 'http://q.example', 'billing');
+    const samples = parseSamples(await metrics.scrape());
+    const attempts = (target: string, policy: string) => valueOf(samples, 'retry_attempts_total', { outcome: 'succeeded', policy, target });
+    expect(attempts('http://q.example', 'billing')).toBe(1);
+    expect(attempts('http://n0.example', 'p0')).toBe(1);
+    expect(attempts('http://n2.example', OTHER_LABEL)).toBe(1);
+    expect(attempts(OTHER_LABEL, 'p0')).toBe(1);
+    expect(attempts(OTHER_LABEL, 'p1')).toBe(1);
+    const breakers = samples.filter((sample) => sample.name === 'retry_target_breaker_state' && sample.labels.state === 'closed');
+    expect(Object.fromEntries(breakers.map((sample) => [sample.labels.target, sample.value]))).toEqual({
+      'http://n0.example': 1,
+      'http://n1.example': 1,
+      'http://n2.example': 1,
+      [OTHER_LABEL]: 2,
+      'http://q.example': 1,
+    });
   });
 
   it("counts the schedule lag from the end of its target's hold, and the wait for the target apart", async () => {

@@ -31,7 +31,7 @@ async function setup() {
   const [store] = await instances(1);
   if (store === undefined) throw new Error('expected a store');
   // As a service registers it at start: the default tenant's `default` policy.
-  await store.putPolicy({ tenantId: 'default', policyId: 'default', policy: DEFAULT_SERVICE_POLICY, createdAt: 1, updatedAt: 1, version: 1 }, 'create');
+  await store.putPolicy({ tenantId: 'default', policyId: 'default', policy: DEFAULT_SERVICE_POLICY, callback: null, createdAt: 1, updatedAt: 1, version: 1 }, 'create');
   const app = freshSchema();
   const admin = await appClient();
   await admin.query(`CREATE SCHEMA ${app}; CREATE TABLE ${app}.orders (id text PRIMARY KEY)`);
@@ -180,6 +180,21 @@ describe('transactional enqueue (@retryd/server/pg)', () => {
     expect(new Set(results.map((r) => r.taskId)).size).toBe(50);
     expect((await store.admin.countByStatus()).PENDING).toBe(50);
     expect((await store.admin.getTaskByIdempotencyKey('default', 'batch-49'))?.nextAttemptAt).toBe(Date.parse('2099-01-01T00:00:00Z'));
+  });
+
+  it('keeps a callback given in the transaction, checked as the API checks it', async () => {
+    const { store, schema } = await setup();
+    const client = await appClient();
+    const enqueuer = enqueuerOn(schema);
+    await client.query('BEGIN');
+    const callback = { url: 'http://127.0.0.1:9/payments/settled', on: ['succeeded', 'failed'] as ('succeeded' | 'failed')[] };
+    const made = await enqueuer.enqueue(client, task('with-callback', { callback }));
+    await expect(enqueuer.enqueue(client, task('bad-callback', { callback: { url: 'http://10.1.2.3/x' } }))).rejects.toMatchObject({
+      code: 'TARGET_NOT_ALLOWED',
+      errors: [expect.objectContaining({ field: 'callback.url' })],
+    });
+    await client.query('COMMIT');
+    expect((await store.getTask('default', made.taskId))?.callback).toEqual({ ...callback, policyId: null });
   });
 
   it('refuses an invalid task and a refused target before writing anything, and the transaction goes on', async () => {

@@ -123,7 +123,11 @@ describe('PostgresStore migration 009 (task ids as uuid)', () => {
     const types = await withClient(schema, async (client) =>
       (await client.query("SELECT table_name, data_type FROM information_schema.columns WHERE column_name = 'task_id' AND table_schema = current_schema() ORDER BY table_name")).rows,
     );
-    expect(types).toEqual([{ table_name: 'attempts', data_type: 'uuid' }, { table_name: 'tasks', data_type: 'uuid' }]);
+    expect(types).toEqual([
+      { table_name: 'attempts', data_type: 'uuid' },
+      { table_name: 'callbacks_owed', data_type: 'uuid' },
+      { table_name: 'tasks', data_type: 'uuid' },
+    ]);
     await expectMigratedTaskIds(store, tasks);
   });
 
@@ -310,5 +314,44 @@ describe('PostgresStore migration 013 (a task\'s own timeouts)', () => {
       await expect(client.query('UPDATE tasks SET attempt_timeout_ms = 0')).rejects.toThrow(/tasks_attempt_timeout_ms/);
       await expect(client.query('UPDATE tasks SET connect_timeout_ms = 1800001')).rejects.toThrow(/tasks_connect_timeout_ms/);
     });
+  });
+});
+
+describe('PostgresStore migration 014 (callbacks)', () => {
+  it('adds the column in place, null for every task stored before, and owes a callback from any session that ends the task', async () => {
+    const before = makeTask({ nextAttemptAt: T0 + 1 });
+    const schema = freshSchema();
+    {
+      await using store = makeStore(schema);
+      await store.init();
+      await store.insertTasks([before]);
+    }
+    // The schema as 013 left it: the columns, table and trigger gone, the migration not applied.
+    await withClient(schema, async (client) => {
+      await client.query('DROP TRIGGER tasks_owe_callback ON tasks; DROP FUNCTION owe_callback(); DROP TABLE callbacks_owed');
+      await client.query('ALTER TABLE tasks DROP COLUMN callback; ALTER TABLE policies DROP COLUMN callback');
+      await client.query('DELETE FROM schema_migrations WHERE version = 14');
+    });
+
+    await using store = makeStore(schema);
+    await store.init();
+    expect(await store.getTask('default', before.taskId)).toEqual(before);
+    const after = makeTask({ nextAttemptAt: T0 + 1, callback: { url: 'https://caller.example.com/ended', on: ['cancelled'], policyId: 'slow' } });
+    await store.insertTasks([after]);
+    expect(await store.getTask('default', after.taskId)).toEqual(after);
+    // Ended by a session on another search path (an application's): the trigger's function runs in retryd's schema.
+    const app = new pg.Client({ connectionString: POSTGRES_URL });
+    await app.connect();
+    try {
+      await app.query('SET search_path = public');
+      await app.query(`UPDATE ${schema}.tasks SET status = 'CANCELLED', next_attempt_at = NULL, updated_at = $1 WHERE task_id IN ($2, $3)`, [
+        T0 + 9,
+        before.taskId,
+        after.taskId,
+      ]);
+    } finally {
+      await app.end();
+    }
+    expect(await store.callbacks.owed(10)).toEqual([{ tenantId: 'default', taskId: after.taskId, owedAt: T0 + 9 }]);
   });
 });

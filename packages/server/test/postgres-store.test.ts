@@ -257,7 +257,12 @@ describe('PostgresStore query plans', () => {
       await client.query('RESET plan_cache_mode');
       return {
         purgeGeneric,
-        claim: await explain(queries['claim-due'].text, [T0 + 100, 128, 'w', T0 + 30_100, null, null]),
+        claim: await explain(queries['claim-due'].text, [T0 + 100, 128, 'w', T0 + 30_100, null, null, null, null, null, null, null, null]),
+        // With the engine's rooms (ClaimRooms): a few queues and tenants listed, defaults for the rest.
+        claimRooms: await explain(queries['claim-due'].text, [
+          T0 + 100, 128, 'w', T0 + 30_100, null, null,
+          ['default\nhttps://api.example.com', 'default\nhttps://t50.example.com'], [40, 0], ['other'], [0], 200, 220,
+        ]),
         nextDue: await explain(queries['next-due-at'].text, []),
         lease: await explain(queries['find-expired-leases'].text, [T0, 100]),
         deadLetters: await explain(queries['list-tasks-by-status'].text, ['default', ['FAILED', 'EXHAUSTED'], null, Infinity, 'ffffffff-ffff-ffff-ffff-ffffffffffff', 51, null]),
@@ -274,6 +279,8 @@ describe('PostgresStore query plans', () => {
     const expected = [
       ['claim', 'tasks_due'],
       ['claim', 'target_queues_ready'],
+      ['claimRooms', 'tasks_due'],
+      ['claimRooms', 'target_queues_ready'],
       ['nextDue', 'target_queues_ready'],
       ['nextDue', 'tasks_due'],
       ['lease', 'tasks_lease'],

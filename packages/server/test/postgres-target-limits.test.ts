@@ -10,6 +10,9 @@ import { LEASED_STATUS } from '../src/store/transition-guards.js';
 import { T0, finalOutcome, makeTask, retryOutcome } from './fixtures/tasks.js';
 import { POSTGRES_URL, freshSchema, olderTaskRecords, postgresInstances, waitFor, withClient } from './postgres-harness.js';
 
+/** claim-due.sql's $7-$12 (the claim's rooms): none. */
+const NO_ROOMS = [null, null, null, null, null, null];
+
 // The PostgreSQL store's target limits (004-target-limits.sql, claim-due.sql) where the conformance suite cannot see:
 // several instances spending one bucket and one set of in-flight slots at once, the lock that makes them exact, the
 // unlimited path that takes no lock, and the migration of a store made by 003.
@@ -99,7 +102,7 @@ describe('PostgresStore target limits across instances', () => {
     try {
       // The other instance's claim holds both queue rows, uncommitted: two tasks of each, so neither is throttled.
       await other.query('BEGIN');
-      const first = await other.query<{ target_key: string }>(queries['claim-due'].text, [T0 + 1, 4, 'x', T0 + 60_001, null, null]);
+      const first = await other.query<{ target_key: string }>(queries['claim-due'].text, [T0 + 1, 4, 'x', T0 + 60_001, null, null, ...NO_ROOMS]);
       expect(first.rows.map((row) => row.target_key)).toEqual([R, C, R, C]);
       // This claim starts (its snapshot shows all 20 tasks PENDING) and waits for the rows.
       const waiting = store.claimDue(T0 + 2, { limit: 20, leaseMs: 60_000, workerId: 'w' });
@@ -147,7 +150,7 @@ describe('PostgresStore target limits across instances', () => {
         async (client) => {
           await client.query("SET track_functions = 'all'");
           await client.query('BEGIN');
-          const claimed = await client.query<{ target_key: string }>(queries['claim-due'].text, [now, 10, 'w', now + 60_000, null, null]);
+          const claimed = await client.query<{ target_key: string }>(queries['claim-due'].text, [now, 10, 'w', now + 60_000, null, null, ...NO_ROOMS]);
           const { rows } = await client.query<{ calls: number }>(
             "SELECT calls FROM pg_stat_xact_user_functions WHERE schemaname = current_schema() AND funcname = 'target_rooms'",
           );

@@ -9,6 +9,9 @@ import type { RetryTask } from '../src/domain/task.js';
 import { T0, makeTask, retryOutcome } from './fixtures/tasks.js';
 import { POSTGRES_URL, dropSchemas, makeStore, waitFor, withClient } from './postgres-harness.js';
 
+/** claim-due.sql's $7-$12 (the claim's rooms): none. */
+const NO_ROOMS = [null, null, null, null, null, null];
+
 // The PostgreSQL store's target queues (003-targets.sql, claim-due.sql): what a claim reads, and why its hint
 // is never late when statements race.
 
@@ -62,7 +65,7 @@ describe('PostgresStore claims through target queues', () => {
     await using store = makeStore();
     await store.init();
     await store.insertTasks(tasksFor(B, 5));
-    const claim = [T0 + 10, 10, 'w', T0 + 60_010, null, null];
+    const claim = [T0 + 10, 10, 'w', T0 + 60_010, null, null, ...NO_ROOMS];
     const plans = await withClient(
       store.schema,
       async (client) => {
@@ -104,7 +107,7 @@ describe('PostgresStore claims through target queues', () => {
     await using store = makeStore();
     await store.init();
     await store.insertTasks(Array.from({ length: 40 }, (_, q) => tasksFor(`https://q${String(q).padStart(2, '0')}.example.com`, 3)).flat());
-    const { nodes } = await withClient(store.schema, (client) => explainClaim(client, [T0 + 10, 4, 'w', T0 + 60_010, null, null]), 'store');
+    const { nodes } = await withClient(store.schema, (client) => explainClaim(client, [T0 + 10, 4, 'w', T0 + 60_010, null, null, ...NO_ROOMS]), 'store');
     expect(nodes[0]?.['Actual Rows']).toBe(4);
     expect(nodes.find((n) => n['Index Name'] === 'target_queues_ready')?.['Actual Rows']).toBe(40);
     // The ring's probes (an index-only scan of tasks_due per queue reached) stop at the fourth ready queue.
@@ -171,7 +174,7 @@ describe('PostgresStore target queue hints under concurrency', () => {
       const w = makeTask({ targetUrl: `${A}/hook`, nextAttemptAt: T0 + 30 });
       await store.insertTasks([z]);
       await other.query('BEGIN');
-      const claimed = await other.query(queries['claim-due'].text, [T0 + 25, 10, 'w', T0 + 60_025, null, null]);
+      const claimed = await other.query(queries['claim-due'].text, [T0 + 25, 10, 'w', T0 + 60_025, null, null, ...NO_ROOMS]);
       expect(claimed.rows.map((row: { task_id: string }) => row.task_id)).toEqual([z.taskId]);
       const inserting = store.insertTasks([w]);
       const { rows } = await other.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');

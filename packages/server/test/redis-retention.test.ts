@@ -172,8 +172,8 @@ describe('Redis store: retention', () => {
     const old = ended('SUCCEEDED', null);
     const later = ended('SUCCEEDED', T0 + 10_000);
     await store.insertTasks([live, old, later]);
-    // Layout 6's record: 18 values, `sortKey` last.
-    await client.eval("local v = cmsgpack.unpack(redis.call('HGET', KEYS[1], ARGV[1])) v[#v] = nil redis.call('HSET', KEYS[1], ARGV[1], cmsgpack.pack(v))", 1, k.records, old.taskId);
+    // Layout 6's record: 18 values, `sortKey` last (`expires` and then `callback` came after it).
+    await client.eval("local v = cmsgpack.unpack(redis.call('HGET', KEYS[1], ARGV[1])) v[#v] = nil v[#v] = nil redis.call('HSET', KEYS[1], ARGV[1], cmsgpack.pack(v))", 1, k.records, old.taskId);
     const length = "return #cmsgpack.unpack(redis.call('HGET', KEYS[1], ARGV[1]))";
     expect(await client.eval(length, 1, k.records, old.taskId)).toBe(18);
     expect((await readRecord(client, k, old.taskId))?.expires).toBeNull();

@@ -67,7 +67,7 @@ describe('RedisStore', () => {
       await store.cancelTask({ tenantId, taskId: other.taskId }, T0 + 2, T0 + 2 + 60_000);
       await store.insertTasks([makeTask({ tenantId, targetUrl: 'https://held.example.com/x' })]);
       await store.holdTarget({ tenantId, targetKey: 'https://held.example.com' }, T0 + 9_000, T0);
-      await store.putPolicy({ tenantId, policyId: 'payments', policy: { maxAttempts: 1 } as never, createdAt: T0, updatedAt: T0, version: 1 }, 'create');
+      await store.putPolicy({ tenantId, policyId: 'payments', policy: { maxAttempts: 1 } as never, callback: null, createdAt: T0, updatedAt: T0, version: 1 }, 'create');
       await store.targetState.putTargetState(tenantId, 'breaker:https://x', 0, '{}', T0);
     }
     const keys = await keysOf(admin(), store.prefix);

@@ -31,6 +31,7 @@ function canonicalByDefinition(value: ParsedEnqueue, rawBody: unknown): string {
     ...(value.sensitiveBody ? { sensitiveBody: true } : {}),
     ...(value.attemptTimeoutMs === null ? {} : { attemptTimeoutMs: value.attemptTimeoutMs }),
     ...(value.connectTimeoutMs === null ? {} : { connectTimeoutMs: value.connectTimeoutMs }),
+    ...(value.callback === null ? {} : { callback: { url: value.callback.url.href, on: value.callback.on, policyId: value.callback.policyId } }),
   });
 }
 
@@ -92,6 +93,14 @@ describe('the request hash', () => {
     for (const [request, hash] of pinned) expect(hashOf(request), JSON.stringify(request)).toBe(hash);
   });
 
+  it('takes a callback as data: its ends in any order and a null policyId are the same request, another URL is not', () => {
+    const base = { targetUrl: 'https://api.example.com/x', method: 'POST', body: 'x' };
+    const told = hashOf({ ...base, callback: { url: 'https://caller.example.com/ended', on: ['failed', 'succeeded'] } });
+    expect(hashOf({ ...base, callback: { url: 'https://caller.example.com/ended', on: ['succeeded', 'failed'], policyId: null } })).toBe(told);
+    expect(hashOf({ ...base, callback: { url: 'https://caller.example.com/other', on: ['failed', 'succeeded'] } })).not.toBe(told);
+    expect(hashOf(base)).not.toBe(told);
+  });
+
   it('property: the text written out by hand is canonicalJson of the request as defined', () => {
     const headerName = fc.stringMatching(/^[A-Za-z][A-Za-z0-9-]{0,12}$/).filter((h) => !['host', 'content-length', 'connection', 'te', 'trailer', 'upgrade', 'expect', 'keep-alive'].includes(h.toLowerCase()));
     const request = fc.record(
@@ -111,6 +120,14 @@ describe('the request hash', () => {
         // Connect within attempt whenever both are drawn: the rule that ties them is not what this property is about.
         attemptTimeoutMs: fc.integer({ min: 5_000, max: 1_800_000 }),
         connectTimeoutMs: fc.integer({ min: 1, max: 5_000 }),
+        callback: fc.record(
+          {
+            url: fc.constantFrom('https://caller.example.com/ended', 'http://127.0.0.1:9/cb?t=1'),
+            on: fc.subarray(['cancelled', 'failed', 'succeeded'], { minLength: 1 }),
+            policyId: fc.constantFrom('default', 'callbacks'),
+          },
+          { requiredKeys: ['url'] },
+        ),
       },
       { requiredKeys: ['targetUrl', 'method'] },
     );

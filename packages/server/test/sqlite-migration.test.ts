@@ -15,6 +15,8 @@ afterAll(removeTempDir);
 
 /** The task columns 012 added (a task's own timeouts). */
 const ADDED_BY_012: readonly string[] = ['attempt_timeout_ms', 'connect_timeout_ms'];
+/** The column 013 added (a task's callback). */
+const ADDED_BY_013: readonly string[] = ['callback'];
 
 /**
  * The columns of the tables before 011 (every task column and `ended_at`, but `expires_at` and those of 012), each with
@@ -22,7 +24,7 @@ const ADDED_BY_012: readonly string[] = ['attempt_timeout_ms', 'connect_timeout_
  */
 const COLUMNS_BEFORE_011 = [...TASK_COLUMN_NAMES, 'ended_at']
   .map((column, i) => [column, i] as const)
-  .filter(([column]) => column !== 'expires_at' && !ADDED_BY_012.includes(column));
+  .filter(([column]) => column !== 'expires_at' && !ADDED_BY_012.includes(column) && !ADDED_BY_013.includes(column));
 
 /**
  * Writes `tasks` into a database of 010 or later as it stored them (queue numbers and statuses by number): every column
@@ -443,7 +445,7 @@ describe('migrating a database made by 010', () => {
     const pending = forTarget(A, { nextAttemptAt: T0 });
     const ended = forTarget(A, { status: 'SUCCEEDED', nextAttemptAt: null, attemptNumber: 1 });
     // Rows as 010 stored them: every column of today's but expires_at (and those of 012).
-    insertStoredRows(old, [pending, ended], ['expires_at', ...ADDED_BY_012]);
+    insertStoredRows(old, [pending, ended], ['expires_at', ...ADDED_BY_012, ...ADDED_BY_013]);
     old.close();
 
     await using store = await opened(path);
@@ -474,7 +476,7 @@ describe('migrating a database made by 011', () => {
     old.prepare('INSERT INTO target_queues (tenant_id, target_key, next_due_at) VALUES (?, ?, ?)').run('default', A, T0);
     const before = forTarget(A, { nextAttemptAt: T0 });
     // A row as 011 stored it: every column of today's but the timeouts.
-    insertStoredRows(old, [before], ADDED_BY_012);
+    insertStoredRows(old, [before], [...ADDED_BY_012, ...ADDED_BY_013]);
     old.close();
 
     await using store = await opened(path);
@@ -487,5 +489,27 @@ describe('migrating a database made by 011', () => {
       expect(() => raw.prepare(`UPDATE tasks SET ${column} = ? WHERE rowid = 1`).run(value), column).toThrow(/CHECK constraint failed/);
     }
     raw.close();
+  });
+});
+
+describe('migrating a database made by 012', () => {
+  it('adds a task callback, null for every task stored before, and owes the callback of a task that ends with one', async () => {
+    const path = freshPath();
+    const old = new Database(path);
+    migrate(old, loadMigrations().filter((m) => m.version <= 12));
+    old.prepare('INSERT INTO target_queues (tenant_id, target_key, next_due_at) VALUES (?, ?, ?)').run('default', A, T0);
+    const before = forTarget(A, { nextAttemptAt: T0 });
+    // A row as 012 stored it: every column of today's but the callback.
+    insertStoredRows(old, [before], ADDED_BY_013);
+    old.close();
+
+    await using store = await opened(path);
+    expect(await store.getTask('default', before.taskId)).toEqual({ ...before, callback: null });
+    const callback = { url: 'https://caller.example.com/ended', on: ['succeeded' as const], policyId: null };
+    const after = forTarget(A, { nextAttemptAt: T0, callback });
+    await store.insertTasks([after]);
+    expect(await store.getTask('default', after.taskId)).toEqual(after);
+    for (const task of [before, after]) await store.cancelTask({ tenantId: 'default', taskId: task.taskId }, T0 + 5, T0 + 10);
+    expect(await store.callbacks.owed(10)).toEqual([{ tenantId: 'default', taskId: after.taskId, owedAt: T0 + 5 }]);
   });
 });

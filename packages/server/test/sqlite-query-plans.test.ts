@@ -48,6 +48,9 @@ import {
 import { T0 } from './fixtures/tasks.js';
 import { A, B, C, NO_SCAN, forTarget, freshPath, lease, opened, plan, removeTempDir } from './sqlite-harness.js';
 
+/** The purge's walk: `tasks_expiry` in order, and for each task one seek of `callbacks_owed`'s primary key. */
+const EXPIRED_PLAN = /^SEARCH tasks USING INDEX tasks_expiry \(expires_at<\?\)\nCORRELATED SCALAR SUBQUERY \d+\nSEARCH o USING PRIMARY KEY \(tenant_id=\? AND task_id=\?\)$/;
+
 afterAll(removeTempDir);
 
 describe('query plans', () => {
@@ -117,8 +120,9 @@ describe('query plans', () => {
         [COMPLETE_TO_LIVE, [0, 1, T0, T0, 1, null, null, null, null, T0, 'default', 'x', 1, null, null, null, null], /INDEX tasks_pk/],
         // The purge: the expired tasks' stretch of the retention index, earliest first (no sort), also when every entry
         // has expired (the planner may know the bound value); then deletes by key.
-        [SELECT_EXPIRED, [T0, 500], /^SEARCH tasks USING INDEX tasks_expiry \(expires_at<\?\)$/],
-        [SELECT_EXPIRED, [T0 + 10_000, 500], /^SEARCH tasks USING INDEX tasks_expiry \(expires_at<\?\)$/],
+        // A task whose callback is owed is kept: one seek of the outbox's primary key per expired task.
+        [SELECT_EXPIRED, [T0, 500], EXPIRED_PLAN],
+        [SELECT_EXPIRED, [T0 + 10_000, 500], EXPIRED_PLAN],
         [DELETE_ATTEMPTS, ['default', Buffer.alloc(16)], /^SEARCH attempts USING PRIMARY KEY \(tenant_id=\? AND task_id=\?\)$/],
         [DELETE_TASK, [1], /^SEARCH tasks USING INTEGER PRIMARY KEY \(rowid=\?\)$/],
         // The reaper's reads walk the one in-flight index, which holds IN_FLIGHT tasks only (at most the instances'

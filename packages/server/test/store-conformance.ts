@@ -10,10 +10,12 @@ import { sealingCases } from './store-conformance/sealing-cases.js';
 import { taskCases } from './store-conformance/task-cases.js';
 import { limitCases } from './store-conformance/limit-cases.js';
 import { targetCases } from './store-conformance/target-cases.js';
+import { claimRoomCases } from './store-conformance/claim-room-cases.js';
 import { transitionCases } from './store-conformance/transition-cases.js';
 import { rescheduleCases } from './store-conformance/reschedule-cases.js';
 import { retentionCases } from './store-conformance/retention-cases.js';
 import { deletionCases } from './store-conformance/deletion-cases.js';
+import { callbackCases } from './store-conformance/callback-cases.js';
 
 /**
  * The one behavioural contract of the `Store` port, run unchanged against every store on a real backend
@@ -53,7 +55,9 @@ export function describeStoreConformance(name: string, makeStore: () => Promise<
     describe('reschedule: run now, or at another time', () => rescheduleCases(store));
     describe('retention: expiresAt and the purge', () => retentionCases(store));
     describe('deleting finished tasks by hand', () => deletionCases(store));
+    describe('callbacks owed when a task ends', () => callbackCases(store));
     describe('targets: fair claims and the gate', () => targetCases(store));
+    describe("claims within the claimer's rooms per tenant and target", () => claimRoomCases(store));
     describe('targets: limits, holds and what operators see', () => limitCases(store));
     describe('policies, target state and counts', () => policyAndStateCases(store));
     describe('the oldest PENDING task of each target', () => oldestPendingCases(store));

@@ -23,6 +23,8 @@ const BLOCKED: [address: string, reason: string, allowance: string][] = [
   ['172.31.255.254', 'private (RFC 1918)', '172.16.0.0/12'],
   ['192.0.0.8', 'reserved for IETF protocol assignments (RFC 6890)', '192.0.0.0/24'],
   ['192.0.2.1', 'documentation (RFC 5737)', '192.0.2.0/24'],
+  ['192.88.99.1', 'the deprecated 6to4 relay anycast (RFC 7526)', '192.88.99.0/24'],
+  ['192.88.99.2', 'the deprecated 6to4 relay anycast (RFC 7526)', '192.88.99.2'],
   ['192.168.0.1', 'private (RFC 1918)', '192.168.0.0/16'],
   ['198.18.0.1', 'benchmarking (RFC 2544)', '198.18.0.0/15'],
   ['198.19.255.254', 'benchmarking (RFC 2544)', '198.18.0.0/15'],
@@ -42,6 +44,17 @@ const BLOCKED: [address: string, reason: string, allowance: string][] = [
   ['fec0::1', 'site-local (deprecated private)', 'fec0::/10'],
   ['ff02::1', 'multicast', 'ff00::/8'],
   ['2001:db8::1', 'documentation (RFC 3849)', '2001:db8::/32'],
+  ['3fff::1', 'documentation (RFC 9637)', '3fff::/20'],
+  ['3fff:fff:ffff::1', 'documentation (RFC 9637)', '3fff::/20'],
+  ['100::1', 'discard-only (RFC 6666)', '100::/64'],
+  ['100::ffff:ffff:ffff:ffff', 'discard-only (RFC 6666)', '100::/64'],
+  ['100:0:0:1::1', 'the dummy prefix (RFC 9780)', '100:0:0:1::/64'],
+  ['2001:2::1', 'benchmarking (RFC 5180)', '2001:2::/48'],
+  ['2001:2:0:ffff::1', 'benchmarking (RFC 5180)', '2001:2::/48'],
+  ['2001:10::1', 'ORCHID, deprecated (RFC 4843)', '2001:10::/28'],
+  ['2001:1f:ffff::1', 'ORCHID, deprecated (RFC 4843)', '2001:10::/28'],
+  ['5f00::1', 'segment routing SIDs (RFC 9602)', '5f00::/16'],
+  ['5f00:ffff::1', 'segment routing SIDs (RFC 9602)', '5f00::/16'],
 ];
 
 /** An IPv6 form, the IPv4 address it carries, the form's name, and the rule that address breaks. */
@@ -84,7 +97,31 @@ describe('blocked ranges', () => {
     expect(() => parseAllowList(cidrs)).not.toThrow();
   });
 
-  it.each(['93.184.216.34', '8.8.8.8', '172.32.0.1', '100.128.0.1', '169.255.0.1', '192.0.1.1', '198.20.0.1', '223.255.255.255', '2606:4700:4700::1111'])(
+  it.each([
+    '93.184.216.34',
+    '8.8.8.8',
+    '172.32.0.1',
+    '100.128.0.1',
+    '169.255.0.1',
+    '192.0.1.1',
+    '198.20.0.1',
+    '223.255.255.255',
+    '2606:4700:4700::1111',
+    // Next to the special-purpose networks, and the globally reachable entries of IANA's registries.
+    '192.88.98.255',
+    '192.88.100.1',
+    '192.31.196.1',
+    '192.175.48.6',
+    '3fff:1000::1',
+    '4000::1',
+    '100:0:0:2::1',
+    '2001:1::1',
+    '2001:3::1',
+    '2001:4:112::1',
+    '2001:20::1',
+    '5e00::1',
+    '5f01::1',
+  ])(
     'allows the public address %s',
     async (address) => {
       expect(await guard().checkHost(address)).toEqual({ ok: true, addresses: [address] });

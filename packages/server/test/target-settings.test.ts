@@ -56,7 +56,7 @@ describe('target settings', () => {
     expect(off.ok && off.settings.signing).toEqual({ enabled: false, secrets: ['{{secret:HOOK_NEW}}', '{{secret:HOOK_OLD}}'] });
 
     const reference =
-      'a reference {{secret:NAME}} to a secret retryd knows (RETRYD_SECRET_NAME or --secrets-file); a literal secret is never stored';
+      "a reference {{secret:NAME}} to a secret of the target's tenant or a shared one; a literal secret is never stored";
     const refused = applySettingsPatch(DEFAULT_TARGET_SETTINGS, {
       signing: { enabled: 'yes', secrets: ['{{secret:OK}}', 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', 'x {{secret:OK}}', 7, '{{secret:a-b}}'] },
     });

@@ -11,10 +11,12 @@ export interface AuditReport {
   deadByReason: Record<string, number>;
   /** Payments whose charge was handed to the retryd service. */
   handedToRetryd: number;
-  /** Tasks in retryd's dead letters (FAILED or EXHAUSTED). */
+  /** Charge tasks in retryd's dead letters (FAILED or EXHAUSTED). */
   retrydDeadLetters: number;
   /** Of those, payments that are DONE: the last attempt was charged but its answer lost, found by closing the key. */
   deadLettersCharged: number;
+  /** Callbacks retryd gave up on (their payments were then settled by the worker's start-up pass). */
+  callbackDeadLetters: number;
   /** Charges the gateway applied. */
   charges: number;
   /** Duplicate requests the gateway answered from its ledger instead of charging again. */
@@ -52,8 +54,10 @@ export interface AuditInput {
   payments: readonly Payment[];
   /** The gateway's ledger. */
   ledger: readonly LedgerEntry[];
-  /** The task ids of retryd's dead letters. */
+  /** The task ids of retryd's dead letters, the charges' (not the callbacks'). */
   retrydDeadLetters: readonly string[];
+  /** How many callbacks are in retryd's dead letters. Default 0. */
+  callbackDeadLetters?: number;
 }
 
 /**
@@ -61,7 +65,7 @@ export interface AuditInput {
  * payments, every charge booked and every booking charged, every payment DONE or DEAD with a reason, and every
  * payment that died after a hand-off dead-lettered in retryd. Pure.
  */
-export function auditLedgers({ submitted, payments, ledger, retrydDeadLetters }: AuditInput): AuditReport {
+export function auditLedgers({ submitted, payments, ledger, retrydDeadLetters, callbackDeadLetters = 0 }: AuditInput): AuditReport {
   const deadLetters = new Set(retrydDeadLetters);
   const handedOff = payments.filter((p) => p.retryTaskId !== null);
   const byId = new Map(payments.map((p) => [p.paymentId, p]));
@@ -102,6 +106,7 @@ export function auditLedgers({ submitted, payments, ledger, retrydDeadLetters }:
     handedToRetryd: handedOff.length,
     retrydDeadLetters: deadLetters.size,
     deadLettersCharged: handedOff.filter((p) => p.status === PaymentStatus.DONE && deadLetters.has(p.retryTaskId as string)).length,
+    callbackDeadLetters,
     charges: ledger.filter((e) => e.outcome === 'charged').length,
     duplicatesAbsorbed: ledger.reduce((sum, e) => sum + e.replays, 0),
     violations,
@@ -117,6 +122,7 @@ export function formatAudit(report: AuditReport): string[] {
     line('handed to retryd', report.handedToRetryd),
     line('retryd dead letters', report.retrydDeadLetters),
     line('  of them charged (answer lost)', report.deadLettersCharged),
+    line('callbacks dead-lettered', report.callbackDeadLetters),
     line('DONE', report.done),
     line('DEAD', report.dead),
     ...Object.entries(report.deadByReason)

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -7,9 +7,12 @@ import { seededRandom } from '@retryd/core/testing';
 import { GatewayLedger } from '../mock-gateway/gateway-ledger.js';
 import { DECLINED_CARD_SUFFIX, ISSUER_DOWN_CARD_SUFFIX } from '../mock-gateway/flakiness.js';
 import { PaymentStore } from '../payments-app/payment-store.js';
+import { CALLBACK_SECRET_NAME, configureRetryd, newSigningSecret } from '../payments-app/retryd-setup.js';
+import { CALLBACK_PATH } from '../payments-app/settlement-callbacks.js';
 import type { PaymentRequest } from '../payment/payment-request.js';
 import { auditLedgers, type AuditReport } from './ledger-audit.js';
 import { startChild, stopChild, type RunningChild } from './child-process.js';
+import { freePort, startOwnPostgres, type OwnPostgres } from './own-postgres.js';
 
 /** Options of {@link runDemo}. */
 export interface DemoOptions {
@@ -19,6 +22,8 @@ export interface DemoOptions {
   workerCrashes: number;
   /** SIGKILLs of the retryd service. */
   serviceCrashes: number;
+  /** SIGKILLs of the PostgreSQL server (every process of it), restarted at once on the same files. Default 1. */
+  postgresCrashes?: number;
   /** Seeds the payments, the crash moments and the gateway's flakiness. Default 1. */
   seed?: number;
   /** Submits in flight at once. Default 32. */
@@ -35,6 +40,7 @@ export interface DemoResult {
   elapsedMs: number;
   workerCrashes: number;
   serviceCrashes: number;
+  postgresCrashes: number;
 }
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -44,6 +50,8 @@ const GATEWAY_MAIN = join(dist, 'mock-gateway', 'main.js');
 const WORKER_MAIN = join(dist, 'payments-app', 'main.js');
 /** The built `retryd` CLI of `@retryd/server`. */
 export const RETRYD_MAIN = join(dirname(fileURLToPath(import.meta.resolve('@retryd/server'))), 'cli', 'main.js');
+/** retryd's schema in the demo's database, beside the app's `payments` schema. */
+export const RETRYD_SCHEMA = 'retryd';
 
 /** The payments of a run: about 3% declined cards, 2% cards whose issuer is down, the rest fine. */
 function makePayments(count: number, random: () => number): PaymentRequest[] {
@@ -59,69 +67,95 @@ function crashMoments(count: number, payments: number, random: () => number): nu
   return Array.from({ length: count }, () => Math.floor(payments * (0.05 + 0.9 * random()))).sort((a, b) => a - b);
 }
 
-/** The task ids of every dead letter of the service at `url`, page by page. */
-async function readDeadLetters(url: string): Promise<string[]> {
-  const ids: string[] = [];
+/** The dead letters of the service at `url`, page by page: their task ids and idempotency keys. */
+export async function readDeadLetters(url: string): Promise<{ taskId: string; idempotencyKey: string }[]> {
+  const letters: { taskId: string; idempotencyKey: string }[] = [];
   let cursor: string | undefined;
   do {
     const query = new URLSearchParams({ limit: '1000', ...(cursor === undefined ? {} : { cursor }) });
     const response = await fetch(`${url}/dead-letters?${query}`);
     if (response.status !== 200) throw new Error(`retryd GET /dead-letters answered ${response.status}`);
-    const page = (await response.json()) as { items: { taskId: string }[]; nextCursor?: string };
-    ids.push(...page.items.map((task) => task.taskId));
+    const page = (await response.json()) as { items: { taskId: string; idempotencyKey: string }[]; nextCursor?: string };
+    letters.push(...page.items.map(({ taskId, idempotencyKey }) => ({ taskId, idempotencyKey })));
     cursor = page.nextCursor;
   } while (cursor !== undefined);
-  return ids;
+  return letters;
 }
 
+/** The `retryd serve` arguments of the demo's service on `port`: its store the demo's PostgreSQL, in its own schema. */
+export function retrydArgs(databaseUrl: string, port: number, secretsFile: string): string[] {
+  return [
+    'serve', '--port', String(port), '--store', `${databaseUrl}?schema=${RETRYD_SCHEMA}`, '--allow-targets', '127.0.0.1/32',
+    '--secrets-file', secretsFile,
+    // The default protections (they do not hold a gateway that answers most of its calls), and short leases so a
+    // killed service's attempts are due again within seconds.
+    '--attempt-timeout', '1000', '--visibility-timeout', '3000',
+  ];
+}
+
+type Crashed = 'worker' | 'service' | 'postgres';
+
 /**
- * Runs the payments demo end to end: the mock gateway, the retryd service (SQLite in a temporary directory) and
- * the payment worker as child processes; fires the payments; SIGKILLs the worker and the service at random moments
- * and restarts them on the same ports; waits until every payment is DONE or DEAD; stops everything and audits the
- * gateway's ledger against the app's.
+ * Runs the payments demo end to end: a PostgreSQL of its own (the app's tables and retryd's schema), the mock gateway,
+ * the retryd service and the payment worker as child processes; fires the payments; SIGKILLs the worker, the service
+ * and PostgreSQL at random moments and restarts them on the same ports and files; waits until every payment is DONE or
+ * DEAD; stops everything and audits the gateway's ledger against the app's.
  */
 export async function runDemo(options: DemoOptions): Promise<DemoResult> {
   const log = options.log ?? (() => undefined);
   const random = seededRandom(options.seed ?? 1);
   const dir = mkdtempSync(join(tmpdir(), 'retryd-payments-'));
   const started = performance.now();
-  const children: RunningChild[] = [];
+  // Whatever is running when the run ends, or fails: stopped in the `finally`.
+  const running: { gateway?: RunningChild; service?: RunningChild; worker?: RunningChild } = {};
+  let postgres: OwnPostgres | undefined;
   try {
+    postgres = await startOwnPostgres();
+    const database = postgres.url;
+    log(`PostgreSQL of the demo's own on port ${postgres.port}`);
     const gateway = await startChild(GATEWAY_MAIN, [], { GATEWAY_LEDGER: join(dir, 'gateway.db'), GATEWAY_SEED: String(options.seed ?? 1) });
-    children.push(gateway);
-    const retrydArgs = (port: number): string[] => [
-      'serve', '--port', String(port), '--store', `sqlite:${join(dir, 'retryd.db')}`, '--allow-targets', '127.0.0.1/32',
-      // The default protections (they do not hold a gateway that answers most of its calls), and short leases so a
-      // killed service's attempts are due again within seconds.
-      '--attempt-timeout', '1000', '--visibility-timeout', '3000',
-    ];
-    let service = await startChild(RETRYD_MAIN, retrydArgs(0), {});
-    const servicePort = new URL(service.url).port;
-    const workerEnv = (port: string): NodeJS.ProcessEnv => ({
-      PAYMENTS_DB: join(dir, 'payments.db'), PAYMENTS_PORT: port, GATEWAY_URL: gateway.url, RETRYD_URL: service.url,
-    });
-    let worker = await startChild(WORKER_MAIN, [], workerEnv('0'));
-    const workerPort = new URL(worker.url).port;
-    const workerUrl = worker.url;
+    running.gateway = gateway;
+
+    // retryd signs what it sends to the worker's origin (the callbacks) with this secret; the worker verifies it.
+    const callbackSecret = newSigningSecret();
+    const secretsFile = join(dir, 'retryd-secrets.json');
+    writeFileSync(secretsFile, JSON.stringify({ [CALLBACK_SECRET_NAME]: callbackSecret }), { mode: 0o600 });
+    running.service = await startChild(RETRYD_MAIN, retrydArgs(database, 0, secretsFile), {});
+    const serviceUrl = running.service.url;
+    const servicePort = Number(new URL(serviceUrl).port);
+    const workerPort = await freePort();
+    const workerUrl = `http://127.0.0.1:${workerPort}`;
+    await configureRetryd(serviceUrl, workerUrl);
+    const workerEnv: NodeJS.ProcessEnv = {
+      DATABASE_URL: database, RETRYD_SCHEMA, RETRYD_URL: serviceUrl, GATEWAY_URL: gateway.url, PAYMENTS_PORT: String(workerPort),
+      CALLBACK_URL: `${workerUrl}${CALLBACK_PATH}`, CALLBACK_SECRET: callbackSecret, RETRYD_ALLOW_TARGETS: '127.0.0.1/32',
+    };
+    running.worker = await startChild(WORKER_MAIN, [], workerEnv);
 
     // Crashes are applied one at a time, in the order their moments come.
-    const crashes: { at: number; who: 'worker' | 'service' }[] = [
+    const crashes: { at: number; who: Crashed }[] = [
       ...crashMoments(options.workerCrashes, options.payments, random).map((at) => ({ at, who: 'worker' as const })),
       ...crashMoments(options.serviceCrashes, options.payments, random).map((at) => ({ at, who: 'service' as const })),
+      ...crashMoments(options.postgresCrashes ?? 1, options.payments, random).map((at) => ({ at, who: 'postgres' as const })),
     ].sort((a, b) => a.at - b.at);
     let chaos = Promise.resolve();
-    const counts = { worker: 0, service: 0 };
-    const crash = (who: 'worker' | 'service'): void => {
+    const counts: Record<Crashed, number> = { worker: 0, service: 0, postgres: 0 };
+    const names: Record<Crashed, string> = { worker: 'payment worker', service: 'retryd service', postgres: 'PostgreSQL server' };
+    const crash = (who: Crashed): void => {
       chaos = chaos.then(async () => {
+        const killedAt = performance.now();
         if (who === 'worker') {
-          await stopChild(worker, 'SIGKILL');
-          worker = await startChild(WORKER_MAIN, [], workerEnv(workerPort));
+          if (running.worker !== undefined) await stopChild(running.worker, 'SIGKILL');
+          running.worker = await startChild(WORKER_MAIN, [], workerEnv);
+        } else if (who === 'service') {
+          if (running.service !== undefined) await stopChild(running.service, 'SIGKILL');
+          running.service = await startChild(RETRYD_MAIN, retrydArgs(database, servicePort, secretsFile), {});
         } else {
-          await stopChild(service, 'SIGKILL');
-          service = await startChild(RETRYD_MAIN, retrydArgs(Number(servicePort)), {});
+          await postgres?.crash();
+          await postgres?.start();
         }
         counts[who] += 1;
-        log(`killed and restarted the ${who === 'worker' ? 'payment worker' : 'retryd service'}`);
+        log(`killed and restarted the ${names[who]} (back in ${((performance.now() - killedAt) / 1000).toFixed(1)} s)`);
       });
     };
 
@@ -131,7 +165,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     const submitLane = async (): Promise<void> => {
       while (next < payments.length) {
         const payment = payments[next++] as PaymentRequest;
-        // The worker may be down: the client retries its submit; the same paymentId is the same payment.
+        // The worker or its database may be down: the client retries its submit; the same paymentId is the same payment.
         await retry(
           () =>
             fetch(`${workerUrl}/payments`, {
@@ -144,7 +178,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
           { retryOnError: () => true, retryOnResult: (r) => r.status !== 200 && r.status !== 202 },
         );
         acknowledged += 1;
-        while (crashes.length > 0 && (crashes[0]?.at ?? Infinity) <= acknowledged) crash((crashes.shift() as { who: 'worker' | 'service' }).who);
+        while (crashes.length > 0 && (crashes[0]?.at ?? Infinity) <= acknowledged) crash((crashes.shift() as { who: Crashed }).who);
         if (acknowledged % 1_000 === 0) log(`${acknowledged} payments accepted`);
       }
     };
@@ -164,26 +198,34 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       }
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
-    const deadLetters = await readDeadLetters(service.url);
-    children.push(worker, service);
-    await Promise.all([stopChild(worker, 'SIGTERM'), stopChild(service, 'SIGTERM'), stopChild(gateway, 'SIGTERM')]);
+    const deadLetters = await readDeadLetters(serviceUrl);
+    await Promise.all(Object.values(running).map((child) => stopChild(child, 'SIGTERM')));
+    const isCallback = (letter: { idempotencyKey: string }): boolean => letter.idempotencyKey.startsWith('retryd-callback:');
 
-    const store = new PaymentStore(join(dir, 'payments.db'));
+    const store = await PaymentStore.open(database);
     const ledger = new GatewayLedger(join(dir, 'gateway.db'));
     try {
       const report = auditLedgers({
         submitted: payments.map((p) => p.paymentId),
-        payments: store.all(),
+        payments: await store.all(),
         ledger: ledger.entries(),
-        retrydDeadLetters: deadLetters,
+        retrydDeadLetters: deadLetters.filter((l) => !isCallback(l)).map((l) => l.taskId),
+        callbackDeadLetters: deadLetters.filter(isCallback).length,
       });
-      return { report, elapsedMs: performance.now() - started, workerCrashes: counts.worker, serviceCrashes: counts.service };
+      return {
+        report,
+        elapsedMs: performance.now() - started,
+        workerCrashes: counts.worker,
+        serviceCrashes: counts.service,
+        postgresCrashes: counts.postgres,
+      };
     } finally {
-      store.close();
+      await store.close();
       ledger.close();
     }
   } finally {
-    await Promise.all(children.map((c) => stopChild(c, 'SIGKILL')));
+    await Promise.all(Object.values(running).map((child) => stopChild(child, 'SIGKILL')));
+    await postgres?.close();
     rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -6,13 +6,14 @@ import type { PaymentStore } from './payment-store.js';
 
 /**
  * The payments app's HTTP API:
- * - `POST /payments` journals a payment (its idempotency key generated and fsynced here) and answers 202; the same
+ * - `POST /payments` journals a payment (its idempotency key generated and committed here) and answers 202; the same
  *   request again answers 200 with where it stands (a client may retry its submit freely), another amount or card
  *   under the same `paymentId` 409;
  * - `GET /payments/{paymentId}`; `GET /payments?status=DEAD` (the app's dead letters, with their reasons);
  * - `GET /payments-summary`: how many payments are in each status.
  *
- * `onAccepted` is told of each new payment (the worker queues its first send).
+ * `onAccepted` is told of each new payment (the worker queues its first send). retryd's callbacks have a route of their
+ * own (settlement-callbacks.ts).
  */
 export function buildPaymentsApp(store: PaymentStore, onAccepted: (paymentId: string) => void): FastifyInstance {
   const app = Fastify({ logger: false, forceCloseConnections: true });
@@ -25,14 +26,14 @@ export function buildPaymentsApp(store: PaymentStore, onAccepted: (paymentId: st
   });
 
   app.get<{ Params: { paymentId: string } }>('/payments/:paymentId', async (request, reply) => {
-    const payment = store.get(request.params.paymentId);
+    const payment = await store.get(request.params.paymentId);
     return payment === undefined ? reply.code(404).send({ code: 'not_found' }) : payment;
   });
 
   app.get<{ Querystring: { status: PaymentStatus } }>(
     '/payments',
     { schema: { querystring: { type: 'object', required: ['status'], properties: { status: { enum: Object.values(PaymentStatus) } } } } },
-    async (request) => ({ payments: store.withStatus([request.query.status]) }),
+    async (request) => ({ payments: await store.withStatus([request.query.status]) }),
   );
 
   app.get('/payments-summary', async () => store.counts());

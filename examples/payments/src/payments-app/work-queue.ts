@@ -1,6 +1,6 @@
 /**
  * Runs jobs with at most `concurrency` at once, in arrival order. In memory only on purpose: what it loses in a
- * crash is found again from the payment store at start (PENDING and SENDING payments).
+ * crash is found again from the payment store at start (PENDING and SENDING payments, and BACKOFF ones whose task ended).
  */
 export class WorkQueue {
   private readonly waiting: (() => Promise<void>)[] = [];
@@ -8,7 +8,7 @@ export class WorkQueue {
 
   constructor(
     private readonly concurrency: number,
-    /** Told of a job that threw; the job's payment stays where it was and recovery or the next poll picks it up. */
+    /** Told of a job that threw; the job's payment stays where it was, and the sweep or the next start picks it up. */
     private readonly onError: (error: unknown) => void,
   ) {}
 

@@ -1,26 +1,24 @@
-/** Header names (lower case) that always carry credentials: the same names the retryd service redacts. */
-const CREDENTIAL_NAMES: ReadonlySet<string> = new Set(['authorization', 'cookie', 'proxy-authorization']);
-/** API-key headers and their kin: `X-Api-Key`, `X-Vault-Token`, `Client-Secret`. */
-const CREDENTIAL_SUFFIX = /-(?:token|key|secret)$/i;
+import { isCredentialHeader as coreIsCredentialHeader } from '@retryd/core';
+
 /** Names the service's `{{secret:NAME}}` references accept: letters, digits and `_`, 1 to 128 of them. */
 const SECRET_NAME = /^[A-Za-z0-9_]{1,128}$/;
 
 /**
- * Whether a header carries a credential by its name alone: `Authorization`, `Cookie`, `Proxy-Authorization`, or a
- * name ending in `-Token`, `-Key` or `-Secret` (`X-Api-Key`), in any letter case. `Idempotency-Key` is not one: it
- * is what makes a retry safe.
+ * Whether a header carries a credential by its name alone: a name holding `auth`, `token`, `key`, `secret`,
+ * `password`, `passwd`, `session`, `cookie`, `signature` or `credential`, in any letter case (`Authorization`,
+ * `Cookie`, `X-Api-Key`, `apikey`, `X-Password`, `Session-Id`, `Stripe-Signature`): the names the retryd service
+ * seals and redacts, one rule in `@retryd/core`. `Idempotency-Key` and the `webhook-*` headers are not: they are
+ * retryd's own (the key is what makes a retry safe). Keep a name that only looks like one with `notCredentials`.
  */
-export function isCredentialHeader(name: string): boolean {
-  const lower = name.toLowerCase();
-  return lower !== 'idempotency-key' && (CREDENTIAL_NAMES.has(lower) || CREDENTIAL_SUFFIX.test(lower));
-}
+export const isCredentialHeader: (name: string) => boolean = coreIsCredentialHeader;
 
 /** What {@link stripCredentials} keeps and replaces. */
 export interface CredentialRules {
   /**
    * Headers to send as a `{{secret:NAME}}` reference instead of their value, by header name (any letter case) to the
-   * name of a secret the service knows (`RETRYD_SECRET_<NAME>` or its `--secrets-file`), whose value is the header's
-   * whole value (`Bearer sk_live_…`). The service resolves the reference at each attempt. Default: none.
+   * name of a secret the service holds for the client's tenant or shares with every tenant (its `--secrets-file`,
+   * `RETRYD_TENANT_SECRET_<TENANT>__<NAME>`, `RETRYD_SECRET_<NAME>` for the `default` tenant), whose value is the
+   * header's whole value (`Bearer sk_live_…`). The service resolves the reference at each attempt. Default: none.
    * @example `{ authorization: 'ORDERS_API_TOKEN' }`
    */
   secrets?: Readonly<Record<string, string>>;

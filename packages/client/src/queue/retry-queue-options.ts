@@ -17,9 +17,9 @@ export type CredentialResolver = (request: QueuedRequest) => Record<string, stri
  * Options of {@link RetryQueue.open}. All optional.
  *
  * Credentials are not kept with a queued call (nor in its `persistence`): `enqueue` refuses a request with a header
- * that carries one (`Authorization`, `Cookie`, `Proxy-Authorization`, or a name ending in `-Token`, `-Key` or
- * `-Secret`, as `isCredentialHeader` tells), unless `credentials` gives them at send time, in which case they are
- * dropped, or `storeCredentials` is on.
+ * that carries one (a name holding auth, token, key, secret, password, session, cookie, signature or credential, as
+ * `isCredentialHeader` tells: `Authorization`, `Cookie`, `X-Api-Key`, `X-Password`), unless `credentials` gives them
+ * at send time, in which case they are dropped, or `storeCredentials` is on.
  */
 export interface RetryQueueOptions extends Pick<CredentialRules, 'alsoStrip' | 'notCredentials'> {
   /**

@@ -7,10 +7,19 @@ type Schemas = components['schemas'];
 
 /** A task as the service shows it (secrets `[REDACTED]`). */
 export type Task = Schemas['Task'];
+/**
+ * A task as listings show it (`listTasks`, `listDeadLetters`): every field of {@link Task} but `body`, which only
+ * `getTask` shows.
+ */
+export type TaskSummary = Schemas['TaskSummary'];
 /** A task's status. */
 export type TaskStatus = Task['status'];
 /** Why a PENDING task that is due is not running (on a task read by id). */
 export type TaskWait = Schemas['TaskWait'];
+/** Who is told when a task ends (a task's `callback`). */
+export type TaskCallback = Schemas['TaskCallback'];
+/** The body of a callback: what a task's `callback.url` receives when the task ends (see `TaskCallback`). */
+export type TaskEndedEvent = Schemas['TaskEndedEvent'];
 /** One attempt of a task's log. */
 export type Attempt = Schemas['Attempt'];
 /** A retry policy (the `@retryd/core` shape). */

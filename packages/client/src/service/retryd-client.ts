@@ -22,6 +22,7 @@ import type {
   TargetSettingsPatch,
   Task,
   TaskFilter,
+  TaskSummary,
   DeadLetterFilter,
   BulkReplayAnswer,
   LiveTaskFilter,
@@ -185,13 +186,16 @@ export class RetrydClient {
     }
   }
 
-  /** `GET /retry-tasks` (listTasks): a page of tasks, newest first, filtered. */
-  async listTasks(filter: TaskFilter & PageRequest = {}): Promise<Page<Task>> {
+  /**
+   * `GET /retry-tasks` (listTasks): a page of tasks, newest first, filtered, without their bodies (`getTask` has
+   * them). A page may hold fewer than `limit` tasks with a `nextCursor`: it stays within the service's page size.
+   */
+  async listTasks(filter: TaskFilter & PageRequest = {}): Promise<Page<TaskSummary>> {
     return this.#get(`/retry-tasks${query({ ...filter })}`);
   }
 
   /** Every task that matches `filter`, newest first, page after page. */
-  tasks(filter: TaskFilter = {}, pageSize?: number): AsyncGenerator<Task> {
+  tasks(filter: TaskFilter = {}, pageSize?: number): AsyncGenerator<TaskSummary> {
     return allItems((page) => this.listTasks({ ...filter, ...page }), pageSize);
   }
 
@@ -272,14 +276,15 @@ export class RetrydClient {
 
   /**
    * `GET /dead-letters` (listDeadLetters): a page of FAILED and EXHAUSTED tasks, newest first, maybe of one status,
-   * policy or target. A target filter may answer pages shorter than `limit`, even empty, with a `nextCursor`.
+   * policy or target, without their bodies. A page may be shorter than `limit` with a `nextCursor` (a target filter's,
+   * even empty; any page that reached the service's page size).
    */
-  async listDeadLetters(filter: DeadLetterFilter & PageRequest = {}): Promise<Page<Task>> {
+  async listDeadLetters(filter: DeadLetterFilter & PageRequest = {}): Promise<Page<TaskSummary>> {
     return this.#get(`/dead-letters${query({ ...filter })}`);
   }
 
   /** Every dead letter that matches `filter`, newest first, page after page. */
-  deadLetters(filter: DeadLetterFilter = {}, pageSize?: number): AsyncGenerator<Task> {
+  deadLetters(filter: DeadLetterFilter = {}, pageSize?: number): AsyncGenerator<TaskSummary> {
     return allItems((page) => this.listDeadLetters({ ...filter, ...page }), pageSize);
   }
 
@@ -391,6 +396,14 @@ export class RetrydClient {
   async setTargetBreaker(targetKey: string, action: BreakerAction, options: { durationMs?: number } = {}): Promise<Target> {
     const body = options.durationMs === undefined ? { action } : { action, durationMs: options.durationMs };
     return (await this.#send<Target>('POST', `/targets/${seg(targetKey)}/breaker`, body, true)).body;
+  }
+
+  /**
+   * `POST /targets/{targetKey}/release` (releaseTarget): ends the target's holds now (a `Retry-After` hold, and any but
+   * an open breaker's, which `setTargetBreaker(targetKey, 'close')` ends). Releasing twice is releasing once.
+   */
+  async releaseTarget(targetKey: string): Promise<Target> {
+    return (await this.#send<Target>('POST', `/targets/${seg(targetKey)}/release`, undefined, true)).body;
   }
 
   // ---- API keys

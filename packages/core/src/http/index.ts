@@ -12,3 +12,4 @@ export {
 } from './classify-http.js';
 export { classifyError, isConnectionRefused, isNetworkError, isTimeoutError } from './network-errors.js';
 export { FailureClass, failureClassOf, failureClassOfError, failureClassOfStatus } from './failure-class.js';
+export { CREDENTIAL_HEADER_WORDS, RETRYD_OWN_HEADERS, isCredentialHeader } from './credential-headers.js';

@@ -13,6 +13,7 @@ export type {
   Target as TargetView,
   TaskStatus,
   Task as TaskView,
+  TaskSummary as TaskSummaryView,
 } from '@retryd/client';
 export type { ConsoleStats } from '../../src/metrics/service-metrics.js';
 

@@ -5,6 +5,7 @@ import type { ApiKeyScope } from '../store/store.js';
 import { scopeAllows } from './api-keys.js';
 import type { Authenticator, Principal } from './authenticator.js';
 import type { TenantLimiter } from './tenant-limiter.js';
+import { hostNameOf, normaliseAllowedHost, openHostAllowed } from './open-hosts.js';
 
 /**
  * What a route needs: a key of this scope; `operator`, an admin key of the `default` tenant (service-wide data that
@@ -27,6 +28,11 @@ declare module 'fastify' {
 export interface AccessControl {
   authenticator: Authenticator;
   limiter: TenantLimiter;
+  /**
+   * Host names (`--allowed-hosts`) an open service (no API key yet) answers for besides `localhost` and the loopback
+   * addresses; see {@link installAccessControl}. Default none.
+   */
+  openHosts?: readonly string[] | undefined;
 }
 
 /** The scope a request's route needs; a request no route matches needs `read` (it answers 404 only to a caller with a key). */
@@ -39,18 +45,38 @@ export function scopeOfRequest(request: FastifyRequest): RouteScope {
   return request.method === 'GET' || request.method === 'HEAD' ? 'read' : 'write';
 }
 
+/** The problem of a request to an open service for a host name it does not answer for. */
+function hostNotAllowed(host: string | undefined): RetrydError {
+  const name = host === undefined ? undefined : hostNameOf(host);
+  const shown = name === undefined ? 'a missing or malformed Host' : `Host ${JSON.stringify(name.slice(0, 100))}`;
+  const rule = 'localhost, a loopback address or a name given to --allowed-hosts, while the service has no API key';
+  return new RetrydError(
+    'HOST_NOT_ALLOWED',
+    `this service has no API key yet, so it answers only requests for localhost, 127.0.0.1 or [::1] (any port) and ` +
+      `the names given to --allowed-hosts, not ${shown}: a web page on another name could reach it through DNS rebinding. ` +
+      'Call it as localhost, add the name with --allowed-hosts, or create an API key',
+    [{ field: 'headers.Host', rule, message: `headers.Host must be ${rule}` }],
+  );
+}
+
 /**
  * Installs authentication, scopes and the per-tenant request rate as one `onRequest` hook, run before the body is
  * read: a request without a valid key answers 401 (with `WWW-Authenticate: Bearer`), one whose key's scope is too
  * narrow 403, one over its tenant's rate 429 with `Retry-After`.
+ *
+ * While the service is open (no API key yet), a request that is not public answers `421 HOST_NOT_ALLOWED` unless its
+ * `Host` is `localhost`, a loopback address or one of `openHosts` (any port): a browser sends the page's own name,
+ * so a page whose name an attacker rebinds to 127.0.0.1 cannot use the open service.
  */
-export function installAccessControl(app: FastifyInstance, { authenticator, limiter }: AccessControl): void {
+export function installAccessControl(app: FastifyInstance, { authenticator, limiter, openHosts = [] }: AccessControl): void {
+  const allowedHosts = new Set(openHosts.map((host) => normaliseAllowedHost(host) ?? host.toLowerCase()));
   app.decorateRequest('principal', null);
   app.addHook('onRequest', async (request) => {
     const needed = scopeOfRequest(request);
     if (needed === 'public') return;
     const authorization = request.headers.authorization;
     const principal = await authenticator.authenticate(typeof authorization === 'string' ? authorization : undefined);
+    if (principal.keyId === null && !openHostAllowed(request.headers.host, allowedHosts)) throw hostNotAllowed(request.headers.host);
     if (needed === 'operator') {
       if (principal.scope !== 'admin' || principal.tenantId !== DEFAULT_TENANT) {
         throw new RetrydError('FORBIDDEN', `${request.method} ${request.routeOptions.url ?? request.url} spans every tenant: it needs an admin key of the ${DEFAULT_TENANT} tenant`);

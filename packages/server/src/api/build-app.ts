@@ -1,5 +1,4 @@
 import fastifySwagger from '@fastify/swagger';
-import fastifySwaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import { DEFAULT_TENANT } from '../domain/task.js';
 import type { TargetControl } from '../protection/target-control.js';
@@ -9,6 +8,7 @@ import { statusReader, TaskWaiters } from '../tasks/task-waiters.js';
 import { systemClock } from '@retryd/core';
 import { MAX_REQUEST_DEPTH, fieldOfPath, findTooDeep } from '../domain/json-nesting.js';
 import { PROBLEM_CONTENT_TYPE, RetrydError, problemOf } from '../domain/errors.js';
+import { jsonBodyText } from './json-body.js';
 import {
   MAX_PATH_PARAM_LENGTH,
   clientErrorHandler,
@@ -28,8 +28,12 @@ import { registerTargetRoutes } from './routes/target-routes.js';
 import { registerTaskRoutes } from './routes/task-routes.js';
 import { BULK_TASK_SCHEMAS, registerBulkTaskRoutes } from './routes/bulk-task-routes.js';
 import { SHARED_SCHEMAS } from './schemas.js';
+import { withTaskCallbacks } from './task-callbacks-document.js';
 import { withCommonProblems, type OpenApiDocument } from './common-problems.js';
 import { TARGET_SCHEMAS } from './target-schemas.js';
+import { connectionLimitsProblem, defaultConnectionLimits, installConnectionLimits, serverOptionsOf, type ConnectionLimits } from './connection-limits.js';
+import { DEFAULT_MAX_PAGE_BYTES } from './bounded-page.js';
+import { registerDocsRoutes } from './routes/docs-routes.js';
 
 /** How long a stopping service lets the requests in progress end before it closes every connection: 2 s. */
 export const CLOSE_DRAIN_MS = 2_000;
@@ -92,6 +96,16 @@ export interface BuildAppOptions {
   /** Version shown in the OpenAPI document. Default `0.1.0`. */
   version?: string;
   /**
+   * Deadlines for clients and the most connections held at once (see {@link ConnectionLimits}); each one not given
+   * has its default (`defaultConnectionLimits`).
+   */
+  connections?: Partial<ConnectionLimits>;
+  /**
+   * Most bytes of one page of a listing: a page ends early, with a `nextCursor`, before the item that would take it
+   * past this (it always holds one item). Default {@link DEFAULT_MAX_PAGE_BYTES} (4 MiB).
+   */
+  maxPageBytes?: number;
+  /**
    * Requests waiting for tasks to end (`GET /retry-tasks/{taskId}?waitMs=`); `retryd serve` passes the one its engine
    * tells when a task ends. Default: one of its own, which notices an end by reading the task once a second.
    */
@@ -115,7 +129,11 @@ export interface BuildAppOptions {
  */
 export async function buildApp(options: BuildAppOptions): Promise<FastifyInstance> {
   const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
+  const connections = { ...defaultConnectionLimits(), ...options.connections };
+  const connectionsProblem = connectionLimitsProblem(connections);
+  if (connectionsProblem !== undefined) throw new RangeError(`Expected valid connection limits: ${connectionsProblem}.`);
   const app = Fastify({
+    ...serverOptionsOf(connections),
     ...(options.logger === undefined ? { logger: false } : { loggerInstance: options.logger }),
     bodyLimit,
     // Unknown query parameters are refused rather than dropped: `?stauts=FAILED` must not list everything.
@@ -128,6 +146,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     frameworkErrors: frameworkErrorHandler(bodyLimit),
     clientErrorHandler,
   });
+  installConnectionLimits(app, connections);
 
   // Lets a proxy or load balancer see a closing instance as unready while in-flight requests finish.
   let closing = false;
@@ -152,8 +171,9 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   // that always send `content-type: application/json` can still DELETE or replay without a body.
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    const text = typeof body === 'string' ? body : body.toString('utf8');
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    const text = jsonBodyText(request.headers['content-type'], body);
+    if (text instanceof RetrydError) return done(text, undefined);
     if (text === '') return done(null, undefined);
     // Checked on the text, before JSON.parse builds the nesting: code that walks JSON recursively overflows the stack
     // a few thousand levels down, which a body within the size limit holds many times over.
@@ -191,10 +211,12 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       security: [{ apiKey: [] }],
     },
     transformObject: (documentObject) =>
-      'openapiObject' in documentObject ? withCommonProblems(documentObject.openapiObject as OpenApiDocument) : documentObject.swaggerObject,
+      'openapiObject' in documentObject
+        ? withTaskCallbacks(withCommonProblems(documentObject.openapiObject as OpenApiDocument))
+        : documentObject.swaggerObject,
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `schema-${i}`) },
   });
-  if (options.docs !== false) await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
+  if (options.docs !== false) await registerDocsRoutes(app);
 
   const access = options.access;
   if (access !== undefined) installAccessControl(app, access);
@@ -207,14 +229,15 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     waiters.close();
     done();
   });
-  const deps = { taskService: options.taskService, tenantOf, admitTasks, targetControl: options.targetControl, waiters };
+  const maxPageBytes = options.maxPageBytes ?? DEFAULT_MAX_PAGE_BYTES;
+  const deps = { taskService: options.taskService, tenantOf, admitTasks, targetControl: options.targetControl, waiters, maxPageBytes };
   registerTaskRoutes(app, deps);
   registerBulkTaskRoutes(app, deps);
   registerRescheduleRoutes(app, deps);
   registerPolicyRoutes(app, deps);
   registerRetentionRoutes(app, deps);
-  if (options.targetControl !== undefined) registerTargetRoutes(app, { targetControl: options.targetControl, tenantOf });
-  if (access !== undefined) registerApiKeyRoutes(app, { apiKeys: access.apiKeys, authenticator: access.authenticator, tenantOf });
+  if (options.targetControl !== undefined) registerTargetRoutes(app, { targetControl: options.targetControl, tenantOf, maxPageBytes });
+  if (access !== undefined) registerApiKeyRoutes(app, { apiKeys: access.apiKeys, authenticator: access.authenticator, tenantOf, maxPageBytes });
   registerHealthRoutes(app, { store: options.store, readyTimeoutMs: options.readyTimeoutMs ?? 2_000 });
   if (options.metrics !== undefined) registerMetricsRoute(app, options.metrics);
   if (options.console !== false) {

@@ -21,6 +21,7 @@ const FRAMEWORK_PROBLEMS: Record<string, object> = {
 const ACCESS_PROBLEMS: Record<string, object> = {
   401: problem('No API key, or one that is unknown or revoked (once the service has a key)'),
   403: problem("The key's scope does not cover this route"),
+  421: problem('The service has no API key yet and the Host header is not localhost, a loopback address or a name given to --allowed-hosts (HOST_NOT_ALLOWED)'),
   429: problem("Over the tenant's request rate or pending-task limit", {
     'Retry-After': { description: 'Seconds to wait before sending again.', schema: { type: 'string' } },
   }),
@@ -29,7 +30,7 @@ const ACCESS_PROBLEMS: Record<string, object> = {
 /**
  * The document with the answers no route's own schema lists, because hooks and the framework give them before or
  * around every route: malformed requests (400, 414), a bug (500), and on every operation that takes an API key the
- * answers of access control (401, 403, 429). A route's own entry for a status wins. Public operations
+ * answers of access control (401, 403, 421, 429). A route's own entry for a status wins. Public operations
  * (`security: []`, the health probes) get no access answers. Changes the document only, never how a response is
  * serialised.
  */

@@ -10,10 +10,12 @@ import {
 import { AttemptLogOutcome } from '../domain/task.js';
 import { TaskWaitReasons } from '../protection/task-wait.js';
 import { TASK_FIELDS, TASK_VIEW_FIELD_NAMES } from '../domain/task-fields.js';
+import { TASK_SUMMARY_FIELD_NAMES } from './views.js';
 import { ENQUEUE_LIMITS, HEADER_NAME_PATTERN, HEADER_VALUE_PATTERN, IDEMPOTENCY_KEY_PATTERN, MAX_EPOCH_MS, TARGET_METHODS } from '../tasks/enqueue-input.js';
 import { MAX_BATCH_TASKS } from '../tasks/task-service.js';
 import { POLICY_ID_SCHEMA } from '../policies/policy-id.js';
 import { MAX_ATTEMPT_TIMEOUT_MS } from '../domain/attempt-timeouts.js';
+import { CALLBACK_ENDS } from '../domain/task-callback.js';
 
 /**
  * JSON schemas of the HTTP API, shared through `app.addSchema` so `/openapi.json` names them as components.
@@ -99,7 +101,16 @@ function notBoth(a: string, b: string, bIsFlag = false) {
 /** `nextCursor` of every page: present while there are more items. */
 export const NEXT_CURSOR = {
   type: 'string',
-  description: 'Present while there are more items: pass it as cursor to read the next page. Opaque: never parse or build one.',
+  description:
+    'Present while there are more items: pass it as cursor to read the next page. Opaque: never parse or build one. ' +
+    'A page may hold fewer than limit items with a nextCursor: it ends before an item that would take the answer past ' +
+    "the service's page size (4 MiB by default). Read on while there is a nextCursor, not until a page is short.",
+} as const;
+
+/** A policy's `callback` in a policy request: given to its tasks that name none. */
+const POLICY_CALLBACK = {
+  $ref: 'TaskCallback#',
+  description: 'Given at enqueue to the tasks of this policy that name no callback of their own (a PUT reaches the tasks enqueued after it).',
 } as const;
 
 /** Shared schemas, added to the app in this order (later ones refer to earlier ones). */
@@ -135,11 +146,80 @@ export const SHARED_SCHEMAS = [
     properties: policyFields,
   },
   {
+    $id: 'TaskCallback',
+    description:
+      'Who is told when a task ends: a POST of a task.ended event to url, made as a task of its own (durable, retried ' +
+      "under policyId, signed when url's target signs, the same webhook-id on every attempt). A callback has no callback.",
+    type: 'object',
+    additionalProperties: false,
+    required: ['url'],
+    properties: {
+      url: {
+        type: 'string',
+        format: 'uri',
+        maxLength: ENQUEUE_LIMITS.urlLength,
+        description: 'http or https, checked like targetUrl (private addresses refused unless --allow-targets covers them).',
+      },
+      on: {
+        type: 'array',
+        minItems: 1,
+        maxItems: CALLBACK_ENDS.length,
+        uniqueItems: true,
+        items: { type: 'string', enum: [...CALLBACK_ENDS] },
+        description: 'Which ends are told: succeeded, failed (FAILED or EXHAUSTED), cancelled. Default: all three.',
+      },
+      policyId: {
+        anyOf: [POLICY_ID_SCHEMA, { type: 'null' }],
+        description: "The registered policy of the callback's own task; absent or null: \"default\".",
+      },
+    },
+  },
+  {
+    $id: 'TaskEndedEvent',
+    description:
+      "The body of a callback (a task's callback.url is POSTed this when the task ends). The same on every attempt of " +
+      'the callback, whose Idempotency-Key and webhook-id are retryd-callback:<taskId>:<n>: treat a repeat as the same event.',
+    type: 'object',
+    additionalProperties: false,
+    required: ['type', 'taskId', 'idempotencyKey', 'status', 'reason', 'attempts', 'endedAt', 'lastResponse', 'lastError'],
+    properties: {
+      type: { type: 'string', enum: ['task.ended'] },
+      taskId: { type: 'string', format: 'uuid' },
+      idempotencyKey: { type: 'string', description: "The ended task's own key." },
+      status: { type: 'string', enum: ['SUCCEEDED', 'FAILED', 'EXHAUSTED', 'CANCELLED'] },
+      reason: { ...nullable('string'), description: 'Why a dead letter died (deadLetterReason), or null.' },
+      attempts: { type: 'integer', description: "Attempts made over the task's life." },
+      endedAt: { type: 'integer', description: 'When it ended (epoch ms).' },
+      lastResponse: {
+        anyOf: [
+          {
+            type: 'object',
+            additionalProperties: false,
+            required: ['status', 'excerpt'],
+            properties: { status: nullable('integer'), excerpt: { ...nullable('string'), description: 'The first 1,024 characters of its body.' } },
+          },
+          { type: 'null' },
+        ],
+        description: "The last attempt's answer, or null when the task made no attempt.",
+      },
+      lastError: { ...nullable('string'), description: "The task's last error (HTTP 503, a timeout, a refused connection), or null after a success." },
+    },
+  },
+  {
     $id: 'NamedPolicy',
     description: 'A registered policy: the policy fields plus its id and times (epoch ms).',
     type: 'object',
-    required: ['policyId', ...policyRequired, 'createdAt', 'updatedAt'],
-    properties: { policyId: { type: 'string' }, ...policyFields, createdAt: { type: 'integer' }, updatedAt: { type: 'integer' } },
+    required: ['policyId', ...policyRequired, 'callback', 'createdAt', 'updatedAt'],
+    properties: {
+      policyId: { type: 'string' },
+      ...policyFields,
+      callback: {
+        anyOf: [{ $ref: 'TaskCallback#' }, { type: 'null' }],
+        description: "The callback given to the policy's tasks that name none (copied at enqueue), or null.",
+      },
+      createdAt: { type: 'integer' },
+      updatedAt: { type: 'integer' },
+    },
   },
   {
     $id: 'PolicyRequest',
@@ -147,7 +227,7 @@ export const SHARED_SCHEMAS = [
     type: 'object',
     additionalProperties: false,
     required: ['policyId', ...policyRequired],
-    properties: { policyId: POLICY_ID_SCHEMA, ...policyFields },
+    properties: { policyId: POLICY_ID_SCHEMA, ...policyFields, callback: POLICY_CALLBACK },
   },
   {
     $id: 'PolicyReplaceRequest',
@@ -155,7 +235,7 @@ export const SHARED_SCHEMAS = [
     type: 'object',
     additionalProperties: false,
     required: policyRequired,
-    properties: { policyId: { ...POLICY_ID_SCHEMA, description: 'Absent, or equal to the policyId of the path.' }, ...policyFields },
+    properties: { policyId: { ...POLICY_ID_SCHEMA, description: 'Absent, or equal to the policyId of the path.' }, ...policyFields, callback: POLICY_CALLBACK },
   },
   {
     $id: 'EnqueueRequest',
@@ -232,6 +312,7 @@ export const SHARED_SCHEMAS = [
           'Most time each attempt may spend opening its connection (name resolution, TCP, TLS); <= attemptTimeoutMs when both ' +
           "are given. Default: the target's connectTimeoutMs, else the service's --connect-timeout (5 s).",
       },
+      callback: { $ref: 'TaskCallback#' },
     },
     // The pairs the application layer refuses together: at most one of each.
     allOf: [notBoth('policy', 'policyId'), notBoth('delayMs', 'notBefore'), notBoth('body', 'bodyRef'), notBoth('bodyRef', 'sensitiveBody', true)],
@@ -248,6 +329,15 @@ export const SHARED_SCHEMAS = [
       ...Object.fromEntries(TASK_VIEW_FIELD_NAMES.map((name) => [name, TASK_FIELDS[name].api.schema])),
       waiting: { $ref: 'TaskWait#' },
     },
+  },
+  {
+    $id: 'TaskSummary',
+    description:
+      'A task as listings show it: every field of Task but body, which only the task itself shows ' +
+      '(GET /retry-tasks/{taskId}), so that a page of large tasks stays small.',
+    type: 'object',
+    required: [...TASK_SUMMARY_FIELD_NAMES],
+    properties: Object.fromEntries(TASK_SUMMARY_FIELD_NAMES.map((name) => [name, TASK_FIELDS[name].api.schema])),
   },
   {
     $id: 'TaskWait',
@@ -269,7 +359,7 @@ export const SHARED_SCHEMAS = [
     $id: 'TaskPage',
     type: 'object',
     required: ['items'],
-    properties: { items: { type: 'array', items: { $ref: 'Task#' } }, nextCursor: NEXT_CURSOR },
+    properties: { items: { type: 'array', items: { $ref: 'TaskSummary#' } }, nextCursor: NEXT_CURSOR },
   },
   {
     $id: 'Attempt',
@@ -282,7 +372,10 @@ export const SHARED_SCHEMAS = [
       responseStatus: nullable('integer'),
       errorMessage: nullable('string'),
       outcome: { type: 'string', enum: Object.values(AttemptLogOutcome) },
-      responseBodySnippet: { ...nullable('string'), description: 'The first 4 KiB of the response body.' },
+      responseBodySnippet: {
+        ...nullable('string'),
+        description: 'The first 4 KiB of the response body, with every secret the attempt sent (revealed headers, references, a sensitive body) replaced by [REDACTED].',
+      },
       nextAttemptAt: nullable('integer'),
     },
   },

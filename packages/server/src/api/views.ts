@@ -1,7 +1,7 @@
 import type { RetryPolicy } from '@retryd/core';
 import type { AttemptLog, AttemptLogOutcome, RetryTask, StoredPolicy } from '../domain/task.js';
 import { compileTaskMapper, taskLiteral } from '../domain/compile-task-mapper.js';
-import type { TaskViewFieldName } from '../domain/task-fields.js';
+import { TASK_VIEW_FIELD_NAMES, type TaskViewFieldName } from '../domain/task-fields.js';
 import { REDACTED, redactHeaders, redactUrlQuery } from '../secrets/redaction.js';
 import type { BreakerView, TargetStatus } from '../protection/target-control.js';
 import type { TargetSettings } from '../protection/target-settings.js';
@@ -19,8 +19,8 @@ import type { TargetLimits } from '../store/store.js';
  * run bookkeeping (`runAttemptOffset`, `runStartedAt`, `lastDelayMs`) and `traceContext`.
  *
  * Secrets are never shown (whoever lists tasks is not necessarily allowed to call the target): values of credential
- * headers (`Authorization`, `Cookie`, `Proxy-Authorization`, `*-Token`, `*-Key`, `*-Secret`) and of headers the task
- * marked secret are `[REDACTED]`, so is a sensitive body, and each query value of `targetUrl` is `REDACTED` (see
+ * headers (names holding auth, token, key, secret, password, session, cookie, signature or credential: see
+ * `isCredentialHeader`) and of headers the task marked secret are `[REDACTED]`, so is a sensitive body, and each query value of `targetUrl` is `REDACTED` (see
  * `redactUrlQuery`). The task keeps its real URL for dispatch.
  */
 export type TaskView = Pick<RetryTask, TaskViewFieldName>;
@@ -38,7 +38,7 @@ export interface AttemptView {
 }
 
 /** A named policy as the API shows it: the core policy fields plus its id and times. */
-export type PolicyView = RetryPolicy & { policyId: string; createdAt: number; updatedAt: number };
+export type PolicyView = RetryPolicy & { policyId: string; callback: StoredPolicy['callback']; createdAt: number; updatedAt: number };
 
 /**
  * A target as the API shows it (the `Target` schema): the store's view of its gate (`heldUntil`, `throttledUntil`,
@@ -70,7 +70,16 @@ const SHOWN: Partial<Record<string, string>> = {
   headers: 'redactHeaders(t.headers)',
   body: 'shownBody(t)',
   targetUrl: 'redactUrlQuery(t.targetUrl)',
+  callback: 'shownCallback(t.callback)',
 };
+
+/** A callback as shown: its URL's query values redacted, as `targetUrl`'s (a callback URL often carries a token). */
+function shownCallback(callback: RetryTask['callback']): RetryTask['callback'] {
+  return callback === null ? null : { url: redactUrlQuery(callback.url), on: callback.on, policyId: callback.policyId };
+}
+
+/** What the expressions of {@link SHOWN} call, for both compiled views. */
+const SHOWN_SCOPE = { redactHeaders, redactUrlQuery, shownBody, shownCallback };
 
 /**
  * The API view of a task (see {@link TaskView}), secrets redacted: compiled once from the field
@@ -82,7 +91,28 @@ export const toTaskView: (task: RetryTask) => TaskView = compileTaskMapper(
     (field) => SHOWN[field.name] ?? `t.${field.name}`,
     (field) => field.api !== undefined,
   )};`,
-  { redactHeaders, redactUrlQuery, shownBody },
+  SHOWN_SCOPE,
+);
+
+/**
+ * A task as listings show it (the `TaskSummary` schema): {@link TaskView} without `body`, which only the task's own
+ * route shows. A body kept inline may be 64 KiB: a page of a thousand tasks with theirs ran to tens of MiB.
+ */
+export type TaskSummaryView = Omit<TaskView, 'body'>;
+
+/** The fields of {@link TaskSummaryView}, in the order of the task's fields. */
+export const TASK_SUMMARY_FIELD_NAMES: readonly Exclude<TaskViewFieldName, 'body'>[] = Object.freeze(
+  TASK_VIEW_FIELD_NAMES.filter((name): name is Exclude<TaskViewFieldName, 'body'> => name !== 'body'),
+);
+
+/** The listing view of a task (see {@link TaskSummaryView}), secrets redacted as in {@link toTaskView}; compiled the same way. */
+export const toTaskSummaryView: (task: RetryTask) => TaskSummaryView = compileTaskMapper(
+  'toTaskSummaryView(t)',
+  `return ${taskLiteral(
+    (field) => SHOWN[field.name] ?? `t.${field.name}`,
+    (field) => field.api !== undefined && field.name !== 'body',
+  )};`,
+  SHOWN_SCOPE,
 );
 
 export function toAttemptView(attempt: AttemptLog): AttemptView {
@@ -99,7 +129,13 @@ export function toAttemptView(attempt: AttemptLog): AttemptView {
 }
 
 export function toPolicyView(stored: StoredPolicy): PolicyView {
-  return { policyId: stored.policyId, ...stored.policy, createdAt: stored.createdAt, updatedAt: stored.updatedAt };
+  return {
+    policyId: stored.policyId,
+    ...stored.policy,
+    callback: shownCallback(stored.callback),
+    createdAt: stored.createdAt,
+    updatedAt: stored.updatedAt,
+  };
 }
 
 /** The API view of a target's status (see {@link TargetApiView}): the store's limits gathered under `limits`. */

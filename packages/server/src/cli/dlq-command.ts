@@ -1,5 +1,5 @@
 import { Command, Option } from 'commander';
-import { RetrydApiError, type DeadLetterFilter, type RetrydClient, type Task as TaskView } from '@retryd/client';
+import { RetrydApiError, type DeadLetterFilter, type RetrydClient, type TaskSummary } from '@retryd/client';
 import { EXIT_CODES, apiCommand, exitCodeOfStatus, listCommand, listed, printListing, UsageError, withClient, type ApiFlags, type ListFlags } from './api-command.js';
 import { targetKeyOfFlag, taskTable } from './tasks-command.js';
 import { confirm } from './confirm.js';
@@ -27,7 +27,7 @@ function serviceFilter(flags: FilterFlags): DeadLetterFilter {
  * `--reason` is applied here, to the pages read (the API does not filter by reason): `--reason permanent_status`
  * matches every `permanent_status:<code>`.
  */
-function reasonFilter(flags: FilterFlags): (task: TaskView) => boolean {
+function reasonFilter(flags: FilterFlags): (task: TaskSummary) => boolean {
   const { reason } = flags;
   return (task) => {
     const r = task.deadLetterReason;
@@ -40,7 +40,7 @@ const filterOptions = (command: Command) =>
     .addOption(new Option('--status <status>', 'only dead letters in this status').choices(['FAILED', 'EXHAUSTED']))
     .addOption(new Option('--policy <policyId>', 'only dead letters of this named policy'))
     .addOption(new Option('--target <targetKey>', 'only dead letters of this target (an origin such as https://api.example.com, or any URL of it)'))
-    .addOption(new Option('--reason <reason>', 'only dead letters with this deadLetterReason: max_attempts, budget, retry_after_beyond_budget, permanent_status (any code) or permanent_status:404, permanent_error, secret_unavailable, target_blocked'));
+    .addOption(new Option('--reason <reason>', 'only dead letters with this deadLetterReason: max_attempts, budget, retry_after_beyond_budget, retry_after_beyond_limit, permanent_status (any code) or permanent_status:404, permanent_error, secret_unavailable, target_blocked'));
 
 const hasFilter = (flags: FilterFlags) => flags.reason !== undefined || flags.target !== undefined || flags.status !== undefined || flags.policy !== undefined;
 
@@ -80,7 +80,7 @@ function replay(): Command {
       if (flags.all !== true && taskIds.length === 0) throw new UsageError('give the task ids to replay, or --all');
       if (flags.all !== true && hasFilter(flags)) throw new UsageError('--status, --policy, --target and --reason go with --all');
 
-      let work: { taskId: string; known?: TaskView }[];
+      let work: { taskId: string; known?: TaskSummary }[];
       if (flags.all === true) {
         const keep = reasonFilter(flags);
         work = [];
@@ -119,7 +119,7 @@ function replay(): Command {
  * read first: one already PENDING or IN_FLIGHT is counted as already running and left alone. A 401, a 403 or a
  * service that cannot be reached stops the whole run (every other replay would fail the same way).
  */
-async function replayEach(client: RetrydClient, work: { taskId: string; known?: TaskView }[]): Promise<ReplaySummary> {
+async function replayEach(client: RetrydClient, work: { taskId: string; known?: TaskSummary }[]): Promise<ReplaySummary> {
   const summary: ReplaySummary = { replayed: [], alreadyRunning: [], failed: [] };
   const showProgress = work.length > 1 && process.stderr.isTTY;
   let done = 0;
@@ -129,7 +129,7 @@ async function replayEach(client: RetrydClient, work: { taskId: string; known?: 
   };
   const worker = async () => {
     while (next < work.length) {
-      const item = work[next++] as { taskId: string; known?: TaskView };
+      const item = work[next++] as { taskId: string; known?: TaskSummary };
       try {
         const before = item.known ?? (await client.getTask(item.taskId));
         if (before.status === 'PENDING' || before.status === 'IN_FLIGHT') summary.alreadyRunning.push(item.taskId);

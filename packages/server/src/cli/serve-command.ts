@@ -47,6 +47,31 @@ export function serveCommand(): Command {
     )
     .addOption(
       new Option(
+        '--max-in-flight-per-tenant <n>',
+        "most of an instance's dispatch slots one tenant may hold; past its fair share only while that leaves the rest free (default: all but a thirty-second of --concurrency)",
+      )
+        .env('RETRYD_MAX_IN_FLIGHT_PER_TENANT')
+        .argParser(int('--max-in-flight-per-tenant', 1, 100_000)),
+    )
+    .addOption(
+      new Option(
+        '--max-in-flight-per-target <n>',
+        "most of an instance's dispatch slots one target may hold, whatever its protection settings (default: all but a sixteenth of --concurrency)",
+      )
+        .env('RETRYD_MAX_IN_FLIGHT_PER_TARGET')
+        .argParser(int('--max-in-flight-per-target', 1, 100_000)),
+    )
+    .addOption(
+      new Option(
+        '--max-retry-after <period>',
+        "the longest wait a downstream's Retry-After may ask for unless the task's policy backs off longer itself: longer, the task is dead-lettered (retry_after_beyond_limit); a target's Retry-After hold is no longer either. 7d, 12h, 90m, 60s or ms",
+      )
+        .env('RETRYD_MAX_RETRY_AFTER')
+        .default(DEFAULT_CONFIG.maxRetryAfterMs, '1h')
+        .argParser((value) => parsePeriodOption('--max-retry-after', value, 0, MAX_POLICY_MS)),
+    )
+    .addOption(
+      new Option(
         '--allow-targets <cidrs>',
         'comma-separated CIDRs exempt from the block on loopback, private, link-local and metadata targets (e.g. 127.0.0.1/32 for local testing)',
       )
@@ -109,14 +134,54 @@ export function serveCommand(): Command {
     .addOption(
       new Option(
         '--secrets-file <path>',
-        'JSON file of secret names to values ({"STRIPE_KEY": "sk_…"}) that {{secret:NAME}} references (in headers and in the signing secrets of targets) resolve from, before RETRYD_SECRET_<NAME> variables; read at start. Encryption keys come from RETRYD_ENCRYPTION_KEY',
+        'JSON file of secrets that {{secret:NAME}} references (in headers and in the signing secrets of targets) resolve from, each among its tenant\'s own and the shared ones: {"NAME": "…"} (the default tenant\'s), "tenants": {"<tenant>": {"NAME": "…"}}, "shared": {"NAME": "…"}; asked before the RETRYD_TENANT_SECRET_<TENANT>__<NAME>, RETRYD_SECRET_<NAME> (default tenant) and RETRYD_SHARED_SECRET_<NAME> variables; read at start. Encryption keys come from RETRYD_ENCRYPTION_KEY',
       ).env('RETRYD_SECRETS_FILE'),
+    )
+    .addOption(
+      new Option(
+        '--credential-headers <names>',
+        'comma-separated header names to treat as credentials (sealed at enqueue, shown redacted) besides those holding auth, token, key, secret, password, session, cookie, signature or credential',
+      )
+        .env('RETRYD_CREDENTIAL_HEADERS')
+        .argParser(parseListOption),
     )
     .addOption(
       new Option(
         '--auth-done-upstream',
         'a proxy in front authenticates every request: listen beyond loopback without API keys (logged as a warning at every start). Without it and without a key, only loopback',
       ).env('RETRYD_AUTH_DONE_UPSTREAM'),
+    )
+    .addOption(
+      new Option(
+        '--allowed-hosts <names>',
+        'comma-separated host names a service without API keys answers for besides localhost, 127.0.0.1 and [::1] (any port); other Host headers answer 421 (DNS rebinding)',
+      )
+        .env('RETRYD_ALLOWED_HOSTS')
+        .default(DEFAULT_CONFIG.allowedHosts, 'none')
+        .argParser(parseListOption),
+    )
+    .addOption(
+      new Option('--request-timeout <ms>', 'most time to receive a whole request, headers and body; 408 and the connection closed beyond')
+        .env('RETRYD_REQUEST_TIMEOUT_MS')
+        .default(DEFAULT_CONFIG.requestTimeoutMs)
+        .argParser(int('--request-timeout', 1)),
+    )
+    .addOption(
+      new Option('--headers-timeout <ms>', "most time to receive a request's headers; at most --request-timeout")
+        .env('RETRYD_HEADERS_TIMEOUT_MS')
+        .default(DEFAULT_CONFIG.headersTimeoutMs)
+        .argParser(int('--headers-timeout', 1)),
+    )
+    .addOption(
+      new Option('--keep-alive-timeout <ms>', 'how long a connection is kept with no request between two; above the idle timeout of a load balancer in front')
+        .env('RETRYD_KEEP_ALIVE_TIMEOUT_MS')
+        .default(DEFAULT_CONFIG.keepAliveTimeoutMs)
+        .argParser(int('--keep-alive-timeout', 1)),
+    )
+    .addOption(
+      new Option('--max-connections <n>', "most connections the API holds at once; more are closed unread (default: half the process's open-file limit, at most 10000)")
+        .env('RETRYD_MAX_CONNECTIONS')
+        .argParser(int('--max-connections', 1)),
     )
     .addOption(
       new Option('--tenant-requests-per-second <n>', "each tenant's most API requests per second, per instance, unless it has its own (retryd tenants limits); 429 beyond")
@@ -212,6 +277,9 @@ interface ServeFlags {
   store: string;
   blobs?: string;
   concurrency: number;
+  maxInFlightPerTenant?: number;
+  maxInFlightPerTarget?: number;
+  maxRetryAfter: number;
   allowTargets: string[];
   attemptTimeout: number;
   connectTimeout?: number;
@@ -223,7 +291,13 @@ interface ServeFlags {
   role: RetrydRole;
   protection: ProtectionMode;
   secretsFile?: string;
+  credentialHeaders?: string[];
   authDoneUpstream?: boolean;
+  allowedHosts: string[];
+  requestTimeout: number;
+  headersTimeout: number;
+  keepAliveTimeout: number;
+  maxConnections?: number;
   tenantRequestsPerSecond?: number;
   tenantMaxPendingTasks?: number;
   retentionSucceeded: number;
@@ -242,6 +316,9 @@ function configFromFlags(flags: ServeFlags): RetrydConfig {
     store: flags.store,
     ...(flags.blobs === undefined ? {} : { blobs: flags.blobs }),
     concurrency: flags.concurrency,
+    ...(flags.maxInFlightPerTenant === undefined ? {} : { maxInFlightPerTenant: flags.maxInFlightPerTenant }),
+    ...(flags.maxInFlightPerTarget === undefined ? {} : { maxInFlightPerTarget: flags.maxInFlightPerTarget }),
+    maxRetryAfterMs: flags.maxRetryAfter,
     allowTargets: flags.allowTargets,
     attemptTimeoutMs: flags.attemptTimeout,
     ...(flags.connectTimeout === undefined ? {} : { connectTimeoutMs: flags.connectTimeout }),
@@ -253,7 +330,13 @@ function configFromFlags(flags: ServeFlags): RetrydConfig {
     role: flags.role,
     protection: flags.protection,
     ...(flags.secretsFile === undefined ? {} : { secretsFile: flags.secretsFile }),
+    ...(flags.credentialHeaders === undefined ? {} : { credentialHeaders: flags.credentialHeaders }),
     authDoneUpstream: flags.authDoneUpstream === true,
+    allowedHosts: flags.allowedHosts,
+    requestTimeoutMs: flags.requestTimeout,
+    headersTimeoutMs: flags.headersTimeout,
+    keepAliveTimeoutMs: flags.keepAliveTimeout,
+    ...(flags.maxConnections === undefined ? {} : { maxConnections: flags.maxConnections }),
     tenantRequestsPerSecond: flags.tenantRequestsPerSecond ?? null,
     tenantMaxPendingTasks: flags.tenantMaxPendingTasks ?? null,
     retention: { succeededMs: flags.retentionSucceeded, deadLettersMs: flags.retentionDeadLetters, cancelledMs: flags.retentionCancelled },

@@ -148,7 +148,7 @@ function breaker(): Command {
   return apiCommand('breaker', "Open, close or reset a target's circuit breaker by hand")
     .argument('<targetKey>', 'the origin, e.g. https://api.example.com')
     .addArgument(
-      new Argument('<action>', "open: hold the target (for --duration-ms, by default its maxOpenDurationMs), then probe; close: end the hold now; reset: close and clear its counts").choices([
+      new Argument('<action>', "open: hold the target (for --duration-ms, by default its maxOpenDurationMs), then probe; close: end every hold now (a Retry-After's too); reset: close and clear its counts").choices([
         'open',
         'close',
         'reset',
@@ -167,12 +167,24 @@ function breaker(): Command {
     });
 }
 
-/** `retryd targets list|get|set|breaker`, through the HTTP API of a running service. */
+function release(): Command {
+  return apiCommand('release', "End a target's holds now: a Retry-After hold and any other but an open breaker's (breaker close ends that)")
+    .argument('<targetKey>', 'the origin, e.g. https://api.example.com')
+    .action(async (targetKey: string, flags: ApiFlags) => {
+      await withClient(flags, async (client) => {
+        const target = await client.releaseTarget(targetKey);
+        printOne(flags, target, () => `holds of ${target.targetKey} released; held until: ${iso(target.heldUntil)}`);
+      });
+    });
+}
+
+/** `retryd targets list|get|set|breaker|release`, through the HTTP API of a running service. */
 export function targetsCommand(): Command {
   return new Command('targets')
     .description('Targets (origins) of a running service and their protection, through its HTTP API (--url, --api-key)')
     .addCommand(list())
     .addCommand(get())
     .addCommand(set())
-    .addCommand(breaker());
+    .addCommand(breaker())
+    .addCommand(release());
 }

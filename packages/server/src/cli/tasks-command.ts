@@ -1,13 +1,13 @@
 import { Command, Option } from 'commander';
 import { TaskStatus } from '@retryd/core';
-import type { Attempt as AttemptView, Task as TaskView } from '@retryd/client';
+import type { Attempt as AttemptView, Task as TaskView, TaskSummary } from '@retryd/client';
 import { textTable } from '../terminal/text-table.js';
 import { rescheduleCommand, runCommand } from './reschedule-commands.js';
 import { cancelCommand, purgeCommand } from './task-bulk-commands.js';
 import { apiCommand, duration, iso, listCommand, listed, printListing, printOne, withClient, type ApiFlags, type ListFlags } from './api-command.js';
 
 /** A task's row in a listing (tasks and dead letters). */
-export function taskTable(tasks: readonly TaskView[]): string {
+export function taskTable(tasks: readonly TaskSummary[]): string {
   const rows = tasks.map((t) => [
     t.taskId,
     t.status,
@@ -64,6 +64,7 @@ function taskText(task: TaskView, attempts: readonly AttemptView[]): string {
   if (task.lastResponseStatus !== null) lines.push(['last status', String(task.lastResponseStatus)]);
   if (task.lastError !== null) lines.push(['last error', task.lastError]);
   if (task.deadLetterReason !== null) lines.push(['dead-letter reason', task.deadLetterReason]);
+  if (task.callback !== null) lines.push(['callback', `${task.callback.url} on ${(task.callback.on ?? []).join(', ')}${task.callback.policyId === null ? '' : ` (policy ${task.callback.policyId})`}`]);
   const width = Math.max(...lines.map(([k]) => k.length));
   const head = lines.map(([k, v]) => `${`${k}:`.padEnd(width + 2)}${v}`).join('\n');
   return `${head}\n\n${attempts.length === 0 ? 'no attempts yet' : attemptTable(attempts)}`;

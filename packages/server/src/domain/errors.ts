@@ -15,6 +15,7 @@ export const ERROR_CODES = Object.freeze({
   TASK_NOT_PENDING: { status: 409, title: 'The task is not waiting for an attempt' },
   POLICY_CONFLICT: { status: 409, title: 'A different policy is registered under this id' },
   METHOD_NOT_ALLOWED: { status: 405, title: 'The method is not allowed on this resource' },
+  HOST_NOT_ALLOWED: { status: 421, title: 'This service does not answer for this host name' },
   REQUEST_TIMEOUT: { status: 408, title: 'The request took too long to arrive' },
   PAYLOAD_TOO_LARGE: { status: 413, title: 'The request body is too large' },
   URI_TOO_LONG: { status: 414, title: 'The request path is too long' },

@@ -1,5 +1,6 @@
 import { TaskStatus, type RetryPolicy } from '@retryd/core';
 import type { StoredHeaders } from './header-value.js';
+import type { TaskCallback } from './task-callback.js';
 
 // The one definition of a task's stored fields. Everything that spells a task out field by field is derived from
 // this table: the `RetryTask` type, the SQL column lists and row mappings of SQLite and PostgreSQL, the Redis hash
@@ -155,7 +156,7 @@ export const TASK_FIELDS = {
         type: 'object',
         additionalProperties: { type: 'string' },
         description:
-          'Values of credential headers (Authorization, Cookie, Proxy-Authorization, *-Token, *-Key, *-Secret) and of headers the task marked secret are shown as [REDACTED].',
+          'Values of credential headers (names holding auth, token, key, secret, password, session, cookie, signature or credential, but Idempotency-Key and webhook-*; and those listed in --credential-headers) and of headers the task marked secret are shown as [REDACTED].',
       },
     },
   }),
@@ -375,6 +376,23 @@ export const TASK_FIELDS = {
   attemptTimeoutMs: field<number | null>()(ownTimeout('attempt_timeout_ms', 'attempt', '--attempt-timeout')),
   /** The most time each attempt may spend opening its connection, in ms; null: its target's, else the service's. */
   connectTimeoutMs: field<number | null>()(ownTimeout('connect_timeout_ms', 'connect', '--connect-timeout')),
+  /**
+   * Who is told when the task ends, and of which ends (see domain/task-callback.ts), or null. Kept in Redis's record,
+   * not its fixed JSON part: the script that ends a task reads it there to owe the callback in the same write.
+   */
+  callback: field<TaskCallback | null>()({
+    column: 'callback',
+    codec: 'json',
+    nullable: true,
+    redis: { hash: 'callback' },
+    changes: 'never',
+    api: {
+      schema: {
+        anyOf: [{ $ref: 'TaskCallback#' }, { type: 'null' }],
+        description: 'Who is told when the task ends (a POST of a task.ended event, as a task of its own), or null.',
+      },
+    },
+  }),
 } as const;
 
 /** The definition table's type. */

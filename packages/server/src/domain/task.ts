@@ -1,4 +1,5 @@
 import type { RetryPolicy } from '@retryd/core';
+import type { TaskCallback } from './task-callback.js';
 
 /** The tenant every record belongs to until API keys bring real tenants. */
 export const DEFAULT_TENANT = 'default';
@@ -40,6 +41,11 @@ export interface StoredPolicy {
   tenantId: string;
   policyId: string;
   policy: RetryPolicy;
+  /**
+   * The callback given to each task enqueued under this policy that names none of its own (copied at enqueue: a
+   * change reaches the tasks enqueued after it), or null.
+   */
+  callback: TaskCallback | null;
   createdAt: number;
   updatedAt: number;
   version: number;

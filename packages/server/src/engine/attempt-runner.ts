@@ -45,14 +45,16 @@ export interface AttemptRunnerOptions {
   random: Random;
   workerId: string;
   leaseMs: number;
+  /** The longest `Retry-After` honoured beyond a policy's own delays, in ms (`EngineOptions.maxRetryAfterMs`). */
+  maxRetryAfterMs: number;
   /** The service's timeouts: those of every attempt whose task and target set none. */
   timeouts: TimeoutSettings;
   /** Moves the lease of a task this worker holds to `leaseExpiresAt` (`Store.extendLease`); false when it is no longer held. */
   extendLease: (task: RetryTask, leaseExpiresAt: number) => Promise<boolean>;
   /** Queues an attempt's completion for the group commit. */
   submit: (item: QueuedCompletion) => void;
-  /** An attempt ended: capacity is free again. */
-  onAttemptEnded: () => void;
+  /** `task`'s attempt ended (or it ended without one): its slot is free again. */
+  onAttemptEnded: (task: RetryTask) => void;
   /** Per-target protection, told of every attempt and of every claimed task that ends without one. Absent: none. */
   protection?: AttemptProtection | undefined;
   /** Makes a span of every attempt. Absent: none, and nothing is spent on tracing. */
@@ -136,7 +138,7 @@ export class AttemptRunner {
         this.options.report(error, { operation: 'resolve_policy' });
         if (!this.launching) {
           // Never started: shutdown hands their leases back.
-          for (let i = 0; i < entries.length; i++) this.ended();
+          for (const entry of entries) this.ended(entry.task);
           return;
         }
         await backoff.wait();
@@ -157,7 +159,7 @@ export class AttemptRunner {
         this.options.report(error, taskContext('decide', entry.task));
         entry.open = false;
         this.held.delete(entry.task.taskId);
-        this.ended();
+        this.ended(entry.task);
         continue;
       }
       if (early === null) {
@@ -169,7 +171,7 @@ export class AttemptRunner {
         const protecting = this.options.protection?.endedWithoutAttempt(entry.task, early, now);
         if (protecting === undefined) {
           this.options.submit(item);
-          this.ended();
+          this.ended(entry.task);
         } else {
           void this.submitAfter(protecting, item);
         }
@@ -186,7 +188,7 @@ export class AttemptRunner {
       if (entry.released) {
         // Handed back at shutdown while it waited: never sent.
         entry.open = false;
-        this.ended();
+        this.ended(task);
         return;
       }
     }
@@ -235,7 +237,14 @@ export class AttemptRunner {
       const now = this.options.now();
       try {
         const durationMs = clock.now() - started;
-        const ctx = { policy, now, random: this.options.random, workerId: this.options.workerId, retention: this.options.retention.periodsFor(task) };
+        const ctx = {
+          policy,
+          now,
+          random: this.options.random,
+          workerId: this.options.workerId,
+          retention: this.options.retention.periodsFor(task),
+          maxRetryAfterMs: this.options.maxRetryAfterMs,
+        };
         completion = decideAttemptOutcome(task, { startedAt, durationMs, result }, ctx);
       } catch (error) {
         // Only an illegal lifecycle move gets here (a store handed over a task that is not IN_FLIGHT); its lease will lapse.
@@ -254,7 +263,7 @@ export class AttemptRunner {
         this.options.submit(item);
       }
     }
-    this.ended();
+    this.ended(task);
   }
 
   /**
@@ -302,7 +311,7 @@ export class AttemptRunner {
       this.options.report(error, taskContext('protect', item.task));
     }
     this.options.submit(item);
-    this.ended();
+    this.ended(item.task);
   }
 
   /** Submits a completion once protection has judged it (after a read of what it judges on), applying its verdict. */
@@ -319,16 +328,16 @@ export class AttemptRunner {
     }
     if (written !== undefined) return this.submitAfter(written, item);
     this.options.submit(item);
-    this.ended();
+    this.ended(item.task);
   }
 
-  private ended(): void {
+  private ended(task: RetryTask): void {
     this.inFlight--;
     if (this.inFlight === 0) {
       const waiters = this.idleWaiters;
       this.idleWaiters = [];
       for (const resolve of waiters) resolve();
     }
-    this.options.onAttemptEnded();
+    this.options.onAttemptEnded(task);
   }
 }

@@ -8,6 +8,7 @@ import {
   HttpOutcome,
   planRetry,
   retryableStatusCodesOf,
+  scheduleFor,
   successStatusCodesOf,
   TaskEvent,
   transition,
@@ -24,7 +25,8 @@ import type { AttemptResult } from './attempt-result.js';
 
 /**
  * Why a task was dead-lettered: core's {@link GiveUpReason} values (`max_attempts`, `budget`,
- * `retry_after_beyond_budget`, …), `permanent_status:<code>` for a status that is not retried (3xx included),
+ * `retry_after_beyond_budget`, …), `retry_after_beyond_limit` for a `Retry-After` longer than the service allows
+ * (`DecisionContext.maxRetryAfterMs`), `permanent_status:<code>` for a status that is not retried (3xx included),
  * `target_blocked` for a target whose address the dispatcher refused to connect to (a blocked range not covered by
  * `--allow-targets`; error code `TARGET_BLOCKED`), `secret_unavailable` for a secret that could not be revealed at
  * dispatch, and `permanent_error` for any other error that is neither a network failure nor a timeout. Stores keep
@@ -34,6 +36,11 @@ export const DeadLetterReason = {
   MAX_ATTEMPTS: GiveUpReason.MAX_ATTEMPTS,
   BUDGET: GiveUpReason.BUDGET,
   RETRY_AFTER_BEYOND_BUDGET: GiveUpReason.RETRY_AFTER_BEYOND_BUDGET,
+  /**
+   * The downstream's `Retry-After` asked for a longer wait than the service honours (`--max-retry-after`, or the
+   * policy's own `maxDelayMs` for that failure when longer): dead-lettered at once rather than parked for it.
+   */
+  RETRY_AFTER_BEYOND_LIMIT: 'retry_after_beyond_limit',
   PERMANENT_ERROR: 'permanent_error',
   /** A secret of the task could not be revealed at dispatch (unknown name, key not configured): no request was sent. */
   SECRET_UNAVAILABLE: 'secret_unavailable',
@@ -56,6 +63,11 @@ export interface DecisionContext {
   workerId: string;
   /** How long the task is kept once it ends (its tenant's and policy's retention): a final outcome's `expiresAt`. */
   retention: Readonly<RetentionPeriods>;
+  /**
+   * The longest `Retry-After` honoured, in ms, unless the failure's schedule's `maxDelayMs` is longer (then that): a
+   * longer one ends the task (`retry_after_beyond_limit`). Absent: any that fits the budget.
+   */
+  maxRetryAfterMs?: number | undefined;
 }
 
 /** An attempt as the worker saw it: when it started and what came back. */
@@ -199,10 +211,27 @@ function retryOrExhaust(
     failureClass,
   });
   if (plan.retry) {
+    const limit = plan.hinted && ctx.maxRetryAfterMs !== undefined ? retryAfterLimit(ctx.maxRetryAfterMs, ctx.policy, failureClass) : Infinity;
+    if (plan.delayMs > limit) {
+      // A wait no policy of the task's would make (a `Retry-After: 999999999` parked a task for decades): ended now,
+      // with the reason and the numbers, for an operator to replay or a tenant to see.
+      const lastError = `${base.lastError ?? 'Retry-After'}: Retry-After asked for ${seconds(plan.delayMs)} s, more than the ${seconds(limit)} s allowed`;
+      const ended: OutcomeBase = { attemptNumber: base.attemptNumber, runStartedAt: base.runStartedAt, lastError, lastResponseStatus: base.lastResponseStatus };
+      return outcomeOf(ended, transition(task.status, TaskEvent.EXHAUST), null, task.lastDelayMs, DeadLetterReason.RETRY_AFTER_BEYOND_LIMIT);
+    }
     // Whole ms, rounded up: never earlier than the backoff (or the server's Retry-After) asked for.
     return outcomeOf(base, transition(task.status, event), Math.ceil(ctx.now + plan.delayMs), plan.previousDelayMs, null);
   }
   return outcomeOf(base, transition(task.status, TaskEvent.EXHAUST), null, task.lastDelayMs, plan.reason);
+}
+
+/** The longest `Retry-After` a task honours: the service's limit, or its failure's schedule's `maxDelayMs` when longer. */
+export function retryAfterLimit(maxRetryAfterMs: number, policy: RetryPolicy, failureClass: FailureClass | undefined): number {
+  return Math.max(maxRetryAfterMs, scheduleFor(policy, failureClass).maxDelayMs);
+}
+
+function seconds(ms: number): string {
+  return String(Math.ceil(ms / 1000));
 }
 
 function logOutcome(next: TaskOutcome): AttemptLogOutcome {

@@ -11,8 +11,12 @@ import type { AttemptProtection } from './attempt-protection.js';
 import type { EngineErrorContext } from './engine-errors.js';
 import type { EngineMetrics } from './engine-metrics.js';
 import type { FaultHook } from './fault-point.js';
+import { defaultPerTarget, defaultPerTenant } from './slot-shares.js';
 import type { LoadBody } from './http-dispatcher.js';
 import type { TaskSecrets } from '../secrets/task-secrets.js';
+
+/** The default of `EngineOptions.maxRetryAfterMs`: an hour. */
+export const DEFAULT_MAX_RETRY_AFTER_MS = 3_600_000;
 
 /** Options of {@link Engine}. Only `store` is required. */
 export interface EngineOptions {
@@ -46,6 +50,27 @@ export interface EngineOptions {
   workerId?: string;
   /** Most attempts in flight at once. Default 256. */
   concurrency?: number;
+  /**
+   * Most of the `concurrency` slots one tenant may hold, on this engine. Default all but a thirty-second of them, rounded
+   * down (248 of 256; all of fewer than 32). Past its fair share of the slots (`concurrency` ÷ the tenants holding some) a tenant grows only while that
+   * leaves `concurrency − maxInFlightPerTenant` of them free, so that another tenant's task is dispatched at once even
+   * while one tenant's target hangs (see `SlotShares`). Set it to `concurrency` to let one tenant fill every slot.
+   */
+  maxInFlightPerTenant?: number;
+  /**
+   * Most of the `concurrency` slots one target (a tenant's origin) may hold, on this engine, whatever its protection
+   * settings say. Default all but a sixteenth of them, rounded down (240 of 256; all of fewer than 16), and as a
+   * tenant's past its fair share. A target's
+   * own `maxInFlight` setting, shared by every instance, may bound it further.
+   */
+  maxInFlightPerTarget?: number;
+  /**
+   * The longest wait a downstream's `Retry-After` may ask for, in ms, unless the task's policy backs off longer itself
+   * (its schedule's `maxDelayMs` for that failure): a task asked to wait longer is dead-lettered at once
+   * (`retry_after_beyond_limit`) rather than parked for it. Default 3 600 000 (an hour). It caps a `Retry-After` hold of
+   * a whole target too.
+   */
+  maxRetryAfterMs?: number;
   /** Most tasks claimed by one `claimDue`. Default 128. */
   claimBatchSize?: number;
   /**
@@ -117,6 +142,9 @@ export interface ResolvedEngineOptions {
   random: Random;
   workerId: string;
   concurrency: number;
+  maxInFlightPerTenant: number;
+  maxInFlightPerTarget: number;
+  maxRetryAfterMs: number;
   claimBatchSize: number;
   leaseMs: number;
   attemptTimeoutMs: number;
@@ -161,6 +189,10 @@ export function resolveEngineOptions(options: EngineOptions): ResolvedEngineOpti
     random: options.random ?? Math.random,
     workerId: options.workerId ?? defaultWorkerId(),
     concurrency,
+    // More than the slots there are would bound nothing: taken as all of them.
+    maxInFlightPerTenant: Math.min(concurrency, check('maxInFlightPerTenant', options.maxInFlightPerTenant, 1, defaultPerTenant(concurrency))),
+    maxInFlightPerTarget: Math.min(concurrency, check('maxInFlightPerTarget', options.maxInFlightPerTarget, 1, defaultPerTarget(concurrency))),
+    maxRetryAfterMs: check('maxRetryAfterMs', options.maxRetryAfterMs, 0, DEFAULT_MAX_RETRY_AFTER_MS),
     claimBatchSize: check('claimBatchSize', options.claimBatchSize, 1, 128),
     leaseMs,
     attemptTimeoutMs,

@@ -18,6 +18,8 @@ import { TaskSecrets } from '../secrets/task-secrets.js';
 import { LeaseReaper } from './lease-reaper.js';
 import { PolicyResolver } from './policy-resolver.js';
 import { RetentionBook } from '../retention/retention-book.js';
+import { ClaimPacing } from './claim-pacing.js';
+import { fillsRoom, worthGrowing } from './slot-shares.js';
 import { DEFAULT_RETENTION } from '../retention/retention-periods.js';
 import { attemptLogged, taskAfterCompletion } from './settled-task.js';
 import { StoreBackoff } from './store-backoff.js';
@@ -33,7 +35,9 @@ const SETTLE_MS = 5_000;
  * `nextDueAt()` (and the lease reaper on `nextLeaseExpiryAt()`); {@link Engine.wake} starts a claim at once.
  * Store failures are survived with a back-off (jittered, see `StoreBackoff`); attempt results are kept and rewritten
  * while their lease holds. Claims are fair: each passes the last target queue the previous one served as the ring
- * cursor (`ClaimOptions.after`), so targets with due work take turns. Every wait is on the injected clock.
+ * cursor (`ClaimOptions.after`), so targets with due work take turns. The slots themselves are shared between tenants
+ * and between targets (`SlotShares`, passed to each claim as its `rooms`): one tenant or target never holds them all,
+ * so another's task is dispatched at once even while one target hangs. Every wait is on the injected clock.
  *
  * @example
  * ```ts
@@ -66,8 +70,6 @@ export class Engine implements AsyncDisposable, HandOff {
   /** A wake-up arrived during the claim in progress. */
   private woken = false;
   private stopping: Promise<void> | undefined;
-  /** Claim only when at least this much capacity is free, so a busy engine claims in batches, not one by one. */
-  private readonly claimLowWater: number;
   /** Slots promised to enqueues in progress ({@link Engine.reserve}), not yet adopted or given back. */
   private reserved = 0;
   /**
@@ -75,13 +77,23 @@ export class Engine implements AsyncDisposable, HandOff {
    * that with more ready queues than slots, successive claims go round all of them instead of serving the first ones.
    */
   private claimCursor: TargetRef | undefined;
+  /** When to claim, with the slots shared between tenants and targets (`ClaimPacing`, `SlotShares`). */
+  private readonly pacing: ClaimPacing;
 
   constructor(private readonly options: EngineOptions) {
     this.opts = resolveEngineOptions(options);
     this.store = options.store;
     this.workerId = this.opts.workerId;
     this.timedStore = timeStoreCalls(this.store, this.opts.clock, options.metrics);
-    this.claimLowWater = Math.max(1, Math.min(this.opts.claimBatchSize, Math.ceil(this.opts.concurrency / 4)));
+    this.pacing = new ClaimPacing({
+      concurrency: this.opts.concurrency,
+      // A busy engine claims in batches, not one by one.
+      lowWater: Math.max(1, Math.min(this.opts.claimBatchSize, Math.ceil(this.opts.concurrency / 4))),
+      perTenant: this.opts.maxInFlightPerTenant,
+      perTarget: this.opts.maxInFlightPerTarget,
+      clock: this.opts.clock,
+      onProbe: () => this.pump(),
+    });
     const dispatcher =
       options.dispatcher ??
       new HttpDispatcher({
@@ -136,10 +148,14 @@ export class Engine implements AsyncDisposable, HandOff {
       random: this.opts.random,
       workerId: this.workerId,
       leaseMs: this.opts.leaseMs,
+      maxRetryAfterMs: this.opts.maxRetryAfterMs,
       timeouts: { attemptTimeoutMs: this.opts.attemptTimeoutMs, connectTimeoutMs: this.opts.connectTimeoutMs },
       extendLease: (task, until) => this.store.extendLease(task.tenantId, task.taskId, task.fencingToken, until),
       submit: (item) => this.batcher.add(item),
-      onAttemptEnded: () => this.pump(),
+      onAttemptEnded: (task) => {
+        this.pacing.ended(task);
+        this.pump();
+      },
       protection: options.protection,
       tracing: options.tracer === undefined ? undefined : new AttemptTracing(options.tracer),
       report: (error, context) => this.report(error, context),
@@ -147,6 +163,11 @@ export class Engine implements AsyncDisposable, HandOff {
     });
     this.dueTimer = new DueTimer(this.opts.clock, () => this.wake());
     this.claimBackoff = new StoreBackoff(this.opts.clock, this.opts.random);
+  }
+
+  /** The most slots one tenant and one target may hold on this engine (`maxInFlightPerTenant`, `maxInFlightPerTarget`). */
+  get slotBounds(): { maxInFlightPerTenant: number; maxInFlightPerTarget: number } {
+    return { maxInFlightPerTenant: this.opts.maxInFlightPerTenant, maxInFlightPerTarget: this.opts.maxInFlightPerTarget };
   }
 
   /** Attempts in flight and results not yet written: for readiness checks and metrics. */
@@ -167,6 +188,7 @@ export class Engine implements AsyncDisposable, HandOff {
     if (this.state !== 'running') return;
     this.woken = true;
     this.maybeDue = true;
+    this.pacing.woken();
     this.dueTimer.clear();
     this.pump();
   }
@@ -174,7 +196,7 @@ export class Engine implements AsyncDisposable, HandOff {
   /**
    * Hand-off from this process's API: reserves free slots for tasks due now that the enqueue inserts already leased to
    * this engine (see `HandOff`), in order while slots last, skipping targets the protection keeps behind the claim
-   * gate. None while not running.
+   * gate and tenants and targets without room in the slots' shares. None while not running.
    */
   reserve(targets: readonly TargetRef[]): HandOffGrant {
     let free = this.state === 'running' ? this.opts.concurrency - this.runner.inFlight - this.reserved : 0;
@@ -182,7 +204,10 @@ export class Engine implements AsyncDisposable, HandOff {
     const protection = this.options.protection;
     const now = protection === undefined ? 0 : this.now();
     for (let i = 0; i < targets.length && free > 0; i++) {
-      if (protection !== undefined && !protection.admitsHandOff(targets[i] as TargetRef, now)) continue;
+      const target = targets[i] as TargetRef;
+      if (!this.pacing.shares.admits(target)) continue;
+      if (protection !== undefined && !protection.admitsHandOff(target, now)) continue;
+      this.pacing.shares.take(target);
       indices.push(i);
       free--;
     }
@@ -217,12 +242,14 @@ export class Engine implements AsyncDisposable, HandOff {
       return;
     }
     // Stopping: hand them back at once rather than let their leases lapse (the reaper would count a lost attempt).
+    for (const task of tasks) this.pacing.shares.release(task);
     this.store.releaseLeases(tasks.map(leaseOf), this.now()).catch((error: unknown) => this.report(error, { operation: 'release' }));
   }
 
   /** Returns reserved slots that no task used. */
-  giveBack(count: number): void {
-    this.reserved = Math.max(0, this.reserved - count);
+  giveBack(targets: readonly TargetRef[]): void {
+    this.reserved = Math.max(0, this.reserved - targets.length);
+    for (const target of targets) this.pacing.shares.release(target);
     this.pump();
   }
 
@@ -260,7 +287,7 @@ export class Engine implements AsyncDisposable, HandOff {
     if (this.batcher.size >= 4 * this.opts.concurrency) return;
     const { inFlight } = this.runner;
     const free = this.opts.concurrency - inFlight - this.reserved;
-    if (free <= 0 || (free < this.claimLowWater && inFlight > 0)) return;
+    if (free <= 0 || !this.pacing.claimNow(free, inFlight + this.reserved)) return;
     this.claiming = this.claim(Math.min(this.opts.claimBatchSize, free)).finally(() => {
       this.claiming = undefined;
       this.pump();
@@ -269,21 +296,33 @@ export class Engine implements AsyncDisposable, HandOff {
 
   private async claim(limit: number): Promise<void> {
     this.woken = false;
+    const started = this.pacing.started();
     try {
-      const options: ClaimOptions = { limit, leaseMs: this.opts.leaseMs, workerId: this.workerId, after: this.claimCursor };
+      // Each tenant and target is offered its share of the slots first; only if that leaves some unused (the others had
+      // no more due) does a second claim offer them more (see `SlotShares`).
+      const { shares } = this.pacing;
+      const growth = shares.growth(limit);
+      let rooms = shares.rooms(limit, false);
+      const options: ClaimOptions = { limit, leaseMs: this.opts.leaseMs, workerId: this.workerId, after: this.claimCursor, rooms };
       // With results about to be written, the claim goes in the same write: one commit per cycle, not two.
       const tasks = await (this.batcher.claimAlong(options) ?? this.timedStore.claimDue(this.now(), options));
-      this.claimBackoff.reset();
-      this.claimCursor = lastQueueServed(tasks, options.after);
-      // Claimed while stopping: held but never started; shutdown hands them back.
-      if (tasks.length > 0) this.runner.run(tasks, this.state === 'running');
-      let moreDue = tasks.length >= limit;
+      let claimed = this.adoptClaimed(tasks, options.after);
+      let last = tasks;
+      if (growth !== undefined && claimed < limit && this.state === 'running' && worthGrowing(growth, tasks)) {
+        rooms = shares.rooms(limit - claimed, true);
+        const more: ClaimOptions = { limit: limit - claimed, leaseMs: this.opts.leaseMs, workerId: this.workerId, after: this.claimCursor, rooms };
+        last = await this.timedStore.claimDue(this.now(), more);
+        claimed += this.adoptClaimed(last, more.after);
+      }
+      // A claim its rooms cut short leaves tasks due (no need to ask the store): those of whoever filled its room.
+      let moreDue = claimed >= limit || (rooms !== undefined && fillsRoom(rooms, last));
       if (!moreDue) {
         const next = await this.store.nextDueAt();
         const now = this.now();
         moreDue = next !== null && next <= now;
         if (!moreDue) this.aim(Math.min(next ?? Infinity, now + this.opts.maxIdleMs));
       }
+      this.pacing.finished(rooms, claimed, limit, moreDue, this.woken, started);
       this.maybeDue = moreDue || this.woken;
     } catch (error) {
       this.report(error, { operation: 'claim' });
@@ -291,6 +330,18 @@ export class Engine implements AsyncDisposable, HandOff {
       this.aim(this.now() + this.claimBackoff.nextDelayMs);
       this.claimBackoff.failed();
     }
+  }
+
+  /** Takes over the tasks of a claim that started the ring after `after`: counted in the shares and run. Returns how many. */
+  private adoptClaimed(tasks: readonly RetryTask[], after: TargetRef | undefined): number {
+    this.claimBackoff.reset();
+    this.claimCursor = lastQueueServed(tasks, after);
+    if (tasks.length === 0) return 0;
+    const launch = this.state === 'running';
+    if (launch) for (const task of tasks) this.pacing.shares.take(task);
+    // Claimed while stopping: held but never started; shutdown hands them back.
+    this.runner.run(tasks, launch);
+    return tasks.length;
   }
 
   private async reap(tasks: RetryTask[]): Promise<void> {
@@ -368,6 +419,7 @@ export class Engine implements AsyncDisposable, HandOff {
     const wasRunning = this.state === 'running';
     this.state = 'stopping';
     this.dueTimer.clear();
+    this.pacing.close();
     this.claimBackoff.interrupt();
     this.runner.stopLaunching();
     const reaperStopped = this.reaper.stop();

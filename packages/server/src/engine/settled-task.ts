@@ -61,6 +61,7 @@ export function taskAfterCompletion(
     expiresAt: outcome.expiresAt,
     attemptTimeoutMs: claimed.attemptTimeoutMs,
     connectTimeoutMs: claimed.connectTimeoutMs,
+    callback: claimed.callback,
   };
 }
 

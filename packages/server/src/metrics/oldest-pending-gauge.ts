@@ -1,6 +1,6 @@
 import { Gauge, type Registry } from 'prom-client';
 import type { Store } from '../store/store.js';
-import type { LabelCap } from './label-cap.js';
+import type { TenantLabelCap } from './label-cap.js';
 import { ScrapeCache } from './scrape-cache.js';
 
 /** What {@link registerOldestPendingGauge} needs. */
@@ -11,7 +11,7 @@ export interface OldestPendingGaugeOptions {
    * The `target` label values, shared with the other per-target metrics (a target reads alike in all of them): its
    * limit is also how many targets the store is asked for.
    */
-  targets: LabelCap;
+  targets: TenantLabelCap;
   /** Epoch ms: times the cache and the ages. */
   now: () => number;
   /** How long one read serves scrapes, in ms. */
@@ -26,12 +26,12 @@ export interface OldestPendingGaugeOptions {
  * its `createdAt`), so that a stuck task shows while it waits rather than in `retry_task_age_seconds` once it ends. A
  * task waiting on a retry scheduled far ahead is waiting, and counts.
  *
- * The store is asked for the targets whose oldest PENDING task is oldest, as many as the `target` label has places
- * (`admin.oldestPending(targets.limit)`, cached for `cacheMs`); the age is computed from the cached `createdAt` at
- * each scrape. Labels go through the shared {@link LabelCap}, oldest first: a target folded into `other` (by this
- * gauge or another per-target metric) reads as `other`, which shows the oldest age of the targets folded into it, as
- * a target key shared by several tenants shows its oldest tenant's. A target with no PENDING task, or younger than
- * the oldest `limit`, has no series.
+ * The store is asked for the targets whose oldest PENDING task is oldest, as many as one tenant's `target` label has
+ * places (`admin.oldestPending(targets.limit)`, every tenant's together, cached for `cacheMs`); the age is computed
+ * from the cached `createdAt` at each scrape. Labels go through the shared {@link TenantLabelCap}, oldest first: a
+ * target its tenant folded into `other` (by this gauge or another per-target metric) reads as `other`, which shows
+ * the oldest age of the targets folded into it, as a target key shared by several tenants shows its oldest tenant's.
+ * A target with no PENDING task, or younger than the oldest `limit`, has no series.
  */
 export function registerOldestPendingGauge(options: OldestPendingGaugeOptions): Gauge<'target'> {
   const { targets, now } = options;
@@ -47,8 +47,8 @@ export function registerOldestPendingGauge(options: OldestPendingGaugeOptions): 
         const entries = await oldest.read();
         const at = now();
         const ages = new Map<string, number>();
-        for (const { targetKey, createdAt } of entries) {
-          const target = targets.label(targetKey);
+        for (const { tenantId, targetKey, createdAt } of entries) {
+          const target = targets.label(tenantId, targetKey);
           ages.set(target, Math.max(ages.get(target) ?? 0, Math.max(0, at - createdAt) / 1_000));
         }
         for (const [target, age] of ages) gauge.set({ target }, age);

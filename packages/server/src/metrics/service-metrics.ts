@@ -5,13 +5,13 @@ import type { EngineMetrics, TimedStoreCall } from '../engine/engine-metrics.js'
 import type { KnownTargetState } from '../protection/target-protection.js';
 import type { TargetRef } from '../store/store.js';
 import type { Store } from '../store/store.js';
-import { LabelCap } from './label-cap.js';
+import { LabelCap, TenantLabelCap } from './label-cap.js';
 import { registerOldestPendingGauge } from './oldest-pending-gauge.js';
 import { QueueDepth, QUEUE_DEPTH_CACHE_MS } from './queue-depth.js';
 
-/** Most distinct `target` label values (origins); later targets fold into `other`. */
+/** Most distinct `target` label values (origins) of each tenant; its later targets fold into `other`. */
 export const MAX_TARGET_LABELS = 100;
-/** Most distinct `policy` label values (policy names; `inline` for inline policies); later ones fold into `other`. */
+/** Most distinct `policy` label values (policy names; `inline` for inline policies) of each tenant; its later ones fold into `other`. */
 export const MAX_POLICY_LABELS = 50;
 /** Most distinct dead-letter `reason` label values (`permanent_status:<code>` has one per status); later ones fold into `other`. */
 export const MAX_REASON_LABELS = 50;
@@ -43,9 +43,9 @@ export interface ServiceMetricsOptions {
   clock?: Clock;
   /** How long each store read at scrape time serves scrapes, in ms. Default {@link QUEUE_DEPTH_CACHE_MS} (5 s). */
   queueDepthCacheMs?: number;
-  /** Default {@link MAX_TARGET_LABELS}. */
+  /** Most `target` label values of each tenant. Default {@link MAX_TARGET_LABELS}. */
   maxTargets?: number;
-  /** Default {@link MAX_POLICY_LABELS}. */
+  /** Most `policy` label values of each tenant. Default {@link MAX_POLICY_LABELS}. */
   maxPolicies?: number;
   /** Node's process metrics (`process_*`, `nodejs_*`, from prom-client's `collectDefaultMetrics`). Default true. */
   processMetrics?: boolean;
@@ -90,8 +90,9 @@ const STATUS_LABELS: readonly TaskStatus[] = ['PENDING', 'IN_FLIGHT', 'SUCCEEDED
  * attempts in flight, the targets' breakers and limits) is read when scraped.
  *
  * Labels are bounded: `target` is the task's `targetKey` (an origin) and `policy` its policy's name (`inline` for an
- * inline policy), each capped ({@link MAX_TARGET_LABELS}, {@link MAX_POLICY_LABELS}) with later values folded into
- * `other`; tenants are no label (a tenant's targets and policies merge with other tenants' of the same name).
+ * inline policy), each capped per tenant ({@link MAX_TARGET_LABELS}, {@link MAX_POLICY_LABELS} for each) with a
+ * tenant's later values folded into `other`, so one tenant's many targets never hide another's; tenants are no label
+ * (a tenant's targets and policies merge with other tenants' of the same name).
  *
  * @example
  * ```ts
@@ -103,8 +104,8 @@ const STATUS_LABELS: readonly TaskStatus[] = ['PENDING', 'IN_FLIGHT', 'SUCCEEDED
 export class ServiceMetrics implements EngineMetrics {
   /** The registry every metric of this service is in. */
   readonly registry = new Registry();
-  private readonly targetLabels: LabelCap;
-  private readonly policyLabels: LabelCap;
+  private readonly targetLabels: TenantLabelCap;
+  private readonly policyLabels: TenantLabelCap;
   private readonly reasonLabels = new LabelCap(MAX_REASON_LABELS);
   private readonly attempts: Counter<'outcome' | 'policy' | 'target'>;
   private readonly attemptChildren = new Map<string, Map<string, Map<string, Incrementable>>>();
@@ -125,8 +126,8 @@ export class ServiceMetrics implements EngineMetrics {
   constructor(options: ServiceMetricsOptions) {
     const registers = [this.registry];
     this.clock = options.clock ?? systemClock;
-    this.targetLabels = new LabelCap(options.maxTargets ?? MAX_TARGET_LABELS);
-    this.policyLabels = new LabelCap(options.maxPolicies ?? MAX_POLICY_LABELS);
+    this.targetLabels = new TenantLabelCap(options.maxTargets ?? MAX_TARGET_LABELS);
+    this.policyLabels = new TenantLabelCap(options.maxPolicies ?? MAX_POLICY_LABELS);
     const depth = new QueueDepth(options.store, () => this.clock.now(), options.queueDepthCacheMs ?? QUEUE_DEPTH_CACHE_MS);
     const report = (error: unknown) => {
       try {
@@ -265,8 +266,8 @@ export class ServiceMetrics implements EngineMetrics {
   }
 
   attemptRecorded(task: RetryTask, attempt: AttemptLog): void {
-    const policy = this.policyLabels.label(task.policyId ?? INLINE_POLICY_LABEL);
-    const target = this.targetLabels.label(task.targetKey);
+    const policy = this.policyLabels.label(task.tenantId, task.policyId ?? INLINE_POLICY_LABEL);
+    const target = this.targetLabels.label(task.tenantId, task.targetKey);
     // Nested by label rather than one joined key: the labels' hashes are already computed (LabelCap looked them up),
     // where a joined key would be a new string to flatten and hash on every attempt.
     let byPolicy = this.attemptChildren.get(target);
@@ -327,8 +328,8 @@ export class ServiceMetrics implements EngineMetrics {
       registers,
       collect: () => {
         breaker.reset();
-        for (const { targetKey, breaker: current } of known()) {
-          const target = this.targetLabels.label(targetKey);
+        for (const { tenantId, targetKey, breaker: current } of known()) {
+          const target = this.targetLabels.label(tenantId, targetKey);
           for (const state of BREAKER_STATES) breaker.inc({ target, state: state.toLowerCase() }, state === current ? 1 : 0);
         }
       },
@@ -340,8 +341,8 @@ export class ServiceMetrics implements EngineMetrics {
       registers,
       collect: () => {
         rate.reset();
-        for (const { targetKey, allowedRatePerSecond } of known()) {
-          if (allowedRatePerSecond !== null) rate.inc({ target: this.targetLabels.label(targetKey) }, allowedRatePerSecond);
+        for (const { tenantId, targetKey, allowedRatePerSecond } of known()) {
+          if (allowedRatePerSecond !== null) rate.inc({ target: this.targetLabels.label(tenantId, targetKey) }, allowedRatePerSecond);
         }
       },
     });
@@ -352,7 +353,7 @@ export class ServiceMetrics implements EngineMetrics {
       registers,
       collect: () => {
         held.reset();
-        for (const { targetKey, held: isHeld } of known()) held.inc({ target: this.targetLabels.label(targetKey) }, isHeld ? 1 : 0);
+        for (const { tenantId, targetKey, held: isHeld } of known()) held.inc({ target: this.targetLabels.label(tenantId, targetKey) }, isHeld ? 1 : 0);
       },
     });
     const heldTasks: Gauge<'target'> = new Gauge({
@@ -372,9 +373,9 @@ export class ServiceMetrics implements EngineMetrics {
           // A store that cannot answer leaves the series out of this scrape rather than failing the whole scrape.
           heldBack.map(({ tenantId, targetKey }) => dueTasks({ tenantId, targetKey }, now).catch(() => undefined)),
         );
-        heldBack.forEach(({ targetKey }, i) => {
+        heldBack.forEach(({ tenantId, targetKey }, i) => {
           const count = counts[i];
-          if (count !== undefined) heldTasks.inc({ target: this.targetLabels.label(targetKey) }, count);
+          if (count !== undefined) heldTasks.inc({ target: this.targetLabels.label(tenantId, targetKey) }, count);
         });
       },
     });

@@ -5,7 +5,8 @@ import { checkSchemaName, DEFAULT_SCHEMA } from '../backends/postgres/connection
 import { CEILING_FIELDS, type PolicyCeilings } from '../policies/policy-ceilings.js';
 import { durationText, parseDurationText } from '../retention/retention-periods.js';
 import { parseKeyring } from '../secrets/encryption-keys.js';
-import { chainSecretProviders, envSecretProvider, fileSecretProvider } from '../secrets/secret-provider.js';
+import { parseCredentialHeaderNames } from '../secrets/credential-header-names.js';
+import { chainSecretProviders, checkSecretVariables, envSecretProvider, fileSecretProvider } from '../secrets/secret-provider.js';
 import { TaskSecrets } from '../secrets/task-secrets.js';
 import { parseAllowList, TargetGuard } from '../security/target-guard.js';
 
@@ -24,8 +25,17 @@ export interface PgEnqueuerOptions {
    * header is refused, as the API refuses it. The service must hold the same key to open them.
    */
   encryptionKey?: string;
-  /** A JSON file of secret names that `{{secret:NAME}}` references must name. Default `RETRYD_SECRETS_FILE`, then `RETRYD_SECRET_<NAME>`. */
+  /**
+   * The secrets file `{{secret:NAME}}` references must name a secret of (the tenant's own or a shared one), as the
+   * service's `--secrets-file`. Default `RETRYD_SECRETS_FILE`, then the `RETRYD_TENANT_SECRET_<TENANT>__<NAME>`,
+   * `RETRYD_SECRET_<NAME>` (the `default` tenant's) and `RETRYD_SHARED_SECRET_<NAME>` variables.
+   */
   secretsFile?: string;
+  /**
+   * Header names counted as credentials besides the built-in rule, as the service's `--credential-headers` (a string
+   * with commas or an array). Default `RETRYD_CREDENTIAL_HEADERS`; none.
+   */
+  credentialHeaders?: string | readonly string[];
   /**
    * Networks exempt from the private-address block at creation, as `--allow-targets` (CIDRs, a string with commas
    * or an array). Default `RETRYD_ALLOW_TARGETS`; none: loopback, private, link-local and metadata targets are refused.
@@ -68,12 +78,17 @@ export function pgEnqueuerSettings(options: PgEnqueuerOptions): PgEnqueuerSettin
   const key = options.encryptionKey ?? env.RETRYD_ENCRYPTION_KEY;
   const keyring = key === undefined ? undefined : parseKeyring(key, options.encryptionKey === undefined ? 'RETRYD_ENCRYPTION_KEY' : '`encryptionKey`');
   const file = options.secretsFile ?? env.RETRYD_SECRETS_FILE;
+  checkSecretVariables(env);
   const references = envSecretProvider(env);
   const provider = file === undefined ? references : chainSecretProviders(fileSecretProvider(file, options.secretsFile === undefined ? 'RETRYD_SECRETS_FILE' : '`secretsFile`'), references);
   const allow = parseAllowList(options.allowTargets ?? env.RETRYD_ALLOW_TARGETS);
   // Host names are resolved by the system resolver, as the service's check at creation resolves them.
   const guard = new TargetGuard({ allow });
-  return { schema, tenantId, secrets: new TaskSecrets({ keyring, provider }), guard, ceilings: ceilingsOf(options.ceilings, env) };
+  const credentialHeaders = parseCredentialHeaderNames(
+    options.credentialHeaders ?? env.RETRYD_CREDENTIAL_HEADERS,
+    options.credentialHeaders === undefined ? 'RETRYD_CREDENTIAL_HEADERS' : '`credentialHeaders`',
+  );
+  return { schema, tenantId, secrets: new TaskSecrets({ keyring, provider, credentialHeaders }), guard, ceilings: ceilingsOf(options.ceilings, env) };
 }
 
 /** The variable of each ceiling, as `retryd serve` reads it. */

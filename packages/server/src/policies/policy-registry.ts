@@ -6,6 +6,10 @@ import type { PageRequest, Store } from '../store/store.js';
 import { POLICY_ID_PATTERN, POLICY_ID_RULE } from './policy-id.js';
 import { callStore } from '../tasks/store-failure.js';
 import { ceilingViolations, clampedToCeilings, withinCeilings, type CeilingBook } from './policy-ceilings.js';
+import type { TaskCallback } from '../domain/task-callback.js';
+import type { TargetGuard } from '../security/target-guard.js';
+import { parseCallback } from '../tasks/enqueue-input.js';
+import { targetRefused } from '../tasks/task-preparer.js';
 
 /** Options of {@link PolicyRegistry}. */
 export interface PolicyRegistryOptions {
@@ -15,7 +19,15 @@ export interface PolicyRegistryOptions {
   onPolicyChanged?: (tenantId: string, policyId: string) => void;
   /** The most a tenant's policies may ask for: a policy over them is refused; one with no budget gets the budget ceiling. */
   ceilings: CeilingBook;
+  /** Checks a policy's callback URL when it is registered (as a task's `targetUrl` is at enqueue). Absent: not checked here. */
+  guard?: Pick<TargetGuard, 'check'>;
 }
+
+/**
+ * How long a policy's callback, once read, is given to the tasks enqueued under it before it is read again: a `PUT`
+ * through another instance reaches this one's enqueues within this time (through this one, at once).
+ */
+export const POLICY_CALLBACK_TTL_MS = 5_000;
 
 /** The answer to a create: a new policy (201), or the same definition already registered (200). */
 export type CreatePolicyResult = { kind: 'created' | 'existing'; policy: StoredPolicy };
@@ -33,6 +45,9 @@ export class PolicyRegistry {
   readonly #clock: Pick<Clock, 'now'>;
   readonly #onChanged: ((tenantId: string, policyId: string) => void) | undefined;
   readonly #ceilings: CeilingBook;
+  readonly #guard: Pick<TargetGuard, 'check'> | undefined;
+  /** The callback of each policy read or written lately, and when (see {@link POLICY_CALLBACK_TTL_MS}). */
+  readonly #callbacks = new Map<string, { callback: TaskCallback | null; at: number }>();
   /**
    * Policies known to exist. There is no way to delete a policy, so a positive answer never goes stale, even
    * with several instances on one store; a miss always asks the store.
@@ -46,6 +61,7 @@ export class PolicyRegistry {
     this.#clock = options.clock;
     this.#onChanged = options.onPolicyChanged;
     this.#ceilings = options.ceilings;
+    this.#guard = options.guard;
   }
 
   /** `policy` within the tenant's ceilings (its budget filled in when it sets none), or the 400 naming what goes over. */
@@ -61,18 +77,20 @@ export class PolicyRegistry {
    * a different one → 409 POLICY_CONFLICT.
    */
   async create(tenantId: string, input: unknown): Promise<CreatePolicyResult> {
-    const { policyId, policy: asked } = parsePolicyBody(input, undefined);
+    const { policyId, policy: asked, callback } = parsePolicyBody(input, undefined);
     const policy = await this.#ceiled(tenantId, asked);
+    await this.#checkCallback(callback);
     const now = this.#clock.now();
-    const stored: StoredPolicy = { tenantId, policyId, policy, createdAt: now, updatedAt: now, version: 1 };
+    const stored: StoredPolicy = { tenantId, policyId, policy, callback, createdAt: now, updatedAt: now, version: 1 };
     const result = await callStore(this.#store.kind, 'register the policy', () => this.#store.putPolicy(stored, 'create'));
     if (result.kind === 'created') {
-      this.#remember(tenantId, policyId);
+      this.#remember(result.policy);
       return { kind: 'created', policy: result.policy };
     }
     if (result.kind === 'exists') {
-      this.#remember(tenantId, policyId);
-      if (canonicalJson(result.policy.policy) === canonicalJson(policy)) return { kind: 'existing', policy: result.policy };
+      this.#remember(result.policy);
+      const same = canonicalJson(result.policy.policy) === canonicalJson(policy) && canonicalJson(result.policy.callback) === canonicalJson(callback);
+      if (same) return { kind: 'existing', policy: result.policy };
       throw new RetrydError(
         'POLICY_CONFLICT',
         `policy ${policyId} is already registered with a different definition; change it with PUT /retry-policies/${policyId}`,
@@ -85,11 +103,13 @@ export class PolicyRegistry {
   async replace(tenantId: string, policyId: string, input: unknown): Promise<StoredPolicy> {
     const parsed = parsePolicyBody(input, policyId);
     const policy = await this.#ceiled(tenantId, parsed.policy);
+    await this.#checkCallback(parsed.callback);
     const now = this.#clock.now();
-    const stored: StoredPolicy = { tenantId, policyId, policy, createdAt: now, updatedAt: now, version: 1 };
+    const stored: StoredPolicy = { tenantId, policyId, policy, callback: parsed.callback, createdAt: now, updatedAt: now, version: 1 };
     const result = await callStore(this.#store.kind, 'replace the policy', () => this.#store.putPolicy(stored, 'replace'));
     if (result.kind === 'not_found') throw notFound(policyId);
     if (result.kind !== 'replaced') throw new Error(`putPolicy(replace) answered ${result.kind}`);
+    this.#remember(result.policy);
     try {
       this.#onChanged?.(tenantId, policyId);
     } catch {
@@ -134,7 +154,7 @@ export class PolicyRegistry {
   async #read(tenantId: string, policyId: string): Promise<boolean> {
     const policy = await callStore(this.#store.kind, 'read the policy', () => this.#store.getPolicy(tenantId, policyId));
     if (policy !== undefined) {
-      this.#remember(tenantId, policyId);
+      this.#remember(policy);
       return true;
     }
     if (policyId !== DEFAULT_POLICY_ID) return false;
@@ -154,6 +174,7 @@ export class PolicyRegistry {
       policyId: DEFAULT_POLICY_ID,
       // Fitted within the tenant's ceilings when it is registered for it (an operator's default is kept as it is).
       policy: clampedToCeilings(DEFAULT_SERVICE_POLICY, ceilings),
+      callback: null,
       createdAt: now,
       updatedAt: now,
       version: 1,
@@ -162,13 +183,42 @@ export class PolicyRegistry {
       this.#store.putPolicy(stored, 'create'),
     );
     if (result.kind !== 'created' && result.kind !== 'exists') throw new Error(`putPolicy(create) answered ${result.kind}`);
-    this.#remember(tenantId, DEFAULT_POLICY_ID);
+    this.#remember(result.policy);
     return result.policy;
   }
 
-  #remember(tenantId: string, policyId: string): void {
+  /**
+   * The callback a policy gives the tasks enqueued under it, as read within {@link POLICY_CALLBACK_TTL_MS}, or
+   * undefined when it was not (ask {@link callbackFor}).
+   */
+  callbackOf(tenantId: string, policyId: string): TaskCallback | null | undefined {
+    const cached = this.#callbacks.get(`${tenantId}\u0000${policyId}`);
+    return cached !== undefined && this.#clock.now() - cached.at < POLICY_CALLBACK_TTL_MS ? cached.callback : undefined;
+  }
+
+  /** The callback a registered policy gives its tasks (null for none, and for no such policy), read again when stale. */
+  async callbackFor(tenantId: string, policyId: string): Promise<TaskCallback | null> {
+    const known = this.callbackOf(tenantId, policyId);
+    if (known !== undefined) return known;
+    const policy = await callStore(this.#store.kind, 'read the policy', () => this.#store.getPolicy(tenantId, policyId));
+    if (policy === undefined) return null;
+    this.#remember(policy);
+    return policy.callback;
+  }
+
+  /** A policy's callback URL allowed by the guard, or the 400 naming `callback.url`. */
+  async #checkCallback(callback: TaskCallback | null): Promise<void> {
+    if (callback === null || this.#guard === undefined) return;
+    const verdict = await this.#guard.check(new URL(callback.url));
+    if (!verdict.ok) throw targetRefused(verdict, 'callback.url');
+  }
+
+  #remember(policy: StoredPolicy): void {
     if (this.#known.size >= KNOWN_LIMIT) this.#known.clear();
-    this.#known.add(`${tenantId}\u0000${policyId}`);
+    if (this.#callbacks.size >= KNOWN_LIMIT) this.#callbacks.clear();
+    const key = `${policy.tenantId}\u0000${policy.policyId}`;
+    this.#known.add(key);
+    this.#callbacks.set(key, { callback: policy.callback, at: this.#clock.now() });
   }
 }
 
@@ -180,12 +230,15 @@ function notFound(policyId: string): RetrydError {
  * Splits a policy body into its id and the core policy, checking both. For a `PUT`, `pathId` is the id in
  * the path: the body may repeat it but not name another.
  */
-export function parsePolicyBody(input: unknown, pathId: string | undefined): { policyId: string; policy: RetryPolicy } {
+export function parsePolicyBody(input: unknown, pathId: string | undefined): { policyId: string; policy: RetryPolicy; callback: TaskCallback | null } {
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
     throw RetrydError.validation([{ field: 'body', rule: 'a JSON object', message: 'body must be a JSON object' }]);
   }
-  const { policyId, ...fields } = input as Record<string, unknown>;
+  const { policyId, callback: rawCallback, ...fields } = input as Record<string, unknown>;
   const errors: FieldError[] = [];
+  const parsed = parseCallback(rawCallback, (field, rule, got) =>
+    errors.push({ field, rule, message: `${field} must be ${rule}${got === undefined ? '' : `, got ${got}`}` }),
+  );
   if (pathId === undefined && (typeof policyId !== 'string' || !POLICY_ID_PATTERN.test(policyId))) {
     errors.push({ field: 'policyId', rule: POLICY_ID_RULE, message: `policyId must be ${POLICY_ID_RULE}` });
   }
@@ -196,5 +249,6 @@ export function parsePolicyBody(input: unknown, pathId: string | undefined): { p
   const checked = validatePolicy(fields);
   if (!checked.ok) errors.push(...checked.violations);
   if (errors.length > 0 || !checked.ok) throw RetrydError.validation(errors);
-  return { policyId: pathId ?? (policyId as string), policy: checked.policy };
+  const callback = parsed === null ? null : { url: parsed.url.href, on: parsed.on, policyId: parsed.policyId };
+  return { policyId: pathId ?? (policyId as string), policy: checked.policy, callback };
 }

@@ -21,8 +21,10 @@ import type { TargetSettings } from './target-settings.js';
 import { TrafficCounters } from './traffic-counters.js';
 
 /**
- * The longest a `Retry-After` holds a whole target, in ms (10 minutes): a longer one still delays its own task as its
- * policy allows, but one answer must not stop every other task of the target for hours.
+ * The longest a `Retry-After` holds a whole target, in ms (10 minutes), and never longer than the service honours a
+ * `Retry-After` at all (`--max-retry-after`): a longer one still delays its own task as its policy allows, but one
+ * answer must not stop every other task of the target for hours. An operator ends a hold at once (`release`, or the
+ * breaker's `close` or `reset`).
  */
 export const MAX_RETRY_AFTER_HOLD_MS = 600_000;
 
@@ -42,6 +44,8 @@ export interface ProtectedTargetDeps {
   random: Random;
   /** How long settings and the shared breaker are trusted before they are read again, in ms. */
   ttlMs: number;
+  /** The longest `Retry-After` the service honours, in ms: a target's `Retry-After` hold is no longer either. */
+  maxRetryAfterMs: number;
   emit: (event: ProtectionEvent) => void;
   report: (error: unknown) => void;
   /** The gate opened or loosened: claim now rather than at the next timer. */
@@ -318,26 +322,52 @@ export class ProtectedTarget {
 
   /**
    * Opens (for `durationMs`, by default the settings' longest open period), closes or resets the shared breaker by
-   * hand. Rejects when the store does.
+   * hand; a close or reset also ends every hold of the target (a `Retry-After`'s too): the operator means it to go now.
+   * Rejects when the store does.
    */
   operate(action: BreakerAction, now: number, durationMs?: number): Promise<void> {
     return this.queue.call(async () => {
       if (!this.loaded) await this.load(now);
+      if (action !== 'open') {
+        // A hold besides the breaker's own (whose end `breaker_closed` reports): a Retry-After's, this instance's or one
+        // another instance wrote that this one has read.
+        const held = this.retryAfterUntil > now || this.gate.lastHeldUntil() > Math.max(now, this.breaker.openUntil ?? -Infinity);
+        this.retryAfterUntil = -Infinity;
+        await this.breakerWrite(BreakerCauses.OPERATOR, now, () =>
+          this.breaker.change(now, (b) => {
+            if (action === 'close') b.forceClose();
+            else b.reset();
+            return b.toJSON();
+          }),
+        );
+        await this.gate.release(now);
+        if (held) this.deps.emit({ event: 'target_released', tenantId: this.ref.tenantId, target: this.ref.targetKey, cause: 'operator' });
+        return;
+      }
       const openFor = durationMs ?? this.settings.breaker.maxOpenDurationMs;
-      if (action === 'open' && this.gate.isHeld(now + openFor)) {
+      if (this.gate.isHeld(now + openFor)) {
         // A shorter opening by hand replaces a longer one, but holds only extend in the store: end it first (keeping
         // a Retry-After's hold), and the write below holds the target again until the new end.
         await this.gate.release(now);
         await this.gate.hold(this.retryAfterUntil, now);
       }
-      await this.breakerWrite(BreakerCauses.OPERATOR, now, () =>
-        this.breaker.change(now, (b) => {
-          if (action === 'open') b.forceOpen(openFor);
-          else if (action === 'close') b.forceClose();
-          else b.reset();
-          return b.toJSON();
-        }),
-      );
+      await this.breakerWrite(BreakerCauses.OPERATOR, now, () => this.breaker.change(now, (b) => (b.forceOpen(openFor), b.toJSON())));
+    });
+  }
+
+  /**
+   * Ends the target's holds now (an operator's `release`): a `Retry-After`'s, whichever instance made it, and any other
+   * hold but an open breaker's, which holds the target again until its open period ends (its `close` ends that).
+   * Rejects when the store does.
+   */
+  release(now: number): Promise<void> {
+    return this.queue.call(async () => {
+      if (!this.loaded) await this.load(now);
+      else await this.breaker.refresh(now);
+      this.retryAfterUntil = -Infinity;
+      await this.gate.release(now);
+      await this.gate.hold(this.breaker.openUntil ?? -Infinity, now);
+      this.deps.emit({ event: 'target_released', tenantId: this.ref.tenantId, target: this.ref.targetKey, cause: 'operator' });
     });
   }
 
@@ -534,7 +564,7 @@ export class ProtectedTarget {
   /** A 429 or 503 with a `Retry-After` holds the whole target until then (extending, never shortening, a hold). */
   private retryAfterHold(retryAfterMs: number, status: number, now: number): Promise<void> | undefined {
     if (!this.settings.retryAfterHoldsTarget) return undefined;
-    const until = Math.ceil(now + Math.min(retryAfterMs, MAX_RETRY_AFTER_HOLD_MS));
+    const until = Math.ceil(now + Math.min(retryAfterMs, MAX_RETRY_AFTER_HOLD_MS, this.deps.maxRetryAfterMs));
     if (until <= this.retryAfterUntil) return undefined;
     this.retryAfterUntil = until;
     return this.queue.run(async () => {

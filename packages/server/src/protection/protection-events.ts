@@ -1,6 +1,6 @@
 /**
  * What per-target protection tells the service's log (one line each, matched by alerts): a breaker opening or
- * closing, a target held by a `Retry-After`, a retry storm. A breaker's opening and closing are reported by the
+ * closing, a target held by a `Retry-After`, a target's holds ended by an operator, a retry storm. A breaker's opening and closing are reported by the
  * instance whose write made the change, so a fleet logs each once; a hold by the instance that extended it; a storm
  * by each instance that sees it (each sees its own share of the traffic). `target` is the target key (the origin).
  */
@@ -24,6 +24,13 @@ export type ProtectionEvent =
       until: number;
       /** The status that carried the `Retry-After` (429 or 503). */
       status: number;
+    }
+  | {
+      event: 'target_released';
+      tenantId: string;
+      target: string;
+      /** Who ended its holds: an operator (`release`, or the breaker's `close` or `reset`). */
+      cause: 'operator';
     }
   | {
       event: 'retry_storm';

@@ -31,8 +31,8 @@ export const MAX_MANUAL_OPEN_MS = 7 * 24 * 3_600_000;
 
 /**
  * The operator's handle on per-target protection, shared by the HTTP API (`/targets`) and the CLI: read a target's
- * state, change its settings (validated; the limits reach the store's gate at once), and open, close or reset its
- * breaker by hand. Implemented by the engine's protection (`TargetProtection`); every call is scoped by tenant.
+ * state, change its settings (validated; the limits reach the store's gate at once), open, close or reset its
+ * breaker by hand, and end its holds. Implemented by the engine's protection (`TargetProtection`); every call is scoped by tenant.
  */
 export interface TargetControl {
   /** Every target of a tenant (as `AdminReads.listTargets` pages them), with its status. */
@@ -51,4 +51,10 @@ export interface TargetControl {
    * automatic open period of 100 ms), then probes as after any opening; `durationMs` goes only with `open`.
    */
   breaker(target: TargetRef, action: BreakerAction, durationMs?: number): Promise<TargetStatus>;
+  /**
+   * Ends the target's holds now, so that its due tasks are claimed at once: a `Retry-After`'s (whichever instance made
+   * it) and any other, except an open breaker's, which holds it until its open period ends (`breaker(…, 'close')` ends
+   * that one too). Returns the new status.
+   */
+  release(target: TargetRef): Promise<TargetStatus>;
 }

@@ -5,6 +5,7 @@ import type { RetryTask } from '../domain/task.js';
 import type { AttemptProtection, AttemptVerdict } from '../engine/attempt-protection.js';
 import type { AttemptResult } from '../engine/attempt-result.js';
 import { DeadLetterReason } from '../engine/decide-outcome.js';
+import { DEFAULT_MAX_RETRY_AFTER_MS } from '../engine/engine-options.js';
 import { checkSigningSecrets } from '../secrets/signing-secrets.js';
 import { envSecretProvider, type SecretProvider } from '../secrets/secret-provider.js';
 import type { AttemptCompletion, Store, TargetRef, TargetView } from '../store/store.js';
@@ -39,6 +40,11 @@ export interface TargetProtectionOptions {
   random?: Random;
   /** How long a target's settings and shared breaker are trusted before this instance reads them again, in ms. Default 1 000. */
   cacheMs?: number;
+  /**
+   * The longest `Retry-After` the service honours, in ms (the engine's `maxRetryAfterMs`): a target's `Retry-After` hold
+   * is no longer either (and never longer than `MAX_RETRY_AFTER_HOLD_MS`). Default 3 600 000.
+   */
+  maxRetryAfterMs?: number;
   /**
    * Resolves the `{{secret:NAME}}` references of `signing.secrets`: a `PUT` naming one it does not know is refused.
    * Default `envSecretProvider()`; the service passes the one its tasks' secrets use.
@@ -87,6 +93,7 @@ export class TargetProtection implements AttemptProtection, TargetControl, Async
       clock: this.clock,
       random: options.random ?? Math.random,
       ttlMs: options.cacheMs ?? 1_000,
+      maxRetryAfterMs: options.maxRetryAfterMs ?? DEFAULT_MAX_RETRY_AFTER_MS,
       emit: (event) => this.call(options.onEvent, event),
       report: (error) => this.call(options.onError, error),
       wake: () => this.call(options.wake, undefined),
@@ -170,7 +177,7 @@ export class TargetProtection implements AttemptProtection, TargetControl, Async
     const now = this.clock.now();
     const target = this.targetOf(ref);
     // Before the write: a reference the provider does not know would end every attempt of the target.
-    const unknown = await checkSigningSecrets(patch, this.provider);
+    const unknown = await checkSigningSecrets(patch, this.provider, ref.tenantId);
     if (unknown.length > 0) throw RetrydError.validation(unknown);
     const result = await target.putSettings(patch, now);
     if (!result.ok) throw RetrydError.validation(result.errors);
@@ -184,6 +191,13 @@ export class TargetProtection implements AttemptProtection, TargetControl, Async
     const now = this.clock.now();
     const target = this.targetOf(ref);
     await target.operate(action, now, durationMs);
+    return this.statusOf(target, await this.options.store.admin.getTarget(ref, now), now);
+  }
+
+  async release(ref: TargetRef): Promise<TargetStatus> {
+    const now = this.clock.now();
+    const target = this.targetOf(ref);
+    await target.release(now);
     return this.statusOf(target, await this.options.store.admin.getTarget(ref, now), now);
   }
 

@@ -195,7 +195,7 @@ export const MAX_SIGNING_SECRETS = 5;
 /** A signing secret as the settings hold it: exactly one reference, so that no literal secret is ever stored. */
 export const SIGNING_SECRET_REFERENCE = /^\{\{secret:([A-Za-z0-9_]{1,128})\}\}$/;
 const secretReference: Rule = {
-  rule: 'a reference {{secret:NAME}} to a secret retryd knows (RETRYD_SECRET_NAME or --secrets-file); a literal secret is never stored',
+  rule: "a reference {{secret:NAME}} to a secret of the target's tenant or a shared one; a literal secret is never stored",
   test: (v) => typeof v === 'string' && SIGNING_SECRET_REFERENCE.test(v),
 };
 

@@ -1,3 +1,4 @@
+import { isCredentialHeader as coreIsCredentialHeader } from '@retryd/core';
 import { isSecretHeaderValue, type StoredHeaders } from '../domain/header-value.js';
 
 /** The placeholder shown instead of a secret: a credential header's value, a sensitive body. */
@@ -6,18 +7,14 @@ export const REDACTED = '[REDACTED]';
 /** What replaces each query value (and the fragment) of a URL shown for information. */
 export const REDACTED_QUERY_VALUE = 'REDACTED';
 
-/** Header names (lower case) that always carry credentials. */
-const CREDENTIAL_NAMES: ReadonlySet<string> = new Set(['authorization', 'cookie', 'proxy-authorization']);
-const CREDENTIAL_SUFFIX = /-(?:token|key|secret)$/i;
-
 /**
- * Whether a header's value is a credential by its name alone: `Authorization`, `Cookie`, `Proxy-Authorization`, or a
- * name ending in `-Token`, `-Key` or `-Secret`, in any letter case (`X-Vault-Token`, `X-Goog-Api-Key`, `Client-Secret`).
- * A task may mark more (`secretHeaders`).
+ * Whether a header's value is a credential by its name alone: a name holding `auth`, `token`, `key`, `secret`,
+ * `password`, `passwd`, `session`, `cookie`, `signature` or `credential`, in any letter case (`Authorization`,
+ * `apikey`, `X-Vault-Token`, `X-Password`, `Session-Id`), but for retryd's own `Idempotency-Key` and `webhook-*`
+ * headers: the one rule of `@retryd/core`, which `@retryd/client` follows too. A task may mark more (`secretHeaders`),
+ * and so may an operator (`--credential-header`).
  */
-export function isCredentialHeader(name: string): boolean {
-  return CREDENTIAL_NAMES.has(name.toLowerCase()) || CREDENTIAL_SUFFIX.test(name);
-}
+export const isCredentialHeader: (name: string) => boolean = coreIsCredentialHeader;
 
 /**
  * Copies stored headers with every secret shown as {@link REDACTED}: credential names (whatever their stored form) and

@@ -4,14 +4,27 @@ import type { RetryTask } from '../domain/task.js';
 import type { Keyring } from './encryption-keys.js';
 import { isCredentialHeader } from './redaction.js';
 import { BODY_PURPOSE, headerPurpose, openSecret, sealSecret, SecretDecryptionError } from './secret-cipher.js';
-import { envSecretProvider, hasSecretReference, resolveReferences, secretReferences, type SecretProvider } from './secret-provider.js';
+import type { SentSecrets } from './scrub-sent-secrets.js';
+import {
+  envSecretProvider,
+  hasSecretReference,
+  resolveReferences,
+  secretReferences,
+  unknownSecretRule,
+  type SecretProvider,
+} from './secret-provider.js';
 
 /** Options of {@link TaskSecrets}. */
 export interface TaskSecretsOptions {
   /** `RETRYD_ENCRYPTION_KEY`. Absent: a literal credential is refused at enqueue, and sealed values cannot be read. */
   keyring?: Keyring | undefined;
-  /** Resolves `{{secret:NAME}}`. Default {@link envSecretProvider} (`RETRYD_SECRET_<NAME>`). */
+  /** Resolves `{{secret:NAME}}`, among the task's tenant's secrets and the shared ones. Default {@link envSecretProvider}. */
   provider?: SecretProvider | undefined;
+  /**
+   * Header names (any letter case) an operator counts as credentials besides those of `isCredentialHeader`
+   * (`--credential-header`): sealed at enqueue, or refused without a key, as the others. Default none.
+   */
+  credentialHeaders?: readonly string[] | undefined;
 }
 
 /** The parts of a new task that may hold secrets, in plain text, as the enqueue request gave them. */
@@ -49,10 +62,17 @@ export const NO_KEY_BODY_RULE = 'a sensitive body is stored encrypted; start ret
 export class TaskSecrets {
   readonly #keyring: Keyring | undefined;
   readonly #provider: SecretProvider;
+  readonly #credentialHeaders: ReadonlySet<string>;
 
   constructor(options: TaskSecretsOptions = {}) {
     this.#keyring = options.keyring;
     this.#provider = options.provider ?? envSecretProvider();
+    this.#credentialHeaders = new Set((options.credentialHeaders ?? []).map((name) => name.toLowerCase()));
+  }
+
+  /** Whether a header is a credential by its name: by `isCredentialHeader`'s rule, or named by the operator. */
+  isCredential(name: string): boolean {
+    return isCredentialHeader(name) || (this.#credentialHeaders.size > 0 && this.#credentialHeaders.has(name.toLowerCase()));
   }
 
   /** Whether an encryption key is configured. */
@@ -79,11 +99,9 @@ export class TaskSecrets {
       const value = plain.headers[name] as string;
       const referring = hasSecretReference(value);
       for (const ref of referring ? secretReferences(value) : []) {
-        if ((await this.#provider.resolve(ref)) === undefined) {
-          fail(`headers.${name}`, `{{secret:${ref}}} must name a secret retryd knows (RETRYD_SECRET_${ref} or --secrets-file); it is unknown`);
-        }
+        if ((await this.#provider.resolve({ tenantId, name: ref })) === undefined) fail(`headers.${name}`, unknownSecretRule(tenantId, ref));
       }
-      if (isCredentialHeader(name) || plain.secretHeaders.has(name.toLowerCase())) {
+      if (this.isCredential(name) || plain.secretHeaders.has(name.toLowerCase())) {
         if (this.#keyring !== undefined) headers[name] = { enc: sealSecret(this.#keyring, value, { tenantId, taskId, purpose: headerPurpose(name) }) };
         else if (referring) headers[name] = { ref: value };
         else fail(`headers.${name}`, NO_KEY_RULE);
@@ -110,7 +128,7 @@ export class TaskSecrets {
   /** Whether a header is a credential, is marked secret or holds a reference: one that {@link protect} must handle. */
   #hasSecretHeader(plain: PlainParts): boolean {
     for (const name in plain.headers) {
-      if (isCredentialHeader(name) || hasSecretReference(plain.headers[name] as string)) return true;
+      if (this.isCredential(name) || hasSecretReference(plain.headers[name] as string)) return true;
       if (plain.secretHeaders.size > 0 && plain.secretHeaders.has(name.toLowerCase())) return true;
     }
     return false;
@@ -124,12 +142,15 @@ export class TaskSecrets {
   }
 
   /**
-   * The task as it is sent: every header a plain string (sealed ones opened, references resolved), a sensitive inline
-   * body opened. A sensitive body kept in the blob store is opened with {@link openBody} once loaded.
+   * The task as it is sent: every header a plain string (sealed ones opened, references resolved among the task's
+   * tenant's secrets and the shared ones), a sensitive inline body opened. A sensitive body kept in the blob store is
+   * opened with {@link openBody} once loaded. Each plain value revealed is handed to `sent`, when given, so that what
+   * the target answers can be scrubbed of it.
    * @throws SecretUnavailableError naming the header and why (unknown secret, unknown key id, wrong task)
    */
-  async reveal(task: RetryTask): Promise<RetryTask> {
+  async reveal(task: RetryTask, sent?: SentSecrets): Promise<RetryTask> {
     const headers: Record<string, string> = {};
+    const collect = sent === undefined ? undefined : (secret: string) => sent.add(secret);
     for (const name in task.headers) {
       const value = task.headers[name];
       if (value === undefined) continue;
@@ -138,24 +159,27 @@ export class TaskSecrets {
         continue;
       }
       const written = 'enc' in value ? this.#open(task, value.enc, headerPurpose(name), `header ${name}`) : value.ref;
-      const resolved = await resolveReferences(written, this.#provider);
+      const resolved = await resolveReferences(written, task.tenantId, this.#provider, collect);
       if (!resolved.ok) {
         throw new SecretUnavailableError(`header ${name} refers to secret ${resolved.name}, which the secret provider does not know`);
       }
       headers[name] = resolved.value;
+      sent?.addHeader(resolved.value);
     }
     const body = task.sensitiveBody && task.body !== null ? this.openBody(task, task.body) : task.body;
+    if (task.sensitiveBody && body !== null) sent?.add(body);
     return { ...task, headers, body };
   }
 
   /**
-   * The values of a target's signing secrets (`{{secret:NAME}}` references, see `TargetSettings.signing`), in order.
+   * The values of a target's signing secrets (`{{secret:NAME}}` references, see `TargetSettings.signing`), in order,
+   * among the secrets of the target's tenant and the shared ones.
    * @throws SecretUnavailableError naming the secret the provider does not know
    */
-  async revealSigningSecrets(references: readonly string[]): Promise<string[]> {
+  async revealSigningSecrets(tenantId: string, references: readonly string[]): Promise<string[]> {
     const values: string[] = [];
     for (const reference of references) {
-      const resolved = await resolveReferences(reference, this.#provider);
+      const resolved = await resolveReferences(reference, tenantId, this.#provider);
       if (!resolved.ok) {
         throw new SecretUnavailableError(`the target's signing secret ${resolved.name} is unknown to the secret provider`);
       }

@@ -23,6 +23,10 @@ export interface BlockedRange {
  * private network or a cloud metadata service instead of the public service a caller meant, and addresses that are
  * never a public service (documentation, benchmarking, reserved). More specific entries come first so the reason
  * given is the most precise one (metadata before link-local).
+ *
+ * Checked against IANA's IPv4 Special-Purpose Address Registry: every entry it marks not globally reachable is here.
+ * Its globally reachable anycast services are not (`192.31.196.0/24` and `192.175.48.0/24` AS112, `192.52.193.0/24`
+ * AMT): public services like any other. `192.0.0.0/24` is blocked whole, its two anycast addresses with it.
  */
 export const BLOCKED_IPV4_RANGES: readonly BlockedRange[] = Object.freeze([
   { cidr: '0.0.0.0/8', reason: 'unspecified ("this network")' },
@@ -34,6 +38,7 @@ export const BLOCKED_IPV4_RANGES: readonly BlockedRange[] = Object.freeze([
   { cidr: '172.16.0.0/12', reason: 'private (RFC 1918)' },
   { cidr: '192.0.0.0/24', reason: 'reserved for IETF protocol assignments (RFC 6890)' },
   { cidr: '192.0.2.0/24', reason: 'documentation (RFC 5737)' },
+  { cidr: '192.88.99.0/24', reason: 'the deprecated 6to4 relay anycast (RFC 7526)' },
   { cidr: '192.168.0.0/16', reason: 'private (RFC 1918)' },
   { cidr: '198.18.0.0/15', reason: 'benchmarking (RFC 2544)' },
   { cidr: '198.51.100.0/24', reason: 'documentation (RFC 5737)' },
@@ -46,6 +51,12 @@ export const BLOCKED_IPV4_RANGES: readonly BlockedRange[] = Object.freeze([
 /**
  * IPv6 networks refused as they are. The forms that carry an IPv4 address ({@link IPV4_EMBEDDINGS}) are judged as that
  * address instead; `::` and `::1` lie inside the IPv4-compatible `::/96` but are matched here first.
+ *
+ * Checked against IANA's IPv6 Special-Purpose Address Registry: every entry it marks not globally reachable is here
+ * or among the embeddings. Left to reach: its globally reachable ones (the PCP, TURN and DNS-SD anycast addresses of
+ * `2001:1::/48`, AMT `2001:3::/32`, AS112 `2001:4:112::/48` and `2620:4f:8000::/48`, ORCHIDv2 `2001:20::/28`, drone
+ * tags `2001:30::/28`), and the rest of `2001::/23`, which holds nothing else yet (blocking it whole would refuse a
+ * Teredo address that carries a public IPv4 address).
  */
 export const BLOCKED_IPV6_RANGES: readonly BlockedRange[] = Object.freeze([
   { cidr: '::/128', reason: 'unspecified' },
@@ -56,6 +67,12 @@ export const BLOCKED_IPV6_RANGES: readonly BlockedRange[] = Object.freeze([
   { cidr: 'fec0::/10', reason: 'site-local (deprecated private)' },
   { cidr: 'ff00::/8', reason: 'multicast' },
   { cidr: '2001:db8::/32', reason: 'documentation (RFC 3849)' },
+  { cidr: '3fff::/20', reason: 'documentation (RFC 9637)' },
+  { cidr: '100::/64', reason: 'discard-only (RFC 6666)' },
+  { cidr: '100:0:0:1::/64', reason: 'the dummy prefix (RFC 9780)' },
+  { cidr: '2001:2::/48', reason: 'benchmarking (RFC 5180)' },
+  { cidr: '2001:10::/28', reason: 'ORCHID, deprecated (RFC 4843)' },
+  { cidr: '5f00::/16', reason: 'segment routing SIDs (RFC 9602)' },
 ]);
 
 /** Every refused network, IPv4 then IPv6, for documentation and tests. */

@@ -4,7 +4,7 @@ import { EventLogLimiter, PROTECTION_LOG_WINDOW_MS } from './event-log-limiter.j
 
 /**
  * Writes one log line per protection event, with the fields an alert matches on: `breaker_open` and `retry_storm` at
- * warn, `breaker_closed` and `target_held` at info; `now` is the service's clock (ms).
+ * warn, `breaker_closed`, `target_held` and `target_released` at info; `now` is the service's clock (ms).
  *
  * Breaker lines are rate-limited per tenant and target ({@link PROTECTION_LOG_WINDOW_MS}, 60 s): a breaker whose
  * probes keep failing re-opens every second or so. The first opening is written; further openings within the window
@@ -29,6 +29,11 @@ export function protectionEventLogger(logger: Logger, now: () => number): (event
   return (event) => {
     if (event.event === 'retry_storm') {
       logger.warn(event, `retry storm on ${event.target}`);
+      return;
+    }
+    if (event.event === 'target_released') {
+      // An operator's action: rare, and always written.
+      logger.info(event, `holds of ${event.target} released by an operator`);
       return;
     }
     // One subject for a breaker's openings and closings, another for the target's holds: their counts are apart.

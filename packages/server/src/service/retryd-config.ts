@@ -1,5 +1,8 @@
 import { DEFAULT_SQLITE_CACHE_MIB } from '../backends/sqlite/connection.js';
+import { DEFAULT_MAX_RETRY_AFTER_MS } from '../engine/engine-options.js';
 import { DEFAULT_STORE_URL } from './open-store.js';
+import { DEFAULT_CONNECTION_TIMEOUTS, defaultConnectionLimits, type ConnectionLimits } from '../api/connection-limits.js';
+import { normaliseAllowedHost } from '../access/open-hosts.js';
 import { NO_CEILINGS, type PolicyCeilings } from '../policies/policy-ceilings.js';
 import { DEFAULT_RETENTION, durationText, MAX_RETENTION_MS, MIN_RETENTION_MS, parseDurationText, type RetentionPeriods } from '../retention/retention-periods.js';
 
@@ -19,6 +22,23 @@ export interface RetrydConfig {
   blobs?: string;
   /** `--concurrency` / `RETRYD_CONCURRENCY`: most dispatches in flight. Default 256. */
   concurrency: number;
+  /**
+   * `--max-in-flight-per-tenant` / `RETRYD_MAX_IN_FLIGHT_PER_TENANT`: most of an instance's dispatch slots one tenant
+   * may hold (past its fair share, only while that leaves the rest free). Default all but a thirty-second of
+   * `concurrency` (248 of 256); at most `concurrency`.
+   */
+  maxInFlightPerTenant?: number;
+  /**
+   * `--max-in-flight-per-target` / `RETRYD_MAX_IN_FLIGHT_PER_TARGET`: most of an instance's dispatch slots one target
+   * may hold, whatever its protection settings. Default all but a sixteenth of `concurrency` (240 of 256).
+   */
+  maxInFlightPerTarget?: number;
+  /**
+   * `--max-retry-after` / `RETRYD_MAX_RETRY_AFTER`: the longest wait a downstream's `Retry-After` may ask for, unless
+   * the task's policy backs off longer itself; a task asked for longer is dead-lettered (`retry_after_beyond_limit`),
+   * and a target's `Retry-After` hold is no longer. Default 1 hour.
+   */
+  maxRetryAfterMs: number;
   /** `--allow-targets` / `RETRYD_ALLOW_TARGETS`: CIDRs exempt from the private-address block. Default none. */
   allowTargets: string[];
   /** `--attempt-timeout` / `RETRYD_ATTEMPT_TIMEOUT_MS`: most time one attempt may take, in ms. Default 30000. */
@@ -69,11 +89,40 @@ export interface RetrydConfig {
    */
   secretsFile?: string;
   /**
+   * `--credential-headers` / `RETRYD_CREDENTIAL_HEADERS`: header names (comma-separated, any letter case) counted as
+   * credentials besides the built-in rule (names holding auth, token, key, secret, password, session, cookie,
+   * signature or credential): sealed at enqueue, or refused without `RETRYD_ENCRYPTION_KEY`. Default none.
+   */
+  credentialHeaders?: string[];
+  /**
    * `--auth-done-upstream` / `RETRYD_AUTH_DONE_UPSTREAM`: a proxy in front authenticates every request, so the service
    * may listen beyond loopback without API keys (every request then acts for the default tenant with every right,
    * until a key is created). Logged as a warning at every start. Default false: without a key, only loopback.
    */
   authDoneUpstream: boolean;
+  /**
+   * `--allowed-hosts` / `RETRYD_ALLOWED_HOSTS`: host names (comma-separated) a service with no API key yet answers
+   * for besides `localhost` and the loopback addresses, on any port; a request for any other `Host` answers
+   * `421 HOST_NOT_ALLOWED` (a page whose name is rebound to this machine cannot use an open service). Default none.
+   */
+  allowedHosts: string[];
+  /**
+   * `--request-timeout` / `RETRYD_REQUEST_TIMEOUT_MS`: most time, in ms, to receive a whole request, its headers and
+   * its body; `408 REQUEST_TIMEOUT` and the connection closed beyond. Default 30000.
+   */
+  requestTimeoutMs: number;
+  /** `--headers-timeout` / `RETRYD_HEADERS_TIMEOUT_MS`: most time, in ms, to receive a request's headers; at most the request timeout. Default 10000. */
+  headersTimeoutMs: number;
+  /**
+   * `--keep-alive-timeout` / `RETRYD_KEEP_ALIVE_TIMEOUT_MS`: how long, in ms, a connection is kept with no request
+   * between two; above the idle timeout of a load balancer in front. Default 72000.
+   */
+  keepAliveTimeoutMs: number;
+  /**
+   * `--max-connections` / `RETRYD_MAX_CONNECTIONS`: most connections the API holds at once; one over it is closed
+   * before it is read. Default half the process's open-file limit, at most 10000 (`defaultMaxConnections`).
+   */
+  maxConnections?: number;
   /** `--tenant-requests-per-second` / `RETRYD_TENANT_REQUESTS_PER_SECOND`: each tenant's API requests per second, per instance, unless it has its own. Default none. */
   tenantRequestsPerSecond: number | null;
   /** `--tenant-max-pending-tasks` / `RETRYD_TENANT_MAX_PENDING_TASKS`: each tenant's most tasks pending or in flight, unless it has its own. Default none. */
@@ -106,6 +155,7 @@ export const DEFAULT_CONFIG: Readonly<RetrydConfig> = Object.freeze({
   host: '127.0.0.1',
   store: DEFAULT_STORE_URL,
   concurrency: 256,
+  maxRetryAfterMs: DEFAULT_MAX_RETRY_AFTER_MS,
   allowTargets: [],
   attemptTimeoutMs: 30_000,
   graceMs: 10_000,
@@ -115,6 +165,10 @@ export const DEFAULT_CONFIG: Readonly<RetrydConfig> = Object.freeze({
   role: 'all',
   protection: 'on',
   authDoneUpstream: false,
+  allowedHosts: [],
+  requestTimeoutMs: DEFAULT_CONNECTION_TIMEOUTS.requestTimeoutMs,
+  headersTimeoutMs: DEFAULT_CONNECTION_TIMEOUTS.headersTimeoutMs,
+  keepAliveTimeoutMs: DEFAULT_CONNECTION_TIMEOUTS.keepAliveTimeoutMs,
   tenantRequestsPerSecond: null,
   tenantMaxPendingTasks: null,
   retention: DEFAULT_RETENTION,
@@ -160,6 +214,39 @@ export function parsePeriodOption(flag: string, value: string, minMs: number, ma
     );
   }
   return ms;
+}
+
+/**
+ * The API server's deadlines and connection cap of `config` (`maxConnections` unset: its default).
+ *
+ * @throws ConfigError when the headers timeout is longer than the request timeout
+ */
+export function connectionLimitsOf(config: RetrydConfig): ConnectionLimits {
+  if (config.headersTimeoutMs > config.requestTimeoutMs) {
+    throw new ConfigError(`--headers-timeout must be at most --request-timeout (${config.requestTimeoutMs}), got ${config.headersTimeoutMs}`);
+  }
+  return {
+    ...defaultConnectionLimits(),
+    requestTimeoutMs: config.requestTimeoutMs,
+    headersTimeoutMs: config.headersTimeoutMs,
+    keepAliveTimeoutMs: config.keepAliveTimeoutMs,
+    ...(config.maxConnections === undefined ? {} : { maxConnections: config.maxConnections }),
+  };
+}
+
+/**
+ * `--allowed-hosts` normalised (lower-case, IPv6 in brackets).
+ *
+ * @throws ConfigError naming the first entry that is not a host name without a port or scheme
+ */
+export function allowedHostsOf(config: RetrydConfig): string[] {
+  return config.allowedHosts.map((entry) => {
+    const host = normaliseAllowedHost(entry);
+    if (host === undefined) {
+      throw new ConfigError(`--allowed-hosts must be host names or addresses without a scheme or port (e.g. retryd.internal), got ${JSON.stringify(entry)}`);
+    }
+    return host;
+  });
 }
 
 /** Splits a comma-separated list, dropping blanks. */

@@ -18,14 +18,16 @@ import { openStore } from './open-store.js';
 import { warnsAtStart, type RedisDurabilityMode } from '../backends/redis/durability.js';
 import { parseKeyring } from '../secrets/encryption-keys.js';
 import { urlOrigin } from '../secrets/redaction.js';
-import { chainSecretProviders, envSecretProvider, fileSecretProvider, type SecretProvider } from '../secrets/secret-provider.js';
+import { parseCredentialHeaderNames } from '../secrets/credential-header-names.js';
+import { chainSecretProviders, checkSecretVariables, envSecretProvider, fileSecretProvider, type SecretProvider } from '../secrets/secret-provider.js';
 import { TaskSecrets } from '../secrets/task-secrets.js';
 import { CEILING_FIELDS, CeilingBook } from '../policies/policy-ceilings.js';
+import { CallbackRelay } from '../callbacks/callback-relay.js';
 import { Purger } from '../retention/purger.js';
 import { RetentionBook } from '../retention/retention-book.js';
 import { statusReader, TaskWaiters } from '../tasks/task-waiters.js';
 import { TaskService } from '../tasks/task-service.js';
-import { ConfigError, DEFAULT_CONNECT_TIMEOUT_MS, type RetrydConfig } from './retryd-config.js';
+import { allowedHostsOf, ConfigError, connectionLimitsOf, DEFAULT_CONNECT_TIMEOUT_MS, type RetrydConfig } from './retryd-config.js';
 import { logAttempt, logEngineError } from './task-log-lines.js';
 import { protectionEventLogger } from './protection-log-lines.js';
 import { startTracing, type ServiceTracing } from './tracing.js';
@@ -69,6 +71,8 @@ export async function startRetryd(config: RetrydConfig, logger: Logger, options:
   }
   const connectTimeoutMs = config.connectTimeoutMs ?? Math.min(DEFAULT_CONNECT_TIMEOUT_MS, config.attemptTimeoutMs);
   const allow = parseAllowList(config.allowTargets);
+  const connections = connectionLimitsOf(config);
+  const allowedHosts = allowedHostsOf(config);
   // Test-only switches of the chaos suite (a clock jump, a stop at an attempt's fault point); unset in production.
   const clock = clockFromEnv(process.env);
   const faultHook = faultHookFromEnv(process.env);
@@ -104,6 +108,7 @@ export async function startRetryd(config: RetrydConfig, logger: Logger, options:
     // The same provider as the tasks' secrets: a target's signing secrets are known where its tasks' are.
     secrets: provider,
     defaults: config.protection === 'off' ? PROTECTIONS_OFF : DEFAULT_TARGET_SETTINGS,
+    maxRetryAfterMs: config.maxRetryAfterMs,
     ...(clock === undefined ? {} : { clock }),
     onEvent: protectionEventLogger(logger, () => (clock ?? systemClock).now()),
     onError: (error) => logger.warn({ event: 'protection_error', err: error }, 'target protection could not read or write its state'),
@@ -125,6 +130,13 @@ export async function startRetryd(config: RetrydConfig, logger: Logger, options:
     now: () => (clock ?? systemClock).now(),
     onInvalid: (error) => logger.warn({ event: 'retention_invalid', err: error }, error.message),
   });
+  // Made once the API is up (below); the engine nudges it when a task with a callback ends.
+  let relay: CallbackRelay | undefined = undefined;
+  /** A task this process ended (its engine, or a cancel through its API): its waiters answered, its callback relayed now. */
+  const taskEnded = (task: RetryTask) => {
+    waiters.ended(task.tenantId, task.taskId);
+    if (task.callback !== null) relay?.nudge();
+  };
   const engine = new Engine({
     store,
     retention,
@@ -133,6 +145,9 @@ export async function startRetryd(config: RetrydConfig, logger: Logger, options:
     loadBody: (ref) => blobs.get(ref),
     secrets,
     concurrency: config.concurrency,
+    ...(config.maxInFlightPerTenant === undefined ? {} : { maxInFlightPerTenant: config.maxInFlightPerTenant }),
+    ...(config.maxInFlightPerTarget === undefined ? {} : { maxInFlightPerTarget: config.maxInFlightPerTarget }),
+    maxRetryAfterMs: config.maxRetryAfterMs,
     attemptTimeoutMs: config.attemptTimeoutMs,
     connectTimeoutMs,
     targetGuard,
@@ -162,7 +177,7 @@ export async function startRetryd(config: RetrydConfig, logger: Logger, options:
         blocked ? `task dead-lettered, target blocked: ${task.lastError ?? ''}` : 'task dead-lettered',
       );
     },
-    onTaskEnded: (task) => waiters.ended(task.tenantId, task.taskId),
+    onTaskEnded: (task) => taskEnded(task),
     onError: (error, context) => logEngineError(logger, error, context),
   });
   const taskService = new TaskService({
@@ -177,6 +192,7 @@ export async function startRetryd(config: RetrydConfig, logger: Logger, options:
       if (runsWorkers) engine.wake();
     },
     onPolicyChanged: (tenantId, policyId) => engine.invalidatePolicy(tenantId, policyId),
+    onTaskEnded: taskEnded,
     ...(clock === undefined ? {} : { clock }),
     // Tasks due at once go straight to this process's engine when it has room: one commit fewer before dispatch.
     ...(runsWorkers ? { handOff: engine } : {}),
@@ -190,13 +206,14 @@ export async function startRetryd(config: RetrydConfig, logger: Logger, options:
       defaults: { requestsPerSecond: config.tenantRequestsPerSecond, maxPendingTasks: config.tenantMaxPendingTasks },
     }),
     apiKeys: new ApiKeys(store),
+    openHosts: allowedHosts,
   };
   let auth: AuthMode = 'api-keys';
   let app: FastifyInstance | undefined;
   try {
     // Decided before the app is built: a service that may not listen where it was told must not start at all.
     if (runsApi) auth = await authModeOf(config, store);
-    app = runsApi ? await buildApp({ taskService, store, targetControl: protection, access, metrics, waiters, ...(verbose ? { logger } : {}) }) : undefined;
+    app = runsApi ? await buildApp({ taskService, store, targetControl: protection, access, metrics, waiters, connections, ...(verbose ? { logger } : {}) }) : undefined;
     await taskService.ensureDefaultPolicy();
     if (app) await app.listen({ port: config.port, host: config.host });
   } catch (error) {
@@ -221,10 +238,25 @@ export async function startRetryd(config: RetrydConfig, logger: Logger, options:
         report: (error, context) => logger.warn({ event: 'purge_error', err: error, ...context }, 'the purge of expired tasks failed; it tries again at its next interval'),
       })
     : undefined;
+  // Where workers run: the callbacks owed by ended tasks become tasks of their own (every such instance; made once).
+  relay = runsWorkers
+    ? new CallbackRelay({
+        store,
+        enqueue: (tenantId, inputs, context) => taskService.enqueueBatch(tenantId, inputs, context),
+        clock: clock ?? systemClock,
+        onRefused: (owed, error) =>
+          logger.warn(
+            { event: 'callback_refused', tenantId: owed.tenantId, taskId: owed.taskId, code: error.code, err: error },
+            `the callback of an ended task cannot be made and is dropped: ${error.message}`,
+          ),
+        report: (error, context) => logger.warn({ event: 'callback_relay_error', err: error, ...context }, 'callbacks owed could not be relayed; the relay tries again at its next look'),
+      })
+    : undefined;
   if (runsWorkers) {
     await engine.start();
     stopListening = store.onDue?.(() => engine.wake());
     purger?.start();
+    relay?.start();
   }
   const address = app?.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.port;
@@ -241,6 +273,8 @@ export async function startRetryd(config: RetrydConfig, logger: Logger, options:
       ...(config.blobs === undefined ? {} : { blobs: redactUrl(config.blobs) }),
       ...(durabilityOf(store) === undefined ? {} : { storeDurability: durabilityOf(store) }),
       concurrency: config.concurrency,
+      ...(runsWorkers ? engine.slotBounds : {}),
+      maxRetryAfterMs: config.maxRetryAfterMs,
       attemptTimeoutMs: config.attemptTimeoutMs,
       connectTimeoutMs,
       visibilityTimeoutMs: config.visibilityTimeoutMs ?? config.attemptTimeoutMs + 30_000,
@@ -254,7 +288,9 @@ export async function startRetryd(config: RetrydConfig, logger: Logger, options:
       // Which keys, never the keys: the ids, the first sealing new secrets, every one opening them.
       encryptionKeyIds: config.encryptionKey === undefined ? [] : [...parseKeyring(config.encryptionKey).byId.keys()],
       ...(config.secretsFile === undefined ? {} : { secretsFile: config.secretsFile }),
+      ...(config.credentialHeaders === undefined || config.credentialHeaders.length === 0 ? {} : { credentialHeaders: config.credentialHeaders }),
       ...(runsApi ? { auth } : {}),
+      ...(runsApi ? { connections, ...(allowedHosts.length === 0 ? {} : { allowedHosts }) } : {}),
       ...(config.tenantRequestsPerSecond === null ? {} : { tenantRequestsPerSecond: config.tenantRequestsPerSecond }),
       ...(config.tenantMaxPendingTasks === null ? {} : { tenantMaxPendingTasks: config.tenantMaxPendingTasks }),
       retention: config.retention,
@@ -275,7 +311,8 @@ export async function startRetryd(config: RetrydConfig, logger: Logger, options:
   } else if (auth === 'upstream') {
     logger.warn(
       { event: 'auth_done_upstream', url },
-      `--auth-done-upstream: NO AUTHENTICATION HERE. Every request to ${url} acts for the default tenant with every right; only a proxy in front that authenticates every request makes this safe`,
+      `--auth-done-upstream: NO AUTHENTICATION HERE. Every request to ${url} acts for the default tenant with every right; only a proxy in front that authenticates every request makes this safe. ` +
+        'Requests answer 421 HOST_NOT_ALLOWED unless the proxy sends a Host of localhost, a loopback address or a name given to --allowed-hosts',
     );
   }
 
@@ -286,6 +323,7 @@ export async function startRetryd(config: RetrydConfig, logger: Logger, options:
       await app?.close();
       stopListening?.();
       await purger?.stop();
+      await relay?.stop();
       if (runsWorkers) await engine.stop({ graceMs: config.graceMs });
       protection.close();
       await protection.whenIdle();
@@ -323,15 +361,19 @@ async function authModeOf(config: RetrydConfig, store: Store): Promise<AuthMode>
   );
 }
 
-/** The secrets of `config`: its keys and its providers (the secrets file first, then `RETRYD_SECRET_<NAME>`). */
+/**
+ * The secrets of `config`: its providers (the secrets file first, then the `RETRYD_TENANT_SECRET_<TENANT>__<NAME>`,
+ * `RETRYD_SECRET_<NAME>` and `RETRYD_SHARED_SECRET_<NAME>` variables), each variable checked to serve one tenant.
+ */
 function secretProviderOf(config: RetrydConfig): SecretProvider {
+  checkSecretVariables(process.env);
   const env = envSecretProvider();
   return config.secretsFile === undefined ? env : chainSecretProviders(fileSecretProvider(config.secretsFile), env);
 }
 
 function taskSecretsOf(config: RetrydConfig, provider: SecretProvider): TaskSecrets {
   const keyring = config.encryptionKey === undefined ? undefined : parseKeyring(config.encryptionKey);
-  return new TaskSecrets({ keyring, provider });
+  return new TaskSecrets({ keyring, provider, credentialHeaders: parseCredentialHeaderNames(config.credentialHeaders) });
 }
 
 /** A store's own account of its durability (Redis: AOF settings), when it gives one. */

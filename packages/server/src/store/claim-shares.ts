@@ -1,8 +1,8 @@
-import type { TargetRef } from './store.js';
+import type { ClaimRooms, TargetRef } from './store.js';
 
 // The claim's sharing rule (see `ClaimOptions`) as pure functions, for the stores that apply it in TypeScript
 // (SQLite, and Redis across tenants). PostgreSQL applies the same rule in `claim-due.sql`, and Redis within a
-// tenant in `claim-due.lua`; the conformance suite holds all three to it.
+// tenant in `claim-due.lua`; the conformance suite holds all three to it. So are a claim's rooms (`ClaimRooms`).
 
 /** Orders queues as the ring does: `(tenantId, targetKey)` ascending (both are ASCII, so byte order), wrapping. */
 export function compareTargets(a: TargetRef, b: TargetRef): number {
@@ -48,4 +48,31 @@ export function dealRoundRobin<T>(perQueue: readonly (readonly T[])[], limit: nu
     if (!any) break;
   }
   return dealt;
+}
+
+/** The most a claim with `rooms` may take of `queue`: the lower of its own room and its tenant's (Infinity: no rooms). */
+export function roomOf(rooms: ClaimRooms | undefined, queue: TargetRef): number {
+  if (rooms === undefined) return Infinity;
+  const tenant = rooms.tenants.get(queue.tenantId) ?? rooms.tenant;
+  const target = rooms.targets.get(queue.tenantId)?.get(queue.targetKey) ?? rooms.target;
+  return Math.min(tenant, target);
+}
+
+/**
+ * The first `limit` of `dealt` (in dealt order) once the items of each tenant beyond its room in `rooms` are left out:
+ * a claim with rooms deals every queue's offer, then cuts. `dealt` itself when nothing is left out.
+ */
+export function keepWithinRooms<T>(dealt: T[], rooms: ClaimRooms, limit: number, tenantOf: (item: T) => string): T[] {
+  const taken = new Map<string, number>();
+  let kept = 0;
+  const within = dealt.filter((item) => {
+    if (kept === limit) return false;
+    const tenantId = tenantOf(item);
+    const n = (taken.get(tenantId) ?? 0) + 1;
+    taken.set(tenantId, n);
+    if (n > (rooms.tenants.get(tenantId) ?? rooms.tenant)) return false;
+    kept++;
+    return true;
+  });
+  return within.length === dealt.length ? dealt : within;
 }

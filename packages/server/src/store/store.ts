@@ -2,9 +2,11 @@ import type { TaskStatus } from '@retryd/core';
 import type { AttemptLog, Page, RetryTask, StoredPolicy } from '../domain/task.js';
 import type { OldestPending } from './oldest-pending.js';
 import type { SealedTaskStore } from './sealed-task-store.js';
+import type { CallbackOutbox } from './callback-outbox.js';
 
 export type { SealedParts, SealedTaskStore } from './sealed-task-store.js';
 export type { OldestPending } from './oldest-pending.js';
+export type { CallbackOutbox, OwedCallback } from './callback-outbox.js';
 
 /**
  * The store port: durable state for tasks, attempts, policies and the gate of each target.
@@ -26,7 +28,7 @@ export type { OldestPending } from './oldest-pending.js';
  * | `requestCancel`  | IN_FLIGHT                      | IN_FLIGHT, cancel requested | status                            |
  * | `replayTask`     | FAILED, EXHAUSTED (dead letters) | PENDING, a fresh run     | status and version                 |
  * | `rescheduleTask` | PENDING                        | PENDING, due at another time | status and version               |
- * | `purgeExpired`   | finished, retention passed     | deleted (log and key too)  | `expiresAt` at or before now       |
+ * | `purgeExpired`   | finished, retention passed     | deleted (log and key too)  | `expiresAt` at or before now, no callback owed |
  * | `deleteFinishedTasks` | finished (by hand)        | deleted (log and key too)  | status and version                 |
  * | `holdTarget` / `releaseTarget` | a target         | held until a time / not held | —                                |
  * | `limitTarget`    | a target                       | rate and concurrency limits | —                                 |
@@ -62,6 +64,8 @@ export interface Store extends AsyncDisposable {
   readonly access: AccessStore;
   /** Every tenant's tasks that hold sealed secrets, and their re-seal under a new key (`retryd keys rotate-encryption`). */
   readonly sealing: SealedTaskStore;
+  /** The callbacks owed by ended tasks, which the callback relay makes into tasks of their own. */
+  readonly callbacks: CallbackOutbox;
 
   /** Creates or migrates the schema. Safe to call from several instances at once. */
   init(): Promise<void>;
@@ -475,6 +479,11 @@ export const TARGET_SCAN_BUDGET = 2_000;
  * one task past the queue's share) is not ready for the next claim until another of its tasks falls due. Only a
  * queue emptied otherwise (its last due task cancelled) may be counted once more by the next claim, which finds it
  * empty and corrects it; with several instances claiming at once, a queue may likewise be counted once too often.
+ *
+ * With `rooms` (the caller's own dispatch slots shared between tenants and targets, see {@link ClaimRooms}), a queue
+ * whose room or whose tenant's room is 0 is not ready for this claim (it takes no share and no place among the
+ * `min(E, limit)`); every other queue is offered at most its room, and of the tasks dealt, those of a tenant beyond
+ * its tenant's room are left out (they stay PENDING, untouched).
  */
 export interface ClaimOptions {
   limit: number;
@@ -482,6 +491,25 @@ export interface ClaimOptions {
   workerId: string;
   /** Where the ring starts: after this queue (the last one the caller's previous claim served). Default: the start. */
   after?: TargetRef | undefined;
+  /** How many tasks this claim may take of each tenant and of each target queue. Absent: no bound but `limit`. */
+  rooms?: ClaimRooms | undefined;
+}
+
+/**
+ * How many tasks one claim may take of each tenant and of each target queue: what is left of the claimer's share of
+ * its own dispatch slots for them (`SlotShares`), so that one tenant or target cannot fill every slot of an engine.
+ * Rooms are the claimer's, not the store's: they bound this claim only, and are not shared between instances (a
+ * target's own `maxInFlight`, see {@link Store.limitTarget}, is).
+ */
+export interface ClaimRooms {
+  /** Room of every tenant not in `tenants` (>= 1). */
+  tenant: number;
+  /** Room of every target queue not in `targets` (>= 1). */
+  target: number;
+  /** Tenants with another room (>= 0), by tenant id. */
+  tenants: ReadonlyMap<string, number>;
+  /** Target queues with another room (>= 0), by tenant id and then target key. */
+  targets: ReadonlyMap<string, ReadonlyMap<string, number>>;
 }
 
 export interface LeaseRef {

@@ -4,8 +4,11 @@ import { DEFAULT_POLICY_ID } from '../policies/default-policy.js';
 import { POLICY_ID_PATTERN, POLICY_ID_RULE } from '../policies/policy-id.js';
 import type { FieldError } from '../domain/errors.js';
 import { connectWithinAttempt, isTimeoutMs, TIMEOUT_RULE, type TimeoutOverrides } from '../domain/attempt-timeouts.js';
+import { charsetOf, UTF8_CHARSETS } from '../domain/charset.js';
+import { isoDateTimeMs } from '../domain/iso-date-time.js';
 import { MAX_VALUE_DEPTH, nestsDeeperThan } from '../domain/json-nesting.js';
 import { SECRET_NAME_PATTERN, hasSecretReference, secretReferences } from '../secrets/secret-provider.js';
+import { CALLBACK_ENDS, type CallbackEnd, type TaskCallback } from '../domain/task-callback.js';
 
 /** Methods a task may use. CONNECT and TRACE are refused: neither makes sense through a retry service. */
 export const TARGET_METHODS = Object.freeze(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const);
@@ -46,6 +49,7 @@ export const ENQUEUE_FIELDS = Object.freeze([
   'sensitiveBody',
   'attemptTimeoutMs',
   'connectTimeoutMs',
+  'callback',
 ] as const);
 
 /**
@@ -71,15 +75,24 @@ export const ENQUEUE_LIMITS = Object.freeze({
 
 /** A header name: token characters (RFC 9110 §5.6.2). */
 export const HEADER_NAME_PATTERN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-/** A header value: tabs and Latin-1 characters, no CR, LF, NUL or other control characters. */
-export const HEADER_VALUE_PATTERN = /^[\t\x20-\x7e\x80-\xff]*$/;
+/**
+ * A header value: tabs, visible ASCII, spaces and the Latin-1 characters U+00A0–U+00FF (RFC 9110's field-value, one
+ * byte a character on the wire). No control character: not CR, LF or NUL, nor DEL or the C1 controls U+0080–U+009F
+ * (NEL, U+0085, ends a line for some parsers downstream, so it could split a header as CR LF would).
+ */
+export const HEADER_VALUE_PATTERN = /^[\t\x20-\x7e\xa0-\xff]*$/;
+/** What {@link HEADER_VALUE_PATTERN} asks, for the messages that refuse a value (never quoting it). */
+export const HEADER_VALUE_RULE = 'Latin-1 characters without control characters (tab allowed; no CR, LF, NUL, DEL or U+0080–U+009F such as NEL)';
 /** An idempotency key: 1 or more visible ASCII characters. */
 export const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]+$/;
-/** An ISO 8601 date-time with a time zone (`2025-03-01T12:00:00Z`, `…+01:00`), as times in requests are given. */
-export const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2})$/i;
 /** Latest epoch ms a `Date` can hold. */
 /** The latest time `notBefore` may name: the last millisecond a JavaScript Date holds. */
 export const MAX_EPOCH_MS = 8.64e15;
+
+/** A task's `callback` as given, its URL parsed: the guard checks it before the task is stored. */
+export interface ParsedCallback extends Omit<TaskCallback, 'url'> {
+  url: URL;
+}
 
 /** When the first attempt is due: a delay from the time of enqueue, or an absolute time. */
 export type FirstAttempt = { delayMs: number } | { notBefore: number } | { now: true };
@@ -111,6 +124,8 @@ export interface ParsedEnqueue {
   attemptTimeoutMs: number | null;
   /** The task's own connect timeout in ms (never above its own attempt timeout), or null. */
   connectTimeoutMs: number | null;
+  /** Who is told when the task ends, its URL parsed (checked against the target guard at enqueue), or null. */
+  callback: ParsedCallback | null;
   /** SHA-256 (hex) of the canonical request: equal for a replayed enqueue, different for another request. */
   requestHash: string;
 }
@@ -177,6 +192,7 @@ export function parseEnqueueInput(input: unknown, path = ''): EnqueueParse {
     fail('sensitiveBody', "absent with bodyRef (retryd does not store a body given by reference: protect the caller's object)");
   }
   const timeouts = parseTimeouts(input, fail);
+  const callback = parseCallback(input.callback, fail);
 
   if (errors.length > 0 || targetUrl === undefined) return { ok: false, errors };
   // One literal with every field, the hash filled in last: a spread copy gaining a key would give each parsed
@@ -195,29 +211,37 @@ export function parseEnqueueInput(input: unknown, path = ''): EnqueueParse {
     sensitiveBody: sensitiveBody === true,
     attemptTimeoutMs: timeouts.attemptTimeoutMs,
     connectTimeoutMs: timeouts.connectTimeoutMs,
+    callback,
     requestHash: '',
   };
   value.requestHash = requestHashOf(value, input.body);
   return { ok: true, value };
 }
 
-type Fail = (field: string, rule: string, got?: string) => void;
+/** Records a broken rule of `field`, with what was given when it is safe to repeat. */
+export type Fail = (field: string, rule: string, got?: string) => void;
 
-function parseTargetUrl(raw: unknown, fail: Fail): URL | undefined {
+function parseTargetUrl(raw: unknown, fail: Fail, field = 'targetUrl'): URL | undefined {
   const rule = `an absolute http or https URL of at most ${ENQUEUE_LIMITS.urlLength} characters`;
   // Parsed once: `URL.canParse` then `new URL` parsed every valid URL twice.
   const url = typeof raw === 'string' && raw.length <= ENQUEUE_LIMITS.urlLength ? URL.parse(raw) : null;
   if (url === null) {
-    fail('targetUrl', rule, show(raw));
+    fail(field, rule, show(raw));
     return undefined;
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    fail('targetUrl', rule, JSON.stringify(url.protocol));
+    fail(field, rule, JSON.stringify(url.protocol));
     return undefined;
   }
   if (url.username !== '' || url.password !== '') {
     // Credentials in a URL end up in logs and listings; an Authorization header is never logged.
-    fail('targetUrl', 'a URL without user:password (send an Authorization header instead)');
+    fail(field, 'a URL without user:password (send an Authorization header instead)');
+    return undefined;
+  }
+  // URL keeps an explicit :0 (or :00) as port '0'. It names no service: each attempt would fail to connect, or reach
+  // whatever the platform makes of port 0.
+  if (url.port === '0') {
+    fail(field, 'a URL whose port, when given, is 1 to 65535 (port 0 names no service)');
     return undefined;
   }
   return url;
@@ -253,7 +277,7 @@ function parseHeaders(raw: unknown, name: (f: string) => string, errors: FieldEr
     else if (seen.has(lower)) push(field, 'given once (header names ignore case)');
     if (typeof value !== 'string') push(field, 'a string');
     else if (value.length > ENQUEUE_LIMITS.headerValueLength || !HEADER_VALUE_PATTERN.test(value)) {
-      push(field, `a header value of at most ${ENQUEUE_LIMITS.headerValueLength} bytes without CR, LF or NUL`);
+      push(field, `a header value of at most ${ENQUEUE_LIMITS.headerValueLength} bytes, ${HEADER_VALUE_RULE}`);
     } else if (hasSecretReference(value) && secretReferences(value).some((ref) => !SECRET_NAME_PATTERN.test(ref))) {
       push(field, 'a value whose {{secret:NAME}} references have names of 1 to 128 letters, digits or _');
     }
@@ -295,14 +319,23 @@ function encodeBody(raw: unknown, headers: Record<string, string>, method: unkno
     fail('body', `absent for ${method} (the HTTP client sends no body with it)`);
     return null;
   }
+  const typeHeader = Object.keys(headers).find((h) => h.toLowerCase() === 'content-type');
+  // An inline body goes out as the UTF-8 bytes of its text: a content-type declaring another charset would have the
+  // target read other characters than the caller's.
+  const charset = typeHeader === undefined ? undefined : charsetOf(headers[typeHeader]);
+  if (charset !== undefined && !UTF8_CHARSETS.has(charset)) fail(`headers.${typeHeader ?? 'content-type'}`, BODY_CHARSET_RULE);
   if (typeof raw === 'string') return raw;
   if (nestsDeeperThan(raw, ENQUEUE_LIMITS.bodyDepth)) {
     fail('body', `a JSON value nested at most ${ENQUEUE_LIMITS.bodyDepth} levels deep (objects and arrays)`);
     return null;
   }
-  if (!Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) headers['content-type'] = 'application/json';
+  if (typeHeader === undefined) headers['content-type'] = 'application/json';
   return JSON.stringify(raw);
 }
+
+/** What a task's `Content-Type` must say of its charset when the task has an inline `body`. */
+export const BODY_CHARSET_RULE =
+  'a content-type without a charset, or with charset=utf-8, when body is given: retryd sends body as UTF-8 (give bytes of another charset by bodyRef)';
 
 /** The syntax of `bodyRef`; the blob store checks the rest (bucket, tenant, existence) at enqueue. */
 function parseBodyRef(input: Record<string, unknown>, method: unknown, fail: Fail): string | null {
@@ -358,11 +391,41 @@ function parseFirstAttempt(input: Record<string, unknown>, fail: Fail): FirstAtt
     fail('delayMs', `an integer >= 0 and <= ${MAX_POLICY_MS}`, show(delayMs));
   }
   if (notBefore !== undefined) {
-    const ms = typeof notBefore === 'string' && ISO_DATE_TIME.test(notBefore) ? Date.parse(notBefore) : notBefore;
+    const ms = typeof notBefore === 'string' ? isoDateTimeMs(notBefore) : notBefore;
     if (Number.isInteger(ms) && (ms as number) >= 0 && (ms as number) <= MAX_EPOCH_MS) return { notBefore: ms as number };
     fail('notBefore', 'epoch milliseconds (an integer >= 0) or an ISO 8601 date-time with a time zone', show(notBefore));
   }
   return { now: true };
+}
+
+/**
+ * `callback`: absent (or null), or `{ url, on?, policyId? }`: `url` as a `targetUrl` must be, `on` at least one of
+ * {@link CALLBACK_ENDS} each once (default: all of them, kept in that order), `policyId` a policy id (its existence is
+ * checked with the task's own, before the task is stored).
+ */
+export function parseCallback(raw: unknown, fail: Fail): ParsedCallback | null {
+  if (raw === undefined || raw === null) return null;
+  if (!isRecord(raw)) {
+    fail('callback', 'an object { url, on?, policyId? }', show(raw));
+    return null;
+  }
+  const fields = ['url', 'on', 'policyId'];
+  for (const key of Object.keys(raw)) {
+    if (!fields.includes(key)) fail(`callback.${key}`, `absent (known fields: ${fields.join(', ')})`);
+  }
+  const url = parseTargetUrl(raw.url, fail, 'callback.url');
+  let on: CallbackEnd[] = [...CALLBACK_ENDS];
+  if (raw.on !== undefined) {
+    const given = raw.on;
+    const rule = `a non-empty array of ${CALLBACK_ENDS.join(', ')}, each at most once`;
+    if (!Array.isArray(given) || given.length === 0 || new Set(given).size !== given.length || !given.every((end) => (CALLBACK_ENDS as readonly unknown[]).includes(end))) {
+      fail('callback.on', rule, show(given));
+    } else on = CALLBACK_ENDS.filter((end) => given.includes(end));
+  }
+  const policyId = raw.policyId ?? null;
+  if (policyId !== null && (typeof policyId !== 'string' || !POLICY_ID_PATTERN.test(policyId))) fail('callback.policyId', POLICY_ID_RULE, show(policyId));
+  if (url === undefined) return null;
+  return { url, on, policyId: typeof policyId === 'string' ? policyId : null };
 }
 
 /** `attemptTimeoutMs` and `connectTimeoutMs`: each absent (or null), or a timeout; the connect one within the attempt one. */
@@ -390,16 +453,16 @@ function requestHashOf(value: Omit<ParsedEnqueue, 'requestHash'>, rawBody: unkno
  * ```
  * { method, targetUrl, headers: [[lower-case name, value], …] sorted by name,
  *   body: null | { text } | { json }, bodyRef?, policyId, policy, firstAttempt, secretHeaders? (sorted), sensitiveBody?,
- *   attemptTimeoutMs?, connectTimeoutMs? }
+ *   attemptTimeoutMs?, connectTimeoutMs?, callback?: { on, policyId, url } }
  * ```
  *
- * written out by hand in its members' sorted order (attemptTimeoutMs, body, bodyRef, connectTimeoutMs, firstAttempt,
+ * written out by hand in its members' sorted order (attemptTimeoutMs, body, bodyRef, callback, connectTimeoutMs, firstAttempt,
  * headers, method, policy, policyId, secretHeaders, sensitiveBody, targetUrl), with `canonicalJson` only for the parts of unknown shape (a JSON body, an
  * inline policy): the same text, a third of the work. The text must never change: stored tasks keep the hash of
  * theirs, and a replay after an upgrade is recognised by it (test/request-hash.test.ts pins it).
  *
  * - A JSON body is compared as data, so a client that re-sends it with its keys in another order replays.
- * - `bodyRef`, `secretHeaders`, `sensitiveBody` and the timeouts appear only when given, so that the hash of every
+ * - `bodyRef`, `secretHeaders`, `sensitiveBody`, the timeouts and `callback` appear only when given, so that the hash of every
  *   request without them is what it was before they existed.
  */
 export function canonicalRequest(value: Omit<ParsedEnqueue, 'requestHash'>, rawBody: unknown): string {
@@ -420,6 +483,7 @@ export function canonicalRequest(value: Omit<ParsedEnqueue, 'requestHash'>, rawB
     (value.attemptTimeoutMs === null ? '{' : `{"attemptTimeoutMs":${value.attemptTimeoutMs},`) +
     `"body":${body}` +
     (value.bodyRef === null ? '' : `,"bodyRef":${JSON.stringify(value.bodyRef)}`) +
+    (value.callback === null ? '' : `,"callback":${canonicalCallback(value.callback)}`) +
     (value.connectTimeoutMs === null ? '' : `,"connectTimeoutMs":${value.connectTimeoutMs}`) +
     `,"firstAttempt":${firstAttempt}` +
     `,"headers":[${headers}]` +
@@ -430,4 +494,10 @@ export function canonicalRequest(value: Omit<ParsedEnqueue, 'requestHash'>, rawB
     (value.sensitiveBody ? ',"sensitiveBody":true' : '') +
     `,"targetUrl":${JSON.stringify(value.targetUrl.href)}}`
   );
+}
+
+/** A callback's part of {@link canonicalRequest}: `{"on":[…],"policyId":…,"url":…}`, its ends in their fixed order. */
+function canonicalCallback(callback: ParsedCallback): string {
+  const policyId = callback.policyId === null ? 'null' : JSON.stringify(callback.policyId);
+  return `{"on":${JSON.stringify(callback.on)},"policyId":${policyId},"url":${JSON.stringify(callback.url.href)}}`;
 }

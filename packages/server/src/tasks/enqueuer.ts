@@ -57,19 +57,22 @@ export class Enqueuer {
     const preparing = this.deps.handOff?.prepare?.(valid.map((p) => p.task));
     if (preparing !== undefined) await preparing;
     // Tasks due at once go in already leased to the local engine, as many as it has room for.
-    const grant = this.#lease(valid, now);
+    const granted = this.#lease(valid, now);
     let inserted;
     try {
       inserted = await this.deps.batcher.submit(valid.map((p) => p.task));
     } catch (error) {
-      this.deps.handOff?.giveBack(grant);
+      if (granted.length > 0) this.deps.handOff?.giveBack(granted);
       await this.#dropBlobs(valid.map((p) => p.blobRef));
       throw storeFailure(error, this.deps.store.kind, 'enqueue');
     }
-    const adopted = valid.flatMap((p, i) => (p.task.status === 'IN_FLIGHT' && inserted[i]?.kind === 'inserted' ? [p.task] : []));
-    if (grant > 0) {
+    if (granted.length > 0) {
+      const adopted = valid.flatMap((p, i) => (p.task.status === 'IN_FLIGHT' && inserted[i]?.kind === 'inserted' ? [p.task] : []));
       this.deps.handOff?.adopt(adopted);
-      this.deps.handOff?.giveBack(grant - adopted.length);
+      if (adopted.length < granted.length) {
+        const used = new Set(adopted);
+        this.deps.handOff?.giveBack(granted.filter((task) => !used.has(task)));
+      }
     }
     const { results, waiting, orphans } = settleEntries(prepared, inserted);
     // A handed-off task needs no claim; a task left waiting does, now or at its due time.
@@ -78,18 +81,18 @@ export class Enqueuer {
     return results;
   }
 
-  /** Leases the due-now tasks among `valid` to the local engine, as many as it grants; returns how many it granted. */
-  #lease(valid: { task: RetryTask }[], now: number): number {
+  /** Leases the due-now tasks among `valid` to the local engine, as many as it grants; returns the tasks it leased. */
+  #lease(valid: { task: RetryTask }[], now: number): RetryTask[] {
     const handOff = this.deps.handOff;
-    if (handOff === undefined) return 0;
+    if (handOff === undefined) return [];
     const due = valid.filter((p) => p.task.nextAttemptAt !== null && p.task.nextAttemptAt <= now);
-    if (due.length === 0) return 0;
+    if (due.length === 0) return [];
     const grant = handOff.reserve(due.map((p) => p.task));
-    for (const i of grant.indices) {
+    return grant.indices.map((i) => {
       const p = due[i] as { task: RetryTask };
       p.task = leasedTo(p.task, grant, now);
-    }
-    return grant.indices.length;
+      return p.task;
+    });
   }
 
   /** Removes blobs no task refers to (their task was a duplicate, or the write failed). Best effort. */

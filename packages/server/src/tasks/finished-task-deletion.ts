@@ -3,7 +3,8 @@ import type { BlobStore } from '../blobs/blob-store.js';
 import { RetrydError } from '../domain/errors.js';
 import { deletePurgedBodies } from '../retention/purger.js';
 import type { PageRequest, PurgedTask, Store } from '../store/store.js';
-import { ISO_DATE_TIME, MAX_EPOCH_MS } from './enqueue-input.js';
+import { isoDateTimeMs } from '../domain/iso-date-time.js';
+import { MAX_EPOCH_MS } from './enqueue-input.js';
 import { callStore } from './store-failure.js';
 
 const TIME_RULE = 'epoch milliseconds (an integer >= 0) or an ISO 8601 date-time with a time zone';
@@ -13,7 +14,7 @@ const TIME_RULE = 'epoch milliseconds (an integer >= 0) or an ISO 8601 date-time
  * (`2026-01-01T00:00:00Z`); a 400 naming the field and the rule otherwise.
  */
 export function parseFinishedBefore(value: string): number {
-  const ms = /^\d{1,16}$/.test(value) ? Number(value) : ISO_DATE_TIME.test(value) ? Date.parse(value) : Number.NaN;
+  const ms = /^\d{1,16}$/.test(value) ? Number(value) : isoDateTimeMs(value);
   if (Number.isInteger(ms) && ms >= 0 && ms <= MAX_EPOCH_MS) return ms;
   const message = `finishedBefore must be ${TIME_RULE}, got ${JSON.stringify(value)}`;
   throw RetrydError.validation([{ field: 'finishedBefore', rule: TIME_RULE, message }]);

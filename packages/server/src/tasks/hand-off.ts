@@ -29,8 +29,8 @@ export interface HandOff {
   reserve(targets: readonly TargetRef[]): HandOffGrant;
   /** Takes over tasks that were inserted with the grant's lease; each uses one reserved slot. */
   adopt(tasks: readonly RetryTask[]): void;
-  /** Gives back reserved slots no task used (a duplicate key, a failed write). */
-  giveBack(count: number): void;
+  /** Gives back the reserved slots of these tasks' targets, which no task used (a duplicate key, a failed write). */
+  giveBack(targets: readonly TargetRef[]): void;
   /**
    * Gets the targets ready before their tasks are written: undefined when they are (the common case, no promise made),
    * else a promise of it. A target this instance never met gets its protection read and its gate set first (a slow

@@ -5,7 +5,8 @@ import { durationText } from '../retention/retention-periods.js';
 import { DEFAULT_POLICY_ID, DEFAULT_SERVICE_POLICY } from '../policies/default-policy.js';
 import type { RescheduleChange, Store } from '../store/store.js';
 import { callStore } from './store-failure.js';
-import { ISO_DATE_TIME, MAX_EPOCH_MS } from './enqueue-input.js';
+import { isoDateTimeMs } from '../domain/iso-date-time.js';
+import { MAX_EPOCH_MS } from './enqueue-input.js';
 
 // Run now and reschedule (`POST /retry-tasks/{taskId}/run`, `/reschedule`): the body's check and the decision on the
 // task as read. The store applies the decision with `rescheduleTask`, guarded by the status and the version it was
@@ -41,7 +42,7 @@ export function parseRescheduleBody(body: unknown): number {
     if (field !== 'nextAttemptAt') errors.push({ field, rule: 'absent (the only field is nextAttemptAt)', message: `${field} is not a field of a reschedule` });
   }
   const value = (body as { nextAttemptAt?: unknown }).nextAttemptAt;
-  const ms = typeof value === 'string' && ISO_DATE_TIME.test(value) ? Date.parse(value) : value;
+  const ms = typeof value === 'string' ? isoDateTimeMs(value) : value;
   if (!(typeof ms === 'number' && Number.isInteger(ms) && ms >= 0 && ms <= MAX_EPOCH_MS)) {
     const got = value === undefined ? 'it is missing' : `got ${JSON.stringify(value)}`;
     errors.push({ field: 'nextAttemptAt', rule: TIME_RULE, message: `nextAttemptAt must be ${TIME_RULE}, ${got}` });

@@ -2,6 +2,7 @@ import type { Clock, RetryPolicy } from '@retryd/core';
 import type { BlobStore } from '../blobs/blob-store.js';
 import { RetrydError } from '../domain/errors.js';
 import type { RetryTask } from '../domain/task.js';
+import type { TaskCallback } from '../domain/task-callback.js';
 import { targetKeyOf } from '../domain/target-key.js';
 import { parseTraceparent } from '../domain/traceparent.js';
 import type { TargetGuard, TargetVerdict } from '../security/target-guard.js';
@@ -24,7 +25,7 @@ export interface TaskPreparerDeps {
   store: Pick<Store, 'kind'>;
   blobs: BlobStore;
   guard: TargetGuard;
-  policies: Pick<PolicyRegistry, 'isKnown' | 'exists'>;
+  policies: Pick<PolicyRegistry, 'isKnown' | 'exists' | 'callbackOf' | 'callbackFor'>;
   clock: Pick<Clock, 'now'>;
   newId: () => string;
   inlineBodyLimit: number;
@@ -85,15 +86,19 @@ export class TaskPreparer {
         if ('error' in ceiled) return ceiled;
         request = ceiled.request;
       }
+      // The callback its policy gives a task that names none, when known without a read (undefined: not known).
+      const inherited = request.policyId === null || request.callback !== null ? null : policies.callbackOf(tenantId, request.policyId);
       const quick =
         verdict !== undefined &&
         (request.policyId === null || policies.isKnown(tenantId, request.policyId)) &&
+        inherited !== undefined &&
         request.bodyRef === null &&
+        request.callback === null &&
         !secrets.needsProtection(request) &&
         (request.body === null || Buffer.byteLength(request.body) <= inlineBodyLimit);
       if (!quick) return this.#prepareLater(tenantId, request, path, now, traceContext);
       if (!verdict.ok) return { error: targetRefused(verdict, `${path}targetUrl`) };
-      const task = this.#taskOf(tenantId, this.deps.newId(), request, request.headers, request.body, null, now, traceContext);
+      const task = this.#taskOf(tenantId, this.deps.newId(), request, request.headers, request.body, null, now, traceContext, inherited);
       return { task, blobRef: null };
     } catch (error) {
       return { error: storeFailure(error, this.deps.store.kind, 'enqueue') };
@@ -122,6 +127,12 @@ export class TaskPreparer {
     }
     const verdict = await this.deps.guard.check(request.targetUrl);
     if (!verdict.ok) return { error: targetRefused(verdict, `${path}targetUrl`) };
+    if (request.callback !== null) {
+      const refused = await this.#checkCallback(tenantId, request.callback, `${path}callback.`);
+      if (refused !== undefined) return { error: refused };
+    }
+    // Checked when its policy was registered, and at each attempt of the callback.
+    const inherited = request.policyId === null || request.callback !== null ? null : await this.deps.policies.callbackFor(tenantId, request.policyId);
     const taskId = this.deps.newId();
     // Before anything is written: a credential that cannot be kept out of plain text is refused, never stored.
     const secured = await this.deps.secrets.protect(tenantId, taskId, request, path);
@@ -138,7 +149,7 @@ export class TaskPreparer {
       blobRef = await callStore('blob', 'store the body', () => this.deps.blobs.put(tenantId, taskId, data));
       body = null;
     }
-    const task = this.#taskOf(tenantId, taskId, request, secured.value.headers, body, adopted?.ref ?? blobRef, now, traceContext);
+    const task = this.#taskOf(tenantId, taskId, request, secured.value.headers, body, adopted?.ref ?? blobRef, now, traceContext, inherited);
     return { task, blobRef };
   }
 
@@ -152,6 +163,7 @@ export class TaskPreparer {
     bodyRef: string | null,
     now: number,
     traceContext: string | null,
+    inherited: TaskCallback | null,
   ): RetryTask {
     return {
       tenantId,
@@ -189,7 +201,23 @@ export class TaskPreparer {
       expiresAt: null,
       attemptTimeoutMs: request.attemptTimeoutMs,
       connectTimeoutMs: request.connectTimeoutMs,
+      // Its own, else its policy's (copied: a change of the policy reaches the tasks enqueued after it).
+      callback: request.callback === null ? inherited : { url: request.callback.url.href, on: request.callback.on, policyId: request.callback.policyId },
     };
+  }
+
+  /**
+   * A callback's policy must be registered and its URL allowed, as a task's (the callback is a task of its own, checked
+   * again when it is made and at each of its attempts): the error naming the field (`callback.url`), or undefined.
+   */
+  async #checkCallback(tenantId: string, callback: NonNullable<ParsedEnqueue['callback']>, path: string): Promise<RetrydError | undefined> {
+    if (callback.policyId !== null && !(await this.deps.policies.exists(tenantId, callback.policyId))) {
+      const field = `${path}policyId`;
+      const rule = 'the id of a registered policy (see GET /retry-policies)';
+      return RetrydError.validation([{ field, rule, message: `${field} must be ${rule}; ${callback.policyId} is not registered` }]);
+    }
+    const verdict = await this.deps.guard.check(callback.url);
+    return verdict.ok ? undefined : targetRefused(verdict, `${path}url`);
   }
 
   /**
@@ -217,7 +245,7 @@ function dueAt(first: FirstAttempt, now: number): number {
 }
 
 /** The error of a refused target, naming `field`: 503 when the lookup failed for now, else 400 with the rule. */
-function targetRefused(verdict: Exclude<TargetVerdict, { ok: true }>, field: string): RetrydError {
+export function targetRefused(verdict: Exclude<TargetVerdict, { ok: true }>, field: string): RetrydError {
   if (verdict.kind === 'lookup_failed') return new RetrydError('TARGET_LOOKUP_FAILED', `${field}: ${verdict.detail}`);
   const rule = 'a public address, or one covered by --allow-targets';
   return new RetrydError('TARGET_NOT_ALLOWED', `${field} is not allowed: ${verdict.detail}`, [

@@ -36,6 +36,8 @@ export interface TaskServiceOptions {
   handOff?: HandOff;
   /** Called after `PUT /retry-policies/{id}` changed a policy. Default: nothing. */
   onPolicyChanged?: (tenantId: string, policyId: string) => void;
+  /** Told of each task a call of this service ended (a cancel of a PENDING task): long polls, the callback relay. */
+  onTaskEnded?: (task: RetryTask) => void;
   /** Source of "now" (epoch ms; rounded down to whole ms). Default `systemClock`. */
   clock?: Pick<Clock, 'now'>;
   /**
@@ -116,6 +118,7 @@ export class TaskService implements AsyncDisposable {
   readonly #store: Store;
   readonly #clock: Pick<Clock, 'now'>;
   readonly #wake: () => void;
+  readonly #onTaskEnded: (task: RetryTask) => void;
   readonly #retention: RetentionBook;
   readonly #batcher: EnqueueBatcher;
   readonly #enqueuer: Enqueuer;
@@ -132,6 +135,7 @@ export class TaskService implements AsyncDisposable {
     // Stored times are whole epoch milliseconds; systemClock's are fractional (monotonic, epoch-anchored).
     this.#clock = { now: () => Math.floor(clock.now()) };
     this.#wake = options.wake ?? (() => undefined);
+    this.#onTaskEnded = options.onTaskEnded ?? (() => undefined);
     this.#retention = options.retention ?? new RetentionBook({ state: this.#store.targetState, defaults: DEFAULT_RETENTION, now: this.#clock.now });
     this.retention = new RetentionAdmin({
       state: this.#store.targetState,
@@ -141,10 +145,12 @@ export class TaskService implements AsyncDisposable {
     });
     this.deletion = new FinishedTaskDeletion({ store: this.#store, blobs: options.blobs });
     const ceilings = options.ceilings ?? new CeilingBook({ state: this.#store.targetState, service: NO_CEILINGS, now: this.#clock.now });
+    const guard = options.targetGuard ?? new TargetGuard();
     this.policies = new PolicyRegistry({
       store: this.#store,
       clock: this.#clock,
       ceilings,
+      guard,
       ...(options.onPolicyChanged === undefined ? {} : { onPolicyChanged: options.onPolicyChanged }),
     });
     this.#batcher = new EnqueueBatcher({
@@ -155,7 +161,7 @@ export class TaskService implements AsyncDisposable {
     this.#enqueuer = new Enqueuer({
       store: this.#store,
       blobs: options.blobs,
-      guard: options.targetGuard ?? new TargetGuard(),
+      guard,
       policies: this.policies,
       batcher: this.#batcher,
       clock: this.#clock,
@@ -269,8 +275,8 @@ export class TaskService implements AsyncDisposable {
   }
 
   /** {@link TaskService.cancel}, from the task as last read when the caller has it. */
-  #cancel(tenantId: string, taskId: string, known?: RetryTask): Promise<CancelResult> {
-    return this.#move(tenantId, taskId, 'cancel the task', known, (task, now) => {
+  async #cancel(tenantId: string, taskId: string, known?: RetryTask): Promise<CancelResult> {
+    const result = await this.#move(tenantId, taskId, 'cancel the task', known, (task, now) => {
       // The store guards each move by the status it may start from; core's table says which move applies.
       if (!canTransition(task.status, TaskEvent.CANCEL)) {
         throw new RetrydError(
@@ -291,6 +297,8 @@ export class TaskService implements AsyncDisposable {
         },
       };
     });
+    if (result.kind === 'cancelled') this.#onTaskEnded(result.task);
+    return result;
   }
 
   /**

@@ -36,6 +36,19 @@ export function policyAndStateCases(store: CurrentStore): void {
     expect(await store().getPolicy('default', 'unknown')).toBeUndefined();
   });
 
+  it("keeps a policy's callback, replaces it and takes it away", async () => {
+    const callback = { url: 'https://caller.example.com/ended?t=1', on: ['failed' as const], policyId: 'slow' };
+    const policy = makePolicy('with-callback', { callback });
+    expect(await store().putPolicy(policy, 'create')).toEqual({ kind: 'created', policy });
+    expect(await store().getPolicy('default', 'with-callback')).toEqual(policy);
+    const other = { ...callback, on: ['succeeded' as const, 'cancelled' as const], policyId: null };
+    expect(await store().putPolicy({ ...policy, callback: other, updatedAt: T0 + 1 }, 'replace')).toMatchObject({ kind: 'replaced', policy: { callback: other } });
+    expect((await store().getPolicy('default', 'with-callback'))?.callback).toEqual(other);
+    await store().putPolicy({ ...policy, callback: null, updatedAt: T0 + 2 }, 'replace');
+    expect((await store().getPolicy('default', 'with-callback'))?.callback).toBeNull();
+    expect((await store().listPolicies('default', { limit: 10 })).items.find((p) => p.policyId === 'with-callback')?.callback).toBeNull();
+  });
+
   it('lists policies page by page in id order, per tenant', async () => {
     const policies = Array.from({ length: 12 }, (_, i) => makePolicy(`policy-${String(i).padStart(2, '0')}`));
     for (const policy of [...policies].reverse()) await store().putPolicy(policy, 'create');

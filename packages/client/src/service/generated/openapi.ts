@@ -339,9 +339,29 @@ export type paths = {
         put?: never;
         /**
          * Open, close or reset a target's circuit breaker by hand
-         * @description open: holds the target for durationMs (by default its maxOpenDurationMs; at most 7 days), then probes, as after any opening; close: closed at once, its held tasks due again; reset: closed, its failure counts and re-open backoff cleared.
+         * @description open: holds the target for durationMs (by default its maxOpenDurationMs; at most 7 days), then probes, as after any opening; close: closed at once, every hold of the target ended (a Retry-After hold too), its held tasks due again; reset: as close, and its failure counts and re-open backoff cleared.
          */
         post: operations["setTargetBreaker"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/targets/{targetKey}/release": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * End a target's holds now
+         * @description Ends the target's holds at once, on every instance's claims: a Retry-After hold (whichever instance made it) and any other, except an open breaker's, which holds it until its open period ends (its breaker's close ends that too). Its held tasks are due again. A target not held is left as it is.
+         */
+        post: operations["releaseTarget"];
         delete?: never;
         options?: never;
         head?: never;
@@ -540,6 +560,43 @@ export type components = {
                 };
             };
         };
+        /** @description Who is told when a task ends: a POST of a task.ended event to url, made as a task of its own (durable, retried under policyId, signed when url's target signs, the same webhook-id on every attempt). A callback has no callback. */
+        TaskCallback: {
+            /**
+             * Format: uri
+             * @description http or https, checked like targetUrl (private addresses refused unless --allow-targets covers them).
+             */
+            url: string;
+            /** @description Which ends are told: succeeded, failed (FAILED or EXHAUSTED), cancelled. Default: all three. */
+            on?: ("succeeded" | "failed" | "cancelled")[];
+            /** @description The registered policy of the callback's own task; absent or null: "default". */
+            policyId?: string | null;
+        };
+        /** @description The body of a callback (a task's callback.url is POSTed this when the task ends). The same on every attempt of the callback, whose Idempotency-Key and webhook-id are retryd-callback:<taskId>:<n>: treat a repeat as the same event. */
+        TaskEndedEvent: {
+            /** @enum {string} */
+            type: "task.ended";
+            /** Format: uuid */
+            taskId: string;
+            /** @description The ended task's own key. */
+            idempotencyKey: string;
+            /** @enum {string} */
+            status: "SUCCEEDED" | "FAILED" | "EXHAUSTED" | "CANCELLED";
+            /** @description Why a dead letter died (deadLetterReason), or null. */
+            reason: string | null;
+            /** @description Attempts made over the task's life. */
+            attempts: number;
+            /** @description When it ended (epoch ms). */
+            endedAt: number;
+            /** @description The last attempt's answer, or null when the task made no attempt. */
+            lastResponse: {
+                status: number | null;
+                /** @description The first 1,024 characters of its body. */
+                excerpt: string | null;
+            } | null;
+            /** @description The task's last error (HTTP 503, a timeout, a refused connection), or null after a success. */
+            lastError: string | null;
+        };
         /** @description A registered policy: the policy fields plus its id and times (epoch ms). */
         NamedPolicy: {
             policyId: string;
@@ -618,6 +675,8 @@ export type components = {
                     jitterType?: "NONE" | "FULL" | "EQUAL" | "DECORRELATED";
                 };
             };
+            /** @description The callback given to the policy's tasks that name none (copied at enqueue), or null. */
+            callback: components["schemas"]["TaskCallback"] | null;
             createdAt: number;
             updatedAt: number;
         };
@@ -699,6 +758,7 @@ export type components = {
                     jitterType?: "NONE" | "FULL" | "EQUAL" | "DECORRELATED";
                 };
             };
+            callback?: components["schemas"]["TaskCallback"];
         };
         /** @description The new definition of a registered policy (PUT): the policy fields; policyId may be left out, the path names it. */
         PolicyReplaceRequest: {
@@ -779,6 +839,7 @@ export type components = {
                     jitterType?: "NONE" | "FULL" | "EQUAL" | "DECORRELATED";
                 };
             };
+            callback?: components["schemas"]["TaskCallback"];
         };
         /** @description A call for retryd to make until it succeeds or its policy gives up. */
         EnqueueRequest: {
@@ -814,6 +875,7 @@ export type components = {
             attemptTimeoutMs?: number;
             /** @description Most time each attempt may spend opening its connection (name resolution, TCP, TLS); <= attemptTimeoutMs when both are given. Default: the target's connectTimeoutMs, else the service's --connect-timeout (5 s). */
             connectTimeoutMs?: number;
+            callback?: components["schemas"]["TaskCallback"];
         } & (unknown & unknown & unknown & unknown);
         /** @description A task as the API shows it. Internal fields are left out on purpose: the request hash, the lease owner, fencing token and version (concurrency internals), the run bookkeeping and the tenant. Secrets are shown as [REDACTED] (credential and marked headers, a sensitive body); query values of targetUrl as REDACTED. */
         Task: {
@@ -824,7 +886,7 @@ export type components = {
             /** @description The origin of targetUrl: claims are shared fairly among targets. */
             targetKey: string;
             method: string;
-            /** @description Values of credential headers (Authorization, Cookie, Proxy-Authorization, *-Token, *-Key, *-Secret) and of headers the task marked secret are shown as [REDACTED]. */
+            /** @description Values of credential headers (names holding auth, token, key, secret, password, session, cookie, signature or credential, but Idempotency-Key and webhook-*; and those listed in --credential-headers) and of headers the task marked secret are shown as [REDACTED]. */
             headers: {
                 [key: string]: string;
             };
@@ -856,7 +918,51 @@ export type components = {
             attemptTimeoutMs: number | null;
             /** @description The task's own connect timeout in ms, or null: its target's, else the service's (--connect-timeout). */
             connectTimeoutMs: number | null;
+            /** @description Who is told when the task ends (a POST of a task.ended event, as a task of its own), or null. */
+            callback: components["schemas"]["TaskCallback"] | null;
             waiting?: components["schemas"]["TaskWait"];
+        };
+        /** @description A task as listings show it: every field of Task but body, which only the task itself shows (GET /retry-tasks/{taskId}), so that a page of large tasks stays small. */
+        TaskSummary: {
+            /** Format: uuid */
+            taskId: string;
+            idempotencyKey: string;
+            targetUrl: string;
+            /** @description The origin of targetUrl: claims are shared fairly among targets. */
+            targetKey: string;
+            method: string;
+            /** @description Values of credential headers (names holding auth, token, key, secret, password, session, cookie, signature or credential, but Idempotency-Key and webhook-*; and those listed in --credential-headers) and of headers the task marked secret are shown as [REDACTED]. */
+            headers: {
+                [key: string]: string;
+            };
+            /** @description Set when the body is kept in object storage (body is then null). */
+            bodyRef: string | null;
+            policyId: string | null;
+            policy: components["schemas"]["RetryPolicy"] | null;
+            /** @enum {string} */
+            status: "PENDING" | "IN_FLIGHT" | "SUCCEEDED" | "FAILED" | "EXHAUSTED" | "CANCELLED";
+            /** @description Attempts made so far, replays included. */
+            attemptNumber: number;
+            /** @description When a PENDING task is due (epoch ms). */
+            nextAttemptAt: number | null;
+            createdAt: number;
+            updatedAt: number;
+            /** @description When an IN_FLIGHT task is due again if its worker dies. */
+            leaseExpiresAt: number | null;
+            cancelRequested: boolean;
+            lastError: string | null;
+            lastResponseStatus: number | null;
+            deadLetterReason: string | null;
+            /** @description The body is stored encrypted and shown as [REDACTED]. */
+            sensitiveBody: boolean;
+            /** @description When a finished task is deleted with its attempts and its idempotency key (epoch ms): the same key enqueued after that makes a new task. Null while the task is live. */
+            expiresAt: number | null;
+            /** @description The task's own attempt timeout in ms, or null: its target's, else the service's (--attempt-timeout). */
+            attemptTimeoutMs: number | null;
+            /** @description The task's own connect timeout in ms, or null: its target's, else the service's (--connect-timeout). */
+            connectTimeoutMs: number | null;
+            /** @description Who is told when the task ends (a POST of a task.ended event, as a task of its own), or null. */
+            callback: components["schemas"]["TaskCallback"] | null;
         };
         /** @description Why a PENDING task that is due is not running; only on GET /retry-tasks/{taskId}. breaker_open and retry_after: its target is held until `until`; breaker_probing: only probes go until one succeeds; rate_limit: the target is paced, its next attempt allowed at `until`; max_in_flight: the target is at its in-flight limit; slow_start: no success of the target is known yet, and it gets 10 attempts in flight until one; queued: nothing holds the target, the task waits for a free worker. */
         TaskWait: {
@@ -866,8 +972,8 @@ export type components = {
             detail: string;
         };
         TaskPage: {
-            items: components["schemas"]["Task"][];
-            /** @description Present while there are more items: pass it as cursor to read the next page. Opaque: never parse or build one. */
+            items: components["schemas"]["TaskSummary"][];
+            /** @description Present while there are more items: pass it as cursor to read the next page. Opaque: never parse or build one. A page may hold fewer than limit items with a nextCursor: it ends before an item that would take the answer past the service's page size (4 MiB by default). Read on while there is a nextCursor, not until a page is short. */
             nextCursor?: string;
         };
         Attempt: {
@@ -878,18 +984,18 @@ export type components = {
             errorMessage: string | null;
             /** @enum {string} */
             outcome: "succeeded" | "retry_scheduled" | "failed" | "exhausted" | "cancelled" | "lease_expired";
-            /** @description The first 4 KiB of the response body. */
+            /** @description The first 4 KiB of the response body, with every secret the attempt sent (revealed headers, references, a sensitive body) replaced by [REDACTED]. */
             responseBodySnippet: string | null;
             nextAttemptAt: number | null;
         };
         AttemptPage: {
             items: components["schemas"]["Attempt"][];
-            /** @description Present while there are more items: pass it as cursor to read the next page. Opaque: never parse or build one. */
+            /** @description Present while there are more items: pass it as cursor to read the next page. Opaque: never parse or build one. A page may hold fewer than limit items with a nextCursor: it ends before an item that would take the answer past the service's page size (4 MiB by default). Read on while there is a nextCursor, not until a page is short. */
             nextCursor?: string;
         };
         PolicyPage: {
             items: components["schemas"]["NamedPolicy"][];
-            /** @description Present while there are more items: pass it as cursor to read the next page. Opaque: never parse or build one. */
+            /** @description Present while there are more items: pass it as cursor to read the next page. Opaque: never parse or build one. A page may hold fewer than limit items with a nextCursor: it ends before an item that would take the answer past the service's page size (4 MiB by default). Read on while there is a nextCursor, not until a page is short. */
             nextCursor?: string;
         };
         BatchRequest: {
@@ -1092,7 +1198,7 @@ export type components = {
         };
         TargetPage: {
             items: components["schemas"]["Target"][];
-            /** @description Present while there are more items: pass it as cursor to read the next page. Opaque: never parse or build one. */
+            /** @description Present while there are more items: pass it as cursor to read the next page. Opaque: never parse or build one. A page may hold fewer than limit items with a nextCursor: it ends before an item that would take the answer past the service's page size (4 MiB by default). Read on while there is a nextCursor, not until a page is short. */
             nextCursor?: string;
         };
         /** @description open: held for durationMs (by default the breaker settings' maxOpenDurationMs), then probed; close: closed at once; reset: closed, its counters cleared. */
@@ -1137,7 +1243,7 @@ export type components = {
         };
         ApiKeyPage: {
             items: components["schemas"]["ApiKey"][];
-            /** @description Present while there are more items: pass it as cursor to read the next page. Opaque: never parse or build one. */
+            /** @description Present while there are more items: pass it as cursor to read the next page. Opaque: never parse or build one. A page may hold fewer than limit items with a nextCursor: it ends before an item that would take the answer past the service's page size (4 MiB by default). Read on while there is a nextCursor, not until a page is short. */
             nextCursor?: string;
         };
         /** @description How long finished tasks are kept: then each is deleted with its attempts and its idempotency key (the same key enqueued later makes a new task). The periods in force, what this level sets itself (own), and where each period comes from: the service (retryd serve --retention-*), the tenant (retryd tenants retention) or the policy. A change applies to tasks that end from then on. */
@@ -1276,6 +1382,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The service has no API key yet and the Host header is not localhost, a loopback address or a name given to --allowed-hosts (HOST_NOT_ALLOWED) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Over the tenant's request rate or pending-task limit */
             429: {
                 headers: {
@@ -1396,6 +1511,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The service has no API key yet and the Host header is not localhost, a loopback address or a name given to --allowed-hosts (HOST_NOT_ALLOWED) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem details */
             422: {
                 headers: {
@@ -1493,6 +1617,15 @@ export interface operations {
             };
             /** @description A path segment longer than the router matches */
             414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The service has no API key yet and the Host header is not localhost, a loopback address or a name given to --allowed-hosts (HOST_NOT_ALLOWED) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1612,6 +1745,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The service has no API key yet and the Host header is not localhost, a loopback address or a name given to --allowed-hosts (HOST_NOT_ALLOWED) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Over the tenant's request rate or pending-task limit */
             429: {
                 headers: {
@@ -1704,6 +1846,15 @@ export interface operations {
             };
             /** @description A path segment longer than the router matches */
             414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The service has no API key yet and the Host header is not localhost, a loopback address or a name given to --allowed-hosts (HOST_NOT_ALLOWED) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1825,6 +1976,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The service has no API key yet and the Host header is not localhost, a loopback address or a name given to --allowed-hosts (HOST_NOT_ALLOWED) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Over the tenant's request rate or pending-task limit */
             429: {
                 headers: {
@@ -1918,6 +2078,15 @@ export interface operations {
             };
             /** @description A path segment longer than the router matches */
             414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The service has no API key yet and the Host header is not localhost, a loopback address or a name given to --allowed-hosts (HOST_NOT_ALLOWED) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2030,6 +2199,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The service has no API key yet and the Host header is not localhost, a loopback address or a name given to --allowed-hosts (HOST_NOT_ALLOWED) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Over the tenant's request rate or pending-task limit */
             429: {
                 headers: {
@@ -2118,6 +2296,15 @@ export interface operations {
             };
             /** @description A path segment longer than the router matches */
             414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The service has no API key yet and the Host header is not localhost, a loopback address or a name given to --allowed-hosts (HOST_NOT_ALLOWED) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2237,6 +2424,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The service has no API key yet and the Host header is not localhost, a loopback address or a name given to --allowed-hosts (HOST_NOT_ALLOWED) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem details */
             429: {
                 headers: {
@@ -2347,6 +2543,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The service has no API key yet and the Host header is not localhost, a loopback address or a name given to --allowed-hosts (HOST_NOT_ALLOWED) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Over the tenant's request rate or pending-task limit */
             429: {
                 headers: {
@@ -2445,6 +2650,15 @@ export interface operations {
             };
             /** @description A path segment longer than the router matches */
             414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The service has no API key yet and the Host header is not localhost, a loopback address or a name given to --allowed-hosts (HOST_NOT_ALLOWED) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2579,6 +2793,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The service has no API key yet and the Host header is not localhost, a loopback address or a name given to --allowed-hosts (HOST_NOT_ALLOWED) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Problem details */
             422: {
                 headers: {
@@ -2670,6 +2893,15 @@ export interface operations {
             };
             /** @description A path segment longer than the router matches */
             414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The service has no API key yet and the Host header is not localhost, a loopback address or a name given to --allowed-hosts (HOST_NOT_ALLOWED) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2804,6 +3036,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The service has no API key yet and the Host header is not localhost, a loopback address or a name given to --allowed-hosts (HOST_NOT_ALLOWED) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Over the tenant's request rate or pending-task limit */
             429: {
                 headers: {
@@ -2893,6 +3134,15 @@ export interface operations {
             };
             /** @description A path segment longer than the router matches */
             414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The service has no API key yet and the Host header is not localhost, a loopback address or a name given to --allowed-hosts (HOST_NOT_ALLOWED) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3018,6 +3268,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The service has no API key yet and the Host header is not localhost, a loopback address or a name given to --allowed-hosts (HOST_NOT_ALLOWED) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Over the tenant's request rate or pending-task limit */
             429: {
                 headers: {
@@ -3096,6 +3355,15 @@ export interface operations {
             };
             /** @description A path segment longer than the router matches */
             414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The service has no API key yet and the Host header is not localhost, a loopback address or a name given to --allowed-hosts (HOST_NOT_ALLOWED) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3192,6 +3460,15 @@ export interface operations {
             };
             /** @description A path segment longer than the router matches */
             414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The service has no API key yet and the Host header is not localhost, a loopback address or a name given to --allowed-hosts (HOST_NOT_ALLOWED) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3317,6 +3594,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The service has no API key yet and the Host header is not localhost, a loopback address or a name given to --allowed-hosts (HOST_NOT_ALLOWED) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Over the tenant's request rate or pending-task limit */
             429: {
                 headers: {
@@ -3399,6 +3685,15 @@ export interface operations {
             };
             /** @description A path segment longer than the router matches */
             414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The service has no API key yet and the Host header is not localhost, a loopback address or a name given to --allowed-hosts (HOST_NOT_ALLOWED) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3496,6 +3791,15 @@ export interface operations {
             };
             /** @description A path segment longer than the router matches */
             414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The service has no API key yet and the Host header is not localhost, a loopback address or a name given to --allowed-hosts (HOST_NOT_ALLOWED) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3613,6 +3917,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The service has no API key yet and the Host header is not localhost, a loopback address or a name given to --allowed-hosts (HOST_NOT_ALLOWED) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Over the tenant's request rate or pending-task limit */
             429: {
                 headers: {
@@ -3723,6 +4036,112 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The service has no API key yet and the Host header is not localhost, a loopback address or a name given to --allowed-hosts (HOST_NOT_ALLOWED) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the tenant's request rate or pending-task limit */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error: logged by the service, its message never shown (INTERNAL) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem details */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    releaseTarget: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The target: an origin, URL-encoded as one path segment (https%3A%2F%2Fapi.example.com%3A8443). */
+                targetKey: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The target with its holds ended */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Target"];
+                };
+            };
+            /** @description Problem details */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or one that is unknown or revoked (once the service has a key) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not cover this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A path segment longer than the router matches */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The service has no API key yet and the Host header is not localhost, a loopback address or a name given to --allowed-hosts (HOST_NOT_ALLOWED) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Over the tenant's request rate or pending-task limit */
             429: {
                 headers: {
@@ -3805,6 +4224,15 @@ export interface operations {
             };
             /** @description A path segment longer than the router matches */
             414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The service has no API key yet and the Host header is not localhost, a loopback address or a name given to --allowed-hosts (HOST_NOT_ALLOWED) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3921,6 +4349,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The service has no API key yet and the Host header is not localhost, a loopback address or a name given to --allowed-hosts (HOST_NOT_ALLOWED) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Over the tenant's request rate or pending-task limit */
             429: {
                 headers: {
@@ -4010,6 +4447,15 @@ export interface operations {
             };
             /** @description A path segment longer than the router matches */
             414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The service has no API key yet and the Host header is not localhost, a loopback address or a name given to --allowed-hosts (HOST_NOT_ALLOWED) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4226,6 +4672,15 @@ export interface operations {
             };
             /** @description A path segment longer than the router matches */
             414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The service has no API key yet and the Host header is not localhost, a loopback address or a name given to --allowed-hosts (HOST_NOT_ALLOWED) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -3,11 +3,11 @@
 // page), and cancel a replay that should not run after all (a dead letter itself can only be replayed: FAILED and
 // EXHAUSTED allow no other move).
 import { useState } from 'preact/hooks';
-import { ApiError, api, query, type Page, type TaskView } from '../api.js';
+import { ApiError, api, query, type Page, type TaskSummaryView, type TaskView } from '../api.js';
 import { ActionReport, ConfirmDialog, describeFilter, ErrorLine, PageTitle, StatusBadge, TaskIdHeader, time, useLoad } from '../ui.js';
 import { hashParams } from './tasks.js';
 
-type Asking = { action: 'replay'; tasks: TaskView[] } | { action: 'replay-matching' } | { action: 'cancel'; task: TaskView };
+type Asking = { action: 'replay'; tasks: TaskSummaryView[] } | { action: 'replay-matching' } | { action: 'cancel'; task: TaskSummaryView };
 
 /** One page of POST /dead-letters/replay. */
 interface BulkReplayPage {
@@ -27,7 +27,7 @@ export function DeadLettersPage() {
   const filtered = filter.status !== '' || filter.policyId !== '' || filter.targetKey !== '';
   const [cursor, setCursor] = useState<string>();
   const letters = useLoad(
-    () => api<Page<TaskView>>('GET', `/dead-letters${query({ ...filter, cursor, limit: 50 })}`),
+    () => api<Page<TaskSummaryView>>('GET', `/dead-letters${query({ ...filter, cursor, limit: 50 })}`),
     [filter.status, filter.policyId, filter.targetKey, cursor],
   );
   const [progress, setProgress] = useState<string>();

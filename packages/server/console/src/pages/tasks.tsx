@@ -1,7 +1,7 @@
 // Tasks: filtered by status, policy, target and idempotency key (what GET /retry-tasks supports), and looked up by id;
 // every live task matching the filter cancelled after a confirmation (POST /retry-tasks/cancel, page after page).
 import { useState } from 'preact/hooks';
-import { api, query, type Page, type TaskStatus, type TaskView } from '../api.js';
+import { api, query, type Page, type TaskStatus, type TaskSummaryView } from '../api.js';
 import { ActionReport, ConfirmDialog, describeFilter, ErrorLine, PageTitle, StatusBadge, TaskIdHeader, time, useLoad } from '../ui.js';
 
 const STATUSES: TaskStatus[] = ['PENDING', 'IN_FLIGHT', 'SUCCEEDED', 'FAILED', 'EXHAUSTED', 'CANCELLED'];
@@ -12,7 +12,7 @@ export function hashParams(): URLSearchParams {
 }
 
 /** A table of tasks, each linking to its page. */
-export function TaskTable({ tasks, caption }: { tasks: TaskView[]; caption: string }) {
+export function TaskTable({ tasks, caption }: { tasks: TaskSummaryView[]; caption: string }) {
   return (
     <table>
       <caption class="visually-hidden">{caption}</caption>
@@ -106,7 +106,7 @@ export function TasksPage() {
   const liveFilter = { status, policyId, targetKey };
   const filtered = status !== '' || policyId !== '' || targetKey !== '';
   const tasks = useLoad(
-    () => api<Page<TaskView>>('GET', `/retry-tasks${query({ status, policyId, targetKey, idempotencyKey, cursor, limit: 50 })}`),
+    () => api<Page<TaskSummaryView>>('GET', `/retry-tasks${query({ status, policyId, targetKey, idempotencyKey, cursor, limit: 50 })}`),
     [status, policyId, targetKey, idempotencyKey, cursor],
   );
   const filter = (event: Event) => {

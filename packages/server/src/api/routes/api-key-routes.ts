@@ -1,15 +1,18 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { API_KEY_SCOPES, MAX_KEY_NAME_LENGTH, parseNewApiKey, type ApiKeys } from '../../access/api-keys.js';
 import type { Authenticator } from '../../access/authenticator.js';
-import type { ApiKeyRecord } from '../../store/store.js';
+import type { ApiKeyRecord, PageRequest } from '../../store/store.js';
 import { documentBody, NEXT_CURSOR, pageQuery, problemResponses } from '../schemas.js';
 import { json, LOCATION_HEADER, pageOf } from './task-routes.js';
+import { DEFAULT_MAX_PAGE_BYTES, sendBoundedPage } from '../bounded-page.js';
 
 /** What the API key routes need. */
 export interface ApiKeyRouteDeps {
   apiKeys: ApiKeys;
   authenticator: Authenticator;
   tenantOf: (request: FastifyRequest) => string;
+  /** Most bytes of one page of the listing. Default `DEFAULT_MAX_PAGE_BYTES` (4 MiB). */
+  maxPageBytes?: number | undefined;
 }
 
 /** The API view of a key: never its secret part, nor the hash of it. */
@@ -70,7 +73,7 @@ export const API_KEY_SCHEMAS = [
  * shown), list them, revoke one (at once on this instance, within seconds on the others). Keys for other tenants
  * are made with `retryd keys create`.
  */
-export function registerApiKeyRoutes(app: FastifyInstance, { apiKeys, authenticator, tenantOf }: ApiKeyRouteDeps): void {
+export function registerApiKeyRoutes(app: FastifyInstance, { apiKeys, authenticator, tenantOf, maxPageBytes = DEFAULT_MAX_PAGE_BYTES }: ApiKeyRouteDeps): void {
   app.post(
     '/api-keys',
     {
@@ -102,9 +105,10 @@ export function registerApiKeyRoutes(app: FastifyInstance, { apiKeys, authentica
       },
       config: { scope: 'admin' },
     },
-    async (request) => {
-      const page = await apiKeys.list(tenantOf(request), pageOf(request.query));
-      return { items: page.items.map(toApiKeyView), ...(page.nextCursor === undefined ? {} : { nextCursor: page.nextCursor }) };
+    async (request, reply) => {
+      const tenantId = tenantOf(request);
+      const listing = { read: (page: PageRequest) => apiKeys.list(tenantId, page), serialize: (key: ApiKeyRecord) => JSON.stringify(toApiKeyView(key)) };
+      return sendBoundedPage(reply, listing, pageOf(request.query), maxPageBytes);
     },
   );
 

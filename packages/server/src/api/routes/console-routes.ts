@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import { RetrydError } from '../../domain/errors.js';
 import type { ConsoleStats } from '../../metrics/service-metrics.js';
+import { PAGE_SECURITY_HEADERS } from '../page-headers.js';
 
 /**
  * Where `npm run build` puts the web console (Vite's output of `packages/server/console/`): `dist/console/` of this
@@ -25,10 +26,6 @@ const CONTENT_TYPES: Partial<Record<string, string>> = {
   '.svg': 'image/svg+xml',
   '.html': 'text/html; charset=utf-8',
 };
-
-// The console loads only its own files and talks only to this service: nothing inline, nothing from elsewhere.
-const CONTENT_SECURITY_POLICY =
-  "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
 
 /** Reads a file of the built console, or 404 when it is not there (the console was not built, or no such asset). */
 async function readConsoleFile(dir: string, name: string): Promise<Buffer> {
@@ -75,8 +72,7 @@ export function registerConsoleRoutes(app: FastifyInstance, deps: ConsoleDeps): 
     return reply
       .type(CONTENT_TYPES['.html']!)
       .header('cache-control', 'no-cache')
-      .header('content-security-policy', CONTENT_SECURITY_POLICY)
-      .header('x-content-type-options', 'nosniff')
+      .headers(PAGE_SECURITY_HEADERS)
       .send(page);
   });
   app.get<{ Params: { file: string } }>(

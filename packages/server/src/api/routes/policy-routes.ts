@@ -1,7 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import { POLICY_ID_SCHEMA } from '../../policies/policy-id.js';
+import type { StoredPolicy } from '../../domain/task.js';
+import type { PageRequest } from '../../store/store.js';
 import { documentBody, pageQuery, problemResponses } from '../schemas.js';
 import { toPolicyView } from '../views.js';
+import { DEFAULT_MAX_PAGE_BYTES, sendBoundedPage } from '../bounded-page.js';
 import { json, LOCATION_HEADER, pageOf, type RouteDeps } from './task-routes.js';
 
 interface PolicyParams {
@@ -15,7 +18,7 @@ const policyParams = {
 } as const;
 
 /** Named retry policies: register (idempotent by id), replace, list, read. */
-export function registerPolicyRoutes(app: FastifyInstance, { taskService, tenantOf }: RouteDeps): void {
+export function registerPolicyRoutes(app: FastifyInstance, { taskService, tenantOf, maxPageBytes = DEFAULT_MAX_PAGE_BYTES }: RouteDeps): void {
   app.post(
     '/retry-policies',
     {
@@ -66,9 +69,10 @@ export function registerPolicyRoutes(app: FastifyInstance, { taskService, tenant
         response: { 200: json('A page of policies', 'PolicyPage'), ...problemResponses(400, 503) },
       },
     },
-    async (request) => {
-      const page = await taskService.listPolicies(tenantOf(request), pageOf(request.query));
-      return { items: page.items.map(toPolicyView), ...(page.nextCursor === undefined ? {} : { nextCursor: page.nextCursor }) };
+    async (request, reply) => {
+      const tenantId = tenantOf(request);
+      const listing = { read: (page: PageRequest) => taskService.listPolicies(tenantId, page), serialize: (policy: StoredPolicy) => JSON.stringify(toPolicyView(policy)) };
+      return sendBoundedPage(reply, listing, pageOf(request.query), maxPageBytes);
     },
   );
 

@@ -1,18 +1,22 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { RetrydError } from '../../domain/errors.js';
 import { targetKeyOf } from '../../domain/target-key.js';
-import type { BreakerAction, TargetControl } from '../../protection/target-control.js';
-import type { TargetRef } from '../../store/store.js';
+import type { BreakerAction, TargetControl, TargetStatus } from '../../protection/target-control.js';
+import type { PageRequest, TargetRef } from '../../store/store.js';
 import { documentBody, pageQuery, problemResponses } from '../schemas.js';
 import { TARGET_KEY_MAX_LENGTH } from '../target-schemas.js';
 import { toTargetView } from '../views.js';
+import { DEFAULT_MAX_PAGE_BYTES, sendBoundedPage } from '../bounded-page.js';
 import { json, pageOf } from './task-routes.js';
+import { storeFailure } from '../../tasks/store-failure.js';
 
 /** What the target routes need. */
 export interface TargetRouteDeps {
   targetControl: TargetControl;
   /** The tenant a request acts for. */
   tenantOf: (request: FastifyRequest) => string;
+  /** Most bytes of one page of the listing. Default `DEFAULT_MAX_PAGE_BYTES` (4 MiB). */
+  maxPageBytes?: number | undefined;
 }
 
 interface TargetParams {
@@ -59,9 +63,9 @@ export function targetRefOf(tenantId: string, targetKey: string): TargetRef {
 /**
  * Per-target protection, for operators: list the tenant's targets with their breaker, limits, allowed rate, calls in
  * flight and held tasks; read one; change its settings (a partial object, validated by `TargetControl.putSettings`:
- * one validator, the same rules as the CLI's); open, close or reset its breaker by hand.
+ * one validator, the same rules as the CLI's); open, close or reset its breaker by hand; end its holds.
  */
-export function registerTargetRoutes(app: FastifyInstance, { targetControl, tenantOf }: TargetRouteDeps): void {
+export function registerTargetRoutes(app: FastifyInstance, { targetControl, tenantOf, maxPageBytes = DEFAULT_MAX_PAGE_BYTES }: TargetRouteDeps): void {
   app.get<{ Querystring: { cursor?: string; limit: number } }>(
     '/targets',
     {
@@ -74,9 +78,14 @@ export function registerTargetRoutes(app: FastifyInstance, { targetControl, tena
         response: { 200: json('A page of targets', 'TargetPage'), ...problemResponses(400, 503) },
       },
     },
-    async (request) => {
-      const page = await targetControl.listTargets(tenantOf(request), pageOf(request.query));
-      return { items: page.items.map(toTargetView), ...(page.nextCursor === undefined ? {} : { nextCursor: page.nextCursor }) };
+    async (request, reply) => {
+      const tenantId = tenantOf(request);
+      const listing = {
+        // A cursor the listing did not make is the caller's 400 (naming `cursor`), an unreachable store a 503.
+        read: (page: PageRequest) => targetControl.listTargets(tenantId, page).catch((error: unknown) => Promise.reject(storeFailure(error, 'task', 'list targets'))),
+        serialize: (target: TargetStatus) => JSON.stringify(toTargetView(target)),
+      };
+      return sendBoundedPage(reply, listing, pageOf(request.query), maxPageBytes);
     },
   );
 
@@ -130,8 +139,8 @@ export function registerTargetRoutes(app: FastifyInstance, { targetControl, tena
         summary: "Open, close or reset a target's circuit breaker by hand",
         description:
           'open: holds the target for durationMs (by default its maxOpenDurationMs; at most 7 days), then probes, as ' +
-          'after any opening; close: closed at once, ' +
-          'its held tasks due again; reset: closed, its failure counts and re-open backoff cleared.',
+          'after any opening; close: closed at once, every hold of the target ended (a Retry-After hold too), ' +
+          'its held tasks due again; reset: as close, and its failure counts and re-open backoff cleared.',
         tags: ['targets'],
         params: targetParams,
         body: { $ref: 'BreakerRequest#' },
@@ -142,6 +151,28 @@ export function registerTargetRoutes(app: FastifyInstance, { targetControl, tena
     async (request) => {
       const ref = targetRefOf(tenantOf(request), request.params.targetKey);
       return toTargetView(await targetControl.breaker(ref, request.body.action, request.body.durationMs));
+    },
+  );
+
+  app.post<{ Params: TargetParams }>(
+    '/targets/:targetKey/release',
+    {
+      schema: {
+        operationId: 'releaseTarget',
+        summary: "End a target's holds now",
+        description:
+          "Ends the target's holds at once, on every instance's claims: a Retry-After hold (whichever instance made it) " +
+          "and any other, except an open breaker's, which holds it until its open period ends (its breaker's close ends " +
+          'that too). Its held tasks are due again. A target not held is left as it is.',
+        tags: ['targets'],
+        params: targetParams,
+        response: { 200: json('The target with its holds ended', 'Target'), ...problemResponses(400, 503) },
+      },
+      config: { scope: 'admin' },
+    },
+    async (request) => {
+      const ref = targetRefOf(tenantOf(request), request.params.targetKey);
+      return toTargetView(await targetControl.release(ref));
     },
   );
 }

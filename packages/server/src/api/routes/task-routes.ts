@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { isTerminal, TaskStatus } from '@retryd/core';
 import { RetrydError, type Problem } from '../../domain/errors.js';
+import type { AttemptLog, RetryTask } from '../../domain/task.js';
 import type { BulkEntry } from '../../tasks/bulk-actions.js';
 import type { DeadLetterFilter, TaskService } from '../../tasks/task-service.js';
 import { ENQUEUE_LIMITS, IDEMPOTENCY_KEY_PATTERN } from '../../tasks/enqueue-input.js';
@@ -10,7 +11,8 @@ import { POLICY_ID_SCHEMA } from '../../policies/policy-id.js';
 import { logProblem } from '../problem-handler.js';
 import { prefersMinimal } from '../prefer-header.js';
 import { documentBody, pageQuery, problemResponses } from '../schemas.js';
-import { toAttemptView, toTaskView } from '../views.js';
+import { toAttemptView, toTaskSummaryView, toTaskView } from '../views.js';
+import { DEFAULT_MAX_PAGE_BYTES, sendBoundedPage, type BoundedListing } from '../bounded-page.js';
 import type { TargetControl } from '../../protection/target-control.js';
 import { taskWaitOf } from '../../protection/task-wait.js';
 import { MAX_WAIT_MS, type TaskWaiters } from '../../tasks/task-waiters.js';
@@ -29,6 +31,8 @@ export interface RouteDeps {
   targetControl?: TargetControl | undefined;
   /** Requests waiting for tasks to end (`GET /retry-tasks/{taskId}?waitMs=`). Absent: `waitMs` answers at once. */
   waiters?: TaskWaiters | undefined;
+  /** Most bytes of one page of a listing. Default `DEFAULT_MAX_PAGE_BYTES` (4 MiB). */
+  maxPageBytes?: number | undefined;
 }
 
 interface TaskParams {
@@ -114,8 +118,16 @@ function traceparentOf(request: FastifyRequest): string | undefined {
   return typeof value === 'string' ? value : undefined;
 }
 
+/** A listing of tasks as pages show them: without their bodies, which the store read all the same. */
+function taskListing(read: BoundedListing<RetryTask>['read']): BoundedListing<RetryTask> {
+  return { read, serialize: (task) => JSON.stringify(toTaskSummaryView(task)), unsentBytes: (task) => task.body?.length ?? 0 };
+}
+
 /** Tasks: enqueue (single and batch), read, list, cancel, attempts, replay, and dead letters. */
-export function registerTaskRoutes(app: FastifyInstance, { taskService, tenantOf, admitTasks = async () => {}, targetControl, waiters }: RouteDeps): void {
+export function registerTaskRoutes(
+  app: FastifyInstance,
+  { taskService, tenantOf, admitTasks = async () => {}, targetControl, waiters, maxPageBytes = DEFAULT_MAX_PAGE_BYTES }: RouteDeps,
+): void {
   app.post(
     '/retry-tasks',
     {
@@ -224,18 +236,17 @@ export function registerTaskRoutes(app: FastifyInstance, { taskService, tenantOf
         response: { 200: json('A page of tasks', 'TaskPage'), ...problemResponses(400, 503) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { status, policyId, targetKey, idempotencyKey } = request.query;
       const tenantId = tenantOf(request);
-      const page = await taskService.listTasks({
+      const filter = {
         tenantId,
-        ...pageOf(request.query),
         ...(status === undefined ? {} : { status }),
         ...(policyId === undefined ? {} : { policyId }),
         ...(targetKey === undefined ? {} : { targetKey: targetRefOf(tenantId, targetKey).targetKey }),
         ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
-      });
-      return { items: page.items.map(toTaskView), ...(page.nextCursor === undefined ? {} : { nextCursor: page.nextCursor }) };
+      };
+      return sendBoundedPage(reply, taskListing((page) => taskService.listTasks({ ...filter, ...page })), pageOf(request.query), maxPageBytes);
     },
   );
 
@@ -337,9 +348,14 @@ export function registerTaskRoutes(app: FastifyInstance, { taskService, tenantOf
         response: { 200: json('A page of attempts', 'AttemptPage'), ...problemResponses(400, 404, 503) },
       },
     },
-    async (request) => {
-      const page = await taskService.listAttempts(tenantOf(request), request.params.taskId, pageOf(request.query));
-      return { items: page.items.map(toAttemptView), ...(page.nextCursor === undefined ? {} : { nextCursor: page.nextCursor }) };
+    async (request, reply) => {
+      const tenantId = tenantOf(request);
+      const { taskId } = request.params;
+      const listing: BoundedListing<AttemptLog> = {
+        read: (page) => taskService.listAttempts(tenantId, taskId, page),
+        serialize: (attempt) => JSON.stringify(toAttemptView(attempt)),
+      };
+      return sendBoundedPage(reply, listing, pageOf(request.query), maxPageBytes);
     },
   );
 
@@ -374,10 +390,10 @@ export function registerTaskRoutes(app: FastifyInstance, { taskService, tenantOf
         response: { 200: json('A page of dead tasks', 'TaskPage'), ...problemResponses(400, 503) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const tenantId = tenantOf(request);
-      const page = await taskService.listDeadLetters(tenantId, pageOf(request.query), taskFilterOf(tenantId, request.query));
-      return { items: page.items.map(toTaskView), ...(page.nextCursor === undefined ? {} : { nextCursor: page.nextCursor }) };
+      const filter = taskFilterOf(tenantId, request.query);
+      return sendBoundedPage(reply, taskListing((page) => taskService.listDeadLetters(tenantId, page, filter)), pageOf(request.query), maxPageBytes);
     },
   );
 

@@ -59,12 +59,13 @@ export class EnqueueStatements implements EnqueueOperations {
   async putPolicy(policy: StoredPolicy, mode: 'create' | 'replace'): Promise<PutPolicyResult> {
     const { tenantId, policyId } = policy;
     const definition = JSON.stringify(policy.policy);
+    const callback = policy.callback === null ? null : JSON.stringify(policy.callback);
     if (mode === 'replace') {
-      const replaced = await this.#run<PolicyRow>('replace-policy', [tenantId, policyId, definition, policy.updatedAt]);
+      const replaced = await this.#run<PolicyRow>('replace-policy', [tenantId, policyId, definition, policy.updatedAt, callback]);
       const row = replaced.rows[0];
       return row === undefined ? { kind: 'not_found' } : { kind: 'replaced', policy: policyFromRow(row) };
     }
-    const values = [tenantId, policyId, definition, policy.createdAt, policy.updatedAt, policy.version];
+    const values = [tenantId, policyId, definition, policy.createdAt, policy.updatedAt, policy.version, callback];
     if ((await this.#run('insert-policy', values)).rowCount === 1) return { kind: 'created', policy };
     const stored = await this.getPolicy(tenantId, policyId);
     if (stored === undefined) throw new Error(`Policy ${policyId} was neither created nor found.`);

@@ -1,3 +1,5 @@
+import { PostgresCallbacksOwed } from './callbacks-owed.js';
+import type { CallbackOutbox } from '../../store/callback-outbox.js';
 import type pg from 'pg';
 import { TaskStatus } from '@retryd/core';
 import { completeAlongsideClaim } from '../../store/complete-and-claim.js';
@@ -7,6 +9,7 @@ import type {
   AdminReads,
   AttemptCompletion,
   ClaimOptions,
+  ClaimRooms,
   CompleteAndClaimResult,
   CompletionResult,
   InsertResult,
@@ -105,6 +108,7 @@ export class PostgresStore implements Store {
   #blobs: PostgresBlobStore | undefined;
   #access: PostgresAccessStore | undefined;
   #sealing: PostgresSealedTasks | undefined;
+  #callbacks: PostgresCallbacksOwed | undefined;
   #closing: Promise<void> | undefined;
 
   /** Checks the options and creates the pool (no connection yet); `init()` connects and migrates. */
@@ -170,6 +174,12 @@ export class PostgresStore implements Store {
   }
 
   /** Sealed secrets and their re-seal under a new key, in this store's schema and pool (see sealed-tasks.ts). */
+  /** The callbacks owed by ended tasks (see callbacks-owed.ts). */
+  get callbacks(): CallbackOutbox {
+    this.#callbacks ??= new PostgresCallbacksOwed((name, values) => this.#run(name, values));
+    return this.#callbacks;
+  }
+
   get sealing(): SealedTaskStore {
     this.#sealing ??= new PostgresSealedTasks((name, values) => this.#run(name, values));
     return this.#sealing;
@@ -248,7 +258,7 @@ export class PostgresStore implements Store {
   async claimDue(now: number, options: ClaimOptions): Promise<RetryTask[]> {
     if (options.limit <= 0) return [];
     const { after } = options;
-    const values = [now, options.limit, options.workerId, now + options.leaseMs, after?.tenantId ?? null, after?.targetKey ?? null];
+    const values = [now, options.limit, options.workerId, now + options.leaseMs, after?.tenantId ?? null, after?.targetKey ?? null, ...roomParams(options.rooms)];
     const claimed = (await this.#run<TaskRow>('claim-due', values)).rows.map(taskFromRow);
     this.#vacuum.noteChanges(claimed.length);
     return claimed;
@@ -440,3 +450,18 @@ export class PostgresStore implements Store {
 
 /** The first page's task id in `oldest-pending-page` (the position is `-Infinity` first: any id will do). */
 const NIL_UUID = '00000000-0000-0000-0000-000000000000';
+
+/** `claim-due.sql`'s $7-$12: a claim's rooms as arrays and defaults, or all null without rooms. */
+function roomParams(rooms: ClaimRooms | undefined): unknown[] {
+  if (rooms === undefined) return [null, null, null, null, null, null];
+  const queues: string[] = [];
+  const queueRooms: number[] = [];
+  for (const [tenantId, byKey] of rooms.targets) {
+    for (const [targetKey, room] of byKey) {
+      // Neither a tenant id nor an origin holds a line feed.
+      queues.push(`${tenantId}\n${targetKey}`);
+      queueRooms.push(room);
+    }
+  }
+  return [queues, queueRooms, [...rooms.tenants.keys()], [...rooms.tenants.values()], rooms.target, rooms.tenant];
+}

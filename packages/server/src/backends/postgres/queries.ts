@@ -19,6 +19,8 @@ export const QUERY_NAMES = [
   'reschedule-task',
   'purge-expired',
   'delete-finished-tasks',
+  'list-owed-callbacks',
+  'settle-callbacks',
   'walk-sealed-tasks',
   'reseal-task',
   'claim-due',

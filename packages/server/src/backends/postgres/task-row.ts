@@ -1,4 +1,5 @@
 import type { RetryPolicy, TaskStatus } from '@retryd/core';
+import type { TaskCallback } from '../../domain/task-callback.js';
 import type { RetryTask, StoredPolicy } from '../../domain/task.js';
 import type { PurgedTask } from '../../store/store.js';
 import { compileTaskMapper, taskLiteral, type PlacedField } from '../../domain/compile-task-mapper.js';
@@ -78,6 +79,8 @@ export interface PolicyRow {
   tenant_id: string;
   policy_id: string;
   policy: RetryPolicy;
+  /** The policy's callback (a json column: parsed by pg), or null. */
+  callback: TaskCallback | null;
   created_at: number;
   updated_at: number;
   version: number;
@@ -89,6 +92,7 @@ export function policyFromRow(row: PolicyRow): StoredPolicy {
     tenantId: row.tenant_id,
     policyId: row.policy_id,
     policy: row.policy,
+    callback: row.callback,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     version: row.version,

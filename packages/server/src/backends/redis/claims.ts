@@ -1,7 +1,7 @@
 import type { RedisClient } from './connection.js';
 import type { RetryTask } from '../../domain/task.js';
-import { claimShares, dealRoundRobin, ringOrder } from '../../store/claim-shares.js';
-import type { ClaimOptions, TargetRef } from '../../store/store.js';
+import { claimShares, dealRoundRobin, keepWithinRooms, ringOrder, roomOf } from '../../store/claim-shares.js';
+import type { ClaimOptions, ClaimRooms, TargetRef } from '../../store/store.js';
 import { fanOut, runEach } from './fan-out.js';
 import type { ScriptCall, SkipPartition } from './fan-out.js';
 import { tenantOfPartition } from './keys.js';
@@ -32,32 +32,38 @@ export async function claimFairly(
   skip?: SkipPartition,
 ): Promise<RetryTask[]> {
   if (options.limit <= 0 || partitions.length === 0) return [];
+  const { rooms } = options;
   const leaseUntil = String(now + options.leaseMs);
-  const callOf = (k: PartitionKeys, rest: readonly (string | number)[]): ScriptCall => ({
+  const callOf = (k: PartitionKeys, limit: number, rest: readonly (string | number)[]): ScriptCall => ({
     keys: [k.ready, k.leases, k.counts, k.claimOrder],
-    args: [k.base, String(now), options.limit, options.workerId, leaseUntil, ...rest],
+    args: [k.base, String(now), limit, options.workerId, leaseUntil, ...rest],
   });
   if (partitions.length === 1) {
     const k = partitions[0] as PartitionKeys;
-    const after = options.after?.tenantId === tenantOfPartition(k.partition) ? options.after.targetKey : '';
-    const { keys, args } = callOf(k, [after]);
     const tenantId = tenantOfPartition(k.partition);
+    // One partition is one tenant: its room is the claim's limit.
+    const limit = rooms === undefined ? options.limit : Math.min(options.limit, rooms.tenants.get(tenantId) ?? rooms.tenant);
+    if (limit <= 0) return [];
+    const after = options.after?.tenantId === tenantId ? options.after.targetKey : '';
+    const { keys, args } = callOf(k, limit, ['share', after, ...targetRoomArgs(rooms, tenantId)]);
     return ((await runScript(client, 'claimDue', keys, args)) as TaskReply[]).map((reply) => decodeTask(reply, tenantId));
   }
 
   const queues = await readyQueues(client, partitions, now, options.limit, skip);
-  const ring = ringOrder(queues, options.after);
+  const ring = ringOrder(rooms === undefined ? queues : queues.filter((queue) => roomOf(rooms, queue) > 0), options.after);
   const { considered, share } = claimShares(ring.length, options.limit);
   const served = ring.slice(0, considered);
-  // How many each queue gives: the round-robin deal of `min(due, share)` tasks per queue, cut to the limit.
+  // How many each queue gives: the round-robin deal of `min(due, share, room)` tasks per queue, cut to the limit
+  // (with rooms, once each tenant's tasks beyond its room are left out).
   const taken = new Map<Queue, number>();
-  const slots = served.map((queue) => Array.from({ length: Math.min(queue.due, share) }, () => queue));
-  for (const queue of dealRoundRobin(slots, options.limit)) taken.set(queue, (taken.get(queue) ?? 0) + 1);
+  const slots = served.map((queue) => Array.from({ length: Math.min(queue.due, share, roomOf(rooms, queue)) }, () => queue));
+  const dealt = rooms === undefined ? dealRoundRobin(slots, options.limit) : keepWithinRooms(dealRoundRobin(slots, Infinity), rooms, options.limit, (q) => q.tenantId);
+  for (const queue of dealt) taken.set(queue, (taken.get(queue) ?? 0) + 1);
 
   const called = partitions.filter((k) => served.some((q) => q.keys === k && taken.has(q)));
   const calls = called.map((k) => {
     const pairs = served.filter((q) => q.keys === k && taken.has(q)).flatMap((q) => [q.targetKey, taken.get(q) as number]);
-    return callOf(k, ['', ...pairs]);
+    return callOf(k, options.limit, ['counts', ...pairs]);
   });
   // A partition lost between the two round trips may have leased tasks whose reply never came: they are reaped when
   // their leases lapse, as after any lost reply.
@@ -75,6 +81,14 @@ export async function claimFairly(
 interface Queue extends TargetRef {
   keys: PartitionKeys;
   due: number;
+}
+
+/** `claim-due.lua`'s share-mode room arguments for one tenant's partition: the default room, then target, room pairs. */
+function targetRoomArgs(rooms: ClaimRooms | undefined, tenantId: string): (string | number)[] {
+  if (rooms === undefined) return [];
+  const args: (string | number)[] = [rooms.target];
+  for (const [targetKey, room] of rooms.targets.get(tenantId) ?? []) args.push(targetKey, room);
+  return args;
 }
 
 function queueId(queue: TargetRef): string {

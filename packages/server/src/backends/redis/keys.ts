@@ -187,6 +187,14 @@ export class PartitionKeys {
   get expiring(): string {
     return `${this.base}expiring`;
   }
+  /**
+   * Sorted set: the ended tasks whose callback is owed (ids), scored by when they ended: added to by the script that
+   * ends a task with a callback, read by the callback relay and taken from when it made the callback
+   * (`settle-callbacks.lua`); the purge keeps a task while it is in it.
+   */
+  get callbacks(): string {
+    return `${this.base}callbacks`;
+  }
   /** Hash: status → number of tasks. */
   get counts(): string {
     return `${this.base}counts`;

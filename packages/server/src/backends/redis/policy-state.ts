@@ -17,7 +17,8 @@ export async function putPolicy(
   policy: StoredPolicy,
   mode: 'create' | 'replace',
 ): Promise<PutPolicyResult> {
-  const args = [mode, policy.policyId, JSON.stringify(policy.policy), String(policy.createdAt), String(policy.updatedAt), policy.version];
+  const callback = policy.callback === null ? '' : JSON.stringify(policy.callback);
+  const args = [mode, policy.policyId, JSON.stringify(policy.policy), String(policy.createdAt), String(policy.updatedAt), policy.version, callback];
   const reply = (await runScript(client, 'putPolicy', [keys.policy(policy.policyId), keys.policies], args)) as [string, string[]?];
   const stored = () => decodePolicy(policy.tenantId, policy.policyId, reply[1] ?? []);
   if (reply[0] === 'created') return { kind: 'created', policy };

@@ -1,3 +1,5 @@
+import { RedisCallbacksOwed } from './callbacks-owed.js';
+import type { CallbackOutbox } from '../../store/callback-outbox.js';
 import { randomBytes } from 'node:crypto';
 import type { TaskStatus } from '@retryd/core';
 import type { AttemptLog, Page, RetryTask, StoredPolicy } from '../../domain/task.js';
@@ -112,6 +114,8 @@ export class RedisStore implements Store, AdminReads, TargetStateStore {
   readonly #gates: TargetGates;
   /** Sealed secrets and their re-seal under a new key (see sealed-tasks.ts). */
   readonly sealing: SealedTaskStore;
+  /** The callbacks owed by ended tasks (see callbacks-owed.ts). */
+  readonly callbacks: CallbackOutbox;
   /**
    * Where the engine's reads and claims over every partition report a partition left out because its master cannot
    * be reached (Redis Cluster: see `fanOut`): to `onError`, so a master that stays away shows in the logs.
@@ -137,6 +141,7 @@ export class RedisStore implements Store, AdminReads, TargetStateStore {
     this.#due = new DueChannel(this.#subscriber, this.#globals.dueChannel, this.instanceId, (p) => this.#registry.learn(p), onError);
     this.#gates = new TargetGates(this.#client, this.#registry, (k) => [this.#globals.dueChannel, this.#due.message(k.partition)]);
     this.access = new RedisAccessStore(this.#client, new AccessKeys(this.prefix));
+    this.callbacks = new RedisCallbacksOwed(this.#client, this.#registry, this.#skipped);
     this.sealing = new RedisSealedTasks(this.#client, this.#registry, (tenantId, ids) => this.#read(tenantId, 'id', ids));
   }
 

@@ -22,6 +22,7 @@ export const SCRIPTS = {
   rescheduleTask: { file: 'reschedule-task.lua', keys: 3 },
   purgeExpired: { file: 'purge-expired.lua', keys: 3 },
   deleteFinished: { file: 'delete-finished.lua', keys: 3 },
+  settleCallbacks: { file: 'settle-callbacks.lua', keys: 1 },
   resealTask: { file: 'reseal-task.lua', keys: 1 },
   holdTarget: { file: 'hold-target.lua', keys: 2 },
   releaseTarget: { file: 'release-target.lua', keys: 1 },

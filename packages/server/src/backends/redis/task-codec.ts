@@ -1,4 +1,5 @@
 import type { RetryPolicy, TaskStatus } from '@retryd/core';
+import type { TaskCallback } from '../../domain/task-callback.js';
 import type { AttemptLog, RetryTask, StoredPolicy } from '../../domain/task.js';
 import { TASK_FIELDS, TASK_FIELD_SPECS } from '../../domain/task-fields.js';
 import type { FieldCodec, FieldSpec, TaskFieldName } from '../../domain/task-fields.js';
@@ -411,6 +412,7 @@ export function decodePolicy(tenantId: string, policyId: string, flat: readonly 
     tenantId,
     policyId,
     policy: JSON.parse(fields.get('policy') ?? 'null') as RetryPolicy,
+    callback: fields.has('callback') ? (JSON.parse(fields.get('callback') as string) as TaskCallback) : null,
     createdAt: Number(fields.get('created')),
     updatedAt: Number(fields.get('updated')),
     version: Number(fields.get('version')),

@@ -15,21 +15,24 @@ import { statusIn, statusOfCode } from './status-guards.js';
  * The expired tasks, earliest first. Params: `now`, `limit`. Returns raw {@link ExpiredRow}s. Walks `tasks_expiry`
  * from its start and stops after `limit` entries or at the first one past `now`: tasks not expired yet are never
  * read, and live tasks and tasks kept for good (NULL) are not in the index at all (`expires_at <= ?` implies its
- * `expires_at IS NOT NULL`, so the planner may use it). Each row is then read by rowid, the way it is deleted.
+ * `expires_at IS NOT NULL`, so the planner may use it). Each row is then read by rowid, the way it is deleted. A task
+ * whose callback is still owed (013-callbacks.sql) is kept until the relay made it: the callback reads the task.
  */
 export const SELECT_EXPIRED = `
 SELECT rowid, tenant_id, task_id, status, body_ref FROM tasks
 WHERE expires_at <= ?
+  AND NOT EXISTS (SELECT 1 FROM callbacks_owed AS o WHERE o.tenant_id = tasks.tenant_id AND o.task_id = tasks.task_id)
 ORDER BY expires_at
 LIMIT ?`;
 
 /**
  * One task to delete by hand (`Store.deleteFinishedTasks`), if it is still finished at the version listed. Params:
- * `tenantId`, `taskId` (its bytes), `version`. Read through `tasks_pk`.
+ * `tenantId`, `taskId` (its bytes), `version`. Read through `tasks_pk`. Kept, as by the purge, while its callback is owed.
  */
 export const SELECT_FINISHED = `
 SELECT rowid, status, body_ref FROM tasks
-WHERE tenant_id = ? AND task_id = ? AND version = ? AND ${statusIn(FINISHED_STATUSES)}`;
+WHERE tenant_id = ? AND task_id = ? AND version = ? AND ${statusIn(FINISHED_STATUSES)}
+  AND NOT EXISTS (SELECT 1 FROM callbacks_owed AS o WHERE o.tenant_id = tasks.tenant_id AND o.task_id = tasks.task_id)`;
 
 /** A {@link SELECT_FINISHED} row. */
 type FinishedRow = [rowid: number, status: number, bodyRef: string | null];

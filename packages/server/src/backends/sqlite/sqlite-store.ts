@@ -1,3 +1,5 @@
+import { SqliteCallbacksOwed } from './callbacks-owed.js';
+import type { CallbackOutbox } from '../../store/callback-outbox.js';
 import type { Database } from 'better-sqlite3';
 import { TaskStatus } from '@retryd/core';
 import type { AttemptLog, Page, RetryTask, StoredPolicy } from '../../domain/task.js';
@@ -86,6 +88,7 @@ export class SqliteStore implements Store, AdminReads, TargetStateStore {
   #access: SqliteAccessStore | undefined;
   #sealing: SqliteSealedTasks | undefined;
   #expired: ExpiredTaskPurge | undefined;
+  #callbacks: SqliteCallbacksOwed | undefined;
 
   /** Reads for operators and metrics: this store itself. */
   get admin(): AdminReads {
@@ -109,6 +112,12 @@ export class SqliteStore implements Store, AdminReads, TargetStateStore {
     return this.#sealing;
   }
 
+  /** The callbacks owed by ended tasks (see callbacks-owed.ts). */
+  get callbacks(): CallbackOutbox {
+    if (this.#callbacks === undefined) throw new Error('SqliteStore: call init() before using the store.');
+    return this.#callbacks;
+  }
+
   /** Opens (creating if needed) the file and applies the connection settings; `init()` creates the schema. */
   constructor(path: string, options: SqliteStoreOptions = {}) {
     this.path = path;
@@ -127,6 +136,7 @@ export class SqliteStore implements Store, AdminReads, TargetStateStore {
     this.#access = new SqliteAccessStore(this.#db);
     this.#sealing = new SqliteSealedTasks(this.#db, this.#json);
     this.#expired = new ExpiredTaskPurge(this.#db);
+    this.#callbacks = new SqliteCallbacksOwed(this.#db);
   }
 
   async ping(): Promise<void> {
@@ -288,6 +298,7 @@ export class SqliteStore implements Store, AdminReads, TargetStateStore {
       tenant_id: policy.tenantId,
       policy_id: policy.policyId,
       policy: JSON.stringify(policy.policy),
+      callback: policy.callback === null ? null : JSON.stringify(policy.callback),
       created_at: policy.createdAt,
       updated_at: policy.updatedAt,
       version: policy.version,

@@ -293,28 +293,28 @@ export function prepareStatements(db: Database) {
     ),
     insertPolicy: prepare<PolicyRow>(
       db,
-      `INSERT INTO policies (tenant_id, policy_id, policy, created_at, updated_at, version)
-       VALUES (@tenant_id, @policy_id, @policy, @created_at, @updated_at, @version) ON CONFLICT DO NOTHING`,
+      `INSERT INTO policies (tenant_id, policy_id, policy, callback, created_at, updated_at, version)
+       VALUES (@tenant_id, @policy_id, @policy, @callback, @created_at, @updated_at, @version) ON CONFLICT DO NOTHING`,
     ),
     replacePolicy: prepare<PolicyRow, PolicyRow>(
       db,
-      `UPDATE policies SET policy = @policy, updated_at = @updated_at, version = version + 1
+      `UPDATE policies SET policy = @policy, callback = @callback, updated_at = @updated_at, version = version + 1
        WHERE tenant_id = @tenant_id AND policy_id = @policy_id
-       RETURNING tenant_id, policy_id, policy, created_at, updated_at, version`,
+       RETURNING tenant_id, policy_id, policy, callback, created_at, updated_at, version`,
     ),
     getPolicy: prepare<[string, string], PolicyRow>(
       db,
-      `SELECT tenant_id, policy_id, policy, created_at, updated_at, version FROM policies
+      `SELECT tenant_id, policy_id, policy, callback, created_at, updated_at, version FROM policies
        WHERE tenant_id = ? AND policy_id = ?`,
     ),
     listPolicies: prepare<[string, number], PolicyRow>(
       db,
-      `SELECT tenant_id, policy_id, policy, created_at, updated_at, version FROM policies
+      `SELECT tenant_id, policy_id, policy, callback, created_at, updated_at, version FROM policies
        WHERE tenant_id = ? ORDER BY policy_id LIMIT ?`,
     ),
     listPoliciesAfter: prepare<[string, string, number], PolicyRow>(
       db,
-      `SELECT tenant_id, policy_id, policy, created_at, updated_at, version FROM policies
+      `SELECT tenant_id, policy_id, policy, callback, created_at, updated_at, version FROM policies
        WHERE tenant_id = ? AND policy_id > ? ORDER BY policy_id LIMIT ?`,
     ),
     getTargetState: prepare<[string, string], { value: string; version: number; updated_at: number }>(

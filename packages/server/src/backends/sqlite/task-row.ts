@@ -2,6 +2,7 @@ import { isLive, type RetryPolicy, type TaskStatus } from '@retryd/core';
 import { TASK_FIELD_NAMES, TASK_FIELD_SPECS, type FieldSpec, type TaskFieldName } from '../../domain/task-fields.js';
 import { compileTaskMapper, taskLiteral } from '../../domain/compile-task-mapper.js';
 import type { AttemptLog, RetryTask, StoredPolicy } from '../../domain/task.js';
+import type { TaskCallback } from '../../domain/task-callback.js';
 import type { JsonCache } from './json-cache.js';
 import { hexBytes } from '../sql/digest-bytes.js';
 import { hyphenatedUuid, uuidBytes } from '../sql/task-id-params.js';
@@ -150,6 +151,8 @@ export interface PolicyRow {
   tenant_id: string;
   policy_id: string;
   policy: string;
+  /** The policy's callback as JSON text, or null. */
+  callback: string | null;
   created_at: number;
   updated_at: number;
   version: number;
@@ -161,6 +164,7 @@ export function policyFromRow(row: PolicyRow): StoredPolicy {
     tenantId: row.tenant_id,
     policyId: row.policy_id,
     policy: JSON.parse(row.policy) as RetryPolicy,
+    callback: row.callback === null ? null : (JSON.parse(row.callback) as TaskCallback),
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     version: row.version,

@@ -1,7 +1,7 @@
 import type { Database, Transaction } from 'better-sqlite3';
 import { isLive } from '@retryd/core';
 import type { AttemptLog, RetryTask } from '../../domain/task.js';
-import { claimShares, dealRoundRobin, ringOrder } from '../../store/claim-shares.js';
+import { claimShares, dealRoundRobin, keepWithinRooms, ringOrder, roomOf } from '../../store/claim-shares.js';
 import type {
   AttemptCompletion,
   ClaimOptions,
@@ -196,20 +196,26 @@ function claimRows(s: Statements, now: number, claim: ClaimOptions): DueRow[] {
     const queue = candidates[0] as ReadyQueueRow;
     const [tenantId, targetKey] = queue;
     const queueId = queue[READY_QUEUE_ID];
+    const room = Math.min(claim.limit, roomOf(claim.rooms, { tenantId, targetKey }));
+    if (room === 0) return [];
     const gate = isLimited(queue) ? openGate(s, queue, now) : undefined;
-    const cap = gate === undefined ? claim.limit : Math.min(claim.limit, gate.offer);
+    const cap = gate === undefined ? room : Math.min(room, gate.offer);
     rows = cap > 0 ? s.selectDue.all(targetKey, queueId, now, cap) : [];
     if (cap > 0 && rows.length === 0) s.refreshHint.run(queueId, queueId);
     if (gate !== undefined) gated = [{ tenantId, targetKey, row: queue, gate }];
   } else {
     const queues = readyInRingOrder(s, candidates, now, claim);
     const { share } = claimShares(queues.length, claim.limit);
-    rows = dealRoundRobin(
-      queues.map(({ targetKey, row, gate }) =>
-        s.selectDue.all(targetKey, row[READY_QUEUE_ID], now, gate === undefined ? share : Math.min(share, gate.offer)),
-      ),
-      claim.limit,
-    );
+    const { rooms } = claim;
+    const offers = queues.map((queue) => {
+      const offer = Math.min(share, roomOf(rooms, queue));
+      return s.selectDue.all(queue.targetKey, queue.row[READY_QUEUE_ID], now, queue.gate === undefined ? offer : Math.min(offer, queue.gate.offer));
+    });
+    // With rooms, every offer is dealt and a tenant's tasks beyond its room are left out before the cut to the limit.
+    rows =
+      rooms === undefined
+        ? dealRoundRobin(offers, claim.limit)
+        : keepWithinRooms(dealRoundRobin(offers, Infinity), rooms, claim.limit, (row) => row[TENANT_ID] as string);
     if (queues.some((queue) => queue.gate !== undefined)) {
       gated = queues.filter((queue): queue is GatedQueue => queue.gate !== undefined);
     }
@@ -234,9 +240,9 @@ type GatedQueue = RingQueue & { gate: Gate };
 const NO_GATES: readonly GatedQueue[] = Object.freeze([]);
 
 /**
- * The first `min(E, limit)` candidates, in ring order, that have a task due by `now` and, when limited, an
- * allowance; a candidate found without a due task gets its exact hint (it was early), and a limited one without an
- * allowance is throttled (its gate closed with nothing taken), so the next claims do not read it.
+ * The first `min(E, limit)` candidates, in ring order, that have a task due by `now`, room in the claim's `rooms`
+ * and, when limited, an allowance; a candidate found without a due task gets its exact hint (it was early), and a
+ * limited one without an allowance is throttled (its gate closed with nothing taken), so the next claims do not read it.
  */
 function readyInRingOrder(s: Statements, candidates: readonly ReadyQueueRow[], now: number, claim: ClaimOptions): RingQueue[] {
   const ready: RingQueue[] = [];
@@ -245,6 +251,7 @@ function readyInRingOrder(s: Statements, candidates: readonly ReadyQueueRow[], n
     claim.after,
   );
   for (const queue of ring) {
+    if (claim.rooms !== undefined && roomOf(claim.rooms, queue) === 0) continue;
     const queueId = queue.row[READY_QUEUE_ID];
     if (s.hasDue.get(queueId, now) === undefined) {
       s.refreshHint.run(queueId, queueId);

@@ -7,7 +7,8 @@
 --    task: a held target, however large its backlog, costs a claim nothing. Put in ring order (`(tenant_id,
 --    target_key)` in byte order, those after the cursor $5/$6 first, wrapping round), and each probed, as the walk
 --    reaches it, for the earliest due time of its PENDING tasks (the first entry of its stretch of tasks_due, found
---    by the queue's number: 011-task-queue-number.sql).
+--    by the queue's number: 011-task-queue-number.sql). A queue whose room ($7-$12, `ClaimRooms`: the least of its
+--    own and its tenant's) is 0 is left out of the ring: it takes no share and no place among the considered.
 -- 2. considered: the walk stops at the $2-th queue whose probe finds a task due; those queues are the ready ones.
 --    A hint is early at worst, so a queue passed over with nothing due is not ready (see the refresh below).
 -- 3. metered: the considered queues with a limit (004-target-limits.sql), locked in key order, WAITING for a
@@ -17,11 +18,12 @@
 --    in-flight limit leaves. A queue such a claim throttled or drained drops out. Unlimited queues take none of this
 --    (no lock, no count), and a claim that considers none does not call target_rooms at all.
 -- 4. served: the considered queues, less the limited ones without room: n queues. found: each one's earliest due
---    tasks, up to its share ceil($2 / n) and its room, locked `FOR UPDATE SKIP LOCKED`: a row a concurrent claim
---    holds is stepped over, and a row it changed and committed is re-checked against the WHERE clause (READ
---    COMMITTED) and no longer qualifies. Two claims never return the same task.
--- 5. kept: the first $2 of them by (rank in its queue, ring position): round robin. They become IN_FLIGHT and
---    leased; the due time is left as it was (dispatch lag is measured from it).
+--    tasks, up to its share ceil($2 / n), its room and its room in the claim's rooms, locked `FOR UPDATE SKIP
+--    LOCKED`: a row a concurrent claim holds is stepped over, and a row it changed and committed is re-checked
+--    against the WHERE clause (READ COMMITTED) and no longer qualifies. Two claims never return the same task.
+-- 5. kept: in order of (rank in its queue, ring position), round robin, less each tenant's tasks beyond its room in
+--    the claim's rooms (they stay PENDING; their row locks end with the statement), the first $2. They become
+--    IN_FLIGHT and leased; the due time is left as it was (dispatch lag is measured from it).
 -- 6. spent: each metered queue's bucket less the tasks kept from it, counted at now, and its throttle: until the
 --    next whole token when less than one is left, until its earliest lease expiry still to come when it is at its
 --    in-flight limit (the later of the two), else none.
@@ -41,29 +43,43 @@
 --
 -- args:    $1 float8: now (the engine's clock); $2 integer: most tasks to claim (> 0); $3 text: worker id;
 --          $4 float8: the lease's expiry (now + lease); $5 text, $6 text: the queue the ring starts after
---          (tenant id, target key), or both null for the start
+--          (tenant id, target key), or both null for the start; the claim's rooms (`ClaimRooms`, all null without):
+--          $7 text[], $8 integer[]: target queues (`tenant id || E'\n' || target key`) and their rooms; $9 text[],
+--          $10 integer[]: tenants and their rooms; $11 integer: the room of every other queue; $12 integer: the room
+--          of every other tenant
 -- results: the claimed task rows (IN_FLIGHT, token and version raised), in round-robin order
 -- errors:  none
 --
 -- `ring` is read lazily (a CTE's rows are computed as its readers ask for them), so its probes stop with the walk:
 -- a claim probes its considered queues and those passed over, not every ready queue.
 WITH ring AS (
-  SELECT r.queue_id, r.target_key, r.version, r.limited, r.pos,
+  SELECT r.queue_id, r.target_key, r.version, r.limited, r.pos, r.queue_slots, r.tenant_slots,
     (SELECT t.next_attempt_at FROM tasks AS t
      WHERE t.queue_id = r.queue_id AND t.status = {{due_status}}
      ORDER BY t.next_attempt_at
      LIMIT 1) AS first_due
   FROM (
-    SELECT q.queue_id, q.target_key, q.version,
-      q.rate_per_second IS NOT NULL OR q.max_in_flight IS NOT NULL AS limited,
+    SELECT s.*,
       row_number() OVER (
-        ORDER BY ((q.tenant_id, q.target_key) <= ($5::text, $6::text)) IS TRUE, q.tenant_id, q.target_key) AS pos
-    FROM target_queues AS q
-    WHERE q.ready_at <= $1::float8
+        ORDER BY ((s.tenant_id, s.target_key) <= ($5::text, $6::text)) IS TRUE, s.tenant_id, s.target_key) AS pos
+    FROM (
+      -- Looked up by position in the rooms' arrays, not joined: the ready queues keep coming from target_queues_ready.
+      -- least() passes over nulls: null only when neither the queue nor its tenant has a room.
+      SELECT q.queue_id, q.tenant_id, q.target_key, q.version,
+        q.rate_per_second IS NOT NULL OR q.max_in_flight IS NOT NULL AS limited,
+        least(
+          coalesce(($8::integer[])[array_position($7::text[], q.tenant_id || E'\n' || q.target_key)], $11::integer),
+          coalesce(($10::integer[])[array_position($9::text[], q.tenant_id)], $12::integer)) AS queue_slots,
+        coalesce(($10::integer[])[array_position($9::text[], q.tenant_id)], $12::integer) AS tenant_slots
+      FROM target_queues AS q
+      WHERE q.ready_at <= $1::float8
+    ) AS s
+    WHERE s.queue_slots IS NULL OR s.queue_slots > 0
   ) AS r
 ),
 considered AS (
-  SELECT queue_id, target_key, version, limited, pos FROM ring WHERE first_due <= $1::float8 LIMIT $2::integer
+  SELECT queue_id, target_key, version, limited, pos, queue_slots, tenant_slots
+  FROM ring WHERE first_due <= $1::float8 LIMIT $2::integer
 ),
 metered AS MATERIALIZED (
   SELECT * FROM target_rooms(
@@ -71,7 +87,7 @@ metered AS MATERIALIZED (
     $1::float8)
 ),
 served AS (
-  SELECT c.queue_id, c.target_key, c.pos, m.room
+  SELECT c.queue_id, c.target_key, c.pos, m.room, c.queue_slots, c.tenant_slots
   FROM considered AS c
   LEFT JOIN metered AS m ON m.queue_id = c.queue_id
   WHERE NOT c.limited OR (m.queue_id IS NOT NULL AND (m.room IS NULL OR m.room > 0))
@@ -80,7 +96,7 @@ sizing AS (
   SELECT (SELECT count(*) FROM served) AS n, count(*) AS considered_n, max(pos) AS last_pos FROM considered
 ),
 found AS (
-  SELECT c.pos, c.queue_id, c.target_key, f.tenant_id, f.task_id, f.next_attempt_at, f.ctid
+  SELECT c.pos, c.queue_id, c.target_key, c.tenant_slots, f.tenant_id, f.task_id, f.next_attempt_at, f.ctid
   FROM served AS c
   CROSS JOIN LATERAL (
     SELECT t.tenant_id, t.task_id, t.next_attempt_at, t.ctid
@@ -88,17 +104,21 @@ found AS (
     WHERE t.queue_id = c.queue_id AND t.status = {{due_status}}
       AND t.next_attempt_at <= $1::float8
     ORDER BY t.next_attempt_at
-    LIMIT least(c.room, (SELECT ($2::integer + s.n - 1) / greatest(s.n, 1) FROM sizing AS s))
+    LIMIT least(c.room, c.queue_slots, (SELECT ($2::integer + s.n - 1) / greatest(s.n, 1) FROM sizing AS s))
     FOR UPDATE OF t SKIP LOCKED
   ) AS f
 ),
 kept AS (
   SELECT queue_id, target_key, tenant_id, task_id, ctid, pos, rank
   FROM (
-    SELECT queue_id, target_key, tenant_id, task_id, ctid, pos,
-      row_number() OVER (PARTITION BY pos ORDER BY next_attempt_at, task_id) AS rank
-    FROM found
-  ) AS dealt
+    SELECT dealt.*, row_number() OVER (PARTITION BY tenant_id ORDER BY rank, pos) AS nth_of_tenant
+    FROM (
+      SELECT queue_id, target_key, tenant_id, task_id, ctid, pos, tenant_slots,
+        row_number() OVER (PARTITION BY pos ORDER BY next_attempt_at, task_id) AS rank
+      FROM found
+    ) AS dealt
+  ) AS roomed
+  WHERE tenant_slots IS NULL OR nth_of_tenant <= tenant_slots
   ORDER BY rank, pos
   LIMIT $2::integer
 ),

@@ -19,6 +19,8 @@ WITH expired AS MATERIALIZED (
   FROM unnest($2::uuid[], $3::bigint[]) AS l(task_id, version)
   JOIN tasks AS t ON t.tenant_id = $1::text AND t.task_id = l.task_id AND t.version = l.version
   WHERE t.status = ANY ($4::text[])
+    -- Kept while its callback is owed (014-callbacks.sql): the relay reads the task to make it.
+    AND NOT EXISTS (SELECT FROM callbacks_owed AS o WHERE o.tenant_id = t.tenant_id AND o.task_id = t.task_id)
   FOR UPDATE OF t
 ),
 {{purged_tasks_from:expired}}

@@ -4,7 +4,7 @@
 --          $3 integer: rows to return (page size + 1)
 -- results: policy rows, policy_id ascending (byte order)
 -- errors:  none
-SELECT tenant_id, policy_id, policy, created_at, updated_at, version
+SELECT tenant_id, policy_id, policy, callback, created_at, updated_at, version
 FROM policies
 WHERE tenant_id = $1::text AND policy_id > $2::text
 ORDER BY policy_id

@@ -28,6 +28,8 @@ WITH expired AS MATERIALIZED (
   WHERE t.expires_at <= $1::float8
     -- Finished only: a task a retryd without retention replayed keeps the time it ended with, live (see 012).
     AND t.status IN ('SUCCEEDED', 'FAILED', 'EXHAUSTED', 'CANCELLED')
+    -- Kept while its callback is owed (014-callbacks.sql): the relay reads the task to make it.
+    AND NOT EXISTS (SELECT FROM callbacks_owed AS o WHERE o.tenant_id = t.tenant_id AND o.task_id = t.task_id)
   ORDER BY t.expires_at
   LIMIT $2::integer
   FOR UPDATE OF t SKIP LOCKED

@@ -12,7 +12,8 @@
   ARGV[5..]        pairs of from-status, to-status: the moves core's lifecycle allows (the guard)
 
   In a from-status, the task takes its to-status, loses its due time (and its queue place), its lease if it
-  had one, and its version is raised; it takes `expires` and joins `expiring` at that time.
+  had one, and its version is raised; it takes `expires` and joins `expiring` at that time, and, when it has a
+  callback, `callbacks` at `now` (its callback is owed).
 
   Returns { 'applied', { state JSON, data } } (the task after the change), { 'refused', { state JSON, data } } (another
   status: nothing written), or { 'not_found' }.
@@ -35,5 +36,6 @@ state[FIELD.due], state[FIELD.owner], state[FIELD.leaseUntil] = false, false, fa
 state[FIELD.expires] = ARGV[4]
 write_state(base, id, state)
 index_expiry(base, id, state)
+owe_callback(base, id, state, now)
 flush_indexes(base, KEYS[2], KEYS[3], nil)
 return { 'applied', task_reply(task) }

@@ -11,18 +11,22 @@
   ARGV[3] limit        most tasks to claim
   ARGV[4] owner        worker id
   ARGV[5] leaseUntil   now + leaseMs, computed by the caller
-  ARGV[6] after        the ring starts after this target ('' = at the first target)
-  ARGV[7..]            optional pairs of target, count: claim that many of each given queue instead (the caller
-                       shared the slots over several partitions; limit and after are then ignored)
+  ARGV[6] mode         'share': apply the sharing rule; 'counts': take given counts of given queues
+  share:  ARGV[7] after     the ring starts after this target ('' = at the first target)
+          ARGV[8] room      the claim's room for every target not in the pairs ('' = none; `ClaimRooms`)
+          ARGV[9..]         pairs of target, room: targets with another room (0: not ready for this claim)
+  counts: ARGV[7..]         pairs of target, count: claim that many of each given queue (the caller shared the
+                            slots over several partitions; limit is then ignored)
 
-  Without pairs, applies the port's sharing rule (store.ts ClaimOptions) to this partition: the ready queues
+  In share mode, applies the port's sharing rule (store.ts ClaimOptions) to this partition: the ready queues
   are those whose `ready` score is <= now (a due task, no hold past now, a whole token if rate-limited, a free
-  slot if in-flight-limited); in byte order of target, starting after `after` and wrapping round, the first
-  min(E, limit) of the E ready queues are each offered ceil(limit / min(E, limit)) slots, cut to what the
-  target's limits allow (its whole tokens, its free in-flight slots), filled with the queue's earliest due
-  tasks, and the tasks so found are dealt round robin (each queue's first, then each one's second, ...) until
-  `limit`. With pairs, a count is cut the same way, and a target no longer ready (held or throttled since the
-  caller read `ready`) gives nothing.
+  slot if in-flight-limited) and whose room is not 0; in byte order of target, starting after `after` and wrapping
+  round, the first min(E, limit) of the E ready queues are each offered ceil(limit / min(E, limit)) slots, cut to
+  their room and to what the target's limits allow (its whole tokens, its free in-flight slots), filled with the
+  queue's earliest due tasks, and the tasks so found are dealt round robin (each queue's first, then each one's
+  second, ...) until `limit` (a tenant's room is the caller's: it passes the lower of `limit` and it). In counts
+  mode, a count is cut the same way, and a target no longer ready (held or throttled since the caller read
+  `ready`) gives nothing.
 
   Reads `ready` by score up to now and then only the gates and queues it serves: a held or throttled target's
   queue is never read, whatever its size. Costs O(E) in the number of ready queues (they are sorted in a
@@ -73,7 +77,7 @@ local function due_ids(target, wanted)
   return redis.call('ZRANGEBYSCORE', queue_key(base, target), '-inf', now, 'LIMIT', 0, count)
 end
 
-if #ARGV > 6 then
+if ARGV[6] == 'counts' then
   for i = 7, #ARGV - 1, 2 do
     local target = ARGV[i]
     -- Still ready: a hold, a limit or another claim since the caller read `ready` wins.
@@ -83,8 +87,20 @@ if #ARGV > 6 then
     end
   end
 else
-  local limit, after = tonumber(ARGV[3]), ARGV[6]
+  local limit, after = tonumber(ARGV[3]), ARGV[7]
   local ready = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now)
+  local default_room = tonumber(ARGV[8])
+  local rooms = nil
+  if default_room or #ARGV > 8 then
+    rooms = {}
+    for i = 9, #ARGV - 1, 2 do rooms[ARGV[i]] = tonumber(ARGV[i + 1]) end
+    local roomy = {}
+    for _, target in ipairs(ready) do
+      local room = rooms[target] or default_room
+      if room == nil or room > 0 then roomy[#roomy + 1] = target end
+    end
+    ready = roomy
+  end
   local e = #ready
   if e == 0 then return claimed end
   local considered = math.min(e, limit)
@@ -113,7 +129,10 @@ else
     redis.call('DEL', KEYS[4])
   end
   local queues = {}
-  for q = 1, considered do queues[q] = due_ids(ring[q], share) end
+  for q = 1, considered do
+    local room = rooms and (rooms[ring[q]] or default_room)
+    queues[q] = due_ids(ring[q], room and math.min(share, room) or share)
+  end
   local dealt = 0
   for round = 1, share do
     for q = 1, considered do

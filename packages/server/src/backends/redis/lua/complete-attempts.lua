@@ -23,7 +23,8 @@
   a lease that lapsed by then. It then takes `ifCancelRequested` (and logs `attemptIfCancelRequested`, when
   given) if that is given and a cancel was requested, else `next` (and `attempt`); drops the lease; raises
   the version; sets updated = now. A task that becomes PENDING joins its target's queue (still held, if its
-  target is); one that ends with an `expires` (its retention's end) joins `expiring` at that time. Each applied
+  target is); one that ends with an `expires` (its retention's end) joins `expiring` at that time, and one that ends
+  with a callback joins `callbacks` at `now` (its callback is owed). Each applied
   completion frees an in-flight slot of its target (a target at its in-flight limit is ready again). The outcome
   itself was decided by the engine: no backoff is computed here.
 
@@ -92,6 +93,7 @@ for c = 1, n do
     local new, due = entry[first], entry[first + 2] or nil
     reindex(base, KEYS[1], id, state, 'IN_FLIGHT', new, due, nil)
     index_expiry(base, id, state)
+    owe_callback(base, id, state, now)
     if new == 'PENDING' and tonumber(due) <= tonumber(now) then wake = true end
     if entry[state.log_at] then
       redis.call('ZADD', base .. 'attempts:' .. id, entry[state.log_at], ARGV[entry[state.log_at + 1]])

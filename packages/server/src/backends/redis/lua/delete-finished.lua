@@ -39,7 +39,8 @@ local records, datas = read_records(base, ids)
 for i = 1, #ids do
   local id = ids[i]
   local state = records[i] and unpack_state(records[i], id)
-  if state and is_final(state[FIELD.status]) and tonumber(state[FIELD.version]) == versions[i] then
+  -- A task whose callback is owed is kept, as by the purge.
+  if state and is_final(state[FIELD.status]) and tonumber(state[FIELD.version]) == versions[i] and not callback_owed(base, id) then
     if mark_deleted(base, id, state, datas[i], at) then index_remove(KEYS[1], id) end
   end
 end

@@ -42,6 +42,8 @@ for i = 1, n do
   local expires = state and is_final(state[FIELD.status]) and state[FIELD.expires]
   if expires and tonumber(expires) > tonumber(now) then
     index_add(KEYS[1], expires, id)
+  elseif expires and callback_owed(base, id) then
+    -- Kept, and left in `expiring`, while its callback is owed: the relay reads the task to make it.
   else
     index_remove(KEYS[1], id)
     if expires then mark_deleted(base, id, state, datas[i], at) end

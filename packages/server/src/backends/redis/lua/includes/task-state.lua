@@ -35,7 +35,7 @@
 -- fails when the two differ).
 local TASK_FIELDS = { 'target', 'policyId', 'status', 'attempt', 'runOffset', 'runStart', 'lastDelay', 'due',
   'updated', 'owner', 'leaseUntil', 'token', 'version', 'cancel', 'error', 'httpStatus', 'deadReason', 'sortKey',
-  'expires' }
+  'expires', 'callback' }
 
 -- The position of each field in TASK_FIELDS (and in read_task's state), by name: FIELD.status, FIELD.due, ...
 -- Spelt out rather than built by a loop: every script runs this prelude on every call, and a table built one
@@ -43,7 +43,7 @@ local TASK_FIELDS = { 'target', 'policyId', 'status', 'attempt', 'runOffset', 'r
 -- Redis 7.0); a constructor sizes it once. test/redis-lua-fields.test.ts checks it against TASK_FIELDS.
 local FIELD = { target = 1, policyId = 2, status = 3, attempt = 4, runOffset = 5, runStart = 6, lastDelay = 7,
   due = 8, updated = 9, owner = 10, leaseUntil = 11, token = 12, version = 13, cancel = 14, error = 15,
-  httpStatus = 16, deadReason = 17, sortKey = 18, expires = 19 }
+  httpStatus = 16, deadReason = 17, sortKey = 18, expires = 19, callback = 20 }
 
 -- Decodes one argument value: '' is null, anything else is '=' followed by the value.
 local function decode_value(v)
@@ -192,6 +192,25 @@ end
 local function index_expiry(base, id, state)
   local expires = state[FIELD.expires]
   if expires and is_final(state[FIELD.status]) then index_add(expiring_key(base), expires, id) end
+end
+
+-- The sorted set of the partition's callbacks owed (keys.ts PartitionKeys `callbacks`): the ids of ended tasks whose
+-- callback is not a task of its own yet, scored by when they ended. Added to by the script that ends a task
+-- (owe_callback), in the same write; read and emptied by the callback relay (settle-callbacks); the purge and the
+-- deletes by hand keep a task while it is in it (callback_owed).
+local function callbacks_key(base)
+  return base .. 'callbacks'
+end
+
+-- Owes a task's callback when it has one and has just ended (`now`: the time of its end). A task without a callback
+-- pays one table read. A task ended again before the relay made its earlier callback is owed once, its latest end.
+local function owe_callback(base, id, state, now)
+  if state[FIELD.callback] and is_final(state[FIELD.status]) then redis.call('ZADD', callbacks_key(base), now, id) end
+end
+
+-- Whether a task's callback is owed: the purge and the deletes by hand keep it until the relay made the callback.
+local function callback_owed(base, id)
+  return redis.call('ZSCORE', callbacks_key(base), id) ~= false
 end
 
 -- Moves a task's listing key from the listing set of status `old` (nil for a new task) to that of `new`, when they

@@ -1,0 +1,3 @@
+module retryd/clients/go
+
+go 1.19
