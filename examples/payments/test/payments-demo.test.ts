@@ -6,9 +6,11 @@ import { runDemo } from '../src/demo/run-demo.js';
 // of its own.
 describe('the payments demo, small', () => {
   it('survives 2 crashes of the worker, 2 of retryd and 1 of PostgreSQL over 200 payments: no double charge, none lost, all final', async () => {
-    const result = await runDemo({ payments: 200, workerCrashes: 2, serviceCrashes: 2, postgresCrashes: 1, seed: 7, settleTimeoutMs: 90_000 });
+    const lines: string[] = [];
+    const result = await runDemo({ payments: 200, workerCrashes: 2, serviceCrashes: 2, postgresCrashes: 1, seed: 7, settleTimeoutMs: 90_000, log: (line) => lines.push(line) });
     const { report } = result;
-    expect(report.ok, formatAudit(report).join('\n')).toBe(true);
+    // What the run said (crashes, a process that stopped on its own and was restarted), beside the audit, if it fails.
+    expect(report.ok, [...lines, ...formatAudit(report)].join('\n')).toBe(true);
     expect(result).toMatchObject({ workerCrashes: 2, serviceCrashes: 2, postgresCrashes: 1 });
     expect(report.done + report.dead).toBe(200);
     // The run exercised every path: declines, exhaustion in retryd, hand-offs settled by callback, and duplicates

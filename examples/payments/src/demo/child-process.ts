@@ -7,6 +7,8 @@ export interface RunningChild {
   child: ChildProcess;
   /** Resolves with the exit code (or null when killed by a signal). */
   exited: Promise<number | null>;
+  /** The end of what it wrote to stderr (its last 4,000 characters). */
+  stderrTail: () => string;
 }
 
 /**
@@ -24,7 +26,7 @@ export function startChild(script: string, args: string[], env: NodeJS.ProcessEn
     createInterface({ input: child.stdout! }).on('line', (line) => {
       if (!line.startsWith('{')) return;
       const entry = JSON.parse(line) as { event?: string; url?: string };
-      if ((entry.event === 'listening' || entry.event === 'start') && entry.url !== undefined) resolve({ url: entry.url, child, exited });
+      if ((entry.event === 'listening' || entry.event === 'start') && entry.url !== undefined) resolve({ url: entry.url, child, exited, stderrTail: () => stderr });
     });
     void exited.then((code) => reject(new Error(`${script} exited with ${code} before listening: ${stderr}`)));
   });
@@ -34,4 +36,20 @@ export function startChild(script: string, args: string[], env: NodeJS.ProcessEn
 export async function stopChild(running: RunningChild, signal: NodeJS.Signals): Promise<void> {
   if (running.child.exitCode === null && running.child.signalCode === null) running.child.kill(signal);
   await running.exited;
+}
+
+/**
+ * Starts a child as {@link startChild} does, trying again (up to `attempts` times, a second apart) when it exits
+ * before it listens: a process started while the database it needs is restarting stops at once, as a supervisor would
+ * see it, and is started again.
+ */
+export async function startChildAgain(script: string, args: string[], env: NodeJS.ProcessEnv, attempts = 30): Promise<RunningChild> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startChild(script, args, env);
+    } catch (error) {
+      if (attempt >= attempts) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+    }
+  }
 }

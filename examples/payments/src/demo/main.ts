@@ -40,7 +40,8 @@ const result = await runDemo({ ...options, log });
 console.log('');
 console.log(
   `took ${(result.elapsedMs / 1000).toFixed(1)} s; killed the worker ${result.workerCrashes} times, retryd ${result.serviceCrashes} times ` +
-    `and PostgreSQL ${result.postgresCrashes} time${result.postgresCrashes === 1 ? '' : 's'}`,
+    `and PostgreSQL ${result.postgresCrashes} time${result.postgresCrashes === 1 ? '' : 's'}` +
+    (result.unexpectedExits === 0 ? '' : `; ${result.unexpectedExits} exit(s) of a process on its own, each restarted (logged above)`),
 );
 for (const line of formatAudit(result.report)) console.log(line);
 process.exitCode = result.report.ok ? 0 : 1;

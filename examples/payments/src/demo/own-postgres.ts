@@ -155,17 +155,20 @@ export async function startOwnPostgres(): Promise<OwnPostgres> {
     if (gone) throw new Error(`postgres on ${port} exited: ${tail()}`);
   };
 
+  // Once the server has run, its port is in every URL the demo handed out: a restart keeps it, however long it takes.
+  let started = false;
   const start = async (): Promise<void> => {
-    // A port taken between its choice and the bind is chosen again; after a crash, a child the kill missed may still
-    // hold the old shared memory for a moment: the same port is tried again.
+    // Before the first start, a port taken between its choice and the bind is chosen again; after a crash, a child the
+    // kill missed may still hold the old port or shared memory for a moment: the same port is tried again.
     for (let attempt = 1; ; attempt++) {
       try {
         await launch();
+        started = true;
         return;
       } catch (error) {
-        if (attempt === 5) throw error;
-        if (/address already in use/i.test(tail())) port = await freePort();
-        await sleep(200 * attempt);
+        if (attempt === (started ? 30 : 5)) throw error;
+        if (!started && /address already in use/i.test(tail())) port = await freePort();
+        await sleep(Math.min(200 * attempt, 1_000));
       }
     }
   };

@@ -11,7 +11,7 @@ import { CALLBACK_SECRET_NAME, configureRetryd, newSigningSecret } from '../paym
 import { CALLBACK_PATH } from '../payments-app/settlement-callbacks.js';
 import type { PaymentRequest } from '../payment/payment-request.js';
 import { auditLedgers, type AuditReport } from './ledger-audit.js';
-import { startChild, stopChild, type RunningChild } from './child-process.js';
+import { startChild, startChildAgain, stopChild, type RunningChild } from './child-process.js';
 import { freePort, startOwnPostgres, type OwnPostgres } from './own-postgres.js';
 
 /** Options of {@link runDemo}. */
@@ -41,6 +41,8 @@ export interface DemoResult {
   workerCrashes: number;
   serviceCrashes: number;
   postgresCrashes: number;
+  /** Children that exited without being killed (logged with their stderr, and started again, as a supervisor would). */
+  unexpectedExits: number;
 }
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -109,6 +111,8 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
   // Whatever is running when the run ends, or fails: stopped in the `finally`.
   const running: { gateway?: RunningChild; service?: RunningChild; worker?: RunningChild } = {};
   let postgres: OwnPostgres | undefined;
+  // Set once the run stops its children: their exits from then on are not restarted.
+  let stopping = false;
   try {
     postgres = await startOwnPostgres();
     const database = postgres.url;
@@ -132,6 +136,27 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     };
     running.worker = await startChild(WORKER_MAIN, [], workerEnv);
 
+    // A supervisor, as a deployment has one: a worker or retryd that exits without being killed here is logged with
+    // the end of its stderr and started again (a process stopping on its own is a crash like the others; the audit
+    // still has to hold). `killing` marks the exits the chaos causes.
+    let unexpectedExits = 0;
+    const killing = new Set<RunningChild>();
+    const supervise = (who: 'worker' | 'service', start: () => Promise<RunningChild>): void => {
+      const current = running[who];
+      if (current === undefined) return;
+      void current.exited.then(async (code) => {
+        if (stopping || killing.has(current) || running[who] !== current) return;
+        unexpectedExits += 1;
+        log(`the ${who === 'worker' ? 'payment worker' : 'retryd service'} exited on its own (${code}): ${current.stderrTail().slice(-600)}`);
+        running[who] = await start();
+        supervise(who, start);
+      });
+    };
+    const startWorker = () => startChildAgain(WORKER_MAIN, [], workerEnv);
+    const startService = () => startChildAgain(RETRYD_MAIN, retrydArgs(database, servicePort, secretsFile), {});
+    supervise('worker', startWorker);
+    supervise('service', startService);
+
     // Crashes are applied one at a time, in the order their moments come.
     const crashes: { at: number; who: Crashed }[] = [
       ...crashMoments(options.workerCrashes, options.payments, random).map((at) => ({ at, who: 'worker' as const })),
@@ -144,12 +169,15 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     const crash = (who: Crashed): void => {
       chaos = chaos.then(async () => {
         const killedAt = performance.now();
-        if (who === 'worker') {
-          if (running.worker !== undefined) await stopChild(running.worker, 'SIGKILL');
-          running.worker = await startChild(WORKER_MAIN, [], workerEnv);
-        } else if (who === 'service') {
-          if (running.service !== undefined) await stopChild(running.service, 'SIGKILL');
-          running.service = await startChild(RETRYD_MAIN, retrydArgs(database, servicePort, secretsFile), {});
+        if (who === 'worker' || who === 'service') {
+          const victim = running[who];
+          if (victim !== undefined) {
+            killing.add(victim);
+            await stopChild(victim, 'SIGKILL');
+          }
+          // Started again even while the database restarts (it then stops at once, and is started again).
+          running[who] = await (who === 'worker' ? startWorker() : startService());
+          supervise(who, who === 'worker' ? startWorker : startService);
         } else {
           await postgres?.crash();
           await postgres?.start();
@@ -199,6 +227,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
     const deadLetters = await readDeadLetters(serviceUrl);
+    stopping = true;
     await Promise.all(Object.values(running).map((child) => stopChild(child, 'SIGTERM')));
     const isCallback = (letter: { idempotencyKey: string }): boolean => letter.idempotencyKey.startsWith('retryd-callback:');
 
@@ -218,12 +247,14 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
         workerCrashes: counts.worker,
         serviceCrashes: counts.service,
         postgresCrashes: counts.postgres,
+        unexpectedExits,
       };
     } finally {
       await store.close();
       ledger.close();
     }
   } finally {
+    stopping = true;
     await Promise.all(Object.values(running).map((child) => stopChild(child, 'SIGKILL')));
     await postgres?.close();
     rmSync(dir, { recursive: true, force: true });
