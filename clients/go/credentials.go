@@ -11,7 +11,7 @@ import (
 var CredentialHeaderWords = []string{"auth", "token", "key", "secret", "password", "passwd", "session", "cookie", "signature", "credential"}
 
 // retrydOwnHeaders are retryd's own headers, never a caller's secret although their names hold a credential word.
-var retrydOwnHeaders = map[string]bool{"idempotency-key": true, "webhook-id": true, "webhook-timestamp": true, "webhook-signature": true}
+var retrydOwnHeaders = map[string]bool{idempotencyKeyLower: true, "webhook-id": true, "webhook-timestamp": true, "webhook-signature": true}
 
 var credentialWord = regexp.MustCompile("(?i)" + strings.Join(CredentialHeaderWords, "|"))
 
@@ -57,7 +57,7 @@ func StripCredentials(headers map[string]string, rules CredentialRules) (map[str
 		lower := strings.ToLower(name)
 		if secret, ok := secrets[lower]; ok {
 			out[name] = "{{secret:" + secret + "}}"
-		} else if !(IsCredentialHeader(lower) && !keep[lower]) && !also[lower] {
+		} else if drop := also[lower] || (IsCredentialHeader(lower) && !keep[lower]); !drop {
 			out[name] = value
 		}
 	}

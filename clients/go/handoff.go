@@ -79,7 +79,7 @@ func (h *Handoff) handOff(req *http.Request, body []byte, key string, last outco
 	headers := map[string]string{}
 	for name, values := range req.Header {
 		lower := strings.ToLower(name)
-		if lower != "idempotency-key" && !forbiddenHeaders[lower] {
+		if lower != idempotencyKeyLower && !forbiddenHeaders[lower] {
 			headers[lower] = strings.Join(values, ", ")
 		}
 	}

@@ -12,6 +12,9 @@ import (
 // IdempotencyKeyHeader is the header every attempt of a call carries its key in.
 const IdempotencyKeyHeader = "Idempotency-Key"
 
+// idempotencyKeyLower is IdempotencyKeyHeader as header maps built by hand key it.
+const idempotencyKeyLower = "idempotency-key"
+
 // KeyError says why no idempotency key was derived: the method or the URL breaks a rule that @retryd/core enforces
 // too, or (NotDerivable) the URL is valid but holds what this client's URL normaliser leaves out (user information,
 // a host in Unicode or percent-encoded), where core would derive a key. Never a different key from core's.

@@ -77,7 +77,7 @@ func parseIPv4Number(s string) (uint64, bool) {
 	}
 	var n uint64
 	for i := 0; i < len(s); i++ {
-		d := uint64(strings.IndexByte("0123456789abcdef", lowerASCII(s[i])))
+		d := uint64(hexValue(s[i]))
 		if d >= radix {
 			return 0, false
 		}

@@ -44,9 +44,7 @@ func formDecode(s string) string {
 		case c == '+':
 			bytes = append(bytes, ' ')
 		case c == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]):
-			hi := strings.IndexByte("0123456789abcdef", lowerASCII(s[i+1]))
-			lo := strings.IndexByte("0123456789abcdef", lowerASCII(s[i+2]))
-			bytes = append(bytes, byte(hi<<4|lo))
+			bytes = append(bytes, byte(hexValue(s[i+1])<<4|hexValue(s[i+2])))
 			i += 2
 		default:
 			bytes = append(bytes, c)
@@ -55,7 +53,10 @@ func formDecode(s string) string {
 	return decodeUTF8(bytes)
 }
 
-func isHex(c byte) bool { return strings.IndexByte("0123456789abcdef", lowerASCII(c)) >= 0 }
+// hexValue is the value of a hex digit (either case), or -1 for another byte.
+func hexValue(c byte) int { return strings.IndexByte("0123456789abcdef", lowerASCII(c)) }
+
+func isHex(c byte) bool { return hexValue(c) >= 0 }
 
 // decodeUTF8 decodes as the WHATWG Encoding Standard does: each maximal invalid subsequence becomes one U+FFFD
 // (utf8.DecodeRune would give one per byte, and strings.ToValidUTF8 one per run).
@@ -74,22 +75,23 @@ func decodeUTF8(b []byte) string {
 			need, code = 1, rune(c&0x1f)
 		case c >= 0xe0 && c <= 0xef:
 			need, code = 2, rune(c&0x0f)
-			if c == 0xe0 {
-				lower = 0xa0
-			} else if c == 0xed {
-				upper = 0x9f
-			}
 		case c >= 0xf0 && c <= 0xf4:
 			need, code = 3, rune(c&0x07)
-			if c == 0xf0 {
-				lower = 0x90
-			} else if c == 0xf4 {
-				upper = 0x8f
-			}
 		default:
 			out.WriteRune(utf8.RuneError)
 			i++
 			continue
+		}
+		// The second byte's narrower range after these leads (no overlong forms, surrogates or code points past U+10FFFF).
+		switch c {
+		case 0xe0:
+			lower = 0xa0
+		case 0xed:
+			upper = 0x9f
+		case 0xf0:
+			lower = 0x90
+		case 0xf4:
+			upper = 0x8f
 		}
 		j := i + 1
 		for ; need > 0; need-- {

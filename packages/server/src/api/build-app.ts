@@ -236,7 +236,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   registerRescheduleRoutes(app, deps);
   registerPolicyRoutes(app, deps);
   registerRetentionRoutes(app, deps);
-  if (options.targetControl !== undefined) registerTargetRoutes(app, { targetControl: options.targetControl, tenantOf, maxPageBytes });
+  if (options.targetControl !== undefined) registerTargetRoutes(app, { targetControl: options.targetControl, tenantOf, maxPageBytes, storeKind: options.store.kind });
   if (access !== undefined) registerApiKeyRoutes(app, { apiKeys: access.apiKeys, authenticator: access.authenticator, tenantOf, maxPageBytes });
   registerHealthRoutes(app, { store: options.store, readyTimeoutMs: options.readyTimeoutMs ?? 2_000 });
   if (options.metrics !== undefined) registerMetricsRoute(app, options.metrics);

@@ -301,8 +301,9 @@ export class Engine implements AsyncDisposable, HandOff {
       // Each tenant and target is offered its share of the slots first; only if that leaves some unused (the others had
       // no more due) does a second claim offer them more (see `SlotShares`).
       const { shares } = this.pacing;
-      const growth = shares.growth(limit);
       let rooms = shares.rooms(limit, false);
+      // No room below the limit: no one's share binds, so no one can be offered more (and nothing is built per claim).
+      const growth = rooms === undefined ? undefined : shares.growth(limit);
       const options: ClaimOptions = { limit, leaseMs: this.opts.leaseMs, workerId: this.workerId, after: this.claimCursor, rooms };
       // With results about to be written, the claim goes in the same write: one commit per cycle, not two.
       const tasks = await (this.batcher.claimAlong(options) ?? this.timedStore.claimDue(this.now(), options));

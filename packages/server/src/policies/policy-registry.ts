@@ -46,13 +46,12 @@ export class PolicyRegistry {
   readonly #onChanged: ((tenantId: string, policyId: string) => void) | undefined;
   readonly #ceilings: CeilingBook;
   readonly #guard: Pick<TargetGuard, 'check'> | undefined;
-  /** The callback of each policy read or written lately, and when (see {@link POLICY_CALLBACK_TTL_MS}). */
-  readonly #callbacks = new Map<string, { callback: TaskCallback | null; at: number }>();
   /**
-   * Policies known to exist. There is no way to delete a policy, so a positive answer never goes stale, even
-   * with several instances on one store; a miss always asks the store.
+   * Policies known to exist, each with its callback as read or written, and when. There is no way to delete a policy,
+   * so being here never goes stale, even with several instances on one store (a miss always asks the store); the
+   * callback does, after {@link POLICY_CALLBACK_TTL_MS}.
    */
-  readonly #known = new Set<string>();
+  readonly #known = new Map<string, { callback: TaskCallback | null; at: number }>();
   /** Reads of {@link exists} in progress, by tenant and policy. */
   readonly #asking = new Map<string, Promise<boolean>>();
 
@@ -192,7 +191,7 @@ export class PolicyRegistry {
    * undefined when it was not (ask {@link callbackFor}).
    */
   callbackOf(tenantId: string, policyId: string): TaskCallback | null | undefined {
-    const cached = this.#callbacks.get(`${tenantId}\u0000${policyId}`);
+    const cached = this.#known.get(`${tenantId}\u0000${policyId}`);
     return cached !== undefined && this.#clock.now() - cached.at < POLICY_CALLBACK_TTL_MS ? cached.callback : undefined;
   }
 
@@ -215,10 +214,7 @@ export class PolicyRegistry {
 
   #remember(policy: StoredPolicy): void {
     if (this.#known.size >= KNOWN_LIMIT) this.#known.clear();
-    if (this.#callbacks.size >= KNOWN_LIMIT) this.#callbacks.clear();
-    const key = `${policy.tenantId}\u0000${policy.policyId}`;
-    this.#known.add(key);
-    this.#callbacks.set(key, { callback: policy.callback, at: this.#clock.now() });
+    this.#known.set(`${policy.tenantId}\u0000${policy.policyId}`, { callback: policy.callback, at: this.#clock.now() });
   }
 }
 

@@ -12,7 +12,7 @@ export const REDACTED_QUERY_VALUE = 'REDACTED';
  * `password`, `passwd`, `session`, `cookie`, `signature` or `credential`, in any letter case (`Authorization`,
  * `apikey`, `X-Vault-Token`, `X-Password`, `Session-Id`), but for retryd's own `Idempotency-Key` and `webhook-*`
  * headers: the one rule of `@retryd/core`, which `@retryd/client` follows too. A task may mark more (`secretHeaders`),
- * and so may an operator (`--credential-header`).
+ * and so may an operator (`--credential-headers`).
  */
 export const isCredentialHeader: (name: string) => boolean = coreIsCredentialHeader;
 

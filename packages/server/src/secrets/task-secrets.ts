@@ -22,7 +22,7 @@ export interface TaskSecretsOptions {
   provider?: SecretProvider | undefined;
   /**
    * Header names (any letter case) an operator counts as credentials besides those of `isCredentialHeader`
-   * (`--credential-header`): sealed at enqueue, or refused without a key, as the others. Default none.
+   * (`--credential-headers`): sealed at enqueue, or refused without a key, as the others. Default none.
    */
   credentialHeaders?: readonly string[] | undefined;
 }

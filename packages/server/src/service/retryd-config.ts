@@ -84,8 +84,10 @@ export interface RetrydConfig {
    */
   encryptionKey?: string;
   /**
-   * `--secrets-file` / `RETRYD_SECRETS_FILE`: a JSON file of secret names to values, read at start, that
-   * `{{secret:NAME}}` references resolve from before the `RETRYD_SECRET_<NAME>` variables. Default none.
+   * `--secrets-file` / `RETRYD_SECRETS_FILE`: a JSON file of secrets, read at start: names at its top level are the
+   * `default` tenant's, `tenants.<id>` each tenant's, `shared` every tenant's; `{{secret:NAME}}` references resolve from
+   * it before the variables (`RETRYD_SECRET_<NAME>`, `RETRYD_TENANT_SECRET_<TENANT>__<NAME>`,
+   * `RETRYD_SHARED_SECRET_<NAME>`). Default none.
    */
   secretsFile?: string;
   /**

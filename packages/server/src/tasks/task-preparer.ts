@@ -121,9 +121,7 @@ export class TaskPreparer {
       request = ceiled.request;
     }
     if (request.policyId !== null && !(await this.deps.policies.exists(tenantId, request.policyId))) {
-      const field = `${path}policyId`;
-      const rule = 'the id of a registered policy (see GET /retry-policies)';
-      return { error: RetrydError.validation([{ field, rule, message: `${field} must be ${rule}; ${request.policyId} is not registered` }]) };
+      return { error: unregisteredPolicy(`${path}policyId`, request.policyId) };
     }
     const verdict = await this.deps.guard.check(request.targetUrl);
     if (!verdict.ok) return { error: targetRefused(verdict, `${path}targetUrl`) };
@@ -212,9 +210,7 @@ export class TaskPreparer {
    */
   async #checkCallback(tenantId: string, callback: NonNullable<ParsedEnqueue['callback']>, path: string): Promise<RetrydError | undefined> {
     if (callback.policyId !== null && !(await this.deps.policies.exists(tenantId, callback.policyId))) {
-      const field = `${path}policyId`;
-      const rule = 'the id of a registered policy (see GET /retry-policies)';
-      return RetrydError.validation([{ field, rule, message: `${field} must be ${rule}; ${callback.policyId} is not registered` }]);
+      return unregisteredPolicy(`${path}policyId`, callback.policyId);
     }
     const verdict = await this.deps.guard.check(callback.url);
     return verdict.ok ? undefined : targetRefused(verdict, `${path}url`);
@@ -242,6 +238,12 @@ function dueAt(first: FirstAttempt, now: number): number {
   if ('delayMs' in first) return now + first.delayMs;
   if ('notBefore' in first) return Math.max(now, first.notBefore);
   return now;
+}
+
+/** The 400 of a `policyId` (the task's, or its callback's, named by `field`) that names no registered policy. */
+function unregisteredPolicy(field: string, policyId: string): RetrydError {
+  const rule = 'the id of a registered policy (see GET /retry-policies)';
+  return RetrydError.validation([{ field, rule, message: `${field} must be ${rule}; ${policyId} is not registered` }]);
 }
 
 /** The error of a refused target, naming `field`: 503 when the lookup failed for now, else 400 with the rule. */

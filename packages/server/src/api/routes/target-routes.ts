@@ -8,7 +8,7 @@ import { TARGET_KEY_MAX_LENGTH } from '../target-schemas.js';
 import { toTargetView } from '../views.js';
 import { DEFAULT_MAX_PAGE_BYTES, sendBoundedPage } from '../bounded-page.js';
 import { json, pageOf } from './task-routes.js';
-import { storeFailure } from '../../tasks/store-failure.js';
+import { callStore } from '../../tasks/store-failure.js';
 
 /** What the target routes need. */
 export interface TargetRouteDeps {
@@ -17,6 +17,8 @@ export interface TargetRouteDeps {
   tenantOf: (request: FastifyRequest) => string;
   /** Most bytes of one page of the listing. Default `DEFAULT_MAX_PAGE_BYTES` (4 MiB). */
   maxPageBytes?: number | undefined;
+  /** The store's kind (`sqlite`, `postgres`, `redis`), named in the 503 of a listing the store could not read. */
+  storeKind: string;
 }
 
 interface TargetParams {
@@ -65,7 +67,7 @@ export function targetRefOf(tenantId: string, targetKey: string): TargetRef {
  * flight and held tasks; read one; change its settings (a partial object, validated by `TargetControl.putSettings`:
  * one validator, the same rules as the CLI's); open, close or reset its breaker by hand; end its holds.
  */
-export function registerTargetRoutes(app: FastifyInstance, { targetControl, tenantOf, maxPageBytes = DEFAULT_MAX_PAGE_BYTES }: TargetRouteDeps): void {
+export function registerTargetRoutes(app: FastifyInstance, { targetControl, tenantOf, maxPageBytes = DEFAULT_MAX_PAGE_BYTES, storeKind }: TargetRouteDeps): void {
   app.get<{ Querystring: { cursor?: string; limit: number } }>(
     '/targets',
     {
@@ -82,7 +84,7 @@ export function registerTargetRoutes(app: FastifyInstance, { targetControl, tena
       const tenantId = tenantOf(request);
       const listing = {
         // A cursor the listing did not make is the caller's 400 (naming `cursor`), an unreachable store a 503.
-        read: (page: PageRequest) => targetControl.listTargets(tenantId, page).catch((error: unknown) => Promise.reject(storeFailure(error, 'task', 'list targets'))),
+        read: (page: PageRequest) => callStore(storeKind, 'list targets', () => targetControl.listTargets(tenantId, page)),
         serialize: (target: TargetStatus) => JSON.stringify(toTargetView(target)),
       };
       return sendBoundedPage(reply, listing, pageOf(request.query), maxPageBytes);
