@@ -121,6 +121,46 @@ export function w1Figures(results) {
   };
 }
 
+/**
+ * W1 over gRPC (`w1grpc`: `w1.mjs --downstream grpc`), per store: attempts/s (median, range), enqueue, CPU per attempt,
+ * the check, and beside it the same store's W1 over HTTP row with the same protections (`http`: its attempts/s and
+ * CPU, and gRPC ÷ HTTP of each), when W1 ran in the same results.
+ */
+export function w1GrpcFigures(results) {
+  const step = stepsOf(results, 'w1grpc')[0];
+  const rows = step?.data?.results ?? [];
+  const httpRows = stepsOf(results, 'w1')[0]?.data?.results ?? [];
+  return {
+    step,
+    tasks: step?.data?.tasks,
+    rounds: step?.data?.rounds,
+    rows: rows
+      .filter((r) => storeOfId(r.id) !== undefined && r.role !== 'before' && r.role !== 'control')
+      .map((r) => {
+        const http = httpRows.find((h) => h.id === r.id.replace('-grpc', ''));
+        return {
+          id: r.id,
+          store: storeOfId(r.id),
+          name: r.name ?? r.id,
+          attemptsPerSec: r.attemptsPerSec,
+          range: [r.attemptsPerSecMin, r.attemptsPerSecMax],
+          enqueuePerSec: r.enqueuePerSec,
+          cpuMsPerAttempt: r.cpuMsPerAttempt,
+          pass: r.pass,
+          http:
+            http === undefined
+              ? undefined
+              : {
+                  attemptsPerSec: http.attemptsPerSec,
+                  cpuMsPerAttempt: http.cpuMsPerAttempt,
+                  attempts: ratio(r.attemptsPerSec, http.attemptsPerSec),
+                  cpu: ratio(r.cpuMsPerAttempt, http.cpuMsPerAttempt),
+                },
+        };
+      }),
+  };
+}
+
 /** The W1 contenders that are references, not peers: the bare loop, and the bare loops with a store. */
 const REFERENCE_IDS = ['bare', ...Object.keys(STORE_NAMES).map((store) => bareStoreId(store)), `${bareStoreId('redis')}-aof`, bareStoreId('sqlite', true)];
 

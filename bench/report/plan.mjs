@@ -6,7 +6,8 @@ export const STORES = Object.freeze(['sqlite', 'postgres', 'redis']);
 /** The W1 peers (bench/service/lib/contenders/): BullMQ on Redis and pg-boss on PostgreSQL. */
 export const PEERS = Object.freeze(['bullmq', 'pgboss']);
 /**
- * What the report covers: the workloads of WORKLOADS.md (`w6tx`: W6 through the transactional enqueue of
+ * What the report covers: the workloads of WORKLOADS.md (`w1grpc`: W1 over gRPC, retryd alone on each store, beside W1
+ * over HTTP, `w1.mjs --downstream grpc`; `w6tx`: W6 through the transactional enqueue of
  * `@retryd/server/pg` beside pg-boss's `insert` on the same client, w6-transactional.mjs, on PostgreSQL only; W7: the
  * cases w7.mjs has, each with the default protections and with them off; W8: ten minutes of steady load with retention,
  * read against W4's lag on the same store), then `space` (what a pending task takes in each store,
@@ -15,7 +16,7 @@ export const PEERS = Object.freeze(['bullmq', 'pgboss']);
  * ingest-floor.mjs; and W4's load through a bare relay, w4-ceiling.mjs), the figures issue 14's aims are read
  * against.
  */
-export const WORKLOADS = Object.freeze(['w1', 'w2', 'w3', 'w4', 'w5', 'w6tx', 'w7', 'w8', 'space', 'ceilings']);
+export const WORKLOADS = Object.freeze(['w1', 'w1grpc', 'w2', 'w3', 'w4', 'w5', 'w6tx', 'w7', 'w8', 'space', 'ceilings']);
 /** The workloads whose scripts run a `--baseline` build beside the current one (the report's before and after). */
 export const BASELINE_WORKLOADS = Object.freeze(['w1', 'w4']);
 
@@ -41,6 +42,7 @@ const W1_REDIS_AOF = ['--redis-aof', 'everysec'];
 const ARGS = {
   full: {
     w1: [...W1_PROTECTIONS, '--rounds', '3'],
+    w1grpc: ['--protection', 'defaults', '--rounds', '3'],
     w2: [],
     w3: ['--svg', 'none'],
     w4: [],
@@ -55,6 +57,7 @@ const ARGS = {
   },
   quick: {
     w1: [...W1_PROTECTIONS, '--tasks', '300', '--rounds', '1'],
+    w1grpc: ['--protection', 'defaults', '--tasks', '300', '--rounds', '1'],
     w2: ['--backlog', '2000', '--due', '100'],
     w3: ['--tasks', '200', '--outage', '1', '--capacity', '200', '--limit', '200', '--svg', 'none'],
     w4: ['--seconds', '2', '--warmup', '1', '--rate', '500'],
@@ -115,6 +118,19 @@ export function planRuns({ quick, stores = STORES, peers = PEERS, workloads = WO
         args: withBaseline(workload, ['--store', stores.join(','), '--only', only.join(','), ...ARGS[mode].w1, ...(aof ? W1_REDIS_AOF : [])]),
         minutes: quick ? 0.2 : FULL_MINUTES.w1PerContenderRound * rounds * contenders,
       });
+      continue;
+    }
+    if (workload === 'w1grpc') {
+      // W1 over gRPC: retryd alone (no peer speaks gRPC), with its default protections, every store side by side.
+      if (stores.length > 0) {
+        steps.push({
+          workload,
+          script: 'w1',
+          store: stores.join(','),
+          args: ['--downstream', 'grpc', '--store', stores.join(','), '--only', 'retryd', ...ARGS[mode].w1grpc],
+          minutes: quick ? 0.2 : FULL_MINUTES.w1PerContenderRound * 3 * stores.length,
+        });
+      }
       continue;
     }
     if (workload === 'w6tx') {

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fmt, ratioText } from '../service/lib/report.mjs';
 import { persistenceOf } from './redis-aof.mjs';
-import { STORE_NAMES, aims, beforeAfterFigures, ceilingFigures, headline, spaceFigures, w1Figures, w2Figures, w3Figures, w4Figures, w5Figures, w5HangFigures, w6txFigures, w7Figures, w8Figures } from './figures.mjs';
+import { STORE_NAMES, aims, beforeAfterFigures, ceilingFigures, headline, spaceFigures, w1Figures, w1GrpcFigures, w2Figures, w3Figures, w4Figures, w5Figures, w5HangFigures, w6txFigures, w7Figures, w8Figures } from './figures.mjs';
 
 const MiB = 2 ** 20;
 const x = (r) => (r === undefined ? '–' : `${r >= 100 ? fmt(r) : r.toFixed(2)}×`);
@@ -98,6 +98,31 @@ function w1Section(results) {
     ...w1ProtectionsBlock(w),
     '',
     '![W1 attempts/s per contender](CHART:w1-attempts.svg)',
+  ].join('\n');
+}
+
+/** W1 over gRPC beside W1 over HTTP, per store, when `w1grpc` ran. */
+function w1GrpcSection(results) {
+  const w = w1GrpcFigures(results);
+  if (w.rows.length === 0) return undefined;
+  return [
+    '## W1 over gRPC',
+    '',
+    `W1's ${fmt(w.tasks)} tasks as unary gRPC calls (\`grpc://…/bench.W1/Charge\`, the body's bytes as the message): UNAVAILABLE twice per key, then OK, from a grpc-js server in its own process; retryd alone, with its default protections (no peer speaks gRPC): ${stepNote(w.step)}. Median of ${w.rounds} round(s). Beside each, the same store's W1 over HTTP from this run. PASS: three calls per task, one first success each and no duplicate, every task recorded.`,
+    '',
+    table(
+      ['Store', 'Attempts/s over gRPC', 'Attempts/s over HTTP', 'gRPC ÷ HTTP', 'Enqueue (tasks/s)', 'CPU ms / attempt, gRPC', 'CPU ms / attempt, HTTP', 'Check'],
+      w.rows.map((r) => [
+        storeName(r.store),
+        w.rounds > 1 ? `${fmt(r.attemptsPerSec)} [${fmt(r.range[0])}–${fmt(r.range[1])}]` : fmt(r.attemptsPerSec),
+        r.http === undefined ? '–' : fmt(r.http.attemptsPerSec),
+        x(r.http?.attempts),
+        fmt(r.enqueuePerSec),
+        fmt(r.cpuMsPerAttempt, 3),
+        r.http === undefined ? '–' : fmt(r.http.cpuMsPerAttempt, 3),
+        r.pass ? 'PASS' : '**FAIL**',
+      ]),
+    ),
   ].join('\n');
 }
 
@@ -675,7 +700,7 @@ export function renderDoc(results, { chartPath, resultsPath, resultsCommandPath 
     renderHeadline(results),
     '',
     environmentSection(results),
-    ...[w1Section(results), w2Section(results), w3Section(results), w4Section(results), w5Section(results), w6txSection(results), w7Section(results), w8Section(results), beforeAfterSection(results), ceilingsSection(results), aimsSection(results)].filter((s) => s !== undefined).flatMap((s) => ['', s]),
+    ...[w1Section(results), w1GrpcSection(results), w2Section(results), w3Section(results), w4Section(results), w5Section(results), w6txSection(results), w7Section(results), w8Section(results), beforeAfterSection(results), ceilingsSection(results), aimsSection(results)].filter((s) => s !== undefined).flatMap((s) => ['', s]),
     '',
     readFileSync(join(import.meta.dirname, 'method.md'), 'utf8').trimEnd(),
     '',

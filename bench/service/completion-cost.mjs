@@ -68,7 +68,7 @@ function completionsOf(tasks, now) {
     const attempt = {
       tenantId: task.tenantId, taskId: task.taskId, attemptNumber: 1, startedAt: now - 8, durationMs: 7.86,
       responseStatus: 503, errorMessage: 'HTTP 503', outcome: 'retry_scheduled', responseBodySnippet: 'busy',
-      nextAttemptAt: now + 5_000, workerId: 'completion-cost',
+      nextAttemptAt: now + 5_000, workerId: 'completion-cost', delayedBy: null, backoffAt: null,
     };
     const next = {
       status: 'PENDING', attemptNumber: 1, nextAttemptAt: now + 5_000, runStartedAt: task.runStartedAt, lastDelayMs: 0.39,

@@ -71,6 +71,7 @@ function completionOf(task, now) {
     tenantId: task.tenantId, taskId: task.taskId, attemptNumber: number, startedAt: now - 2, durationMs: 1.4,
     responseStatus: last ? 200 : 503, errorMessage: last ? null : 'HTTP 503', outcome: last ? 'succeeded' : 'retry_scheduled',
     responseBodySnippet: last ? null : 'busy', nextAttemptAt: last ? null : now, workerId: 'cycle-cost',
+    delayedBy: null, backoffAt: null,
   };
   const next = {
     status: last ? 'SUCCEEDED' : 'PENDING', attemptNumber: number, nextAttemptAt: last ? null : now, runStartedAt: task.runStartedAt,

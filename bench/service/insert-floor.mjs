@@ -144,8 +144,9 @@ if (args.store === 'sqlite') {
     await perTask('its insert-tasks statement, records made, synchronous_commit=off', (values) => admin.query({ name: 'insert', text, values: [...values, 'floor'] }), { make: records });
     // count(input.*) makes every column be read, as the INSERT reads them.
     const parse = `SELECT count(input.*) FROM (SELECT ${expandMacros('floor', '{{task_record_values}}')}
-      FROM ROWS FROM (jsonb_array_elements($1::jsonb), json_array_elements($2::json)) AS r(task, texts)) AS input`;
-    await perTask("the statement's first step alone (the batch's arrays read into rows)", (values) => admin.query({ name: 'parse', text: parse, values: values.slice(0, 2) }), { make: records });
+      FROM (SELECT (SELECT $3::jsonb) AS json_values) AS shared,
+        ROWS FROM (jsonb_array_elements($1::jsonb), json_array_elements($2::json)) AS r(task, texts)) AS input`;
+    await perTask("the statement's first step alone (the batch's arrays read into rows)", (values) => admin.query({ name: 'parse', text: parse, values: values.slice(0, 3) }), { make: records });
   } finally {
     await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
     await admin.end();

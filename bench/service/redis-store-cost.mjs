@@ -129,6 +129,8 @@ async function run(build, round) {
             responseBodySnippet: null,
             nextAttemptAt: null,
             workerId: 'store-cost',
+            delayedBy: null,
+            backoffAt: null,
           },
           next: {
             status: 'SUCCEEDED',

@@ -2,7 +2,7 @@
 //
 //   node bench/service/w1.mjs [--tasks 20000] [--only retryd,bullmq,pgboss,bare[,bare-store,bare-store-thread]] [--sync full|normal|both]
 //                             [--rounds 1] [--store sqlite[,postgres,redis]] [--instances 1[,2,3]] [--concurrency N]
-//                             [--cpu-prof DIR] [--baseline PATH/dist/cli/main.js] [--control] [--downstream flaky|ok]
+//                             [--cpu-prof DIR] [--baseline PATH/dist/cli/main.js] [--control] [--downstream flaky|ok|grpc]
 //                             [--protection defaults|off|defaults,off] [--redis-aof everysec|always] [--json] [--json-file FILE]
 //
 // Every contender gets the same 20,000 tasks (own idempotency key, small JSON body), the same downstream
@@ -41,6 +41,10 @@
 // Their durability is read back from that server; their store server CPU is its process's alone (by pid), and the
 // other Redis rows' leave it out. retryd on it is judged against BullMQ on it (the aim ≥ 1.5×), the rows on the
 // machine's Redis against each other. --baseline and --control run on the machine's Redis only.
+// W1 over gRPC (--downstream grpc): the same tasks and the same flaky behaviour (UNAVAILABLE, UNAVAILABLE, then OK per
+// key) from ./grpc-downstream.mjs, each task a unary call of `/bench.W1/Charge` with its body's bytes as the message.
+// retryd alone (no peer speaks gRPC): --only retryd; its ids end in -grpc. The benchmark report runs it as the `w1grpc`
+// step, beside W1 over HTTP.
 // Build the service first: npx tsc -b packages/server
 
 import { existsSync } from 'node:fs';
@@ -84,8 +88,12 @@ const only = new Set((args.only ?? 'retryd,bullmq,pgboss,bare').split(',').map((
 for (const o of only) if (!['retryd', 'bullmq', 'pgboss', 'bare', 'bare-store', 'bare-store-thread'].includes(o)) throw new Error(`--only: unknown contender ${o}`);
 if (!['full', 'normal', 'both'].includes(args.sync)) throw new Error(`--sync must be full, normal or both, got ${args.sync}`);
 const syncs = args.sync === 'both' ? ['full', 'normal'] : [args.sync];
-if (!['flaky', 'ok'].includes(args.downstream)) throw new Error(`--downstream must be flaky or ok, got ${args.downstream}`);
+if (!['flaky', 'ok', 'grpc'].includes(args.downstream)) throw new Error(`--downstream must be flaky, ok or grpc, got ${args.downstream}`);
 const OK = args.downstream === 'ok';
+/** W1 over gRPC: retryd's contenders only, against the gRPC downstream. */
+const GRPC = args.downstream === 'grpc';
+if (GRPC) for (const o of only) if (o !== 'retryd') throw new Error(`--downstream grpc runs retryd alone (no peer or reference speaks gRPC): --only retryd, got ${o}`);
+if (GRPC && (args['redis-aof'] !== undefined || args.baseline !== undefined)) throw new Error('--downstream grpc runs without --redis-aof and --baseline');
 /** The protection modes each retryd configuration runs in, in this order within a round (the first is the headline). */
 const PROTECTIONS = [...new Set((args.protection ?? (OK ? 'defaults,off' : 'defaults')).split(',').map((s) => s.trim()))];
 for (const p of PROTECTIONS) if (!['defaults', 'off'].includes(p)) throw new Error(`--protection must list defaults, off or both, got ${p}`);
@@ -123,7 +131,7 @@ if (only.has('retryd')) {
   for (const storeKind of storeKinds) {
     for (const sync of storeKind === 'sqlite' ? syncs : ['full']) {
       for (const instances of instanceCounts) {
-        const common = { storeKind, sync, concurrency, nodeArgs, instances, serverCpuMs: storeKind === 'redis' ? redisCpuMs : undefined };
+        const common = { storeKind, sync, concurrency, nodeArgs, instances, grpc: GRPC, serverCpuMs: storeKind === 'redis' ? redisCpuMs : undefined };
         const group = PROTECTIONS.map((protection) => retrydContender({ ...common, protection }));
         // The build before and the control run as the headline configuration does (the first mode listed).
         if (baseline !== undefined) group.push(retrydContender({ ...common, cli: baseline, role: 'before', protection: PROTECTIONS[0] }));
@@ -160,13 +168,15 @@ const protectionText = PROTECTIONS.map((p) => (p === 'defaults' ? 'with its defa
 console.log(
   OK
     ? `W1, --downstream ok: ${fmt(N)} tasks, 200 at once, expecting ${fmt(N)} attempts per contender; retryd ${protectionText}\n`
-    : `W1: ${fmt(N)} tasks, 503 ×2 then 200 per key, expecting ${fmt(3 * N)} attempts per contender; retryd ${protectionText}\n`,
+    : GRPC
+      ? `W1 over gRPC: ${fmt(N)} tasks, UNAVAILABLE ×2 then OK per key, expecting ${fmt(3 * N)} attempts per contender; retryd ${protectionText}\n`
+      : `W1: ${fmt(N)} tasks, 503 ×2 then 200 per key, expecting ${fmt(3 * N)} attempts per contender; retryd ${protectionText}\n`,
 );
 
 const runId = Date.now().toString(36);
 const body = (i) => JSON.stringify({ orderId: i, amountCents: 1250, currency: 'EUR', note: 'w1' });
 
-const ds = await startDownstream();
+const ds = await startDownstream({ grpc: GRPC });
 /** One W1 run of one contender. */
 async function runOnce(c) {
   const tasks = Array.from({ length: N }, (_, i) => ({ key: `w1-${runId}-${c.id}-${i}`, body: body(i) }));

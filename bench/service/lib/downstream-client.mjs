@@ -4,17 +4,19 @@ import { fork } from 'node:child_process';
 import { join } from 'node:path';
 
 const SCRIPT = join(import.meta.dirname, '..', 'downstream.mjs');
+/** The gRPC counterpart (W1 over gRPC): flaky and ok modes, the same commands but arrivals, timelines and watches. */
+const GRPC_SCRIPT = join(import.meta.dirname, '..', 'grpc-downstream.mjs');
 
 /**
- * A downstream in its own process.
+ * A downstream in its own process: ../downstream.mjs, or with `grpc` ../grpc-downstream.mjs (W1 over gRPC).
  *
  * @example
  * const ds = await startDownstream();
  * await ds.reset({ mode: 'flaky', failFirst: 2, expect: 20_000 });
  * const stats = await ds.waitReached(120_000);
  */
-export async function startDownstream() {
-  const child = fork(SCRIPT, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+export async function startDownstream({ grpc = false } = {}) {
+  const child = fork(grpc ? GRPC_SCRIPT : SCRIPT, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const pending = new Map();
   let nextId = 1;
   let reachedWaiter;
@@ -50,7 +52,8 @@ export async function startDownstream() {
     });
 
   return {
-    url: `http://127.0.0.1:${port}`,
+    /** `http://127.0.0.1:<port>`; with `grpc`, the target's origin `grpc://127.0.0.1:<port>`. */
+    url: `${grpc ? 'grpc' : 'http'}://127.0.0.1:${port}`,
     pid: child.pid,
     /**
      * Forgets every count and arrival; sets the mode (`flaky` | `ok` | `storm` | `random` | `overload` | `dead` |

@@ -21,13 +21,34 @@ export {
 } from './webhooks/webhook-verifier.js';
 export { WebhookRefusal, WebhookVerificationError } from './webhooks/webhook-verification-error.js';
 export { MIN_WEBHOOK_KEY_BYTES } from './webhooks/webhook-secret.js';
-export { RetryQueue, type EnqueueRequest } from './queue/retry-queue.js';
+export { RetryQueue, type RetryQueueRequest, type EnqueueRequest } from './queue/retry-queue.js';
 export type { CredentialResolver, QueueClock, RetryQueueOptions } from './queue/retry-queue-options.js';
 export { IN_REQUEST_DEADLINE_MS, QUEUE_DEADLINE_MS } from './shared/default-deadline.js';
 export type { QueuedCall, QueuedRequest, QueuePersistence } from './queue/queued-call.js';
 export { DeadLetterReason, type DeadLetter } from './queue/dead-letter.js';
 export { QueueFullError } from './queue/queue-full-error.js';
 export * from './service/index.js';
+// What callers of this package catch and check, and the policy it takes, so that they need no import of core's own.
+export {
+  RetryExhaustedError,
+  RetryableResultError,
+  BrokenCircuitError,
+  InvalidPolicyError,
+  GiveUpReason,
+  AttemptOutcome,
+  CircuitState,
+  BackoffType,
+  JitterType,
+  DEFAULT_POLICY,
+  type RetryPolicy,
+  type BackoffSchedule,
+  type BackoffByClass,
+  type RetryOptions,
+  type AttemptContext,
+  type AttemptEvent,
+  type CircuitBreakerOptions,
+  type PolicyViolation,
+} from '@retryd/core';
 export { stripCredentials, isCredentialHeader, CredentialRuleError, type CredentialRules, type StrippedHeaders } from './credentials/strip-credentials.js';
 export { handoffFetch, RetrydQueued, isRetrydQueued, queuedAnswer, type HandoffOptions, type RequestRetryd } from './handoff/handoff-fetch.js';
 export { RetrydSpooled, isRetrydSpooled, spooledAnswer } from './handoff/retryd-spooled.js';

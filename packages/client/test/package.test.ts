@@ -43,9 +43,13 @@ describe('@retryd/client package', () => {
     expect([...bareImports(pkg.exports['./file-spool']!.default)].sort()).toEqual(['node:fs/promises', 'node:path']);
   });
 
-  it('axios, express and fastify are optional peer dependencies, and the runtime dependencies are core and idb-keyval', () => {
-    expect(Object.keys(pkg.peerDependencies).sort()).toEqual(['axios', 'express', 'fastify']);
-    for (const peer of ['axios', 'express', 'fastify']) expect(pkg.peerDependenciesMeta[peer]?.optional, peer).toBe(true);
+  it('@grpc/grpc-js is loaded only by @retryd/client/grpc', () => {
+    expect([...bareImports(pkg.exports['./grpc']!.default)].sort()).toEqual(['@grpc/grpc-js', '@retryd/core']);
+  });
+
+  it('@grpc/grpc-js, axios, express and fastify are optional peer dependencies, and the runtime dependencies are core and idb-keyval', () => {
+    expect(Object.keys(pkg.peerDependencies).sort()).toEqual(['@grpc/grpc-js', 'axios', 'express', 'fastify']);
+    for (const peer of ['@grpc/grpc-js', 'axios', 'express', 'fastify']) expect(pkg.peerDependenciesMeta[peer]?.optional, peer).toBe(true);
     expect(Object.keys(pkg.dependencies).sort()).toEqual(['@retryd/core', 'idb-keyval']);
   });
 });

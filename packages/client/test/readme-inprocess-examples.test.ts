@@ -26,6 +26,10 @@ describe('README client examples', () => {
     expect(await run('axios')).toBe('200 {"ok":true} after 2 attempts\n');
   });
 
+  it('gRPC: three attempts of a unary call with one derived key', async () => {
+    expect(await run('grpc')).toMatch(/^placed after 3 attempts, key [0-9a-f]{32}\n$/);
+  });
+
   it('the retry queue delivers both events through three failures', async () => {
     const lines = (await run('queue')).trim().split('\n').sort();
     expect(lines).toHaveLength(2);

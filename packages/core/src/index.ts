@@ -17,6 +17,8 @@ export {
   DEFAULT_POLICY,
   DEFAULT_RETRYABLE_STATUS_CODES,
   retryableStatusCodesOf,
+  retryableGrpcCodesOf,
+  retryableStatusKindOf,
   successStatusCodesOf,
   type BackoffByClass,
   type BackoffSchedule,
@@ -48,6 +50,15 @@ export { parseRetryAfter } from './retry-after/parse-retry-after.js';
 export * from './breaker/index.js';
 export * from './budget/index.js';
 export * from './http/index.js';
+export {
+  GrpcStatus,
+  DEFAULT_RETRYABLE_GRPC_CODES,
+  isGrpcStatusName,
+  grpcStatusName,
+  failureClassOfGrpcStatus,
+  type GrpcStatusName,
+  type GrpcFailureName,
+} from './grpc/grpc-status.js';
 export * from './lifecycle/index.js';
 export { deriveIdempotencyKey, type IdempotencyKeyInput } from './idempotency/derive-idempotency-key.js';
 export { canonicalJson } from './idempotency/canonical-json.js';

@@ -171,6 +171,16 @@ describe('canonicalJson', () => {
     expect(canonicalJson({ b: 0, a: 0, B: 0, é: 0, '10': 0, '2': 0 })).toBe('{"10":0,"2":0,"B":0,"a":0,"b":0,"é":0}');
   });
 
+  it('orders the members of small and large objects as Array.prototype.sort orders their names', () => {
+    fc.assert(
+      fc.property(fc.uniqueArray(fc.string({ unit: 'binary', maxLength: 6 }), { maxLength: 40 }), (names) => {
+        const value = Object.fromEntries(names.map((name, i) => [name, i]));
+        const sorted = Object.keys(value).sort();
+        expect(canonicalJson(value)).toBe(`{${sorted.map((n) => `${JSON.stringify(n)}:${value[n] as number}`).join(',')}}`);
+      }),
+    );
+  });
+
   it('follows JSON.stringify for dates, undefined, functions, non-finite numbers and -0', () => {
     const value = { d: new Date(0), u: undefined, f: () => 1, n: Number.NaN, i: -Infinity, z: -0, a: [undefined, () => 1] };
     expect(canonicalJson(value)).toBe('{"a":[null,null],"d":"1970-01-01T00:00:00.000Z","i":null,"n":null,"z":0}');

@@ -200,6 +200,28 @@ describe('retry: budget and deadline', () => {
     expect((result as { error: RetryExhaustedError }).error.reason).toBe('budget');
   });
 
+  it('starts no attempt when a sleep ends past the budget, and gives up with the failure before it', async () => {
+    const clock = new ManualClock(1_000);
+    // A sleep that ends 2 s late, as on a suspended process: it asks for 100 ms.
+    const lateClock = { now: () => clock.now(), sleep: (ms: number, signal?: AbortSignal) => clock.sleep(ms + 2_000, signal) };
+    const calls: number[] = [];
+    const promise = retry(
+      ({ attempt }) => {
+        calls.push(attempt);
+        throw new Error(`boom ${attempt}`);
+      },
+      { ...noJitter, maxAttempts: 5, totalBudgetMs: 1_000 },
+      { clock: lateClock, random: seededRandom(1) },
+    );
+    const settled = promise.catch((error: unknown) => error);
+    await clock.runAll();
+    const error = (await settled) as RetryExhaustedError;
+    expect(calls).toEqual([1]);
+    expect(error).toBeInstanceOf(RetryExhaustedError);
+    expect(error).toMatchObject({ reason: 'budget', attempts: 1 });
+    expect((error.lastError as Error).message).toBe('boom 1');
+  });
+
   /** An attempt that settles only when its signal aborts, rejecting with the signal's reason, as `fetch` does. */
   const untilAborted = (signal: AbortSignal) =>
     new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true }));

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_POLICY } from '../src/policy/retry-policy.js';
+import {
+  DEFAULT_POLICY,
+  DEFAULT_RETRYABLE_STATUS_CODES,
+  retryableGrpcCodesOf,
+  retryableStatusCodesOf,
+  retryableStatusKindOf,
+} from '../src/policy/retry-policy.js';
 import { assertValidPolicy, InvalidPolicyError, validatePolicy } from '../src/policy/validate-policy.js';
 
 const messages = (input: unknown, path?: string) => {
@@ -34,7 +40,18 @@ describe('validatePolicy', () => {
     [{ totalBudgetMs: -1 }, 'totalBudgetMs must be a number > 0 when present, got -1'],
     [{ estimatedCallMs: -5 }, 'estimatedCallMs must be a number >= 0 when present, got -5'],
     [{ totalBudgetMs: 1000, estimatedCallMs: 1000 }, 'estimatedCallMs must be < totalBudgetMs (1000), got 1000'],
-    [{ retryableStatusCodes: 503 }, 'retryableStatusCodes must be an array of HTTP status codes when present, got 503'],
+    [{ retryableStatusCodes: 503 }, 'retryableStatusCodes must be an array of HTTP status codes or of gRPC status code names when present, got 503'],
+    [{ retryableStatusCodes: [503, 'ABORTED'] }, 'retryableStatusCodes[1] must be an HTTP status like the first entry (HTTP statuses and gRPC codes are not mixed), got "ABORTED"'],
+    [{ retryableStatusCodes: ['ABORTED', 503] }, 'retryableStatusCodes[1] must be a gRPC status code name like the first entry (HTTP statuses and gRPC codes are not mixed), got 503'],
+    [{ retryableStatusCodes: ['OK'] }, 'retryableStatusCodes[0] must be a failure code (OK means success and is never retried), got "OK"'],
+    [
+      { retryableStatusCodes: ['unavailable'] },
+      'retryableStatusCodes[0] must be a gRPC status code name (CANCELLED, UNKNOWN, INVALID_ARGUMENT, DEADLINE_EXCEEDED, NOT_FOUND, ALREADY_EXISTS, PERMISSION_DENIED, RESOURCE_EXHAUSTED, FAILED_PRECONDITION, ABORTED, OUT_OF_RANGE, UNIMPLEMENTED, INTERNAL, UNAVAILABLE, DATA_LOSS, UNAUTHENTICATED), got "unavailable"',
+    ],
+    [
+      { retryableStatusCodes: ['ABORTED'], successStatusCodes: [409] },
+      'successStatusCodes must be absent when retryableStatusCodes names gRPC codes (successStatusCodes are HTTP statuses, for HTTP targets), got [409]',
+    ],
     [{ retryableStatusCodes: [503, 700] }, 'retryableStatusCodes[1] must be an integer HTTP status from 100 to 599, got 700'],
     [{ retryableStatusCodes: [200] }, 'retryableStatusCodes[0] must be a failure status (2xx means success and is never retried), got 200'],
     [{ successStatusCodes: 409 }, 'successStatusCodes must be an array of HTTP status codes when present, got 409'],
@@ -47,6 +64,23 @@ describe('validatePolicy', () => {
     ],
   ])('refuses %j with a message naming the field and the rule', (override, message) => {
     expect(messages({ ...DEFAULT_POLICY, ...override })).toEqual([message]);
+  });
+
+  it('accepts gRPC status code names, deduplicated, and reads each kind with its own default', () => {
+    const r = validatePolicy({ ...DEFAULT_POLICY, retryableStatusCodes: ['ABORTED', 'UNAVAILABLE', 'ABORTED'] });
+    expect(r).toEqual({ ok: true, policy: { ...DEFAULT_POLICY, retryableStatusCodes: ['ABORTED', 'UNAVAILABLE'] } });
+    const grpc = { retryableStatusCodes: ['ABORTED' as const] };
+    expect(retryableGrpcCodesOf(grpc)).toEqual(['ABORTED']);
+    expect(retryableStatusCodesOf(grpc)).toEqual(DEFAULT_RETRYABLE_STATUS_CODES);
+    expect(retryableStatusKindOf(grpc)).toBe('grpc');
+    const http = { retryableStatusCodes: [429] };
+    expect(retryableGrpcCodesOf(http)).toEqual(['UNAVAILABLE', 'RESOURCE_EXHAUSTED', 'DEADLINE_EXCEEDED']);
+    expect(retryableStatusCodesOf(http)).toEqual([429]);
+    expect(retryableStatusKindOf(http)).toBe('http');
+    // An empty list retries nothing, whatever the target.
+    expect(retryableGrpcCodesOf({ retryableStatusCodes: [] })).toEqual([]);
+    expect(retryableStatusCodesOf({ retryableStatusCodes: [] })).toEqual([]);
+    expect(retryableStatusKindOf({})).toBe('any');
   });
 
   it('refuses unknown fields so a typo is not silently ignored', () => {

@@ -34,7 +34,12 @@ export interface AuditReport {
  * 2. no attempt is recorded twice: each task's attempts are numbered 1..n, once each, n its attempt count;
  * 3. the downstream processed each succeeded task's key exactly once (re-sends were replays), and no key twice.
  */
-export async function audit(store: Store, acknowledged: readonly Acknowledged[], downstream: ChaosDownstream): Promise<AuditReport> {
+export async function audit(
+  store: Store,
+  acknowledged: readonly Acknowledged[],
+  // What the audit reads of a downstream: an HTTP `ChaosDownstream` or a `GrpcChaosDownstream` counts alike.
+  downstream: Pick<ChaosDownstream, 'processed' | 'replays' | 'totalRequests'>,
+): Promise<AuditReport> {
   const byId = new Map((await listAll(store)).map((task) => [task.taskId, task]));
   const problems: string[] = [];
   const report: AuditReport = {

@@ -1,9 +1,17 @@
 import { openStore } from '../src/service/open-store.js';
 import type { Store } from '../src/store/store.js';
-import { startServiceProcess, stopService as stop, waitFor, type ServiceProcess } from '../test/service-harness.js';
+import { startServiceProcess as startService, stopService as stop, waitFor, type ServiceProcess } from '../test/service-harness.js';
 import type { Acknowledged } from './audit.js';
 
-export { startServiceProcess, stop, waitFor, type ServiceProcess };
+export { stop, waitFor, type ServiceProcess };
+
+/**
+ * Starts `retryd serve` through the test-only entry, so that the scenarios' RETRYD_FAULT_PAUSE_AT and
+ * RETRYD_CLOCK_OFFSET_MS take effect (a service started otherwise ignores them).
+ */
+export function startServiceProcess(args: string[], env: NodeJS.ProcessEnv = {}): Promise<ServiceProcess> {
+  return startService(args, env, { testSwitches: true });
+}
 
 /** Attempt timeout and lease of every chaos instance: short, so lapsed leases are reaped within seconds. */
 export const ATTEMPT_TIMEOUT_MS = 1_000;

@@ -15,7 +15,7 @@ export type { EngineOptions, StopOptions } from './engine/engine-options.js';
 export { openStore, parseStoreUrl, DEFAULT_STORE_URL } from './service/open-store.js';
 export type * from './store/store.js';
 export type * from './domain/task.js';
-export { AttemptLogOutcome, DEFAULT_TENANT } from './domain/task.js';
+export { AttemptLogOutcome, DEFAULT_TENANT, RetryDelayReasons } from './domain/task.js';
 export { TASK_FIELDS, TASK_FIELD_NAMES, type TaskFieldName, type FieldSpec } from './domain/task-fields.js';
 export { targetKeyOf } from './domain/target-key.js';
 export { DEFAULT_POLICY_ID, DEFAULT_SERVICE_POLICY } from './policies/default-policy.js';

@@ -314,6 +314,24 @@ describe('listings', () => {
     expect(items[0]).not.toHaveProperty('workerId');
   });
 
+  it("shows why a retry goes later than its backoff said, and null where nothing delayed it", async () => {
+    const { body } = await api.enqueue();
+    let task = await claim(body.taskId);
+    await complete(task, retryOutcome(task, Date.now()));
+    task = await claim(body.taskId);
+    // The target's retry budget moved the retry from its backoff's time to its pacer's slot, 1.5 s later.
+    const backoffAt = Date.now() + 500;
+    const attempt = makeAttempt(task, { startedAt: Date.now(), nextAttemptAt: backoffAt + 1_500, delayedBy: 'retry_budget', backoffAt });
+    const ref = { tenantId: DEFAULT_TENANT, taskId: task.taskId, fencingToken: task.fencingToken };
+    await api.store.completeAttempts([{ ...ref, attempt, next: retryOutcome(task, backoffAt + 1_500) }], Date.now());
+    const { items } = (await api.call('GET', `/retry-tasks/${body.taskId}/attempts`)).body as { items: Record<string, unknown>[] };
+    expect(items.map((a) => [a['attemptNumber'], a['delayedBy'], a['backoffAt']])).toEqual([
+      [1, null, null],
+      [2, 'retry_budget', backoffAt],
+    ]);
+    expect(items[1]).toMatchObject({ nextAttemptAt: backoffAt + 1_500 });
+  });
+
   it('answers an empty log for a task not tried yet, and 404 for no task', async () => {
     const { body } = await api.enqueue();
     expect((await api.call('GET', `/retry-tasks/${body.taskId}/attempts`)).body).toEqual({ items: [] });

@@ -20,6 +20,7 @@ afterAll(async () => {
 const path = (targetKey: string, rest = '') => `/targets/${encodeURIComponent(targetKey)}${rest}`;
 const TARGET_KEY_RULE =
   'an http or https origin (scheme://host[:port], host in lower case, no default port, no path, query or trailing slash), ' +
+  'or a grpc or grpcs one (scheme://host:port), ' +
   'URL-encoded as one path segment';
 
 /** PUT's maxInFlight reaches the store's claims: one task of a target limited to 1 in flight at a time. */

@@ -42,9 +42,9 @@ async function expectInvalid(body: unknown, field: string, rule: string): Promis
 
 describe('POST /retry-tasks validation: each broken rule names the field and the rule', () => {
   it.each([
-    ['a missing targetUrl', { method: 'POST' }, 'targetUrl', 'an absolute http or https URL'],
-    ['a targetUrl that is no URL', { ...valid, targetUrl: 'orders' }, 'targetUrl', 'an absolute http or https URL'],
-    ['an ftp targetUrl', { ...valid, targetUrl: 'ftp://files.example.com/a' }, 'targetUrl', 'http or https'],
+    ['a missing targetUrl', { method: 'POST' }, 'targetUrl', 'an absolute http, https, grpc or grpcs URL'],
+    ['a targetUrl that is no URL', { ...valid, targetUrl: 'orders' }, 'targetUrl', 'an absolute http, https, grpc or grpcs URL'],
+    ['an ftp targetUrl', { ...valid, targetUrl: 'ftp://files.example.com/a' }, 'targetUrl', 'http, https, grpc or grpcs'],
     ['credentials in targetUrl', { ...valid, targetUrl: 'https://u:p@api.example.com/' }, 'targetUrl', 'without user:password'],
     ['a missing method', { targetUrl: valid.targetUrl }, 'method', 'one of GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS'],
     ['an unknown method', { ...valid, method: 'FETCH' }, 'method', 'one of GET'],

@@ -134,7 +134,12 @@ describe('retryd tasks, dlq, policies and targets (against a running service)', 
     expect(text.code).toBe(0);
     expect(text.stdout).toContain('status:');
     expect(text.stdout).toContain('FAILED');
-    expect(text.stdout).toMatch(/^1\s+\S+Z\s+400\s+failed\s+\d+ms\s+-$/m);
+    // Relative to now by default; ISO 8601 with --absolute.
+    expect(text.stdout).toMatch(/^1\s+(?:now|\d+ s ago)\s+400\s+failed\s+\d+ms\s+-$/m);
+    const absolute = await run(['tasks', 'get', failed[0] as string, '--absolute'], env);
+    expect(absolute.stdout).toMatch(/^1\s+\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\s+400\s+failed\s+\d+ms\s+-$/m);
+    const listed = await run(['tasks', 'list', '--status', 'FAILED'], env);
+    expect(listed.stdout).toMatch(new RegExp(`^${failed[0]}\\s+FAILED\\s+.*\\s+-\\s+(?:now|\\d+ s ago)\\s+`, 'm'));
     const json = await run(['tasks', 'get', failed[0] as string, '--json'], env);
     const task = JSON.parse(json.stdout) as { taskId: string; attempts: { outcome: string; responseStatus: number }[] };
     expect(task.taskId).toBe(failed[0]);

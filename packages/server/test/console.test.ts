@@ -165,6 +165,43 @@ describe('the console in Chromium', () => {
     await page.close();
   });
 
+  it("marks a retry the target's retry budget delayed, on its attempt and beside the task's next attempt", async () => {
+    // A target of its own (another port), failing every call, with only its retry budget on: no retry is granted
+    // (a floor of 0.01 a second over a 1 s window is no whole retry), so the pacer gives the first refused retry its
+    // own due time and the next one a slot 100 s after it.
+    const busy = await startServer((_req, res) => reply(res, 503, 'busy'));
+    const off = { enabled: false };
+    const settings = { breaker: off, adaptive: off, stormDetection: off, retryBudget: { enabled: true, retryRatio: 0, minRetriesPerSecond: 0.01, windowMs: 1_000 } };
+    expect((await call('PUT', `/targets/${encodeURIComponent(busy.url)}`, settings)).status).toBe(200);
+    const slow = { ...FAST, initialDelayMs: 60_000, maxDelayMs: 60_000 };
+    const ids: string[] = [];
+    try {
+      for (let i = 0; i < 2; i++) ids.push((await call<{ taskId: string }>('POST', '/retry-tasks', { targetUrl: `${busy.url}/${i}`, method: 'POST', policy: slow })).body.taskId);
+      type Attempts = { items: { delayedBy: string | null; backoffAt: number | null; nextAttemptAt: number | null }[] };
+      const firstAttempt = async (id: string) => (await call<Attempts>('GET', `/retry-tasks/${id}/attempts`)).body.items[0];
+      await waitFor(async () => (await Promise.all(ids.map(firstAttempt))).every((a) => a !== undefined), { what: 'a first attempt of each task', intervalMs: 20 });
+      const logged = await Promise.all(ids.map(firstAttempt));
+      const delayedAt = logged.findIndex((a) => a?.delayedBy === 'retry_budget');
+      expect(logged.map((a) => a?.delayedBy ?? null).sort()).toEqual([null, 'retry_budget']);
+      expect(logged[delayedAt]?.nextAttemptAt).toBeGreaterThan(logged[delayedAt]?.backoffAt ?? Infinity);
+
+      const page = await newPage(`${service.url}/#/tasks/${ids[delayedAt]}`);
+      const attempt = page.locator('li.attempt').first();
+      await attempt.getByLabel('Why the retry waits longer').waitFor();
+      expect(await attempt.getByLabel('Why the retry waits longer').textContent()).toContain("delayed by the target's retry budget");
+      expect(await page.getByLabel('Why it waits').textContent()).toContain("delayed by the target's retry budget");
+      await page.close();
+      // The task whose retry went at its own time says nothing of a delay.
+      const plain = await newPage(`${service.url}/#/tasks/${ids[1 - delayedAt]}`);
+      await expect.poll(() => plain.locator('li.attempt').count()).toBe(1);
+      expect(await plain.getByText('retry budget').count()).toBe(0);
+      await plain.close();
+    } finally {
+      for (const id of ids) await call('DELETE', `/retry-tasks/${id}`);
+      await busy.close();
+    }
+  });
+
   it('replays a dead letter after a confirmation, and the task runs again and succeeds', async () => {
     toggleSucceeds = false;
     const taskId = await enqueue('/toggle');

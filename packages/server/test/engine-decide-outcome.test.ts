@@ -77,6 +77,8 @@ describe('decideAttemptOutcome', () => {
         responseBodySnippet: 'created',
         nextAttemptAt: null,
         workerId: 'w1',
+        delayedBy: null,
+        backoffAt: null,
       },
       next: {
         status: 'SUCCEEDED',
@@ -373,6 +375,8 @@ describe('decideLeaseExpired', () => {
         responseBodySnippet: null,
         nextAttemptAt: T0 + 170,
         workerId: 'dead-worker',
+        delayedBy: null,
+        backoffAt: null,
       },
       next: {
         status: 'PENDING',

@@ -161,7 +161,7 @@ describe('revealing secrets at dispatch', () => {
       });
       const result = await dispatcher.dispatch(task, 1);
       expect(echo.requests[0]?.headers).toMatchObject({ cookie: 'sid=cookie-value-123456; theme=dark', 'x-ref': 'k=from-provider "q"' });
-      if (result.kind !== 'response') throw new Error(`expected a response, got ${result.message}`);
+      if (result.kind !== 'response') throw new Error(`expected a response, got ${JSON.stringify(result)}`);
       const snippet = result.bodySnippet ?? '';
       expect(snippet).toContain('"x-plain":"plain-value"');
       expect(snippet).toContain('"cookie":"[REDACTED]"');

@@ -269,7 +269,9 @@ describe('retryd keys rotate-encryption: usage', () => {
     const path = join(dir, 'missing', 'retryd.db');
     const { code, stderr } = await rotate(`sqlite:${path}`, KEY_A);
     expect(code).toBe(2);
-    expect(stderr).toBe(`retryd: Expected \`--store\` to name an existing store; ${path} does not exist.\n`);
+    expect(stderr).toBe(
+      `retryd: no retryd store at --store sqlite:${path}: the SQLite file ${path} does not exist. Check --store (or RETRYD_STORE); retryd migrate --store … or retryd serve creates one\n`,
+    );
     expect(existsSync(path)).toBe(false);
   });
 

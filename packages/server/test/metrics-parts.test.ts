@@ -42,6 +42,8 @@ function attemptOf(task: RetryTask, outcome: AttemptLog['outcome'], startedAt: n
     responseBodySnippet: null,
     nextAttemptAt: null,
     workerId: 'w',
+    delayedBy: null,
+    backoffAt: null,
   };
 }
 

@@ -52,6 +52,19 @@ describe('the OpenAPI document at /openapi.json', () => {
     expect(document.servers?.length).toBeGreaterThan(0);
   });
 
+  it('names a relative server, so /docs "Try it out" calls the host that served the page, on whatever port', () => {
+    const servers = document.servers as { url: string }[];
+    expect(servers.map((s) => s.url)).toEqual(['/']);
+    // Resolved as Swagger UI resolves it: against the document's own URL.
+    expect(new URL(servers[0]!.url, `${service.url}/openapi.json`).origin).toBe(service.url);
+    expect(service.url).not.toMatch(/:8080$/);
+  });
+
+  it('gives /docs (Swagger UI reads /docs/json) the same relative server', async () => {
+    const served = (await (await fetch(`${service.url}/docs/json`)).json()) as { servers: { url: string }[] };
+    expect(served.servers.map((s) => s.url)).toEqual(['/']);
+  });
+
   it('documents the headers of its answers: Location on every 201, Idempotent-Replayed on a replayed enqueue', () => {
     for (const { path, method, op } of operations()) {
       if (op.responses['201'] !== undefined) expect(Object.keys(op.responses['201'].headers ?? {}), `${method} ${path}`).toContain('Location');

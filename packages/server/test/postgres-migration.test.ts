@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { clientConfig } from '../src/backends/postgres/connection.js';
 import { loadMigrations, migrate } from '../src/backends/postgres/migrate.js';
 import type { AttemptLog, RetryTask } from '../src/domain/task.js';
-import { T0, makePolicy, makeTask } from './fixtures/tasks.js';
+import { T0, makeAttempt, makePolicy, makeTask, retryOutcome } from './fixtures/tasks.js';
 import { expectMigratedTaskIds, tasksToMigrate } from './fixtures/migrated-task-ids.js';
 import { POSTGRES_URL, dropSchemas, freshSchema, makeStore, olderTaskRecords, withClient } from './postgres-harness.js';
 
@@ -353,5 +353,40 @@ describe('PostgresStore migration 014 (callbacks)', () => {
       await app.end();
     }
     expect(await store.callbacks.owed(10)).toEqual([{ tenantId: 'default', taskId: after.taskId, owedAt: T0 + 9 }]);
+  });
+});
+
+describe('PostgresStore migration 015 (a retry\'s delay in the attempt log)', () => {
+  it('adds the columns in place: null in every entry stored before, kept in the entries logged after', async () => {
+    const task = makeTask({ nextAttemptAt: T0 });
+    const schema = freshSchema();
+    const lease = { limit: 1, leaseMs: 60_000, workerId: 'w' };
+    let logged: AttemptLog;
+    {
+      await using store = makeStore(schema);
+      await store.init();
+      await store.insertTasks([task]);
+      const [claimed] = await store.claimDue(T0, lease);
+      if (claimed === undefined) throw new Error('expected the task to be claimed');
+      logged = makeAttempt(claimed);
+      await store.completeAttempts([{ tenantId: 'default', taskId: task.taskId, fencingToken: claimed.fencingToken, attempt: logged, next: retryOutcome(claimed, T0 + 1_000) }], T0 + 10);
+    }
+    // The schema as 014 left it: the columns gone, the migration not applied.
+    await withClient(schema, async (client) => {
+      await client.query('ALTER TABLE attempts DROP COLUMN delayed_by, DROP COLUMN backoff_at');
+      await client.query('DELETE FROM schema_migrations WHERE version = 15');
+    });
+
+    await using store = makeStore(schema);
+    await store.init();
+    expect((await store.listAttempts('default', task.taskId, { limit: 10 })).items).toEqual([logged]);
+    const [claimed] = await store.claimDue(T0 + 1_000, lease);
+    if (claimed === undefined) throw new Error('expected the task to be claimed again');
+    const delayed = makeAttempt(claimed, { delayedBy: 'retry_budget', backoffAt: T0 + 2_000, nextAttemptAt: T0 + 3_500 });
+    await store.completeAttempts(
+      [{ tenantId: 'default', taskId: task.taskId, fencingToken: claimed.fencingToken, attempt: delayed, next: retryOutcome(claimed, T0 + 3_500) }],
+      T0 + 1_010,
+    );
+    expect((await store.listAttempts('default', task.taskId, { limit: 10 })).items).toEqual([logged, delayed]);
   });
 });

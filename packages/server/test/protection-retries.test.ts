@@ -27,8 +27,19 @@ describe('the retry budget', () => {
     const stored = await Promise.all(tasks.map((t) => p.h.task(t)));
     expect(stored.map((t) => t.nextAttemptAt).sort()).toEqual(due);
     // The attempt log says the same as the task.
-    const logged = await Promise.all(tasks.map(async (t) => (await p.h.attempts(t))[0]?.nextAttemptAt));
-    expect(logged.sort()).toEqual(due);
+    const logged = await Promise.all(tasks.map(async (t) => (await p.h.attempts(t))[0]));
+    expect(logged.map((a) => a?.nextAttemptAt).sort()).toEqual(due);
+    // And why: the retries the pacer moved past their backoff (T0 + 100) say so, with the time it said. The budget's
+    // two, and the one whose pacer slot was its own due time, were not delayed: null.
+    const why = logged.map((a) => [a?.nextAttemptAt, a?.delayedBy, a?.backoffAt]).sort((x, y) => Number(x[0]) - Number(y[0]));
+    expect(why).toEqual([
+      [T0 + 100, null, null],
+      [T0 + 100, null, null],
+      [T0 + 100, null, null],
+      [T0 + 600, 'retry_budget', T0 + 100],
+      [T0 + 1_100, 'retry_budget', T0 + 100],
+      [T0 + 1_600, 'retry_budget', T0 + 100],
+    ]);
 
     await p.h.advanceTo(T0 + 1_600);
     expect(p.dispatches.slice(6).map((d) => [d.attemptNumber, d.at])).toEqual(

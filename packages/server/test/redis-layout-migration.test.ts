@@ -287,7 +287,9 @@ describe('Redis layout migration from layout 6', () => {
     // An attempt logged by layout 6: an object spelling out every field, kept as it is.
     const first = held[0] as RetryTask;
     const logged = makeAttempt(first, { attemptNumber: 1, startedAt: T0 + 0.375, responseStatus: null, errorMessage: 'connect ECONNREFUSED' });
-    await client.zadd(new PartitionKeys(prefix, 'default').attempts(first.taskId), 1, JSON.stringify(logged));
+    // Without a retry's delay, which came after layout 6: read back as null.
+    const { delayedBy: _delayedBy, backoffAt: _backoffAt, ...asLayout6Wrote } = logged;
+    await client.zadd(new PartitionKeys(prefix, 'default').attempts(first.taskId), 1, JSON.stringify(asLayout6Wrote));
 
     const store = await opened(new RedisStore({ url: REDIS_URL, prefix }));
     expect(await client.get(globalKeys(prefix).layout)).toBe(String(LAYOUT_VERSION));

@@ -9,14 +9,16 @@ import {
   OUTCOME_FIELDS,
   STATE_FIELDS,
   dataWithSealedParts,
+  decodeAttempt,
   decodeTask,
+  encodeAttempt,
   encodeTaskData,
   encodeTaskState,
   sealedPartsOfData,
 } from '../src/backends/redis/task-codec.js';
 import { sortKeyOf } from '../src/backends/redis/keys.js';
 import type { RetryTask } from '../src/domain/task.js';
-import { T0, makeTask } from './fixtures/tasks.js';
+import { T0, makeAttempt, makeTask } from './fixtures/tasks.js';
 
 /** A task's state as a script returns it (`read_state`, `task_reply`): as inserted, the listing key made whole. */
 function scriptReply(task: RetryTask): string {
@@ -111,6 +113,17 @@ describe('Redis store: one definition of a task, and the Lua scripts that spell 
     // As layout 4 wrote them: an object with every field, null and false included.
     const spelt = JSON.stringify(Object.fromEntries(DATA_FIELDS.map((name) => [name, task[name]])));
     expect(decodeTask([reply, spelt], 'ignored')).toEqual(task);
+  });
+
+  it("keeps a retry's delay at the end of an attempt entry: nothing more in an entry without one, read back either way", () => {
+    const task = makeTask();
+    const plain = makeAttempt(task, { errorMessage: 'HTTP 503' });
+    // Without a delay the entry is what it was before the delay existed: its last field holding something ends it.
+    expect(JSON.parse(encodeAttempt(plain))).toEqual([1, T0, 12.5, 'retry_scheduled', 'worker-1', 503, T0 + 1_000, 'HTTP 503', 'try later']);
+    expect(decodeAttempt(encodeAttempt(plain), task.tenantId, task.taskId)).toEqual(plain);
+    const delayed = makeAttempt(task, { responseBodySnippet: null, delayedBy: 'retry_budget', backoffAt: T0 + 400 });
+    expect(JSON.parse(encodeAttempt(delayed))).toEqual([1, T0, 12.5, 'retry_scheduled', 'worker-1', 503, T0 + 1_000, null, null, 'retry_budget', T0 + 400]);
+    expect(decodeAttempt(encodeAttempt(delayed), task.tenantId, task.taskId)).toEqual(delayed);
   });
 
   it("replaces a data JSON's headers and body in the form it was written in", () => {

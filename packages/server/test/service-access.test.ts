@@ -79,6 +79,8 @@ describe('retryd keys and retryd tenants (the commands)', () => {
   beforeEach(async () => {
     dir = await mkdtemp(join(tmpdir(), 'retryd-keys-'));
     store = `sqlite:${join(dir, 'retryd.db')}`;
+    // keys and tenants work on a store that exists: migrate makes it, as a deployment's first step does.
+    expect((await run(['migrate', '--store', store])).code).toBe(0);
   });
   afterEach(async () => rm(dir, { recursive: true, force: true }));
 

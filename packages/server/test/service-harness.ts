@@ -2,10 +2,13 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterEach } from 'vitest';
 
 const CLI = join(import.meta.dirname, '..', 'dist', 'cli', 'main.js');
+/** The test-only entry that reads RETRYD_FAULT_PAUSE_AT and RETRYD_CLOCK_OFFSET_MS (src/service/test-faults-entry.ts). */
+export const TEST_FAULTS_ENTRY = join(import.meta.dirname, '..', 'dist', 'service', 'test-faults-entry.js');
 
 /** What a run of the built CLI printed, and its exit code. */
 export interface CliRun {
@@ -31,9 +34,13 @@ export interface ServiceProcess {
   exited: Promise<number | null>;
 }
 
-/** Starts `retryd serve` (the built CLI) on a free port and resolves once its start line is logged. */
-export async function startServiceProcess(args: string[], env: NodeJS.ProcessEnv = {}): Promise<ServiceProcess> {
-  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', ...args], {
+/**
+ * Starts `retryd serve` (the built CLI) on a free port and resolves once its start line is logged. With
+ * `testSwitches`, through the test-only entry that honours RETRYD_FAULT_PAUSE_AT and RETRYD_CLOCK_OFFSET_MS.
+ */
+export async function startServiceProcess(args: string[], env: NodeJS.ProcessEnv = {}, options: { testSwitches?: boolean } = {}): Promise<ServiceProcess> {
+  const entry = options.testSwitches === true ? ['--import', pathToFileURL(TEST_FAULTS_ENTRY).href] : [];
+  const child = spawn(process.execPath, [...entry, CLI, 'serve', '--port', '0', ...args], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

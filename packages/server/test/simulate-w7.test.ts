@@ -90,17 +90,17 @@ describe('simulateW7: the default run of cases a to d (2,000 tasks, seed 2015)',
       b20: [true, true, false, true, true],
       b50: [true, true, false, true, true],
       b90: [false, false, false, false, false],
-      d: [false, false, false, false, false],
+      d: [true, false, false, false, false],
     });
     // Where previous misses: b90 held by its breaker, d paced by its retry budget; breaker-only finishes both.
     expect(at('b90', 'previous').finished).toBe(false);
     expect(at('b90', 'breaker-only').timeRatio).toBeLessThan(1.2);
     expect(at('d', 'breaker-only').goodputPerSecond).toBeGreaterThan(450);
     // landed's capacity probe tells d's full target from b90's failing one: d at its capacity with under a third of
-    // none's calls (1.2 a task is missed by the calls made while it finds out: 2,000 tasks are done in 4 s), b90 left to
-    // its retries.
+    // none's calls (within 1.2 a task even at 2,000 tasks, done in 4 s, where the calls made while it finds out weigh
+    // most), b90 left to its retries.
     expect(at('d', 'landed').goodputPerSecond).toBeGreaterThan(450);
-    expect(at('d', 'landed').callsPerTask).toBeLessThan(1.6);
+    expect(at('d', 'landed').callsPerTask).toBeLessThanOrEqual(1.2);
     expect(at('d', 'landed').callsRatio).toBeLessThan(0.35);
     expect(at('b90', 'landed').finished).toBe(true);
     expect(at('b90', 'landed').timeRatio).toBeLessThan(1.2);

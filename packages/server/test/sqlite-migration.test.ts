@@ -7,7 +7,7 @@ import { loadMigrations, migrate } from '../src/backends/sqlite/migrate.js';
 import { READY_QUEUES } from '../src/backends/sqlite/queue-statements.js';
 import { SELECT_DUE } from '../src/backends/sqlite/statements.js';
 import { ATTEMPT_COLUMNS, attemptToParams, taskToParams } from '../src/backends/sqlite/task-row.js';
-import { T0, finalOutcome, makePolicy, makeTask, retryOutcome } from './fixtures/tasks.js';
+import { T0, finalOutcome, makeAttempt, makePolicy, makeTask, retryOutcome } from './fixtures/tasks.js';
 import { expectMigratedTaskIds, tasksToMigrate } from './fixtures/migrated-task-ids.js';
 import { A, B, C, forTarget, freshPath, lease, opened, plan, removeTempDir } from './sqlite-harness.js';
 
@@ -36,6 +36,26 @@ function insertStoredRows(db: Database.Database, tasks: readonly RetryTask[], le
   for (const task of tasks) {
     const row = taskToParams(task, 1);
     insert.run(...columns.map(([, i]) => row[i]));
+  }
+}
+
+/** The attempt columns 014 added (a retry's delay past its backoff). */
+const ADDED_BY_014: readonly string[] = ['delayed_by', 'backoff_at'];
+
+/**
+ * Writes attempt log entries into a database's `attempts` as it stored them: every column of today's but those named
+ * in `left` (added since); the task id as its text with `idAsText` (the tables before 008).
+ */
+function insertAttemptRows(db: Database.Database, attempts: readonly AttemptLog[], left: readonly string[], idAsText = false): void {
+  const columns = ATTEMPT_COLUMNS.split(',')
+    .map((column, i) => [column.trim(), i] as const)
+    .filter(([column]) => !left.includes(column));
+  const insert = db.prepare(`INSERT INTO attempts (${columns.map(([c]) => c).join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`);
+  for (const attempt of attempts) {
+    // Any id the tables before 008 held, even one 008 refuses: it is put in as text, not through the BLOB's check.
+    const params: unknown[] = attemptToParams(idAsText ? { ...attempt, taskId: randomUUID() } : attempt);
+    if (idAsText) params[1] = attempt.taskId;
+    insert.run(...columns.map(([, i]) => params[i]));
   }
 }
 
@@ -279,12 +299,7 @@ describe('migrating a database made by 007', () => {
     const old = new Database(path);
     migrate(old, loadMigrations().filter((m) => m.version <= 7));
     insertRows(old, tasks, paramsBefore008);
-    const insertAttempt = old.prepare(`INSERT INTO attempts (${ATTEMPT_COLUMNS}) VALUES (${ATTEMPT_COLUMNS.split(',').map(() => '?').join(', ')})`);
-    for (const attempt of attempts) {
-      const params: unknown[] = attemptToParams({ ...attempt, taskId: randomUUID() });
-      params[1] = attempt.taskId;
-      insertAttempt.run(...params);
-    }
+    insertAttemptRows(old, attempts, ADDED_BY_014, true);
     old.prepare('INSERT INTO target_queues (tenant_id, target_key, next_due_at) VALUES (?, ?, ?)').run('default', A, T0);
     old.close();
     return path;
@@ -511,5 +526,29 @@ describe('migrating a database made by 012', () => {
     expect(await store.getTask('default', after.taskId)).toEqual(after);
     for (const task of [before, after]) await store.cancelTask({ tenantId: 'default', taskId: task.taskId }, T0 + 5, T0 + 10);
     expect(await store.callbacks.owed(10)).toEqual([{ tenantId: 'default', taskId: after.taskId, owedAt: T0 + 5 }]);
+  });
+});
+
+describe('migrating a database made by 013', () => {
+  it("adds a retry's delay to the attempt log: null in every entry stored before, kept in the entries logged after", async () => {
+    const path = freshPath();
+    const old = new Database(path);
+    migrate(old, loadMigrations().filter((m) => m.version <= 13));
+    old.prepare('INSERT INTO target_queues (tenant_id, target_key, next_due_at) VALUES (?, ?, ?)').run('default', A, T0);
+    const task = forTarget(A, { nextAttemptAt: T0, attemptNumber: 1 });
+    insertStoredRows(old, [task], []);
+    // Its first attempt, as 013 stored it: every column of today's but the delay's.
+    const logged = makeAttempt(task, { attemptNumber: 1 });
+    insertAttemptRows(old, [logged], ADDED_BY_014);
+    old.close();
+
+    await using store = await opened(path);
+    expect((await store.listAttempts('default', task.taskId, { limit: 10 })).items).toEqual([logged]);
+    const [claimed] = await store.claimDue(T0, { ...lease, limit: 1 });
+    if (claimed === undefined) throw new Error('expected the task to be claimed');
+    const delayed = makeAttempt(claimed, { delayedBy: 'retry_budget', backoffAt: T0 + 1_000, nextAttemptAt: T0 + 2_500 });
+    const ref = { tenantId: 'default', taskId: task.taskId, fencingToken: claimed.fencingToken };
+    await store.completeAttempts([{ ...ref, attempt: delayed, next: retryOutcome(claimed, T0 + 2_500) }], T0 + 10);
+    expect((await store.listAttempts('default', task.taskId, { limit: 10 })).items).toEqual([logged, delayed]);
   });
 });

@@ -195,12 +195,15 @@ describe('schemes', () => {
     expect(await guard().check(new URL(url))).toEqual({
       ok: false,
       kind: 'blocked',
-      detail: `the scheme ${new URL(url).protocol} is not http: or https:`,
+      detail: `the scheme ${new URL(url).protocol} is not http:, https:, grpc: or grpcs:`,
     });
   });
 
-  it('passes http: and https:', async () => {
+  it('passes http:, https:, grpc: and grpcs:', async () => {
     expect(await guard().check(new URL('http://public.example/'))).toMatchObject({ ok: true });
     expect(await guard().check(new URL('https://public.example/'))).toMatchObject({ ok: true });
+    expect(await guard().check(new URL('grpc://public.example:50051/a.B/C'))).toMatchObject({ ok: true });
+    expect(await guard().check(new URL('grpcs://public.example:443/a.B/C'))).toMatchObject({ ok: true });
+    expect(await guard().check(new URL('grpc://127.0.0.1:50051/a.B/C'))).toMatchObject({ ok: false, kind: 'blocked' });
   });
 });

@@ -50,6 +50,7 @@ function completionOf(task, statusCode, startedAt, now) {
     tenantId: task.tenantId, taskId: task.taskId, attemptNumber: number, startedAt, durationMs: now - startedAt,
     responseStatus: statusCode, errorMessage: ok ? null : `HTTP ${statusCode}`, outcome: ok ? 'succeeded' : 'retry_scheduled',
     responseBodySnippet: null, nextAttemptAt: ok ? null : now, workerId: LEASE.workerId,
+    delayedBy: null, backoffAt: null,
   };
   const next = {
     status: ok ? 'SUCCEEDED' : 'PENDING', attemptNumber: number, nextAttemptAt: ok ? null : now, runStartedAt: task.runStartedAt,

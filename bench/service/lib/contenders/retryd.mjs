@@ -127,6 +127,9 @@ export async function retrydStore(kind, { sync = 'full', name = 'bench' } = {}) 
  * contender's name says which. An off contender's id (and `pairId`) ends in `-protection-off`; `protectionPairId`
  * pairs the current build's runs of one configuration with the protections on and off.
  *
+ * `grpc`: W1 over gRPC (`w1.mjs --downstream grpc`): each task calls `/bench.W1/Charge` of the gRPC downstream, its
+ * body the same JSON's bytes in base64; `-grpc` follows the store in its ids (`retryd-sqlite-full-grpc`).
+ *
  * `aof` (its `appendfsync`): the configuration on W1's own Redis with AOF (`--redis-aof`; `storeKind` is its URL): `-aof` follows the
  * store in its ids (`retryd-redis-aof`, `retryd-redis-aof-protection-off`). `serverCpuMs` reads the CPU of the store's
  * server (default: every process of its kind, see {@link storeServerCpuMs}; W1's own server: its pid alone).
@@ -141,6 +144,7 @@ export function retrydContender({
   role = 'after',
   protection = 'defaults',
   aof,
+  grpc = false,
   serverCpuMs,
 }) {
   if (!['defaults', 'off'].includes(protection)) throw new Error(`protection must be defaults or off, got ${protection}`);
@@ -155,7 +159,7 @@ export function retrydContender({
   const offByFlag = off && serveHasFlag(cli, '--protection');
   /** What was done about the target's protection, for the contender's name (set at the enqueue without the flag). */
   let protectionNote = off ? (offByFlag ? '--protection off' : "target's protections off") : 'default protections';
-  const base = `${storeKind === 'sqlite' ? `retryd-sqlite-${sync}` : `retryd-${storeKind.replace(/:.*$/, '')}`}${aof === undefined ? '' : '-aof'}${instances > 1 ? `-x${instances}` : ''}`;
+  const base = `${storeKind === 'sqlite' ? `retryd-sqlite-${sync}` : `retryd-${storeKind.replace(/:.*$/, '')}`}${aof === undefined ? '' : '-aof'}${grpc ? '-grpc' : ''}${instances > 1 ? `-x${instances}` : ''}`;
   const pairId = off ? `${base}-protection-off` : base;
   return {
     id: twin ? `${pairId}-${role}` : pairId,
@@ -167,7 +171,7 @@ export function retrydContender({
     protection,
     cli,
     get name() {
-      const extra = [instances > 1 ? `${instances} instances` : '', protectionNote].filter((x) => x !== '').join(', ');
+      const extra = [grpc ? 'over gRPC' : '', instances > 1 ? `${instances} instances` : '', protectionNote].filter((x) => x !== '').join(', ');
       return `retryd${twin ? ` (${role})` : ''} (${store?.label ?? storeKind}${extra === '' ? '' : `, ${extra}`})`;
     },
     get durability() {
@@ -203,9 +207,11 @@ export function retrydContender({
       // All tasks become due at `dueAt`, after the enqueue (at ≥ 4,000 tasks/s), so the dispatch figure is not
       // mixed with the enqueue, as with the peers, whose workers start once everything is enqueued.
       dueAt = Date.now() + 2_000 + Math.ceil(tasks.length * 0.25);
-      const target = `${downstreamUrl}/w1`;
+      const target = grpc ? `${downstreamUrl}/bench.W1/Charge` : `${downstreamUrl}/w1`;
+      // A gRPC downstream's URL is its target key already (`URL.origin` is "null" for grpc:).
+      const origin = grpc ? downstreamUrl : new URL(downstreamUrl).origin;
       if (off && !offByFlag && !(await service.hasTargets())) protectionNote = 'no /targets in this build';
-      else if (off && !offByFlag) await service.call('PUT', targetPath(new URL(downstreamUrl).origin), PROTECTIONS_OFF_PATCH);
+      else if (off && !offByFlag) await service.call('PUT', targetPath(origin), PROTECTIONS_OFF_PATCH);
       const batches = Math.ceil(tasks.length / 1000);
       const started = performance.now();
       await inParallel(batches, 4, (b) =>
@@ -213,8 +219,7 @@ export function retrydContender({
           tasks.slice(b * 1000, (b + 1) * 1000).map((t) => ({
             targetUrl: target,
             method: 'POST',
-            headers: { 'content-type': 'application/json' },
-            body: t.body,
+            ...(grpc ? { body: Buffer.from(t.body).toString('base64') } : { headers: { 'content-type': 'application/json' }, body: t.body }),
             idempotencyKey: t.key,
             policy: W1_POLICY,
             notBefore: dueAt,

@@ -1,7 +1,7 @@
 /**
  * `@retryd/client/express`: hands a request handler's failed downstream call to the retryd service and answers
- * `202 { status: 'queued', taskId }` instead of an error. Express 5 is an optional peer dependency: only this entry
- * point loads it.
+ * `202 { status: 'queued', taskId }` instead of an error. Express (4.21 or later, or 5) is an optional peer dependency:
+ * only this entry point loads it.
  *
  * @packageDocumentation
  */
@@ -32,11 +32,15 @@ export interface RetrydExpress {
 }
 
 /**
- * The Express 5 integration: a handler makes its downstream call with `req.retryd.fetch(url, init)`; when the first
+ * The Express integration (Express 4.21 or later, or 5): a handler makes its downstream call with `req.retryd.fetch(url, init)`; when the first
  * try succeeds (or fails for good) the handler gets the answer and responds as usual; when it fails in a way worth
  * retrying, the call is enqueued to the service (same idempotency key, credentials stripped or replaced by
  * `{{secret:NAME}}` references) and the request is answered `202 { status: 'queued', taskId }`. With a `spool`, a call
  * retryd cannot take is kept on disk and answered `202 { status: 'spooled', idempotencyKey }`.
+ *
+ * The hand-off reaches `errorHandler` as the handler's rejection. Express 5 passes an async handler's rejection on by
+ * itself; Express 4 does not, so there end each async handler with `.catch(next)`
+ * (`(req, res, next) => void handle(req, res).catch(next)`), or the request is never answered.
  *
  * @example
  * ```ts

@@ -27,12 +27,18 @@ import type { QueuedCall, QueuedRequest } from './queued-call.js';
 import type { QueueClock, RetryQueueOptions } from './retry-queue-options.js';
 
 /** What {@link RetryQueue.enqueue} takes: a request as data; `method` defaults to GET, `headers` to none. */
-export interface EnqueueRequest {
+export interface RetryQueueRequest {
   url: string;
   method?: string;
   headers?: Record<string, string>;
   body?: string;
 }
+
+/**
+ * The former name of {@link RetryQueueRequest}, kept so that code written against it still compiles.
+ * @deprecated Use {@link RetryQueueRequest}; the service's `POST /retry-tasks` body is `EnqueueTaskRequest`.
+ */
+export type EnqueueRequest = RetryQueueRequest;
 
 const defaultSend = (request: QueuedRequest, signal: AbortSignal): Promise<Response> =>
   fetch(request.url, { method: request.method, headers: request.headers, signal, ...(request.body === undefined ? {} : { body: request.body }) });
@@ -106,7 +112,7 @@ export class RetryQueue {
    * @throws QueueFullError when the queue holds `maxSize` calls; TypeError naming `url` or `method`;
    *   CredentialRuleError naming a credential header given without `credentials` or `storeCredentials`
    */
-  async enqueue(request: EnqueueRequest): Promise<QueuedCall> {
+  async enqueue(request: RetryQueueRequest): Promise<QueuedCall> {
     if (this.#closed) throw new Error('the queue is closed: open a new one');
     if (this.size >= this.#maxSize) throw new QueueFullError(this.#maxSize);
     const method = (request.method ?? 'GET').toUpperCase();

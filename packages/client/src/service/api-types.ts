@@ -30,8 +30,13 @@ export type NamedPolicy = Schemas['NamedPolicy'];
 export type PolicyRequest = Schemas['PolicyRequest'];
 /** The body of `PUT /retry-policies/{policyId}`: the policy fields (`policyId` may be left out). */
 export type PolicyReplaceRequest = Schemas['PolicyReplaceRequest'];
-/** The body of `POST /retry-tasks`: a call for the service to make until it succeeds or its policy gives up. */
-export type EnqueueRequest = Schemas['EnqueueRequest'];
+/**
+ * The body of `POST /retry-tasks` (`RetrydClient.enqueueTask`): a call for the service to make until it succeeds
+ * or its policy gives up. Named apart from the browser queue's `RetryQueueRequest`.
+ */
+export type EnqueueTaskRequest = Schemas['EnqueueRequest'];
+/** The name of {@link EnqueueTaskRequest} inside this package (the OpenAPI schema's); the package's root exports the other. */
+export type EnqueueRequest = EnqueueTaskRequest;
 /** One entry of a batch's answer: `status` 201 or 200 with `task`, any other with `error`. */
 export type BatchEntryResult = Schemas['BatchResult']['results'][number];
 /** The body of `POST /retry-tasks/{taskId}/reschedule`: when the PENDING task is next due. */

@@ -14,7 +14,14 @@ export class OriginBreakers {
 
   /** The breaker of `url`'s origin. */
   forUrl(url: string | URL): CircuitBreaker {
-    const origin = typeof url === 'string' ? originOf(url) : url.origin;
+    return this.forOrigin(typeof url === 'string' ? originOf(url) : url.origin);
+  }
+
+  /**
+   * The breaker of an origin named by the caller: for calls whose address is no http(s) URL (a gRPC channel's target,
+   * whose `new URL(…).origin` would be `'null'` for every one of them).
+   */
+  forOrigin(origin: string): CircuitBreaker {
     let breaker = this.#breakers.get(origin);
     if (breaker === undefined) {
       breaker = new CircuitBreaker(this.options);

@@ -1,3 +1,4 @@
+import { DEFAULT_RETRYABLE_GRPC_CODES, isGrpcStatusName, type GrpcFailureName } from '../grpc/grpc-status.js';
 import type { FailureClass } from '../http/failure-class.js';
 
 /** How the base delay grows with the retry number. */
@@ -65,8 +66,13 @@ export interface RetryPolicy extends BackoffSchedule {
   totalBudgetMs?: number;
   /** Headroom kept in the budget for the next call, in ms: no attempt starts with less than this left. */
   estimatedCallMs?: number;
-  /** HTTP statuses worth retrying. Default {@link DEFAULT_RETRYABLE_STATUS_CODES}. */
-  retryableStatusCodes?: number[];
+  /**
+   * Statuses worth retrying: HTTP statuses (`[429, 503]`) for HTTP targets, or gRPC status code names
+   * (`["UNAVAILABLE", "ABORTED"]`) for gRPC targets of the retryd service; never both in one list. Default
+   * {@link DEFAULT_RETRYABLE_STATUS_CODES} for HTTP, `DEFAULT_RETRYABLE_GRPC_CODES` for gRPC: a list of one kind leaves
+   * the other kind at its default (see {@link retryableStatusCodesOf} and {@link retryableGrpcCodesOf}).
+   */
+  retryableStatusCodes?: (number | GrpcFailureName)[];
   /**
    * Statuses besides 2xx that mean the call did what it was for: a `409 Conflict` from a downstream that answers so to
    * a key it already processed, a `404` from a DELETE of what is already gone. Such an answer ends the call as a
@@ -110,7 +116,32 @@ export function successStatusCodesOf(policy: Pick<RetryPolicy, 'successStatusCod
 
 const NO_STATUS_CODES: readonly number[] = Object.freeze([]);
 
-/** The statuses a policy retries: its own list, or the defaults. */
+/**
+ * The HTTP statuses a policy retries: its own list, or the defaults when it names none, or names gRPC codes (a list of
+ * gRPC codes says nothing of HTTP).
+ */
 export function retryableStatusCodesOf(policy: Pick<RetryPolicy, 'retryableStatusCodes'>): readonly number[] {
-  return policy.retryableStatusCodes ?? DEFAULT_RETRYABLE_STATUS_CODES;
+  const own = policy.retryableStatusCodes;
+  if (own === undefined || (own.length > 0 && typeof own[0] === 'string')) return DEFAULT_RETRYABLE_STATUS_CODES;
+  return own as number[];
+}
+
+/**
+ * The gRPC status codes a policy retries, by name: its own list when it names gRPC codes (an empty list retries none),
+ * else `DEFAULT_RETRYABLE_GRPC_CODES` (UNAVAILABLE, RESOURCE_EXHAUSTED, DEADLINE_EXCEEDED).
+ */
+export function retryableGrpcCodesOf(policy: Pick<RetryPolicy, 'retryableStatusCodes'>): readonly GrpcFailureName[] {
+  const own = policy.retryableStatusCodes;
+  if (own === undefined || (own.length > 0 && !isGrpcStatusName(own[0]))) return DEFAULT_RETRYABLE_GRPC_CODES;
+  return own as GrpcFailureName[];
+}
+
+/**
+ * Which kind of status a policy's `retryableStatusCodes` names: `http` (numbers), `grpc` (gRPC code names), or `any`
+ * (none given, or an empty list: fits a target of either kind).
+ */
+export function retryableStatusKindOf(policy: Pick<RetryPolicy, 'retryableStatusCodes'>): 'http' | 'grpc' | 'any' {
+  const first = policy.retryableStatusCodes?.[0];
+  if (first === undefined) return 'any';
+  return typeof first === 'string' ? 'grpc' : 'http';
 }

@@ -1,3 +1,4 @@
+import { GrpcStatus, isGrpcStatusName, type GrpcFailureName, type GrpcStatusName } from '../grpc/grpc-status.js';
 import { FailureClass } from '../http/failure-class.js';
 import { BackoffType, DEFAULT_RETRYABLE_STATUS_CODES, JitterType, type BackoffByClass, type BackoffSchedule, type RetryPolicy } from './retry-policy.js';
 
@@ -205,19 +206,7 @@ export function validatePolicy(input: unknown, path = ''): PolicyValidation {
       fail('estimatedCallMs', `< totalBudgetMs (${totalBudgetMs})`, estimatedCallMs);
     }
   }
-  if (retryableStatusCodes !== undefined) {
-    if (!Array.isArray(retryableStatusCodes)) {
-      fail('retryableStatusCodes', 'an array of HTTP status codes when present', retryableStatusCodes);
-    } else {
-      retryableStatusCodes.forEach((code: unknown, i) => {
-        if (!Number.isInteger(code) || (code as number) < 100 || (code as number) > 599) {
-          fail(`retryableStatusCodes[${i}]`, 'an integer HTTP status from 100 to 599', code);
-        } else if ((code as number) >= 200 && (code as number) < 300) {
-          fail(`retryableStatusCodes[${i}]`, 'a failure status (2xx means success and is never retried)', code);
-        }
-      });
-    }
-  }
+  if (retryableStatusCodes !== undefined) checkRetryableStatusCodes(retryableStatusCodes, fail);
   if (successStatusCodes !== undefined) checkSuccessStatusCodes(successStatusCodes, retryableStatusCodes, fail);
   if (backoffByClass !== undefined) checkBackoffByClass(backoffByClass, p, fail, refuse);
 
@@ -232,11 +221,40 @@ export function validatePolicy(input: unknown, path = ''): PolicyValidation {
   };
   if (totalBudgetMs !== undefined) policy.totalBudgetMs = totalBudgetMs as number;
   if (estimatedCallMs !== undefined) policy.estimatedCallMs = estimatedCallMs as number;
-  if (retryableStatusCodes !== undefined) policy.retryableStatusCodes = [...new Set(retryableStatusCodes as number[])];
+  if (retryableStatusCodes !== undefined) policy.retryableStatusCodes = [...new Set(retryableStatusCodes as (number | GrpcFailureName)[])];
   if (successStatusCodes !== undefined) policy.successStatusCodes = [...new Set(successStatusCodes as number[])];
   if (backoffByClass !== undefined) policy.backoffByClass = copyBackoffByClass(backoffByClass as BackoffByClass);
   return { ok: true, policy };
 }
+
+/**
+ * `retryableStatusCodes`: an array of failure statuses, all of one kind: HTTP statuses (integers 100–599, never a 2xx),
+ * or gRPC status code names (never `OK`). Which kind a target takes is checked where the target is known (the service,
+ * at enqueue).
+ */
+function checkRetryableStatusCodes(codes: unknown, fail: Fail): void {
+  if (!Array.isArray(codes)) {
+    fail('retryableStatusCodes', 'an array of HTTP status codes or of gRPC status code names when present', codes);
+    return;
+  }
+  const grpc = codes.length > 0 && typeof codes[0] === 'string';
+  codes.forEach((code: unknown, i) => {
+    const field = `retryableStatusCodes[${i}]`;
+    if (grpc) {
+      if (typeof code !== 'string') fail(field, 'a gRPC status code name like the first entry (HTTP statuses and gRPC codes are not mixed)', code);
+      else if (!isGrpcStatusName(code)) fail(field, `a gRPC status code name (${GRPC_FAILURE_NAMES.join(', ')})`, code);
+      else if (code === 'OK') fail(field, 'a failure code (OK means success and is never retried)', code);
+    } else if (typeof code === 'string') {
+      fail(field, 'an HTTP status like the first entry (HTTP statuses and gRPC codes are not mixed)', code);
+    } else if (!Number.isInteger(code) || (code as number) < 100 || (code as number) > 599) {
+      fail(field, 'an integer HTTP status from 100 to 599', code);
+    } else if ((code as number) >= 200 && (code as number) < 300) {
+      fail(field, 'a failure status (2xx means success and is never retried)', code);
+    }
+  });
+}
+
+const GRPC_FAILURE_NAMES = (Object.keys(GrpcStatus) as GrpcStatusName[]).filter((name) => name !== 'OK');
 
 /**
  * `successStatusCodes`: an array of non-2xx statuses (2xx always succeeds), none of them one the policy retries: a
@@ -249,6 +267,10 @@ function checkSuccessStatusCodes(codes: unknown, retryable: unknown, fail: Fail)
     return;
   }
   const own = Array.isArray(retryable);
+  if (own && retryable.length > 0 && typeof retryable[0] === 'string') {
+    fail('successStatusCodes', 'absent when retryableStatusCodes names gRPC codes (successStatusCodes are HTTP statuses, for HTTP targets)', codes);
+    return;
+  }
   const retried: readonly unknown[] = own ? retryable : DEFAULT_RETRYABLE_STATUS_CODES;
   codes.forEach((code: unknown, i) => {
     const field = `successStatusCodes[${i}]`;

@@ -194,6 +194,8 @@ async function retryLoop<T>(
   let attemptStart = start;
   let previousDelayMs = 0;
   let made = first;
+  /** The failure the last sleep followed: what a call that runs out of budget while it sleeps gives up with. */
+  let lastFailure: unknown;
   for (let attempt = 1; ; attempt++) {
     let timed: DeadlineContext | undefined;
     let context: AttemptContext;
@@ -201,12 +203,18 @@ async function retryLoop<T>(
       context = made.context;
     } else {
       signal?.throwIfAborted();
+      if (attempt > 1) {
+        attemptStart = clock.now();
+        // A sleep can end late (a busy event loop, a suspended process): no attempt starts once the budget is spent.
+        if (budgetMs !== undefined && attemptStart - start >= budgetMs) {
+          throw new RetryExhaustedError({ attempts: attempt - 1, elapsedMs: attemptStart - start, reason: GiveUpReason.BUDGET, lastError: lastFailure });
+        }
+      }
       if (breaker && !breaker.tryAcquire()) {
         if (attempt === 1) throw breaker.openError();
         throw new RetryExhaustedError({ attempts: attempt - 1, elapsedMs: clock.now() - start, reason: GiveUpReason.CIRCUIT_OPEN, lastError: breaker.openError() });
       }
       if (attempt === 1) retryBudget?.recordAttempt();
-      else attemptStart = clock.now();
 
       // Only a call with a budget pays for a deadline on each attempt; the common first try stays as cheap as without.
       timed = budgetMs === undefined ? undefined : new DeadlineContext(attempt, attemptStart - start, signal, budgetMs);
@@ -286,6 +294,7 @@ async function retryLoop<T>(
     reportEvent?.({ attempt, outcome: AttemptOutcome.RETRY_SCHEDULED, delayMs: plan.delayMs, hinted: plan.hinted, elapsedMs, durationMs, error: failure });
     discardBody(hintSource);
     previousDelayMs = plan.previousDelayMs;
+    lastFailure = failure;
     await clock.sleep(plan.delayMs, signal);
   }
 }

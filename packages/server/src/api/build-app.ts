@@ -34,6 +34,7 @@ import { TARGET_SCHEMAS } from './target-schemas.js';
 import { connectionLimitsProblem, defaultConnectionLimits, installConnectionLimits, serverOptionsOf, type ConnectionLimits } from './connection-limits.js';
 import { DEFAULT_MAX_PAGE_BYTES } from './bounded-page.js';
 import { registerDocsRoutes } from './routes/docs-routes.js';
+import { installCompression } from './compression.js';
 
 /** How long a stopping service lets the requests in progress end before it closes every connection: 2 s. */
 export const CLOSE_DRAIN_MS = 2_000;
@@ -91,7 +92,10 @@ export interface BuildAppOptions {
    * `stats`, its numbers at `/console/stats`. Default: served, from `CONSOLE_DIR`; `false`: not served.
    */
   console?: { dir?: string } | false;
-  /** The `servers` URL of the OpenAPI document: where clients reach this service. Default `http://127.0.0.1:8080`. */
+  /**
+   * The `servers` URL of the OpenAPI document: where clients reach this service. Default `/`, relative: `/docs`
+   * ("Try it out") and generators call the host that served the document, whatever port or proxy name it is on.
+   */
   serverUrl?: string;
   /** Version shown in the OpenAPI document. Default `0.1.0`. */
   version?: string;
@@ -183,6 +187,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     void parseJson(request, text, done);
   });
 
+  await installCompression(app);
   await app.register(fastifySwagger, {
     openapi: {
       openapi: '3.1.0',
@@ -206,7 +211,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
         { name: 'health', description: 'Liveness and readiness' },
         { name: 'console', description: 'What the web console at / reads besides the routes above' },
       ],
-      servers: [{ url: options.serverUrl ?? 'http://127.0.0.1:8080', description: 'Where this service is reached' }],
+      servers: [{ url: options.serverUrl ?? '/', description: 'The host that served this document' }],
       components: { securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', description: 'An API key: rtd_…' } } },
       security: [{ apiKey: [] }],
     },

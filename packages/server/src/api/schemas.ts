@@ -1,13 +1,15 @@
 import {
   BackoffType,
   FailureClass,
+  GrpcStatus,
   JitterType,
   MAX_ATTEMPTS_LIMIT,
   MAX_POLICY_MS,
   type BACKOFF_SCHEDULE_FIELDS,
+  type GrpcStatusName,
   type RETRY_POLICY_FIELDS,
 } from '@retryd/core';
-import { AttemptLogOutcome } from '../domain/task.js';
+import { AttemptLogOutcome, RetryDelayReasons } from '../domain/task.js';
 import { TaskWaitReasons } from '../protection/task-wait.js';
 import { TASK_FIELDS, TASK_VIEW_FIELD_NAMES } from '../domain/task-fields.js';
 import { TASK_SUMMARY_FIELD_NAMES } from './views.js';
@@ -48,6 +50,9 @@ const classSchedule = (failures: string) => ({
   description: `The schedule of retries after ${failures}: the fields given replace the main schedule's.`,
 });
 
+/** The gRPC status code names a policy may retry: every one but OK. */
+const GRPC_FAILURE_CODES = (Object.keys(GrpcStatus) as GrpcStatusName[]).filter((name) => name !== 'OK');
+
 const policyFields = {
   maxAttempts: { type: 'integer', minimum: 1, maximum: MAX_ATTEMPTS_LIMIT, description: 'Attempts in all, the first included.' },
   ...scheduleFields,
@@ -65,8 +70,17 @@ const policyFields = {
   },
   retryableStatusCodes: {
     type: 'array',
-    description: 'The statuses worth retrying, instead of the default 408, 425, 429, 500, 502, 503, 504; never a 2xx (a success).',
-    items: { type: 'integer', minimum: 100, maximum: 599, not: { minimum: 200, maximum: 299 } },
+    description:
+      'The statuses worth retrying. For http and https targets, HTTP statuses instead of the default 408, 425, 429, 500, 502, 503, 504; ' +
+      'never a 2xx (a success). For grpc and grpcs targets, gRPC status code names instead of the default UNAVAILABLE, ' +
+      'RESOURCE_EXHAUSTED, DEADLINE_EXCEEDED; never OK. One kind per list; a task is refused at enqueue when its policy ' +
+      "names the other kind than its target's.",
+    items: {
+      anyOf: [
+        { type: 'integer', minimum: 100, maximum: 599, not: { minimum: 200, maximum: 299 } },
+        { type: 'string', enum: GRPC_FAILURE_CODES },
+      ],
+    },
   },
   successStatusCodes: {
     type: 'array',
@@ -244,15 +258,23 @@ export const SHARED_SCHEMAS = [
     additionalProperties: false,
     required: ['targetUrl', 'method'],
     properties: {
-      targetUrl: { type: 'string', format: 'uri', maxLength: ENQUEUE_LIMITS.urlLength, description: 'http or https; private addresses are refused unless --allow-targets covers them.' },
-      method: { type: 'string', enum: [...TARGET_METHODS] },
+      targetUrl: {
+        type: 'string',
+        format: 'uri',
+        maxLength: ENQUEUE_LIMITS.urlLength,
+        description:
+          'http or https; or a unary gRPC method, grpc://host:port/package.Service/Method (grpcs:// for TLS), the port required. ' +
+          'Private addresses are refused unless --allow-targets covers them.',
+      },
+      method: { type: 'string', enum: [...TARGET_METHODS], description: 'POST for a gRPC target (a gRPC call is an HTTP/2 POST; the service also takes it absent there).' },
       headers: {
         type: 'object',
         maxProperties: ENQUEUE_LIMITS.headers,
         propertyNames: { type: 'string', maxLength: ENQUEUE_LIMITS.headerNameLength, pattern: HEADER_NAME_PATTERN.source },
         additionalProperties: { type: 'string', maxLength: ENQUEUE_LIMITS.headerValueLength, pattern: HEADER_VALUE_PATTERN.source },
         description:
-          'Sent on every attempt. Hop-by-hop and framing headers (Host, Content-Length, Connection, ...) are refused; an ' +
+          'Sent on every attempt (as metadata to a gRPC target: a name ending in -bin takes a base64 value, sent as bytes; ' +
+          'grpc-* and content-type are refused). Hop-by-hop and framing headers (Host, Content-Length, Connection, ...) are refused; an ' +
           `Idempotency-Key entry is taken as the key. At most ${ENQUEUE_LIMITS.headers} headers, names of at most ` +
           `${ENQUEUE_LIMITS.headerNameLength} bytes, values of at most ${ENQUEUE_LIMITS.headerValueLength} bytes, ` +
           `${ENQUEUE_LIMITS.headerBytes} bytes in all.`,
@@ -260,14 +282,16 @@ export const SHARED_SCHEMAS = [
       body: {
         description:
           'A string, sent as is; or any other JSON value, sent as JSON (content-type application/json unless given), nested at ' +
-          `most ${ENQUEUE_LIMITS.bodyDepth} levels deep. Not with bodyRef.`,
+          `most ${ENQUEUE_LIMITS.bodyDepth} levels deep. For a gRPC target: the request message, already serialised, in ` +
+          'standard base64 (with = padding); the reply is kept as base64 in the attempt log. Not with bodyRef.',
       },
       bodyRef: {
         type: 'string',
         maxLength: ENQUEUE_LIMITS.bodyRefLength,
         description:
           'Instead of body: s3://<bucket>/<key> of an object the caller put in the bucket --blobs names, under <prefix>/<tenant>/; ' +
-          'checked to exist at enqueue, read at each attempt, never deleted by retryd. Set content-type in headers.',
+          'checked to exist at enqueue, read at each attempt, never deleted by retryd. Set content-type in headers. For a gRPC ' +
+          'target the object holds the raw bytes of the request message.',
       },
       policyId: { ...POLICY_ID_SCHEMA, description: 'A registered policy; default "default". Not with policy.' },
       policy: { $ref: 'RetryPolicy#' },
@@ -364,7 +388,18 @@ export const SHARED_SCHEMAS = [
   {
     $id: 'Attempt',
     type: 'object',
-    required: ['attemptNumber', 'startedAt', 'durationMs', 'responseStatus', 'errorMessage', 'outcome', 'responseBodySnippet', 'nextAttemptAt'],
+    required: [
+      'attemptNumber',
+      'startedAt',
+      'durationMs',
+      'responseStatus',
+      'errorMessage',
+      'outcome',
+      'responseBodySnippet',
+      'nextAttemptAt',
+      'delayedBy',
+      'backoffAt',
+    ],
     properties: {
       attemptNumber: { type: 'integer' },
       startedAt: { type: 'integer' },
@@ -377,6 +412,14 @@ export const SHARED_SCHEMAS = [
         description: 'The first 4 KiB of the response body, with every secret the attempt sent (revealed headers, references, a sensitive body) replaced by [REDACTED].',
       },
       nextAttemptAt: nullable('integer'),
+      delayedBy: {
+        type: ['string', 'null'],
+        enum: [...Object.values(RetryDelayReasons), null],
+        description:
+          "Why nextAttemptAt is later than the retry's backoff said, or null (it is not, or no retry follows). retry_budget: " +
+          "the target's retry budget was spent, and the retry took the next slot of its pacer (minRetriesPerSecond).",
+      },
+      backoffAt: { ...nullable('integer'), description: 'When the backoff alone would have run the retry, when delayedBy is set; else null.' },
     },
   },
   {

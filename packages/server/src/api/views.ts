@@ -1,5 +1,5 @@
 import type { RetryPolicy } from '@retryd/core';
-import type { AttemptLog, AttemptLogOutcome, RetryTask, StoredPolicy } from '../domain/task.js';
+import type { AttemptLog, AttemptLogOutcome, RetryDelayReason, RetryTask, StoredPolicy } from '../domain/task.js';
 import { compileTaskMapper, taskLiteral } from '../domain/compile-task-mapper.js';
 import { TASK_VIEW_FIELD_NAMES, type TaskViewFieldName } from '../domain/task-fields.js';
 import { REDACTED, redactHeaders, redactUrlQuery } from '../secrets/redaction.js';
@@ -35,6 +35,10 @@ export interface AttemptView {
   outcome: AttemptLogOutcome;
   responseBodySnippet: string | null;
   nextAttemptAt: number | null;
+  /** Why `nextAttemptAt` is later than the retry's backoff said (`retry_budget`), or null: it is not. */
+  delayedBy: RetryDelayReason | null;
+  /** When the backoff alone would have run the retry, when `delayedBy` says it was delayed; else null. */
+  backoffAt: number | null;
 }
 
 /** A named policy as the API shows it: the core policy fields plus its id and times. */
@@ -125,6 +129,8 @@ export function toAttemptView(attempt: AttemptLog): AttemptView {
     outcome: attempt.outcome,
     responseBodySnippet: attempt.responseBodySnippet,
     nextAttemptAt: attempt.nextAttemptAt,
+    delayedBy: attempt.delayedBy,
+    backoffAt: attempt.backoffAt,
   };
 }
 

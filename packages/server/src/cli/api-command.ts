@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import { DEFAULT_SERVICE_URL, RetrydApiError, RetrydClient, RetrydUnreachableError, type Page, type PageRequest } from '@retryd/client';
 import { ConfigError, parseIntegerOption } from '../service/retryd-config.js';
+import { relativeTime } from '../terminal/relative-time.js';
 
 /**
  * The exit codes of the commands that talk to a running service (`tasks`, `dlq`, `policies`, `targets`), one per
@@ -39,6 +40,7 @@ export interface ApiFlags {
   url: string;
   apiKey?: string;
   json?: boolean;
+  absolute?: boolean;
 }
 
 /** Adds `--url`, `--api-key` and `--json` to an API command. */
@@ -47,7 +49,20 @@ export function apiCommand(name: string, description: string, jsonMeaning = 'one
     .description(description)
     .addOption(new Option('--url <url>', 'the running service').env('RETRYD_URL').default(DEFAULT_SERVICE_URL))
     .addOption(new Option('--api-key <key>', 'an API key (rtd_…), sent as Authorization: Bearer; prefer the environment variable, which the process list does not show').env('RETRYD_API_KEY'))
-    .option('--json', jsonMeaning);
+    .option('--json', jsonMeaning)
+    .option('--absolute', ABSOLUTE_FLAG_MEANING);
+}
+
+/** What `--absolute` means, for every command with a table of times. */
+export const ABSOLUTE_FLAG_MEANING = 'times in tables as ISO 8601 (UTC) instead of relative to now ("3 s ago", "in 2 min")';
+
+/** How a table shows a time (`-` for none). */
+export type TimeText = (ms: number | null | undefined) => string;
+
+/** Times relative to `now` (`3 s ago`, `in 2 min`), or ISO 8601 with `--absolute`. */
+export function timeTextOf(flags: { absolute?: boolean }, now: number = Date.now()): TimeText {
+  if (flags.absolute === true) return iso;
+  return (ms) => (ms === null || ms === undefined ? '-' : relativeTime(ms, now));
 }
 
 /** The flags of a listing. */

@@ -4,6 +4,7 @@ import { DEFAULT_TENANT } from '../domain/task.js';
 import type { ApiKeyRecord } from '../store/store.js';
 import { textTable } from '../terminal/text-table.js';
 import { storeOption, withStore } from './with-store.js';
+import { ABSOLUTE_FLAG_MEANING, timeTextOf } from './api-command.js';
 
 const iso = (ms: number | null) => (ms === null ? '-' : new Date(ms).toISOString());
 
@@ -30,8 +31,9 @@ function listCommand(): Command {
     .description("List API keys (every tenant's, or one's), revoked ones included; never their secrets")
     .addOption(new Option('--tenant <id>', "only this tenant's keys"))
     .option('--json', 'one JSON object per line instead of a table')
+    .option('--absolute', ABSOLUTE_FLAG_MEANING)
     .addOption(storeOption())
-    .action(async (flags: { tenant?: string; json?: boolean; store: string }) => {
+    .action(async (flags: { tenant?: string; json?: boolean; absolute?: boolean; store: string }) => {
       await withStore(flags.store, async (store) => {
         const keys = new ApiKeys(store);
         const all: ApiKeyRecord[] = [];
@@ -45,7 +47,8 @@ function listCommand(): Command {
           for (const { secretHash: _hash, ...view } of all) console.log(JSON.stringify(view));
           return;
         }
-        const rows = all.map((k) => [k.keyId, k.tenantId, k.scope, k.name, iso(k.createdAt), iso(k.revokedAt)]);
+        const time = timeTextOf(flags);
+        const rows = all.map((k) => [k.keyId, k.tenantId, k.scope, k.name, time(k.createdAt), time(k.revokedAt)]);
         console.log(textTable(['key id', 'tenant', 'scope', 'name', 'created', 'revoked'], rows, 6));
       });
     });

@@ -1,6 +1,6 @@
 import { Command, Option } from 'commander';
 import { RetrydApiError, type DeadLetterFilter, type RetrydClient, type TaskSummary } from '@retryd/client';
-import { EXIT_CODES, apiCommand, exitCodeOfStatus, listCommand, listed, printListing, UsageError, withClient, type ApiFlags, type ListFlags } from './api-command.js';
+import { EXIT_CODES, apiCommand, exitCodeOfStatus, listCommand, listed, printListing, timeTextOf, UsageError, withClient, type ApiFlags, type ListFlags } from './api-command.js';
 import { targetKeyOfFlag, taskTable } from './tasks-command.js';
 import { confirm } from './confirm.js';
 
@@ -50,7 +50,7 @@ function list(): Command {
       await withClient(flags, async (client) => {
         const filter = serviceFilter(flags);
         const listing = await listed(client, flags, (page) => client.listDeadLetters({ ...filter, ...page }));
-        printListing(flags, { ...listing, items: listing.items.filter(reasonFilter(flags)) }, 'dead letters', taskTable);
+        printListing(flags, { ...listing, items: listing.items.filter(reasonFilter(flags)) }, 'dead letters', (tasks) => taskTable(tasks, timeTextOf(flags)));
       });
     });
 }

@@ -1,10 +1,10 @@
-import { existsSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import type { BlobStore } from '../blobs/blob-store.js';
 import { BlobsUrlError } from '../blobs/s3-blobs-url.js';
 import { EncryptionKeyError, parseKeyring, type Keyring } from '../secrets/encryption-keys.js';
 import { DEFAULT_ROTATION_BATCH, rotateStoredSecrets, type RotationCounts, type RotationReport } from '../secrets/rotate-stored-secrets.js';
 import { openStore, parseStoreUrl, StoreUrlError } from '../service/open-store.js';
+import { storeIsThere } from './with-store.js';
 import { DEFAULT_CONFIG, parseIntegerOption } from '../service/retryd-config.js';
 import type { Store } from '../store/store.js';
 
@@ -57,13 +57,11 @@ export function rotateEncryptionCommand(): Command {
 /** Runs the rotation the flags ask for; resolves to the exit code. Usage errors are thrown (the CLI prints them). */
 async function rotateEncryption(flags: RotateFlags): Promise<number> {
   const keyring = keyringFromEnvironment();
-  const location = parseStoreUrl(flags.store);
-  // Opening a SQLite path creates the file: a mistyped path would rotate an empty store and report success.
-  if (location.kind === 'sqlite' && location.path !== ':memory:' && !existsSync(location.path)) {
-    throw new StoreUrlError(`Expected \`--store\` to name an existing store; ${location.path} does not exist.`);
-  }
+  parseStoreUrl(flags.store);
   let opened: { store: Store; blobs: BlobStore };
   try {
+    // Opening a store creates it: a mistyped --store would rotate an empty store and report success.
+    if (!(await storeIsThere(flags.store))) return 2;
     // A networked store reconnects by itself; a call that fails meanwhile stops the run below.
     opened = await openStore(flags.store, { ...(flags.blobs === undefined ? {} : { blobs: flags.blobs }), onError: () => undefined });
   } catch (error) {

@@ -1,5 +1,4 @@
 import { Command } from 'commander';
-import { redactUrl } from '../service/start-retryd.js';
 import { storeOption, withStore } from './with-store.js';
 
 /**
@@ -14,7 +13,8 @@ export function migrateCommand(): Command {
     .action(async (flags: { store: string }) => {
       // Opening a store migrates it (every instance does, under the store's own lock): nothing more to do.
       await withStore(flags.store, async (store) => {
+        const { redactUrl } = await import('../service/start-retryd.js');
         console.log(`retryd: the ${store.kind} store at ${redactUrl(flags.store)} is at this version's schema`);
-      });
+      }, { create: true });
     });
 }

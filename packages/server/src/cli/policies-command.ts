@@ -1,15 +1,15 @@
 import { Command, Option } from 'commander';
 import type { NamedPolicy as PolicyView, PolicyReplaceRequest } from '@retryd/client';
 import { textTable } from '../terminal/text-table.js';
-import { apiCommand, duration, iso, listCommand, listed, printListing, printOne, readJsonObject, UsageError, withClient, type ApiFlags, type ListFlags } from './api-command.js';
+import { apiCommand, duration, iso, listCommand, listed, printListing, printOne, readJsonObject, timeTextOf, UsageError, withClient, type ApiFlags, type ListFlags, type TimeText } from './api-command.js';
 
 function schedule(p: PolicyView): string {
   const growth = p.backoffType === 'EXPONENTIAL' ? ` ×${p.multiplier}` : '';
   return `${p.backoffType} ${duration(p.initialDelayMs)}${growth} ≤${duration(p.maxDelayMs)}, ${p.jitterType} jitter`;
 }
 
-function policyTable(policies: readonly PolicyView[]): string {
-  const rows = policies.map((p) => [p.policyId, schedule(p), iso(p.updatedAt), String(p.maxAttempts), p.totalBudgetMs === undefined ? '-' : duration(p.totalBudgetMs)]);
+function policyTable(policies: readonly PolicyView[], time: TimeText): string {
+  const rows = policies.map((p) => [p.policyId, schedule(p), time(p.updatedAt), String(p.maxAttempts), p.totalBudgetMs === undefined ? '-' : duration(p.totalBudgetMs)]);
   return textTable(['policy', 'backoff', 'updated', 'attempts', 'budget'], rows, 3);
 }
 
@@ -21,7 +21,7 @@ function policyText(p: PolicyView): string {
 function list(): Command {
   return listCommand('list', "List the tenant's named retry policies").action(async (flags: ListFlags) => {
     await withClient(flags, async (client) => {
-      printListing(flags, await listed(client, flags, (page) => client.listPolicies(page)), 'policies', policyTable);
+      printListing(flags, await listed(client, flags, (page) => client.listPolicies(page)), 'policies', (policies) => policyTable(policies, timeTextOf(flags)));
     });
   });
 }

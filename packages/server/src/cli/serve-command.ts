@@ -19,7 +19,6 @@ import {
   type RetrydConfig,
   type RetrydRole,
 } from '../service/retryd-config.js';
-import { startRetryd } from '../service/start-retryd.js';
 
 const int = (flag: string, min: number, max?: number) => (value: string) => parseIntegerOption(flag, value, min, max);
 
@@ -147,6 +146,12 @@ export function serveCommand(): Command {
     )
     .addOption(
       new Option(
+        '--grpc-ca-file <path>',
+        'PEM file of CA certificates trusted for grpcs:// targets besides the bundled roots (a private CA); read at start',
+      ).env('RETRYD_GRPC_CA_FILE'),
+    )
+    .addOption(
+      new Option(
         '--auth-done-upstream',
         'a proxy in front authenticates every request: listen beyond loopback without API keys (logged as a warning at every start). Without it and without a key, only loopback',
       ).env('RETRYD_AUTH_DONE_UPSTREAM'),
@@ -233,11 +238,20 @@ export function serveCommand(): Command {
         .argParser((value) => parsePeriodOption('--max-policy-delay', value, 1, MAX_POLICY_MS)),
     )
     .addOption(new Option('--log-level <level>', 'log level').env('RETRYD_LOG_LEVEL').choices(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default(DEFAULT_CONFIG.logLevel))
+    .addHelpText(
+      'after',
+      '\nEnvironment variables only (a flag would show in the process list):\n' +
+        '  RETRYD_ENCRYPTION_KEY       keys that encrypt stored credentials: base64 of 32 bytes, or id:base64,id:base64 (the first encrypts)\n' +
+        '  RETRYD_BOOTSTRAP_ADMIN_KEY  an API key (rtd_<16 hex>_<43 base64url>) created at start as an admin key of the default\n' +
+        '                              tenant unless the store holds it; only its hash is stored, and it is never logged',
+    )
     .action(async (flags: ServeFlags) => {
       const options = configFromFlags(flags);
       const logger = createLogger(options.logLevel);
       let service;
       try {
+        // Loaded when the service starts, not for `retryd serve --help`: the engine, fastify and the API take a while.
+        const { startRetryd } = await import('../service/start-retryd.js');
         service = await startRetryd(options, logger);
       } catch (error) {
         if (isUsageError(error)) {
@@ -292,6 +306,7 @@ interface ServeFlags {
   protection: ProtectionMode;
   secretsFile?: string;
   credentialHeaders?: string[];
+  grpcCaFile?: string;
   authDoneUpstream?: boolean;
   allowedHosts: string[];
   requestTimeout: number;
@@ -331,6 +346,7 @@ function configFromFlags(flags: ServeFlags): RetrydConfig {
     protection: flags.protection,
     ...(flags.secretsFile === undefined ? {} : { secretsFile: flags.secretsFile }),
     ...(flags.credentialHeaders === undefined ? {} : { credentialHeaders: flags.credentialHeaders }),
+    ...(flags.grpcCaFile === undefined ? {} : { grpcCaFile: flags.grpcCaFile }),
     authDoneUpstream: flags.authDoneUpstream === true,
     allowedHosts: flags.allowedHosts,
     requestTimeoutMs: flags.requestTimeout,
@@ -344,6 +360,7 @@ function configFromFlags(flags: ServeFlags): RetrydConfig {
     ceilings: { maxAttempts: flags.maxPolicyAttempts ?? null, totalBudgetMs: flags.maxPolicyBudget ?? null, maxDelayMs: flags.maxPolicyDelay ?? null },
     // Never a flag: a key on the command line would show in the process list.
     ...(process.env.RETRYD_ENCRYPTION_KEY === undefined ? {} : { encryptionKey: process.env.RETRYD_ENCRYPTION_KEY }),
+    ...(process.env.RETRYD_BOOTSTRAP_ADMIN_KEY === undefined ? {} : { bootstrapAdminKey: process.env.RETRYD_BOOTSTRAP_ADMIN_KEY }),
   };
 }
 

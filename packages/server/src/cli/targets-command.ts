@@ -1,24 +1,26 @@
 import { Argument, Command, Option } from 'commander';
 import type { BreakerAction, TargetSettingsPatch, Target as TargetView } from '@retryd/client';
 import { textTable } from '../terminal/text-table.js';
-import { apiCommand, iso, listCommand, listed, printListing, printOne, readJsonObject, UsageError, withClient, type ApiFlags, type ListFlags } from './api-command.js';
+import { apiCommand, iso, listCommand, listed, printListing, printOne, readJsonObject, timeTextOf, UsageError, withClient, type ApiFlags, type ListFlags, type TimeText } from './api-command.js';
+import { rateText } from '../terminal/relative-time.js';
 import { parseIntegerOption } from '../service/retryd-config.js';
 import { MAX_MANUAL_OPEN_MS } from '../protection/target-control.js';
 import { DEFAULT_TARGET_SETTINGS } from '../protection/target-settings.js';
 import { isTimeoutMs, TIMEOUT_RULE } from '../domain/attempt-timeouts.js';
 
 const limitText = (value: number | null, unit = '') => (value === null ? '-' : `${value}${unit}`);
+const rateOrNone = (value: number | null) => (value === null ? '-' : rateText(value));
 
-function targetTable(targets: readonly TargetView[]): string {
+function targetTable(targets: readonly TargetView[], time: TimeText): string {
   const rows = targets.map((t) => [
     t.targetKey,
     t.breaker.state,
-    iso(t.heldUntil),
+    time(t.heldUntil),
     String(t.inFlight),
     String(t.dueTasks),
-    limitText(t.limits.ratePerSecond, '/s'),
+    rateOrNone(t.limits.ratePerSecond),
     limitText(t.limits.maxInFlight),
-    limitText(t.allowedRatePerSecond, '/s'),
+    rateOrNone(t.allowedRatePerSecond),
   ]);
   return textTable(['target', 'breaker', 'held until', 'in flight', 'due', 'rate limit', 'max in flight', 'allowed rate'], rows, 3);
 }
@@ -33,7 +35,7 @@ function targetText(t: TargetView): string {
     ['due tasks', String(t.dueTasks)],
     ['next due', iso(t.nextDueAt)],
     ['limits', `rate ${limitText(t.limits.ratePerSecond, '/s')}, burst ${limitText(t.limits.burst)}, in flight ${limitText(t.limits.maxInFlight)}`],
-    ['allowed rate', limitText(t.allowedRatePerSecond, '/s')],
+    ['allowed rate', rateOrNone(t.allowedRatePerSecond)],
   ];
   const width = Math.max(...lines.map(([k]) => k.length));
   return `${lines.map(([k, v]) => `${`${k}:`.padEnd(width + 2)}${v}`).join('\n')}\n\nsettings:\n${JSON.stringify(t.settings, null, 2)}`;
@@ -102,7 +104,7 @@ function patchOf(flags: SetFlags): Record<string, unknown> {
 function list(): Command {
   return listCommand('list', "List the tenant's targets with their breaker, hold, calls in flight, due tasks and limits").action(async (flags: ListFlags) => {
     await withClient(flags, async (client) => {
-      printListing(flags, await listed(client, flags, (page) => client.listTargets(page)), 'targets', targetTable);
+      printListing(flags, await listed(client, flags, (page) => client.listTargets(page)), 'targets', (targets) => targetTable(targets, timeTextOf(flags)));
     });
   });
 }

@@ -4,17 +4,18 @@ import type { Attempt as AttemptView, Task as TaskView, TaskSummary } from '@ret
 import { textTable } from '../terminal/text-table.js';
 import { rescheduleCommand, runCommand } from './reschedule-commands.js';
 import { cancelCommand, purgeCommand } from './task-bulk-commands.js';
-import { apiCommand, duration, iso, listCommand, listed, printListing, printOne, withClient, type ApiFlags, type ListFlags } from './api-command.js';
+import { targetKeyOf } from '../domain/target-key.js';
+import { apiCommand, duration, iso, listCommand, listed, printListing, printOne, timeTextOf, withClient, type ApiFlags, type ListFlags, type TimeText } from './api-command.js';
 
-/** A task's row in a listing (tasks and dead letters). */
-export function taskTable(tasks: readonly TaskSummary[]): string {
+/** A task's row in a listing (tasks and dead letters), its times as `time` shows them (default ISO 8601). */
+export function taskTable(tasks: readonly TaskSummary[], time: TimeText = iso): string {
   const rows = tasks.map((t) => [
     t.taskId,
     t.status,
     t.policyId ?? (t.policy === null ? '-' : 'inline'),
     t.targetKey,
-    t.status === 'PENDING' ? iso(t.nextAttemptAt) : '-',
-    iso(t.updatedAt),
+    t.status === 'PENDING' ? time(t.nextAttemptAt) : '-',
+    time(t.updatedAt),
     t.deadLetterReason ?? '-',
     String(t.attemptNumber),
   ]);
@@ -26,19 +27,52 @@ export function chosenDelayMs(attempt: AttemptView): number | null {
   return attempt.nextAttemptAt === null ? null : Math.max(0, attempt.nextAttemptAt - (attempt.startedAt + attempt.durationMs));
 }
 
-function attemptTable(attempts: readonly AttemptView[]): string {
+/** What delayed a retry past its backoff, in words, by the reason its attempt records. */
+const DELAYED_BY: Readonly<Record<NonNullable<AttemptView['delayedBy']>, string>> = {
+  retry_budget: "the target's retry budget",
+};
+
+/**
+ * The line under the attempt table for an attempt whose retry something delayed past its backoff (`delayedBy`), else
+ * null: when it goes, when the backoff said, and why it waits longer.
+ *
+ * @example `attempt 1: next attempt at 2026-01-01T00:00:01.600Z, 1.5s after its backoff said (2026-01-01T00:00:00.100Z): delayed by the target's retry budget`
+ */
+export function delayNote(attempt: AttemptView): string | null {
+  if (attempt.delayedBy === null || attempt.backoffAt === null || attempt.nextAttemptAt === null) return null;
+  const later = duration(Math.max(0, attempt.nextAttemptAt - attempt.backoffAt));
+  return (
+    `attempt ${attempt.attemptNumber}: next attempt at ${iso(attempt.nextAttemptAt)}, ${later} after its backoff said ` +
+    `(${iso(attempt.backoffAt)}): delayed by ${DELAYED_BY[attempt.delayedBy]}`
+  );
+}
+
+/**
+ * The "next attempt" line of a PENDING task: its due time, and why it is later than its backoff said when its last
+ * attempt records a delay and the task was not moved since (run now, reschedule).
+ */
+export function nextAttemptText(task: Pick<TaskView, 'nextAttemptAt'>, last: AttemptView | undefined): string {
+  const at = iso(task.nextAttemptAt);
+  if (last === undefined || last.delayedBy === null || last.backoffAt === null || last.nextAttemptAt !== task.nextAttemptAt) return at;
+  return `${at} (backoff said ${iso(last.backoffAt)}; delayed by ${DELAYED_BY[last.delayedBy]})`;
+}
+
+function attemptTable(attempts: readonly AttemptView[], time: TimeText): string {
   const rows = attempts.map((a) => {
     const delay = chosenDelayMs(a);
     return [
       String(a.attemptNumber),
-      iso(a.startedAt),
+      time(a.startedAt),
       a.responseStatus === null ? (a.errorMessage ?? '-') : String(a.responseStatus),
       a.outcome,
       duration(a.durationMs),
       delay === null ? '-' : duration(delay),
     ];
   });
-  return textTable(['#', 'started', 'status', 'outcome', 'took', 'next after'], rows, 4);
+  // Under the table rather than in a column: almost no attempt has one.
+  const notes = attempts.map((a) => delayNote(a)).filter((note) => note !== null);
+  const table = textTable(['#', 'started', 'status', 'outcome', 'took', 'next after'], rows, 4);
+  return notes.length === 0 ? table : `${table}\n\n${notes.join('\n')}`;
 }
 
 /** A task's own timeouts: each in ms, or where it comes from when the task sets none. */
@@ -47,7 +81,7 @@ export function timeoutsText(task: Pick<TaskView, 'attemptTimeoutMs' | 'connectT
   return `attempt ${own(task.attemptTimeoutMs)}; connect ${own(task.connectTimeoutMs)}`;
 }
 
-function taskText(task: TaskView, attempts: readonly AttemptView[]): string {
+function taskText(task: TaskView, attempts: readonly AttemptView[], time: TimeText): string {
   const lines: [string, string][] = [
     ['task', task.taskId],
     ['status', task.cancelRequested && task.status === 'IN_FLIGHT' ? 'IN_FLIGHT (cancel requested)' : task.status],
@@ -59,7 +93,7 @@ function taskText(task: TaskView, attempts: readonly AttemptView[]): string {
     ['created', iso(task.createdAt)],
     ['updated', iso(task.updatedAt)],
   ];
-  if (task.status === 'PENDING') lines.push(['next attempt', iso(task.nextAttemptAt)]);
+  if (task.status === 'PENDING') lines.push(['next attempt', nextAttemptText(task, attempts.at(-1))]);
   if (task.waiting !== undefined) lines.push(['waiting', `${task.waiting.reason}: ${task.waiting.detail}`]);
   if (task.lastResponseStatus !== null) lines.push(['last status', String(task.lastResponseStatus)]);
   if (task.lastError !== null) lines.push(['last error', task.lastError]);
@@ -67,12 +101,12 @@ function taskText(task: TaskView, attempts: readonly AttemptView[]): string {
   if (task.callback !== null) lines.push(['callback', `${task.callback.url} on ${(task.callback.on ?? []).join(', ')}${task.callback.policyId === null ? '' : ` (policy ${task.callback.policyId})`}`]);
   const width = Math.max(...lines.map(([k]) => k.length));
   const head = lines.map(([k, v]) => `${`${k}:`.padEnd(width + 2)}${v}`).join('\n');
-  return `${head}\n\n${attempts.length === 0 ? 'no attempts yet' : attemptTable(attempts)}`;
+  return `${head}\n\n${attempts.length === 0 ? 'no attempts yet' : attemptTable(attempts, time)}`;
 }
 
 /** A `--target` as the API takes it: a target key as is, any URL of the target by its origin. */
 export function targetKeyOfFlag(target: string): string {
-  return URL.canParse(target) ? new URL(target).origin : target;
+  return URL.canParse(target) ? targetKeyOf(target) : target;
 }
 
 function list(): Command {
@@ -90,7 +124,7 @@ function list(): Command {
           ...(flags.idempotencyKey === undefined ? {} : { idempotencyKey: flags.idempotencyKey }),
         };
         const listing = await listed(client, flags, (page) => client.listTasks({ ...filter, ...page }));
-        printListing(flags, listing, 'tasks', taskTable);
+        printListing(flags, listing, 'tasks', (tasks) => taskTable(tasks, timeTextOf(flags)));
       });
     });
 }
@@ -103,7 +137,7 @@ function get(): Command {
         const task = await client.getTask(taskId);
         const attempts: AttemptView[] = [];
         for await (const attempt of client.attempts(taskId)) attempts.push(attempt);
-        printOne(flags, { ...task, attempts }, () => taskText(task, attempts));
+        printOne(flags, { ...task, attempts }, () => taskText(task, attempts, timeTextOf(flags)));
       });
     });
 }

@@ -1,6 +1,9 @@
+import { GRPC_PROTOCOLS, grpcTargetOf } from './grpc-target.js';
+
 /**
  * The target of a URL: its origin (scheme, lower-case host, the port unless it is the scheme's default), e.g.
- * `https://api.example.com` or `http://[::1]:8080`. It is the key by which claims share their slots among
+ * `https://api.example.com` or `http://[::1]:8080`; for a gRPC URL, `grpc://host:port` or `grpcs://host:port` (see
+ * `grpcTargetOf`). It is the key by which claims share their slots among
  * downstreams and by which a downstream is held (see the store port), and where per-target settings attach.
  *
  * @throws TypeError when `url` is not an absolute URL
@@ -10,7 +13,15 @@
  * ```
  */
 export function targetKeyOf(url: string | URL): string {
-  return (typeof url === 'string' ? new URL(url) : url).origin;
+  const parsed = typeof url === 'string' ? new URL(url) : url;
+  if (GRPC_PROTOCOLS.has(parsed.protocol)) {
+    // `URL.origin` is "null" for these schemes: the key is built from the host as an http: URL spells it.
+    const target = grpcTargetOf(parsed);
+    if ('key' in target) return target.key;
+    const host = URL.parse(`http://${parsed.hostname}`)?.hostname ?? parsed.hostname;
+    return `${parsed.protocol}//${host}${parsed.port === '' ? '' : `:${parsed.port}`}`;
+  }
+  return parsed.origin;
 }
 
 /** Where a URL's text goes on after its origin: a path, a query or a fragment begins. */

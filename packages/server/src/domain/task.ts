@@ -18,6 +18,20 @@ export const AttemptLogOutcome = {
 } as const;
 export type AttemptLogOutcome = (typeof AttemptLogOutcome)[keyof typeof AttemptLogOutcome];
 
+/**
+ * Why a retry was scheduled later than its backoff said, as its attempt log entry records it (`AttemptLog.delayedBy`).
+ * Only a real delay is recorded: a move earlier (a breaker's hold keeps a retry's place in line a ms ahead of its own
+ * due time) is not one.
+ */
+export const RetryDelayReasons = {
+  /**
+   * Its target's retry budget was spent: the retry took the next slot of the budget's pacer (`retryBudget` in
+   * protection/target-settings.ts). The budget is per instance and in memory, so this entry is the only place it is said.
+   */
+  RETRY_BUDGET: 'retry_budget',
+} as const;
+export type RetryDelayReason = (typeof RetryDelayReasons)[keyof typeof RetryDelayReasons];
+
 /** One attempt, as recorded in the same transaction as the task change it led to. */
 export interface AttemptLog {
   tenantId: string;
@@ -34,6 +48,12 @@ export interface AttemptLog {
   /** When the task was scheduled next because of this attempt (null if it was the last). */
   nextAttemptAt: number | null;
   workerId: string;
+  /**
+   * Why `nextAttemptAt` is later than the retry's backoff said, or null (almost always): it is not, or no retry follows.
+   */
+  delayedBy: RetryDelayReason | null;
+  /** When backoff alone would have run the retry (epoch ms), when `delayedBy` says it was delayed; else null. */
+  backoffAt: number | null;
 }
 
 /** A registered, named policy. */

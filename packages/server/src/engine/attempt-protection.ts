@@ -1,5 +1,5 @@
 import type { TimeoutOverrides } from '../domain/attempt-timeouts.js';
-import type { RetryTask } from '../domain/task.js';
+import type { RetryDelayReason, RetryTask } from '../domain/task.js';
 import type { AttemptCompletion, TargetRef } from '../store/store.js';
 import type { AttemptResult } from './attempt-result.js';
 
@@ -15,6 +15,11 @@ export interface AttemptVerdict {
    * since (or due with it).
    */
   retryAt?: number;
+  /**
+   * Why `retryAt` is later than the backoff said (the retry budget's pacer), for the attempt's log entry to say it; absent
+   * for a move that is no delay (the breaker's hold). `applyVerdict` records it only when `retryAt` is in fact later.
+   */
+  delayedBy?: RetryDelayReason;
   /**
    * Settles once the state change this outcome caused is in the store (a breaker opened, a probe counted, a hold): the
    * engine writes the completion, and frees its slot, only then, so no claim can slip through the gate between the two.

@@ -3,7 +3,8 @@ import type { AttemptTimeouts } from '../domain/attempt-timeouts.js';
 import type { RetryTask } from '../domain/task.js';
 
 /**
- * What one HTTP attempt came back with: a response (any status), or an error that kept it from getting one.
+ * What one attempt came back with: an HTTP response (any status), a gRPC status, or an error that kept it from
+ * getting either.
  * A dispatcher never throws; every failure is an `error` result with a readable `message`.
  */
 export type AttemptResult =
@@ -12,6 +13,21 @@ export type AttemptResult =
       status: number;
       headers: HeadersLike;
       /** The first 4 KiB of the body as UTF-8, or null when it was empty. */
+      bodySnippet: string | null;
+    }
+  | {
+      /** A gRPC call that ended with a status (every outcome of a call that was made, OK included). */
+      kind: 'grpc';
+      /** The gRPC status code (0 is OK), e.g. 14 for UNAVAILABLE. */
+      code: number;
+      /** The status message (`grpc-message`), '' when none. */
+      details: string;
+      /**
+       * `grpc-retry-pushback-ms` as the target sent it (in its trailers or headers), or undefined: how long to wait
+       * before a retry (honoured as `Retry-After` is), or, when negative or not a number, not to retry at all.
+       */
+      pushback: string | undefined;
+      /** The response message's first bytes in base64 (see `GRPC_SNIPPET_BYTES`), or null when none came back. */
       bodySnippet: string | null;
     }
   | {
@@ -28,7 +44,7 @@ export type AttemptResult =
     };
 
 /**
- * Makes one attempt of a task's HTTP call. {@link HttpDispatcher} is the real one; the engine takes any, so a
+ * Makes one attempt of a task's call. `HttpDispatcher` and `GrpcDispatcher`, behind `SchemeDispatcher`, are the real ones; the engine takes any, so a
  * guarded client (SSRF checks at connect time) or a test double can stand in.
  */
 export interface AttemptDispatcher {

@@ -10,14 +10,16 @@ import {
   type SpanContext,
   type Tracer,
 } from '@opentelemetry/api';
+import { grpcStatusName } from '@retryd/core';
+import { grpcTargetOf, isGrpcUrl } from '../domain/grpc-target.js';
 import type { RetryTask } from '../domain/task.js';
 import { formatTraceparent, parseTraceparent } from '../domain/traceparent.js';
 import type { AttemptCompletion } from '../store/store.js';
 import type { AttemptResult } from './attempt-result.js';
 
 /**
- * The attributes of an attempt span: OpenTelemetry's HTTP client conventions where they apply, `retry.*` for retryd's
- * own. `url.full` and `url.path` are deliberately absent: webhook URLs carry tokens in their path and query.
+ * The attributes of an attempt span: OpenTelemetry's HTTP client conventions where they apply (its RPC conventions for
+ * a gRPC target: `rpc.system`, `rpc.service`, `rpc.method`, `rpc.grpc.status_code`), `retry.*` for retryd's own. `url.full` and `url.path` are deliberately absent: webhook URLs carry tokens in their path and query.
  */
 export const AttemptSpanAttribute = {
   TASK_ID: 'retry.task_id',
@@ -30,6 +32,11 @@ export const AttemptSpanAttribute = {
   SERVER_PORT: 'server.port',
   URL_SCHEME: 'url.scheme',
   ERROR_TYPE: 'error.type',
+  /** `grpc` for a gRPC target (OpenTelemetry's RPC conventions), with the three below. */
+  RPC_SYSTEM: 'rpc.system',
+  RPC_SERVICE: 'rpc.service',
+  RPC_METHOD: 'rpc.method',
+  RPC_GRPC_STATUS_CODE: 'rpc.grpc.status_code',
 } as const;
 
 /** The methods the HTTP conventions name a span after; any other is `HTTP` (the conventions' rule for unknown ones). */
@@ -55,11 +62,20 @@ export class AttemptTracing {
     const parent = remoteParent(task.traceContext);
     const context: Context = parent === undefined ? ROOT_CONTEXT : trace.setSpanContext(ROOT_CONTEXT, parent);
     const method = task.method.toUpperCase();
-    const span = this.tracer.startSpan(KNOWN_METHODS.has(method) ? method : 'HTTP', { kind: SpanKind.CLIENT, root: parent === undefined }, context);
+    const grpc = isGrpcUrl(task.targetUrl) ? grpcTargetOf(new URL(task.targetUrl)) : undefined;
+    const rpc = grpc !== undefined && 'path' in grpc ? grpc : undefined;
+    // The RPC conventions name a span `package.Service/Method`.
+    const name = rpc !== undefined ? rpc.path.slice(1) : KNOWN_METHODS.has(method) ? method : 'HTTP';
+    const span = this.tracer.startSpan(name, { kind: SpanKind.CLIENT, root: parent === undefined }, context);
     if (span.isRecording()) {
       span.setAttribute(AttemptSpanAttribute.TASK_ID, task.taskId);
       span.setAttribute(AttemptSpanAttribute.ATTEMPT, attemptNumber);
-      span.setAttribute(AttemptSpanAttribute.METHOD, method);
+      if (rpc === undefined) span.setAttribute(AttemptSpanAttribute.METHOD, method);
+      else {
+        span.setAttribute(AttemptSpanAttribute.RPC_SYSTEM, 'grpc');
+        span.setAttribute(AttemptSpanAttribute.RPC_SERVICE, rpc.service);
+        span.setAttribute(AttemptSpanAttribute.RPC_METHOD, rpc.method);
+      }
       setTargetAttributes(span, task.targetKey);
     }
     const own = span.spanContext();
@@ -76,6 +92,7 @@ export class AttemptTracing {
   end({ span }: AttemptSpan, result: AttemptResult, completion: AttemptCompletion | undefined, now: number): void {
     if (span.isRecording()) {
       if (result.kind === 'response') span.setAttribute(AttemptSpanAttribute.STATUS_CODE, result.status);
+      else if (result.kind === 'grpc') span.setAttribute(AttemptSpanAttribute.RPC_GRPC_STATUS_CODE, result.code);
       const attempt = completion?.attempt;
       if (attempt !== undefined) {
         span.setAttribute(AttemptSpanAttribute.OUTCOME, attempt.outcome);
@@ -84,7 +101,8 @@ export class AttemptTracing {
       const errorType = errorTypeOf(result);
       if (errorType !== undefined) {
         span.setAttribute(AttemptSpanAttribute.ERROR_TYPE, errorType);
-        span.setStatus({ code: SpanStatusCode.ERROR, message: result.kind === 'response' ? `HTTP ${result.status}` : errorType });
+        const status = result.kind === 'response' ? `HTTP ${result.status}` : result.kind === 'grpc' ? `grpc ${errorType}` : errorType;
+        span.setStatus({ code: SpanStatusCode.ERROR, message: status });
       }
     }
     span.end();
@@ -115,11 +133,13 @@ function setTargetAttributes(span: Span, targetKey: string): void {
 }
 
 /**
- * The conventions' `error.type`: the status code of a 4xx or 5xx response, the error's code (`ECONNREFUSED`,
+ * The conventions' `error.type`: the status code of a 4xx or 5xx response, the code name of a gRPC status other than
+ * OK (`UNAVAILABLE`), the error's code (`ECONNREFUSED`,
  * `ATTEMPT_TIMEOUT`) or class name for a request that got none; undefined for a success or another status.
  */
 function errorTypeOf(result: AttemptResult): string | undefined {
   if (result.kind === 'response') return result.status >= 400 ? String(result.status) : undefined;
+  if (result.kind === 'grpc') return result.code === 0 ? undefined : grpcStatusName(result.code);
   const { error } = result;
   const code = (error as { code?: unknown } | null)?.code;
   if (typeof code === 'string' && /^[\w.-]{1,64}$/.test(code)) return code;

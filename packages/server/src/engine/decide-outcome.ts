@@ -22,13 +22,15 @@ import { expiresAtOf, type RetentionPeriods } from '../retention/retention-perio
 import { isTargetBlocked } from '../security/guarded-connector.js';
 import type { AttemptCompletion, TaskOutcome } from '../store/store.js';
 import type { AttemptResult } from './attempt-result.js';
+import { grpcVerdict, RETRY_REFUSED } from './grpc-verdict.js';
 
 /**
  * Why a task was dead-lettered: core's {@link GiveUpReason} values (`max_attempts`, `budget`,
  * `retry_after_beyond_budget`, …), `retry_after_beyond_limit` for a `Retry-After` longer than the service allows
  * (`DecisionContext.maxRetryAfterMs`), `permanent_status:<code>` for a status that is not retried (3xx included),
  * `target_blocked` for a target whose address the dispatcher refused to connect to (a blocked range not covered by
- * `--allow-targets`; error code `TARGET_BLOCKED`), `secret_unavailable` for a secret that could not be revealed at
+ * `--allow-targets`; error code `TARGET_BLOCKED`), `permanent_status:<CODE_NAME>` for a gRPC code that is not retried
+ * (`permanent_status:INVALID_ARGUMENT`), `retry_refused` for a gRPC target that asked for no retry, `secret_unavailable` for a secret that could not be revealed at
  * dispatch, and `permanent_error` for any other error that is neither a network failure nor a timeout. Stores keep
  * the reason as text: a new one needs no migration.
  */
@@ -45,6 +47,11 @@ export const DeadLetterReason = {
   /** A secret of the task could not be revealed at dispatch (unknown name, key not configured): no request was sent. */
   SECRET_UNAVAILABLE: 'secret_unavailable',
   TARGET_BLOCKED: 'target_blocked',
+  /**
+   * A gRPC target answered a retryable code with a negative (or unreadable) `grpc-retry-pushback-ms`: it asks not to
+   * be retried, and is not.
+   */
+  RETRY_REFUSED,
 } as const;
 
 /** The dead-letter reason of a response whose status is neither 2xx nor retryable, e.g. `permanent_status:400`. */
@@ -104,6 +111,10 @@ function verdictOf(result: AttemptResult, policy: RetryPolicy, now: number): Ver
     const verdict: Verdict = { outcome, responseStatus: null, errorMessage: result.message, snippet: null };
     if (outcome === HttpOutcome.RETRYABLE && policy.backoffByClass !== undefined) verdict.failureClass = failureClassOfError(result.error);
     return verdict;
+  }
+  if (result.kind === 'grpc') {
+    const grpc = grpcVerdict(result, policy);
+    return { ...grpc, responseStatus: null };
   }
   const classified = classifyHttpResponse(
     { status: result.status, headers: result.headers },
@@ -180,6 +191,8 @@ function withCancel(task: RetryTask, completion: AttemptCompletion, now: number,
       responseBodySnippet: attempt.responseBodySnippet,
       nextAttemptAt: null,
       workerId: attempt.workerId,
+      delayedBy: null,
+      backoffAt: null,
     };
   }
   return completion;
@@ -256,6 +269,9 @@ function logOutcome(next: TaskOutcome): AttemptLogOutcome {
  *   `now + delay` (Retry-After honoured; the delay on the schedule the policy's `backoffByClass` gives a 429, a 5xx, a
  *   timeout or a refused connection, else its main one), or EXHAUSTED when {@link planRetry} gives up
  *   (`max_attempts`, `budget`, `retry_after_beyond_budget`).
+ * - A gRPC status is read by {@link grpcVerdict}: OK succeeds, the policy's gRPC codes retry (after
+ *   `grpc-retry-pushback-ms`, under the same `maxRetryAfterMs` as a Retry-After), any other code is FAILED
+ *   (`permanent_status:<CODE_NAME>`); its attempt log has no response status and `grpc <CODE_NAME>: <message>` as error.
  * - Any other status, 3xx included → FAILED (`permanent_status:<code>`); a connection the target guard refused →
  *   FAILED (`target_blocked`); any other error → FAILED (`permanent_error`).
  * - Unless it succeeded, `ifCancelRequested` makes it CANCELLED if a cancel arrived during the attempt, and then
@@ -302,6 +318,9 @@ export function decideAttemptOutcome(task: RetryTask, attempt: FinishedAttempt, 
     responseBodySnippet: verdict.snippet,
     nextAttemptAt: next.nextAttemptAt,
     workerId: ctx.workerId,
+    // Protection's verdict, applied after this decision, may delay the retry and say why (apply-verdict.ts).
+    delayedBy: null,
+    backoffAt: null,
   };
   const completion: AttemptCompletion = {
     tenantId: task.tenantId,
@@ -374,6 +393,8 @@ export function decideLeaseExpired(task: RetryTask, ctx: DecisionContext): Attem
     nextAttemptAt: next.nextAttemptAt,
     // The attempt was the lost worker's, not the reaper's.
     workerId: task.leaseOwner ?? ctx.workerId,
+    delayedBy: null,
+    backoffAt: null,
   };
   return withCancel(task, {
     tenantId: task.tenantId,

@@ -29,7 +29,10 @@ export interface EngineOptions {
   retention?: RetentionBook;
   /** Reads `bodyRef` bodies from the blob store (`BlobStore.get`). */
   loadBody?: LoadBody;
-  /** Makes the HTTP attempts. Default: an {@link HttpDispatcher} built from the timeouts below and `targetGuard`. */
+  /**
+   * Makes the attempts. Default: an {@link HttpDispatcher} built from the timeouts below and `targetGuard` (HTTP
+   * targets only; the service passes a `SchemeDispatcher` that sends gRPC targets to a `GrpcDispatcher`).
+   */
   dispatcher?: AttemptDispatcher;
   /**
    * Reveals each task's secrets (sealed headers and bodies, `{{secret:NAME}}` references) right before its request is

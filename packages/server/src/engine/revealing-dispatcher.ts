@@ -91,5 +91,9 @@ function scrubbed(result: AttemptResult, forms: readonly string[]): AttemptResul
   if (result.kind === 'response') {
     return result.bodySnippet === null ? result : { ...result, bodySnippet: scrubSecrets(result.bodySnippet, forms) };
   }
+  if (result.kind === 'grpc') {
+    // The message's excerpt is base64; the status message is text, and may echo a header.
+    return { ...result, details: scrubSecrets(result.details, forms), bodySnippet: result.bodySnippet === null ? null : scrubSecrets(result.bodySnippet, forms) };
+  }
   return { ...result, message: scrubSecrets(result.message, forms) };
 }

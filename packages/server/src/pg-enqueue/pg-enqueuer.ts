@@ -226,7 +226,9 @@ function unwrapped(error: unknown): unknown {
  * entry's.
  */
 function refusalOf(entries: readonly PreparedEntry[]): RetrydError | undefined {
-  const errors = entries.flatMap((p) => ('error' in p ? [p.error] : []));
+  // A loop, not `flatMap`: an empty array for each of a batch's 1,000 valid entries was a visible share of the call.
+  const errors: RetrydError[] = [];
+  for (const p of entries) if ('error' in p) errors.push(p.error);
   if (errors.length === 0) return undefined;
   const failed = errors.find((e) => e.code === 'STORE_UNAVAILABLE' || e.code === 'INTERNAL');
   if (failed !== undefined) return failed;

@@ -51,9 +51,11 @@ export class PolicyRegistry {
    * so being here never goes stale, even with several instances on one store (a miss always asks the store); the
    * callback does, after {@link POLICY_CALLBACK_TTL_MS}.
    */
-  readonly #known = new Map<string, { callback: TaskCallback | null; at: number }>();
+  readonly #known = new Map<string, { callback: TaskCallback | null; policy: RetryPolicy; at: number }>();
   /** Reads of {@link exists} in progress, by tenant and policy. */
   readonly #asking = new Map<string, Promise<boolean>>();
+  /** Reads of a stale policy's callback or definition in progress, by tenant and policy. */
+  readonly #rereading = new Map<string, Promise<StoredPolicy | undefined>>();
 
   constructor(options: PolicyRegistryOptions) {
     this.#store = options.store;
@@ -199,10 +201,42 @@ export class PolicyRegistry {
   async callbackFor(tenantId: string, policyId: string): Promise<TaskCallback | null> {
     const known = this.callbackOf(tenantId, policyId);
     if (known !== undefined) return known;
-    const policy = await callStore(this.#store.kind, 'read the policy', () => this.#store.getPolicy(tenantId, policyId));
-    if (policy === undefined) return null;
-    this.#remember(policy);
-    return policy.callback;
+    return (await this.#readAgain(tenantId, policyId))?.callback ?? null;
+  }
+
+  /**
+   * A registered policy's definition as read within {@link POLICY_CALLBACK_TTL_MS}, or undefined when it was not (ask
+   * {@link definitionFor}). Enqueue checks that its `retryableStatusCodes` fit the task's target (HTTP or gRPC).
+   */
+  definitionOf(tenantId: string, policyId: string): RetryPolicy | undefined {
+    const cached = this.#known.get(`${tenantId}\u0000${policyId}`);
+    return cached !== undefined && this.#clock.now() - cached.at < POLICY_CALLBACK_TTL_MS ? cached.policy : undefined;
+  }
+
+  /** A registered policy's definition, read again when stale; undefined for no such policy. */
+  async definitionFor(tenantId: string, policyId: string): Promise<RetryPolicy | undefined> {
+    const known = this.definitionOf(tenantId, policyId);
+    if (known !== undefined) return known;
+    return (await this.#readAgain(tenantId, policyId))?.policy;
+  }
+
+  /**
+   * A policy read from the store (and remembered), one read for every entry of a batch that asks for the same stale
+   * policy at once (its callback and its definition together).
+   */
+  #readAgain(tenantId: string, policyId: string): Promise<StoredPolicy | undefined> {
+    const key = `${tenantId}\u0000${policyId}`;
+    let reading = this.#rereading.get(key);
+    if (reading === undefined) {
+      reading = callStore(this.#store.kind, 'read the policy', () => this.#store.getPolicy(tenantId, policyId))
+        .then((policy) => {
+          if (policy !== undefined) this.#remember(policy);
+          return policy;
+        })
+        .finally(() => this.#rereading.delete(key));
+      this.#rereading.set(key, reading);
+    }
+    return reading;
   }
 
   /** A policy's callback URL allowed by the guard, or the 400 naming `callback.url`. */
@@ -214,7 +248,7 @@ export class PolicyRegistry {
 
   #remember(policy: StoredPolicy): void {
     if (this.#known.size >= KNOWN_LIMIT) this.#known.clear();
-    this.#known.set(`${policy.tenantId}\u0000${policy.policyId}`, { callback: policy.callback, at: this.#clock.now() });
+    this.#known.set(`${policy.tenantId}\u0000${policy.policyId}`, { callback: policy.callback, policy: policy.policy, at: this.#clock.now() });
   }
 }
 

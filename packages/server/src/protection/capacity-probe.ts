@@ -11,7 +11,7 @@ export interface CapacityProbeOptions {
   maxSampleMs?: number;
   /** A sample with a larger share of counted failures starts a test. Default 0.7. */
   testAbove?: number;
-  /** Sends allowed above what the target accepted, while it is paced. Default 1.1. */
+  /** Sends allowed above what the target accepted, while it is paced. Default 1.05. */
   headroom?: number;
   /** After a test found failures in proportion to sends, no other test for this long, doubled each time. Default 4,000 ms. */
   quietMs?: number;
@@ -24,7 +24,7 @@ const DEFAULTS: Required<CapacityProbeOptions> = {
   minAccepts: 40,
   maxSampleMs: 2_000,
   testAbove: 0.7,
-  headroom: 1.1,
+  headroom: 1.05,
   quietMs: 4_000,
   maxQuietMs: 60_000,
 };
@@ -72,7 +72,7 @@ interface Measured {
  * The two look alike in any one sample: most calls fail. They differ in how accepts follow sends. A target that fails
  * a share of calls at random accepts that share of whatever it is sent: cut the sends, and accepts fall as much. A full
  * one accepts its capacity whatever it is sent, as long as it is sent more than that: cut the sends, and accepts hold.
- * So when more than `testAbove` of a sample's answers fail, and it was sent more than three times the most the target
+ * So when more than `testAbove` of a sample's answers fail, and it was sent more than twice the most the target
  * was seen to accept (a full target is sent more than it takes; one failing at random in the tail of a backlog is not
  * worth the test's cost), the probe cuts the sends for one sample, the test, to half, or to 1.5× the accepts when that
  * is less (a full target still gets more than it takes, and fewer of the test's sends are refused), and compares
@@ -81,8 +81,9 @@ interface Measured {
  * sample before is measured once more (a first sample can hold a burst that a queue or a bucket absorbed, which makes
  * accepts after it look as if they fell, never as if they held), and the test is judged against the two; fell again,
  * the target answers, and is left alone (no other test for `quietMs`, doubling each time). While paced, the pace
- * follows what the target accepts: up by a tenth after a sample with few failures (it may have room again), down to
- * its accepts after one with many; when accepts fall to half of what the test found (it was not full after all, or it
+ * follows what the target accepts: up by a tenth after a sample with under 3% refused (it may have room again), down
+ * to its accepts plus `headroom` after one with over 5% (so a full target settles with about `headroom − 1` of its
+ * sends refused, not the up to 15% a wider band let it keep); when accepts fall to half of what the test found (it was not full after all, or it
  * went down, which the breaker sees) or the pace no longer binds, sends are free again.
  *
  * A sample is the sends of an interval and the answers to those sends (an answer counts in the sample its attempt was
@@ -237,9 +238,10 @@ export class CapacityProbe {
         return;
       }
       this.unboundSince = null;
-      if (m.accepted > 0.95) {
+      // The band is narrow: every refused send past it is a call the target did not want.
+      if (m.accepted > 0.97) {
         this.pace = pace * 1.1;
-      } else if (m.accepted < 0.85) {
+      } else if (m.accepted < 0.95) {
         // The pace times the share accepted, not this sender's accepts: where several instances share one pace (the
         // store's gate), each sends a part of it, but the share accepted is the target's, the same for all of them.
         this.pace = Math.max(1, pace * m.accepted * this.o.headroom);
@@ -247,9 +249,9 @@ export class CapacityProbe {
       return;
     }
     const peak = this.peakAt(now);
-    // A full target is sent well above what it ever accepted; sends below three times that are not worth a test (a
+    // A full target is sent well above what it ever accepted; sends below twice that are not worth a test (a
     // target failing most calls at random, in the tail of its backlog, would pay for it in time).
-    if (1 - m.accepted > this.o.testAbove && now >= this.quietUntil && m.sendRate > 3 * peak) {
+    if (1 - m.accepted > this.o.testAbove && now >= this.quietUntil && m.sendRate > 2 * peak) {
       this.mode = 'testing';
       this.before = m;
       // Half the sends, or twice the accepts when that is less: a full target still gets more than it takes (so its

@@ -1,6 +1,6 @@
-import { CircuitState, headerValue, parseRetryAfter, type Clock, type Random } from '@retryd/core';
+import { CircuitState, type Clock, type Random } from '@retryd/core';
 import type { FieldError } from '../domain/errors.js';
-import type { RetryTask } from '../domain/task.js';
+import { RetryDelayReasons, type RetryDelayReason, type RetryTask } from '../domain/task.js';
 import type { AttemptVerdict } from '../engine/attempt-protection.js';
 import type { AttemptResult } from '../engine/attempt-result.js';
 import type { AttemptCompletion, Store, TargetRef, TargetView } from '../store/store.js';
@@ -14,6 +14,7 @@ import { SendPacer } from './send-pacer.js';
 import { SerialQueue } from './serial-queue.js';
 import { readSettings, writeSettings } from './settings-record.js';
 import { healthOf, SharedBreaker, type BreakerWrite, type Health } from './shared-breaker.js';
+import { loadSignalOf } from './load-signal.js';
 import { StormDetector, type RetryStorm } from './storm-detector.js';
 import type { BreakerAction } from './target-control.js';
 import { TargetGate } from './target-gate.js';
@@ -182,8 +183,7 @@ export class ProtectedTarget {
         written = this.queue.run(() => this.probe(judged, now));
       }
     }
-    const status = completion.attempt?.responseStatus ?? undefined;
-    const retryAfter = this.retryAfterOf(result, status, now);
+    const { status, retryAfterMs: retryAfter } = loadSignalOf(result, now);
     if (retryAfter !== undefined) {
       const hold = this.retryAfterHold(retryAfter, status as number, now);
       if (hold !== undefined) written = hold;
@@ -203,6 +203,7 @@ export class ProtectedTarget {
     const next = completion.next;
     if (next.status !== 'PENDING' || next.nextAttemptAt === null || health === 'success') return written === undefined ? undefined : { written };
     let retryAt: number | undefined;
+    let delayedBy: RetryDelayReason | undefined;
     if (opened || breakerHandles) {
       // Held by the breaker: it keeps its place in line, a ms ahead of its own due time, so that when the hold ends the
       // probes are the tasks furthest along, the ones whose next call can succeed, not the fresh tasks that queued
@@ -212,10 +213,15 @@ export class ProtectedTarget {
       retryAt = Math.min(next.nextAttemptAt, (task.nextAttemptAt ?? task.createdAt) - 1);
     } else if (judged === 'failure' && s.retryBudget.enabled) {
       const paced = this.pacer.pace(next.nextAttemptAt);
-      if (paced !== next.nextAttemptAt) retryAt = paced;
+      if (paced !== next.nextAttemptAt) {
+        retryAt = paced;
+        delayedBy = RetryDelayReasons.RETRY_BUDGET;
+      }
     }
     if (retryAt === undefined) return written === undefined ? undefined : { written };
-    return written === undefined ? { retryAt } : { retryAt, written };
+    const verdict: AttemptVerdict = delayedBy === undefined ? { retryAt } : { retryAt, delayedBy };
+    if (written !== undefined) verdict.written = written;
+    return verdict;
   }
 
   /**
@@ -553,12 +559,6 @@ export class ProtectedTarget {
     this.syncedPace = s.adaptive.enabled ? this.capacity.rateAt(now) : null;
     await this.gate.hold(this.breaker.openUntil ?? -Infinity, now);
     await this.gate.limit(gateLimits(s, this.adaptiveRate(now), probes, this.slowStarting), now);
-  }
-
-  /** The `Retry-After` of a 429 or 503, in ms from `now`, or undefined. */
-  private retryAfterOf(result: AttemptResult, status: number | undefined, now: number): number | undefined {
-    if ((status !== 429 && status !== 503) || result.kind !== 'response') return undefined;
-    return parseRetryAfter(headerValue(result.headers, 'retry-after'), now);
   }
 
   /** A 429 or 503 with a `Retry-After` holds the whole target until then (extending, never shortening, a hold). */

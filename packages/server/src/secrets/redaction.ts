@@ -1,5 +1,6 @@
 import { isCredentialHeader as coreIsCredentialHeader } from '@retryd/core';
 import { isSecretHeaderValue, type StoredHeaders } from '../domain/header-value.js';
+import { targetKeyOf } from '../domain/target-key.js';
 
 /** The placeholder shown instead of a secret: a credential header's value, a sensitive body. */
 export const REDACTED = '[REDACTED]';
@@ -57,5 +58,6 @@ export function redactUrlQuery(raw: string): string {
 
 /** A URL as logs show it: its origin alone (`https://hooks.example.com`), since paths and queries often carry tokens. */
 export function urlOrigin(raw: string): string {
-  return URL.canParse(raw) ? new URL(raw).origin : REDACTED;
+  // The target key, not `URL.origin`: that is "null" for a grpc:// URL.
+  return URL.canParse(raw) ? targetKeyOf(raw) : REDACTED;
 }

@@ -25,8 +25,8 @@ export function isTargetBlocked(error: unknown): boolean {
   return false;
 }
 
-/** The error a connection fails with when the guard refuses its host. */
-function refusalError(verdict: Exclude<TargetVerdict, { ok: true }>): Error {
+/** The error a connection (or a gRPC call) fails with when the guard refuses its host. */
+export function refusalError(verdict: Exclude<TargetVerdict, { ok: true }>): Error {
   if (verdict.kind === 'blocked') return new TargetBlockedError(verdict.detail);
   // As `dns.lookup` fails, with its code: ENOTFOUND stays permanent and EAI_AGAIN retryable, as without the guard.
   return Object.assign(new Error(verdict.detail), { code: verdict.code });

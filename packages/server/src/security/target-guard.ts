@@ -1,5 +1,6 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
+import { GRPC_PROTOCOLS } from '../domain/grpc-target.js';
 import { blockedReason, inRange, parseAddress, type IpAddress } from './blocked-ranges.js';
 
 /** A network exempt from the block, as given to `--allow-targets`. */
@@ -87,7 +88,8 @@ const unbracketed = (hostname: string): string => (hostname.startsWith('[') ? ho
  * (server-side request forgery): loopback, private, unique-local, site-local, link-local, metadata, unspecified,
  * CGNAT, documentation, benchmarking, multicast, broadcast and reserved addresses, and every IPv6 form that carries
  * one of them as an IPv4 address (mapped, translated, compatible, NAT64, 6to4, Teredo; see `blockedReason`), unless
- * the allow-list covers the address. Only `http:` and `https:` URLs pass.
+ * the allow-list covers the address. Only `http:`, `https:`, `grpc:` and `grpcs:` URLs pass (a gRPC URL's host is
+ * normalised at enqueue, see `grpcTargetOf`).
  *
  * A host name is resolved and refused if any of its addresses is blocked; `localhost` and `*.localhost` are
  * loopback (127.0.0.1 and ::1) without asking DNS (RFC 6761).
@@ -145,8 +147,8 @@ export class TargetGuard {
    * thousand tasks to addresses decides each one in place instead of through a promise per task.
    */
   checkNow(url: URL): TargetVerdict | undefined {
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-      return { ok: false, kind: 'blocked', detail: `the scheme ${url.protocol} is not http: or https:` };
+    if (url.protocol !== 'http:' && url.protocol !== 'https:' && !GRPC_PROTOCOLS.has(url.protocol)) {
+      return { ok: false, kind: 'blocked', detail: `the scheme ${url.protocol} is not http:, https:, grpc: or grpcs:` };
     }
     return this.checkHostNow(url.hostname);
   }

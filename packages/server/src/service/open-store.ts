@@ -11,8 +11,7 @@ import { openRedisStore } from '../backends/redis/open-redis-store.js';
 import type { Store } from '../store/store.js';
 import { StoreUrlError } from '../store/store-url-error.js';
 
-/** The `--store` value used when none is given. */
-export const DEFAULT_STORE_URL = 'sqlite:./retryd.db';
+export { DEFAULT_STORE_URL } from '../store/default-store-url.js';
 
 const ACCEPTED_FORMS =
   '`sqlite:./retryd.db`, `sqlite:/abs/path.db`, `sqlite::memory:`, `postgres://user@host:5432/db?schema=retryd`, `redis://host:6379?prefix=retryd` or `redis+cluster://host:7000,host:7001?prefix=retryd`';

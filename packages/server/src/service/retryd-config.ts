@@ -84,6 +84,12 @@ export interface RetrydConfig {
    */
   encryptionKey?: string;
   /**
+   * `RETRYD_BOOTSTRAP_ADMIN_KEY` (an environment variable only): an API key (`rtd_<16 hex>_<43 base64url>`) created at
+   * start, if the store does not hold it yet, as an `admin` key of the `default` tenant; only its hash is stored.
+   * Default none. See `bootstrapAdminKey`.
+   */
+  bootstrapAdminKey?: string;
+  /**
    * `--secrets-file` / `RETRYD_SECRETS_FILE`: a JSON file of secrets, read at start: names at its top level are the
    * `default` tenant's, `tenants.<id>` each tenant's, `shared` every tenant's; `{{secret:NAME}}` references resolve from
    * it before the variables (`RETRYD_SECRET_<NAME>`, `RETRYD_TENANT_SECRET_<TENANT>__<NAME>`,
@@ -96,6 +102,11 @@ export interface RetrydConfig {
    * signature or credential): sealed at enqueue, or refused without `RETRYD_ENCRYPTION_KEY`. Default none.
    */
   credentialHeaders?: string[];
+  /**
+   * `--grpc-ca-file` / `RETRYD_GRPC_CA_FILE`: a PEM file of CA certificates trusted for `grpcs://` targets besides
+   * Node's bundled roots (a private CA), read at start. Default none: the bundled roots and `NODE_EXTRA_CA_CERTS`.
+   */
+  grpcCaFile?: string;
   /**
    * `--auth-done-upstream` / `RETRYD_AUTH_DONE_UPSTREAM`: a proxy in front authenticates every request, so the service
    * may listen beyond loopback without API keys (every request then acts for the default tenant with every right,

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import type { Tracer } from '@opentelemetry/api';
 import { systemClock } from '@retryd/core';
@@ -5,6 +6,9 @@ import type { Logger } from 'pino';
 import { buildApp } from '../api/build-app.js';
 import { DeadLetterReason } from '../engine/decide-outcome.js';
 import { Engine } from '../engine/engine.js';
+import { GrpcDispatcher } from '../engine/grpc-dispatcher.js';
+import { HttpDispatcher } from '../engine/http-dispatcher.js';
+import { SchemeDispatcher } from '../engine/scheme-dispatcher.js';
 import { TargetProtection } from '../protection/target-protection.js';
 import { ServiceMetrics } from '../metrics/service-metrics.js';
 import { DEFAULT_TARGET_SETTINGS, PROTECTIONS_OFF } from '../protection/target-settings.js';
@@ -31,7 +35,8 @@ import { allowedHostsOf, ConfigError, connectionLimitsOf, DEFAULT_CONNECT_TIMEOU
 import { logAttempt, logEngineError } from './task-log-lines.js';
 import { protectionEventLogger } from './protection-log-lines.js';
 import { startTracing, type ServiceTracing } from './tracing.js';
-import { clockFromEnv, faultHookFromEnv } from './test-faults.js';
+import { serviceTestHooks } from './test-hooks.js';
+import { bootstrapAdminKey, parseBootstrapAdminKey, type BootstrapOutcome } from './bootstrap-admin-key.js';
 
 /** A running service: its address, and how to stop it. */
 export interface RunningRetryd extends AsyncDisposable {
@@ -73,14 +78,16 @@ export async function startRetryd(config: RetrydConfig, logger: Logger, options:
   const allow = parseAllowList(config.allowTargets);
   const connections = connectionLimitsOf(config);
   const allowedHosts = allowedHostsOf(config);
-  // Test-only switches of the chaos suite (a clock jump, a stop at an attempt's fault point); unset in production.
-  const clock = clockFromEnv(process.env);
-  const faultHook = faultHookFromEnv(process.env);
+  // Test-only hooks of the chaos suite (a clock jump, a stop at an attempt's fault point), installed only by its
+  // test-only entry (test-faults-entry.ts, not in the published package): none in production.
+  const { clock, faultHook } = serviceTestHooks();
   // Checked before the store opens: a bad key or secrets file is the operator's to fix, told in one line.
   const provider = secretProviderOf(config);
   const secrets = taskSecretsOf(config, provider);
   // One guard for the check at creation and the one on every connection, so the two cannot disagree.
   const targetGuard = new TargetGuard({ allow });
+  const grpcCa = readGrpcCa(config.grpcCaFile);
+  const bootstrapKey = config.bootstrapAdminKey === undefined ? undefined : parseBootstrapAdminKey(config.bootstrapAdminKey);
   const { store, blobs } = await openStore(config.store, {
     synchronous: config.sqliteSync === 'normal' ? 'NORMAL' : 'FULL',
     cacheSizeKiB: config.sqliteCacheMiB * 1024,
@@ -151,6 +158,24 @@ export async function startRetryd(config: RetrydConfig, logger: Logger, options:
     attemptTimeoutMs: config.attemptTimeoutMs,
     connectTimeoutMs,
     targetGuard,
+    // HTTP and gRPC targets, each through its own dispatcher, checked by the same guard.
+    dispatcher: new SchemeDispatcher({
+      http: new HttpDispatcher({
+        loadBody: (ref) => blobs.get(ref),
+        attemptTimeoutMs: config.attemptTimeoutMs,
+        connectTimeoutMs,
+        connectionsPerOrigin: config.concurrency,
+        targetGuard,
+        clock: clock ?? systemClock,
+      }),
+      grpc: new GrpcDispatcher({
+        loadBody: (ref) => blobs.get(ref),
+        attemptTimeoutMs: config.attemptTimeoutMs,
+        targetGuard,
+        extraCa: grpcCa,
+        clock: clock ?? systemClock,
+      }),
+    }),
     ...(clock === undefined ? {} : { clock }),
     ...(faultHook === undefined ? {} : { faultHook }),
     ...(config.visibilityTimeoutMs === undefined ? {} : { leaseMs: config.visibilityTimeoutMs }),
@@ -211,6 +236,8 @@ export async function startRetryd(config: RetrydConfig, logger: Logger, options:
   let auth: AuthMode = 'api-keys';
   let app: FastifyInstance | undefined;
   try {
+    // Before the auth mode is decided: a fresh deployment given its first key may listen beyond loopback at once.
+    if (bootstrapKey !== undefined) logBootstrap(logger, await bootstrapAdminKey(store, bootstrapKey, (clock ?? systemClock).now()));
     // Decided before the app is built: a service that may not listen where it was told must not start at all.
     if (runsApi) auth = await authModeOf(config, store);
     app = runsApi ? await buildApp({ taskService, store, targetControl: protection, access, metrics, waiters, connections, ...(verbose ? { logger } : {}) }) : undefined;
@@ -337,6 +364,15 @@ export async function startRetryd(config: RetrydConfig, logger: Logger, options:
   return { url, close, [Symbol.asyncDispose]: close };
 }
 
+/** The line of the bootstrap key: its id only, which is public; the key is not. */
+function logBootstrap(logger: Logger, { outcome, keyId }: { outcome: BootstrapOutcome; keyId: string }): void {
+  if (outcome === 'revoked') {
+    logger.warn({ event: 'bootstrap_admin_key', outcome, keyId }, `RETRYD_BOOTSTRAP_ADMIN_KEY names API key ${keyId}, which was revoked: it stays revoked; unset the variable or set a new key`);
+    return;
+  }
+  logger.info({ event: 'bootstrap_admin_key', outcome, keyId }, outcome === 'created' ? `created admin API key ${keyId} from RETRYD_BOOTSTRAP_ADMIN_KEY` : `admin API key ${keyId} of RETRYD_BOOTSTRAP_ADMIN_KEY is present`);
+}
+
 /** How requests are authenticated: API keys, none (loopback, no key yet), or by a proxy in front. */
 export type AuthMode = 'api-keys' | 'open' | 'upstream';
 
@@ -356,7 +392,7 @@ async function authModeOf(config: RetrydConfig, store: Store): Promise<AuthMode>
   if (config.authDoneUpstream) return 'upstream';
   throw new ConfigError(
     `--host ${config.host} serves beyond loopback, and the store holds no API key: anyone who reaches it could read and ` +
-      'enqueue every task. Create a key first (retryd keys create --tenant default --scope admin --name ops), or pass ' +
+      'enqueue every task. Create a key first (retryd keys create --tenant default --scope admin --name ops, or set RETRYD_BOOTSTRAP_ADMIN_KEY), or pass ' +
       '--auth-done-upstream if a proxy in front authenticates every request',
   );
 }
@@ -391,5 +427,15 @@ export function redactUrl(raw: string): string {
     return url.toString();
   } catch {
     return raw.replace(/\/\/[^@/]*@/, '//***@');
+  }
+}
+
+/** The PEM file of `--grpc-ca-file`, read once at start; a file that cannot be read stops the start with its path. */
+function readGrpcCa(path: string | undefined): Buffer | undefined {
+  if (path === undefined) return undefined;
+  try {
+    return readFileSync(path);
+  } catch (error) {
+    throw new ConfigError(`--grpc-ca-file: cannot read ${path}: ${error instanceof Error ? error.message : String(error)}`);
   }
 }

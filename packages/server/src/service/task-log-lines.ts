@@ -5,7 +5,8 @@ import { FencedOutError, type EngineErrorContext } from '../engine/engine-errors
 /**
  * The debug line of one recorded attempt (`--log-level debug`): the task, the attempt's number, its target (the origin
  * alone), its outcome, the response status (null when no response came), how long it took and, when a retry follows,
- * the delay chosen before it. Never headers, bodies, the target's path or query, nor the error's text (it may quote
+ * the delay chosen before it (and, when the target's retry budget delayed it, `delayedBy` and the delay its backoff
+ * chose, `backoffDelayMs`). Never headers, bodies, the target's path or query, nor the error's text (it may quote
  * the address).
  *
  * @example
@@ -28,6 +29,10 @@ export function logAttempt(logger: Logger, task: RetryTask, attempt: AttemptLog)
       status: attempt.responseStatus,
       durationMs: Math.round(attempt.durationMs),
       ...(attempt.nextAttemptAt === null ? {} : { delayMs: Math.max(0, Math.round(attempt.nextAttemptAt - endedAt)) }),
+      // Only when something delayed the retry past its backoff (the target's retry budget): the delay it alone chose.
+      ...(attempt.delayedBy === null || attempt.backoffAt === null
+        ? {}
+        : { delayedBy: attempt.delayedBy, backoffDelayMs: Math.max(0, Math.round(attempt.backoffAt - endedAt)) }),
     },
     `attempt ${attempt.attemptNumber} ${attempt.outcome}`,
   );

@@ -3,8 +3,9 @@ import { systemClock, type Clock } from '@retryd/core';
 import { FaultPoint, type FaultHook } from '../engine/fault-point.js';
 import { ConfigError } from './retryd-config.js';
 
-// Test-only switches of `retryd serve`, read from the environment by the chaos suite (packages/server/chaos/).
-// Neither is a documented option; unset (always, in production) they change nothing and cost nothing.
+// Test-only switches of `retryd serve`, read from the environment by the chaos suite (packages/server/chaos/) through
+// the test-only entry (test-faults-entry.ts). Neither is an option of the service: the published package has neither
+// file, and without that entry nothing reads these variables.
 
 const POINTS: readonly string[] = Object.values(FaultPoint);
 

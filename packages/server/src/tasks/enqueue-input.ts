@@ -9,6 +9,9 @@ import { isoDateTimeMs } from '../domain/iso-date-time.js';
 import { MAX_VALUE_DEPTH, nestsDeeperThan } from '../domain/json-nesting.js';
 import { SECRET_NAME_PATTERN, hasSecretReference, secretReferences } from '../secrets/secret-provider.js';
 import { CALLBACK_ENDS, type CallbackEnd, type TaskCallback } from '../domain/task-callback.js';
+import { GRPC_PROTOCOLS, grpcTargetOf, isGrpcUrl } from '../domain/grpc-target.js';
+import { checkGrpcBody, checkGrpcHeaders, grpcMethodOf, inlinePolicyErrors } from './grpc-enqueue-rules.js';
+import type { InlinePolicyMemo } from './inline-policy-memo.js';
 
 /** Methods a task may use. CONNECT and TRACE are refused: neither makes sense through a retry service. */
 export const TARGET_METHODS = Object.freeze(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const);
@@ -149,8 +152,9 @@ const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
  *
  * @param input - the parsed JSON of one request
  * @param path - prefix of field names, '' for a single request
+ * @param memo - the inline policy the call's earlier entries gave, when they share one (see `InlinePolicyMemo`)
  */
-export function parseEnqueueInput(input: unknown, path = ''): EnqueueParse {
+export function parseEnqueueInput(input: unknown, path = '', memo?: InlinePolicyMemo): EnqueueParse {
   const errors: FieldError[] = [];
   const name = (field: string) => `${path}${field}`;
   const fail = (field: string, rule: string, got?: string) =>
@@ -164,12 +168,16 @@ export function parseEnqueueInput(input: unknown, path = ''): EnqueueParse {
     if (!(ENQUEUE_FIELDS as readonly string[]).includes(key)) fail(key, `absent (known fields: ${ENQUEUE_FIELDS.join(', ')})`);
   }
 
-  const targetUrl = parseTargetUrl(input.targetUrl, fail);
-  const method = input.method;
-  if (typeof method !== 'string' || !(TARGET_METHODS as readonly string[]).includes(method)) {
+  const targetUrl = parseTargetUrl(input.targetUrl, fail, 'targetUrl', true);
+  // By its scheme, even when the rest of the URL is refused: the other fields are then checked by a gRPC task's rules.
+  const grpc = targetUrl !== undefined ? isGrpcUrl(targetUrl) : typeof input.targetUrl === 'string' && /^grpcs?:\/\//i.test(input.targetUrl);
+  let method = input.method;
+  if (grpc) method = grpcMethodOf(method, fail);
+  else if (typeof method !== 'string' || !(TARGET_METHODS as readonly string[]).includes(method)) {
     fail('method', `one of ${TARGET_METHODS.join(', ')}`, show(method));
   }
   const headers = parseHeaders(input.headers, name, errors);
+  if (grpc) checkGrpcHeaders(headers, fail);
   const headerKey = takeHeader(headers, 'idempotency-key');
   const key = input.idempotencyKey;
   if (key !== undefined && (typeof key !== 'string' || key.length > ENQUEUE_LIMITS.keyLength || !IDEMPOTENCY_KEY_PATTERN.test(key))) {
@@ -181,9 +189,10 @@ export function parseEnqueueInput(input: unknown, path = ''): EnqueueParse {
     fail('headers.Idempotency-Key', 'equal to idempotencyKey when both are given');
   }
 
-  const body = encodeBody(input.body, headers, method, fail);
+  const body = grpc ? checkGrpcBody(input.body, fail) : encodeBody(input.body, headers, method, fail);
   const bodyRef = parseBodyRef(input, method, fail);
-  const { policyId, policy } = parsePolicyChoice(input, name, fail, errors);
+  const { policyId, policy } = parsePolicyChoice(input, name, fail, errors, memo);
+  if (policy !== null) errors.push(...inlinePolicyErrors(policy, grpc, name));
   const firstAttempt = parseFirstAttempt(input, fail);
   const secretHeaders = parseSecretHeaders(input.secretHeaders, headers, fail);
   const sensitiveBody = input.sensitiveBody ?? false;
@@ -214,20 +223,31 @@ export function parseEnqueueInput(input: unknown, path = ''): EnqueueParse {
     callback,
     requestHash: '',
   };
-  value.requestHash = requestHashOf(value, input.body);
+  value.requestHash = requestHashOf(value, input.body, memo);
   return { ok: true, value };
 }
 
 /** Records a broken rule of `field`, with what was given when it is safe to repeat. */
 export type Fail = (field: string, rule: string, got?: string) => void;
 
-function parseTargetUrl(raw: unknown, fail: Fail, field = 'targetUrl'): URL | undefined {
-  const rule = `an absolute http or https URL of at most ${ENQUEUE_LIMITS.urlLength} characters`;
+function parseTargetUrl(raw: unknown, fail: Fail, field = 'targetUrl', grpcAllowed = false): URL | undefined {
+  const rule = grpcAllowed
+    ? `an absolute http, https, grpc or grpcs URL of at most ${ENQUEUE_LIMITS.urlLength} characters`
+    : `an absolute http or https URL of at most ${ENQUEUE_LIMITS.urlLength} characters`;
   // Parsed once: `URL.canParse` then `new URL` parsed every valid URL twice.
   const url = typeof raw === 'string' && raw.length <= ENQUEUE_LIMITS.urlLength ? URL.parse(raw) : null;
   if (url === null) {
     fail(field, rule, show(raw));
     return undefined;
+  }
+  if (grpcAllowed && GRPC_PROTOCOLS.has(url.protocol)) {
+    const target = grpcTargetOf(url);
+    if ('rule' in target) {
+      fail(field, target.rule);
+      return undefined;
+    }
+    // Stored normalised (the host as an http: URL spells it): one target, one key, however a task spells it.
+    return new URL(target.href);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     fail(field, rule, JSON.stringify(url.protocol));
@@ -361,6 +381,7 @@ function parsePolicyChoice(
   name: (f: string) => string,
   fail: Fail,
   errors: FieldError[],
+  memo: InlinePolicyMemo | undefined,
 ): { policyId: string | null; policy: RetryPolicy | null } {
   const { policyId, policy } = input;
   if (policyId !== undefined && policy !== undefined) {
@@ -368,7 +389,7 @@ function parsePolicyChoice(
     return { policyId: null, policy: null };
   }
   if (policy !== undefined) {
-    const checked = validatePolicy(policy, name('policy'));
+    const checked = memo === undefined ? validatePolicy(policy, name('policy')) : memo.validate(policy, name('policy'));
     if (checked.ok) return { policyId: null, policy: checked.policy };
     errors.push(...checked.violations);
     return { policyId: null, policy: null };
@@ -442,9 +463,9 @@ function parseTimeouts(input: Record<string, unknown>, fail: Fail): TimeoutOverr
   return own;
 }
 
-function requestHashOf(value: Omit<ParsedEnqueue, 'requestHash'>, rawBody: unknown): string {
+function requestHashOf(value: Omit<ParsedEnqueue, 'requestHash'>, rawBody: unknown, memo: InlinePolicyMemo | undefined): string {
   // One call (Node 20.12+): a Hash object per task cost more than the digest of its few hundred bytes.
-  return hash('sha256', canonicalRequest(value, rawBody), 'hex');
+  return hash('sha256', canonicalRequest(value, rawBody, memo), 'hex');
 }
 
 /**
@@ -464,19 +485,17 @@ function requestHashOf(value: Omit<ParsedEnqueue, 'requestHash'>, rawBody: unkno
  * - A JSON body is compared as data, so a client that re-sends it with its keys in another order replays.
  * - `bodyRef`, `secretHeaders`, `sensitiveBody`, the timeouts and `callback` appear only when given, so that the hash of every
  *   request without them is what it was before they existed.
+ *
+ * `memo`: where the inline policy's text is when the call's entries share it (the same text, written once).
  */
-export function canonicalRequest(value: Omit<ParsedEnqueue, 'requestHash'>, rawBody: unknown): string {
+export function canonicalRequest(value: Omit<ParsedEnqueue, 'requestHash'>, rawBody: unknown, memo?: InlinePolicyMemo): string {
   const body =
     rawBody === undefined || rawBody === null
       ? 'null'
       : typeof rawBody === 'string'
         ? `{"text":${JSON.stringify(rawBody)}}`
         : `{"json":${canonicalJson(rawBody)}}`;
-  const pairs = Object.entries(value.headers)
-    .map(([h, v]) => [h.toLowerCase(), v] as const)
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  let headers = '';
-  for (const [name, text] of pairs) headers += `${headers === '' ? '' : ','}[${JSON.stringify(name)},${JSON.stringify(text)}]`;
+  const headers = canonicalHeaders(value.headers);
   const first = value.firstAttempt;
   const firstAttempt = 'delayMs' in first ? `{"delayMs":${first.delayMs}}` : 'notBefore' in first ? `{"notBefore":${first.notBefore}}` : '{"now":true}';
   return (
@@ -488,12 +507,39 @@ export function canonicalRequest(value: Omit<ParsedEnqueue, 'requestHash'>, rawB
     `,"firstAttempt":${firstAttempt}` +
     `,"headers":[${headers}]` +
     `,"method":${JSON.stringify(value.method)}` +
-    `,"policy":${value.policy === null ? 'null' : canonicalJson(value.policy)}` +
+    `,"policy":${value.policy === null ? 'null' : memo === undefined ? canonicalJson(value.policy) : memo.canonical(value.policy)}` +
     `,"policyId":${value.policyId === null ? 'null' : JSON.stringify(value.policyId)}` +
     (value.secretHeaders.size === 0 ? '' : `,"secretHeaders":${JSON.stringify([...value.secretHeaders].sort())}`) +
     (value.sensitiveBody ? ',"sensitiveBody":true' : '') +
     `,"targetUrl":${JSON.stringify(value.targetUrl.href)}}`
   );
+}
+
+/**
+ * The members of the `headers` part of {@link canonicalRequest}: `["lower-case name","value"]` pairs sorted by name
+ * (UTF-16 code units; equal names keep their order). By insertion, as a task has a few headers: the pairs made by
+ * `Object.entries` and sorted by `sort` with a comparator allocated about a kilobyte a request, and took longer.
+ */
+function canonicalHeaders(headers: Record<string, string>): string {
+  const originals = Object.keys(headers);
+  const names = originals.map((name) => name.toLowerCase());
+  for (let i = 1; i < names.length; i++) {
+    const name = names[i] as string;
+    const original = originals[i] as string;
+    let j = i - 1;
+    while (j >= 0 && (names[j] as string) > name) {
+      names[j + 1] = names[j] as string;
+      originals[j + 1] = originals[j] as string;
+      j--;
+    }
+    names[j + 1] = name;
+    originals[j + 1] = original;
+  }
+  let text = '';
+  for (let i = 0; i < names.length; i++) {
+    text += `${i === 0 ? '' : ','}[${JSON.stringify(names[i])},${JSON.stringify(headers[originals[i] as string])}]`;
+  }
+  return text;
 }
 
 /** A callback's part of {@link canonicalRequest}: `{"on":[…],"policyId":…,"url":…}`, its ends in their fixed order. */

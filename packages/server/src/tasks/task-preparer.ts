@@ -9,9 +9,12 @@ import type { TargetGuard, TargetVerdict } from '../security/target-guard.js';
 import type { TaskSecrets } from '../secrets/task-secrets.js';
 import type { Store } from '../store/store.js';
 import { parseEnqueueInput, type FirstAttempt, type ParsedEnqueue } from './enqueue-input.js';
+import { InlinePolicyMemo } from './inline-policy-memo.js';
 import { ceilingViolations, withinCeilings, type CeilingBook, type ResolvedCeilings } from '../policies/policy-ceilings.js';
 import type { PolicyRegistry } from '../policies/policy-registry.js';
 import { callStore, storeFailure } from './store-failure.js';
+import { isGrpcUrl } from '../domain/grpc-target.js';
+import { namedPolicyErrors } from './grpc-enqueue-rules.js';
 
 /** What the enqueue request carried besides its body. */
 export interface EnqueueContext {
@@ -25,7 +28,7 @@ export interface TaskPreparerDeps {
   store: Pick<Store, 'kind'>;
   blobs: BlobStore;
   guard: TargetGuard;
-  policies: Pick<PolicyRegistry, 'isKnown' | 'exists' | 'callbackOf' | 'callbackFor'>;
+  policies: Pick<PolicyRegistry, 'isKnown' | 'exists' | 'callbackOf' | 'callbackFor' | 'definitionOf' | 'definitionFor'>;
   clock: Pick<Clock, 'now'>;
   newId: () => string;
   inlineBodyLimit: number;
@@ -60,7 +63,9 @@ export class TaskPreparer {
     const now = this.deps.clock.now();
     const traceContext =
       parseTraceparent(context.traceparent) === undefined ? null : (context.traceparent as string);
-    const entries = inputs.map((input, i) => this.#prepare(tenantId, input, pathOf(i), now, traceContext));
+    // Every entry is parsed in this one synchronous pass, so the memo of a shared inline policy cannot outlive it.
+    const memo = new InlinePolicyMemo();
+    const entries = inputs.map((input, i) => this.#prepare(tenantId, input, pathOf(i), now, traceContext, memo));
     // Awaited only when some entry needed to wait: `Promise.all` would make a promise of every decided entry too.
     if (entries.some((entry) => entry instanceof Promise)) return Promise.all(entries).then((all) => ({ now, entries: all }));
     return { now, entries: entries as PreparedEntry[] };
@@ -71,9 +76,9 @@ export class TaskPreparer {
    * already known, a target given by address, nothing to seal, no body for the blob store. Anything else is
    * decided by {@link #prepareLater}, which asks the store, the resolver or the blob store; both decide alike.
    */
-  #prepare(tenantId: string, input: unknown, path: string, now: number, traceContext: string | null): PreparedEntry | Promise<PreparedEntry> {
+  #prepare(tenantId: string, input: unknown, path: string, now: number, traceContext: string | null, memo: InlinePolicyMemo): PreparedEntry | Promise<PreparedEntry> {
     try {
-      const parsed = parseEnqueueInput(input, path);
+      const parsed = parseEnqueueInput(input, path, memo);
       if (!parsed.ok) return { error: RetrydError.validation(parsed.errors) };
       let request = parsed.value;
       const { policies, guard, secrets, inlineBodyLimit } = this.deps;
@@ -88,9 +93,12 @@ export class TaskPreparer {
       }
       // The callback its policy gives a task that names none, when known without a read (undefined: not known).
       const inherited = request.policyId === null || request.callback !== null ? null : policies.callbackOf(tenantId, request.policyId);
+      // Read with the callback, within the same time: a registered policy must fit the kind of target (HTTP or gRPC).
+      const definition = request.policyId === null ? null : policies.definitionOf(tenantId, request.policyId);
       const quick =
         verdict !== undefined &&
         (request.policyId === null || policies.isKnown(tenantId, request.policyId)) &&
+        definition !== undefined &&
         inherited !== undefined &&
         request.bodyRef === null &&
         request.callback === null &&
@@ -98,6 +106,10 @@ export class TaskPreparer {
         (request.body === null || Buffer.byteLength(request.body) <= inlineBodyLimit);
       if (!quick) return this.#prepareLater(tenantId, request, path, now, traceContext);
       if (!verdict.ok) return { error: targetRefused(verdict, `${path}targetUrl`) };
+      if (definition !== null) {
+        const misfit = namedPolicyErrors(definition, request.policyId as string, isGrpcUrl(request.targetUrl), `${path}policyId`);
+        if (misfit.length > 0) return { error: RetrydError.validation(misfit) };
+      }
       const task = this.#taskOf(tenantId, this.deps.newId(), request, request.headers, request.body, null, now, traceContext, inherited);
       return { task, blobRef: null };
     } catch (error) {
@@ -123,6 +135,14 @@ export class TaskPreparer {
     if (request.policyId !== null && !(await this.deps.policies.exists(tenantId, request.policyId))) {
       return { error: unregisteredPolicy(`${path}policyId`, request.policyId) };
     }
+    const grpc = isGrpcUrl(request.targetUrl);
+    if (request.policyId !== null) {
+      // A named policy is checked against the task's target here, at enqueue; a later PUT of the policy is read by the
+      // engine with each kind's defaults for a list of the other kind (see `retryableGrpcCodesOf`).
+      const definition = await this.deps.policies.definitionFor(tenantId, request.policyId);
+      const misfit = definition === undefined ? [] : namedPolicyErrors(definition, request.policyId, grpc, `${path}policyId`);
+      if (misfit.length > 0) return { error: RetrydError.validation(misfit) };
+    }
     const verdict = await this.deps.guard.check(request.targetUrl);
     if (!verdict.ok) return { error: targetRefused(verdict, `${path}targetUrl`) };
     if (request.callback !== null) {
@@ -143,7 +163,9 @@ export class TaskPreparer {
     // A sensitive body is already sealed here, so the blob store too only ever holds its ciphertext.
     if (body !== null && Buffer.byteLength(body) > this.deps.inlineBodyLimit) {
       // The blob is durable before the task that refers to it is committed (see BlobStore).
-      const data = body;
+      // A gRPC body is base64 text in the task, bytes in a blob (as a caller's own bodyRef holds them); a sealed one
+      // stays the text it was sealed as, opened back into the task's body before it is sent.
+      const data = grpc && !request.sensitiveBody ? Buffer.from(body, 'base64') : body;
       blobRef = await callStore('blob', 'store the body', () => this.deps.blobs.put(tenantId, taskId, data));
       body = null;
     }

@@ -220,6 +220,30 @@ export function completionCases(store: CurrentStore): void {
     expect(await logOf(c)).toEqual([makeAttempt(c)]);
   });
 
+  it("keeps a retry's delay past its backoff in its log entry, and null in the entries without one", async () => {
+    const tasks = [0, 1, 2].map((i) => makeTask({ nextAttemptAt: T0 + i }));
+    await insertAll(store(), tasks);
+    const [delayed, plain, cancelled] = await store().claimDue(T0 + 10, { limit: 3, leaseMs: 1_000, workerId: 'w' });
+    if (delayed === undefined || plain === undefined || cancelled === undefined) throw new Error('expected three claims');
+    expect((await store().requestCancel({ tenantId: 'default', taskId: cancelled.taskId }, T0 + 20)).kind).toBe('applied');
+    // The retry budget's pacer moved the retry from its backoff's T0 + 1,000 to T0 + 2,500.
+    const budget = { delayedBy: 'retry_budget', backoffAt: T0 + 1_000, nextAttemptAt: T0 + 2_500 } as const;
+    const delayedDone = completion(delayed, { attempt: makeAttempt(delayed, budget), next: retryOutcome(delayed, T0 + 2_500) });
+    // The entry logged instead when a cancel applies is written from columns of its own (PostgreSQL): they must not
+    // be crossed with the plain entry's. Whatever it holds is kept as given.
+    const cancelledDone = completion(cancelled, {
+      attempt: makeAttempt(cancelled),
+      ifCancelRequested: finalOutcome(cancelled, 'CANCELLED'),
+      attemptIfCancelRequested: makeAttempt(cancelled, { ...budget, outcome: 'cancelled' }),
+    });
+    await store().completeAttempts([delayedDone, completion(plain), cancelledDone], T0 + 50);
+    const logOf = async (t: RetryTask) => (await store().listAttempts('default', t.taskId, { limit: 10 })).items;
+    expect(await logOf(delayed)).toEqual([makeAttempt(delayed, budget)]);
+    expect(await logOf(plain)).toEqual([makeAttempt(plain)]);
+    expect((await logOf(plain))[0]).toMatchObject({ delayedBy: null, backoffAt: null });
+    expect(await logOf(cancelled)).toEqual([makeAttempt(cancelled, { ...budget, outcome: 'cancelled' })]);
+  });
+
   it('never records one attempt number twice, and applies nothing of a call that tries', async () => {
     const task = await claimed(store(), makeTask());
     await store().completeAttempts([completion(task, { next: retryOutcome(task, T0 + 1_000) })], T0 + 10);

@@ -500,8 +500,8 @@ export type components = {
             totalBudgetMs?: number;
             /** @description Headroom kept in the budget for a call; < totalBudgetMs when both are given. */
             estimatedCallMs?: number;
-            /** @description The statuses worth retrying, instead of the default 408, 425, 429, 500, 502, 503, 504; never a 2xx (a success). */
-            retryableStatusCodes?: number[];
+            /** @description The statuses worth retrying. For http and https targets, HTTP statuses instead of the default 408, 425, 429, 500, 502, 503, 504; never a 2xx (a success). For grpc and grpcs targets, gRPC status code names instead of the default UNAVAILABLE, RESOURCE_EXHAUSTED, DEADLINE_EXCEEDED; never OK. One kind per list; a task is refused at enqueue when its policy names the other kind than its target's. */
+            retryableStatusCodes?: (number | ("CANCELLED" | "UNKNOWN" | "INVALID_ARGUMENT" | "DEADLINE_EXCEEDED" | "NOT_FOUND" | "ALREADY_EXISTS" | "PERMISSION_DENIED" | "RESOURCE_EXHAUSTED" | "FAILED_PRECONDITION" | "ABORTED" | "OUT_OF_RANGE" | "UNIMPLEMENTED" | "INTERNAL" | "UNAVAILABLE" | "DATA_LOSS" | "UNAUTHENTICATED"))[];
             /** @description Statuses besides 2xx that end the task as SUCCEEDED, e.g. a 409 from a downstream that already processed the key; never a 2xx, never one the policy retries. */
             successStatusCodes?: number[];
             /** @description Own schedules for some failures, each over the main schedule; a class not named follows the main schedule. The retry number counts every retry of the run, and DECORRELATED jitter reads the last delay, whatever its class. */
@@ -616,8 +616,8 @@ export type components = {
             totalBudgetMs?: number;
             /** @description Headroom kept in the budget for a call; < totalBudgetMs when both are given. */
             estimatedCallMs?: number;
-            /** @description The statuses worth retrying, instead of the default 408, 425, 429, 500, 502, 503, 504; never a 2xx (a success). */
-            retryableStatusCodes?: number[];
+            /** @description The statuses worth retrying. For http and https targets, HTTP statuses instead of the default 408, 425, 429, 500, 502, 503, 504; never a 2xx (a success). For grpc and grpcs targets, gRPC status code names instead of the default UNAVAILABLE, RESOURCE_EXHAUSTED, DEADLINE_EXCEEDED; never OK. One kind per list; a task is refused at enqueue when its policy names the other kind than its target's. */
+            retryableStatusCodes?: (number | ("CANCELLED" | "UNKNOWN" | "INVALID_ARGUMENT" | "DEADLINE_EXCEEDED" | "NOT_FOUND" | "ALREADY_EXISTS" | "PERMISSION_DENIED" | "RESOURCE_EXHAUSTED" | "FAILED_PRECONDITION" | "ABORTED" | "OUT_OF_RANGE" | "UNIMPLEMENTED" | "INTERNAL" | "UNAVAILABLE" | "DATA_LOSS" | "UNAUTHENTICATED"))[];
             /** @description Statuses besides 2xx that end the task as SUCCEEDED, e.g. a 409 from a downstream that already processed the key; never a 2xx, never one the policy retries. */
             successStatusCodes?: number[];
             /** @description Own schedules for some failures, each over the main schedule; a class not named follows the main schedule. The retry number counts every retry of the run, and DECORRELATED jitter reads the last delay, whatever its class. */
@@ -699,8 +699,8 @@ export type components = {
             totalBudgetMs?: number;
             /** @description Headroom kept in the budget for a call; < totalBudgetMs when both are given. */
             estimatedCallMs?: number;
-            /** @description The statuses worth retrying, instead of the default 408, 425, 429, 500, 502, 503, 504; never a 2xx (a success). */
-            retryableStatusCodes?: number[];
+            /** @description The statuses worth retrying. For http and https targets, HTTP statuses instead of the default 408, 425, 429, 500, 502, 503, 504; never a 2xx (a success). For grpc and grpcs targets, gRPC status code names instead of the default UNAVAILABLE, RESOURCE_EXHAUSTED, DEADLINE_EXCEEDED; never OK. One kind per list; a task is refused at enqueue when its policy names the other kind than its target's. */
+            retryableStatusCodes?: (number | ("CANCELLED" | "UNKNOWN" | "INVALID_ARGUMENT" | "DEADLINE_EXCEEDED" | "NOT_FOUND" | "ALREADY_EXISTS" | "PERMISSION_DENIED" | "RESOURCE_EXHAUSTED" | "FAILED_PRECONDITION" | "ABORTED" | "OUT_OF_RANGE" | "UNIMPLEMENTED" | "INTERNAL" | "UNAVAILABLE" | "DATA_LOSS" | "UNAUTHENTICATED"))[];
             /** @description Statuses besides 2xx that end the task as SUCCEEDED, e.g. a 409 from a downstream that already processed the key; never a 2xx, never one the policy retries. */
             successStatusCodes?: number[];
             /** @description Own schedules for some failures, each over the main schedule; a class not named follows the main schedule. The retry number counts every retry of the run, and DECORRELATED jitter reads the last delay, whatever its class. */
@@ -780,8 +780,8 @@ export type components = {
             totalBudgetMs?: number;
             /** @description Headroom kept in the budget for a call; < totalBudgetMs when both are given. */
             estimatedCallMs?: number;
-            /** @description The statuses worth retrying, instead of the default 408, 425, 429, 500, 502, 503, 504; never a 2xx (a success). */
-            retryableStatusCodes?: number[];
+            /** @description The statuses worth retrying. For http and https targets, HTTP statuses instead of the default 408, 425, 429, 500, 502, 503, 504; never a 2xx (a success). For grpc and grpcs targets, gRPC status code names instead of the default UNAVAILABLE, RESOURCE_EXHAUSTED, DEADLINE_EXCEEDED; never OK. One kind per list; a task is refused at enqueue when its policy names the other kind than its target's. */
+            retryableStatusCodes?: (number | ("CANCELLED" | "UNKNOWN" | "INVALID_ARGUMENT" | "DEADLINE_EXCEEDED" | "NOT_FOUND" | "ALREADY_EXISTS" | "PERMISSION_DENIED" | "RESOURCE_EXHAUSTED" | "FAILED_PRECONDITION" | "ABORTED" | "OUT_OF_RANGE" | "UNIMPLEMENTED" | "INTERNAL" | "UNAVAILABLE" | "DATA_LOSS" | "UNAUTHENTICATED"))[];
             /** @description Statuses besides 2xx that end the task as SUCCEEDED, e.g. a 409 from a downstream that already processed the key; never a 2xx, never one the policy retries. */
             successStatusCodes?: number[];
             /** @description Own schedules for some failures, each over the main schedule; a class not named follows the main schedule. The retry number counts every retry of the run, and DECORRELATED jitter reads the last delay, whatever its class. */
@@ -845,18 +845,21 @@ export type components = {
         EnqueueRequest: {
             /**
              * Format: uri
-             * @description http or https; private addresses are refused unless --allow-targets covers them.
+             * @description http or https; or a unary gRPC method, grpc://host:port/package.Service/Method (grpcs:// for TLS), the port required. Private addresses are refused unless --allow-targets covers them.
              */
             targetUrl: string;
-            /** @enum {string} */
+            /**
+             * @description POST for a gRPC target (a gRPC call is an HTTP/2 POST; the service also takes it absent there).
+             * @enum {string}
+             */
             method: "GET" | "HEAD" | "POST" | "PUT" | "PATCH" | "DELETE" | "OPTIONS";
-            /** @description Sent on every attempt. Hop-by-hop and framing headers (Host, Content-Length, Connection, ...) are refused; an Idempotency-Key entry is taken as the key. At most 100 headers, names of at most 256 bytes, values of at most 8192 bytes, 32768 bytes in all. */
+            /** @description Sent on every attempt (as metadata to a gRPC target: a name ending in -bin takes a base64 value, sent as bytes; grpc-* and content-type are refused). Hop-by-hop and framing headers (Host, Content-Length, Connection, ...) are refused; an Idempotency-Key entry is taken as the key. At most 100 headers, names of at most 256 bytes, values of at most 8192 bytes, 32768 bytes in all. */
             headers?: {
                 [key: string]: string;
             };
-            /** @description A string, sent as is; or any other JSON value, sent as JSON (content-type application/json unless given), nested at most 64 levels deep. Not with bodyRef. */
+            /** @description A string, sent as is; or any other JSON value, sent as JSON (content-type application/json unless given), nested at most 64 levels deep. For a gRPC target: the request message, already serialised, in standard base64 (with = padding); the reply is kept as base64 in the attempt log. Not with bodyRef. */
             body?: unknown;
-            /** @description Instead of body: s3://<bucket>/<key> of an object the caller put in the bucket --blobs names, under <prefix>/<tenant>/; checked to exist at enqueue, read at each attempt, never deleted by retryd. Set content-type in headers. */
+            /** @description Instead of body: s3://<bucket>/<key> of an object the caller put in the bucket --blobs names, under <prefix>/<tenant>/; checked to exist at enqueue, read at each attempt, never deleted by retryd. Set content-type in headers. For a gRPC target the object holds the raw bytes of the request message. */
             bodyRef?: string;
             /** @description A registered policy; default "default". Not with policy. */
             policyId?: string;
@@ -987,6 +990,13 @@ export type components = {
             /** @description The first 4 KiB of the response body, with every secret the attempt sent (revealed headers, references, a sensitive body) replaced by [REDACTED]. */
             responseBodySnippet: string | null;
             nextAttemptAt: number | null;
+            /**
+             * @description Why nextAttemptAt is later than the retry's backoff said, or null (it is not, or no retry follows). retry_budget: the target's retry budget was spent, and the retry took the next slot of its pacer (minRetriesPerSecond).
+             * @enum {string|null}
+             */
+            delayedBy: "retry_budget" | null;
+            /** @description When the backoff alone would have run the retry, when delayedBy is set; else null. */
+            backoffAt: number | null;
         };
         AttemptPage: {
             items: components["schemas"]["Attempt"][];

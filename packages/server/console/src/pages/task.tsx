@@ -15,12 +15,36 @@ async function allAttempts(taskId: string): Promise<AttemptView[]> {
   return attempts;
 }
 
-function Timeline({ attempts }: { attempts: AttemptView[] }) {
+/** What delayed a retry past its backoff, in words, by the reason its attempt records (`delayedBy`). */
+const DELAYED_BY: Readonly<Record<NonNullable<AttemptView['delayedBy']>, string>> = {
+  retry_budget: "the target's retry budget",
+};
+
+/** Why an attempt's retry goes later than its backoff said, in words, or undefined when it does not. */
+function delayText(attempt: AttemptView): string | undefined {
+  if (attempt.delayedBy === null || attempt.backoffAt === null) return undefined;
+  return `backoff said ${time(attempt.backoffAt)}; delayed by ${DELAYED_BY[attempt.delayedBy]}`;
+}
+
+/**
+ * An attempt's status as the timeline shows it: the HTTP status, or for a gRPC target the code (its attempts keep no
+ * HTTP status: the code leads their error message, `grpc UNAVAILABLE: …`, and a success has none).
+ */
+function statusText(attempt: AttemptView, grpc: boolean): string {
+  if (attempt.responseStatus !== null) return String(attempt.responseStatus);
+  if (!grpc) return 'no response';
+  if (attempt.outcome === 'succeeded') return 'gRPC OK';
+  const code = /^grpc ([A-Z_]+)/.exec(attempt.errorMessage ?? '')?.[1];
+  return code === undefined ? 'no response' : `gRPC ${code}`;
+}
+
+function Timeline({ attempts, grpc }: { attempts: AttemptView[]; grpc: boolean }) {
   if (attempts.length === 0) return <p>No attempts yet.</p>;
   return (
     <ol class="timeline" aria-label="Attempts, oldest first">
       {attempts.map((attempt) => {
         const endedAt = attempt.startedAt + attempt.durationMs;
+        const delayed = delayText(attempt);
         return (
           <li key={attempt.attemptNumber} class="attempt">
             <h3>
@@ -30,7 +54,7 @@ function Timeline({ attempts }: { attempts: AttemptView[] }) {
               <dt>Started</dt>
               <dd>{time(attempt.startedAt)}</dd>
               <dt>Status</dt>
-              <dd>{attempt.responseStatus ?? 'no response'}</dd>
+              <dd>{statusText(attempt, grpc)}</dd>
               <dt>Latency</dt>
               <dd>{duration(attempt.durationMs)}</dd>
               {attempt.errorMessage !== null && (
@@ -44,6 +68,14 @@ function Timeline({ attempts }: { attempts: AttemptView[] }) {
                   <dt>Delay before the next attempt</dt>
                   <dd>
                     {duration(Math.max(0, attempt.nextAttemptAt - endedAt))} (due {time(attempt.nextAttemptAt)})
+                  </dd>
+                </>
+              )}
+              {delayed !== undefined && (
+                <>
+                  <dt>Waiting</dt>
+                  <dd aria-label="Why the retry waits longer">
+                    <span class="badge wait">retry budget</span> {delayed}
                   </dd>
                 </>
               )}
@@ -94,6 +126,10 @@ export function TaskPage({ taskId }: { taskId: string }) {
   };
   const view = task.data;
   const pending = view?.status === 'PENDING';
+  // A retry not due yet that its last attempt says was delayed (and that was not moved since): the task's wait, which
+  // the service cannot work out for it (the budget that delayed it lives in one instance's memory).
+  const last = attempts.data?.at(-1);
+  const delayed = pending && last !== undefined && last.nextAttemptAt === view.nextAttemptAt ? delayText(last) : undefined;
   const dead = view?.status === 'FAILED' || view?.status === 'EXHAUSTED';
   const open = view?.status === 'PENDING' || view?.status === 'IN_FLIGHT';
   return (
@@ -128,6 +164,12 @@ export function TaskPage({ taskId }: { taskId: string }) {
               <>
                 <dt>Waiting</dt>
                 <dd aria-label="Why it waits">{view.waiting.detail}</dd>
+              </>
+            )}
+            {view.waiting === undefined && delayed !== undefined && (
+              <>
+                <dt>Waiting</dt>
+                <dd aria-label="Why it waits">{delayed}</dd>
               </>
             )}
             <dt>Created</dt>
@@ -183,7 +225,7 @@ export function TaskPage({ taskId }: { taskId: string }) {
       <section aria-labelledby="timeline-title">
         <h2 id="timeline-title">Attempts</h2>
         <ErrorLine error={attempts.error} />
-        {attempts.data !== undefined && <Timeline attempts={attempts.data} />}
+        {attempts.data !== undefined && <Timeline attempts={attempts.data} grpc={/^grpcs?:/.test(view?.targetUrl ?? '')} />}
       </section>
       <ConfirmDialog
         open={asking !== undefined}

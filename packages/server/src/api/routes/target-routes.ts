@@ -40,6 +40,7 @@ const targetParams = {
 
 const TARGET_KEY_RULE =
   'an http or https origin (scheme://host[:port], host in lower case, no default port, no path, query or trailing slash), ' +
+  'or a grpc or grpcs one (scheme://host:port), ' +
   'URL-encoded as one path segment';
 
 /**
@@ -54,7 +55,7 @@ export function targetRefOf(tenantId: string, targetKey: string): TargetRef {
   } catch {
     // Not an absolute URL at all: no origin to suggest.
   }
-  const isHttp = origin !== undefined && (origin.startsWith('http://') || origin.startsWith('https://'));
+  const isHttp = origin !== undefined && /^(?:https?|grpcs?):\/\//.test(origin);
   if (origin !== targetKey || !isHttp) {
     const hint = isHttp && origin !== undefined ? ` (its origin is ${origin})` : '';
     throw RetrydError.validation([{ field: 'targetKey', rule: TARGET_KEY_RULE, message: `targetKey must be ${TARGET_KEY_RULE}${hint}` }]);

@@ -36,6 +36,8 @@ const ATTEMPT_FIELDS: readonly Field<AttemptLog>[] = [
   ['response_body_snippet', 'text', (a) => text(a.responseBodySnippet)],
   ['next_attempt_at', 'float8', (a) => a.nextAttemptAt],
   ['worker_id', 'text', (a) => a.workerId],
+  ['delayed_by', 'text', (a) => a.delayedBy],
+  ['backoff_at', 'float8', (a) => a.backoffAt],
 ];
 
 /** `fields` under `prefix`, each read from what `pick` finds in a completion (every column NULL where it finds none). */

@@ -2,7 +2,7 @@ import type { Page, RetryTask, StoredPolicy } from '../../domain/task.js';
 import { decodeCursor, encodeCursor, pageOf } from '../../store/cursor.js';
 import type { InsertResult, PageRequest, PutPolicyResult, Store, TargetState, TargetStateStore } from '../../store/store.js';
 import { insertTaskValues } from './insert-records.js';
-import { insertResults } from './insert-results.js';
+import { insertResults, type InsertedKeys } from './insert-results.js';
 import type { RunQuery } from './postgres-store.js';
 import { policyFromRow, taskFromRow, type PolicyRow, type TaskRow } from './task-row.js';
 
@@ -40,20 +40,26 @@ export class EnqueueStatements implements EnqueueOperations {
    */
   async insertTasks(tasks: readonly RetryTask[]): Promise<InsertResult[]> {
     if (tasks.length === 0) return [];
-    const [jsonb, json, tenants, keys] = insertTaskValues(tasks);
-    const values = [jsonb, json, tenants, keys, this.#channel];
-    let inserted = await this.#run<InsertedRow>('insert-tasks', values);
-    if (namesMissingQueue(inserted.rows)) {
+    const [jsonb, json, jsonValues, count, tenants, keys] = insertTaskValues(tasks);
+    const values = [jsonb, json, jsonValues, count, tenants, keys, this.#channel];
+    let inserted = await this.#insert(values);
+    if (inserted.queue_missing) {
       // A target seen for the first time: its queue is made by a statement of its own (insert-tasks.sql says why),
       // then the batch goes again. A queue is never deleted, so the second call finds every one.
       await this.#run('add-target-queues', [tenants, keys]);
-      inserted = await this.#run<InsertedRow>('insert-tasks', values);
-      if (namesMissingQueue(inserted.rows)) throw new Error('PostgresStore: a target queue made for an insert is missing.');
+      inserted = await this.#insert(values);
+      if (inserted.queue_missing) throw new Error('PostgresStore: a target queue made for an insert is missing.');
     }
-    return insertResults(tasks, inserted.rows as { tenant_id: string; task_id: string }[], async (unknown) => {
+    return insertResults(tasks, insertedKeys(inserted, tasks.length), async (unknown) => {
       const values = [unknown.map((task) => task.tenantId), unknown.map((task) => task.idempotencyKey)];
       return (await this.#run<TaskRow>('select-tasks-by-keys', values)).rows.map(taskFromRow);
     });
+  }
+
+  async #insert(values: unknown[]): Promise<InsertedRow> {
+    const row = (await this.#run<InsertedRow>('insert-tasks', values)).rows[0];
+    if (row === undefined) throw new Error('PostgresStore: insert-tasks returned no row.');
+    return row;
   }
 
   async putPolicy(policy: StoredPolicy, mode: 'create' | 'replace'): Promise<PutPolicyResult> {
@@ -90,10 +96,12 @@ export class EnqueueStatements implements EnqueueOperations {
   }
 }
 
-/** A row of `insert-tasks`: a task inserted, or (NULL, NULL) when the batch names a queue not made yet. */
-type InsertedRow = { tenant_id: string | null; task_id: string | null };
+/** The row of `insert-tasks`: how many tasks it inserted, their keys when not all, and whether a queue was missing. */
+type InsertedRow = { inserted: number; tenant_ids: string[] | null; task_ids: string[] | null; queue_missing: boolean };
 
-/** True when `insert-tasks` wrote nothing because a task names a target queue that does not exist yet. */
-function namesMissingQueue(rows: readonly InsertedRow[]): boolean {
-  return rows.length === 1 && rows[0]?.task_id === null;
+/** The keys of the tasks `insert-tasks` inserted, or 'all' when it inserted every one of the batch's `count`. */
+function insertedKeys(row: InsertedRow, count: number): InsertedKeys {
+  if (row.inserted === count) return 'all';
+  const tenants = row.tenant_ids ?? [];
+  return (row.task_ids ?? []).map((taskId, i) => ({ tenantId: tenants[i] as string, taskId }));
 }

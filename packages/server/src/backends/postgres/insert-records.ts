@@ -7,14 +7,18 @@ import { text } from './task-row.js';
 import { storedTargetUrl } from '../../domain/target-key.js';
 
 // How a batch of new tasks travels to insert-tasks.sql: `$1`, a jsonb array with one positional array per task (its
-// columns in row order, those of `JSON_TEXT_FIELDS` left out), and `$2`, a json array with one positional array per
-// task of the `JSON_TEXT_FIELDS` values. Positional, not one object per task read by `json_to_recordset`: PostgreSQL
-// then finds each column by its place instead of hashing every key of every record (about half the statement's reading
-// of the batch), and the text sent holds no column names.
+// columns in row order, those of `JSON_TEXT_FIELDS` left out), `$2`, a json array with one positional array per
+// task of the `JSON_TEXT_FIELDS` values, and `$3`, a jsonb array of the batch's JSON values. Positional, not one object
+// per task read by `json_to_recordset`: PostgreSQL then finds each column by its place instead of hashing every key of
+// every record (about half the statement's reading of the batch), and the text sent holds no column names.
 //
-// A JSON value (headers, an inline policy) travels in `$1` as its JSON text, a string the statement casts to json:
-// the column then keeps that compact text, where a jsonb value cast to json would be printed with spaces. The body
-// stays out of the jsonb, whose values hold at most 256 MB, while a flush of 5,000 tasks (the enqueue batcher's most)
+// A JSON value (headers, an inline policy) travels in `$3` as its JSON text, a string the statement casts to json:
+// the column then keeps that compact text, where a jsonb value cast to json would be printed with spaces. A task's
+// array holds the value's place in `$3`, where each value object of the batch is written once: an application that
+// gives every task of a batch one policy object (the transactional enqueue) sends and serialises it once, not once a
+// task (it was a fifth of the bytes of such a batch, and of the work of writing it). A number travels as its decimal
+// text (`BatchRepeats.numberText` says why), cast by the statement as a number's JSON would be. The body stays out
+// of the jsonb, whose values hold at most 256 MB, while a flush of 5,000 tasks (the enqueue batcher's most)
 // with bodies at the 64 KiB inline limit comes to about 440 MB. `$2` is `json`, kept as its text (up to 1 GB). The
 // body, a `bytea` column, travels as the base64 of its UTF-8 bytes: text (and the `->>` that reads one) cannot hold
 // U+0000.
@@ -33,13 +37,22 @@ export const JSONB_FIELDS: readonly RecordField[] = placed((codec) => !inJsonTex
 /** The fields of a task's array in `$2` (json), in row order: the `json-string` ones (the body). */
 export const JSON_TEXT_FIELDS: readonly RecordField[] = placed(inJsonText);
 
+const isNumber = (codec: FieldCodec) => codec === 'integer' || codec === 'bigint' || codec === 'real';
+
+/** The `json` fields of a task's array in `$1`: each one's index here is its slot in a {@link BatchRepeats}. */
+const JSON_SLOTS: readonly string[] = JSONB_FIELDS.filter((field) => field.codec === 'json').map((field) => field.name);
+/** The number fields of a task's array in `$1`: each one's index here is its slot in a {@link BatchRepeats}. */
+const NUMBER_SLOTS: readonly string[] = JSONB_FIELDS.filter((field) => isNumber(field.codec)).map((field) => field.name);
+
 /** JavaScript giving a field's value (`value`, an expression) as it travels in its array. */
 function source(field: RecordField): string {
   const value = `t.${field.name}`;
   // The body's UTF-8 bytes in base64, decoded by the statement into its bytea column.
   if (field.codec === 'json-string') return `${value} === null ? null : utf8Base64(${value})`;
-  // A JSON value as its text, which the statement casts to json.
-  if (field.codec === 'json') return `${value} === null ? null : JSON.stringify(${value})`;
+  // A JSON value as its place in `$3`, which holds its text (the statement casts it to json).
+  if (field.codec === 'json') return `${value} === null ? null : repeats.jsonPlace(${value}, ${JSON_SLOTS.indexOf(field.name)})`;
+  // A number as its text, which the statement casts (see `BatchRepeats.numberText`).
+  if (isNumber(field.codec)) return `repeats.numberText(${value}, ${NUMBER_SLOTS.indexOf(field.name)})`;
   if (field.codec === 'text' || field.codec === 'status') return `text(${value})`;
   // Kept after its target key (see domain/target-key.ts), as text.
   if (field.codec === 'target-url') return `text(storedTargetUrl(${value}, t.targetKey, ${JSON.stringify(field.column)}))`;
@@ -53,15 +66,58 @@ function source(field: RecordField): string {
 /** A body as it travels in `$2`: the base64 of its UTF-8 bytes (a lone surrogate, with no UTF-8 form, as U+FFFD). */
 const utf8Base64 = (body: string): string => Buffer.from(body, 'utf8').toString('base64');
 
-const arrayOf = (fields: readonly RecordField[], name: string): ((task: RetryTask) => unknown[]) =>
-  compileTaskMapper(`${name}(t)`, `return [${fields.map(source).join(', ')}];`, { text, checkedHex, checkedTaskId, utf8Base64, storedTargetUrl });
+/** Never a field's value: the last value of a slot before any. */
+const NONE: unique symbol = Symbol('none');
+
+/**
+ * What the tasks of one batch repeat, written once: the fields of a batch's tasks often hold what the task before held
+ * (one policy object for every task an application enqueues; one "now" in the creation, update and run-start times of
+ * every task of a request, and often one due time). Each field keeps its last value and its text in a slot of its own
+ * (a task's own headers are not looked for in a map of every value). By identity, within one synchronous call, in which
+ * nothing can change a value between two tasks that share it.
+ */
+class BatchRepeats {
+  /** The batch's JSON values, as texts: `$3`. */
+  readonly texts: string[] = [];
+  readonly #lastJson: unknown[] = JSON_SLOTS.map(() => NONE);
+  readonly #lastPlace: number[] = JSON_SLOTS.map(() => -1);
+  readonly #lastNumber: unknown[] = NUMBER_SLOTS.map(() => NONE);
+  readonly #lastNumberText: (string | null)[] = NUMBER_SLOTS.map(() => null);
+
+  /** The place in `$3` of a JSON value (field `slot`): the task before's, when it is the same object. */
+  jsonPlace(value: unknown, slot: number): number {
+    if (value === this.#lastJson[slot]) return this.#lastPlace[slot] as number;
+    const place = this.texts.push(JSON.stringify(value)) - 1;
+    this.#lastJson[slot] = value;
+    this.#lastPlace[slot] = place;
+    return place;
+  }
+
+  /**
+   * A number (field `slot`) as the decimal text JSON would write, or null for none (and, as JSON writes them, for NaN
+   * and the infinities, which the columns refuse as NULL). Text rather than a JSON number: the JavaScript of a number
+   * in the epoch-ms range was a third of the writing of the batch, and the server keeps a jsonb number as a `numeric`
+   * that `->>` writes back out as text, where a string is read as it is.
+   */
+  numberText(value: number | null, slot: number): string | null {
+    if (value === this.#lastNumber[slot]) return this.#lastNumberText[slot] as string | null;
+    const text = value === null || !Number.isFinite(value) ? null : String(value);
+    this.#lastNumber[slot] = value;
+    this.#lastNumberText[slot] = text;
+    return text;
+  }
+}
+
+const arrayOf = (fields: readonly RecordField[], name: string): ((task: RetryTask, repeats: BatchRepeats) => unknown[]) =>
+  compileTaskMapper(`${name}(t, repeats)`, `return [${fields.map(source).join(', ')}];`, { text, checkedHex, checkedTaskId, utf8Base64, storedTargetUrl });
 
 const jsonbRecord = arrayOf(JSONB_FIELDS, 'jsonbRecord');
 const jsonTextRecord = arrayOf(JSON_TEXT_FIELDS, 'jsonTextRecord');
 
 /**
- * `insert-tasks`' `$1` to `$4` for a batch, in its order (the statement numbers the tasks by their place): the two
- * arrays of its tasks, then its distinct target queues (`queueKeysOf`).
+ * `insert-tasks`' `$1` to `$6` for a batch, in its order (the statement numbers the tasks by their place): the two
+ * arrays of its tasks, the texts of its JSON values, the number of its tasks, then its distinct target queues
+ * (`queueKeysOf`).
  *
  * @example
  * ```ts
@@ -69,8 +125,11 @@ const jsonTextRecord = arrayOf(JSON_TEXT_FIELDS, 'jsonTextRecord');
  * ```
  * @throws Error naming the column when a `hex` value is not lower-case hex
  */
-export function insertTaskValues(tasks: readonly RetryTask[]): [jsonb: string, json: string, tenants: string[], keys: string[]] {
-  return [JSON.stringify(tasks.map(jsonbRecord)), JSON.stringify(tasks.map(jsonTextRecord)), ...queueKeysOf(tasks)];
+export function insertTaskValues(tasks: readonly RetryTask[]): [jsonb: string, json: string, jsonValues: string, count: number, tenants: string[], keys: string[]] {
+  const repeats = new BatchRepeats();
+  const records = tasks.map((task) => jsonbRecord(task, repeats));
+  const texts = tasks.map((task) => jsonTextRecord(task, repeats));
+  return [JSON.stringify(records), JSON.stringify(texts), JSON.stringify(repeats.texts), tasks.length, ...queueKeysOf(tasks)];
 }
 
 /**

@@ -1,17 +1,21 @@
 import type { RetryTask } from '../../domain/task.js';
 import type { InsertResult } from '../../store/store.js';
 
+/** The tasks of a batch the INSERT inserted, by tenant and task id, or 'all' when it inserted every one. */
+export type InsertedKeys = 'all' | readonly { tenantId: string; taskId: string }[];
+
 /**
- * The results of `insertTasks`, in input order, from the tasks the INSERT reported (by tenant and task id).
- * A task not inserted is a duplicate of its key's winner: the task of the same batch that was inserted, or else
- * the stored one, which `lookup` reads (one more round trip, only when some key was stored before this batch).
+ * The results of `insertTasks`, in input order, from the tasks the INSERT reported inserting. A task not inserted is
+ * a duplicate of its key's winner: the task of the same batch that was inserted, or else the stored one, which
+ * `lookup` reads (one more round trip, only when some key was stored before this batch).
  */
 export async function insertResults(
   tasks: readonly RetryTask[],
-  inserted: readonly { tenant_id: string; task_id: string }[],
+  inserted: InsertedKeys,
   lookup: (unknown: readonly RetryTask[]) => Promise<RetryTask[]>,
 ): Promise<InsertResult[]> {
-  const insertedIds = new Set(inserted.map((row) => `${row.tenant_id}\u0000${row.task_id}`));
+  if (inserted === 'all') return tasks.map((task) => ({ kind: 'inserted', task }));
+  const insertedIds = new Set(inserted.map((key) => `${key.tenantId}\u0000${key.taskId}`));
   const winners = new Map<string, RetryTask>();
   const results = tasks.map((task): InsertResult | undefined => {
     if (!insertedIds.has(`${task.tenantId}\u0000${task.taskId}`)) return undefined;

@@ -370,6 +370,10 @@ const ATTEMPT_ARRAY_FIELDS = [
   'nextAttemptAt',
   'errorMessage',
   'responseBodySnippet',
+  // Last: almost always null (a retry the budget did not delay), so they cost an entry nothing. An entry stored before
+  // them is shorter, and reads them as null.
+  'delayedBy',
+  'backoffAt',
 ] as const satisfies readonly Exclude<keyof AttemptLog, 'tenantId' | 'taskId'>[];
 // Fails to compile when AttemptLog gains a field the list above does not store.
 const ATTEMPT_COMPLETE: Exclude<keyof AttemptLog, (typeof ATTEMPT_ARRAY_FIELDS)[number] | 'tenantId' | 'taskId'> extends never ? true : never = true;
@@ -392,11 +396,12 @@ export function encodeAttempt(a: AttemptLog): string {
 
 /**
  * An attempt log entry of the task `taskId` of `tenantId` back from its member: the array of layout 7, or the object
- * of the layouts before it, which spells out every field (entries are never rewritten).
+ * of the layouts before it, which spells out every field it had then (entries are never rewritten); a field an entry
+ * was stored without (a retry's delay) reads as null.
  */
 export function decodeAttempt(member: string, tenantId: string, taskId: string): AttemptLog {
   const stored = JSON.parse(member) as unknown;
-  if (!Array.isArray(stored)) return stored as AttemptLog;
+  if (!Array.isArray(stored)) return { delayedBy: null, backoffAt: null, ...(stored as Partial<AttemptLog>) } as AttemptLog;
   const entry: Record<string, unknown> = { tenantId, taskId };
   ATTEMPT_ARRAY_FIELDS.forEach((name, i) => {
     entry[name] = (stored[i] as unknown) ?? null;

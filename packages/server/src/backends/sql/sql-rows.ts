@@ -1,4 +1,4 @@
-import type { AttemptLog, AttemptLogOutcome } from '../../domain/task.js';
+import type { AttemptLog, AttemptLogOutcome, RetryDelayReason } from '../../domain/task.js';
 
 // Row shapes that the two SQL stores (SQLite and PostgreSQL) share: their `attempts` tables have the same columns.
 
@@ -15,6 +15,8 @@ export interface AttemptRow {
   response_body_snippet: string | null;
   next_attempt_at: number | null;
   worker_id: string;
+  delayed_by: RetryDelayReason | null;
+  backoff_at: number | null;
 }
 
 /** A stored attempt row as the domain's attempt log entry. */
@@ -31,5 +33,7 @@ export function attemptFromRow(row: AttemptRow): AttemptLog {
     responseBodySnippet: row.response_body_snippet,
     nextAttemptAt: row.next_attempt_at,
     workerId: row.worker_id,
+    delayedBy: row.delayed_by,
+    backoffAt: row.backoff_at,
   };
 }

@@ -121,7 +121,7 @@ export function markClaimed(row: TaskRow, status: TaskStatus, workerId: string, 
 
 /** Every attempt column, in the order of `AttemptRow` (attempts are not task fields; their table is fixed): the INSERT's list. */
 export const ATTEMPT_COLUMNS = `tenant_id, task_id, attempt_number, started_at, duration_ms, response_status,
-  error_message, outcome, response_body_snippet, next_attempt_at, worker_id`;
+  error_message, outcome, response_body_snippet, next_attempt_at, worker_id, delayed_by, backoff_at`;
 
 /**
  * {@link ATTEMPT_COLUMNS} as a SELECT list: the task id (a BLOB) read as its hex text, as {@link TASK_READ_COLUMNS}
@@ -143,6 +143,8 @@ export function attemptToParams(attempt: AttemptLog): SqlValue[] {
     attempt.responseBodySnippet,
     attempt.nextAttemptAt,
     attempt.workerId,
+    attempt.delayedBy,
+    attempt.backoffAt,
   ];
 }
 

@@ -64,23 +64,25 @@ applied AS (
     -- `cancel_requested` is never changed here: true with has_cancel means the `c_` branch was applied.
     h.has_cancel AND t.cancel_requested AS cancelled,
     h.a_tenant_id, h.a_task_id, h.a_attempt_number, h.a_started_at, h.a_duration_ms, h.a_response_status,
-    h.a_error_message, h.a_outcome, h.a_response_body_snippet, h.a_next_attempt_at, h.a_worker_id,
+    h.a_error_message, h.a_outcome, h.a_response_body_snippet, h.a_next_attempt_at, h.a_worker_id, h.a_delayed_by,
+    h.a_backoff_at,
     h.ac_tenant_id, h.ac_task_id, h.ac_attempt_number, h.ac_started_at, h.ac_duration_ms, h.ac_response_status,
-    h.ac_error_message, h.ac_outcome, h.ac_response_body_snippet, h.ac_next_attempt_at, h.ac_worker_id
+    h.ac_error_message, h.ac_outcome, h.ac_response_body_snippet, h.ac_next_attempt_at, h.ac_worker_id, h.ac_delayed_by,
+    h.ac_backoff_at
 ),
 logged AS (
   INSERT INTO attempts (
     tenant_id, task_id, attempt_number, started_at, duration_ms, response_status, error_message,
-    outcome, response_body_snippet, next_attempt_at, worker_id)
+    outcome, response_body_snippet, next_attempt_at, worker_id, delayed_by, backoff_at)
   SELECT
     ac_tenant_id, ac_task_id, ac_attempt_number, ac_started_at, ac_duration_ms, ac_response_status,
-    ac_error_message, ac_outcome, ac_response_body_snippet, ac_next_attempt_at, ac_worker_id
+    ac_error_message, ac_outcome, ac_response_body_snippet, ac_next_attempt_at, ac_worker_id, ac_delayed_by, ac_backoff_at
   FROM applied
   WHERE cancelled AND ac_attempt_number IS NOT NULL
   UNION ALL
   SELECT
     a_tenant_id, a_task_id, a_attempt_number, a_started_at, a_duration_ms, a_response_status,
-    a_error_message, a_outcome, a_response_body_snippet, a_next_attempt_at, a_worker_id
+    a_error_message, a_outcome, a_response_body_snippet, a_next_attempt_at, a_worker_id, a_delayed_by, a_backoff_at
   FROM applied
   WHERE a_attempt_number IS NOT NULL AND NOT (cancelled AND ac_attempt_number IS NOT NULL)
 ),

@@ -6,7 +6,7 @@
 -- errors:  none
 SELECT
   tenant_id, task_id, attempt_number, started_at, duration_ms, response_status, error_message, outcome,
-  response_body_snippet, next_attempt_at, worker_id
+  response_body_snippet, next_attempt_at, worker_id, delayed_by, backoff_at
 FROM attempts
 WHERE tenant_id = $1::text AND task_id = $2::uuid AND attempt_number > $3::integer
 ORDER BY attempt_number

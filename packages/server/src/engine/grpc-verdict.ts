@@ -1,0 +1,59 @@
+import { failureClassOfGrpcStatus, grpcStatusName, HttpOutcome, retryableGrpcCodesOf, type FailureClass, type RetryPolicy } from '@retryd/core';
+import type { AttemptResult } from './attempt-result.js';
+
+/** The dead-letter reason of a gRPC failure the target asked not to retry: a negative (or unreadable) `grpc-retry-pushback-ms`. */
+export const RETRY_REFUSED = 'retry_refused';
+
+/** What a gRPC status means for its task: the outcome, and what the attempt log and the retry take from it. */
+export interface GrpcVerdict {
+  outcome: HttpOutcome;
+  /** For a final failure: `permanent_status:<CODE_NAME>`, or {@link RETRY_REFUSED}. */
+  reason?: string;
+  failureClass?: FailureClass;
+  /** The wait `grpc-retry-pushback-ms` asks for, in ms (honoured as a `Retry-After` is). */
+  retryAfterMs?: number;
+  /** `grpc <CODE_NAME>: <message>`, null for OK. */
+  errorMessage: string | null;
+  snippet: string | null;
+}
+
+/** A non-negative whole number of ms, as gRPC's retry design (A6) writes a pushback; anything else says "do not retry". */
+const PUSHBACK = /^\d{1,15}$/;
+
+/**
+ * Classifies a gRPC status: OK is a success; a code in the policy's gRPC codes (`retryableGrpcCodesOf`: UNAVAILABLE,
+ * RESOURCE_EXHAUSTED and DEADLINE_EXCEEDED by default) is retried, after its `grpc-retry-pushback-ms` when the target
+ * sent one; a pushback that is negative or not a number means the target asks for no retry, and the task fails
+ * (`retry_refused`); any other code is final (`permanent_status:<CODE_NAME>`). The attempt log keeps no HTTP status:
+ * `grpc <CODE_NAME>: <message>` is its error message. Pure.
+ *
+ * @example
+ * ```ts
+ * grpcVerdict({ kind: 'grpc', code: 14, details: 'down', pushback: '250', bodySnippet: null }, policy);
+ * // { outcome: 'retryable', failureClass: 'serverError', retryAfterMs: 250, errorMessage: 'grpc UNAVAILABLE: down', snippet: null }
+ * ```
+ */
+export function grpcVerdict(result: Extract<AttemptResult, { kind: 'grpc' }>, policy: RetryPolicy): GrpcVerdict {
+  const name = grpcStatusName(result.code);
+  if (name === 'OK') return { outcome: HttpOutcome.SUCCESS, errorMessage: null, snippet: result.bodySnippet };
+  const errorMessage = result.details === '' ? `grpc ${name}` : `grpc ${name}: ${result.details}`;
+  if (!retryableGrpcCodesOf(policy).includes(name)) {
+    return { outcome: HttpOutcome.PERMANENT, reason: `permanent_status:${name}`, errorMessage, snippet: result.bodySnippet };
+  }
+  const verdict: GrpcVerdict = { outcome: HttpOutcome.RETRYABLE, errorMessage, snippet: result.bodySnippet };
+  if (result.pushback !== undefined) {
+    const text = result.pushback.trim();
+    if (!PUSHBACK.test(text)) {
+      return {
+        outcome: HttpOutcome.PERMANENT,
+        reason: RETRY_REFUSED,
+        errorMessage: `${errorMessage} (grpc-retry-pushback-ms ${JSON.stringify(text.slice(0, 20))}: the target asks for no retry)`,
+        snippet: result.bodySnippet,
+      };
+    }
+    verdict.retryAfterMs = Number(text);
+  }
+  const failureClass = failureClassOfGrpcStatus(name);
+  if (failureClass !== undefined) verdict.failureClass = failureClass;
+  return verdict;
+}

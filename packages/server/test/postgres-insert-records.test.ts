@@ -1,0 +1,51 @@
+import { describe, expect, it } from 'vitest';
+import { insertTaskValues, JSONB_FIELDS } from '../src/backends/postgres/insert-records.js';
+import type { RetryTask } from '../src/domain/task.js';
+import { makeStore } from './postgres-harness.js';
+import { makeTask, T0 } from './fixtures/tasks.js';
+
+// How a batch travels to insert-tasks.sql (insert-records.ts): a JSON value its tasks share is written once, and a
+// number as its decimal text. The statement must read every task back as it was given.
+
+const placeOf = (name: string) => JSONB_FIELDS.find((field) => field.name === name)?.place as number;
+const POLICY = { maxAttempts: 5, backoffType: 'EXPONENTIAL', initialDelayMs: 1, multiplier: 2, maxDelayMs: 10, jitterType: 'FULL' } as const;
+
+describe('insertTaskValues', () => {
+  it("writes a JSON value once for the tasks that share it, and each task's own value apart", () => {
+    const other = { ...POLICY, maxAttempts: 7 };
+    const tasks = [POLICY, POLICY, other, POLICY, null].map((policy, i) => makeTask({ policy, policyId: null, headers: { 'x-request': `r${i}` } }));
+    const [jsonb, , jsonValues] = insertTaskValues(tasks);
+    const records = JSON.parse(jsonb) as unknown[][];
+    const texts = JSON.parse(jsonValues) as string[];
+    const policies = records.map((record) => record[placeOf('policy')] as number | null);
+    expect(policies[0]).toBe(policies[1]);
+    expect(policies[2]).not.toBe(policies[1]);
+    expect(policies[4]).toBeNull();
+    expect(policies.map((place) => (place === null ? null : JSON.parse(texts[place] as string)))).toEqual([POLICY, POLICY, other, POLICY, null]);
+    // Each task's own headers, in the order given: five of them, and the three policies (the first one again after another).
+    expect(texts).toHaveLength(5 + 3);
+    expect(records.map((record) => JSON.parse(texts[record[placeOf('headers')] as number] as string))).toEqual(tasks.map((t) => t.headers));
+  });
+
+  it('writes numbers as the text JSON gives them, and none for NaN or an infinity, as JSON does', () => {
+    const tasks = [makeTask({ lastDelayMs: 1.5, nextAttemptAt: T0 }), makeTask({ lastDelayMs: Number.NaN, nextAttemptAt: T0 }), makeTask({ lastDelayMs: Infinity, nextAttemptAt: 1e21 })];
+    const records = JSON.parse(insertTaskValues(tasks)[0]) as unknown[][];
+    expect(records.map((record) => record[placeOf('lastDelayMs')])).toEqual(['1.5', null, null]);
+    expect(records.map((record) => record[placeOf('nextAttemptAt')])).toEqual([String(T0), String(T0), '1e+21']);
+    expect(records.map((record) => record[placeOf('attemptNumber')])).toEqual(['0', '0', '0']);
+  });
+});
+
+describe('PostgresStore insertTasks', () => {
+  it('reads back every task of a batch whose tasks share JSON values and times as it was given', async () => {
+    await using store = makeStore();
+    await store.init();
+    const other = { ...POLICY, retryableStatusCodes: [503] };
+    const given: RetryTask[] = [POLICY, POLICY, other, POLICY, null].map((policy, i) =>
+      makeTask({ policy, policyId: policy === null ? 'default' : null, headers: { 'x-request': `r${i}` }, lastDelayMs: i === 1 ? 12.25 : 0, nextAttemptAt: T0 + (i % 2), runStartedAt: T0 }),
+    );
+    const results = await store.insertTasks(given);
+    expect(results.map((r) => r.kind)).toEqual(given.map(() => 'inserted'));
+    for (const task of given) expect(await store.getTask(task.tenantId, task.taskId)).toEqual(task);
+  });
+});
