@@ -56,6 +56,7 @@ export {
   isGrpcStatusName,
   grpcStatusName,
   failureClassOfGrpcStatus,
+  parseGrpcPushback,
   type GrpcStatusName,
   type GrpcFailureName,
 } from './grpc/grpc-status.js';

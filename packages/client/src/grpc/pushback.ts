@@ -1,4 +1,5 @@
 import type { Metadata } from '@grpc/grpc-js';
+import { parseGrpcPushback } from '@retryd/core';
 
 /** The trailer in which a gRPC server tells its clients when to retry (gRFC A6, "Pushback"). */
 export const PUSHBACK_METADATA = 'grpc-retry-pushback-ms';
@@ -19,7 +20,6 @@ export type Pushback = { retryInMs: number } | 'stop';
 export function pushbackOf(trailers: Metadata): Pushback | undefined {
   const [value] = trailers.get(PUSHBACK_METADATA);
   if (value === undefined) return undefined;
-  const text = typeof value === 'string' ? value.trim() : '';
-  if (!/^\d{1,15}$/.test(text)) return 'stop';
-  return { retryInMs: Number(text) };
+  const pushback = typeof value === 'string' ? parseGrpcPushback(value) : 'stop';
+  return pushback === 'stop' ? 'stop' : { retryInMs: pushback };
 }

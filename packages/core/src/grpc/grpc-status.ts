@@ -70,3 +70,22 @@ export function failureClassOfGrpcStatus(name: GrpcStatusName): FailureClass | u
       return undefined;
   }
 }
+
+/** A non-negative whole number of ms, as gRPC's retry design (gRFC A6) writes a pushback. */
+const PUSHBACK_MS = /^\d{1,15}$/;
+
+/**
+ * What a `grpc-retry-pushback-ms` value says (gRFC A6, "Pushback"): a non-negative integer is the wait in ms before
+ * the next attempt (it replaces the backoff); anything else, a negative or unreadable value, asks for no retry at all
+ * (`'stop'`). Surrounding whitespace is ignored.
+ *
+ * @example
+ * ```ts
+ * parseGrpcPushback('250'); // 250
+ * parseGrpcPushback('-1'); // 'stop'
+ * ```
+ */
+export function parseGrpcPushback(value: string): number | 'stop' {
+  const text = value.trim();
+  return PUSHBACK_MS.test(text) ? Number(text) : 'stop';
+}

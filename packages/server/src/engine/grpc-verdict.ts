@@ -1,4 +1,4 @@
-import { failureClassOfGrpcStatus, grpcStatusName, HttpOutcome, retryableGrpcCodesOf, type FailureClass, type RetryPolicy } from '@retryd/core';
+import { failureClassOfGrpcStatus, grpcStatusName, parseGrpcPushback, HttpOutcome, retryableGrpcCodesOf, type FailureClass, type RetryPolicy } from '@retryd/core';
 import type { AttemptResult } from './attempt-result.js';
 
 /** The dead-letter reason of a gRPC failure the target asked not to retry: a negative (or unreadable) `grpc-retry-pushback-ms`. */
@@ -16,9 +16,6 @@ export interface GrpcVerdict {
   errorMessage: string | null;
   snippet: string | null;
 }
-
-/** A non-negative whole number of ms, as gRPC's retry design (A6) writes a pushback; anything else says "do not retry". */
-const PUSHBACK = /^\d{1,15}$/;
 
 /**
  * Classifies a gRPC status: OK is a success; a code in the policy's gRPC codes (`retryableGrpcCodesOf`: UNAVAILABLE,
@@ -42,16 +39,16 @@ export function grpcVerdict(result: Extract<AttemptResult, { kind: 'grpc' }>, po
   }
   const verdict: GrpcVerdict = { outcome: HttpOutcome.RETRYABLE, errorMessage, snippet: result.bodySnippet };
   if (result.pushback !== undefined) {
-    const text = result.pushback.trim();
-    if (!PUSHBACK.test(text)) {
+    const pushback = parseGrpcPushback(result.pushback);
+    if (pushback === 'stop') {
       return {
         outcome: HttpOutcome.PERMANENT,
         reason: RETRY_REFUSED,
-        errorMessage: `${errorMessage} (grpc-retry-pushback-ms ${JSON.stringify(text.slice(0, 20))}: the target asks for no retry)`,
+        errorMessage: `${errorMessage} (grpc-retry-pushback-ms ${JSON.stringify(result.pushback.trim().slice(0, 20))}: the target asks for no retry)`,
         snippet: result.bodySnippet,
       };
     }
-    verdict.retryAfterMs = Number(text);
+    verdict.retryAfterMs = pushback;
   }
   const failureClass = failureClassOfGrpcStatus(name);
   if (failureClass !== undefined) verdict.failureClass = failureClass;

@@ -202,6 +202,18 @@ export interface Growth {
   newQueue: number | undefined;
 }
 
+/** How many of `claimed` each tenant and each queue (`queueKey`) got. */
+function countClaimed(claimed: readonly TargetRef[]): { byTenant: Map<string, number>; byQueue: Map<string, number> } {
+  const byTenant = new Map<string, number>();
+  const byQueue = new Map<string, number>();
+  for (const task of claimed) {
+    byTenant.set(task.tenantId, (byTenant.get(task.tenantId) ?? 0) + 1);
+    const key = queueKey(task.tenantId, task.targetKey);
+    byQueue.set(key, (byQueue.get(key) ?? 0) + 1);
+  }
+  return { byTenant, byQueue };
+}
+
 /**
  * Whether a claim that took `claimed` with everyone's shares (and came back short) is worth a second pass with the
  * larger rooms: some tenant or queue that may have more either filled its share (it may have more due) or was kept out
@@ -210,13 +222,7 @@ export interface Growth {
 export function worthGrowing(growth: Growth, claimed: readonly TargetRef[]): boolean {
   for (const share of growth.tenants.values()) if (share === 0) return true;
   for (const share of growth.queues.values()) if (share === 0) return true;
-  const byTenant = new Map<string, number>();
-  const byQueue = new Map<string, number>();
-  for (const task of claimed) {
-    byTenant.set(task.tenantId, (byTenant.get(task.tenantId) ?? 0) + 1);
-    const key = queueKey(task.tenantId, task.targetKey);
-    byQueue.set(key, (byQueue.get(key) ?? 0) + 1);
-  }
+  const { byTenant, byQueue } = countClaimed(claimed);
   for (const [tenantId, n] of byTenant) {
     const share = growth.tenants.has(tenantId) ? growth.tenants.get(tenantId) : growth.newTenant;
     if (share !== undefined && share !== null && n >= share) return true;
@@ -233,13 +239,7 @@ export function worthGrowing(growth: Growth, claimed: readonly TargetRef[]): boo
  * which the rooms kept back (so the claim coming back short does not mean nothing more is due).
  */
 export function fillsRoom(rooms: ClaimRooms, claimed: readonly TargetRef[]): boolean {
-  const byTenant = new Map<string, number>();
-  const byQueue = new Map<string, number>();
-  for (const task of claimed) {
-    byTenant.set(task.tenantId, (byTenant.get(task.tenantId) ?? 0) + 1);
-    const key = queueKey(task.tenantId, task.targetKey);
-    byQueue.set(key, (byQueue.get(key) ?? 0) + 1);
-  }
+  const { byTenant, byQueue } = countClaimed(claimed);
   for (const [tenantId, n] of byTenant) if (n >= (rooms.tenants.get(tenantId) ?? rooms.tenant)) return true;
   for (const task of claimed) {
     const n = byQueue.get(queueKey(task.tenantId, task.targetKey)) ?? 0;

@@ -1,4 +1,4 @@
-import { GrpcStatus, headerValue, parseRetryAfter } from '@retryd/core';
+import { GrpcStatus, headerValue, parseGrpcPushback, parseRetryAfter } from '@retryd/core';
 import type { AttemptResult } from '../engine/attempt-result.js';
 
 /** What an answer says of its target's load, for the Retry-After hold and adaptive throttling. */
@@ -10,8 +10,6 @@ export interface LoadSignal {
 }
 
 const NONE: LoadSignal = { status: undefined, retryAfterMs: undefined };
-/** A non-negative whole number of ms, as gRPC's retry design (A6) writes a pushback. */
-const PUSHBACK = /^\d{1,15}$/;
 
 /**
  * Reads an ended attempt as a statement of load, whatever its protocol: an HTTP `429` or `503` with its `Retry-After`;
@@ -27,6 +25,6 @@ export function loadSignalOf(result: AttemptResult, now: number): LoadSignal {
   if (result.kind !== 'grpc') return NONE;
   const status = result.code === GrpcStatus.RESOURCE_EXHAUSTED ? 429 : result.code === GrpcStatus.UNAVAILABLE ? 503 : undefined;
   if (status === undefined) return NONE;
-  const pushback = result.pushback?.trim();
-  return { status, retryAfterMs: pushback !== undefined && PUSHBACK.test(pushback) ? Number(pushback) : undefined };
+  const pushback = result.pushback === undefined ? 'stop' : parseGrpcPushback(result.pushback);
+  return { status, retryAfterMs: pushback === 'stop' ? undefined : pushback };
 }
