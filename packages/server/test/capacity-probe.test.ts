@@ -16,8 +16,9 @@ interface Run {
   accepted: number;
 }
 
-function drive(sendRate: number, accepts: (now: number, sent: number) => boolean, ms: number): Run {
+function drive(sendRate: number | ((probe: CapacityProbe, now: number) => number), accepts: (now: number, sent: number) => boolean, ms: number): Run {
   const probe = new CapacityProbe();
+  const rateAt = typeof sendRate === 'number' ? () => sendRate : (now: number) => sendRate(probe, now);
   const inFlight: { sentAt: number; accepted: boolean; at: number }[] = [];
   const paces: (number | null)[] = [];
   const modes: string[] = [];
@@ -31,7 +32,7 @@ function drive(sendRate: number, accepts: (now: number, sent: number) => boolean
       if (answer.accepted) accepted++;
     }
     const pace = probe.rateAt(now);
-    credit += Math.min(sendRate, pace ?? Infinity) / 1_000;
+    credit += Math.min(rateAt(now), pace ?? Infinity) / 1_000;
     for (; credit >= 1; credit--) {
       probe.sent(now);
       sent++;
@@ -65,7 +66,7 @@ function failing(share: number, seed: number): () => boolean {
 }
 
 describe('CapacityProbe', () => {
-  it('finds a full target by cutting its sends to 1.5× its accepts, and paces it near what it accepts', () => {
+  it('finds a full target by cutting its sends to what it accepts, and paces it near that', () => {
     const run = drive(3_000, full(500), 5_000);
     expect(run.probe.modeAt(5_000)).toBe('paced');
     const pace = run.paces.at(-1) as number;
@@ -76,6 +77,33 @@ describe('CapacityProbe', () => {
     expect(run.sent / run.accepted).toBeLessThan(1.25);
     expect(run.modes.slice(0, 2)).toEqual(['testing', 'paced']);
     expect(run.modes).not.toContain('confirming');
+  });
+
+  it('finds a full target that a busy service can send only twice its capacity', () => {
+    // Half refused: a target failing half its calls at random looks the same in one sample; the test tells them apart.
+    const run = drive(1_000, full(500), 5_000);
+    expect(run.probe.modeAt(5_000)).toBe('paced');
+    expect(run.paces.at(-1)).toBeGreaterThan(450);
+    expect(run.paces.at(-1)).toBeLessThan(650);
+    expect(run.sent / run.accepted).toBeLessThan(1.2);
+  });
+
+  it('paces a full target at what it accepted before the test when the test itself was sent less (its tasks waiting out their backoff)', () => {
+    // 3,000 a second until the test begins, then 150 a second: the test's sends never reach the target's capacity.
+    let tested = false;
+    const run = drive(
+      (probe, now) => {
+        tested ||= probe.modeAt(now) !== 'free';
+        return tested ? 150 : 3_000;
+      },
+      full(500),
+      2_000,
+    );
+    expect(run.modes).toContain('paced');
+    // Paced at what it accepted while sent 3,000 a second, not at the test's 150.
+    const paced = run.paces.filter((_, i) => run.modes[i] === 'paced') as number[];
+    expect(paced.length).toBeGreaterThan(0);
+    expect(Math.min(...paced)).toBeGreaterThan(450);
   });
 
   it('leaves a target failing 90% of calls at random to its retries: the test finds accepts falling with sends', () => {
@@ -89,7 +117,7 @@ describe('CapacityProbe', () => {
     }
   });
 
-  it('never paces a target that fails half its calls, nor tests one sent less than twice what it was seen to accept', () => {
+  it('never paces a target that fails half its calls, nor tests one sent less than 1.25× what it was seen to accept', () => {
     for (const seed of [7, 8, 9]) expect(drive(3_000, failing(0.5, seed), 10_000).modes).not.toContain('paced');
     // Accepting 3,000 a second at first, then sent 4,000 a second of which 90% fail: not worth a test.
     const probe = new CapacityProbe();
@@ -123,7 +151,8 @@ describe('CapacityProbe', () => {
     send(3_000, 3_000);
     expect(probe.modeAt(t)).toBe('paced');
     capacity = () => true;
-    send(8_000, 1_000);
+    // Raised a tenth every 250 ms while the sends reach it, then freed once they have stayed below it for 2 s.
+    send(12_000, 1_000);
     expect(probe.modeAt(t)).toBe('free');
   });
 

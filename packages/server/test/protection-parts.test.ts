@@ -20,9 +20,11 @@ describe('gateLimits', () => {
     expect(gateLimits(limited, null, null)).toEqual({ ratePerSecond: 100, burst: 30, maxInFlight: 10 });
   });
 
-  it('takes an adaptive rate below the configured one, with a hundredth of a second of burst', () => {
-    expect(gateLimits(limited, 45, null)).toEqual({ ratePerSecond: 45, burst: 1, maxInFlight: 10 });
-    expect(gateLimits(only({ rateLimit: { ratePerSecond: 1_000, burst: null } }), 450, null)).toMatchObject({ ratePerSecond: 450, burst: 5 });
+  it('takes an adaptive rate below the configured one, with a tenth of a second of burst, at most the configured burst', () => {
+    expect(gateLimits(limited, 45, null)).toEqual({ ratePerSecond: 45, burst: 5, maxInFlight: 10 });
+    expect(gateLimits(PROTECTIONS_OFF, 450, null)).toMatchObject({ ratePerSecond: 450, burst: 45 });
+    // The configured limit's own burst (a hundredth of a second of 1,000/s) bounds it.
+    expect(gateLimits(only({ rateLimit: { ratePerSecond: 1_000, burst: null } }), 450, null)).toMatchObject({ ratePerSecond: 450, burst: 10 });
     expect(gateLimits(limited, 150, null)).toEqual({ ratePerSecond: 100, burst: 30, maxInFlight: 10 });
     expect(gateLimits(PROTECTIONS_OFF, 3, null)).toEqual({ ratePerSecond: 3, burst: 1, maxInFlight: null });
   });
@@ -103,16 +105,26 @@ describe('SendPacer', () => {
     expect(pacer.waitingCount).toBe(0);
   });
 
-  it('keeps the rate when its timer fires late, but makes up at most one turn of a longer pause', async () => {
+  it('keeps the rate when its timer fires late, making up the turns of 10 ms at most', async () => {
     const clock = new ManualClock(1_000);
     const pacer = new SendPacer(clock);
     const times: number[] = [];
     const record = (turn: Promise<void> | undefined) => void turn?.then(() => times.push(clock.now() - 1_000));
     for (let i = 0; i < 6; i++) record(pacer.turn(500, 1_000));
-    // The event loop is busy past two turns (due at 2 and 4): at 5 the late one goes, then one more, not three.
+    // The event loop is busy past two turns (due at 2 and 4): at 5 both go, and the next keeps its turn (6).
     clock.tick(5);
     await clock.runAll();
-    expect(times).toEqual([5, 5, 7, 9, 11]);
+    expect(times).toEqual([5, 5, 6, 8, 10]);
+    // Busy for 30 ms at 1,000/s: the turns of the last 10 ms go at once, not all 30.
+    times.length = 0;
+    await clock.advance(100);
+    const start = clock.now() - 1_000;
+    for (let i = 0; i < 40; i++) record(pacer.turn(1_000, 1_000));
+    clock.tick(30);
+    await clock.runAll();
+    const at = times.map((t) => t - start);
+    expect(at.filter((t) => t === 30).length).toBe(11);
+    expect(at.at(-1)).toBe(58);
     // A send after a quiet spell goes at once; the next waits its turn.
     await clock.advance(50);
     expect(await sendTimes(clock, pacer, 2, 500)).toEqual([0, 2]);

@@ -65,7 +65,7 @@ describe('adaptive throttling (AIMD)', () => {
     await p.h.advanceTo(T0 + 199);
     expect(await storedRate()).toBe(40);
     await p.h.advanceTo(T0 + 200);
-    expect(await p.h.store.admin.getTarget(p.ref(A), T0 + 200)).toMatchObject({ ratePerSecond: 20, burst: 1 });
+    expect(await p.h.store.admin.getTarget(p.ref(A), T0 + 200)).toMatchObject({ ratePerSecond: 20, burst: 2 });
     expect((await p.first.protection.getTarget(p.ref(A)))?.allowedRatePerSecond).toBe(20);
 
     await call(T0 + 300, 429); // within 500 ms of the last decrease: the same burst of answers
@@ -92,7 +92,7 @@ describe('adaptive throttling (AIMD)', () => {
     await p.h.advanceTo(T0 + 500);
     await p.answer(calls.slice(29), 429);
     expect(await storedRate()).toBe(15);
-    expect(await p.h.store.admin.getTarget(p.ref(A), T0 + 500)).toMatchObject({ burst: 1, maxInFlight: null });
+    expect(await p.h.store.admin.getTarget(p.ref(A), T0 + 500)).toMatchObject({ burst: 2, maxInFlight: null });
 
     // Raised every quiet second while there is traffic, and lifted once it has not been needed for 30 s.
     await p.h.advanceTo(T0 + 10_500);

@@ -26,6 +26,24 @@ const find = (results: readonly W7Result[], c: string, design: W7Design) => {
   return row;
 };
 
+describe('simulateW7 with a service that can send 1,000 attempts a second (a busy machine)', () => {
+  const results = simulateW7({ cases: ['d'], designs: ['landed'], sendsPerSecond: 1_000 });
+
+  it('sends no faster than that: none sends d\'s full target twice its capacity, about two calls a task', () => {
+    const none = find(results, 'd', 'none');
+    // Sent 100 a tenth of a second; arrivals are bunched a little by the network's jitter.
+    expect(none.busiest100ms).toBeLessThanOrEqual(115);
+    expect(none.callsPerTask).toBeGreaterThan(1.8);
+    expect(none.callsPerTask).toBeLessThan(2.2);
+  });
+
+  it('landed still finds the full target and paces it: goodput kept, at most 1.2 calls a task', () => {
+    const landed = find(results, 'd', 'landed');
+    expect(landed.met).toBe(true);
+    expect(landed.callsPerTask).toBeLessThan(1.15);
+  });
+});
+
 describe('simulateW7: the default run of cases a to d (2,000 tasks, seed 2015)', () => {
   const results = simulateW7({ cases: ['a1', 'a2', 'b20', 'b50', 'b90', 'd'] });
   const at = (c: string, design: W7Design) => find(results, c, design);

@@ -23,6 +23,7 @@ interface W7Flags {
   designs: W7Design[];
   tasks: number;
   seed: number;
+  sendsPerSecond?: number;
   json?: true;
   svg?: string;
 }
@@ -57,12 +58,18 @@ export function w7Command(): Command {
         .default([...W7_DESIGNS], W7_DESIGNS.join(','))
         .argParser((value) => parseChoiceList('--designs', value, W7_DESIGNS)),
     )
-    .addOption(new Option('--tasks <n>', `tasks per case (1 to ${MAX_W7_TASKS})`).default(DEFAULT_W7_TASKS).argParser(int('--tasks', 1, MAX_W7_TASKS)));
+    .addOption(new Option('--tasks <n>', `tasks per case (1 to ${MAX_W7_TASKS})`).default(DEFAULT_W7_TASKS).argParser(int('--tasks', 1, MAX_W7_TASKS)))
+    .addOption(
+      new Option('--sends-per-second <n>', 'the most attempts the service sends a second, as a busy or small machine would (100 to 1000000); default: no limit but the concurrency').argParser(
+        int('--sends-per-second', 100, 1_000_000),
+      ),
+    );
   return addRunOptions(command)
     .addHelpText('after', '\nExamples:\n  retryd simulate w7\n  retryd simulate w7 --cases a2,d --designs landed --json\n  retryd simulate w7 --svg w7.svg')
     .exitOverride()
     .action((flags: W7Flags) => {
-      const results = simulateW7({ cases: flags.cases, designs: flags.designs, tasks: flags.tasks, seed: flags.seed });
+      const { cases, designs, tasks, seed, sendsPerSecond } = flags;
+      const results = simulateW7({ cases, designs, tasks, seed, ...(sendsPerSecond === undefined ? {} : { sendsPerSecond }) });
       const info = { seed: flags.seed, tasks: flags.tasks };
       if (flags.svg !== undefined) writeSvg(flags.svg, w7Svg(results, info));
       process.stdout.write(flags.json ? `${JSON.stringify(results, null, 2)}\n` : w7Table(results, info));

@@ -23,11 +23,31 @@ const DEFAULTS: Required<CapacityProbeOptions> = {
   minAnswers: 40,
   minAccepts: 40,
   maxSampleMs: 2_000,
-  testAbove: 0.7,
+  testAbove: 0.25,
   headroom: 1.05,
   quietMs: 4_000,
   maxQuietMs: 60_000,
 };
+
+/**
+ * A sample is worth a test when it was sent more than this times the most the target was seen to accept: a full target
+ * is sent more than it takes (even a busy service that can send it only twice its capacity), while a target failing
+ * under a fifth of its calls at random, or one in the tail of its backlog (sends falling), is not worth the test's cost.
+ */
+const TEST_ABOVE_PEAK = 1.25;
+
+/** While paced, the pace rises by a tenth at most this often, in ms. */
+const RAISE_EVERY_MS = 250;
+
+/** A paced sample sent at least this share of the pace was bound by it: only then may the pace rise. */
+const BOUND_SHARE = 0.8;
+
+/**
+ * A test's sample with at least this share accepted found the target full. A target failing calls at random now and
+ * then looks full in one test's few dozen answers; pacing it, the probe finds accepts falling with the pace within a
+ * few samples, and frees it (`not-full`).
+ */
+const FULL_SHARE = 0.9;
 
 /** The buckets accepts are counted in for the peak accept rate, in ms. */
 const PEAK_BUCKET_MS = 250;
@@ -72,19 +92,22 @@ interface Measured {
  * The two look alike in any one sample: most calls fail. They differ in how accepts follow sends. A target that fails
  * a share of calls at random accepts that share of whatever it is sent: cut the sends, and accepts fall as much. A full
  * one accepts its capacity whatever it is sent, as long as it is sent more than that: cut the sends, and accepts hold.
- * So when more than `testAbove` of a sample's answers fail, and it was sent more than twice the most the target
- * was seen to accept (a full target is sent more than it takes; one failing at random in the tail of a backlog is not
- * worth the test's cost), the probe cuts the sends for one sample, the test, to half, or to 1.5× the accepts when that
- * is less (a full target still gets more than it takes, and fewer of the test's sends are refused), and compares
- * accepts per second. The line between "held" and "fell" is the geometric mean of the two outcomes, whatever the test's
- * pace actually achieved. Held: the target is full, and sends are paced at what it accepted plus `headroom`. Fell: the
- * sample before is measured once more (a first sample can hold a burst that a queue or a bucket absorbed, which makes
+ * So when more than `testAbove` of a sample's answers fail, and it was sent more than 1.25× the most the target was
+ * seen to accept (a full target is sent more than it takes, even by a busy service that can send it only twice its
+ * capacity; one failing at random in the tail of a backlog is not worth the test's cost), the probe paces the sends for
+ * one sample, the test, at what the sample accepted plus `headroom`, as a full target would be paced. A test that got
+ * nearly all its sends accepted found the target full (a target failing a share at random fails that share at any
+ * pace); otherwise it compares accepts per second, the line between "held" and "fell" the geometric mean of the two
+ * outcomes, whatever the test's pace actually achieved. Held: the target is full, and sends are paced at the most it
+ * accepted (in the test or the sample before, which refused sends, so accepted what the target takes) plus
+ * `headroom`. Fell: the sample before is measured once more (a first sample can hold a burst that a queue or a bucket absorbed, which makes
  * accepts after it look as if they fell, never as if they held), and the test is judged against the two; fell again,
  * the target answers, and is left alone (no other test for `quietMs`, doubling each time). While paced, the pace
- * follows what the target accepts: up by a tenth after a sample with under 3% refused (it may have room again), down
- * to its accepts plus `headroom` after one with over 5% (so a full target settles with about `headroom − 1` of its
- * sends refused, not the up to 15% a wider band let it keep); when accepts fall to half of what the test found (it was not full after all, or it
- * went down, which the breaker sees) or the pace no longer binds, sends are free again.
+ * follows what the target accepts: up by a tenth after a sample sent at 80% of it or more with under 3% refused (it
+ * may have room again; at most every 250 ms, since a short sample fits in a target's own burst), down to its accepts plus `headroom` after one with over 5% (so a full target settles with about
+ * `headroom − 1` of its sends refused, not the up to 15% a wider band let it keep); when accepts fall to half of what
+ * the test found (it was not full after all, or it went down, which the breaker sees) or the pace no longer binds,
+ * sends are free again.
  *
  * A sample is the sends of an interval and the answers to those sends (an answer counts in the sample its attempt was
  * sent in; one that comes after its sample closed is left out), closed on a number of answers fixed when it opens
@@ -110,6 +133,8 @@ export class CapacityProbe {
   private fullAcceptRate = 0;
   private quietUntil = -Infinity;
   private quietMs: number;
+  /** While paced: when the pace was last set, raised or lowered. */
+  private pacedAt = -Infinity;
   /** While paced: since when its sends have been well below the pace, or null. */
   private unboundSince: number | null = null;
   /**
@@ -204,10 +229,16 @@ export class CapacityProbe {
     if (this.mode === 'testing') {
       // The test's pace did not bind (fewer tasks were due than it allowed), or too few answers came: it says nothing.
       // Few accepts are an answer (the sample was sized for a full target's).
-      if (!answered || m.sendRate > 0.75 * this.before.sendRate) return this.free(now, 'inconclusive');
+      if (!answered) return this.free(now, 'inconclusive');
+      // Nearly all accepted once sent what it accepted: full. A target failing a share of calls at random fails that
+      // share at any pace, even when the test's sends fell short of its pace (its tasks waiting out their backoff).
+      if (m.accepted >= FULL_SHARE) return this.full(m, this.before, now);
+      // Accepts per second say something only of sends cut by a quarter or more: against a smaller cut, a sample before
+      // that was unlucky (a target failing a fifth at random refusing a third of it) makes the next look as if it held.
+      if (m.sendRate > 0.75 * this.before.sendRate) return this.free(now, 'inconclusive');
       // Held against the sample before: full, at once. A first sample can hold a burst a queue or a bucket absorbed,
       // which makes accepts after it look as if they fell, never as if they held: only a fall is measured again.
-      if (this.held(m, this.before)) return this.full(m);
+      if (this.held(m, this.before)) return this.full(m, this.before, now);
       this.test = m;
       this.mode = 'confirming';
       this.pace = null;
@@ -224,39 +255,47 @@ export class CapacityProbe {
         accepted: 0,
         acceptRate: Math.sqrt(this.before.acceptRate * m.acceptRate),
       };
-      return this.held(this.test, before) ? this.full(this.test) : this.free(now, 'answering');
+      return this.held(this.test, before) ? this.full(this.test, before, now) : this.free(now, 'answering');
     }
     if (!enough) return;
     if (this.mode === 'paced') {
       const pace = this.pace as number;
       if (m.acceptRate < 0.5 * this.fullAcceptRate) return this.free(now, 'not-full');
-      // Sent well below the pace: the backlog is waiting out its backoff, or gone. Freed once that has lasted
+      // Sent well below the pace (the backlog is waiting out its backoff, or gone), or below it with nothing refused (it
+      // takes all it is sent: the pace rises only while it binds, so it no longer does). Freed once that has lasted
       // UNBOUND_MS (a backlog's retries come back in waves, and freeing it between two sends the next wave unpaced).
-      if (m.sendRate < 0.5 * pace) {
+      if (m.sendRate < 0.5 * pace || (m.sendRate < BOUND_SHARE * pace && m.accepted > 0.97)) {
         this.unboundSince ??= now;
         if (now - this.unboundSince >= UNBOUND_MS) return this.free(now, 'not-full');
         return;
       }
       this.unboundSince = null;
-      // The band is narrow: every refused send past it is a call the target did not want.
+      // The band is narrow: every refused send past it is a call the target did not want. Raised only when the sends
+      // reached the pace: a pace its sends never reach shows no room, and one raised on and on past them frees the
+      // target (sends below half the pace) while its backlog still waits, whose next burst the target refuses.
       if (m.accepted > 0.97) {
-        this.pace = pace * 1.1;
+        // At most a tenth every RAISE_EVERY_MS: a sample can be a few dozen ms, which a target's own bucket absorbs.
+        if (m.sendRate >= BOUND_SHARE * pace && now - this.pacedAt >= RAISE_EVERY_MS) {
+          this.pace = pace * 1.1;
+          this.pacedAt = now;
+        }
       } else if (m.accepted < 0.95) {
         // The pace times the share accepted, not this sender's accepts: where several instances share one pace (the
         // store's gate), each sends a part of it, but the share accepted is the target's, the same for all of them.
         this.pace = Math.max(1, pace * m.accepted * this.o.headroom);
+        this.pacedAt = now;
       }
       return;
     }
     const peak = this.peakAt(now);
-    // A full target is sent well above what it ever accepted; sends below twice that are not worth a test (a
-    // target failing most calls at random, in the tail of its backlog, would pay for it in time).
-    if (1 - m.accepted > this.o.testAbove && now >= this.quietUntil && m.sendRate > 2 * peak) {
+    // A full target is sent above what it ever accepted; sends below TEST_ABOVE_PEAK times that are not worth a test (a
+    // target failing calls at random, in the tail of its backlog, would pay for it in time).
+    if (1 - m.accepted > this.o.testAbove && now >= this.quietUntil && m.sendRate > TEST_ABOVE_PEAK * peak) {
       this.mode = 'testing';
       this.before = m;
-      // Half the sends, or twice the accepts when that is less: a full target still gets more than it takes (so its
-      // accepts hold), and fewer of the test's sends are refused.
-      this.pace = Math.max(1, Math.min(m.sendRate / 2, 1.5 * m.acceptRate));
+      // What it accepted plus the headroom, as it would be paced: a full target still gets about what it takes (so its
+      // accepts hold, and the test's sends are hardly refused), one failing at random loses its share of them.
+      this.pace = Math.max(1, m.acceptRate * this.o.headroom);
       // Sized for the share a full target would accept at that pace: one that answers at random gives a handful of
       // accepts in it, and the test is as short as a sample sent freely.
       this.needed = this.answersFor(Math.min(1, m.acceptRate / this.pace));
@@ -298,16 +337,17 @@ export class CapacityProbe {
     return test.acceptRate >= Math.sqrt(test.sendRate / before.sendRate) * before.acceptRate;
   }
 
-  /** The test found the target full: paced at what it accepted. */
-  private full(test: Measured): void {
+  /**
+   * The test found the target full: paced at the most it accepted, in the test or in the sample before (which refused
+   * sends, so accepted what the target takes; the test's own sends may not have reached that, when its tasks were
+   * waiting out their backoff, and a pace set from them would starve the backlog when it comes back).
+   */
+  private full(test: Measured, before: Measured, now: number): void {
     this.fullAcceptRate = test.acceptRate;
-    this.paceAt(test);
-  }
-
-  private paceAt(m: Measured): void {
+    this.pacedAt = now;
     this.mode = 'paced';
     this.unboundSince = null;
-    this.pace = Math.max(1, m.acceptRate * this.o.headroom);
+    this.pace = Math.max(1, Math.max(test.acceptRate, before.acceptRate) * this.o.headroom);
   }
 
   /**

@@ -13,6 +13,11 @@ export interface W7Options {
   tasks?: number;
   /** Seed of every draw. Default {@link DEFAULT_SIMULATION_SEED}. */
   seed?: number;
+  /**
+   * The most attempts the service sends a second, as its CPU would bound them (a busy or small machine sends a target
+   * two or three times its capacity, not ten). Default no limit but the concurrency.
+   */
+  sendsPerSecond?: number;
 }
 
 /** One design in one case, beside none. */
@@ -58,10 +63,11 @@ export function simulateW7(options: W7Options = {}): W7Result[] {
   const seed = options.seed ?? DEFAULT_SIMULATION_SEED;
   const results: W7Result[] = [];
   for (const spec of cases) {
-    const none = runW7Case(spec, W7Design.NONE, tasks, seed);
-    const alone = spec.goodTargets === undefined ? null : runW7Case(spec, W7Design.NONE, tasks, seed, true).goodLagP99Ms;
+    const sends = options.sendsPerSecond;
+    const none = runW7Case(spec, W7Design.NONE, tasks, seed, false, sends);
+    const alone = spec.goodTargets === undefined ? null : runW7Case(spec, W7Design.NONE, tasks, seed, true, sends).goodLagP99Ms;
     for (const design of designs) {
-      const run = design === W7Design.NONE ? none : runW7Case(spec, design, tasks, seed);
+      const run = design === W7Design.NONE ? none : runW7Case(spec, design, tasks, seed, false, sends);
       const goodLagRatio = run.goodLagP99Ms === null || alone === null ? null : run.goodLagP99Ms / alone;
       results.push({
         ...run,

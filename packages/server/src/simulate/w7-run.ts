@@ -73,7 +73,7 @@ const OK: W7Downstream = Object.freeze({ kind: 'ok' });
  * takes `|Normal(10, 2)|` ms. `healthy`: the case's own target answers `200` at once like the good ones (g's reference).
  * Pure: it draws from streams derived from `seed`, the case and the design, and from nothing else.
  */
-export function runW7Case(spec: W7Case, design: W7Design, n: number, seed: number, healthy = false): W7Run {
+export function runW7Case(spec: W7Case, design: W7Design, n: number, seed: number, healthy = false, sendsPerSecond = Infinity): W7Run {
   const caseIndex = CASE_STREAMS.indexOf(spec.id);
   if (caseIndex === -1) throw new RangeError(`W7 case ${JSON.stringify(spec.id)} has no stream: add it to CASE_STREAMS`);
   const designIndex = W7_DESIGNS.indexOf(design);
@@ -119,11 +119,21 @@ export function runW7Case(spec: W7Case, design: W7Design, n: number, seed: numbe
   let refused = 0;
   let timeouts = 0;
   let lastEndAt = 0;
+  // The service's own ceiling on sends (its CPU): the next send goes no sooner than this.
+  const sendGapMs = 1_000 / sendsPerSecond;
+  let nextSendAt = 0;
 
   const due = (task: number, at: number, now: number) => {
     if (at > now) return queue.push(at, task * 4 + DUE);
     (lines[targetOf[task] as number] as EventQueue).push(at, task, task);
     waiting++;
+  };
+
+  // Whether the service may send now (else a wake-up when it may).
+  const canSend = (now: number) => {
+    if (nextSendAt <= now) return true;
+    if (nextSendAt < wakeAt) queue.push((wakeAt = nextSendAt), WAKE);
+    return false;
   };
 
   // Whether target `t`'s gate lets a due task go now (else a wake-up when it opens).
@@ -148,6 +158,7 @@ export function runW7Case(spec: W7Case, design: W7Design, n: number, seed: numbe
       due(task, now + wait, now);
       return;
     }
+    nextSendAt = Math.max(nextSendAt, now) + sendGapMs;
     attempts[task] = attempt;
     dueAt[task] = dueTime;
     sentAt[task] = now;
@@ -157,7 +168,7 @@ export function runW7Case(spec: W7Case, design: W7Design, n: number, seed: numbe
   };
 
   const dispatch = (now: number) => {
-    while (waiting > 0 && inFlight < concurrency) {
+    while (waiting > 0 && inFlight < concurrency && canSend(now)) {
       // The open target whose line's head is due first (an open gate is asked only of a head that would go first; when
       // none goes, every target with tasks waiting was asked, so each shut one has its wake-up).
       let best = -1;
@@ -217,7 +228,7 @@ export function runW7Case(spec: W7Case, design: W7Design, n: number, seed: numbe
       case DUE: {
         // Straight to its attempt when nothing waits (the common case, and half the work of a refusal).
         const t = targetOf[task] as number;
-        if (waiting === 0 && inFlight < concurrency && open(t, now)) take(task, now, now);
+        if (waiting === 0 && inFlight < concurrency && canSend(now) && open(t, now)) take(task, now, now);
         else due(task, now, now);
         break;
       }
