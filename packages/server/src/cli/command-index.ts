@@ -74,7 +74,7 @@ export const COMMANDS: readonly CommandEntry[] = [
   {
     name: 'simulate',
     term: 'simulate',
-    description: 'Simulate retry strategies on a virtual clock: seeded, no network, a few seconds. Models: contention, amplification, w7.',
+    description: 'Simulate retry strategies on a virtual clock: seeded, no network, a few seconds. Models: contention, amplification, w7; and the sizing model, capacity.',
     load: async () => (await import('./simulate-command.js')).simulateCommand(),
   },
 ];

@@ -11,6 +11,7 @@ import { amplificationSvg, amplificationTable } from '../simulate/amplification-
 import { DEFAULT_CONTENTION_RUNS, simulateContention } from '../simulate/contention-model.js';
 import { contentionSvg, contentionTable } from '../simulate/contention-report.js';
 import { addRunOptions, int, writeSvg } from './simulate-options.js';
+import { capacityCommand } from './simulate-capacity-command.js';
 import { w7Command } from './simulate-w7-command.js';
 
 /** Most clients the contention model takes: without backoff the work grows with the square of the clients. */
@@ -23,10 +24,11 @@ const MAX_RUNS = 10_000;
  */
 export function simulateCommand(): Command {
   return new Command('simulate')
-    .description('Simulate retry strategies on a virtual clock: seeded, no network, a few seconds. Models: contention, amplification, w7.')
+    .description('Simulate retry strategies on a virtual clock: seeded, no network, a few seconds. Models: contention, amplification, w7; and the sizing model, capacity.')
     .addCommand(contentionCommand())
     .addCommand(amplificationCommand())
     .addCommand(w7Command())
+    .addCommand(capacityCommand())
     .exitOverride();
 }
 

@@ -1,0 +1,77 @@
+// The inputs of the sizing model (capacity-model.ts): plain data, measured here or chosen by the operator. The math
+// that reads them is pure; `retryd simulate capacity` overrides any of them from flags.
+
+/** The stores the sizing model knows, in report order. */
+export const CAPACITY_STORES = ['sqlite', 'postgres', 'redis'] as const;
+/** One of {@link CAPACITY_STORES}. */
+export type CapacityStore = (typeof CAPACITY_STORES)[number];
+
+/** What one attempt and one pending task cost with one store, as the benchmarks measure them. */
+export interface StoreCosts {
+  /**
+   * CPU time of the retryd process per attempt, in ms (W1's "CPU ms / attempt": utime + stime, so its GC and libuv
+   * threads count). With SQLite the store runs inside this process, so this is the store's cost too.
+   */
+  serviceCpuMsPerAttempt: number;
+  /** CPU time of the store's server per attempt, in ms (W1's "store server CPU ms / attempt"); 0 for SQLite. */
+  storeCpuMsPerAttempt: number;
+  /** Bytes one pending task takes in the store (the space step: tables and indexes, or Redis memory). */
+  bytesPerTask: number;
+}
+
+/** Everything the model reads. Every field has a default ({@link DEFAULT_CAPACITY_INPUTS}). */
+export interface CapacityInputs {
+  /** The costs per store. */
+  costs: Readonly<Record<CapacityStore, StoreCosts>>;
+  /**
+   * Cores of the one machine whose ceiling the model also gives (the "one machine" figure, where the instance, the
+   * store's server and, when `downstreamCpuMsPerAttempt` is set, the target all share these cores). Default 2.
+   */
+  cores: number;
+  /**
+   * Cores one retryd instance can keep busy. An instance runs its engine on one event loop, so more cores on its host
+   * do not make it faster; run more instances instead. Default 1.
+   */
+  instanceCores: number;
+  /** CPU the target spends per request when it shares the machine (as the benchmarks' downstream does), in ms. Default 0. */
+  downstreamCpuMsPerAttempt: number;
+  /**
+   * The share of a core the deployment plans to use, so that a burst, a failover or a slow query has room. The
+   * "one machine" ceiling uses every core (what a throughput benchmark measures). Default 0.7.
+   */
+  headroom: number;
+  /** Memory of one Redis master that may hold data, in bytes (the rest is for replication buffers and forks). Default 24 GiB. */
+  redisMasterMemoryBytes: number;
+  /** Cores of the largest PostgreSQL server the deployment would run. Default 64. */
+  postgresServerCores: number;
+}
+
+const GIB = 1024 ** 3;
+
+/**
+ * The costs measured on this project's 2-core benchmark machine: CPU per attempt from W1 at commit c609137 with the
+ * default protections (bench/results/2026-11-29-6.json, the "after" build, median of 3 rounds), bytes per task from
+ * the space step of the same report (100,000 W2-like pending tasks per store). A test checks that these are the
+ * figures of that file.
+ */
+export const MEASURED_COSTS: Readonly<Record<CapacityStore, StoreCosts>> = Object.freeze({
+  sqlite: { serviceCpuMsPerAttempt: 0.0893, storeCpuMsPerAttempt: 0, bytesPerTask: 386 },
+  postgres: { serviceCpuMsPerAttempt: 0.087, storeCpuMsPerAttempt: 0.065, bytesPerTask: 528 },
+  redis: { serviceCpuMsPerAttempt: 0.0873, storeCpuMsPerAttempt: 0.0423, bytesPerTask: 943 },
+});
+
+/** The defaults of every input. */
+export const DEFAULT_CAPACITY_INPUTS: Readonly<CapacityInputs> = Object.freeze({
+  costs: MEASURED_COSTS,
+  cores: 2,
+  instanceCores: 1,
+  downstreamCpuMsPerAttempt: 0,
+  headroom: 0.7,
+  redisMasterMemoryBytes: 24 * GIB,
+  postgresServerCores: 64,
+});
+
+/** The rates the report sizes for, in attempts per second. */
+export const DEFAULT_CAPACITY_RATES: readonly number[] = Object.freeze([1_000, 10_000, 100_000, 1_000_000]);
+/** The backlogs the report sizes for, in pending tasks. */
+export const DEFAULT_CAPACITY_PENDING: readonly number[] = Object.freeze([10_000_000, 1_000_000_000]);

@@ -1,0 +1,170 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { runCli as run } from './service-harness.js';
+import { CAPACITY_STORES, DEFAULT_CAPACITY_INPUTS, MEASURED_COSTS, type CapacityInputs, type CapacityStore, type StoreCosts } from '../src/simulate/capacity-inputs.js';
+import { capacityPlan, machineCeiling, sizeForPending, sizeForRate } from '../src/simulate/capacity-model.js';
+
+// The committed benchmark report the model's defaults come from, and the downstream's own CPU per request measured
+// on the same machine (bench/service/downstream-cost.mjs): W1's target shares the two cores there.
+const RESULTS = new URL('../../../bench/results/', import.meta.url);
+const report = JSON.parse(readFileSync(new URL('2026-11-29-6.json', RESULTS), 'utf8')) as Report;
+const downstream = JSON.parse(readFileSync(new URL('2026-11-29-downstream-cost.json', RESULTS), 'utf8')) as { downstreamCpuMsPerRequest: number };
+
+interface W1Row {
+  id: string;
+  role?: string;
+  protection?: string;
+  attemptsPerSec: number;
+  cpuMsPerAttempt: number;
+  storeCpuMsPerAttempt?: number;
+}
+interface Run {
+  workload: string;
+  store: string;
+  data: {
+    results?: W1Row[];
+    stores?: { store: string; totalBytesPerTask: number }[];
+    backlog?: number;
+    api?: { sizeAfterBacklog: { total: number } };
+  };
+}
+interface Report {
+  environment: { machine: { cores: number } };
+  runs: Run[];
+}
+
+const W1_ID: Record<CapacityStore, string> = { sqlite: 'retryd-sqlite-full', postgres: 'retryd-postgres', redis: 'retryd-redis' };
+
+function w1Row(store: CapacityStore): W1Row {
+  const rows = report.runs.find((r) => r.workload === 'w1')?.data.results ?? [];
+  const row = rows.find((r) => r.id === W1_ID[store]);
+  if (row === undefined) throw new Error(`no W1 row ${W1_ID[store]} in the report`);
+  return row;
+}
+function runOf(workload: string, store: CapacityStore): Run {
+  const run = report.runs.find((r) => r.workload === workload && r.store === store);
+  if (run === undefined) throw new Error(`no ${workload} run on ${store} in the report`);
+  return run;
+}
+function measuredCosts(store: CapacityStore): StoreCosts {
+  const w1 = w1Row(store);
+  const space = runOf('space', store).data.stores?.find((s) => s.store === store);
+  return { serviceCpuMsPerAttempt: w1.cpuMsPerAttempt, storeCpuMsPerAttempt: w1.storeCpuMsPerAttempt ?? 0, bytesPerTask: space?.totalBytesPerTask ?? Number.NaN };
+}
+/** The inputs of the benchmark machine: its cores, the report's own costs, and its downstream on the same cores. */
+const benchMachine: CapacityInputs = {
+  ...DEFAULT_CAPACITY_INPUTS,
+  costs: { sqlite: measuredCosts('sqlite'), postgres: measuredCosts('postgres'), redis: measuredCosts('redis') },
+  cores: report.environment.machine.cores,
+  downstreamCpuMsPerAttempt: downstream.downstreamCpuMsPerRequest,
+};
+
+describe('the sizing model against the figures measured on the benchmark machine', () => {
+  it('its default costs are the committed report\'s W1 CPU per attempt and space per task (rounded)', () => {
+    for (const store of CAPACITY_STORES) {
+      const measured = benchMachine.costs[store];
+      expect(MEASURED_COSTS[store].serviceCpuMsPerAttempt).toBeCloseTo(measured.serviceCpuMsPerAttempt, 4);
+      expect(MEASURED_COSTS[store].storeCpuMsPerAttempt).toBeCloseTo(measured.storeCpuMsPerAttempt, 4);
+      expect(Math.abs(MEASURED_COSTS[store].bytesPerTask - measured.bytesPerTask)).toBeLessThan(1);
+    }
+  });
+
+  it.each(CAPACITY_STORES)('reproduces W1 on %s within 20%% from its CPU per attempt and the 2 cores', (store) => {
+    expect(benchMachine.cores).toBe(2);
+    const predicted = machineCeiling(store, benchMachine).attemptsPerSec;
+    const measured = w1Row(store).attemptsPerSec;
+    expect(Math.abs(predicted / measured - 1)).toBeLessThan(0.2);
+  });
+
+  it.each(CAPACITY_STORES)("reproduces W2's backlog of a million tasks on %s within 20%% from the bytes per task", (store) => {
+    const w2 = runOf('w2', store).data;
+    const predicted = sizeForPending(store, w2.backlog ?? 0, benchMachine).bytes;
+    const measured = w2.api?.sizeAfterBacklog.total ?? Number.NaN;
+    expect(w2.backlog).toBe(1_000_000);
+    expect(Math.abs(predicted / measured - 1)).toBeLessThan(0.2);
+  });
+});
+
+describe('the sizing model', () => {
+  const inputs: CapacityInputs = {
+    ...DEFAULT_CAPACITY_INPUTS,
+    costs: {
+      sqlite: { serviceCpuMsPerAttempt: 0.1, storeCpuMsPerAttempt: 0, bytesPerTask: 400 },
+      postgres: { serviceCpuMsPerAttempt: 0.1, storeCpuMsPerAttempt: 0.05, bytesPerTask: 500 },
+      redis: { serviceCpuMsPerAttempt: 0.1, storeCpuMsPerAttempt: 0.04, bytesPerTask: 1000 },
+    },
+    headroom: 0.5,
+    postgresServerCores: 32,
+    redisMasterMemoryBytes: 1e9,
+  };
+
+  it('sizes instances and store cores from the CPU per attempt at the headroom, and says where each store stops', () => {
+    // 100,000 attempts/s × 0.1 ms = 10 cores of instances, 20 at half of each core.
+    expect(sizeForRate('postgres', 100_000, inputs)).toEqual({
+      store: 'postgres', attemptsPerSec: 100_000, storeCores: 10, instances: 20, storeServers: 1, oneTenantAttemptsPerSec: 320_000, scales: true,
+    });
+    expect(sizeForRate('postgres', 1_000_000, inputs)).toMatchObject({ storeCores: 100, storeServers: 4, scales: false, limit: 'one-primary' });
+    // A Redis master is one thread: 0.04 ms an attempt at half a core is 12,500 attempts/s a master, and a tenant's.
+    expect(sizeForRate('redis', 10_000, inputs)).toMatchObject({ storeServers: 1, oneTenantAttemptsPerSec: 12_500, scales: true });
+    expect(sizeForRate('redis', 10_000, inputs).limit).toBeUndefined();
+    expect(sizeForRate('redis', 100_000, inputs)).toMatchObject({ storeCores: 8, storeServers: 8, scales: true, limit: 'one-master-per-tenant' });
+    // SQLite: one instance does everything, up to half of its core.
+    expect(sizeForRate('sqlite', 5_000, inputs)).toMatchObject({ instances: 1, storeServers: 0, oneTenantAttemptsPerSec: 5_000, scales: true });
+    expect(sizeForRate('sqlite', 5_001, inputs)).toMatchObject({ instances: 1, scales: false, limit: 'one-writer' });
+  });
+
+  it('sizes a backlog from the bytes per task, and Redis masters from their memory', () => {
+    expect(sizeForPending('postgres', 1e9, inputs)).toEqual({ store: 'postgres', pendingTasks: 1e9, bytes: 5e11, storeServers: 1 });
+    expect(sizeForPending('redis', 1e6, inputs)).toEqual({ store: 'redis', pendingTasks: 1e6, bytes: 1e9, storeServers: 1 });
+    expect(sizeForPending('redis', 1e7, inputs)).toMatchObject({ storeServers: 10, limit: 'one-master-per-tenant' });
+  });
+
+  it('gives the one-machine ceiling by whichever is full first, the instance or the cores', () => {
+    expect(machineCeiling('sqlite', { ...inputs, cores: 2 })).toEqual({ store: 'sqlite', attemptsPerSec: 10_000, boundBy: 'instance' });
+    // 0.1 + 0.05 + 0.05 ms an attempt on 2 cores: 10,000/s, below the instance's 10,000 only with the target on them too.
+    expect(machineCeiling('postgres', { ...inputs, cores: 2, downstreamCpuMsPerAttempt: 0.05 })).toEqual({ store: 'postgres', attemptsPerSec: 10_000, boundBy: 'instance' });
+    expect(machineCeiling('postgres', { ...inputs, cores: 2, downstreamCpuMsPerAttempt: 0.1 }).boundBy).toBe('machine');
+  });
+
+  it('plans each store in the order given, every rate and backlog', () => {
+    const plan = capacityPlan(['redis', 'sqlite'], [1_000, 10_000], [1e7], inputs);
+    expect(plan.machine.map((m) => m.store)).toEqual(['redis', 'sqlite']);
+    expect(plan.rates.map((r) => `${r.store} ${r.attemptsPerSec}`)).toEqual(['redis 1000', 'redis 10000', 'sqlite 1000', 'sqlite 10000']);
+    expect(plan.pending.map((p) => p.store)).toEqual(['redis', 'sqlite']);
+  });
+});
+
+describe('retryd simulate capacity', () => {
+  it('--json prints the inputs, the one-machine ceilings, the rates and the backlogs, with the costs given', async () => {
+    const { code, stdout, stderr } = await run(['simulate', 'capacity', '--stores', 'redis', '--rates', '1e5', '--pending', '1e9', '--store-cpu-per-attempt', '0.05', '--headroom', '0.5', '--json']);
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    const out = JSON.parse(stdout) as { inputs: CapacityInputs; machine: unknown[]; rates: Record<string, unknown>[]; pending: Record<string, unknown>[] };
+    expect(Object.keys(out)).toEqual(['inputs', 'machine', 'rates', 'pending']);
+    expect(out.inputs.costs.redis).toEqual({ ...MEASURED_COSTS.redis, storeCpuMsPerAttempt: 0.05 });
+    expect(out.machine).toHaveLength(1);
+    // 100,000 × 0.05 ms = 5 cores, 10 at half each: ten masters, each one thread.
+    expect(out.rates).toEqual([expect.objectContaining({ store: 'redis', attemptsPerSec: 100_000, storeCores: 10, storeServers: 10, limit: 'one-master-per-tenant' })]);
+    expect(out.pending).toEqual([expect.objectContaining({ store: 'redis', pendingTasks: 1e9, bytes: 1e9 * MEASURED_COSTS.redis.bytesPerTask })]);
+  });
+
+  it('prints tables by default, and the limits the rates meet', async () => {
+    const { code, stdout } = await run(['simulate', 'capacity']);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/^postgres +1,000,000 +\d+ +[\d.]+ +2 servers +[\d,]+ +no$/m);
+    expect(stdout).toContain('SQLite: one file has one writer');
+  });
+
+  it.each([
+    [['--cpu-per-attempt', '0'], '--cpu-per-attempt must be a number from 0.0001 to 1000, got "0"'],
+    [['--headroom', '1.5'], '--headroom must be a number from 0.01 to 1, got "1.5"'],
+    [['--cores', 'two'], '--cores must be a number from 1 to 4096, got "two"'],
+    [['--rates', '1000,x'], '--rates must be comma-separated numbers from 1 to 1000000000, got "1000,x"'],
+    [['--stores', 'mysql'], '--stores must be comma-separated names from sqlite, postgres, redis, got "mysql"'],
+  ])('%j stops with one line naming the flag and its rule', async (args, message) => {
+    const { code, stdout, stderr } = await run(['simulate', 'capacity', ...args]);
+    expect(code).toBe(2);
+    expect(stdout).toBe('');
+    expect(stderr.trim()).toBe(`retryd: ${message}`);
+  });
+});
