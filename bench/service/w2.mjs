@@ -6,8 +6,9 @@
 // 1. Baseline: a fresh service on an empty store; after a warm-up of 1,000 (not measured), 1,000 tasks due now,
 //    sent on a steady schedule (20 every 10 ms), then another 1,000 in one burst: dispatch lag p50 / p99 / max of each.
 // 2. Backlog through the public API: a fresh service on an empty store; `--backlog` tasks due in one hour,
-//    enqueued through POST /retry-tasks/batch (1,000 a call, 4 calls in flight): enqueue rate, the service's RSS,
-//    the store's size; then, with the backlog sitting, the same warm-up + 1,000 + 1,000 due now: lag, RSS at the end.
+//    enqueued through POST /retry-tasks/batch (1,000 a call, 4 calls in flight): enqueue rate, the service's CPU per
+//    task and its store server's (every postgres or redis-server process: other users count), the service's RSS, the
+//    store's size; then, with the backlog sitting, the same warm-up + 1,000 + 1,000 due now: lag, RSS at the end.
 // 3. Backlog through the library: TaskService.enqueueBatch on its own store of the same kind, in this process
 //    (1,000 a call, 4 in flight): enqueue rate and size on disk.
 // Lag is measured as in ./lib/dispatch-lag.mjs. RSS is VmRSS (and VmHWM, the peak) of the service process.
@@ -21,6 +22,7 @@ import { retrydStore } from './lib/contenders/retryd.mjs';
 import { lagsOf, sendDueNow, serviceSideLag } from './lib/dispatch-lag.mjs';
 import { CURRENT_DIST, fmt, inParallel, printMachine, printTable, sleep, summarize, waitFor, printDiskSync, writeJsonFile } from './lib/report.mjs';
 import { startRetryd } from './lib/retryd-service.mjs';
+import { storeServerCpuMs } from './lib/contenders/call-downstream.mjs';
 
 const { values: args } = parseArgs({
   options: {
@@ -123,6 +125,8 @@ try {
     try {
       const make = backlogTask(`w2-${runId}-api`);
       const mem0 = await service.memory();
+      const enqueueCpu0 = await service.cpuMs();
+      const enqueueStoreCpu0 = await storeServerCpuMs(args.store);
       const started = performance.now();
       let done = 0;
       let lastReport = started;
@@ -138,16 +142,24 @@ try {
         }
       });
       const ms = performance.now() - started;
+      const enqueueCpuMs = (await service.cpuMs()) - enqueueCpu0;
+      const enqueueStoreCpu1 = await storeServerCpuMs(args.store);
       // Let the last commit and a checkpoint settle before reading memory and disk.
       await sleep(2000);
       results.api = {
         enqueuePerSec: BACKLOG / (ms / 1000),
         seconds: ms / 1000,
+        cpuMsPerTask: enqueueCpuMs / BACKLOG,
+        storeCpuMsPerTask: enqueueStoreCpu0 === undefined ? undefined : (enqueueStoreCpu1 - enqueueStoreCpu0) / BACKLOG,
         memoryBefore: mem0,
         memoryAfterBacklog: await service.memory(),
         sizeAfterBacklog: await store.size(),
       };
-      console.log(`API: ${fmt(BACKLOG)} tasks in ${fmt(ms / 1000, 1)} s = ${fmt(results.api.enqueuePerSec)} tasks/s; RSS ${fmt(results.api.memoryAfterBacklog.rssMiB)} MiB`);
+      console.log(
+        `API: ${fmt(BACKLOG)} tasks in ${fmt(ms / 1000, 1)} s = ${fmt(results.api.enqueuePerSec)} tasks/s, ` +
+          `service CPU ${fmt(results.api.cpuMsPerTask, 4)} ms/task, store server CPU ${results.api.storeCpuMsPerTask === undefined ? '–' : fmt(results.api.storeCpuMsPerTask, 4)} ms/task; ` +
+          `RSS ${fmt(results.api.memoryAfterBacklog.rssMiB)} MiB`,
+      );
       const cpu0 = await service.cpuMs();
       results.api.dueNow = await dueNow(service, 'backlog');
       results.api.dueNowCpuMs = (await service.cpuMs()) - cpu0;

@@ -151,7 +151,8 @@ describe('retryd simulate capacity', () => {
   it('prints tables by default, and the limits the rates meet', async () => {
     const { code, stdout } = await run(['simulate', 'capacity']);
     expect(code).toBe(0);
-    expect(stdout).toMatch(/^postgres +1,000,000 +\d+ +[\d.]+ +2 servers +[\d,]+ +no$/m);
+    // 93 cores of PostgreSQL at 70%: three primaries of 32 cores.
+    expect(stdout).toMatch(/^postgres +1,000,000 +125 +92.9 +3 servers +[\d,]+ +no$/m);
     expect(stdout).toContain('SQLite: one file has one writer');
   });
 

@@ -42,7 +42,11 @@ export interface CapacityInputs {
   headroom: number;
   /** Memory of one Redis master that may hold data, in bytes (the rest is for replication buffers and forks). Default 24 GiB. */
   redisMasterMemoryBytes: number;
-  /** Cores of the largest PostgreSQL server the deployment would run. Default 64. */
+  /**
+   * Cores of the largest PostgreSQL primary the deployment would run. Default 32: the tasks table is one hot table whose
+   * every attempt leaves a dead row version, and autovacuum cleans one table with one worker, so cores past that buy less
+   * than the CPU model says.
+   */
   postgresServerCores: number;
 }
 
@@ -68,7 +72,7 @@ export const DEFAULT_CAPACITY_INPUTS: Readonly<CapacityInputs> = Object.freeze({
   downstreamCpuMsPerAttempt: 0,
   headroom: 0.7,
   redisMasterMemoryBytes: 24 * GIB,
-  postgresServerCores: 64,
+  postgresServerCores: 32,
 });
 
 /** The rates the report sizes for, in attempts per second. */
