@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { runCli as run } from './service-harness.js';
+import { decimal, decimalList } from '../src/cli/simulate-options.js';
 import { CAPACITY_STORES, DEFAULT_CAPACITY_INPUTS, MEASURED_COSTS, type CapacityInputs, type CapacityStore, type StoreCosts } from '../src/simulate/capacity-inputs.js';
 import { capacityPlan, machineCeiling, sizeForPending, sizeForRate } from '../src/simulate/capacity-model.js';
 
@@ -131,6 +132,21 @@ describe('the sizing model', () => {
     expect(plan.machine.map((m) => m.store)).toEqual(['redis', 'sqlite']);
     expect(plan.rates.map((r) => `${r.store} ${r.attemptsPerSec}`)).toEqual(['redis 1000', 'redis 10000', 'sqlite 1000', 'sqlite 10000']);
     expect(plan.pending.map((p) => p.store)).toEqual(['redis', 'sqlite']);
+  });
+});
+
+describe('the number flags of retryd simulate capacity', () => {
+  it('take decimals and exponents within their range, and name the flag and the rule otherwise', () => {
+    const headroom = decimal('--headroom', 0.01, 1);
+    expect(headroom('0.7')).toBe(0.7);
+    expect(headroom('.5')).toBe(0.5);
+    expect(headroom('1')).toBe(1);
+    for (const bad of ['0', '1.01', '-0.5', '', 'NaN', '0x1', '70%']) {
+      expect(() => headroom(bad)).toThrow(`--headroom must be a number from 0.01 to 1, got ${JSON.stringify(bad)}`);
+    }
+    const rates = decimalList('--rates', 1, 1e9);
+    expect(rates('1e3, 1.5e4,1000')).toEqual([1_000, 15_000]);
+    expect(() => rates('1000,')).toThrow('--rates must be comma-separated numbers from 1 to 1000000000, got "1000,"');
   });
 });
 

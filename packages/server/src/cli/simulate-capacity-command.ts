@@ -1,5 +1,4 @@
 import { Command, Option } from 'commander';
-import { ConfigError } from '../service/retryd-config.js';
 import {
   CAPACITY_STORES,
   DEFAULT_CAPACITY_INPUTS,
@@ -11,7 +10,7 @@ import {
 } from '../simulate/capacity-inputs.js';
 import { capacityPlan } from '../simulate/capacity-model.js';
 import { capacityTable } from '../simulate/capacity-report.js';
-import { parseChoiceList } from './simulate-options.js';
+import { decimal, decimalList, parseChoiceList } from './simulate-options.js';
 
 const GIB = 1024 ** 3;
 
@@ -30,31 +29,6 @@ interface CapacityFlags {
   postgresServerCores: number;
   json?: true;
 }
-
-/**
- * A parser for a number flag from `min` to `max` (decimals allowed).
- *
- * @throws ConfigError naming the flag and the rule, e.g. `--headroom must be a number from 0.01 to 1, got "2"`
- */
-export const decimal = (flag: string, min: number, max: number) => (value: string) => {
-  const n = /^\s*(?:\d+(?:\.\d*)?|\.\d+)(?:e\d+)?\s*$/i.test(value) ? Number(value) : Number.NaN;
-  if (!(n >= min && n <= max)) throw new ConfigError(`${flag} must be a number from ${min} to ${max}, got ${JSON.stringify(value)}`);
-  return n;
-};
-
-/**
- * A parser for a comma-separated list of numbers from `min` to `max` (`1e6` allowed), in the order given, without repeats.
- *
- * @throws ConfigError naming the flag and the rule
- */
-export const decimalList = (flag: string, min: number, max: number) => (value: string) => {
-  const one = decimal(flag, min, max);
-  try {
-    return [...new Set(value.split(',').map((item) => one(item)))];
-  } catch {
-    throw new ConfigError(`${flag} must be comma-separated numbers from ${min} to ${max}, got ${JSON.stringify(value)}`);
-  }
-};
 
 /** The inputs the flags describe: the measured defaults, with the costs given replacing those of every store named. */
 export function capacityInputsOf(flags: CapacityFlags): CapacityInputs {

@@ -11,6 +11,31 @@ const MAX_SEED = 0xffff_ffff;
 export const int = (flag: string, min: number, max?: number) => (value: string) => parseIntegerOption(flag, value, min, max);
 
 /**
+ * A parser for a number flag from `min` to `max` (decimals allowed).
+ *
+ * @throws ConfigError naming the flag and the rule, e.g. `--headroom must be a number from 0.01 to 1, got "2"`
+ */
+export const decimal = (flag: string, min: number, max: number) => (value: string) => {
+  const n = /^\s*(?:\d+(?:\.\d*)?|\.\d+)(?:e\d+)?\s*$/i.test(value) ? Number(value) : Number.NaN;
+  if (!(n >= min && n <= max)) throw new ConfigError(`${flag} must be a number from ${min} to ${max}, got ${JSON.stringify(value)}`);
+  return n;
+};
+
+/**
+ * A parser for a comma-separated list of numbers from `min` to `max` (`1e6` allowed), in the order given, without repeats.
+ *
+ * @throws ConfigError naming the flag and the rule
+ */
+export const decimalList = (flag: string, min: number, max: number) => (value: string) => {
+  const one = decimal(flag, min, max);
+  try {
+    return [...new Set(value.split(',').map((item) => one(item)))];
+  } catch {
+    throw new ConfigError(`${flag} must be comma-separated numbers from ${min} to ${max}, got ${JSON.stringify(value)}`);
+  }
+};
+
+/**
  * The options every model ends with: `--seed <n>` (the seed of every random draw), `--json` (an array of result objects
  * instead of the tables) and `--svg <file>` (also write the chart).
  */
