@@ -86,6 +86,25 @@ describe('the sizing model against the figures measured on the benchmark machine
   });
 });
 
+describe("docs/scaling.md's sizing table", () => {
+  const docs = readFileSync(new URL('../../../docs/scaling.md', import.meta.url), 'utf8').split('### For 1k to 1M attempts/s')[1] ?? '';
+  const row = (label: string) => docs.split('\n').find((line) => line.startsWith(`| ${label} |`)) ?? '';
+  const count = (n: number, noun: string) => `${n.toLocaleString('en-US')} ${noun}${n === 1 ? '' : 's'}`;
+
+  it('says what the model gives at its defaults for each rate and backlog', () => {
+    const d = DEFAULT_CAPACITY_INPUTS;
+    for (const rate of [1_000, 10_000, 100_000, 1_000_000]) {
+      const postgres = sizeForRate('postgres', rate, d);
+      expect(row('PostgreSQL')).toContain(count(postgres.instances, 'instance'));
+      const redis = sizeForRate('redis', rate, d);
+      expect(row('Redis')).toContain(`${count(redis.instances, 'instance')}, ${count(redis.storeServers, 'master')}`);
+    }
+    expect(row('PostgreSQL')).toContain(`**${sizeForRate('postgres', 1_000_000, d).storeServers} primaries**`);
+    expect(row('SQLite')).toContain(`**past one writer** (${Math.round(sizeForRate('sqlite', 10_000, d).oneTenantAttemptsPerSec).toLocaleString('en-US')}/s)`);
+    expect(row('Redis')).toContain(`${count(sizeForPending('redis', 1e9, d).storeServers, 'master')} |`);
+  });
+});
+
 describe('the sizing model', () => {
   const inputs: CapacityInputs = {
     ...DEFAULT_CAPACITY_INPUTS,
