@@ -18,6 +18,7 @@ describe('retryd serve (the command)', () => {
     expect(code).toBe(0);
     for (const [flag, env] of [
       ['--port', 'RETRYD_PORT'],
+      ['--metrics-port', 'RETRYD_METRICS_PORT'],
       ['--host', 'RETRYD_HOST'],
       ['--store', 'RETRYD_STORE'],
       ['--concurrency', 'RETRYD_CONCURRENCY'],
@@ -82,12 +83,34 @@ describe('retryd serve (the command)', () => {
     [['--max-connections', '0'], '--max-connections must be an integer from 1 to'],
     [['--max-in-flight-per-target', '0'], '--max-in-flight-per-target must be an integer from 1 to 100000, got "0"'],
     [['--max-retry-after', 'soon'], '--max-retry-after must be a period from 0 ms to 3650 d (a number with ms, s, m, h or d; plain ms), got "soon"'],
+    [['--metrics-port', '70000'], '--metrics-port must be an integer from 0 to 65535, got "70000"'],
+    [['--port', '18081', '--metrics-port', '18081'], '--metrics-port must differ from --port (18081), got 18081'],
     [['--allowed-hosts', 'retryd.internal:8080'], '--allowed-hosts must be host names or addresses without a scheme or port (e.g. retryd.internal), got "retryd.internal:8080"'],
   ])('refuses %j with one line naming the flag and the rule, exit code 2', async (args, message) => {
     const { code, stderr } = await run(['serve', '--port', '0', '--store', `sqlite:${join(dir, 'bad.db')}`, ...args]);
     expect(code).toBe(2);
     expect(stderr).toContain(message);
     expect(stderr).not.toContain('    at ');
+  });
+
+  it('serves a worker\'s /metrics and /healthz on RETRYD_METRICS_PORT, and stops with exit code 2 naming the flag when that port is taken', async () => {
+    const store = `sqlite:${join(dir, 'worker.db')}`;
+    const worker = await startServiceProcess(['--store', store, '--role', 'worker'], { RETRYD_METRICS_PORT: '0' });
+    try {
+      const start = worker.logs.find((l) => l.event === 'start');
+      expect(start).toMatchObject({ role: 'worker', auth: 'open', metricsUrl: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/) });
+      const metricsUrl = start?.metricsUrl as string;
+      expect((await fetch(`${metricsUrl}/healthz`)).status).toBe(200);
+      expect(await (await fetch(`${metricsUrl}/metrics`)).text()).toContain('# TYPE retry_in_flight gauge');
+      // Its port, taken: a second worker cannot have it.
+      const taken = new URL(metricsUrl).port;
+      const { code, stderr } = await run(['serve', '--store', store, '--role', 'worker', '--metrics-port', taken]);
+      expect(code).toBe(2);
+      expect(stderr.trim()).toBe(`retryd: --metrics-port ${taken}: 127.0.0.1:${taken} is taken by another process (EADDRINUSE); choose another port`);
+    } finally {
+      worker.child.kill('SIGTERM');
+      expect(await worker.exited).toBe(0);
+    }
   });
 
   it.each([

@@ -154,29 +154,49 @@ describe('GET /metrics', () => {
     }
   }, 30_000);
 
-  it('spans tenants, so only an admin key of the default tenant may read it', async () => {
+  it('spans tenants, so only a metrics or admin key of the default tenant may read it, and a metrics key reads nothing else', async () => {
     const storeUrl = `sqlite:${join(dir, 'access.db')}`;
     const { store, blobs } = await openStore(storeUrl);
     const keys = new ApiKeys(store);
-    const admin = (await keys.create({ tenantId: 'default', scope: 'admin', name: 'prometheus' })).token;
+    const admin = (await keys.create({ tenantId: 'default', scope: 'admin', name: 'ops' })).token;
+    const scraper = (await keys.create({ tenantId: 'default', scope: 'metrics', name: 'prometheus' })).token;
     const reader = (await keys.create({ tenantId: 'default', scope: 'read', name: 'dashboards' })).token;
     const otherAdmin = (await keys.create({ tenantId: 'acme', scope: 'admin', name: 'acme ops' })).token;
     await store.close();
     await blobs.close?.();
     const service = await startRetryd({ ...config, store: storeUrl }, quietLogger());
     try {
-      const scrape = (token?: string) => fetch(`${service.url}/metrics`, token === undefined ? {} : { headers: { authorization: `Bearer ${token}` } });
+      const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+      const as = (token?: string) => (token === undefined ? {} : { headers: bearer(token) });
+      const scrape = (token?: string) => fetch(`${service.url}/metrics`, as(token));
       const anonymous = await scrape();
       expect(anonymous.status).toBe(401);
       expect(anonymous.headers.get('www-authenticate')).toMatch(/^Bearer/);
       for (const token of [reader, otherAdmin]) {
         const refused = await scrape(token);
         expect(refused.status).toBe(403);
-        expect(((await refused.json()) as { detail: string }).detail).toContain('admin key of the default tenant');
+        expect(((await refused.json()) as { detail: string }).detail).toContain('an admin or metrics key of the default tenant');
       }
-      const allowed = await scrape(admin);
-      expect(allowed.status).toBe(200);
-      expect(await allowed.text()).toContain('# TYPE retry_attempts_total counter');
+      for (const token of [admin, scraper]) {
+        const allowed = await scrape(token);
+        expect(allowed.status).toBe(200);
+        expect(await allowed.text()).toContain('# TYPE retry_attempts_total counter');
+      }
+      // A scraper's key reads the metrics alone: no task, key, target or console number.
+      for (const path of ['/retry-tasks', '/dead-letters', '/retry-policies', '/targets', '/api-keys', '/console/stats']) {
+        const refused = await fetch(`${service.url}${path}`, as(scraper));
+        expect(refused.status, path).toBe(403);
+      }
+      expect((await post(`${service.url}/retry-tasks`, { targetUrl: 'http://127.0.0.1:9/x', method: 'POST' }, bearer(scraper))).status).toBe(403);
+      // Metrics keys are the default tenant's: its admins may make one, another tenant's may not.
+      const made = await post(`${service.url}/api-keys`, { name: 'second scraper', scope: 'metrics' }, bearer(admin));
+      expect(made.status).toBe(201);
+      expect((await scrape(((await made.json()) as { key: string }).key)).status).toBe(200);
+      const refused = await post(`${service.url}/api-keys`, { name: 'acme scraper', scope: 'metrics' }, bearer(otherAdmin));
+      expect(refused.status).toBe(400);
+      expect(((await refused.json()) as { errors: { field: string; message: string }[] }).errors).toEqual([
+        expect.objectContaining({ field: 'scope', message: 'scope must be read, write or admin for tenant acme: metrics keys belong to the default tenant' }),
+      ]);
     } finally {
       await service.close();
     }

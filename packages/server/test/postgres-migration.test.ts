@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { clientConfig } from '../src/backends/postgres/connection.js';
 import { loadMigrations, migrate } from '../src/backends/postgres/migrate.js';
 import type { AttemptLog, RetryTask } from '../src/domain/task.js';
+import type { ApiKeyRecord } from '../src/store/store.js';
 import { T0, makeAttempt, makePolicy, makeTask, retryOutcome } from './fixtures/tasks.js';
 import { expectMigratedTaskIds, tasksToMigrate } from './fixtures/migrated-task-ids.js';
 import { POSTGRES_URL, dropSchemas, freshSchema, makeStore, olderTaskRecords, withClient } from './postgres-harness.js';
@@ -388,5 +389,32 @@ describe('PostgresStore migration 015 (a retry\'s delay in the attempt log)', ()
       T0 + 1_010,
     );
     expect((await store.listAttempts('default', task.taskId, { limit: 10 })).items).toEqual([logged, delayed]);
+  });
+});
+
+describe('PostgresStore migration 016 (metrics keys)', () => {
+  it('widens the scope CHECK in place: the keys stored before are kept, a metrics key is taken, an unknown scope still refused', async () => {
+    const key = (keyId: string, scope: string) => ({ keyId, tenantId: 'default', scope, name: keyId, secretHash: 'ab'.repeat(32), createdAt: T0, revokedAt: null }) as ApiKeyRecord;
+    const schema = freshSchema();
+    const admin = key('0000000000000001', 'admin');
+    {
+      await using store = makeStore(schema);
+      await store.init();
+      expect(await store.access.createApiKey(admin)).toBe(true);
+    }
+    // The schema as 015 left it: the narrower CHECK, the migration not applied.
+    await withClient(schema, async (client) => {
+      await client.query("ALTER TABLE api_keys DROP CONSTRAINT api_keys_scope_check, ADD CONSTRAINT api_keys_scope_check CHECK (scope IN ('admin', 'write', 'read'))");
+      await client.query('DELETE FROM schema_migrations WHERE version = 16');
+      await expect(client.query(`INSERT INTO api_keys SELECT '0000000000000009', tenant_id, 'metrics', name, secret_hash, created_at, revoked_at FROM api_keys`)).rejects.toThrow(/api_keys_scope_check/);
+    });
+
+    await using store = makeStore(schema);
+    await store.init();
+    expect(await store.access.getApiKey(admin.keyId)).toEqual(admin);
+    const metrics = key('0000000000000002', 'metrics');
+    expect(await store.access.createApiKey(metrics)).toBe(true);
+    expect(await store.access.getApiKey(metrics.keyId)).toEqual(metrics);
+    await expect(store.access.createApiKey(key('0000000000000003', 'root'))).rejects.toThrow();
   });
 });

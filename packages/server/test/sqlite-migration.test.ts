@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { AttemptLog, RetryTask } from '../src/domain/task.js';
+import type { ApiKeyRecord } from '../src/store/store.js';
 import { TASK_COLUMN_NAMES, TASK_STORED_COLUMN_NAMES } from '../src/backends/sql/task-columns.js';
 import { loadMigrations, migrate } from '../src/backends/sqlite/migrate.js';
 import { READY_QUEUES } from '../src/backends/sqlite/queue-statements.js';
@@ -550,5 +551,28 @@ describe('migrating a database made by 013', () => {
     const ref = { tenantId: 'default', taskId: task.taskId, fencingToken: claimed.fencingToken };
     await store.completeAttempts([{ ...ref, attempt: delayed, next: retryOutcome(claimed, T0 + 2_500) }], T0 + 10);
     expect((await store.listAttempts('default', task.taskId, { limit: 10 })).items).toEqual([logged, delayed]);
+  });
+});
+
+describe('migrating a database made by 014', () => {
+  it('copies every API key into a table whose CHECK takes metrics keys, and still refuses an unknown scope', async () => {
+    const key = (keyId: string, scope: string, revokedAt: number | null = null) => ({ keyId, tenantId: 'acme', scope, name: `${scope} key`, secretHash: 'cd'.repeat(32), createdAt: T0 + 0.5, revokedAt }) as ApiKeyRecord;
+    const path = freshPath();
+    const old = new Database(path);
+    migrate(old, loadMigrations().filter((m) => m.version <= 14));
+    const before = [key('0000000000000001', 'admin'), key('0000000000000002', 'read', T0 + 9)];
+    const insert = old.prepare('INSERT INTO api_keys (key_id, tenant_id, scope, name, secret_hash, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?)');
+    for (const k of before) insert.run(k.keyId, k.tenantId, k.scope, k.name, k.secretHash, k.createdAt, k.revokedAt);
+    expect(() => insert.run('0000000000000009', 'default', 'metrics', 'm', 'cd'.repeat(32), T0, null)).toThrow(/CHECK constraint failed/);
+    old.close();
+
+    await using store = await opened(path);
+    for (const k of before) expect(await store.access.getApiKey(k.keyId)).toEqual(k);
+    expect((await store.access.listApiKeys({ tenantId: 'acme', limit: 10 })).items).toEqual(before);
+    expect(await store.access.hasActiveApiKey()).toBe(true);
+    const metrics = { ...key('0000000000000003', 'metrics'), tenantId: 'default' };
+    expect(await store.access.createApiKey(metrics)).toBe(true);
+    expect(await store.access.getApiKey(metrics.keyId)).toEqual(metrics);
+    await expect(store.access.createApiKey(key('0000000000000004', 'root'))).rejects.toThrow(/CHECK constraint failed/);
   });
 });

@@ -8,8 +8,9 @@ import type { TenantLimiter } from './tenant-limiter.js';
 import { hostNameOf, normaliseAllowedHost, openHostAllowed } from './open-hosts.js';
 
 /**
- * What a route needs: a key of this scope; `operator`, an admin key of the `default` tenant (service-wide data that
- * spans tenants, such as metrics); or none (`public`: health probes and the API's documentation).
+ * What a route needs: a key of this scope (`metrics`: a metrics or admin key of the `default` tenant, for the
+ * Prometheus scrape); `operator`, an admin key of the `default` tenant (service-wide data that spans tenants, such as
+ * the console's numbers); or none (`public`: health probes and the API's documentation).
  */
 export type RouteScope = ApiKeyScope | 'operator' | 'public';
 
@@ -77,9 +78,11 @@ export function installAccessControl(app: FastifyInstance, { authenticator, limi
     const authorization = request.headers.authorization;
     const principal = await authenticator.authenticate(typeof authorization === 'string' ? authorization : undefined);
     if (principal.keyId === null && !openHostAllowed(request.headers.host, allowedHosts)) throw hostNotAllowed(request.headers.host);
-    if (needed === 'operator') {
-      if (principal.scope !== 'admin' || principal.tenantId !== DEFAULT_TENANT) {
-        throw new RetrydError('FORBIDDEN', `${request.method} ${request.routeOptions.url ?? request.url} spans every tenant: it needs an admin key of the ${DEFAULT_TENANT} tenant`);
+    if (needed === 'operator' || needed === 'metrics') {
+      // Both span every tenant: only the default tenant's keys reach them, its admin keys and, for metrics, its metrics keys.
+      if (principal.tenantId !== DEFAULT_TENANT || (principal.scope !== 'admin' && principal.scope !== needed)) {
+        const keys = needed === 'metrics' ? 'an admin or metrics key' : 'an admin key';
+        throw new RetrydError('FORBIDDEN', `${request.method} ${request.routeOptions.url ?? request.url} spans every tenant: it needs ${keys} of the ${DEFAULT_TENANT} tenant`);
       }
     } else if (!scopeAllows(principal.scope, needed)) {
       throw new RetrydError(

@@ -2,10 +2,17 @@ import { RetrydError, type FieldError } from '../domain/errors.js';
 import type { Page } from '../domain/task.js';
 import type { ApiKeyRecord, ApiKeyScope, PageRequest, Store } from '../store/store.js';
 import { callStore } from '../tasks/store-failure.js';
-import { generateApiKey, hashSecret } from './api-key-token.js';
+import { DEFAULT_TENANT } from '../domain/task.js';
+import { generateApiKey, storedHashOf } from './api-key-token.js';
 
-/** The scopes, widest first: each allows what the ones after it allow. */
-export const API_KEY_SCOPES: readonly ApiKeyScope[] = ['admin', 'write', 'read'];
+/** The scopes of the API, widest first: each allows what the ones after it allow. */
+const SCOPE_LADDER: readonly ApiKeyScope[] = ['admin', 'write', 'read'];
+
+/** Every scope a key may have: the API's, widest first, then `metrics` (`GET /metrics` alone). */
+export const API_KEY_SCOPES: readonly ApiKeyScope[] = [...SCOPE_LADDER, 'metrics'];
+
+/** What each scope may do, in the words of `--help`, the OpenAPI document and the docs. */
+export const API_KEY_SCOPES_MEANING = 'read: reads; write: also tasks and policies; admin: also targets and keys; metrics: GET /metrics alone (default tenant only)';
 
 /** What a tenant id may be: it names the tenant in keys, logs and the CLI. */
 export const TENANT_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
@@ -26,9 +33,14 @@ export interface CreatedApiKey {
   token: string;
 }
 
-/** Whether `scope` allows what `needed` asks. */
+/**
+ * Whether `scope` allows what `needed` asks. A `metrics` key allows only `metrics`; an API scope allows the API
+ * scopes it is at least as wide as, and not `metrics` (which `installAccessControl` grants to the default tenant's
+ * admin keys itself).
+ */
 export function scopeAllows(scope: ApiKeyScope, needed: ApiKeyScope): boolean {
-  return API_KEY_SCOPES.indexOf(scope) <= API_KEY_SCOPES.indexOf(needed);
+  if (scope === 'metrics' || needed === 'metrics') return scope === needed;
+  return SCOPE_LADDER.indexOf(scope) <= SCOPE_LADDER.indexOf(needed);
 }
 
 /** The body of `POST /api-keys` (the tenant is the caller's). */
@@ -44,6 +56,8 @@ export function newApiKeyErrors(input: { tenantId: unknown; scope: unknown; name
   for (const field of extra) errors.push({ field, rule: 'not a field of the request', message: `${field} is not a field of the request (${REQUEST_FIELDS.join(', ')})` });
   if (typeof input.tenantId !== 'string' || !TENANT_ID_PATTERN.test(input.tenantId)) fail('tenantId', TENANT_ID_RULE);
   if (typeof input.scope !== 'string' || !(API_KEY_SCOPES as readonly string[]).includes(input.scope)) fail('scope', `one of ${API_KEY_SCOPES.join(', ')}`);
+  // Metrics span every tenant: a scraper's key is the operator's to make, never a tenant's.
+  else if (input.scope === 'metrics' && input.tenantId !== DEFAULT_TENANT) fail('scope', `read, write or admin for tenant ${String(input.tenantId)}: metrics keys belong to the ${DEFAULT_TENANT} tenant`);
   // eslint-disable-next-line no-control-regex -- control characters are what the rule keeps out of names
   if (typeof input.name !== 'string' || input.name.length < 1 || input.name.length > MAX_KEY_NAME_LENGTH || /[\u0000-\u001f\u007f]/.test(input.name)) {
     fail('name', `a string of 1 to ${MAX_KEY_NAME_LENGTH} characters, without control characters`);
@@ -84,12 +98,13 @@ export class ApiKeys {
     // 64 random bits of id: a collision is astronomically rare, but the store refuses one rather than overwrite.
     for (let tries = 0; tries < 3; tries++) {
       const { keyId, secret, token } = generateApiKey();
+      const scope = input.scope as ApiKeyScope;
       const record: ApiKeyRecord = {
         keyId,
         tenantId: input.tenantId,
-        scope: input.scope as ApiKeyScope,
+        scope,
         name: input.name,
-        secretHash: hashSecret(secret),
+        secretHash: storedHashOf(secret, scope),
         createdAt: this.now(),
         revokedAt: null,
       };

@@ -89,7 +89,7 @@ export class Authenticator {
     const parts = match === null ? undefined : parseApiKey(match[1] as string);
     if (parts === undefined) throw unauthenticated('the Authorization header must be Bearer followed by an API key (rtd_…)');
     const record = await this.#read(parts.keyId);
-    if (record === undefined || record.revokedAt !== null || !secretMatches(parts.secret, record.secretHash)) {
+    if (record === undefined || record.revokedAt !== null || !secretMatches(parts.secret, record)) {
       throw unauthenticated('the API key is not valid (unknown, revoked or mistyped)');
     }
     return { tenantId: record.tenantId, scope: record.scope, keyId: record.keyId };

@@ -81,8 +81,16 @@ export interface BuildAppOptions {
    * always passes them. Absent: every request acts for `DEFAULT_TENANT` with every right (embedding and tests).
    */
   access?: AppAccess;
-  /** Served at `GET /metrics` (scope `operator`); `retryd serve` passes its `ServiceMetrics`. Absent: no such route. */
+  /**
+   * Served at `GET /metrics` (a metrics or admin key of the default tenant); `retryd serve` passes its `ServiceMetrics`.
+   * Absent: no such route.
+   */
   metrics?: MetricsSource;
+  /**
+   * Whether `metrics` are served at `GET /metrics` here. Default true; false when a port of their own serves them
+   * (`--metrics-port`, `buildMetricsApp`): the console's numbers still come from `metrics`.
+   */
+  metricsRoute?: boolean;
   /** A `/readyz` store ping slower than this is a failure. Default 2,000 ms. */
   readyTimeoutMs?: number;
   /** Serve the readable API docs at `/docs`. Default true. */
@@ -244,7 +252,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   if (options.targetControl !== undefined) registerTargetRoutes(app, { targetControl: options.targetControl, tenantOf, maxPageBytes, storeKind: options.store.kind });
   if (access !== undefined) registerApiKeyRoutes(app, { apiKeys: access.apiKeys, authenticator: access.authenticator, tenantOf, maxPageBytes });
   registerHealthRoutes(app, { store: options.store, readyTimeoutMs: options.readyTimeoutMs ?? 2_000 });
-  if (options.metrics !== undefined) registerMetricsRoute(app, options.metrics);
+  if (options.metrics !== undefined && options.metricsRoute !== false) registerMetricsRoute(app, options.metrics);
   if (options.console !== false) {
     const metrics = options.metrics;
     registerConsoleRoutes(app, {

@@ -1,10 +1,13 @@
+import { createInterface } from 'node:readline';
 import { Command, Option } from 'commander';
-import { API_KEY_SCOPES, ApiKeys } from '../access/api-keys.js';
+import { API_KEY_SCOPES, API_KEY_SCOPES_MEANING, ApiKeys } from '../access/api-keys.js';
 import { DEFAULT_TENANT } from '../domain/task.js';
 import type { ApiKeyRecord } from '../store/store.js';
 import { textTable } from '../terminal/text-table.js';
 import { storeOption, withStore } from './with-store.js';
-import { ABSOLUTE_FLAG_MEANING, timeTextOf } from './api-command.js';
+import { ABSOLUTE_FLAG_MEANING, timeTextOf, UsageError } from './api-command.js';
+import { API_KEY_RULE, parseApiKey } from '../access/api-key-token.js';
+import { BOOTSTRAP_ADMIN_KEY_SHA256_VARIABLE, bootstrapHashOf } from '../service/bootstrap-admin-key.js';
 
 const iso = (ms: number | null) => (ms === null ? '-' : new Date(ms).toISOString());
 
@@ -13,7 +16,7 @@ function createCommand(): Command {
   return new Command('create')
     .description('Create an API key; prints the key alone on stdout (the store keeps only its hash: it is never shown again)')
     .addOption(new Option('--tenant <id>', 'the tenant the key acts for').default(DEFAULT_TENANT))
-    .addOption(new Option('--scope <scope>', 'read: reads; write: also tasks and policies; admin: also targets and keys').choices([...API_KEY_SCOPES]).makeOptionMandatory())
+    .addOption(new Option('--scope <scope>', API_KEY_SCOPES_MEANING).choices([...API_KEY_SCOPES]).makeOptionMandatory())
     .addOption(new Option('--name <name>', 'what the key is for (shown in lists)').makeOptionMandatory())
     .addOption(storeOption())
     .action(async (flags: { tenant: string; scope: string; name: string; store: string }) => {
@@ -68,7 +71,33 @@ function revokeCommand(): Command {
     });
 }
 
+/** The first line on stdin, or '' when there is none. */
+async function firstLineOfStdin(): Promise<string> {
+  const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
+  try {
+    for await (const line of lines) return line;
+    return '';
+  } finally {
+    lines.close();
+  }
+}
+
+/**
+ * `retryd keys hash`: what `RETRYD_BOOTSTRAP_ADMIN_KEY_SHA256` takes for the key on stdin (never a flag or an
+ * argument, which the process list would show). Needs no store: it is computed from the key alone.
+ */
+function hashCommand(): Command {
+  return new Command('hash')
+    .description(`Print ${BOOTSTRAP_ADMIN_KEY_SHA256_VARIABLE}'s value for the API key read on stdin: <keyId>:<SHA-256 of its secret part>, what the store keeps`)
+    .action(async () => {
+      const line = (await firstLineOfStdin()).trim();
+      const parts = parseApiKey(line);
+      if (parts === undefined) throw new UsageError(`retryd keys hash reads an API key on stdin: ${API_KEY_RULE}; got ${line.length} characters that are not one`);
+      console.log(bootstrapHashOf(parts));
+    });
+}
+
 /** The API key subcommands of `retryd keys`. */
 export function apiKeyCommands(): Command[] {
-  return [createCommand(), listCommand(), revokeCommand()];
+  return [createCommand(), listCommand(), revokeCommand(), hashCommand()];
 }

@@ -38,7 +38,7 @@ export const COMMANDS: readonly CommandEntry[] = [
   {
     name: 'keys',
     term: 'keys',
-    description: 'Manage API keys (create, list, revoke) and re-encrypt stored secrets under a new encryption key, directly in the store; the service need not be running',
+    description: 'Manage API keys (create, list, revoke; hash one for RETRYD_BOOTSTRAP_ADMIN_KEY_SHA256) and re-encrypt stored secrets under a new encryption key, directly in the store; the service need not be running',
     load: async () => (await import('./keys-command.js')).keysCommand(),
   },
   {

@@ -27,6 +27,11 @@ export function serveCommand(): Command {
   return new Command('serve')
     .description('Run the retryd service: the HTTP API and the workers in one process, or one of them (--role).')
     .addOption(new Option('--port <port>', 'HTTP port to listen on (0 picks a free one)').env('RETRYD_PORT').default(DEFAULT_CONFIG.port).argParser(int('--port', 0, 65535)))
+    .addOption(
+      new Option('--metrics-port <port>', 'a port of its own (on --host) for /metrics, /healthz and /readyz: how a --role worker instance is scraped; on api or all, /metrics moves there from --port (0 picks a free one)')
+        .env('RETRYD_METRICS_PORT')
+        .argParser(int('--metrics-port', 0, 65535)),
+    )
     .addOption(new Option('--host <host>', 'interface to listen on; 0.0.0.0 serves every interface').env('RETRYD_HOST').default(DEFAULT_CONFIG.host))
     .addOption(
       new Option('--store <url>', 'where tasks live: sqlite:<file> (embedded, the default), postgres://…, redis://… or redis+cluster://host:port[,host:port…] (Redis Cluster seed nodes)')
@@ -116,7 +121,7 @@ export function serveCommand(): Command {
         .argParser(int('--sqlite-cache', 1, 65_536)),
     )
     .addOption(
-      new Option('--role <role>', 'all: the API and the workers; api: only the HTTP API; worker: only the workers (no HTTP port)')
+      new Option('--role <role>', 'all: the API and the workers; api: only the HTTP API; worker: only the workers (no API; --metrics-port serves its metrics)')
         .env('RETRYD_ROLE')
         .choices(['all', 'api', 'worker'])
         .default(DEFAULT_CONFIG.role),
@@ -243,7 +248,9 @@ export function serveCommand(): Command {
       '\nEnvironment variables only (a flag would show in the process list):\n' +
         '  RETRYD_ENCRYPTION_KEY       keys that encrypt stored credentials: base64 of 32 bytes, or id:base64,id:base64 (the first encrypts)\n' +
         '  RETRYD_BOOTSTRAP_ADMIN_KEY  an API key (rtd_<16 hex>_<43 base64url>) created at start as an admin key of the default\n' +
-        '                              tenant unless the store holds it; only its hash is stored, and it is never logged',
+        '                              tenant unless the store holds it; only its hash is stored, and it is never logged\n' +
+        '  RETRYD_BOOTSTRAP_ADMIN_KEY_SHA256  the same key as its id and hash, <16 hex>:<64 hex> (retryd keys hash prints it),\n' +
+        '                              so the key itself stays out of the environment; set one of the two',
     )
     .action(async (flags: ServeFlags) => {
       const options = configFromFlags(flags);
@@ -287,6 +294,7 @@ export function serveCommand(): Command {
 /** The parsed flags, named as commander names them (from the flag, not the config field). */
 interface ServeFlags {
   port: number;
+  metricsPort?: number;
   host: string;
   store: string;
   blobs?: string;
@@ -327,6 +335,7 @@ interface ServeFlags {
 function configFromFlags(flags: ServeFlags): RetrydConfig {
   return {
     port: flags.port,
+    ...(flags.metricsPort === undefined ? {} : { metricsPort: flags.metricsPort }),
     host: flags.host,
     store: flags.store,
     ...(flags.blobs === undefined ? {} : { blobs: flags.blobs }),
@@ -361,6 +370,7 @@ function configFromFlags(flags: ServeFlags): RetrydConfig {
     // Never a flag: a key on the command line would show in the process list.
     ...(process.env.RETRYD_ENCRYPTION_KEY === undefined ? {} : { encryptionKey: process.env.RETRYD_ENCRYPTION_KEY }),
     ...(process.env.RETRYD_BOOTSTRAP_ADMIN_KEY === undefined ? {} : { bootstrapAdminKey: process.env.RETRYD_BOOTSTRAP_ADMIN_KEY }),
+    ...(process.env.RETRYD_BOOTSTRAP_ADMIN_KEY_SHA256 === undefined ? {} : { bootstrapAdminKeySha256: process.env.RETRYD_BOOTSTRAP_ADMIN_KEY_SHA256 }),
   };
 }
 

@@ -12,12 +12,12 @@ export interface MetricsSource {
 }
 
 /**
- * `GET /metrics`, the Prometheus scrape. Its data spans tenants, so it needs the `operator` scope (an admin key of the
- * default tenant; anyone while the service has no key, on loopback). Left out of `/openapi.json`: it is not JSON, and
- * its format is Prometheus's (docs/server.md lists the metrics).
+ * `GET /metrics`, the Prometheus scrape. Its data spans tenants, so it needs a metrics key (a scraper's, which reads
+ * nothing else) or an admin key of the default tenant; anyone while the service has no key, on loopback. Left out of
+ * `/openapi.json`: it is not JSON, and its format is Prometheus's (docs/server.md lists the metrics).
  */
 export function registerMetricsRoute(app: FastifyInstance, metrics: MetricsSource): void {
-  app.get('/metrics', { schema: { hide: true }, config: { scope: 'operator' } }, async (_request, reply) => {
+  app.get('/metrics', { schema: { hide: true }, config: { scope: 'metrics' } }, async (_request, reply) => {
     const text = await metrics.scrape();
     return reply.type(metrics.contentType).send(text);
   });

@@ -1,4 +1,4 @@
-import { API_KEY_PREFIX, hashSecret, parseApiKey, secretMatches, type ApiKeyParts } from '../access/api-key-token.js';
+import { API_KEY_RULE, hashesMatch, hashSecret, parseApiKey, type ApiKeyParts } from '../access/api-key-token.js';
 import { DEFAULT_TENANT } from '../domain/task.js';
 import type { ApiKeyRecord, Store } from '../store/store.js';
 import { callStore } from '../tasks/store-failure.js';
@@ -7,20 +7,67 @@ import { ConfigError } from './retryd-config.js';
 /** The environment variable holding the first admin key of a deployment. */
 export const BOOTSTRAP_ADMIN_KEY_VARIABLE = 'RETRYD_BOOTSTRAP_ADMIN_KEY';
 
-/** The name the bootstrap key is stored under (shown by `retryd keys list` and `GET /api-keys`). */
-export const BOOTSTRAP_KEY_NAME = `bootstrap (${BOOTSTRAP_ADMIN_KEY_VARIABLE})`;
+/** The environment variable holding the first admin key of a deployment as its id and hash (`retryd keys hash`). */
+export const BOOTSTRAP_ADMIN_KEY_SHA256_VARIABLE = 'RETRYD_BOOTSTRAP_ADMIN_KEY_SHA256';
 
-const RULE = `an API key: ${API_KEY_PREFIX}, 16 lower-case hex digits, _, then 43 base64url characters (A-Z a-z 0-9 - _), as retryd keys create prints one`;
+const KEY_RULE = `an API key: ${API_KEY_RULE}`;
+const HASH_RULE =
+  "a key's id and hash as retryd keys hash prints them: its 16 lower-case hex digits, :, then the 64 hex digits of the SHA-256 of the part after its second _";
+
+/** The bootstrap key as the store keeps it: its id and the hash of its secret part, and the variable it came from. */
+export interface BootstrapKey {
+  keyId: string;
+  /** Lower-case hex SHA-256 of the key's secret part (`hashSecret`). */
+  secretHash: string;
+  /** The variable that gave it, for the log lines and errors. */
+  variable: string;
+}
 
 /**
- * The key of `RETRYD_BOOTSTRAP_ADMIN_KEY`, split; checked before the store opens.
+ * The key of `RETRYD_BOOTSTRAP_ADMIN_KEY`, as the store keeps it; checked before the store opens.
  *
  * @throws ConfigError naming the variable and the rule (never echoing the value: it is a secret)
  */
-export function parseBootstrapAdminKey(value: string): ApiKeyParts {
+export function parseBootstrapAdminKey(value: string): BootstrapKey {
   const parts = parseApiKey(value.trim());
-  if (parts === undefined) throw new ConfigError(`${BOOTSTRAP_ADMIN_KEY_VARIABLE} must be ${RULE}; got ${value.length} characters that are not one`);
-  return parts;
+  if (parts === undefined) throw new ConfigError(`${BOOTSTRAP_ADMIN_KEY_VARIABLE} must be ${KEY_RULE}; got ${value.length} characters that are not one`);
+  return { keyId: parts.keyId, secretHash: hashSecret(parts.secret), variable: BOOTSTRAP_ADMIN_KEY_VARIABLE };
+}
+
+/**
+ * The key of `RETRYD_BOOTSTRAP_ADMIN_KEY_SHA256`: `<keyId>:<SHA-256 of the secret part, hex>`, what the store keeps, so
+ * the key itself need not be in the service's environment. Upper-case hex digits of the hash are taken as lower-case.
+ *
+ * @throws ConfigError naming the variable and the rule
+ */
+export function parseBootstrapAdminKeyHash(value: string): BootstrapKey {
+  const match = /^([0-9a-f]{16}):([0-9a-fA-F]{64})$/.exec(value.trim());
+  if (match === null) {
+    // `sha256sum` prints the hash, two spaces and `-`: the likeliest slip when building the value by hand.
+    const hint = /\s-$/.test(value.trim()) ? " (sha256sum prints the hash then '  -': keep the hash alone)" : '';
+    throw new ConfigError(`${BOOTSTRAP_ADMIN_KEY_SHA256_VARIABLE} must be ${HASH_RULE}; got ${value.length} characters that are not one${hint}`);
+  }
+  return { keyId: match[1] as string, secretHash: (match[2] as string).toLowerCase(), variable: BOOTSTRAP_ADMIN_KEY_SHA256_VARIABLE };
+}
+
+/**
+ * The bootstrap key of the environment: `RETRYD_BOOTSTRAP_ADMIN_KEY` (the key) or `RETRYD_BOOTSTRAP_ADMIN_KEY_SHA256`
+ * (its id and hash), undefined when neither is set.
+ *
+ * @throws ConfigError when both are set, or the one set is malformed
+ */
+export function bootstrapKeyOf(values: { key?: string | undefined; keySha256?: string | undefined }): BootstrapKey | undefined {
+  if (values.key !== undefined && values.keySha256 !== undefined) {
+    throw new ConfigError(`${BOOTSTRAP_ADMIN_KEY_VARIABLE} and ${BOOTSTRAP_ADMIN_KEY_SHA256_VARIABLE} are both set: set one of them, the key or its hash`);
+  }
+  if (values.key !== undefined) return parseBootstrapAdminKey(values.key);
+  if (values.keySha256 !== undefined) return parseBootstrapAdminKeyHash(values.keySha256);
+  return undefined;
+}
+
+/** What `RETRYD_BOOTSTRAP_ADMIN_KEY_SHA256` takes for a key: `<keyId>:<hex SHA-256 of its secret part>` (`retryd keys hash`). */
+export function bootstrapHashOf(key: ApiKeyParts): string {
+  return `${key.keyId}:${hashSecret(key.secret)}`;
 }
 
 /** What {@link bootstrapAdminKey} found or did: the key made now, already there, or there and revoked (left so). */
@@ -35,13 +82,13 @@ export type BootstrapOutcome = 'created' | 'present' | 'revoked';
  *
  * @throws ConfigError when the store holds this key id with another secret, or as a narrower key or another tenant's
  */
-export async function bootstrapAdminKey(store: Pick<Store, 'kind' | 'access'>, key: ApiKeyParts, now: number): Promise<{ outcome: BootstrapOutcome; keyId: string }> {
+export async function bootstrapAdminKey(store: Pick<Store, 'kind' | 'access'>, key: BootstrapKey, now: number): Promise<{ outcome: BootstrapOutcome; keyId: string }> {
   const record: ApiKeyRecord = {
     keyId: key.keyId,
     tenantId: DEFAULT_TENANT,
     scope: 'admin',
-    name: BOOTSTRAP_KEY_NAME,
-    secretHash: hashSecret(key.secret),
+    name: `bootstrap (${key.variable})`,
+    secretHash: key.secretHash,
     createdAt: now,
     revokedAt: null,
   };
@@ -52,9 +99,9 @@ export async function bootstrapAdminKey(store: Pick<Store, 'kind' | 'access'>, k
     existing = await callStore(store.kind, 'read the bootstrap API key', () => store.access.getApiKey(key.keyId));
     if (existing === undefined) throw new Error(`the store refused API key ${key.keyId} as taken, then did not hold it`);
   }
-  if (!secretMatches(key.secret, existing.secretHash) || existing.tenantId !== DEFAULT_TENANT || existing.scope !== 'admin') {
+  if (!hashesMatch(key.secretHash, existing.secretHash) || existing.tenantId !== DEFAULT_TENANT || existing.scope !== 'admin') {
     throw new ConfigError(
-      `${BOOTSTRAP_ADMIN_KEY_VARIABLE}: the store already holds API key ${key.keyId}, but not as this key of the ${DEFAULT_TENANT} tenant with scope admin ` +
+      `${key.variable}: the store already holds API key ${key.keyId}, but not as this key of the ${DEFAULT_TENANT} tenant with scope admin ` +
         '(another secret, tenant or scope); make a new key for the variable',
     );
   }

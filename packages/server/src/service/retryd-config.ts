@@ -10,6 +10,12 @@ import { DEFAULT_RETENTION, durationText, MAX_RETENTION_MS, MIN_RETENTION_MS, pa
 export interface RetrydConfig {
   /** `--port` / `RETRYD_PORT`: HTTP port (0 picks a free one). Default 8080. */
   port: number;
+  /**
+   * `--metrics-port` / `RETRYD_METRICS_PORT`: a port of its own, on `host`, serving `/metrics`, `/healthz` and
+   * `/readyz` (0 picks a free one): how a `worker` instance, which has no API, is scraped and probed. Given to an
+   * `api` or `all` instance, `/metrics` moves there from the API's port. Default none: `/metrics` on the API's port.
+   */
+  metricsPort?: number;
   /** `--host` / `RETRYD_HOST`: interface to listen on. Default 127.0.0.1 (use 0.0.0.0 to serve the network). */
   host: string;
   /** `--store` / `RETRYD_STORE`: where state lives. Default `sqlite:./retryd.db`. */
@@ -68,7 +74,7 @@ export interface RetrydConfig {
   logLevel: string;
   /**
    * `--role` / `RETRYD_ROLE`: `all` (default) runs the API and the workers; `api` only takes and answers requests;
-   * `worker` only makes attempts (no HTTP port). Instances on one PostgreSQL or Redis store share the work.
+   * `worker` only makes attempts (no API; `metricsPort` gives it `/metrics` and the health probes). Instances on one PostgreSQL or Redis store share the work.
    */
   role: RetrydRole;
   /**
@@ -89,6 +95,12 @@ export interface RetrydConfig {
    * Default none. See `bootstrapAdminKey`.
    */
   bootstrapAdminKey?: string;
+  /**
+   * `RETRYD_BOOTSTRAP_ADMIN_KEY_SHA256` (an environment variable only): the bootstrap key as the store keeps it,
+   * `<keyId>:<hex SHA-256 of its secret part>` (`retryd keys hash` prints it), so the key itself need not be in the
+   * service's environment. At most one of the two. Default none.
+   */
+  bootstrapAdminKeySha256?: string;
   /**
    * `--secrets-file` / `RETRYD_SECRETS_FILE`: a JSON file of secrets, read at start: names at its top level are the
    * `default` tenant's, `tenants.<id>` each tenant's, `shared` every tenant's; `{{secret:NAME}}` references resolve from

@@ -36,12 +36,15 @@ import { logAttempt, logEngineError } from './task-log-lines.js';
 import { protectionEventLogger } from './protection-log-lines.js';
 import { startTracing, type ServiceTracing } from './tracing.js';
 import { serviceTestHooks } from './test-hooks.js';
-import { bootstrapAdminKey, parseBootstrapAdminKey, type BootstrapOutcome } from './bootstrap-admin-key.js';
+import { bootstrapAdminKey, bootstrapKeyOf, type BootstrapOutcome } from './bootstrap-admin-key.js';
+import { buildMetricsApp } from '../metrics/metrics-app.js';
 
 /** A running service: its address, and how to stop it. */
 export interface RunningRetryd extends AsyncDisposable {
   /** `http://host:port` the API listens on (empty for `--role worker`). */
   url: string;
+  /** `http://host:port` of `/metrics` and the health probes with `--metrics-port`; absent without it. */
+  metricsUrl?: string;
   /**
    * Graceful stop: the API stops accepting, the engine stops claiming and lets in-flight calls finish within
    * `graceMs`, hands back the leases of anything unfinished, then the store closes.
@@ -87,7 +90,10 @@ export async function startRetryd(config: RetrydConfig, logger: Logger, options:
   // One guard for the check at creation and the one on every connection, so the two cannot disagree.
   const targetGuard = new TargetGuard({ allow });
   const grpcCa = readGrpcCa(config.grpcCaFile);
-  const bootstrapKey = config.bootstrapAdminKey === undefined ? undefined : parseBootstrapAdminKey(config.bootstrapAdminKey);
+  const bootstrapKey = bootstrapKeyOf({ key: config.bootstrapAdminKey, keySha256: config.bootstrapAdminKeySha256 });
+  const runsApi = config.role !== 'worker';
+  const runsWorkers = config.role !== 'api';
+  checkMetricsPort(config, runsApi);
   const { store, blobs } = await openStore(config.store, {
     synchronous: config.sqliteSync === 'normal' ? 'NORMAL' : 'FULL',
     cacheSizeKiB: config.sqliteCacheMiB * 1024,
@@ -95,8 +101,6 @@ export async function startRetryd(config: RetrydConfig, logger: Logger, options:
     // A networked store reconnects by itself; meanwhile the API answers 503 and the engine backs off.
     onError: (error) => logger.warn({ event: 'store_error', err: error }, 'store connection error'),
   });
-  const runsApi = config.role !== 'worker';
-  const runsWorkers = config.role !== 'api';
   // Loaded only when asked for: a service without an OTLP endpoint never loads the SDK.
   let tracing: ServiceTracing | undefined;
   if (options.tracer === undefined && runsWorkers) {
@@ -235,15 +239,23 @@ export async function startRetryd(config: RetrydConfig, logger: Logger, options:
   };
   let auth: AuthMode = 'api-keys';
   let app: FastifyInstance | undefined;
+  let metricsApp: FastifyInstance | undefined;
+  const servesMetricsPort = config.metricsPort !== undefined;
   try {
     // Before the auth mode is decided: a fresh deployment given its first key may listen beyond loopback at once.
     if (bootstrapKey !== undefined) logBootstrap(logger, await bootstrapAdminKey(store, bootstrapKey, (clock ?? systemClock).now()));
     // Decided before the app is built: a service that may not listen where it was told must not start at all.
-    if (runsApi) auth = await authModeOf(config, store);
-    app = runsApi ? await buildApp({ taskService, store, targetControl: protection, access, metrics, waiters, connections, ...(verbose ? { logger } : {}) }) : undefined;
+    if (runsApi || servesMetricsPort) auth = await authModeOf(config, store);
+    const logs = verbose ? { logger } : {};
+    app = runsApi
+      ? await buildApp({ taskService, store, targetControl: protection, access, metrics, metricsRoute: !servesMetricsPort, waiters, connections, ...logs })
+      : undefined;
+    metricsApp = servesMetricsPort ? await buildMetricsApp({ store, metrics, access, connections, ...logs }) : undefined;
     await taskService.ensureDefaultPolicy();
-    if (app) await app.listen({ port: config.port, host: config.host });
+    if (app) await listenOn(app, '--port', config.port, config.host);
+    if (metricsApp) await listenOn(metricsApp, '--metrics-port', config.metricsPort ?? 0, config.host);
   } catch (error) {
+    await metricsApp?.close();
     await app?.close();
     protection.close();
     await taskService.close();
@@ -285,14 +297,15 @@ export async function startRetryd(config: RetrydConfig, logger: Logger, options:
     purger?.start();
     relay?.start();
   }
-  const address = app?.server.address();
-  const port = typeof address === 'object' && address !== null ? address.port : config.port;
-  const url = runsApi ? `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}` : '';
+  const port = app === undefined ? config.port : portOf(app, config.port);
+  const url = runsApi ? urlOf(config.host, port) : '';
+  const metricsUrl = metricsApp === undefined ? undefined : urlOf(config.host, portOf(metricsApp, config.metricsPort ?? 0));
   logger.info(
     {
       event: 'start',
       role: config.role,
       ...(runsApi ? { url } : {}),
+      ...(metricsUrl === undefined ? {} : { metricsUrl }),
       // The name on this instance's leases and in the attempt log (`workerId`), to tell instances apart.
       ...(runsWorkers ? { workerId: engine.workerId } : {}),
       store: redactUrl(config.store),
@@ -316,7 +329,7 @@ export async function startRetryd(config: RetrydConfig, logger: Logger, options:
       encryptionKeyIds: config.encryptionKey === undefined ? [] : [...parseKeyring(config.encryptionKey).byId.keys()],
       ...(config.secretsFile === undefined ? {} : { secretsFile: config.secretsFile }),
       ...(config.credentialHeaders === undefined || config.credentialHeaders.length === 0 ? {} : { credentialHeaders: config.credentialHeaders }),
-      ...(runsApi ? { auth } : {}),
+      ...(runsApi || servesMetricsPort ? { auth } : {}),
       ...(runsApi ? { connections, ...(allowedHosts.length === 0 ? {} : { allowedHosts }) } : {}),
       ...(config.tenantRequestsPerSecond === null ? {} : { tenantRequestsPerSecond: config.tenantRequestsPerSecond }),
       ...(config.tenantMaxPendingTasks === null ? {} : { tenantMaxPendingTasks: config.tenantMaxPendingTasks }),
@@ -333,12 +346,15 @@ export async function startRetryd(config: RetrydConfig, logger: Logger, options:
         'A retry service exists to keep them: run Redis with appendonly yes and appendfsync always (nothing lost) or everysec (about a second at worst)',
     );
   }
+  // A worker's only server is its metrics port: the lines name whichever this instance listens on.
+  const served = runsApi ? url : (metricsUrl ?? '');
   if (auth === 'open') {
-    logger.info({ event: 'auth_open', url }, `no API key yet: the API answers anyone on loopback as the default tenant; create one with retryd keys create`);
+    const what = runsApi ? 'the API answers' : '/metrics answers';
+    logger.info({ event: 'auth_open', url: served }, `no API key yet: ${what} anyone on loopback as the default tenant; create one with retryd keys create`);
   } else if (auth === 'upstream') {
     logger.warn(
-      { event: 'auth_done_upstream', url },
-      `--auth-done-upstream: NO AUTHENTICATION HERE. Every request to ${url} acts for the default tenant with every right; only a proxy in front that authenticates every request makes this safe. ` +
+      { event: 'auth_done_upstream', url: served },
+      `--auth-done-upstream: NO AUTHENTICATION HERE. Every request to ${served} acts for the default tenant with every right; only a proxy in front that authenticates every request makes this safe. ` +
         'Requests answer 421 HOST_NOT_ALLOWED unless the proxy sends a Host of localhost, a loopback address or a name given to --allowed-hosts',
     );
   }
@@ -348,6 +364,7 @@ export async function startRetryd(config: RetrydConfig, logger: Logger, options:
     (closing ??= (async () => {
       const started = Date.now();
       await app?.close();
+      await metricsApp?.close();
       stopListening?.();
       await purger?.stop();
       await relay?.stop();
@@ -361,7 +378,7 @@ export async function startRetryd(config: RetrydConfig, logger: Logger, options:
       await tracing?.shutdown().catch((error: unknown) => logger.warn({ event: 'tracing_error', err: error }, 'spans could not be exported at stop'));
       logger.info({ event: 'stop', durationMs: Date.now() - started }, 'retryd stopped');
     })());
-  return { url, close, [Symbol.asyncDispose]: close };
+  return { url, ...(metricsUrl === undefined ? {} : { metricsUrl }), close, [Symbol.asyncDispose]: close };
 }
 
 /** The line of the bootstrap key: its id only, which is public; the key is not. */
@@ -371,6 +388,50 @@ function logBootstrap(logger: Logger, { outcome, keyId }: { outcome: BootstrapOu
     return;
   }
   logger.info({ event: 'bootstrap_admin_key', outcome, keyId }, outcome === 'created' ? `created admin API key ${keyId} from RETRYD_BOOTSTRAP_ADMIN_KEY` : `admin API key ${keyId} of RETRYD_BOOTSTRAP_ADMIN_KEY is present`);
+}
+
+/** `http://host:port`, an IPv6 host in brackets. */
+function urlOf(host: string, port: number): string {
+  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+}
+
+/** The port a listening app is on (the one picked for 0). */
+function portOf(app: FastifyInstance, configured: number): number {
+  const address = app.server.address();
+  return typeof address === 'object' && address !== null ? address.port : configured;
+}
+
+/**
+ * `--metrics-port` against the API's port: the two servers cannot share one.
+ *
+ * @throws ConfigError naming both flags
+ */
+function checkMetricsPort(config: RetrydConfig, runsApi: boolean): void {
+  if (config.metricsPort === undefined || !runsApi || config.metricsPort === 0 || config.metricsPort !== config.port) return;
+  throw new ConfigError(`--metrics-port must differ from --port (${config.port}), got ${config.metricsPort}: the API and the metrics each need a port of their own`);
+}
+
+/** Why a port cannot be listened on, for the operator, by the error's code; undefined for an error that is not theirs to fix. */
+const LISTEN_FAILURES: Readonly<Record<string, string>> = {
+  EADDRINUSE: 'is taken by another process',
+  EACCES: 'may not be opened by this user (ports below 1024 need privileges)',
+  EADDRNOTAVAIL: 'is on an address this machine does not have',
+};
+
+/**
+ * Listens `app` on `host`:`port`, turning a port that cannot be had into one line naming `flag`.
+ *
+ * @throws ConfigError when the port is taken, privileged or on an address the machine does not have
+ */
+async function listenOn(app: FastifyInstance, flag: string, port: number, host: string): Promise<void> {
+  try {
+    await app.listen({ port, host });
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    const why = typeof code === 'string' ? LISTEN_FAILURES[code] : undefined;
+    if (why === undefined) throw error;
+    throw new ConfigError(`${flag} ${port}: ${urlOf(host, port).slice('http://'.length)} ${why} (${code as string}); choose another port`, { cause: error });
+  }
 }
 
 /** How requests are authenticated: API keys, none (loopback, no key yet), or by a proxy in front. */

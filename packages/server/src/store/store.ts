@@ -363,8 +363,11 @@ export interface AccessStore {
   putTenantLimits(tenantId: string, limits: TenantLimits | null, now: number): Promise<void>;
 }
 
-/** What an API key may do: `read` answers reads, `write` also changes tasks and policies, `admin` also targets and keys. */
-export type ApiKeyScope = 'admin' | 'write' | 'read';
+/**
+ * What an API key may do: `read` answers reads, `write` also changes tasks and policies, `admin` also targets and keys.
+ * `metrics` stands apart: it reads `GET /metrics` and nothing else (a scraper's credential, of the default tenant only).
+ */
+export type ApiKeyScope = 'admin' | 'write' | 'read' | 'metrics';
 
 /** An API key as stored: never the key itself, only the SHA-256 of its secret part. */
 export interface ApiKeyRecord {
@@ -374,7 +377,7 @@ export interface ApiKeyRecord {
   scope: ApiKeyScope;
   /** What the key is for, as its creator wrote it (for people; not unique). */
   name: string;
-  /** Lower-case hex SHA-256 of the key's secret part. */
+  /** Lower-case hex SHA-256 of the key's secret part (of a `metrics` key, of the secret with a prefix: `storedHashOf`). */
   secretHash: string;
   createdAt: number;
   /** When it was revoked (epoch ms), or null while it is active. */

@@ -46,6 +46,7 @@ export function accessCases(store: CurrentStore): void {
       makeKey('k-admin', { scope: 'admin', tenantId: 'tenant-b', name: 'CI deploys — ünïcode', createdAt: T0 + 0.25 }),
       makeKey('k-write', { scope: 'write', name: '' }),
       makeKey('k-read', { scope: 'read', createdAt: T0 + 7 }),
+      makeKey('k-metrics', { scope: 'metrics', name: 'prometheus' }),
       // Created already revoked (an import, say): the time is kept as given.
       makeKey('k-old', { scope: 'read', createdAt: T0 - 1_000, revokedAt: T0 - 10.5 }),
     ];

@@ -1222,17 +1222,17 @@ export type components = {
             /** @description What the key is for. */
             name: string;
             /**
-             * @description read: reads; write: also tasks and policies; admin: also targets and keys.
+             * @description read: reads; write: also tasks and policies; admin: also targets and keys; metrics: GET /metrics alone (default tenant only).
              * @enum {string}
              */
-            scope: "admin" | "write" | "read";
+            scope: "admin" | "write" | "read" | "metrics";
         };
         ApiKey: {
             /** @description The public part of the key (rtd_<keyId>_…): its id in lists and logs. */
             keyId: string;
             tenantId: string;
             /** @enum {string} */
-            scope: "admin" | "write" | "read";
+            scope: "admin" | "write" | "read" | "metrics";
             name: string;
             createdAt: number;
             /** @description When it was revoked; null while it is active. */
@@ -1243,7 +1243,7 @@ export type components = {
             keyId: string;
             tenantId: string;
             /** @enum {string} */
-            scope: "admin" | "write" | "read";
+            scope: "admin" | "write" | "read" | "metrics";
             name: string;
             createdAt: number;
             /** @description When it was revoked; null while it is active. */

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { API_KEY_SCOPES, MAX_KEY_NAME_LENGTH, parseNewApiKey, type ApiKeys } from '../../access/api-keys.js';
+import { API_KEY_SCOPES, API_KEY_SCOPES_MEANING, MAX_KEY_NAME_LENGTH, parseNewApiKey, type ApiKeys } from '../../access/api-keys.js';
 import type { Authenticator } from '../../access/authenticator.js';
 import type { ApiKeyRecord, PageRequest } from '../../store/store.js';
 import { documentBody, NEXT_CURSOR, pageQuery, problemResponses } from '../schemas.js';
@@ -50,7 +50,7 @@ export const API_KEY_SCHEMAS = [
     required: ['name', 'scope'],
     properties: {
       name: { type: 'string', minLength: 1, maxLength: MAX_KEY_NAME_LENGTH, description: 'What the key is for.' },
-      scope: { type: 'string', enum: [...API_KEY_SCOPES], description: 'read: reads; write: also tasks and policies; admin: also targets and keys.' },
+      scope: { type: 'string', enum: [...API_KEY_SCOPES], description: `${API_KEY_SCOPES_MEANING}.` },
     },
   },
   { $id: 'ApiKey', type: 'object', required: KEY_FIELDS, properties: keyProperties },
