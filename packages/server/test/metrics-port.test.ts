@@ -105,7 +105,7 @@ describe('--metrics-port', () => {
     expect((await fetch(`${service.url}/healthz`)).status).toBe(200);
   }, 60_000);
 
-  it('stops the start naming the flag when the port is taken, and leaves nothing running', async () => {
+  it('stops the start naming the flag when the metrics port (or the API port) is taken, and leaves nothing running', async () => {
     const held = await holdPort();
     cleanup.push(() => new Promise((resolve) => held.server.close(resolve)));
     for (const role of ['worker', 'all'] as const) {
@@ -113,6 +113,9 @@ describe('--metrics-port', () => {
       await expect(started).rejects.toThrow(ConfigError);
       await expect(started).rejects.toThrow(`--metrics-port ${held.port}: 127.0.0.1:${held.port} is taken by another process (EADDRINUSE); choose another port`);
     }
+    // The API's own port, the same way.
+    const api = startRetryd({ ...config, store: `sqlite:${join(dir, 'taken-api.db')}`, port: held.port }, quietLogger());
+    await expect(api).rejects.toThrow(`--port ${held.port}: 127.0.0.1:${held.port} is taken by another process (EADDRINUSE); choose another port`);
     // The store was closed: a new service opens the same file and starts.
     await start({ store: `sqlite:${join(dir, 'taken-all.db')}`, metricsPort: 0 });
   }, 60_000);

@@ -88,7 +88,7 @@ async function firstLineOfStdin(): Promise<string> {
  */
 function hashCommand(): Command {
   return new Command('hash')
-    .description(`Print ${BOOTSTRAP_ADMIN_KEY_SHA256_VARIABLE}'s value for the API key read on stdin: <keyId>:<SHA-256 of its secret part>, what the store keeps`)
+    .description(`Print ${BOOTSTRAP_ADMIN_KEY_SHA256_VARIABLE}'s value for the API key read on stdin: the key's id, :, and the SHA-256 of its secret part`)
     .action(async () => {
       const line = (await firstLineOfStdin()).trim();
       const parts = parseApiKey(line);

@@ -38,6 +38,7 @@ import { startTracing, type ServiceTracing } from './tracing.js';
 import { serviceTestHooks } from './test-hooks.js';
 import { bootstrapAdminKey, bootstrapKeyOf, type BootstrapOutcome } from './bootstrap-admin-key.js';
 import { buildMetricsApp } from '../metrics/metrics-app.js';
+import { checkMetricsPort, listenOn, portOf, urlOf } from './listen-on.js';
 
 /** A running service: its address, and how to stop it. */
 export interface RunningRetryd extends AsyncDisposable {
@@ -388,50 +389,6 @@ function logBootstrap(logger: Logger, { outcome, keyId }: { outcome: BootstrapOu
     return;
   }
   logger.info({ event: 'bootstrap_admin_key', outcome, keyId }, outcome === 'created' ? `created admin API key ${keyId} from RETRYD_BOOTSTRAP_ADMIN_KEY` : `admin API key ${keyId} of RETRYD_BOOTSTRAP_ADMIN_KEY is present`);
-}
-
-/** `http://host:port`, an IPv6 host in brackets. */
-function urlOf(host: string, port: number): string {
-  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
-}
-
-/** The port a listening app is on (the one picked for 0). */
-function portOf(app: FastifyInstance, configured: number): number {
-  const address = app.server.address();
-  return typeof address === 'object' && address !== null ? address.port : configured;
-}
-
-/**
- * `--metrics-port` against the API's port: the two servers cannot share one.
- *
- * @throws ConfigError naming both flags
- */
-function checkMetricsPort(config: RetrydConfig, runsApi: boolean): void {
-  if (config.metricsPort === undefined || !runsApi || config.metricsPort === 0 || config.metricsPort !== config.port) return;
-  throw new ConfigError(`--metrics-port must differ from --port (${config.port}), got ${config.metricsPort}: the API and the metrics each need a port of their own`);
-}
-
-/** Why a port cannot be listened on, for the operator, by the error's code; undefined for an error that is not theirs to fix. */
-const LISTEN_FAILURES: Readonly<Record<string, string>> = {
-  EADDRINUSE: 'is taken by another process',
-  EACCES: 'may not be opened by this user (ports below 1024 need privileges)',
-  EADDRNOTAVAIL: 'is on an address this machine does not have',
-};
-
-/**
- * Listens `app` on `host`:`port`, turning a port that cannot be had into one line naming `flag`.
- *
- * @throws ConfigError when the port is taken, privileged or on an address the machine does not have
- */
-async function listenOn(app: FastifyInstance, flag: string, port: number, host: string): Promise<void> {
-  try {
-    await app.listen({ port, host });
-  } catch (error) {
-    const code = (error as { code?: unknown }).code;
-    const why = typeof code === 'string' ? LISTEN_FAILURES[code] : undefined;
-    if (why === undefined) throw error;
-    throw new ConfigError(`${flag} ${port}: ${urlOf(host, port).slice('http://'.length)} ${why} (${code as string}); choose another port`, { cause: error });
-  }
 }
 
 /** How requests are authenticated: API keys, none (loopback, no key yet), or by a proxy in front. */
