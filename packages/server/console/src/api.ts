@@ -16,6 +16,7 @@ export type {
   TaskSummary as TaskSummaryView,
 } from '@retryd/client';
 export type { ConsoleStats } from '../../src/metrics/service-metrics.js';
+export type { ConsoleHistory, TargetHistory } from '../../src/metrics/history/service-history.js';
 
 const KEY_ITEM = 'retryd.apiKey';
 

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import type { ConsoleHistory } from './history/service-history.js';
 import type { ConsoleStats } from './service-metrics.js';
 
 /** What `GET /metrics` serves (the service's is `ServiceMetrics`). */
@@ -9,6 +10,8 @@ export interface MetricsSource {
   scrape(): Promise<string>;
   /** The web console's overview numbers, served at `GET /console/stats`; absent, that route is not registered. */
   stats?(): Promise<ConsoleStats>;
+  /** The console's charts' last hour, served at `GET /console/history`; absent, that route is not registered. */
+  consoleHistory?(targetKey?: string): Promise<ConsoleHistory>;
 }
 
 /**

@@ -6,6 +6,7 @@ import type { KnownTargetState } from '../protection/target-protection.js';
 import type { TargetRef } from '../store/store.js';
 import type { Store } from '../store/store.js';
 import { LabelCap, TenantLabelCap } from './label-cap.js';
+import { ServiceHistory, type ConsoleHistory } from './history/service-history.js';
 import { registerOldestPendingGauge } from './oldest-pending-gauge.js';
 import { QueueDepth, QUEUE_DEPTH_CACHE_MS } from './queue-depth.js';
 
@@ -122,6 +123,8 @@ export class ServiceMetrics implements EngineMetrics {
   private readonly tasks: Gauge<'status'>;
   private readonly inFlight: Gauge;
   private readonly clock: Clock;
+  /** The web console's last hour, read from these metrics: sampling once `history.start()` is called (`retryd serve` does). */
+  readonly history: ServiceHistory;
 
   constructor(options: ServiceMetricsOptions) {
     const registers = [this.registry];
@@ -223,6 +226,12 @@ export class ServiceMetrics implements EngineMetrics {
       onError: report,
     });
     this.targetGauges(options.targets, registers);
+    this.history = new ServiceHistory({
+      attempts: () => this.attemptTotals(),
+      ...(targets === undefined ? {} : { targets }),
+      clock: this.clock,
+      onError: report,
+    });
     if (options.processMetrics !== false) collectDefaultMetrics({ register: this.registry });
   }
 
@@ -247,11 +256,7 @@ export class ServiceMetrics implements EngineMetrics {
    * (the task counts are cached as for a scrape).
    */
   async stats(): Promise<ConsoleStats> {
-    const attempts: Record<string, number> = {};
-    for (const { labels, value } of (await this.attempts.get()).values) {
-      const outcome = String(labels.outcome);
-      attempts[outcome] = (attempts[outcome] ?? 0) + value;
-    }
+    const attempts = await this.attemptTotals();
     const tasks: Partial<Record<TaskStatus, number>> = {};
     for (const { labels, value } of (await this.tasks.get()).values) tasks[labels.status as TaskStatus] = value;
     let deadLetters = 0;
@@ -263,6 +268,21 @@ export class ServiceMetrics implements EngineMetrics {
     }
     const inFlight = (await this.inFlight.get()).values[0]?.value ?? 0;
     return { at: this.clock.now(), attempts, tasks, deadLetters, scheduleLag, inFlight };
+  }
+
+  /** Attempts recorded since start by outcome, every policy and target summed (`retry_attempts_total`). */
+  async attemptTotals(): Promise<Record<string, number>> {
+    const attempts: Record<string, number> = {};
+    for (const { labels, value } of (await this.attempts.get()).values) {
+      const outcome = String(labels.outcome);
+      attempts[outcome] = (attempts[outcome] ?? 0) + value;
+    }
+    return attempts;
+  }
+
+  /** The console's charts' last hour (`GET /console/history`), with the series of the targets of key `targetKey`. */
+  consoleHistory(targetKey?: string): Promise<ConsoleHistory> {
+    return this.history.read(targetKey);
   }
 
   attemptRecorded(task: RetryTask, attempt: AttemptLog): void {

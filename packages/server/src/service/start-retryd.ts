@@ -253,11 +253,13 @@ export async function startRetryd(config: RetrydConfig, logger: Logger, options:
       : undefined;
     metricsApp = servesMetricsPort ? await buildMetricsApp({ store, metrics, access, connections, ...logs }) : undefined;
     await taskService.ensureDefaultPolicy();
+    if (app) metrics.history.start();
     if (app) await listenOn(app, '--port', config.port, config.host);
     if (metricsApp) await listenOn(metricsApp, '--metrics-port', config.metricsPort ?? 0, config.host);
   } catch (error) {
     await metricsApp?.close();
     await app?.close();
+    metrics.history.close();
     protection.close();
     await taskService.close();
     await store.close();
@@ -366,6 +368,7 @@ export async function startRetryd(config: RetrydConfig, logger: Logger, options:
       const started = Date.now();
       await app?.close();
       await metricsApp?.close();
+      metrics.history.close();
       stopListening?.();
       await purger?.stop();
       await relay?.stop();

@@ -463,6 +463,26 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/console/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The web console's charts: this instance's last hour of attempts, breakers and allowed rates
+         * @description Kept in memory by each instance (another instance of the same deployment keeps its own; a restart starts it again): every 10 s the attempts per second by outcome and each known target's breaker and allowed rate, for an hour. Every tenant: it needs an admin key of the default tenant, as /metrics does.
+         */
+        get: operations["getConsoleHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 };
 export type webhooks = Record<string, never>;
 export type components = {
@@ -4650,6 +4670,112 @@ export interface operations {
                         };
                         /** @description Attempts this instance has in flight, as retry_in_flight */
                         inFlight: number;
+                    };
+                };
+            };
+            /** @description A malformed request: a path or query parameter that breaks its rule, a bad percent-encoding */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or one that is unknown or revoked (once the service has a key) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scope does not cover this route */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A path segment longer than the router matches */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The service has no API key yet and the Host header is not localhost, a loopback address or a name given to --allowed-hosts (HOST_NOT_ALLOWED) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the tenant's request rate or pending-task limit */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending again. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error: logged by the service, its message never shown (INTERNAL) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getConsoleHistory: {
+        parameters: {
+            query?: {
+                /** @description A target's key (its origin): its series are in `targets` */
+                targetKey?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description This instance's last hour, sampled every intervalMs, oldest first; the last point is the moment of the read */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Time between samples, in ms */
+                        intervalMs: number;
+                        /** @description When each point was taken (epoch ms) */
+                        at: number[];
+                        /** @description Attempts recorded per second, by outcome, over the interval ending at each point */
+                        attemptsPerSecond: {
+                            [key: string]: (number | null)[];
+                        };
+                        /** @description The targets of the key asked for (targetKey), each tenant its own; empty without targetKey */
+                        targets: {
+                            tenantId: string;
+                            targetKey: string;
+                            /** @description Its breaker at each point; null where this instance did not know the target */
+                            breaker: ("CLOSED" | "OPEN" | "HALF_OPEN" | null)[];
+                            /** @description The rate it allowed at each point; null where it had no limit or was not known */
+                            allowedRatePerSecond: (number | null)[];
+                        }[];
                     };
                 };
             };

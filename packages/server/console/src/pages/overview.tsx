@@ -1,6 +1,7 @@
 // Overview: the service's numbers every 2 s (GET /console/stats, the /metrics counters as JSON) and its targets.
 import { useRef } from 'preact/hooks';
 import { api, type ConsoleStats, type Page, type TargetView, type TaskStatus } from '../api.js';
+import { AttemptsChart } from '../charts/attempts-chart.js';
 import { ErrorLine, PageTitle, StatusBadge, duration, time, useLoad } from '../ui.js';
 
 const POLL_MS = 2_000;
@@ -177,6 +178,10 @@ export function OverviewPage() {
     <>
       <PageTitle>Overview</PageTitle>
       <Numbers />
+      <section aria-labelledby="history-title">
+        <h2 id="history-title">Attempts per second, last hour</h2>
+        <AttemptsChart />
+      </section>
       <section aria-labelledby="targets-title">
         <h2 id="targets-title">Targets</h2>
         <ErrorLine error={targets.error} />

@@ -1,6 +1,7 @@
 // Policies: list, read, create and edit, with the API's own validation messages shown by the field they name.
 import { useState } from 'preact/hooks';
 import { ApiError, api, query, type Page, type PolicyView } from '../api.js';
+import { BackoffPreview } from '../charts/backoff-preview.js';
 import { ErrorLine, PageTitle, duration, time, useLoad } from '../ui.js';
 
 const BACKOFF_TYPES = ['EXPONENTIAL', 'LINEAR', 'FIXED'];
@@ -229,6 +230,10 @@ export function PolicyPage({ policyId }: { policyId: string }) {
             Created {time(policy.data.createdAt)}, updated {time(policy.data.updatedAt)}. A change applies to the next scheduling decision of every task
             that names it.
           </p>
+          <section aria-labelledby="preview-title">
+            <h2 id="preview-title">Delays before each retry</h2>
+            <BackoffPreview policy={policy.data} />
+          </section>
           <PolicyForm policy={policy.data} onSaved={() => policy.reload()} />
         </>
       )}

@@ -2,6 +2,7 @@
 import { useState } from 'preact/hooks';
 import { api, query, type BreakerAction, type Page, type TargetView } from '../api.js';
 import { ConfirmDialog, ErrorLine, PageTitle, StatusBadge, duration, time, useLoad } from '../ui.js';
+import { TargetChart } from '../charts/target-chart.js';
 import { TargetTable } from './overview.js';
 
 const ACTIONS: Record<BreakerAction, { label: string; explains: string }> = {
@@ -112,6 +113,10 @@ export function TargetPage({ targetKey }: { targetKey: string }) {
           </section>
         </div>
       )}
+      <section aria-labelledby="target-history-title">
+        <h2 id="target-history-title">Breaker and allowed rate, last hour</h2>
+        <TargetChart targetKey={targetKey} />
+      </section>
       <ConfirmDialog
         open={asking !== undefined}
         title={asking === undefined ? '' : `${ACTIONS[asking].label} of ${targetKey}?`}

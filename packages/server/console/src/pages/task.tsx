@@ -1,6 +1,7 @@
 // One task: where it stands, and its attempt timeline (GET /retry-tasks/{id}/attempts) with the delay chosen before each retry.
 import { useState } from 'preact/hooks';
 import { api, type AttemptView, type Page, type TaskView } from '../api.js';
+import { TaskChart } from '../charts/task-chart.js';
 import { ConfirmDialog, ErrorLine, PageTitle, StatusBadge, duration, time, useLoad } from '../ui.js';
 
 /** Loads every page of a task's attempts (at most 1,000 a page). */
@@ -225,6 +226,7 @@ export function TaskPage({ taskId }: { taskId: string }) {
       <section aria-labelledby="timeline-title">
         <h2 id="timeline-title">Attempts</h2>
         <ErrorLine error={attempts.error} />
+        {attempts.data !== undefined && view !== undefined && <TaskChart task={view} attempts={attempts.data} />}
         {attempts.data !== undefined && <Timeline attempts={attempts.data} grpc={/^grpcs?:/.test(view?.targetUrl ?? '')} />}
       </section>
       <ConfirmDialog

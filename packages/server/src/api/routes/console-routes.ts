@@ -3,6 +3,7 @@ import { extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import { RetrydError } from '../../domain/errors.js';
+import type { ConsoleHistory } from '../../metrics/history/service-history.js';
 import type { ConsoleStats } from '../../metrics/service-metrics.js';
 import { PAGE_SECURITY_HEADERS } from '../page-headers.js';
 
@@ -18,6 +19,8 @@ export interface ConsoleDeps {
   dir?: string;
   /** Serves `GET /console/stats` (scope `operator`); absent, that route is not registered. */
   stats?: () => Promise<ConsoleStats>;
+  /** Serves `GET /console/history` (scope `operator`); absent, that route is not registered. */
+  history?: (targetKey?: string) => Promise<ConsoleHistory>;
 }
 
 const CONTENT_TYPES: Partial<Record<string, string>> = {
@@ -56,6 +59,41 @@ const STATS_SCHEMA = {
       description: 'retry_schedule_lag_seconds: attempts observed and their summed lag',
     },
     inFlight: { type: 'number', description: "Attempts this instance has in flight, as retry_in_flight" },
+  },
+} as const;
+
+const series = { type: 'array', items: { type: ['number', 'null'] } } as const;
+/** The `ConsoleHistory` of `ServiceHistory.read`, as sent. */
+const HISTORY_SCHEMA = {
+  description: "This instance's last hour, sampled every intervalMs, oldest first; the last point is the moment of the read",
+  type: 'object',
+  required: ['intervalMs', 'at', 'attemptsPerSecond', 'targets'],
+  properties: {
+    intervalMs: { type: 'integer', description: 'Time between samples, in ms' },
+    at: { type: 'array', items: { type: 'number' }, description: 'When each point was taken (epoch ms)' },
+    attemptsPerSecond: {
+      type: 'object',
+      additionalProperties: series,
+      description: 'Attempts recorded per second, by outcome, over the interval ending at each point',
+    },
+    targets: {
+      type: 'array',
+      description: 'The targets of the key asked for (targetKey), each tenant its own; empty without targetKey',
+      items: {
+        type: 'object',
+        required: ['tenantId', 'targetKey', 'breaker', 'allowedRatePerSecond'],
+        properties: {
+          tenantId: { type: 'string' },
+          targetKey: { type: 'string' },
+          breaker: {
+            type: 'array',
+            items: { type: ['string', 'null'], enum: ['CLOSED', 'OPEN', 'HALF_OPEN', null] },
+            description: 'Its breaker at each point; null where this instance did not know the target',
+          },
+          allowedRatePerSecond: { ...series, description: 'The rate it allowed at each point; null where it had no limit or was not known' },
+        },
+      },
+    },
   },
 } as const;
 
@@ -110,6 +148,31 @@ export function registerConsoleRoutes(app: FastifyInstance, deps: ConsoleDeps): 
         config: { scope: 'operator' },
       },
       async () => stats(),
+    );
+  }
+  const history = deps.history;
+  if (history !== undefined) {
+    app.get<{ Querystring: { targetKey?: string } }>(
+      '/console/history',
+      {
+        schema: {
+          operationId: 'getConsoleHistory',
+          summary: "The web console's charts: this instance's last hour of attempts, breakers and allowed rates",
+          description:
+            'Kept in memory by each instance (another instance of the same deployment keeps its own; a restart starts ' +
+            "it again): every 10 s the attempts per second by outcome and each known target's breaker and allowed " +
+            'rate, for an hour. Every tenant: it needs an admin key of the default tenant, as /metrics does.',
+          tags: ['console'],
+          querystring: {
+            type: 'object',
+            properties: { targetKey: { type: 'string', minLength: 1, maxLength: 2048, description: "A target's key (its origin): its series are in `targets`" } },
+            additionalProperties: false,
+          },
+          response: { 200: HISTORY_SCHEMA },
+        },
+        config: { scope: 'operator' },
+      },
+      async (request) => history(request.query.targetKey),
     );
   }
 }
