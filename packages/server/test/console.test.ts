@@ -61,7 +61,8 @@ async function newPage(url: string): Promise<Page> {
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'retryd-console-'));
-  config = { ...DEFAULT_CONFIG, port: 0, allowTargets: ['127.0.0.1/32'], sqliteSync: 'normal', graceMs: 0 };
+  // An encryption key: a task may then carry a literal credential header, which the console must show redacted.
+  config = { ...DEFAULT_CONFIG, port: 0, allowTargets: ['127.0.0.1/32'], sqliteSync: 'normal', graceMs: 0, encryptionKey: Buffer.alloc(32, 42).toString('base64') };
   const seen = new Map<string, number>();
   downstream = await startServer((req, res) => {
     const key = String(req.headers['idempotency-key']);
@@ -271,6 +272,47 @@ describe('the console in Chromium', () => {
     await untilStatus(taskId, 'SUCCEEDED');
     await page.getByRole('region', { name: 'Replayed from this page' }).getByText(taskId).waitFor();
     await row.waitFor({ state: 'detached' });
+    await page.close();
+    // The task's timeline marks where the replay's run starts: at its second attempt, after the 400 that ended the first.
+    const task = await newPage(`${service.url}/#/tasks/${taskId}`);
+    const attempts = task.locator('li.attempt');
+    await expect.poll(() => attempts.count()).toBe(2);
+    expect(await attempts.nth(0).getByLabel('Replayed').count()).toBe(0);
+    expect(await attempts.nth(1).getByLabel('Replayed').textContent()).toContain('a new run starts here');
+    await task.close();
+  });
+
+  it("shows a task's request: headers with credentials redacted, body, Idempotency-Key, callback, and its target as a link", async () => {
+    toggleSucceeds = false;
+    const created = await call<{ taskId: string }>('POST', '/retry-tasks', {
+      targetUrl: `${downstream.url}/toggle`,
+      method: 'PUT',
+      policy: { ...FAST, maxAttempts: 1 },
+      idempotencyKey: 'order-4411-paid',
+      headers: { authorization: 'Bearer sk_live_do_not_show', 'x-trace-id': 'trace-77', 'content-type': 'application/json' },
+      body: '{"order":4411,"amount":1250}',
+      callback: { url: `${downstream.url}/ended`, on: ['failed'] },
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const taskId = created.body.taskId;
+    await untilStatus(taskId, 'FAILED');
+    const page = await newPage(`${service.url}/#/tasks/${taskId}`);
+    const request = page.getByRole('region', { name: 'Request' });
+    await request.waitFor();
+    const headers = request.getByRole('table', { name: /Request headers/ });
+    expect(await headers.getByRole('row', { name: /authorization/ }).textContent()).toBe('authorization[REDACTED]');
+    expect(await headers.getByRole('row', { name: /x-trace-id/ }).textContent()).toBe('x-trace-idtrace-77');
+    expect(await page.content()).not.toContain('sk_live_do_not_show');
+    expect(await request.getByLabel('Request body').textContent()).toBe('{"order":4411,"amount":1250}');
+    expect(await request.getByLabel('Idempotency key').textContent()).toBe('order-4411-paid');
+    expect(await request.getByLabel('Callback').textContent()).toBe(`POST ${downstream.url}/ended when it ends failed`);
+    expect(await request.textContent()).toContain(`PUT ${downstream.url}/toggle`);
+    // The list of tasks shows each one's last error.
+    const list = await newPage(`${service.url}/#/tasks?status=FAILED`);
+    await list.getByRole('row').filter({ hasText: taskId }).getByText(/400/).waitFor();
+    await list.close();
+    await request.getByRole('link', { name: downstream.url }).click();
+    await page.getByRole('heading', { name: `Target ${downstream.url}` }).waitFor();
     await page.close();
   });
 

@@ -2,6 +2,7 @@
 import { useState } from 'preact/hooks';
 import { api, type AttemptView, type Page, type TaskView } from '../api.js';
 import { TaskChart } from '../charts/task-chart.js';
+import { TaskRequest } from './task-request.js';
 import { ConfirmDialog, ErrorLine, PageTitle, StatusBadge, duration, time, useLoad } from '../ui.js';
 
 /** Loads every page of a task's attempts (at most 1,000 a page). */
@@ -39,15 +40,26 @@ function statusText(attempt: AttemptView, grpc: boolean): string {
   return code === undefined ? 'no response' : `gRPC ${code}`;
 }
 
+/** The attempt before ended its run (no retry followed): the next attempt is a replay's. */
+function startsRun(before: AttemptView): boolean {
+  return before.nextAttemptAt === null && (before.outcome === 'failed' || before.outcome === 'exhausted' || before.outcome === 'cancelled' || before.outcome === 'succeeded');
+}
+
 function Timeline({ attempts, grpc }: { attempts: AttemptView[]; grpc: boolean }) {
   if (attempts.length === 0) return <p>No attempts yet.</p>;
   return (
     <ol class="timeline" aria-label="Attempts, oldest first">
-      {attempts.map((attempt) => {
+      {attempts.map((attempt, i) => {
         const endedAt = attempt.startedAt + attempt.durationMs;
         const delayed = delayText(attempt);
+        const replayed = i > 0 && startsRun(attempts[i - 1]!);
         return (
-          <li key={attempt.attemptNumber} class="attempt">
+          <li key={attempt.attemptNumber} class={replayed ? 'attempt replayed' : 'attempt'}>
+            {replayed && (
+              <p class="replay-mark" aria-label="Replayed">
+                Replayed: a new run starts here, with the same Idempotency-Key
+              </p>
+            )}
             <h3>
               Attempt {attempt.attemptNumber} <StatusBadge status={attempt.outcome} />
             </h3>
@@ -151,10 +163,6 @@ export function TaskPage({ taskId }: { taskId: string }) {
               <StatusBadge status={view.status} />
               {view.cancelRequested && ' (cancel requested)'}
             </dd>
-            <dt>Target</dt>
-            <dd class="mono">
-              {view.method} {view.targetUrl}
-            </dd>
             <dt>Policy</dt>
             <dd>{view.policyId === null ? 'inline' : <a href={`#/policies/${encodeURIComponent(view.policyId)}`}>{view.policyId}</a>}</dd>
             <dt>Attempts</dt>
@@ -223,6 +231,7 @@ export function TaskPage({ taskId }: { taskId: string }) {
           </div>
         </section>
       )}
+      {view !== undefined && <TaskRequest task={view} />}
       <section aria-labelledby="timeline-title">
         <h2 id="timeline-title">Attempts</h2>
         <ErrorLine error={attempts.error} />

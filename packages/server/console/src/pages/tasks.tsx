@@ -22,6 +22,7 @@ export function TaskTable({ tasks, caption }: { tasks: TaskSummaryView[]; captio
           <th scope="col">Status</th>
           <th scope="col">Target</th>
           <th scope="col">Policy</th>
+          <th scope="col">Last error</th>
           <th scope="col" class="num">Attempts</th>
           <th scope="col">Next attempt</th>
           <th scope="col">Created</th>
@@ -38,6 +39,9 @@ export function TaskTable({ tasks, caption }: { tasks: TaskSummaryView[]; captio
               {task.method} {task.targetUrl}
             </td>
             <td>{task.policyId ?? 'inline'}</td>
+            <td class="truncate" title={task.lastError ?? undefined}>
+              {task.lastError ?? '–'}
+            </td>
             <td class="num">{task.attemptNumber}</td>
             <td>{time(task.nextAttemptAt)}</td>
             <td>{time(task.createdAt)}</td>
