@@ -496,6 +496,41 @@ describe('the console in Chromium', () => {
     await page.close();
   });
 
+  it('shows a "not found" page for a route it does not have, with the way back to the overview', async () => {
+    const page = await newPage(`${service.url}/#/no-such-page/x`);
+    await page.getByRole('heading', { name: 'Not found' }).waitFor();
+    expect(await page.locator('main').textContent()).toContain('The console has no page #/no-such-page/x.');
+    expect(await page.getByRole('heading', { name: 'Overview' }).count()).toBe(0);
+    await page.getByRole('link', { name: 'Go to the overview' }).click();
+    await page.getByRole('heading', { name: 'Overview' }).waitFor();
+    await page.goto(`${service.url}/#/overview/extra`);
+    await page.getByRole('heading', { name: 'Not found' }).waitFor();
+    await page.close();
+  });
+
+  it('fits a 390 px wide screen: no page scrolls sideways', async () => {
+    const failed = await enqueue('/toggle');
+    await untilStatus(failed, 'FAILED');
+    await call('POST', '/retry-policies', { policyId: 'narrow', ...FAST });
+    const routes = ['#/overview', '#/tasks', `#/tasks/${failed}`, '#/dead-letters', '#/policies', '#/policies/narrow', '#/targets', `#/targets/${encodeURIComponent(downstream.url)}`, '#/nowhere'];
+    const page = await browser!.newPage({ viewport: { width: 390, height: 844 } });
+    page.setDefaultTimeout(10_000);
+    page.on('pageerror', (error) => pageErrors.push(`390 px: ${error.message}`));
+    try {
+      for (const route of routes) {
+        await page.goto(`${service.url}/${route}`);
+        await page.locator('main h1').waitFor();
+        // Each page's data (its tables, its chart) is in before the width is measured.
+        await page.waitForLoadState('networkidle');
+        await page.locator('main table, main figure.chart, main p').first().waitFor();
+        const widths = await page.evaluate(() => ({ page: document.documentElement.scrollWidth, body: document.body.scrollWidth, screen: window.innerWidth }));
+        expect({ route, ...widths }).toEqual({ route, page: 390, body: 390, screen: 390 });
+      }
+    } finally {
+      await page.close();
+    }
+  });
+
   it('asks for the API key when the service has one, and works once it is entered', async () => {
     const storeUrl = `sqlite:${join(dir, 'keys.db')}`;
     const { store, blobs } = await openStore(storeUrl);

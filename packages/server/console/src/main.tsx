@@ -3,6 +3,7 @@ import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, api, storeKey, storedKey, whenUnauthorized } from './api.js';
 import { DeadLettersPage } from './pages/dead-letters.js';
+import { NotFoundPage } from './pages/not-found.js';
 import { OverviewPage } from './pages/overview.js';
 import { PoliciesPage, PolicyPage } from './pages/policies.js';
 import { TargetPage, TargetsPage } from './pages/targets.js';
@@ -28,14 +29,16 @@ function Page({ route }: { route: string[] }) {
   switch (section) {
     case 'tasks':
       return id === undefined ? <TasksPage /> : <TaskPage taskId={id} />;
-    case 'dead-letters':
-      return <DeadLettersPage />;
     case 'policies':
       return id === undefined ? <PoliciesPage /> : <PolicyPage policyId={id} />;
     case 'targets':
       return id === undefined ? <TargetsPage /> : <TargetPage targetKey={id} />;
+    case 'overview':
+      return route.length === 1 ? <OverviewPage /> : <NotFoundPage route={route} />;
+    case 'dead-letters':
+      return <DeadLettersPage />;
     default:
-      return <OverviewPage />;
+      return <NotFoundPage route={route} />;
   }
 }
 
