@@ -82,8 +82,8 @@ try {
     void api('POST', '/retry-tasks', { targetUrl: url, method: 'POST', policyId: n % 3 === 0 ? 'webhooks' : 'payments' });
   }, 100);
 
-  const shoot = async (name, hash, { dark = false, before } = {}) => {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 800 }, colorScheme: dark ? 'dark' : 'light' });
+  const shoot = async (name, hash, { dark = false, before, width = 1280, height = 800 } = {}) => {
+    const page = await browser.newPage({ viewport: { width, height }, colorScheme: dark ? 'dark' : 'light' });
     await page.goto(`${service.url}/${hash}`);
     await page.locator('main h1').waitFor();
     await page.waitForLoadState('networkidle').catch(() => {});
@@ -98,10 +98,13 @@ try {
   const flaky = ids[1];
   await shoot('overview', '#/overview', { before: waitForRates });
   await shoot('overview-dark', '#/overview', { dark: true, before: waitForRates });
+  await shoot('overview-phone', '#/overview', { before: waitForRates, width: 390, height: 844 });
   clearInterval(more);
   await shoot('tasks', '#/tasks');
-  await shoot('task', `#/tasks/${flaky}`, { before: async (page) => {
+  // Taller: where the task stands, its request, the chart of its attempts and waits, and the first attempts.
+  await shoot('task', `#/tasks/${flaky}`, { height: 1500, before: async (page) => {
       await page.locator('li.attempt').nth(1).waitFor();
+      await page.locator('figure.chart canvas').waitFor();
       await page.locator('li.attempt summary').first().click();
     },
   });
@@ -112,6 +115,12 @@ try {
     },
   });
   await shoot('policies', '#/policies');
+  await shoot('policy-preview', '#/policies/payments', {
+    before: async (page) => {
+      await page.locator('figure.chart canvas').waitFor();
+      await page.locator('#preview-title').scrollIntoViewIfNeeded();
+    },
+  });
   await shoot('policy-validation', '#/policies/payments', {
     before: async (page) => {
       await page.getByLabel('Max attempts').fill('0');
@@ -122,7 +131,19 @@ try {
   });
   await api('POST', `/targets/${encodeURIComponent(targetUrl)}/breaker`, { action: 'open' });
   await shoot('targets', '#/targets');
-  await shoot('target', `#/targets/${encodeURIComponent(targetUrl)}`);
+  await shoot('target', `#/targets/${encodeURIComponent(targetUrl)}`, {
+    before: async (page) => {
+      await page.locator('figure.chart canvas').waitFor();
+    },
+  });
+  await shoot('target-settings', `#/targets/${encodeURIComponent(targetUrl)}`, {
+    before: async (page) => {
+      await page.getByLabel('Rate limit (per second)').fill('-5');
+      await page.getByRole('button', { name: 'Save settings' }).click();
+      await page.locator('.field-error').first().waitFor();
+      await page.locator('#settings-title').scrollIntoViewIfNeeded();
+    },
+  });
 } finally {
   await browser.close();
   await service.close();

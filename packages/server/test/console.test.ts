@@ -496,6 +496,42 @@ describe('the console in Chromium', () => {
     await page.close();
   });
 
+  it("edits a target's settings, with the API's message beside a field it refuses", async () => {
+    await untilStatus(await enqueue('/ok'), 'SUCCEEDED');
+    const targetKey = downstream.url;
+    const path = `/targets/${encodeURIComponent(targetKey)}`;
+    const refused = await call<{ errors: { field: string; message: string }[] }>('PUT', path, { rateLimit: { ratePerSecond: -5 } });
+    expect(refused.status).toBe(400);
+    const message = refused.body.errors.find((e) => e.field === 'rateLimit.ratePerSecond')?.message;
+    expect(message).toBeDefined();
+    const page = await newPage(`${service.url}/#${path}`);
+    const form = page.getByRole('form', { name: 'Target settings' });
+    const rate = form.getByLabel('Rate limit (per second)');
+    await rate.waitFor();
+    try {
+      await rate.fill('-5');
+      await form.getByRole('button', { name: 'Save settings' }).click();
+      await form.locator('#setting-rateLimit-ratePerSecond-error').waitFor();
+      expect(await form.locator('#setting-rateLimit-ratePerSecond-error').textContent()).toBe(message);
+      expect(await rate.getAttribute('aria-invalid')).toBe('true');
+      await rate.fill('250');
+      await form.getByLabel('Most in flight').fill('7');
+      await form.getByLabel('Retry-After holds the whole target').uncheck();
+      await form.getByRole('button', { name: 'Save settings' }).click();
+      await form.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+      expect(await form.locator('.field-error').count()).toBe(0);
+      const saved = (await call<{ settings: { rateLimit: { ratePerSecond: number | null }; maxInFlight: number | null; retryAfterHoldsTarget: boolean; breaker: { enabled: boolean } } }>('GET', path)).body.settings;
+      expect(saved).toMatchObject({ rateLimit: { ratePerSecond: 250 }, maxInFlight: 7, retryAfterHoldsTarget: false, breaker: { enabled: true } });
+      // Emptied, a limit is lifted (null).
+      await form.getByLabel('Most in flight').fill('');
+      await form.getByRole('button', { name: 'Save settings' }).click();
+      await expect.poll(async () => (await call<{ settings: { maxInFlight: number | null } }>('GET', path)).body.settings.maxInFlight).toBeNull();
+    } finally {
+      await call('PUT', path, { rateLimit: { ratePerSecond: null, burst: null }, maxInFlight: null, retryAfterHoldsTarget: true });
+      await page.close();
+    }
+  });
+
   it('shows a "not found" page for a route it does not have, with the way back to the overview', async () => {
     const page = await newPage(`${service.url}/#/no-such-page/x`);
     await page.getByRole('heading', { name: 'Not found' }).waitFor();
@@ -509,6 +545,7 @@ describe('the console in Chromium', () => {
   });
 
   it('fits a 390 px wide screen: no page scrolls sideways', async () => {
+    toggleSucceeds = false;
     const failed = await enqueue('/toggle');
     await untilStatus(failed, 'FAILED');
     await call('POST', '/retry-policies', { policyId: 'narrow', ...FAST });

@@ -95,6 +95,14 @@ export function ConfirmDialog(props: {
   );
 }
 
+/** The API's message about the field `name` or something inside it (`backoffByClass.http429.initialDelayMs`). */
+export function messageFor(errors: Record<string, string>, name: string): string | undefined {
+  for (const [field, message] of Object.entries(errors)) {
+    if (field === name || field.startsWith(`${name}.`) || field.startsWith(`${name}[`)) return message;
+  }
+  return undefined;
+}
+
 /** An epoch-ms time as local date and time, or a dash. */
 export function time(epochMs: number | null | undefined): string {
   if (epochMs === null || epochMs === undefined) return '–';

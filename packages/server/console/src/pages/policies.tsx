@@ -2,7 +2,7 @@
 import { useState } from 'preact/hooks';
 import { ApiError, api, query, type Page, type PolicyView } from '../api.js';
 import { BackoffPreview } from '../charts/backoff-preview.js';
-import { ErrorLine, PageTitle, duration, time, useLoad } from '../ui.js';
+import { ErrorLine, PageTitle, duration, messageFor, time, useLoad } from '../ui.js';
 
 const BACKOFF_TYPES = ['EXPONENTIAL', 'LINEAR', 'FIXED'];
 const JITTER_TYPES = ['NONE', 'FULL', 'EQUAL', 'DECORRELATED'];
@@ -54,14 +54,6 @@ function bodyOf(values: Values): Record<string, unknown> {
     } else body[field.name] = text;
   }
   return body;
-}
-
-/** The API's message about `name` or something inside it (`backoffByClass.http429.initialDelayMs`). */
-function messageFor(errors: Record<string, string>, name: string): string | undefined {
-  for (const [field, message] of Object.entries(errors)) {
-    if (field === name || field.startsWith(`${name}.`) || field.startsWith(`${name}[`)) return message;
-  }
-  return undefined;
 }
 
 function PolicyForm(props: { policy?: PolicyView; onSaved: (policy: PolicyView) => void }) {

@@ -4,6 +4,7 @@ import { api, query, type BreakerAction, type Page, type TargetView } from '../a
 import { ConfirmDialog, ErrorLine, PageTitle, StatusBadge, duration, time, useLoad } from '../ui.js';
 import { TargetChart } from '../charts/target-chart.js';
 import { TargetTable } from './overview.js';
+import { TargetSettingsForm } from './target-settings.js';
 
 const ACTIONS: Record<BreakerAction, { label: string; explains: string }> = {
   open: { label: 'Open breaker', explains: 'The target is held for its longest open period (no calls), then probed, as after any opening.' },
@@ -112,6 +113,13 @@ export function TargetPage({ targetKey }: { targetKey: string }) {
             </dl>
           </section>
         </div>
+      )}
+      {view !== undefined && (
+        <section aria-labelledby="settings-title">
+          <h2 id="settings-title">Settings</h2>
+          <p class="hint">Changes reach every instance at once; the fields left as they are keep their value.</p>
+          <TargetSettingsForm key={targetKey} target={view} onSaved={() => target.reload()} />
+        </section>
       )}
       <section aria-labelledby="target-history-title">
         <h2 id="target-history-title">Breaker and allowed rate, last hour</h2>
