@@ -55,6 +55,10 @@ async function newPage(url: string): Promise<Page> {
   const page = await browser!.newPage();
   page.setDefaultTimeout(10_000);
   page.on('pageerror', (error) => pageErrors.push(`${url}: ${error.message}`));
+  // The charts draw under the page's CSP (no inline styles or scripts): a violation fails the test like an error.
+  page.on('console', (message) => {
+    if (message.type() === 'error' && /Content Security Policy/i.test(message.text())) pageErrors.push(`${url}: ${message.text()}`);
+  });
   await page.goto(url);
   return page;
 }
@@ -560,7 +564,10 @@ describe('the console in Chromium', () => {
         // Each page's data (its tables, its chart) is in before the width is measured.
         await page.waitForLoadState('networkidle');
         await page.locator('main table, main figure.chart, main p').first().waitFor();
-        const widths = await page.evaluate(() => ({ page: document.documentElement.scrollWidth, body: document.body.scrollWidth, screen: window.innerWidth }));
+        // A string: this file is type-checked without the DOM's types.
+        const widths = await page.evaluate<{ page: number; body: number; screen: number }>(
+          '({ page: document.documentElement.scrollWidth, body: document.body.scrollWidth, screen: window.innerWidth })',
+        );
         expect({ route, ...widths }).toEqual({ route, page: 390, body: 390, screen: 390 });
       }
     } finally {

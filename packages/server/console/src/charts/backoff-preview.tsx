@@ -41,7 +41,7 @@ export function BackoffPreview({ policy }: { policy: RetryPolicy }) {
     const colours = palette();
     return {
       axes: [
-        { ...axes()[0], label: 'retry' },
+        { ...axes()[0], label: 'retry', incrs: [1, 2, 5, 10, 20, 50] },
         { ...axes([{ label: 'delay', size: 70, values: (_plot, splits) => splits.map((ms) => duration(ms)) }])[1] },
       ],
       scales: { x: { time: false }, y: { range: (_plot, _min, max) => [0, Math.max(1, max * 1.05)] } },
