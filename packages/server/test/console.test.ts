@@ -579,6 +579,7 @@ describe('the console in Chromium', () => {
     const storeUrl = `sqlite:${join(dir, 'keys.db')}`;
     const { store, blobs } = await openStore(storeUrl);
     const admin = (await new ApiKeys(store).create({ tenantId: 'default', scope: 'admin', name: 'console' })).token;
+    const reader = (await new ApiKeys(store).create({ tenantId: 'default', scope: 'read', name: 'reader' })).token;
     await store.close();
     await blobs.close?.();
     const keyed = await startRetryd({ ...config, store: storeUrl }, quietLogger());
@@ -594,6 +595,10 @@ describe('the console in Chromium', () => {
       await page.getByRole('heading', { name: 'Overview' }).waitFor();
       await page.getByText('Success ratio').waitFor();
       expect(await page.evaluate("sessionStorage.getItem('retryd.apiKey')")).toBe(admin);
+      // The charts' history spans tenants, as /metrics does: an admin key of the default tenant, not a read key.
+      const history = (token: string) => fetch(`${keyed.url}/console/history`, { headers: { authorization: `Bearer ${token}` } }).then(async (r) => [r.status, await r.text()][0]);
+      expect(await history(admin)).toBe(200);
+      expect(await history(reader)).toBe(403);
       await page.close();
     } finally {
       await keyed.close();
