@@ -258,7 +258,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     registerConsoleRoutes(app, {
       ...(options.console?.dir === undefined ? {} : { dir: options.console.dir }),
       ...(metrics?.stats === undefined ? {} : { stats: () => metrics.stats!() }),
-      ...(metrics?.consoleHistory === undefined ? {} : { history: (targetKey?: string) => metrics.consoleHistory!(targetKey) }),
+      ...(metrics?.history === undefined ? {} : { history: (targetKey?: string) => metrics.history!.read(targetKey) }),
     });
   }
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

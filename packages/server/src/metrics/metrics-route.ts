@@ -11,7 +11,7 @@ export interface MetricsSource {
   /** The web console's overview numbers, served at `GET /console/stats`; absent, that route is not registered. */
   stats?(): Promise<ConsoleStats>;
   /** The console's charts' last hour, served at `GET /console/history`; absent, that route is not registered. */
-  consoleHistory?(targetKey?: string): Promise<ConsoleHistory>;
+  readonly history?: { read(targetKey?: string): Promise<ConsoleHistory> };
 }
 
 /**

@@ -6,7 +6,7 @@ import type { KnownTargetState } from '../protection/target-protection.js';
 import type { TargetRef } from '../store/store.js';
 import type { Store } from '../store/store.js';
 import { LabelCap, TenantLabelCap } from './label-cap.js';
-import { ServiceHistory, type ConsoleHistory } from './history/service-history.js';
+import { ServiceHistory } from './history/service-history.js';
 import { registerOldestPendingGauge } from './oldest-pending-gauge.js';
 import { QueueDepth, QUEUE_DEPTH_CACHE_MS } from './queue-depth.js';
 
@@ -278,11 +278,6 @@ export class ServiceMetrics implements EngineMetrics {
       attempts[outcome] = (attempts[outcome] ?? 0) + value;
     }
     return attempts;
-  }
-
-  /** The console's charts' last hour (`GET /console/history`), with the series of the targets of key `targetKey`. */
-  consoleHistory(targetKey?: string): Promise<ConsoleHistory> {
-    return this.history.read(targetKey);
   }
 
   attemptRecorded(task: RetryTask, attempt: AttemptLog): void {
