@@ -52,7 +52,7 @@ describe('retryd serve --protection', () => {
         expect(await service.exited).toBe(0);
       }
     }
-  }, 30_000);
+  }, 90_000);
 });
 
 describe('the running service', () => {
