@@ -18,6 +18,10 @@ import { admin, closeOpened, monitorCommands, opened, readRecord } from './redis
 afterAll(dropPrefixes);
 
 describeStoreConformance('redis', async () => freshStore());
+describeStoreConformance('redis, 4 sub-partitions per tenant', async () => freshStore({ subPartitions: 4 }), {
+  sharedTargetLimits: true,
+  completionsAtomicPerPartition: true,
+});
 
 afterEach(closeOpened);
 

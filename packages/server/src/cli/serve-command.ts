@@ -103,6 +103,14 @@ export function serveCommand(): Command {
         .argParser(int('--visibility-timeout', 1)),
     )
     .addOption(
+      new Option(
+        '--redis-sub-partitions <n>',
+        "Redis: partitions per tenant (1 to 256); above 1 one tenant's tasks spread over that many hash tags, so over a cluster's masters (default: 1)",
+      )
+        .env('RETRYD_REDIS_SUB_PARTITIONS')
+        .argParser(int('--redis-sub-partitions', 1)),
+    )
+    .addOption(
       new Option('--grace <ms>', 'at SIGTERM/SIGINT, how long in-flight calls may finish before their leases are handed back')
         .env('RETRYD_GRACE_MS')
         .default(DEFAULT_CONFIG.graceMs)
@@ -306,6 +314,7 @@ interface ServeFlags {
   attemptTimeout: number;
   connectTimeout?: number;
   visibilityTimeout?: number;
+  redisSubPartitions?: number;
   grace: number;
   sync: 'full' | 'normal';
   sqliteCache: number;
@@ -347,6 +356,7 @@ function configFromFlags(flags: ServeFlags): RetrydConfig {
     attemptTimeoutMs: flags.attemptTimeout,
     ...(flags.connectTimeout === undefined ? {} : { connectTimeoutMs: flags.connectTimeout }),
     ...(flags.visibilityTimeout === undefined ? {} : { visibilityTimeoutMs: flags.visibilityTimeout }),
+    ...(flags.redisSubPartitions === undefined ? {} : { redisSubPartitions: flags.redisSubPartitions }),
     graceMs: flags.grace,
     sqliteSync: flags.sync,
     sqliteCacheMiB: flags.sqliteCache,

@@ -32,6 +32,8 @@ export interface OpenStoreOptions extends SqliteStoreOptions {
   blobs?: string;
   /** Background failures of a networked store (a lost connection, a failed reconnect): logged, never thrown. */
   onError?: (error: unknown) => void;
+  /** Partitions per tenant in a Redis store (`RedisStoreOptions.subPartitions`). Default 1. */
+  redisSubPartitions?: number;
 }
 
 /** What a `--store` URL names, once parsed. */
@@ -78,12 +80,12 @@ export async function openStore(
   options: OpenStoreOptions = {},
 ): Promise<{ store: Store; blobs: BlobStore }> {
   const location = parseStoreUrl(url);
-  const { blobDir, blobs, onError, ...sqliteOptions } = options;
+  const { blobDir, blobs, onError, redisSubPartitions, ...sqliteOptions } = options;
   // Parsed and opened (it does not contact S3) before the store, so a bad --blobs stops the start untouched.
   // Loaded only when asked for: the AWS SDK is large, and a service that keeps bodies elsewhere should not carry it.
   const s3 = blobs === undefined ? undefined : await (await import('../blobs/s3-blob-store.js')).openS3BlobStore(parseBlobsUrl(blobs));
   try {
-    return await openWithBlobs(location, s3, blobDir, onError, sqliteOptions);
+    return await openWithBlobs(location, s3, blobDir, onError, sqliteOptions, redisSubPartitions);
   } catch (error) {
     await s3?.close();
     throw error;
@@ -100,11 +102,13 @@ async function openWithBlobs(
   blobDir: string | undefined,
   onError: ((error: unknown) => void) | undefined,
   sqliteOptions: SqliteStoreOptions,
+  redisSubPartitions: number | undefined,
 ): Promise<{ store: Store; blobs: BlobStore }> {
   const networked = onError === undefined ? {} : { onError };
+  const redis = { ...networked, ...(redisSubPartitions === undefined ? {} : { subPartitions: redisSubPartitions }) };
   if (location.kind !== 'sqlite') {
     const opened =
-      location.kind === 'postgres' ? await openPostgresStore(location.url, networked) : await openRedisStore(location.url, networked);
+      location.kind === 'postgres' ? await openPostgresStore(location.url, networked) : await openRedisStore(location.url, redis);
     return { store: opened.store, blobs: blobs ?? opened.blobs };
   }
   const inMemory = location.path === ':memory:';

@@ -60,6 +60,11 @@ export interface RetrydConfig {
    * the task is due again this long after the claim. Default attempt timeout + 30000.
    */
   visibilityTimeoutMs?: number;
+  /**
+   * `--redis-sub-partitions` / `RETRYD_REDIS_SUB_PARTITIONS`: partitions per tenant in a Redis store, 1 to 256
+   * (`RedisStoreOptions.subPartitions`). Default 1.
+   */
+  redisSubPartitions?: number;
   /** `--grace` / `RETRYD_GRACE_MS`: how long in-flight calls may finish at shutdown, in ms. Default 10000. */
   graceMs: number;
   /** `--sync` / `RETRYD_SQLITE_SYNC`: SQLite durability, `full` (default, nothing acknowledged is lost) or `normal`. */

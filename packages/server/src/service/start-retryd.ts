@@ -98,6 +98,7 @@ export async function startRetryd(config: RetrydConfig, logger: Logger, options:
   const { store, blobs } = await openStore(config.store, {
     synchronous: config.sqliteSync === 'normal' ? 'NORMAL' : 'FULL',
     cacheSizeKiB: config.sqliteCacheMiB * 1024,
+    ...(config.redisSubPartitions === undefined ? {} : { redisSubPartitions: config.redisSubPartitions }),
     ...(config.blobs === undefined ? {} : { blobs: config.blobs }),
     // A networked store reconnects by itself; meanwhile the API answers 503 and the engine backs off.
     onError: (error) => logger.warn({ event: 'store_error', err: error }, 'store connection error'),

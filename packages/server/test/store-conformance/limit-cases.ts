@@ -1,3 +1,4 @@
+import type { ConformanceLeeway } from '../store-conformance.js';
 import { expect, it } from 'vitest';
 import type { RetryTask } from '../../src/domain/task.js';
 import type { TargetLimits, TargetRef } from '../../src/store/store.js';
@@ -22,8 +23,9 @@ const done = (task: RetryTask) => ({
   next: finalOutcome(task, 'SUCCEEDED'),
 });
 
-export function limitCases(store: CurrentStore): void {
-  it('rate-limits a target with a token bucket: a burst, then one claim per token, the rest waiting ready-later', async () => {
+export function limitCases(store: CurrentStore, leeway: ConformanceLeeway = {}): void {
+  const exact = it.skipIf(leeway.sharedTargetLimits === true);
+  exact('rate-limits a target with a token bucket: a burst, then one claim per token, the rest waiting ready-later', async () => {
     await insertAll(store(), [...tasksFor(A, 20), ...tasksFor(B, 5)]);
     await store().limitTarget(target(A), { ratePerSecond: 10, burst: 3, maxInFlight: null }, T0);
     const first = await store().claimDue(T0 + 1, { limit: 20, ...lease });
@@ -43,7 +45,7 @@ export function limitCases(store: CurrentStore): void {
     expect(count(await store().claimDue(T0 + 60_000, { limit: 20, ...lease }), A)).toBe(3);
   });
 
-  it('limits the attempts of a target in flight at once, counting hand-offs, and frees a slot as each ends', async () => {
+  exact('limits the attempts of a target in flight at once, counting hand-offs, and frees a slot as each ends', async () => {
     await insertAll(store(), [...tasksFor(A, 10), ...tasksFor(B, 2)]);
     await store().limitTarget(target(A), { ratePerSecond: null, burst: null, maxInFlight: 3 }, T0);
     const handedOff = makeTask({
@@ -76,7 +78,7 @@ export function limitCases(store: CurrentStore): void {
     expect(count(await store().claimDue(T0 + 15, { limit: 20, ...lease }), A)).toBe(7);
   });
 
-  it('frees a slot when a lapsed lease is reaped, and keeps limits per tenant', async () => {
+  exact('frees a slot when a lapsed lease is reaped, and keeps limits per tenant', async () => {
     await insertAll(store(), [...tasksFor(A, 3), ...tasksFor(A, 3, T0, 'tenant-b')]);
     await store().limitTarget(target(A), { ratePerSecond: null, burst: null, maxInFlight: 1 }, T0);
     const first = await store().claimDue(T0 + 1, { limit: 20, leaseMs: 1_000, workerId: 'w' });

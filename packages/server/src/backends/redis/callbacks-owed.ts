@@ -4,6 +4,7 @@ import { fanOut, runEach, type ScriptCall, type SkipPartition } from './fan-out.
 import { partitionOfTenant, tenantOfPartition } from './keys.js';
 import type { PartitionKeys } from './keys.js';
 import type { PartitionRegistry } from './partitions.js';
+import type { SubPartitions } from './sub-partitions.js';
 
 /**
  * The Redis store's {@link CallbackOutbox}: each partition's sorted set `callbacks` (keys.ts), added to by the scripts
@@ -15,7 +16,10 @@ export class RedisCallbacksOwed implements CallbackOutbox {
   readonly #registry: PartitionRegistry;
   readonly #skip: SkipPartition | undefined;
 
-  constructor(client: RedisClient, registry: PartitionRegistry, skip?: SkipPartition) {
+  readonly #subs: SubPartitions;
+
+  constructor(client: RedisClient, registry: PartitionRegistry, subs: SubPartitions, skip?: SkipPartition) {
+    this.#subs = subs;
     this.#client = client;
     this.#registry = registry;
     this.#skip = skip;
@@ -39,8 +43,10 @@ export class RedisCallbacksOwed implements CallbackOutbox {
   async settle(callbacks: readonly OwedCallback[]): Promise<number> {
     if (callbacks.length === 0) return 0;
     const byPartition = new Map<string, (string | number)[]>();
-    for (const { tenantId, taskId, owedAt } of callbacks) {
-      const partition = partitionOfTenant(tenantId);
+    const partitions = await this.#subs.locate(callbacks);
+    for (const [i, { tenantId, taskId, owedAt }] of callbacks.entries()) {
+      // A task purged meanwhile owes nothing; with one sub-partition its tenant's is the one to ask.
+      const partition = partitions[i] ?? partitionOfTenant(tenantId);
       let args = byPartition.get(partition);
       if (args === undefined) byPartition.set(partition, (args = []));
       args.push(taskId, String(owedAt));

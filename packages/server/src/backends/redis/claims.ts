@@ -18,7 +18,9 @@ import type { TaskReply } from './task-codec.js';
 // what its target's limits allow), with the shared functions of `store/claim-shares.ts`, and each partition is
 // then told how many tasks to take from which of its queues (one pipeline of `claim-due.lua` with explicit counts,
 // which re-checks each target's readiness and limits, since another claim may have taken from it meanwhile): two
-// round trips.
+// round trips. A tenant with several sub-partitions has one queue per target in each: they are merged into one queue
+// of the ring (its due count their sum), and the tasks dealt to it are taken from its parts in turn, so fairness
+// between targets and tenants is the same however a tenant is split.
 
 /**
  * Claims up to `options.limit` due tasks over `partitions` (see the module comment); with `skip`, on Redis Cluster,
@@ -30,6 +32,7 @@ export async function claimFairly(
   now: number,
   options: ClaimOptions,
   skip?: SkipPartition,
+  onClaimed: (task: RetryTask, partition: string) => void = () => undefined,
 ): Promise<RetryTask[]> {
   if (options.limit <= 0 || partitions.length === 0) return [];
   const { rooms } = options;
@@ -46,9 +49,39 @@ export async function claimFairly(
     if (limit <= 0) return [];
     const after = options.after?.tenantId === tenantId ? options.after.targetKey : '';
     const { keys, args } = callOf(k, limit, ['share', after, ...targetRoomArgs(rooms, tenantId)]);
-    return ((await runScript(client, 'claimDue', keys, args)) as TaskReply[]).map((reply) => decodeTask(reply, tenantId));
+    return ((await runScript(client, 'claimDue', keys, args)) as TaskReply[]).map((reply) => {
+      const task = decodeTask(reply, tenantId);
+      onClaimed(task, k.partition);
+      return task;
+    });
   }
 
+  // A round plans from due counts read a moment before: under concurrent claims its queues may give less than
+  // planned while others still have due tasks, so without rooms to account for, a short round is followed by
+  // another for what is left (a claim ends full, or when nothing is ready for it).
+  const claimed: RetryTask[] = [];
+  for (let round = 0; round < MAX_ROUNDS && claimed.length < options.limit; round++) {
+    const { tasks, planned } = await claimRound(client, partitions, now, { ...options, limit: options.limit - claimed.length }, skip, onClaimed, callOf);
+    claimed.push(...tasks);
+    if (rooms !== undefined || planned === 0 || tasks.length >= planned) break;
+  }
+  return claimed;
+}
+
+/** Claim rounds at most, when a round gets less than it planned (see claimFairly). */
+const MAX_ROUNDS = 8;
+
+/** One claim over several partitions: ready queues read, slots shared and dealt, then taken (two round trips). */
+async function claimRound(
+  client: RedisClient,
+  partitions: readonly PartitionKeys[],
+  now: number,
+  options: ClaimOptions,
+  skip: SkipPartition | undefined,
+  onClaimed: (task: RetryTask, partition: string) => void,
+  callOf: (k: PartitionKeys, limit: number, rest: readonly (string | number)[]) => ScriptCall,
+): Promise<{ tasks: RetryTask[]; planned: number }> {
+  const { rooms } = options;
   const queues = await readyQueues(client, partitions, now, options.limit, skip);
   const ring = ringOrder(rooms === undefined ? queues : queues.filter((queue) => roomOf(rooms, queue) > 0), options.after);
   const { considered, share } = claimShares(ring.length, options.limit);
@@ -59,27 +92,57 @@ export async function claimFairly(
   const slots = served.map((queue) => Array.from({ length: Math.min(queue.due, share, roomOf(rooms, queue)) }, () => queue));
   const dealt = rooms === undefined ? dealRoundRobin(slots, options.limit) : keepWithinRooms(dealRoundRobin(slots, Infinity), rooms, options.limit, (q) => q.tenantId);
   for (const queue of dealt) taken.set(queue, (taken.get(queue) ?? 0) + 1);
+  if (dealt.length === 0) return { tasks: [], planned: 0 };
 
-  const called = partitions.filter((k) => served.some((q) => q.keys === k && taken.has(q)));
-  const calls = called.map((k) => {
-    const pairs = served.filter((q) => q.keys === k && taken.has(q)).flatMap((q) => [q.targetKey, taken.get(q) as number]);
-    return callOf(k, options.limit, ['counts', ...pairs]);
-  });
+  const counts = new Map<PartitionKeys, (string | number)[]>();
+  for (const queue of served) {
+    for (const [keys, count] of splitOverParts(queue, taken.get(queue) ?? 0)) {
+      let pairs = counts.get(keys);
+      if (pairs === undefined) counts.set(keys, (pairs = []));
+      pairs.push(queue.targetKey, count);
+    }
+  }
+  const called = [...counts.keys()];
+  const calls = called.map((k) => callOf(k, options.limit, ['counts', ...(counts.get(k) as (string | number)[])]));
   // A partition lost between the two round trips may have leased tasks whose reply never came: they are reaped when
   // their leases lapse, as after any lost reply.
   const claimed = (await runEach(client, 'claimDue', calls, skip)).flatMap((reply, i) => {
-    const tenantId = tenantOfPartition((called[i] as PartitionKeys).partition);
-    return ((reply ?? []) as TaskReply[]).map((task) => decodeTask(task, tenantId));
+    const k = called[i] as PartitionKeys;
+    const tenantId = tenantOfPartition(k.partition);
+    return ((reply ?? []) as TaskReply[]).map((reply) => {
+      const task = decodeTask(reply, tenantId);
+      onClaimed(task, k.partition);
+      return task;
+    });
   });
-  // Dealt again across partitions, in ring order: each queue's tasks came back earliest due first.
+  // Dealt again across partitions, in ring order: each queue's tasks earliest due first (a queue in several
+  // sub-partitions came back in parts, each in that order).
   const byQueue = new Map<string, RetryTask[]>(served.map((q) => [queueId(q), []]));
   for (const task of claimed) byQueue.get(queueId(task))?.push(task);
-  return dealRoundRobin([...byQueue.values()], options.limit);
+  const split = served.filter((q) => q.parts.length > 1);
+  for (const q of split) byQueue.get(queueId(q))?.sort((a, b) => (a.nextAttemptAt ?? 0) - (b.nextAttemptAt ?? 0));
+  return { tasks: dealRoundRobin([...byQueue.values()], options.limit), planned: dealt.length };
 }
 
-/** A ready queue of one partition, with how many of its tasks are due (at most the claim's limit). */
+/** How many of a queue's `count` tasks each of its parts gives: its earliest due tasks, whichever parts hold them. */
+function splitOverParts(queue: Queue, count: number): Map<PartitionKeys, number> {
+  const given = new Map<PartitionKeys, number>();
+  if (queue.parts.length === 1) {
+    if (count > 0) given.set((queue.parts[0] as Queue['parts'][number]).keys, count);
+    return given;
+  }
+  const heads = queue.parts.flatMap((part) => part.times.map((time) => ({ time, keys: part.keys })));
+  heads.sort((a, b) => a.time - b.time);
+  for (const { keys } of heads.slice(0, count)) given.set(keys, (given.get(keys) ?? 0) + 1);
+  return given;
+}
+
+/**
+ * A ready queue of one tenant's target, with how many of its tasks are due (at most the claim's limit in each part),
+ * in every partition of the tenant that has it ready.
+ */
 interface Queue extends TargetRef {
-  keys: PartitionKeys;
+  parts: { keys: PartitionKeys; due: number; times: number[] }[];
   due: number;
 }
 
@@ -108,12 +171,23 @@ async function readyQueues(
     (pipeline, k) => queueScript(pipeline, 'readReady', [k.ready], [k.base, String(now), cap]),
     skip,
   )) as ((string | number)[] | undefined)[];
-  return replies.flatMap((flat = [], p) => {
+  const queues = new Map<string, Queue>();
+  replies.forEach((flat = [], p) => {
     const keys = partitions[p] as PartitionKeys;
-    const queues: Queue[] = [];
-    for (let i = 0; i + 1 < flat.length; i += 2) {
-      queues.push({ tenantId: tenantOfPartition(keys.partition), targetKey: String(flat[i]), keys, due: Number(flat[i + 1]) });
+    const tenantId = tenantOfPartition(keys.partition);
+    for (let i = 0; i + 1 < flat.length; ) {
+      const targetKey = String(flat[i]);
+      const due = Number(flat[i + 1]);
+      const times = flat.slice(i + 2, i + 2 + due).map(Number);
+      i += 2 + due;
+      const id = queueId({ tenantId, targetKey });
+      const queue = queues.get(id);
+      if (queue === undefined) queues.set(id, { tenantId, targetKey, parts: [{ keys, due, times }], due });
+      else {
+        queue.parts.push({ keys, due, times });
+        queue.due += due;
+      }
     }
-    return queues;
   });
+  return [...queues.values()];
 }

@@ -3,7 +3,6 @@ import type { RedisClient } from './connection.js';
 import { queueScript, runScript } from './scripts.js';
 import type { ScriptName } from './scripts.js';
 import { RedisUnavailableError, translateError } from './errors.js';
-import { partitionOf } from './keys.js';
 
 /** One script call: its keys and arguments. */
 export interface ScriptCall {
@@ -77,10 +76,10 @@ export async function execAll(pipeline: ChainableCommander): Promise<unknown[]> 
 }
 
 /** Indices of `items` grouped by partition, in first-seen order. */
-export function groupByPartition<T>(items: readonly T[], partitionOf: (item: T) => string): Map<string, number[]> {
+export function groupByPartition<T>(items: readonly T[], partitionOf: (item: T, index: number) => string): Map<string, number[]> {
   const groups = new Map<string, number[]>();
   items.forEach((item, i) => {
-    const partition = partitionOf(item);
+    const partition = partitionOf(item, i);
     const group = groups.get(partition);
     if (group === undefined) groups.set(partition, [i]);
     else group.push(i);
@@ -92,10 +91,11 @@ export function groupByPartition<T>(items: readonly T[], partitionOf: (item: T) 
  * Runs a batch script once per partition of `items` ({@link runEach}) and hands each item its own entry of its
  * partition's reply (scripts reply with one entry per item, in the order given), in input order.
  */
-export async function runPerItem<T extends { readonly tenantId: string }>(
+export async function runPerItem<T>(
   client: RedisClient,
   name: ScriptName,
   items: readonly T[],
+  partitionOf: (item: T, index: number) => string,
   callOf: (partition: string, group: T[]) => ScriptCall,
 ): Promise<unknown[]> {
   const groups = [...groupByPartition(items, partitionOf).entries()];

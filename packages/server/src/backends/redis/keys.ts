@@ -11,26 +11,67 @@ export const PREFIX_RULE = /^[A-Za-z0-9._-]{1,64}$/;
  * Which partition a task lives in. Every key of one partition shares one hash tag, `{prefix:partition}`, so a
  * script that touches several of them runs in one slot on Redis Cluster.
  *
- * Today a partition is a tenant: idempotency keys and policy ids are unique per tenant, so the `idem` hash and
- * the policies must live beside the tasks. Partitioning by policy later means changing this function (and the
- * `tenantOf*` callers below that derive it from a tenant alone) and keeping a `taskId → partition` map for
- * reads by id; the scripts take every key from the caller and need no change.
+ * A partition is a tenant, or with `subPartitions` above 1 one of the tenant's sub-partitions, chosen by hashing
+ * the task's idempotency key (its id when it has none): the same key always lands in the same partition, so its
+ * `idem` entry, the task's record and its attempt log share one slot, and the idempotency rule holds per partition
+ * (see `docs/stores.md`). Sub-partition 0 is the tenant's home, whose keys are the tenant's keys of one partition:
+ * a store with 1 sub-partition is today's layout, and policies, target state and the target gates' settings live
+ * there. This is the one place that decides; the scripts take every key from the caller.
  */
-export function partitionOf(task: { readonly tenantId: string }): string {
-  return task.tenantId;
+export function partitionOf(task: { readonly tenantId: string; readonly idempotencyKey?: string; readonly taskId?: string }, subPartitions = 1): string {
+  if (subPartitions <= 1) return task.tenantId;
+  return subPartitionOf(task.tenantId, subIndexOf(task.idempotencyKey ?? task.taskId ?? '', subPartitions));
 }
 
-/** The partition that holds a tenant's tasks, policies, target state and blobs (see {@link partitionOf}). */
+/** The partition of a tenant's idempotency key (see {@link partitionOf}). */
+export function partitionOfKey(tenantId: string, idempotencyKey: string, subPartitions: number): string {
+  return partitionOf({ tenantId, idempotencyKey }, subPartitions);
+}
+
+/** The home partition of a tenant: its policies, target state, gate settings and blobs (see {@link partitionOf}). */
 export function partitionOfTenant(tenantId: string): string {
-  return partitionOf({ tenantId });
+  return tenantId;
+}
+
+/**
+ * Separates a tenant id from a sub-partition number in a partition id (in the registry, never in a key): tenant ids
+ * are visible characters (the API's rule), so no tenant id holds it.
+ */
+const SUB_SEPARATOR = '\u0000';
+
+/** The id of a tenant's sub-partition `index` (0: its home, whose id is the tenant id). */
+export function subPartitionOf(tenantId: string, index: number): string {
+  return index === 0 ? tenantId : `${tenantId}${SUB_SEPARATOR}${index}`;
+}
+
+/** Every partition of a tenant with `subPartitions` sub-partitions, its home first. */
+export function partitionsOfTenant(tenantId: string, subPartitions: number): string[] {
+  return Array.from({ length: Math.max(1, subPartitions) }, (_, i) => subPartitionOf(tenantId, i));
+}
+
+/** The sub-partition number of a partition id (0 for a tenant's home). */
+export function subIndexOfPartition(partition: string): number {
+  const at = partition.indexOf(SUB_SEPARATOR);
+  return at < 0 ? 0 : Number(partition.slice(at + 1));
+}
+
+/**
+ * The sub-partition of a key among `n`: FNV-1a over its UTF-16 units, stable across processes and versions (a
+ * changed hash would move every task: only the layout migration may do that).
+ */
+export function subIndexOf(key: string, n: number): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) hash = Math.imul(hash ^ key.charCodeAt(i), 0x01000193);
+  return (hash >>> 0) % n;
 }
 
 /**
  * The tenant whose tasks a partition holds: claims order target queues by `(tenantId, targetKey)`, and a
- * partition's script orders its own queues, so a partition must be one tenant (see {@link partitionOf}).
+ * partition's script orders its own queues, so a partition must hold one tenant's tasks (see {@link partitionOf}).
  */
 export function tenantOfPartition(partition: string): string {
-  return partition;
+  const at = partition.indexOf(SUB_SEPARATOR);
+  return at < 0 ? partition : partition.slice(0, at);
 }
 
 // `%`, `{`, `}` and `:` are escaped so that a tenant id can neither end the hash tag early nor make two
@@ -110,7 +151,9 @@ export class PartitionKeys {
     prefix: string,
     readonly partition: string,
   ) {
-    this.base = `{${prefix}:${escapePart(partition)}}:`;
+    const index = subIndexOfPartition(partition);
+    // A sub-partition's tag adds `:<n>` after the escaped tenant, where an escaped tenant holds no `:`.
+    this.base = `{${prefix}:${escapePart(tenantOfPartition(partition))}${index === 0 ? '' : `:${index}`}}:`;
   }
 
   /**
@@ -158,6 +201,13 @@ export class PartitionKeys {
    */
   gate(targetKey: string): string {
     return `${this.base}gate:${targetKey}`;
+  }
+  /**
+   * Hash (home partition only, with several sub-partitions): target → its limits as given, JSON
+   * `[ratePerSecond, burst, maxInFlight]`; each sub-partition's gate holds its share (see target-gate.ts).
+   */
+  get gateSettings(): string {
+    return `${this.base}gate-settings`;
   }
   /** Layout 2's hash of holds (target → held until): read and deleted by the migration to layout 3. */
   get legacyHolds(): string {

@@ -34,7 +34,7 @@ const ALL_STATUSES = Object.values(TaskStatus);
  */
 export async function listTasks(
   client: RedisClient,
-  keys: PartitionKeys,
+  parts: readonly PartitionKeys[],
   query: TaskQuery,
   readTasks: (ids: readonly string[]) => Promise<(RetryTask | undefined)[]>,
 ): Promise<Page<RetryTask>> {
@@ -46,16 +46,22 @@ export async function listTasks(
   const wanted = statusesOf(query.status);
   const statuses = wanted.length === 0 ? ALL_STATUSES : wanted;
   const allowed = new Set<string>(statuses);
-  const source = sourceOf(keys, allowed);
+  const sources = parts.map((keys) => ({ keys, source: sourceOf(keys, allowed) }));
+  const exact = (sources[0] as { source: ListingSource }).source.exact;
   const matches = (task: RetryTask | undefined): task is RetryTask =>
     task !== undefined &&
     allowed.has(task.status) &&
     (query.policyId === undefined || task.policyId === query.policyId) &&
     (query.targetKey === undefined || task.targetKey === query.targetKey);
   const cursorAt = (member: string) => encodeCursor('tasks', [createdAtOfSortKey(member), taskIdOfSortKey(member)]);
-  const walk = (from: string, count: number) => walkListing(client, keys, source, from, count, readTasks);
+  const walk = async (from: string, count: number) => {
+    if (sources.length === 1) return walkListing(client, parts[0] as PartitionKeys, (sources[0] as { source: ListingSource }).source, from, count, readTasks);
+    // A tenant's sub-partitions: each one's first `count`, merged (listing keys order tasks across partitions too).
+    const walked = await Promise.all(sources.map(({ keys, source }) => walkListing(client, keys, source, from, count, readTasks)));
+    return newestFirst(walked.flat()).slice(0, count);
+  };
 
-  if (query.policyId === undefined && query.targetKey === undefined && source.exact) {
+  if (query.policyId === undefined && query.targetKey === undefined && exact) {
     const listed = await walk(start, query.limit + 1);
     const page = listed.slice(0, query.limit);
     const items = (await readTasks(page.map(taskIdOfSortKey))).filter(matches);
@@ -127,11 +133,14 @@ async function walkListing(
     if (error !== null) throw error;
     members.push(...(await inFlightMembers(ids as string[], start, readTasks)));
   }
-  // Bytewise, as Redis orders members (JavaScript's < compares UTF-16 units, which differs beyond the BMP).
+  return newestFirst(members).slice(0, count);
+}
+
+/** Listing keys newest first: bytewise, as Redis orders members (JavaScript's < compares UTF-16 units, which differs beyond the BMP). */
+function newestFirst(members: readonly string[]): string[] {
   return members
     .map((member) => ({ member, bytes: Buffer.from(member, 'utf8') }))
     .sort((a, b) => Buffer.compare(b.bytes, a.bytes))
-    .slice(0, count)
     .map(({ member }) => member);
 }
 

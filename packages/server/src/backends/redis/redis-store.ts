@@ -41,7 +41,7 @@ import type { RedisDurabilityMode, RedisPersistence } from './durability.js';
 import { translateError } from './errors.js';
 import { groupByPartition, runEach, runPerItem } from './fan-out.js';
 import type { ScriptCall } from './fan-out.js';
-import { AccessKeys, DEFAULT_REDIS_PREFIX, globalKeys, partitionOf, partitionOfTenant, tenantOfPartition } from './keys.js';
+import { AccessKeys, DEFAULT_REDIS_PREFIX, globalKeys, partitionOfTenant, tenantOfPartition } from './keys.js';
 import type { GlobalKeys, PartitionKeys } from './keys.js';
 import { ensureLayout } from './layout-migration.js';
 import { listAttempts, listTasks } from './list-tasks.js';
@@ -54,6 +54,7 @@ import { defineScripts, runScript } from './scripts.js';
 import { RedisSealedTasks } from './sealed-tasks.js';
 import type { ScriptName } from './scripts.js';
 import { TargetGates } from './target-gate.js';
+import { DEFAULT_SUB_PARTITIONS, SubPartitions, checkSubPartitions } from './sub-partitions.js';
 import { decodeCompletion, decodeTask, encodeCompletion, encodeTaskData, encodeTaskState, encodeValue } from './task-codec.js';
 import type { CompletionReply, TaskReply } from './task-codec.js';
 import { CANCEL_MOVES, REPLAY_MOVES, REQUEST_CANCEL_FROM, RESCHEDULE_MOVES } from './transition-guards.js';
@@ -69,6 +70,14 @@ export interface RedisStoreOptions extends RedisConnectionOptions {
   prefix?: string;
   /** Connection errors (refused, reset, ...) and failing `onDue` listeners; the store recovers by itself. */
   onError?: (error: unknown) => void;
+  /**
+   * Partitions per tenant, 1 to 256 (`--redis-sub-partitions`). Default 1: every task of a tenant in one hash tag,
+   * so on one Redis server or a tenant of modest size nothing changes. Above 1 a tenant's tasks spread over that many
+   * hash tags, chosen by idempotency key (keys.ts `partitionOf`), so one tenant's load spreads over a cluster's
+   * masters. Every instance on a store must use the same number: `init()` moves the tasks of a store written with
+   * another number in place (see `layout-migration.ts`).
+   */
+  subPartitions?: number;
 }
 
 /**
@@ -112,6 +121,7 @@ export class RedisStore implements Store, AdminReads, TargetStateStore {
   readonly #registry: PartitionRegistry;
   readonly #due: DueChannel;
   readonly #gates: TargetGates;
+  readonly #subs: SubPartitions;
   /** Sealed secrets and their re-seal under a new key (see sealed-tasks.ts). */
   readonly sealing: SealedTaskStore;
   /** The callbacks owed by ended tasks (see callbacks-owed.ts). */
@@ -139,10 +149,11 @@ export class RedisStore implements Store, AdminReads, TargetStateStore {
     this.#globals = globalKeys(this.prefix);
     this.#registry = new PartitionRegistry(this.#client, this.prefix, this.#globals.partitions);
     this.#due = new DueChannel(this.#subscriber, this.#globals.dueChannel, this.instanceId, (p) => this.#registry.learn(p), onError);
-    this.#gates = new TargetGates(this.#client, this.#registry, (k) => [this.#globals.dueChannel, this.#due.message(k.partition)]);
+    this.#subs = new SubPartitions(checkSubPartitions(options.subPartitions ?? DEFAULT_SUB_PARTITIONS), this.#client, this.#registry);
+    this.#gates = new TargetGates(this.#client, this.#registry, this.#subs, (k) => [this.#globals.dueChannel, this.#due.message(k.partition)]);
     this.access = new RedisAccessStore(this.#client, new AccessKeys(this.prefix));
-    this.callbacks = new RedisCallbacksOwed(this.#client, this.#registry, this.#skipped);
-    this.sealing = new RedisSealedTasks(this.#client, this.#registry, (tenantId, ids) => this.#read(tenantId, 'id', ids));
+    this.callbacks = new RedisCallbacksOwed(this.#client, this.#registry, this.#subs, this.#skipped);
+    this.sealing = new RedisSealedTasks(this.#client, this.#registry, (tenantId, ids) => this.#read(tenantId, 'id', ids), this.#subs);
   }
 
   /** The command connection (a `Cluster` on Redis Cluster), for the blob store and diagnostics. */
@@ -213,8 +224,8 @@ export class RedisStore implements Store, AdminReads, TargetStateStore {
     if (tasks.length === 0) return [];
     for (const task of tasks) checkInsertable(task);
     return this.#run(async () => {
-      await this.#registry.register(tasks.map(partitionOf));
-      const replies = await runPerItem(this.#client, 'insertTasks', tasks, (partition, group) => {
+      await this.#registry.register(tasks.map((task) => this.#subs.of(task)));
+      const replies = await runPerItem(this.#client, 'insertTasks', tasks, (task) => this.#subs.of(task), (partition, group) => {
         const k = this.#keysOf(partition);
         // One argument for the whole batch's states and one data JSON a task (see encodeTaskState), in one array
         // built in place: no array per task, no spread of a long list.
@@ -244,23 +255,26 @@ export class RedisStore implements Store, AdminReads, TargetStateStore {
   }
 
   async listTasks(query: TaskQuery): Promise<Page<RetryTask>> {
-    const keys = this.#keysOf(partitionOfTenant(query.tenantId));
-    return this.#run(() => listTasks(this.#client, keys, query, (ids) => this.#read(query.tenantId, 'id', ids)));
+    const parts = this.#subs.keysOfTenant(query.tenantId);
+    return this.#run(() => listTasks(this.#client, parts, query, (ids) => this.#read(query.tenantId, 'id', ids)));
   }
 
   async cancelTask(ref: TaskRef, now: number, expiresAt: number): Promise<TransitionResult> {
-    const k = this.#keysOf(partitionOfTenant(ref.tenantId));
+    const k = await this.#located(ref);
+    if (k === undefined) return { kind: 'not_found' };
     const args = [k.base, ref.taskId, String(now), String(expiresAt), ...CANCEL_MOVES];
     return this.#transition(ref.tenantId, 'cancelTask', [k.leases, k.counts, k.ready], args);
   }
 
   async requestCancel(ref: TaskRef, now: number): Promise<TransitionResult> {
-    const k = this.#keysOf(partitionOfTenant(ref.tenantId));
+    const k = await this.#located(ref);
+    if (k === undefined) return { kind: 'not_found' };
     return this.#transition(ref.tenantId, 'requestCancel', [k.records], [k.base, ref.taskId, String(now), ...REQUEST_CANCEL_FROM]);
   }
 
   async replayTask(ref: TaskRef, change: ReplayChange): Promise<TransitionResult> {
-    const k = this.#keysOf(partitionOfTenant(ref.tenantId));
+    const k = await this.#located(ref);
+    if (k === undefined) return { kind: 'not_found' };
     const [base, ...wake] = this.#wakeArgs(k);
     const args = [
       base,
@@ -277,7 +291,8 @@ export class RedisStore implements Store, AdminReads, TargetStateStore {
   }
 
   async rescheduleTask(ref: TaskRef, change: RescheduleChange): Promise<TransitionResult> {
-    const k = this.#keysOf(partitionOfTenant(ref.tenantId));
+    const k = await this.#located(ref);
+    if (k === undefined) return { kind: 'not_found' };
     const [base, ...wake] = this.#wakeArgs(k);
     const args = [base, ref.taskId, change.expectedVersion, String(change.nextAttemptAt), String(change.updatedAt), ...wake, ...RESCHEDULE_MOVES];
     return this.#transition(ref.tenantId, 'rescheduleTask', [k.leases, k.counts, k.ready], args);
@@ -295,16 +310,25 @@ export class RedisStore implements Store, AdminReads, TargetStateStore {
     return this.#run(async () => purgeExpired(this.#client, await this.#registry.all(), now, limit, this.#skipped));
   }
 
-  /** One `delete-finished.lua` call in the tenant's partition (see purge-expired.ts). */
+  /** One `delete-finished.lua` call in each partition of the tenant that holds some of `tasks` (see purge-expired.ts). */
   async deleteFinishedTasks(tenantId: string, tasks: readonly ListedTask[]): Promise<PurgedTask[]> {
-    return this.#run(() => deleteFinished(this.#client, this.#keysOf(partitionOfTenant(tenantId)), tasks));
+    return this.#run(async () => {
+      const partitions = await this.#subs.locate(tasks.map((task) => ({ tenantId, taskId: task.taskId })));
+      const groups = groupByPartition(tasks, (_, i) => partitions[i] ?? '');
+      groups.delete('');
+      const deleted = await Promise.all(
+        [...groups].map(([partition, indices]) => deleteFinished(this.#client, this.#keysOf(partition), indices.map((i) => tasks[i] as ListedTask))),
+      );
+      return deleted.flat();
+    });
   }
 
   // ---- scheduling ----------------------------------------------------------------------------------
 
   async claimDue(now: number, options: ClaimOptions): Promise<RetryTask[]> {
     if (options.limit <= 0) return [];
-    return this.#run(async () => claimFairly(this.#client, await this.#registry.all(), now, options, this.#skipped));
+    const remember = (task: RetryTask, partition: string) => this.#subs.remember(task.tenantId, task.taskId, partition);
+    return this.#run(async () => claimFairly(this.#client, await this.#registry.all(), now, options, this.#skipped, remember));
   }
 
   /** The lowest `ready` score over partitions: exact (every script keeps `ready` so), holds and limits included. */
@@ -327,8 +351,12 @@ export class RedisStore implements Store, AdminReads, TargetStateStore {
   async completeAttempts(completions: readonly AttemptCompletion[], now: number): Promise<CompletionResult[]> {
     if (completions.length === 0) return [];
     for (const completion of completions) checkCompletion(completion);
-    const replies = await this.#run(() =>
-      runPerItem(this.#client, 'completeAttempts', completions, (partition, group) => {
+    const partitions = await this.#run(() => this.#subs.locate(completions));
+    // A task in no partition is fenced out, as a script would say of a task it does not hold.
+    const held = completions.filter((_, i) => partitions[i] !== undefined);
+    const partitionOfHeld = held.length === completions.length ? partitions : partitions.filter((p) => p !== undefined);
+    const heldReplies = await this.#run(() =>
+      runPerItem(this.#client, 'completeAttempts', held, (_, i) => partitionOfHeld[i] as string, (partition, group) => {
         const k = this.#keysOf(partition);
         const [base, channel, message] = this.#wakeArgs(k);
         // The completions' JSON goes in place of the '' once their log entries follow it (see encodeCompletion).
@@ -339,21 +367,29 @@ export class RedisStore implements Store, AdminReads, TargetStateStore {
         return { keys: [k.leases, k.counts, k.ready], args };
       }),
     );
+    let next = 0;
+    const replies = partitions.map((p) => (p === undefined ? null : heldReplies[next++]));
     return replies.map((r, i): CompletionResult => {
-      const { taskId } = completions[i] as AttemptCompletion;
+      const { tenantId, taskId } = completions[i] as AttemptCompletion;
+      this.#subs.forget(tenantId, taskId);
       return r === null ? { kind: 'fenced_out', taskId } : decodeCompletion(taskId, r as CompletionReply);
     });
   }
 
   async extendLease(tenantId: string, taskId: string, fencingToken: number, leaseExpiresAt: number): Promise<boolean> {
-    const k = this.#keysOf(partitionOfTenant(tenantId));
+    const k = await this.#located({ tenantId, taskId });
+    if (k === undefined) return false;
     const args = [k.base, taskId, fencingToken, String(leaseExpiresAt)];
     return (await this.#run(() => runScript(this.#client, 'extendLease', [k.leases], args))) === 1;
   }
 
   async releaseLeases(leases: readonly LeaseRef[], now: number): Promise<number> {
     if (leases.length === 0) return 0;
-    const calls = [...groupByPartition(leases, partitionOf)].map(([partition, indices]): ScriptCall => {
+    const partitions = await this.#run(() => this.#subs.locate(leases));
+    for (const lease of leases) this.#subs.forget(lease.tenantId, lease.taskId);
+    const groups = groupByPartition(leases, (_, i) => partitions[i] ?? '');
+    groups.delete('');
+    const calls = [...groups].map(([partition, indices]): ScriptCall => {
       const k = this.#keysOf(partition);
       const [base, ...wake] = this.#wakeArgs(k);
       const held = indices.flatMap((i) => [(leases[i] as LeaseRef).taskId, (leases[i] as LeaseRef).fencingToken]);
@@ -380,7 +416,7 @@ export class RedisStore implements Store, AdminReads, TargetStateStore {
   // ---- attempts ------------------------------------------------------------------------------------
 
   async listAttempts(tenantId: string, taskId: string, page: PageRequest): Promise<Page<AttemptLog>> {
-    return this.#run(() => listAttempts(this.#client, this.#keysOf(partitionOfTenant(tenantId)), taskId, page));
+    return this.#run(async () => listAttempts(this.#client, (await this.#located({ tenantId, taskId })) ?? this.#keysOf(partitionOfTenant(tenantId)), taskId, page));
   }
 
   // ---- policies ------------------------------------------------------------------------------------
@@ -420,7 +456,7 @@ export class RedisStore implements Store, AdminReads, TargetStateStore {
   /** Sums the `counts` hash of each partition (kept by every script): no key is scanned. */
   async countByStatus(tenantId?: string): Promise<Record<TaskStatus, number>> {
     return this.#run(async () =>
-      sumCounts(this.#client, tenantId === undefined ? await this.#registry.all() : [this.#keysOf(partitionOfTenant(tenantId))]),
+      sumCounts(this.#client, tenantId === undefined ? await this.#registry.all() : this.#subs.keysOfTenant(tenantId)),
     );
   }
 
@@ -436,8 +472,8 @@ export class RedisStore implements Store, AdminReads, TargetStateStore {
   async oldestPending(limit: number): Promise<OldestPending[]> {
     return this.#run(async () =>
       oldestPendingOf<string>(
-        (await this.#registry.list()).map(tenantOfPartition),
-        (tenantId, after, size) => readOldestPendingPage(this.#client, this.#keysOf(partitionOfTenant(tenantId)), after, size),
+        [...new Set((await this.#registry.list()).map(tenantOfPartition))],
+        (tenantId, after, size) => readOldestPendingPage(this.#client, this.#subs.keysOfTenant(tenantId), after, size),
         limit,
       ),
     );
@@ -464,11 +500,30 @@ export class RedisStore implements Store, AdminReads, TargetStateStore {
     return { kind: reply[0], task: decodeTask(reply[1], tenantId) };
   }
 
+  /**
+   * Tasks of a tenant by id or idempotency key, in order. With sub-partitions, a key is read in its own partition;
+   * ids are read in every partition of the tenant (one call each, one round trip), since an id does not say where
+   * its task is.
+   */
   async #read(tenantId: string, by: 'id' | 'key', values: readonly string[]): Promise<(RetryTask | undefined)[]> {
     if (values.length === 0) return [];
-    const k = this.#keysOf(partitionOfTenant(tenantId));
-    const reply = (await this.#run(() => runScript(this.#client, 'getTasks', [k.idem], [k.base, by, ...values]))) as (TaskReply | null)[];
-    return reply.map((r) => (r === null ? undefined : decodeTask(r, tenantId)));
+    const call = (k: PartitionKeys, group: readonly string[]): ScriptCall => ({ keys: [k.idem], args: [k.base, by, ...group] });
+    let replies: unknown[];
+    if (this.#subs.count === 1 || by === 'key') {
+      const partitionOfValue = (value: string) => (by === 'key' ? this.#subs.ofKey(tenantId, value) : partitionOfTenant(tenantId));
+      replies = await this.#run(() => runPerItem(this.#client, 'getTasks', values, partitionOfValue, (p, group) => call(this.#keysOf(p), group)));
+    } else {
+      const parts = this.#subs.keysOfTenant(tenantId);
+      const each = (await this.#run(() => runEach(this.#client, 'getTasks', parts.map((k) => call(k, values))))) as (TaskReply | null)[][];
+      replies = values.map((_, i) => each.map((reply) => reply[i]).find((r) => r !== null && r !== undefined) ?? null);
+    }
+    return (replies as (TaskReply | null)[]).map((r) => (r === null ? undefined : decodeTask(r, tenantId)));
+  }
+
+  /** The keys of the partition that holds a task, or undefined when it is in none (see `SubPartitions.locate`). */
+  async #located(ref: TaskRef): Promise<PartitionKeys | undefined> {
+    const partition = await this.#run(() => this.#subs.locateOne(ref.tenantId, ref.taskId));
+    return partition === undefined ? undefined : this.#keysOf(partition);
   }
 
   /** The first arguments of a script that may publish a wake-up: base, channel, message. */

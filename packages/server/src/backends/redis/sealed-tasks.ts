@@ -4,8 +4,9 @@ import { decodeCursor, encodeCursor, pageOf } from '../../store/cursor.js';
 import { sameSealedParts, type SealedParts, type SealedTaskStore } from '../../store/sealed-task-store.js';
 import type { PageRequest, TaskRef, TransitionResult } from '../../store/store.js';
 import { translateError } from './errors.js';
-import { partitionOf, partitionOfTenant, sortKeyOf, taskIdOfSortKey, tenantOfPartition, type PartitionKeys } from './keys.js';
+import { sortKeyOf, taskIdOfSortKey, tenantOfPartition, type PartitionKeys } from './keys.js';
 import type { PartitionRegistry } from './partitions.js';
+import type { SubPartitions } from './sub-partitions.js';
 import { runScript } from './scripts.js';
 import { dataWithSealedParts, sealedPartsOfData } from './task-codec.js';
 
@@ -33,6 +34,7 @@ export class RedisSealedTasks implements SealedTaskStore {
     private readonly client: RedisClient,
     private readonly registry: PartitionRegistry,
     private readonly readTasks: ReadTasks,
+    private readonly subs: SubPartitions,
   ) {}
 
   async walkSealedTasks(page: PageRequest): Promise<Page<RetryTask>> {
@@ -56,7 +58,7 @@ export class RedisSealedTasks implements SealedTaskStore {
         const members = await this.#range(keys, start, wanted);
         const tasks = await this.readTasks(tenantOfPartition(partition), members.map(taskIdOfSortKey));
         for (const task of tasks) if (task !== undefined) found.push(task);
-        if (found.length > page.limit) return pageOf(found, page.limit, cursorOf);
+        if (found.length > page.limit) return pageOf(found, page.limit, (task) => cursorOf(this.subs.of(task), task));
         if (members.length < wanted) break;
         start = `(${members[members.length - 1] as string}`;
       }
@@ -65,7 +67,9 @@ export class RedisSealedTasks implements SealedTaskStore {
   }
 
   async #reseal(ref: TaskRef, expected: SealedParts, next: SealedParts): Promise<TransitionResult> {
-    const dataKey = this.registry.keysOf(partitionOfTenant(ref.tenantId)).taskData;
+    const partition = await this.subs.locateOne(ref.tenantId, ref.taskId);
+    if (partition === undefined) return { kind: 'not_found' };
+    const dataKey = this.registry.keysOf(partition).taskData;
     const read = await this.client.hget(dataKey, ref.taskId);
     if (read === null) return { kind: 'not_found' };
     const sealed = sealedPartsOfData(read);
@@ -106,6 +110,6 @@ async function translated<T>(operation: () => Promise<T>): Promise<T> {
 }
 
 /** The walk's cursor after a task: its partition and its listing key. */
-function cursorOf(task: RetryTask): string {
-  return encodeCursor('sealed-tasks', [partitionOf(task), sortKeyOf(task.createdAt, task.taskId)]);
+function cursorOf(partition: string, task: RetryTask): string {
+  return encodeCursor('sealed-tasks', [partition, sortKeyOf(task.createdAt, task.taskId)]);
 }

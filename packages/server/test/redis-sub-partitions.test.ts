@@ -1,0 +1,86 @@
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { PartitionKeys, partitionOf, subPartitionOf } from '../src/backends/redis/keys.js';
+import { shareOf } from '../src/backends/redis/target-gate.js';
+import { T0, makeAttempt, makeTask, retryOutcome } from './fixtures/tasks.js';
+import { dropPrefixes, freshStore, keySlot } from './redis-harness.js';
+import { admin, closeOpened, opened } from './redis-store-harness.js';
+
+// One tenant over several sub-partitions (`subPartitions`): where its tasks go, and what the gate does with a target
+// whose queue is split. The conformance suite runs on such a store too (redis-store.test.ts).
+
+afterAll(dropPrefixes);
+afterEach(closeOpened);
+
+const lease = { leaseMs: 60_000, workerId: 'w' };
+const A = 'https://a.example.com';
+
+describe('Redis sub-partitions', () => {
+  it('spreads one tenant over every sub-partition, each task with its key and its log in one slot', async () => {
+    const store = await opened(freshStore({ subPartitions: 4 }));
+    const tasks = Array.from({ length: 200 }, () => makeTask());
+    await store.insertTasks(tasks);
+    const client = admin();
+    const parts = [0, 1, 2, 3].map((i) => new PartitionKeys(store.prefix, subPartitionOf('default', i)));
+    expect(new Set(parts.map((k) => keySlot(k.records))).size).toBe(4);
+    const sizes = await Promise.all(parts.map((k) => client.hlen(k.records)));
+    expect(sizes.reduce((a, b) => a + b, 0)).toBe(200);
+    for (const size of sizes) expect(size).toBeGreaterThan(20);
+    const [claimed] = await store.claimDue(T0, { limit: 1, ...lease });
+    if (claimed === undefined) throw new Error('expected a claim');
+    await store.completeAttempts([{ ...claimed, attempt: makeAttempt(claimed), next: retryOutcome(claimed, T0 + 5_000) }], T0 + 1);
+    const home = parts.find((k) => k.partition === partitionOf(claimed, 4)) as PartitionKeys;
+    expect(await client.hget(home.idem, claimed.idempotencyKey)).toBe(claimed.taskId);
+    expect(await client.hexists(home.records, claimed.taskId)).toBe(1);
+    expect(await client.zcard(home.attempts(claimed.taskId))).toBe(1);
+    expect(new Set([home.idem, home.records, home.attempts(claimed.taskId)].map(keySlot)).size).toBe(1);
+    expect((await store.countByStatus('default')).PENDING).toBe(200);
+    client.disconnect();
+  });
+
+  it('keeps one task per idempotency key, whichever task id a later enqueue brings', async () => {
+    const store = await opened(freshStore({ subPartitions: 8 }));
+    const first = makeTask({ idempotencyKey: 'order-42' });
+    await store.insertTasks([first]);
+    for (let i = 0; i < 10; i++) {
+      const [result] = await store.insertTasks([makeTask({ idempotencyKey: 'order-42' })]);
+      expect(result?.kind).toBe('duplicate');
+      expect(result?.task.taskId).toBe(first.taskId);
+    }
+    expect((await store.getTaskByIdempotencyKey('default', 'order-42'))?.taskId).toBe(first.taskId);
+    expect((await store.countByStatus('default')).PENDING).toBe(1);
+  });
+
+  it("shares a target's in-flight limit over the sub-partitions, never past it, and holds every part", async () => {
+    const store = await opened(freshStore({ subPartitions: 4 }));
+    await store.insertTasks(Array.from({ length: 80 }, (_, i) => makeTask({ targetUrl: `${A}/hook`, nextAttemptAt: T0 + i / 1_000 })));
+    await store.limitTarget({ tenantId: 'default', targetKey: A }, { ratePerSecond: null, burst: null, maxInFlight: 8 }, T0);
+    let inFlight = 0;
+    for (let round = 0; round < 5; round++) inFlight += (await store.claimDue(T0 + 1 + round, { limit: 20, ...lease })).length;
+    // Each part's share is 2; a part with fewer due tasks than its share leaves the rest of it unused.
+    expect(inFlight).toBeLessThanOrEqual(8);
+    expect(inFlight).toBeGreaterThan(0);
+    const view = await store.admin.getTarget({ tenantId: 'default', targetKey: A }, T0 + 10);
+    expect(view).toMatchObject({ maxInFlight: 8, ratePerSecond: null, inFlight });
+
+    await store.limitTarget({ tenantId: 'default', targetKey: A }, { ratePerSecond: null, burst: null, maxInFlight: null }, T0 + 11);
+    await store.holdTarget({ tenantId: 'default', targetKey: A }, T0 + 1_000, T0 + 11);
+    expect(await store.claimDue(T0 + 12, { limit: 50, ...lease })).toEqual([]);
+    expect(await store.nextDueAt()).toBe(T0 + 1_000);
+    await store.releaseTarget({ tenantId: 'default', targetKey: A }, T0 + 13);
+    expect(await store.claimDue(T0 + 14, { limit: 100, ...lease })).toHaveLength(80 - inFlight);
+  });
+
+  it('splits limits into shares that add up to the limit, each part at least one slot and one token', () => {
+    const shares = [0, 1, 2, 3].map((i) => shareOf({ ratePerSecond: 10, burst: 6, maxInFlight: 10 }, i, 4));
+    expect(shares.map((s) => s.maxInFlight)).toEqual([3, 3, 2, 2]);
+    expect(shares.map((s) => s.ratePerSecond)).toEqual([2.5, 2.5, 2.5, 2.5]);
+    expect(shares.map((s) => s.burst)).toEqual([1.5, 1.5, 1.5, 1.5]);
+    expect([0, 1, 2, 3].map((i) => shareOf({ ratePerSecond: null, burst: null, maxInFlight: 2 }, i, 4).maxInFlight)).toEqual([1, 1, 1, 1]);
+    expect(shareOf({ ratePerSecond: null, burst: null, maxInFlight: 0 }, 3, 4).maxInFlight).toBe(0);
+  });
+
+  it('refuses a number of sub-partitions outside 1 to 256, naming the option', () => {
+    expect(() => freshStore({ subPartitions: 0 })).toThrow('Expected `subPartitions` to be a whole number from 1 to 256; got 0.');
+    expect(() => freshStore({ subPartitions: 2.5 })).toThrow(/subPartitions/);
+  });
+});
