@@ -29,6 +29,11 @@ afterAll(async () => cluster?.stop());
 
 // Each case on its own prefix: nothing to flush between cases, and the cluster goes with its directory.
 describeStoreConformance('redis cluster', async () => new RedisStore({ url: clusterOf().url(freshPrefix()) }));
+// One tenant over 4 sub-partitions, so over the three masters: what spans them is merged by the store.
+describeStoreConformance('redis cluster, 4 sub-partitions per tenant', async () => new RedisStore({ url: clusterOf().url(freshPrefix()), subPartitions: 4 }), {
+  sharedTargetLimits: true,
+  completionsAtomicPerPartition: true,
+});
 
 // Every key is answered 503 once, so every task retries; short delays keep the runs within seconds.
 const policy: RetryPolicy = { maxAttempts: 20, backoffType: 'EXPONENTIAL', initialDelayMs: 1, multiplier: 2, maxDelayMs: 10, jitterType: 'FULL' };
