@@ -90,6 +90,8 @@ export interface GlobalKeys {
   layout: string;
   /** String: held (SET NX PX) by the one instance that migrates the layout. */
   migrationLock: string;
+  /** String: the sub-partitions per tenant the tasks are in (see `sub-partition-migration.ts`); absent for 1. */
+  subPartitions: string;
 }
 
 export function globalKeys(prefix: string): GlobalKeys {
@@ -98,6 +100,7 @@ export function globalKeys(prefix: string): GlobalKeys {
     dueChannel: `{${prefix}}:due`,
     layout: `{${prefix}}:layout`,
     migrationLock: `{${prefix}}:layout-lock`,
+    subPartitions: `{${prefix}}:sub-partitions`,
   };
 }
 

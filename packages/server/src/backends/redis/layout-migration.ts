@@ -60,14 +60,21 @@ const WAIT: RetryPolicy = {
  *
  * @throws Error when the data is in a newer layout than this store knows (a newer retryd wrote it)
  */
-export async function ensureLayout(client: RedisClient, globals: GlobalKeys, keysOf: (partition: string) => PartitionKeys): Promise<void> {
+export async function ensureLayout(
+  client: RedisClient,
+  globals: GlobalKeys,
+  keysOf: (partition: string) => PartitionKeys,
+  after?: LaterMove,
+): Promise<void> {
+  const done = async () => (await isCurrent(client, globals)) && (after === undefined || (await after.isDone()));
   for (let attempt = 1; ; attempt++) {
-    if (await isCurrent(client, globals)) return;
+    if (await done()) return;
     const token = randomBytes(16).toString('hex');
     if ((await client.set(globals.migrationLock, token, 'PX', LOCK_MS, 'NX')) === 'OK') {
       try {
         // Another instance may have finished between the read above and the lock.
         if (!(await isCurrent(client, globals))) await migrate(client, globals, keysOf, token);
+        if (after !== undefined && !(await after.isDone())) await after.move(renewer(client, globals, token));
       } finally {
         // A lock that cannot be freed lapses by itself.
         await runScript(client, 'migrationLock', [globals.migrationLock], [token, 0]).catch(() => undefined);
@@ -76,6 +83,24 @@ export async function ensureLayout(client: RedisClient, globals: GlobalKeys, key
     }
     await systemClock.sleep(computeDelay(WAIT, attempt, 0, Math.random));
   }
+}
+
+/**
+ * A move of the data that runs under the same lock once the layout is current (the number of sub-partitions:
+ * `sub-partition-migration.ts`): `isDone` tells whether it is needed, `move` makes it, calling `renew` as it goes.
+ */
+export interface LaterMove {
+  isDone(): Promise<boolean>;
+  move(renew: () => Promise<void>): Promise<void>;
+}
+
+/** Keeps the lock `token` holds, or throws when another instance took it over. */
+function renewer(client: RedisClient, globals: GlobalKeys, token: string): () => Promise<void> {
+  return async () => {
+    if ((await runScript(client, 'migrationLock', [globals.migrationLock], [token, LOCK_MS])) !== 1) {
+      throw new Error('Lost the layout migration lock to another instance (this one was paused too long).');
+    }
+  };
 }
 
 async function isCurrent(client: RedisClient, globals: GlobalKeys): Promise<boolean> {
@@ -93,11 +118,7 @@ async function layoutOf(client: RedisClient, globals: GlobalKeys): Promise<numbe
 }
 
 async function migrate(client: RedisClient, globals: GlobalKeys, keysOf: (partition: string) => PartitionKeys, token: string): Promise<void> {
-  const renew = async () => {
-    if ((await runScript(client, 'migrationLock', [globals.migrationLock], [token, LOCK_MS])) !== 1) {
-      throw new Error('Lost the layout migration lock to another instance (this one was paused too long).');
-    }
-  };
+  const renew = renewer(client, globals, token);
   const from = await layoutOf(client, globals);
   for (const partition of await client.smembers(globals.partitions)) {
     if (from < 2) await migratePartition(client, keysOf(partition), renew);

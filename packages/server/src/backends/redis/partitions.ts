@@ -52,6 +52,12 @@ export class PartitionRegistry {
     }
   }
 
+  /** A partition taken off the registry (its tasks moved to others: see sub-partition-migration.ts). */
+  forget(partition: string): void {
+    this.#known.delete(partition);
+    this.#registered.delete(partition);
+  }
+
   /** A partition named by another instance's wake-up. */
   learn(partition: string): void {
     this.#known.add(partition);

@@ -1,6 +1,7 @@
 import { RedisCallbacksOwed } from './callbacks-owed.js';
 import type { CallbackOutbox } from '../../store/callback-outbox.js';
 import { randomBytes } from 'node:crypto';
+import { systemClock } from '@retryd/core';
 import type { TaskStatus } from '@retryd/core';
 import type { AttemptLog, Page, RetryTask, StoredPolicy } from '../../domain/task.js';
 import { completeAlongsideClaim } from '../../store/complete-and-claim.js';
@@ -44,6 +45,7 @@ import type { ScriptCall } from './fan-out.js';
 import { AccessKeys, DEFAULT_REDIS_PREFIX, globalKeys, partitionOfTenant, tenantOfPartition } from './keys.js';
 import type { GlobalKeys, PartitionKeys } from './keys.js';
 import { ensureLayout } from './layout-migration.js';
+import { moveSubPartitions, storedSubPartitions } from './sub-partition-migration.js';
 import { listAttempts, listTasks } from './list-tasks.js';
 import { PartitionRegistry } from './partitions.js';
 import { readOldestPendingPage } from './oldest-pending.js';
@@ -180,7 +182,14 @@ export class RedisStore implements Store, AdminReads, TargetStateStore {
         await this.#client.connect();
         await this.#due.start();
         this.#persistence = await readPersistence(this.#client);
-        await ensureLayout(this.#client, this.#globals, (partition) => this.#keysOf(partition));
+        await ensureLayout(this.#client, this.#globals, (partition) => this.#keysOf(partition), {
+          isDone: async () => (await storedSubPartitions(this.#client, this.#globals)) === this.#subs.count,
+          move: (renew) =>
+            moveSubPartitions(this.#client, this.#globals, this.#registry, this.#subs, renew, systemClock.now(), (k) => [
+              this.#globals.dueChannel,
+              this.#due.message(k.partition),
+            ]),
+        });
         await this.#registry.list();
       } catch (error) {
         this.#client.disconnect();
