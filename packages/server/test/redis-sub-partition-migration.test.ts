@@ -63,7 +63,7 @@ describe('Redis sub-partition migration', () => {
     expect(await client.get(`{${prefix}}:sub-partitions`)).toBe('4');
     expect(await snapshot(store, tasks)).toEqual(before);
     expect(await store.countByStatus()).toEqual(counts);
-    const parts = [0, 1, 2, 3].map((i) => new PartitionKeys(prefix, subPartitionOf('default', i)));
+    const parts = [0, 1, 2, 3].map((i) => new PartitionKeys(prefix, subPartitionOf('default', i, 4)));
     for (const k of parts) {
       expect(await client.hlen(k.records)).toBeGreaterThan(5);
       await expectIndexesExact(client, k);

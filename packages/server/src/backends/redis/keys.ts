@@ -1,5 +1,9 @@
 import { TERMINAL_STATUSES } from '@retryd/core';
 import type { TaskStatus } from '@retryd/core';
+import { createRequire } from 'node:module';
+
+/** Redis Cluster's slot of a key (CRC16 of its hash tag), from the library ioredis routes commands with. */
+const calculateSlot = createRequire(import.meta.url)('cluster-key-slot') as (key: string) => number;
 
 /** The key prefix used when `--store` names none (`redis://host:6379`). */
 export const DEFAULT_REDIS_PREFIX = 'retryd';
@@ -20,7 +24,7 @@ export const PREFIX_RULE = /^[A-Za-z0-9._-]{1,64}$/;
  */
 export function partitionOf(task: { readonly tenantId: string; readonly idempotencyKey?: string; readonly taskId?: string }, subPartitions = 1): string {
   if (subPartitions <= 1) return task.tenantId;
-  return subPartitionOf(task.tenantId, subIndexOf(task.idempotencyKey ?? task.taskId ?? '', subPartitions));
+  return subPartitionOf(task.tenantId, subIndexOf(task.idempotencyKey ?? task.taskId ?? '', subPartitions), subPartitions);
 }
 
 /** The partition of a tenant's idempotency key (see {@link partitionOf}). */
@@ -39,20 +43,46 @@ export function partitionOfTenant(tenantId: string): string {
  */
 const SUB_SEPARATOR = '\u0000';
 
-/** The id of a tenant's sub-partition `index` (0: its home, whose id is the tenant id). */
-export function subPartitionOf(tenantId: string, index: number): string {
-  return index === 0 ? tenantId : `${tenantId}${SUB_SEPARATOR}${index}`;
+/**
+ * The id of a tenant's sub-partition `index` of `count` (0: its home, whose id is the tenant id). The count is part
+ * of the id: the same index under another count is another partition, with other keys (see {@link PartitionKeys}).
+ */
+export function subPartitionOf(tenantId: string, index: number, count: number): string {
+  return index === 0 ? tenantId : `${tenantId}${SUB_SEPARATOR}${index}/${count}`;
 }
 
 /** Every partition of a tenant with `subPartitions` sub-partitions, its home first. */
 export function partitionsOfTenant(tenantId: string, subPartitions: number): string[] {
-  return Array.from({ length: Math.max(1, subPartitions) }, (_, i) => subPartitionOf(tenantId, i));
+  return Array.from({ length: Math.max(1, subPartitions) }, (_, i) => subPartitionOf(tenantId, i, subPartitions));
 }
 
-/** The sub-partition number of a partition id (0 for a tenant's home). */
-export function subIndexOfPartition(partition: string): number {
+/** The sub-partition number of a partition id and the count it is one of (0 of 1 for a tenant's home). */
+export function subIndexOfPartition(partition: string): { index: number; count: number } {
   const at = partition.indexOf(SUB_SEPARATOR);
-  return at < 0 ? 0 : Number(partition.slice(at + 1));
+  if (at < 0) return { index: 0, count: 1 };
+  const [index, count] = partition.slice(at + 1).split('/');
+  return { index: Number(index), count: Number(count) };
+}
+
+/** Slots of Redis Cluster. */
+const SLOTS = 16_384;
+
+/**
+ * The hash tag of sub-partition `index` of `count` of the partition tagged `home`: `home:<index>.<count>.<salt>`,
+ * with the first salt that puts it within a few slots of `index / count` of the way round the slot space from the
+ * home's slot. A tenant's sub-partitions so sit evenly spaced over the slots, and a cluster whose masters serve
+ * even ranges of slots (as `redis-cli --cluster create` makes them) gets an even share of them: with a count that
+ * is a multiple of the masters, the same number on each (a plain hash would put 2 of 3 on one master a third of the
+ * time). Costs about `2 × 32` CRC16s per sub-partition, once per process.
+ */
+function spreadTag(home: string, index: number, count: number): string {
+  const spacing = SLOTS / count;
+  const window = Math.max(1, Math.min(32, Math.floor(spacing / 2)));
+  const start = (calculateSlot(home) + Math.round(index * spacing)) % SLOTS;
+  for (let salt = 0; ; salt++) {
+    const tag = `${home}:${index}.${count}.${salt}`;
+    if ((calculateSlot(tag) - start + SLOTS) % SLOTS < window) return tag;
+  }
 }
 
 /**
@@ -154,9 +184,10 @@ export class PartitionKeys {
     prefix: string,
     readonly partition: string,
   ) {
-    const index = subIndexOfPartition(partition);
-    // A sub-partition's tag adds `:<n>` after the escaped tenant, where an escaped tenant holds no `:`.
-    this.base = `{${prefix}:${escapePart(tenantOfPartition(partition))}${index === 0 ? '' : `:${index}`}}:`;
+    const { index, count } = subIndexOfPartition(partition);
+    const home = `${prefix}:${escapePart(tenantOfPartition(partition))}`;
+    // A sub-partition's tag adds `:` and more after the escaped tenant, where an escaped tenant holds no `:`.
+    this.base = `{${index === 0 ? home : spreadTag(home, index, count)}}:`;
   }
 
   /**
