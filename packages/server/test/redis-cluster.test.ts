@@ -1,7 +1,7 @@
 import type { RetryPolicy } from '@retryd/core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { RedisUnavailableError } from '../src/backends/redis/errors.js';
-import { PartitionKeys, partitionOfTenant } from '../src/backends/redis/keys.js';
+import { PartitionKeys, partitionOfTenant, subPartitionOf } from '../src/backends/redis/keys.js';
 import { RedisStore } from '../src/backends/redis/redis-store.js';
 import type { RetryTask } from '../src/domain/task.js';
 import { openStore } from '../src/service/open-store.js';
@@ -178,6 +178,62 @@ async function startFailoverRun(): Promise<{ run: Run; tag: string; master: numb
   const replica = await clusterOf().replicaOf(master);
   return { run, tag, master, replica, before: await enqueue(run, 'before', 200) };
 }
+
+/** Commands a master ran since its stats were reset, by name, from `INFO commandstats`. */
+async function commandCalls(port: number): Promise<Map<string, number>> {
+  const text = (await clusterOf().admin(port).info('commandstats')) as string;
+  return new Map([...text.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)].map((m) => [m[1] as string, Number(m[2])]));
+}
+
+/** What the test and the cluster itself send, not the store. */
+const NOT_STORE = new Set(['info', 'config', 'cluster', 'ping', 'client', 'command', 'hello', 'readonly', 'select', 'replconf', 'psync', 'sync', 'monitor']);
+
+describe('one tenant over sub-partitions on Redis Cluster', () => {
+  it("spreads one tenant's W1 over the three masters: each runs a third of the store's commands, within 20%", async () => {
+    const prefix = freshPrefix();
+    const url = clusterOf().url(prefix);
+    // A tenant whose home's slot is clear of the masters' range ends, so its 3 evenly spaced parts fall on 3 masters.
+    let tenantId = '';
+    for (let i = 0; tenantId === ''; i++) {
+      const parts = [0, 1, 2].map((p) => new PartitionKeys(prefix, subPartitionOf(`w1-${i}`, p, 3)).base);
+      const masters = await Promise.all(parts.map((base) => clusterOf().masterOf(base)));
+      if (new Set(masters).size === 3) tenantId = `w1-${i}`;
+    }
+    const masters = (await clusterOf().view()).filter((n) => n.role === 'master' && !n.failed).map((n) => n.port);
+    expect(masters).toHaveLength(3);
+    const store = new RedisStore({ url, subPartitions: 3 });
+    cleanup.push(() => store.close());
+    await store.init();
+    // W1: the downstream answers 503 twice per key, then 200.
+    const downstream = new IdempotentDownstream(2);
+    const target = await downstream.start();
+    cleanup.push(() => downstream.close());
+    const service = await startServiceProcess([
+      '--store', url,
+      '--redis-sub-partitions', '3',
+      '--allow-targets', '127.0.0.1/32',
+      '--concurrency', '64',
+      '--role', 'all',
+    ]);
+    cleanup.push(() => stop(service));
+    for (const port of masters) await clusterOf().admin(port).config('RESETSTAT');
+
+    const tasks = Array.from({ length: 3_000 }, (_, n) => {
+      const now = Date.now();
+      return makeTask({ tenantId, idempotencyKey: `w1-${n}`, targetUrl: `${target}/charge`, policyId: 'inline', policy, nextAttemptAt: now, createdAt: now, updatedAt: now });
+    });
+    for (let i = 0; i < tasks.length; i += 200) await store.insertTasks(tasks.slice(i, i + 200));
+    await waitFor('every key processed downstream', () => tasks.every((t) => downstream.processed.has(t.idempotencyKey)), 120_000);
+    await waitFor('every task SUCCEEDED', async () => (await store.countByStatus(tenantId)).SUCCEEDED === tasks.length, 60_000);
+
+    const calls = await Promise.all(
+      masters.map(async (port) => [...(await commandCalls(port))].filter(([name]) => !NOT_STORE.has(name)).reduce((sum, [, n]) => sum + n, 0)),
+    );
+    const total = calls.reduce((a, b) => a + b, 0);
+    for (const n of calls) expect(Math.abs(n - total / 3), `${calls.join(' / ')} commands per master`).toBeLessThanOrEqual((0.2 * total) / 3);
+    expect(tasks.filter((t) => downstream.processed.get(t.idempotencyKey) !== 1)).toEqual([]);
+  });
+});
 
 describe('the purge on Redis Cluster', () => {
   it('shares its limit among tenants on all three masters, each earliest first', async () => {
