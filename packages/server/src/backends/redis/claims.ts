@@ -33,6 +33,7 @@ export async function claimFairly(
   options: ClaimOptions,
   skip?: SkipPartition,
   onClaimed: (task: RetryTask, partition: string) => void = () => undefined,
+  subPartitions = 1,
 ): Promise<RetryTask[]> {
   if (options.limit <= 0 || partitions.length === 0) return [];
   const { rooms } = options;
@@ -61,7 +62,7 @@ export async function claimFairly(
   // another for what is left (a claim ends full, or when nothing is ready for it).
   const claimed: RetryTask[] = [];
   for (let round = 0; round < MAX_ROUNDS && claimed.length < options.limit; round++) {
-    const { tasks, planned } = await claimRound(client, partitions, now, { ...options, limit: options.limit - claimed.length }, skip, onClaimed, callOf);
+    const { tasks, planned } = await claimRound(client, partitions, now, { ...options, limit: options.limit - claimed.length }, skip, onClaimed, callOf, subPartitions > 1);
     claimed.push(...tasks);
     if (rooms !== undefined || planned === 0 || tasks.length >= planned) break;
   }
@@ -80,9 +81,10 @@ async function claimRound(
   skip: SkipPartition | undefined,
   onClaimed: (task: RetryTask, partition: string) => void,
   callOf: (k: PartitionKeys, limit: number, rest: readonly (string | number)[]) => ScriptCall,
+  times: boolean,
 ): Promise<{ tasks: RetryTask[]; planned: number }> {
   const { rooms } = options;
-  const queues = await readyQueues(client, partitions, now, options.limit, skip);
+  const queues = await readyQueues(client, partitions, now, options.limit, skip, times);
   const ring = ringOrder(rooms === undefined ? queues : queues.filter((queue) => roomOf(rooms, queue) > 0), options.after);
   const { considered, share } = claimShares(ring.length, options.limit);
   const served = ring.slice(0, considered);
@@ -164,11 +166,12 @@ async function readyQueues(
   now: number,
   cap: number,
   skip: SkipPartition | undefined,
+  times: boolean,
 ): Promise<Queue[]> {
   const replies = (await fanOut(
     client,
     partitions,
-    (pipeline, k) => queueScript(pipeline, 'readReady', [k.ready], [k.base, String(now), cap]),
+    (pipeline, k) => queueScript(pipeline, 'readReady', [k.ready], [k.base, String(now), cap, ...(times ? ['times'] : [])]),
     skip,
   )) as ((string | number)[] | undefined)[];
   const queues = new Map<string, Queue>();
@@ -178,13 +181,13 @@ async function readyQueues(
     for (let i = 0; i + 1 < flat.length; ) {
       const targetKey = String(flat[i]);
       const due = Number(flat[i + 1]);
-      const times = flat.slice(i + 2, i + 2 + due).map(Number);
-      i += 2 + due;
+      const dueTimes = times ? flat.slice(i + 2, i + 2 + due).map(Number) : [];
+      i += times ? 2 + due : 2;
       const id = queueId({ tenantId, targetKey });
       const queue = queues.get(id);
-      if (queue === undefined) queues.set(id, { tenantId, targetKey, parts: [{ keys, due, times }], due });
+      if (queue === undefined) queues.set(id, { tenantId, targetKey, parts: [{ keys, due, times: dueTimes }], due });
       else {
-        queue.parts.push({ keys, due, times });
+        queue.parts.push({ keys, due, times: dueTimes });
         queue.due += due;
       }
     }

@@ -249,6 +249,8 @@ export class RedisStore implements Store, AdminReads, TargetStateStore {
         args[statesAt] = `[${states.join(',')}]`;
         return { keys: [k.idem, k.leases, k.counts, k.ready, k.targets], args };
       });
+      // A task inserted IN_FLIGHT (a hand-off) is completed by this process: its partition is remembered, as a claim's.
+      for (const task of tasks) if (task.status === 'IN_FLIGHT') this.#subs.remember(task.tenantId, task.taskId, this.#subs.of(task));
       return replies.map((r, i): InsertResult =>
         r === 1 ? { kind: 'inserted', task: tasks[i] as RetryTask } : { kind: 'duplicate', task: decodeTask(r as TaskReply, (tasks[i] as RetryTask).tenantId) },
       );
@@ -337,7 +339,7 @@ export class RedisStore implements Store, AdminReads, TargetStateStore {
   async claimDue(now: number, options: ClaimOptions): Promise<RetryTask[]> {
     if (options.limit <= 0) return [];
     const remember = (task: RetryTask, partition: string) => this.#subs.remember(task.tenantId, task.taskId, partition);
-    return this.#run(async () => claimFairly(this.#client, await this.#registry.all(), now, options, this.#skipped, remember));
+    return this.#run(async () => claimFairly(this.#client, await this.#registry.all(), now, options, this.#skipped, remember, this.#subs.count));
   }
 
   /** The lowest `ready` score over partitions: exact (every script keeps `ready` so), holds and limits included. */
