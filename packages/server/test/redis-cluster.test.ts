@@ -1,7 +1,7 @@
 import type { RetryPolicy } from '@retryd/core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { RedisUnavailableError } from '../src/backends/redis/errors.js';
-import { PartitionKeys, partitionOfTenant, subPartitionOf } from '../src/backends/redis/keys.js';
+import { PartitionKeys, partitionOf, partitionOfTenant, subPartitionOf } from '../src/backends/redis/keys.js';
 import { RedisStore } from '../src/backends/redis/redis-store.js';
 import type { RetryTask } from '../src/domain/task.js';
 import { openStore } from '../src/service/open-store.js';
@@ -188,17 +188,22 @@ async function commandCalls(port: number): Promise<Map<string, number>> {
 /** What the test and the cluster itself send, not the store. */
 const NOT_STORE = new Set(['info', 'config', 'cluster', 'ping', 'client', 'command', 'hello', 'readonly', 'select', 'replconf', 'psync', 'sync', 'monitor']);
 
+/**
+ * The first tenant id `w0`, `w1`, ... whose home's slot is clear of the masters' range ends, so that its 3 evenly
+ * spaced sub-partitions fall on the 3 masters.
+ */
+async function tenantOverMasters(prefix: string): Promise<string> {
+  for (let i = 0; ; i++) {
+    const parts = [0, 1, 2].map((p) => new PartitionKeys(prefix, subPartitionOf(`w${i}`, p, 3)).base);
+    if (new Set(await Promise.all(parts.map((base) => clusterOf().masterOf(base)))).size === 3) return `w${i}`;
+  }
+}
+
 describe('one tenant over sub-partitions on Redis Cluster', () => {
   it("spreads one tenant's W1 over the three masters: each runs a third of the store's commands, within 20%", async () => {
     const prefix = freshPrefix();
     const url = clusterOf().url(prefix);
-    // A tenant whose home's slot is clear of the masters' range ends, so its 3 evenly spaced parts fall on 3 masters.
-    let tenantId = '';
-    for (let i = 0; tenantId === ''; i++) {
-      const parts = [0, 1, 2].map((p) => new PartitionKeys(prefix, subPartitionOf(`w1-${i}`, p, 3)).base);
-      const masters = await Promise.all(parts.map((base) => clusterOf().masterOf(base)));
-      if (new Set(masters).size === 3) tenantId = `w1-${i}`;
-    }
+    const tenantId = await tenantOverMasters(prefix);
     const masters = (await clusterOf().view()).filter((n) => n.role === 'master' && !n.failed).map((n) => n.port);
     expect(masters).toHaveLength(3);
     const store = new RedisStore({ url, subPartitions: 3 });
@@ -334,6 +339,15 @@ describe('retryd serve on Redis Cluster', () => {
     await store.insertTasks(tasks);
     const expired = tenants.map((tenantId) => makeTask({ tenantId, status: 'SUCCEEDED', nextAttemptAt: null, attemptNumber: 1, expiresAt: T0 }));
     await store.insertTasks(expired);
+    // One tenant over 3 sub-partitions, one on each master: the parts on the masters left go on being claimed.
+    const widePrefix = freshPrefix();
+    const wideTenant = await tenantOverMasters(widePrefix);
+    const wide = new RedisStore({ url: clusterOf().url(widePrefix), subPartitions: 3, onError: () => undefined });
+    cleanup.push(() => wide.close());
+    await wide.init();
+    const wideTasks = Array.from({ length: 30 }, () => makeTask({ tenantId: wideTenant }));
+    await wide.insertTasks(wideTasks);
+    const masterOfTask = await Promise.all(wideTasks.map((t) => clusterOf().masterOf(new PartitionKeys(widePrefix, partitionOf(t, 3)).base)));
 
     // The first tenant's master and its replica (if it still has one, after the hard kill above) both die: nothing
     // can take its slots over.
@@ -352,5 +366,10 @@ describe('retryd serve on Redis Cluster', () => {
     // leaves none out (it would be wrong), so it fails.
     expect(reported.some((error) => error instanceof RedisUnavailableError)).toBe(true);
     await expect(store.admin.countByStatus()).rejects.toBeInstanceOf(RedisUnavailableError);
+    const reachable = wideTasks.filter((_, i) => masterOfTask[i] !== master);
+    expect(reachable.length).toBeGreaterThan(0);
+    expect(reachable.length).toBeLessThan(wideTasks.length);
+    const wideClaimed = await wide.claimDue(T0, { limit: 100, leaseMs: 1_000, workerId: 'w' });
+    expect(wideClaimed.map((t) => t.taskId).sort()).toEqual(reachable.map((t) => t.taskId).sort());
   }, 60_000);
 });
