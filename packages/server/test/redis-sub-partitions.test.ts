@@ -1,5 +1,5 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { PartitionKeys, partitionOf, subPartitionOf } from '../src/backends/redis/keys.js';
+import { PartitionKeys, partitionOf, subIndexOf, subPartitionOf } from '../src/backends/redis/keys.js';
 import { shareOf } from '../src/backends/redis/target-gate.js';
 import { T0, makeAttempt, makeTask, retryOutcome } from './fixtures/tasks.js';
 import { dropPrefixes, freshStore, keySlot } from './redis-harness.js';
@@ -79,6 +79,14 @@ describe('Redis sub-partitions', () => {
     expect(shares.map((s) => s.burst)).toEqual([1.5, 1.5, 1.5, 1.5]);
     expect([0, 1, 2, 3].map((i) => shareOf({ ratePerSecond: null, burst: null, maxInFlight: 2 }, i, 4).maxInFlight)).toEqual([1, 1, 1, 1]);
     expect(shareOf({ ratePerSecond: null, burst: null, maxInFlight: 0 }, 3, 4).maxInFlight).toBe(0);
+  });
+
+  it('places keys and names parts as stored data expects: a change here moves every task, so only a migration may', () => {
+    expect([subIndexOf('order-42', 8), subIndexOf('', 4), subIndexOf('019abd2e-5f3a-7c41-9e2b-4f0a1c2d3e4f', 16)]).toEqual([4, 1, 12]);
+    expect(new PartitionKeys('retryd', 'default').base).toBe('{retryd:default}:');
+    expect(new PartitionKeys('retryd', subPartitionOf('default', 1, 3)).base).toBe('{retryd:default:1.3.342}:');
+    expect(new PartitionKeys('retryd', subPartitionOf('default', 2, 3)).base).toBe('{retryd:default:2.3.660}:');
+    expect(partitionOf(makeTask({ tenantId: 'acme', idempotencyKey: 'order-42' }), 1)).toBe('acme');
   });
 
   it('refuses a number of sub-partitions outside 1 to 256, naming the option', () => {
