@@ -86,8 +86,8 @@ export interface RedisStoreOptions extends RedisConnectionOptions {
  * The Redis store (ioredis): tasks, attempt logs, policies and target state in Redis, every transition one Lua
  * script (`lua/*.lua`, each with its contract), so it is atomic and one round trip.
  *
- * Keys are partitioned by tenant under the hash tag `{prefix:tenant}` (see `keys.ts` and `docs/stores.md`), so
- * every script touches one slot and the layout is valid on Redis Cluster. Within a partition, the PENDING tasks
+ * Keys are partitioned by tenant under the hash tag `{prefix:tenant}`, or with `subPartitions` by tenant and
+ * idempotency key (see `keys.ts`, `sub-partitions.ts` and `docs/stores.md`), so every script touches one slot and the layout is valid on Redis Cluster. Within a partition, the PENDING tasks
  * of each target form a queue (`due:<target>`), each target's hold, limits and in-flight count form its gate
  * (`gate:<target>`), and the `ready` sorted set scores each target by when its queue is next claimable (its
  * earliest due task, its hold's end or its next rate-limit token, whichever is latest; absent at its in-flight
@@ -511,24 +511,9 @@ export class RedisStore implements Store, AdminReads, TargetStateStore {
     return { kind: reply[0], task: decodeTask(reply[1], tenantId) };
   }
 
-  /**
-   * Tasks of a tenant by id or idempotency key, in order. With sub-partitions, a key is read in its own partition;
-   * ids are read in every partition of the tenant (one call each, one round trip), since an id does not say where
-   * its task is.
-   */
+  /** Tasks of a tenant by id or idempotency key, in order (see `SubPartitions.read`). */
   async #read(tenantId: string, by: 'id' | 'key', values: readonly string[]): Promise<(RetryTask | undefined)[]> {
-    if (values.length === 0) return [];
-    const call = (k: PartitionKeys, group: readonly string[]): ScriptCall => ({ keys: [k.idem], args: [k.base, by, ...group] });
-    let replies: unknown[];
-    if (this.#subs.count === 1 || by === 'key') {
-      const partitionOfValue = (value: string) => (by === 'key' ? this.#subs.ofKey(tenantId, value) : partitionOfTenant(tenantId));
-      replies = await this.#run(() => runPerItem(this.#client, 'getTasks', values, partitionOfValue, (p, group) => call(this.#keysOf(p), group)));
-    } else {
-      const parts = this.#subs.keysOfTenant(tenantId);
-      const each = (await this.#run(() => runEach(this.#client, 'getTasks', parts.map((k) => call(k, values))))) as (TaskReply | null)[][];
-      replies = values.map((_, i) => each.map((reply) => reply[i]).find((r) => r !== null && r !== undefined) ?? null);
-    }
-    return (replies as (TaskReply | null)[]).map((r) => (r === null ? undefined : decodeTask(r, tenantId)));
+    return this.#run(() => this.#subs.read(tenantId, by, values));
   }
 
   /** The keys of the partition that holds a task, or undefined when it is in none (see `SubPartitions.locate`). */

@@ -1,8 +1,12 @@
 import type { RedisClient } from './connection.js';
-import { fanOut } from './fan-out.js';
-import { partitionOf, partitionOfKey, partitionsOfTenant } from './keys.js';
+import type { RetryTask } from '../../domain/task.js';
+import { fanOut, runEach, runPerItem } from './fan-out.js';
+import type { ScriptCall } from './fan-out.js';
+import { partitionOf, partitionOfKey, partitionOfTenant, partitionsOfTenant } from './keys.js';
 import type { PartitionKeys } from './keys.js';
 import type { PartitionRegistry } from './partitions.js';
+import { decodeTask } from './task-codec.js';
+import type { TaskReply } from './task-codec.js';
 
 /** The sub-partitions per tenant when none is configured: one, the layout of every store before them. */
 export const DEFAULT_SUB_PARTITIONS = 1;
@@ -93,5 +97,25 @@ export class SubPartitions {
   /** The partition of one task (see {@link locate}). */
   async locateOne(tenantId: string, taskId: string): Promise<string | undefined> {
     return (await this.locate([{ tenantId, taskId }]))[0];
+  }
+
+  /**
+   * Tasks of a tenant by id or idempotency key, in order (undefined where there is none): a key is read in its own
+   * partition; with sub-partitions, ids are read in every partition of the tenant (one `get-tasks` each, in one round
+   * trip), since an id does not say where its task is.
+   */
+  async read(tenantId: string, by: 'id' | 'key', values: readonly string[]): Promise<(RetryTask | undefined)[]> {
+    if (values.length === 0) return [];
+    const call = (k: PartitionKeys, group: readonly string[]): ScriptCall => ({ keys: [k.idem], args: [k.base, by, ...group] });
+    let replies: (TaskReply | null)[];
+    if (this.count === 1 || by === 'key') {
+      const partitionOfValue = (value: string) => (by === 'key' ? this.ofKey(tenantId, value) : partitionOfTenant(tenantId));
+      const callOf = (partition: string, group: string[]) => call(this.registry.keysOf(partition), group);
+      replies = (await runPerItem(this.client, 'getTasks', values, partitionOfValue, callOf)) as (TaskReply | null)[];
+    } else {
+      const each = (await runEach(this.client, 'getTasks', this.keysOfTenant(tenantId).map((k) => call(k, values)))) as (TaskReply | null)[][];
+      replies = values.map((_, i) => each.map((reply) => reply[i]).find((r) => r !== null && r !== undefined) ?? null);
+    }
+    return replies.map((r) => (r === null ? undefined : decodeTask(r, tenantId)));
   }
 }
