@@ -2,8 +2,9 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { PartitionKeys, partitionOf, subIndexOf, subPartitionOf } from '../src/backends/redis/keys.js';
 import { shareOf } from '../src/backends/redis/target-gate.js';
 import { T0, makeAttempt, makeTask, retryOutcome } from './fixtures/tasks.js';
-import { dropPrefixes, freshStore, keySlot } from './redis-harness.js';
+import { REDIS_URL, dropPrefixes, freshPrefix, freshStore, keySlot } from './redis-harness.js';
 import { admin, closeOpened, opened } from './redis-store-harness.js';
+import { runCli, startServiceProcess, stopService } from './service-harness.js';
 
 // One tenant over several sub-partitions (`subPartitions`): where its tasks go, and what the gate does with a target
 // whose queue is split. The conformance suite runs on such a store too (redis-store.test.ts).
@@ -93,4 +94,23 @@ describe('Redis sub-partitions', () => {
     expect(() => freshStore({ subPartitions: 0 })).toThrow('Expected `subPartitions` to be a whole number from 1 to 256; got 0.');
     expect(() => freshStore({ subPartitions: 2.5 })).toThrow(/subPartitions/);
   });
+
+  it('takes --redis-sub-partitions or RETRYD_REDIS_SUB_PARTITIONS on a Redis store, says so at start, and refuses it elsewhere', async () => {
+    const prefix = freshPrefix();
+    const running = await startServiceProcess(['--store', `${REDIS_URL}?prefix=${prefix}`], { RETRYD_REDIS_SUB_PARTITIONS: '3' });
+    try {
+      expect(running.logs.find((l) => l.event === 'start')).toMatchObject({ redisSubPartitions: 3 });
+    } finally {
+      await stopService(running);
+    }
+    const client = admin();
+    expect(await client.get(`{${prefix}}:sub-partitions`)).toBe('3');
+    client.disconnect();
+    const elsewhere = await runCli(['serve', '--port', '0', '--store', 'sqlite::memory:', '--redis-sub-partitions', '4']);
+    expect(elsewhere.code).toBe(2);
+    expect(elsewhere.stderr.trim()).toBe('retryd: --redis-sub-partitions applies to a Redis store (redis://, rediss://, redis+cluster://) only; --store is not one');
+    const tooMany = await runCli(['serve', '--port', '0', '--store', `${REDIS_URL}?prefix=${prefix}`, '--redis-sub-partitions', '257']);
+    expect(tooMany.code).toBe(2);
+    expect(tooMany.stderr).toContain('--redis-sub-partitions must be an integer from 1 to 256');
+  }, 60_000);
 });

@@ -1,4 +1,5 @@
 import { Command, Option } from 'commander';
+import { MAX_SUB_PARTITIONS } from '../backends/redis/sub-partitions.js';
 import { MAX_POLICY_MS } from '@retryd/core';
 import { BlobsUrlError } from '../blobs/s3-blobs-url.js';
 import { InvalidAllowListError } from '../security/target-guard.js';
@@ -108,7 +109,7 @@ export function serveCommand(): Command {
         "Redis: partitions per tenant (1 to 256); above 1 one tenant's tasks spread over that many hash tags, so over a cluster's masters (default: 1)",
       )
         .env('RETRYD_REDIS_SUB_PARTITIONS')
-        .argParser(int('--redis-sub-partitions', 1)),
+        .argParser(int('--redis-sub-partitions', 1, MAX_SUB_PARTITIONS)),
     )
     .addOption(
       new Option('--grace <ms>', 'at SIGTERM/SIGINT, how long in-flight calls may finish before their leases are handed back')

@@ -18,7 +18,7 @@ import { Authenticator } from '../access/authenticator.js';
 import { TenantLimiter } from '../access/tenant-limiter.js';
 import type { Store } from '../store/store.js';
 import type { AttemptLog, RetryTask } from '../domain/task.js';
-import { openStore } from './open-store.js';
+import { openStore, parseStoreUrl } from './open-store.js';
 import { warnsAtStart, type RedisDurabilityMode } from '../backends/redis/durability.js';
 import { parseKeyring } from '../secrets/encryption-keys.js';
 import { urlOrigin } from '../secrets/redaction.js';
@@ -73,6 +73,10 @@ export async function startRetryd(config: RetrydConfig, logger: Logger, options:
     throw new ConfigError(
       `--visibility-timeout must be greater than --attempt-timeout (${config.attemptTimeoutMs}), got ${config.visibilityTimeoutMs}`,
     );
+  }
+  // Sub-partitions are Redis hash tags: on another store the flag would silently do nothing.
+  if (config.redisSubPartitions !== undefined && config.redisSubPartitions !== 1 && parseStoreUrl(config.store).kind !== 'redis') {
+    throw new ConfigError(`--redis-sub-partitions applies to a Redis store (redis://, rediss://, redis+cluster://) only; --store is not one`);
   }
   // A connect timeout longer than the attempt's could never fire: the attempt's timer bounds the connect too.
   if (config.connectTimeoutMs !== undefined && config.connectTimeoutMs > config.attemptTimeoutMs) {
@@ -325,6 +329,7 @@ export async function startRetryd(config: RetrydConfig, logger: Logger, options:
       graceMs: config.graceMs,
       sqliteSync: config.sqliteSync,
       ...(store.kind === 'sqlite' ? { sqliteCacheMiB: config.sqliteCacheMiB } : {}),
+      ...(store.kind === 'redis' ? { redisSubPartitions: config.redisSubPartitions ?? 1 } : {}),
       allowTargets: allow.map((a) => a.cidr),
       protection: config.protection,
       // Where attempt spans go: `otlp` (the SDK, from OTEL_EXPORTER_OTLP_*), `tracer` (one given by the embedder) or `off`.
