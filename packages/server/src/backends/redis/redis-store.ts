@@ -77,7 +77,12 @@ export interface RedisStoreOptions extends RedisConnectionOptions {
    * so on one Redis server or a tenant of modest size nothing changes. Above 1 a tenant's tasks spread over that many
    * hash tags, chosen by idempotency key (keys.ts `partitionOf`), so one tenant's load spreads over a cluster's
    * masters. Every instance on a store must use the same number: `init()` moves the tasks of a store written with
-   * another number in place (see `layout-migration.ts`).
+   * another number in place (see `sub-partition-migration.ts`).
+   *
+   * @example
+   * ```ts
+   * new RedisStore({ url: 'redis+cluster://10.0.0.1:7000', subPartitions: 3 }); // one tenant over three masters
+   * ```
    */
   subPartitions?: number;
 }
@@ -87,9 +92,9 @@ export interface RedisStoreOptions extends RedisConnectionOptions {
  * script (`lua/*.lua`, each with its contract), so it is atomic and one round trip.
  *
  * Keys are partitioned by tenant under the hash tag `{prefix:tenant}`, or with `subPartitions` by tenant and
- * idempotency key (see `keys.ts`, `sub-partitions.ts` and `docs/stores.md`), so every script touches one slot and the layout is valid on Redis Cluster. Within a partition, the PENDING tasks
- * of each target form a queue (`due:<target>`), each target's hold, limits and in-flight count form its gate
- * (`gate:<target>`), and the `ready` sorted set scores each target by when its queue is next claimable (its
+ * idempotency key (see `keys.ts`, `sub-partitions.ts` and `docs/stores.md`), so every script touches one slot and
+ * the layout is valid on Redis Cluster. Within a partition, the PENDING tasks of each target form a queue
+ * (`due:<target>`), each target's hold, limits and in-flight count form its gate (`gate:<target>`), and the `ready` sorted set scores each target by when its queue is next claimable (its
  * earliest due task, its hold's end or its next rate-limit token, whichever is latest; absent at its in-flight
  * limit): claims range `ready` and read only the queues they serve, so a held or throttled target costs them
  * nothing. Finished tasks that have an `expiresAt` are in the sorted set `expiring` by it, which the purge ranges.
