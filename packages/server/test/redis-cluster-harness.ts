@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
+import { PartitionKeys, subPartitionOf } from '../src/backends/redis/keys.js';
 import { keySlot, waitFor } from './redis-harness.js';
 
 // A real Redis Cluster on loopback for the tests that need one: 3 masters and 3 replicas, each a `redis-server`
@@ -128,6 +129,17 @@ export class RedisCluster {
     const master = (await this.view()).find((n) => n.role === 'master' && !n.failed && n.slots.some(([a, b]) => slot >= a && slot <= b));
     if (master === undefined) throw new Error(`no master serves slot ${slot}`);
     return master.port;
+  }
+
+  /**
+   * The first tenant id `w0`, `w1`, ... whose 3 sub-partitions under `prefix` fall on 3 different masters (its
+   * home's slot clear of the masters' range ends: the parts sit a third of the slot space apart).
+   */
+  async tenantOverMasters(prefix: string): Promise<string> {
+    for (let i = 0; ; i++) {
+      const parts = [0, 1, 2].map((p) => new PartitionKeys(prefix, subPartitionOf(`w${i}`, p, 3)).base);
+      if (new Set(await Promise.all(parts.map((base) => this.masterOf(base)))).size === 3) return `w${i}`;
+    }
   }
 
   /** A replica of the master on `port`, in sync with it. */

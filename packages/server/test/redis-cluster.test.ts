@@ -1,7 +1,7 @@
 import type { RetryPolicy } from '@retryd/core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { RedisUnavailableError } from '../src/backends/redis/errors.js';
-import { PartitionKeys, partitionOf, partitionOfTenant, subPartitionOf } from '../src/backends/redis/keys.js';
+import { PartitionKeys, partitionOf, partitionOfTenant } from '../src/backends/redis/keys.js';
 import { RedisStore } from '../src/backends/redis/redis-store.js';
 import type { RetryTask } from '../src/domain/task.js';
 import { openStore } from '../src/service/open-store.js';
@@ -188,22 +188,11 @@ async function commandCalls(port: number): Promise<Map<string, number>> {
 /** What the test and the cluster itself send, not the store. */
 const NOT_STORE = new Set(['info', 'config', 'cluster', 'ping', 'client', 'command', 'hello', 'readonly', 'select', 'replconf', 'psync', 'sync', 'monitor']);
 
-/**
- * The first tenant id `w0`, `w1`, ... whose home's slot is clear of the masters' range ends, so that its 3 evenly
- * spaced sub-partitions fall on the 3 masters.
- */
-async function tenantOverMasters(prefix: string): Promise<string> {
-  for (let i = 0; ; i++) {
-    const parts = [0, 1, 2].map((p) => new PartitionKeys(prefix, subPartitionOf(`w${i}`, p, 3)).base);
-    if (new Set(await Promise.all(parts.map((base) => clusterOf().masterOf(base)))).size === 3) return `w${i}`;
-  }
-}
-
 describe('one tenant over sub-partitions on Redis Cluster', () => {
   it("spreads one tenant's W1 over the three masters: each runs a third of the store's commands, within 20%", async () => {
     const prefix = freshPrefix();
     const url = clusterOf().url(prefix);
-    const tenantId = await tenantOverMasters(prefix);
+    const tenantId = await clusterOf().tenantOverMasters(prefix);
     const masters = (await clusterOf().view()).filter((n) => n.role === 'master' && !n.failed).map((n) => n.port);
     expect(masters).toHaveLength(3);
     const store = new RedisStore({ url, subPartitions: 3 });
@@ -341,7 +330,7 @@ describe('retryd serve on Redis Cluster', () => {
     await store.insertTasks(expired);
     // One tenant over 3 sub-partitions, one on each master: the parts on the masters left go on being claimed.
     const widePrefix = freshPrefix();
-    const wideTenant = await tenantOverMasters(widePrefix);
+    const wideTenant = await clusterOf().tenantOverMasters(widePrefix);
     const wide = new RedisStore({ url: clusterOf().url(widePrefix), subPartitions: 3, onError: () => undefined });
     cleanup.push(() => wide.close());
     await wide.init();
