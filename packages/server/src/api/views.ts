@@ -1,8 +1,9 @@
 import type { RetryPolicy } from '@retryd/core';
 import type { AttemptLog, AttemptLogOutcome, RetryDelayReason, RetryTask, StoredPolicy } from '../domain/task.js';
-import { compileTaskMapper, taskLiteral } from '../domain/compile-task-mapper.js';
+import { toTaskSummaryView as generatedToTaskSummaryView, toTaskView as generatedToTaskView } from './generated/task-views.js';
 import { TASK_VIEW_FIELD_NAMES, type TaskViewFieldName } from '../domain/task-fields.js';
-import { REDACTED, redactHeaders, redactUrlQuery } from '../secrets/redaction.js';
+import { REDACTED, redactHeaders } from '../secrets/redaction.js';
+import { shownCallback } from './shown-values.js';
 import type { BreakerView, TargetStatus } from '../protection/target-control.js';
 import type { TargetSettings } from '../protection/target-settings.js';
 import type { TargetLimits } from '../store/store.js';
@@ -64,39 +65,12 @@ export interface TargetApiView {
 
 export { REDACTED, redactHeaders };
 
-/** A sensitive body as shown: {@link REDACTED}; any other as it is. */
-function shownBody(task: RetryTask): string | null {
-  return task.sensitiveBody && task.body !== null ? REDACTED : task.body;
-}
-
-/** How the fields that may hold secrets are shown (see {@link TaskView}); every other field is shown as it is. */
-const SHOWN: Partial<Record<string, string>> = {
-  headers: 'redactHeaders(t.headers)',
-  body: 'shownBody(t)',
-  targetUrl: 'redactUrlQuery(t.targetUrl)',
-  callback: 'shownCallback(t.callback)',
-};
-
-/** A callback as shown: its URL's query values redacted, as `targetUrl`'s (a callback URL often carries a token). */
-function shownCallback(callback: RetryTask['callback']): RetryTask['callback'] {
-  return callback === null ? null : { url: redactUrlQuery(callback.url), on: callback.on, policyId: callback.policyId };
-}
-
-/** What the expressions of {@link SHOWN} call, for both compiled views. */
-const SHOWN_SCOPE = { redactHeaders, redactUrlQuery, shownBody, shownCallback };
-
 /**
- * The API view of a task (see {@link TaskView}), secrets redacted: compiled once from the field
- * definitions into one object literal (see compile-task-mapper.ts), since a page of tasks maps up to 1,000.
+ * The API view of a task (see {@link TaskView}), secrets redacted: generated from the field
+ * definitions as one object literal (generated/task-views.ts, written by view-mapper-source.ts), since a page of
+ * tasks maps up to 1,000. How secrets are shown: shown-values.ts.
  */
-export const toTaskView: (task: RetryTask) => TaskView = compileTaskMapper(
-  'toTaskView(t)',
-  `return ${taskLiteral(
-    (field) => SHOWN[field.name] ?? `t.${field.name}`,
-    (field) => field.api !== undefined,
-  )};`,
-  SHOWN_SCOPE,
-);
+export const toTaskView: (task: RetryTask) => TaskView = generatedToTaskView;
 
 /**
  * A task as listings show it (the `TaskSummary` schema): {@link TaskView} without `body`, which only the task's own
@@ -109,15 +83,8 @@ export const TASK_SUMMARY_FIELD_NAMES: readonly Exclude<TaskViewFieldName, 'body
   TASK_VIEW_FIELD_NAMES.filter((name): name is Exclude<TaskViewFieldName, 'body'> => name !== 'body'),
 );
 
-/** The listing view of a task (see {@link TaskSummaryView}), secrets redacted as in {@link toTaskView}; compiled the same way. */
-export const toTaskSummaryView: (task: RetryTask) => TaskSummaryView = compileTaskMapper(
-  'toTaskSummaryView(t)',
-  `return ${taskLiteral(
-    (field) => SHOWN[field.name] ?? `t.${field.name}`,
-    (field) => field.api !== undefined && field.name !== 'body',
-  )};`,
-  SHOWN_SCOPE,
-);
+/** The listing view of a task (see {@link TaskSummaryView}), secrets redacted as in {@link toTaskView}; generated the same way. */
+export const toTaskSummaryView: (task: RetryTask) => TaskSummaryView = generatedToTaskSummaryView;
 
 export function toAttemptView(attempt: AttemptLog): AttemptView {
   return {

@@ -1,10 +1,6 @@
 import type { RetryTask } from '../../domain/task.js';
 import { TASK_FIELD_SPECS, type FieldCodec } from '../../domain/task-fields.js';
-import { compileTaskMapper } from '../../domain/compile-task-mapper.js';
-import { checkedHex } from '../sql/digest-bytes.js';
-import { checkedTaskId } from '../../domain/task-id.js';
-import { text } from './task-row.js';
-import { storedTargetUrl } from '../../domain/target-key.js';
+import { jsonTextRecord, jsonbRecord } from './generated/insert-records.js';
 
 // How a batch of new tasks travels to insert-tasks.sql: `$1`, a jsonb array with one positional array per task (its
 // columns in row order, those of `JSON_TEXT_FIELDS` left out), `$2`, a json array with one positional array per
@@ -40,31 +36,9 @@ export const JSON_TEXT_FIELDS: readonly RecordField[] = placed(inJsonText);
 const isNumber = (codec: FieldCodec) => codec === 'integer' || codec === 'bigint' || codec === 'real';
 
 /** The `json` fields of a task's array in `$1`: each one's index here is its slot in a {@link BatchRepeats}. */
-const JSON_SLOTS: readonly string[] = JSONB_FIELDS.filter((field) => field.codec === 'json').map((field) => field.name);
+export const JSON_SLOTS: readonly string[] = JSONB_FIELDS.filter((field) => field.codec === 'json').map((field) => field.name);
 /** The number fields of a task's array in `$1`: each one's index here is its slot in a {@link BatchRepeats}. */
-const NUMBER_SLOTS: readonly string[] = JSONB_FIELDS.filter((field) => isNumber(field.codec)).map((field) => field.name);
-
-/** JavaScript giving a field's value (`value`, an expression) as it travels in its array. */
-function source(field: RecordField): string {
-  const value = `t.${field.name}`;
-  // The body's UTF-8 bytes in base64, decoded by the statement into its bytea column.
-  if (field.codec === 'json-string') return `${value} === null ? null : utf8Base64(${value})`;
-  // A JSON value as its place in `$3`, which holds its text (the statement casts it to json).
-  if (field.codec === 'json') return `${value} === null ? null : repeats.jsonPlace(${value}, ${JSON_SLOTS.indexOf(field.name)})`;
-  // A number as its text, which the statement casts (see `BatchRepeats.numberText`).
-  if (isNumber(field.codec)) return `repeats.numberText(${value}, ${NUMBER_SLOTS.indexOf(field.name)})`;
-  if (field.codec === 'text' || field.codec === 'status') return `text(${value})`;
-  // Kept after its target key (see domain/target-key.ts), as text.
-  if (field.codec === 'target-url') return `text(storedTargetUrl(${value}, t.targetKey, ${JSON.stringify(field.column)}))`;
-  // Refused here, before the statement: decode() would take upper-case hex, whose bytes read back as other text.
-  if (field.codec === 'hex') return `${value} === null ? null : checkedHex(${value}, ${JSON.stringify(field.column)})`;
-  // Refused here too: the uuid type takes upper case, braces and no hyphens, which would read back as other text.
-  if (field.codec === 'uuid') return `${value} === null ? null : checkedTaskId(${value}, ${JSON.stringify(field.column)})`;
-  return value;
-}
-
-/** A body as it travels in `$2`: the base64 of its UTF-8 bytes (a lone surrogate, with no UTF-8 form, as U+FFFD). */
-const utf8Base64 = (body: string): string => Buffer.from(body, 'utf8').toString('base64');
+export const NUMBER_SLOTS: readonly string[] = JSONB_FIELDS.filter((field) => isNumber(field.codec)).map((field) => field.name);
 
 /** Never a field's value: the last value of a slot before any. */
 const NONE: unique symbol = Symbol('none');
@@ -76,7 +50,7 @@ const NONE: unique symbol = Symbol('none');
  * (a task's own headers are not looked for in a map of every value). By identity, within one synchronous call, in which
  * nothing can change a value between two tasks that share it.
  */
-class BatchRepeats {
+export class BatchRepeats {
   /** The batch's JSON values, as texts: `$3`. */
   readonly texts: string[] = [];
   readonly #lastJson: unknown[] = JSON_SLOTS.map(() => NONE);
@@ -107,12 +81,6 @@ class BatchRepeats {
     return text;
   }
 }
-
-const arrayOf = (fields: readonly RecordField[], name: string): ((task: RetryTask, repeats: BatchRepeats) => unknown[]) =>
-  compileTaskMapper(`${name}(t, repeats)`, `return [${fields.map(source).join(', ')}];`, { text, checkedHex, checkedTaskId, utf8Base64, storedTargetUrl });
-
-const jsonbRecord = arrayOf(JSONB_FIELDS, 'jsonbRecord');
-const jsonTextRecord = arrayOf(JSON_TEXT_FIELDS, 'jsonTextRecord');
 
 /**
  * `insert-tasks`' `$1` to `$6` for a batch, in its order (the statement numbers the tasks by their place): the two

@@ -2,12 +2,8 @@ import type { RetryPolicy, TaskStatus } from '@retryd/core';
 import type { TaskCallback } from '../../domain/task-callback.js';
 import type { RetryTask, StoredPolicy } from '../../domain/task.js';
 import type { PurgedTask } from '../../store/store.js';
-import { compileTaskMapper, taskLiteral, type PlacedField } from '../../domain/compile-task-mapper.js';
-import { TASK_FIELDS, TASK_FIELD_SPECS, type FieldCodec } from '../../domain/task-fields.js';
-import { targetUrlOfStored } from '../../domain/target-key.js';
-
-/** The codecs kept as `bytea`, and the encoding their Buffer is read back as text in. */
-const BYTEA_TEXT: Partial<Record<FieldCodec, BufferEncoding>> = { hex: 'hex', 'json-string': 'utf8' };
+import { TASK_FIELD_SPECS } from '../../domain/task-fields.js';
+import { purgedFromRow as generatedPurgedFromRow, taskFromRow as generatedTaskFromRow } from './generated/task-from-row.js';
 
 /**
  * A `tasks` row as pg returns it, one property per column of `TASK_FIELDS`: json decoded, bytea as a Buffer, bigint as
@@ -15,30 +11,17 @@ const BYTEA_TEXT: Partial<Record<FieldCodec, BufferEncoding>> = { hex: 'hex', 'j
  */
 export type TaskRow = Readonly<Record<string, unknown>>;
 
-/** JavaScript reading one field's value from a row `r` (see {@link taskFromRow}). */
-function rowValue(field: PlacedField): string {
-  const value = `r.${field.column}`;
-  if (field.codec === 'target-url') return `targetUrlOfStored(${value}, r.${TASK_FIELDS.targetKey.column})`;
-  const encoding = BYTEA_TEXT[field.codec];
-  if (encoding === undefined) return value;
-  const text = `${value}.toString('${encoding}')`;
-  return field.nullable ? `${value} === null ? null : ${text}` : text;
-}
-
 /**
  * A stored row as the domain's task, in row order (the order of `TASK_FIELDS`). pg already decodes every codec but
  * the two kept as `bytea`, which come back as Buffers: `hex` (the request hash) is read as its lower-case hex,
  * `json-string` (the body) as its UTF-8 text; and the URL is joined to its target key again (`target-url`). The
- * mapping is otherwise a copy, column to property, compiled once (see compile-task-mapper.ts).
+ * mapping is otherwise a copy, column to property, generated from the field definitions (generated/task-from-row.ts,
+ * written by row-mapper-source.ts).
  */
-export const taskFromRow: (row: TaskRow) => RetryTask = compileTaskMapper(
-  'taskFromRow(r)',
-  `return ${taskLiteral(rowValue)};`,
-  { targetUrlOfStored },
-);
+export const taskFromRow: (row: TaskRow) => RetryTask = generatedTaskFromRow;
 
 /** The task fields a purge returns of each task it deletes: exactly those of {@link PurgedTask}. */
-const PURGED_FIELDS = { tenantId: true, taskId: true, status: true, bodyRef: true } as const satisfies Record<keyof PurgedTask, true>;
+export const PURGED_FIELDS = { tenantId: true, taskId: true, status: true, bodyRef: true } as const satisfies Record<keyof PurgedTask, true>;
 
 const isPurgedField = (field: { readonly name: string }) => Object.hasOwn(PURGED_FIELDS, field.name);
 
@@ -49,11 +32,7 @@ const isPurgedField = (field: { readonly name: string }) => Object.hasOwn(PURGED
 export const PURGED_COLUMNS: readonly string[] = Object.freeze(TASK_FIELD_SPECS.filter(isPurgedField).map((spec) => spec.column));
 
 /** A row of purge-expired.sql as the task it deleted, read as {@link taskFromRow} reads those fields (a task id's text). */
-export const purgedFromRow: (row: TaskRow) => PurgedTask = compileTaskMapper(
-  'purgedFromRow(r)',
-  `return ${taskLiteral(rowValue, isPurgedField)};`,
-  { targetUrlOfStored },
-);
+export const purgedFromRow: (row: TaskRow) => PurgedTask = generatedPurgedFromRow;
 
 /**
  * PostgreSQL text cannot hold U+0000. Text values (free-text diagnostics above all: errors, reasons, a response

@@ -2,11 +2,10 @@ import type { RetryPolicy, TaskStatus } from '@retryd/core';
 import type { TaskCallback } from '../../domain/task-callback.js';
 import type { AttemptLog, RetryTask, StoredPolicy } from '../../domain/task.js';
 import { TASK_FIELDS, TASK_FIELD_SPECS } from '../../domain/task-fields.js';
-import type { FieldCodec, FieldSpec, TaskFieldName } from '../../domain/task-fields.js';
-import { compileTaskMapper, taskLiteral } from '../../domain/compile-task-mapper.js';
+import type { TaskFieldName } from '../../domain/task-fields.js';
+import { wellFormed } from '../../domain/well-formed.js';
+import { decodeTask as generatedDecodeTask, encodeOutcome, encodeTaskData as generatedEncodeTaskData, encodeTaskState as generatedEncodeTaskState } from './generated/task-codec.js';
 import type { AttemptCompletion, CompletionResult, TaskOutcome } from '../../store/store.js';
-import { createdAtOfSortKey, sortTimeOf, taskIdOfSortKey } from './keys.js';
-import { storedTargetUrl, targetUrlOfStored } from '../../domain/target-key.js';
 
 // How a task is kept in Redis, derived from the one definition of its fields (domain/task-fields.ts): the fields
 // whose `redis` placement names a hash field make up the task's record, its field in the partition's `tasks` hash
@@ -35,7 +34,7 @@ const HASH_SPECS = TASK_FIELD_SPECS.filter((spec) => spec.redis !== 'data');
 const FIELDS_BEFORE_SORT_KEY = 17;
 
 /** The record's values in order: each a record field's definition, or null where `sortKey` is. */
-const RECORD_SPECS: readonly ((typeof HASH_SPECS)[number] | null)[] = Object.freeze([
+export const RECORD_SPECS: readonly ((typeof HASH_SPECS)[number] | null)[] = Object.freeze([
   ...HASH_SPECS.slice(0, FIELDS_BEFORE_SORT_KEY),
   null,
   ...HASH_SPECS.slice(FIELDS_BEFORE_SORT_KEY),
@@ -75,12 +74,11 @@ const KEPT_BY_KEYS: ReadonlySet<TaskFieldName> = new Set<TaskFieldName>(['tenant
  * (`store-space.mjs --store redis`). Layout 4's objects read the same (see {@link decodeTask}).
  */
 export const DATA_ARRAY_FIELDS: readonly TaskFieldName[] = Object.freeze(DATA_FIELDS.filter((name) => !KEPT_BY_KEYS.has(name)));
-const SORT_KEY_INDEX = STATE_FIELDS.indexOf(SORT_KEY_FIELD);
 const HEADERS_AT = DATA_ARRAY_FIELDS.indexOf('headers');
 const BODY_AT = DATA_ARRAY_FIELDS.indexOf('body');
 
 /** The properties of an outcome in the order `complete-attempts.lua` receives them. */
-const OUTCOME_PROPERTIES = [
+export const OUTCOME_PROPERTIES = [
   'status',
   'attemptNumber',
   'nextAttemptAt',
@@ -110,125 +108,23 @@ export function encodeValue(value: Scalar): string {
   return `=${String(value)}`;
 }
 
-/** `text` with each lone surrogate replaced by U+FFFD (ES2024's `String.prototype.toWellFormed`, in Node 20). */
-function wellFormed(text: string): string {
-  return (text as string & { toWellFormed(): string }).toWellFormed();
-}
-
-/** How a hash value is written and read back: by codec, as a small integer so the loops below stay monomorphic. */
-const NUMBER = 0;
-const TEXT = 1;
-const BOOLEAN = 2;
-const JSON_VALUE = 3;
-
-function kindOf(codec: FieldCodec): number {
-  switch (codec) {
-    case 'integer':
-    case 'bigint':
-    case 'real':
-      return NUMBER;
-    case 'boolean':
-      return BOOLEAN;
-    case 'json':
-      return JSON_VALUE;
-    case 'text':
-    case 'status':
-    case 'target-url':
-    case 'json-string':
-    case 'hex':
-    case 'uuid':
-      return TEXT;
-  }
-}
-
-/**
- * JavaScript writing a hash field's value (`value`, an expression) as an element of a JSON array for `cjson.decode`:
- * `false` for null (an absent field), else a JSON string holding the text Redis stores, numbers as `String(n)` writes
- * them (a JSON number would come back from cjson as a Lua double, which scripts must never format: see above).
- * `toWellFormed` first, so that a lone surrogate becomes U+FFFD, as writing the text as UTF-8 makes it (cjson refuses
- * the `\ud800` escape JSON.stringify would write); it returns a string without surrogates as it is.
- */
-function hashJsonSource(spec: FieldSpec, value: string): string {
-  const kind = kindOf(spec.codec);
-  const set =
-    kind === JSON_VALUE
-      ? `JSON.stringify(JSON.stringify(${value}))`
-      : kind === BOOLEAN
-        ? `(${value} ? '"1"' : '"0"')`
-        : kind === NUMBER
-          ? `'"' + String(${value}) + '"'`
-          : `JSON.stringify(${value}.toWellFormed())`;
-  // `== null`: a value left undefined (a caller in JavaScript, or built before the field existed) is null too, never
-  // the text "undefined" (which a score would refuse, after the script's first writes).
-  return `(${value} == null ? 'false' : ${set})`;
-}
-
 /**
  * A task's state as `insert-tasks.lua` takes it: one JSON array (text), the values of {@link STATE_FIELDS} in
  * order (`sortKey` as stored: the listing key's 16 time digits), then the task id and the idempotency key. One
  * argument a task (with {@link encodeTaskData}) instead of one per field: each argument costs ioredis a length and
  * a concatenation and Redis a Lua string, and a batch's states travel joined in one argument that the script
- * decodes with one `cjson.decode`. Compiled once from the field definitions (as the SQL stores' mappers are) into
- * one string expression.
+ * decodes with one `cjson.decode`. Generated from the field definitions (as the SQL stores' mappers are) into one
+ * string expression: generated/task-codec.ts, written by row-mapper-source.ts.
  */
-export const encodeTaskState: (task: RetryTask) => string = compileTaskMapper<(task: RetryTask) => string>(
-  'encodeTaskState(t)',
-  `return '[' +
-${RECORD_SPECS.map((spec) => `    ${spec === null ? `'"' + sortTimeOf(t.createdAt) + '"'` : hashJsonSource(spec, `t.${spec.name}`)} + ',' +`).join('\n')}
-    JSON.stringify(t.taskId.toWellFormed()) + ',' +
-    JSON.stringify(t.idempotencyKey.toWellFormed()) + ']';`,
-  { sortTimeOf },
-);
+export const encodeTaskState: (task: RetryTask) => string = generatedEncodeTaskState;
 
 /**
  * A task's fixed part as Redis keeps it (its field in the `data` hash): the values of {@link DATA_ARRAY_FIELDS} as a JSON array, the
  * trailing ones that hold nothing (a nullable field that is null, a boolean that is false) left out; one in the
- * middle that holds nothing is written `null` (only `body` can be, in practice). Compiled once from the field
+ * middle that holds nothing is written `null` (only `body` can be, in practice). Generated from the field
  * definitions.
  */
-export const encodeTaskData: (task: RetryTask) => string = compileTaskMapper<(task: RetryTask) => string>(
-  'encodeTaskData(t)',
-  `const a = [${DATA_ARRAY_FIELDS.map((name) => dataValueSource(TASK_FIELDS[name], `t.${name}`)).join(', ')}];
-  let n = a.length;
-  while (n > ${firstOptional()} && a[n - 1] === null) n--;
-  if (n < a.length) a.length = n;
-  return JSON.stringify(a);`,
-  { wellFormed, storedTargetUrl },
-);
-
-/**
- * JavaScript writing a data JSON element (`value`, an expression): `null` when it holds nothing. The body well-formed
- * (a lone surrogate as U+FFFD): the script's cjson would store the `\ud800` escape as WTF-8, read back as three.
- */
-function dataValueSource(spec: FieldSpec, value: string): string {
-  if (spec.codec === 'json-string') return `(${value} === null ? null : wellFormed(${value}))`;
-  // Kept after its target key, which the record holds (see domain/target-key.ts).
-  if (spec.codec === 'target-url') return `storedTargetUrl(${value}, t.targetKey, ${JSON.stringify(spec.column)})`;
-  if (spec.nullable) return value;
-  return spec.codec === 'boolean' ? `(${value} || null)` : value;
-}
-
-/**
- * How many of {@link DATA_ARRAY_FIELDS} come before the first that may hold nothing: an array is never cut shorter.
- * Throws if a field that always holds something follows one that may not (it could not be cut off the end).
- */
-function firstOptional(): number {
-  const optional = (name: TaskFieldName) => TASK_FIELDS[name].nullable || TASK_FIELDS[name].codec === 'boolean';
-  const first = DATA_ARRAY_FIELDS.findIndex(optional);
-  if (first === -1) return DATA_ARRAY_FIELDS.length;
-  const required = DATA_ARRAY_FIELDS.slice(first).filter((name) => !optional(name));
-  if (required.length > 0) throw new Error(`Data fields ${required.join(', ')} must come before the optional ones.`);
-  return first;
-}
-
-/**
- * An outcome as `complete-attempts.lua` takes it: the values of {@link OUTCOME_FIELDS} in order, as elements of a
- * JSON array (see {@link encodeTaskState}: strings, `false` for null). Compiled once from the outcome's fields.
- */
-const encodeOutcome: (outcome: TaskOutcome) => string = compileTaskMapper<(outcome: TaskOutcome) => string>(
-  'encodeOutcome(o)',
-  `return ${OUTCOME_PROPERTIES.map((name) => hashJsonSource(TASK_FIELDS[name], `o.${name}`)).join(" + ',' +\n    ")};`,
-);
+export const encodeTaskData: (task: RetryTask) => string = generatedEncodeTaskData;
 
 /**
  * An attempt to log as two elements of a completion's array: its number and where its log entry is among the
@@ -278,59 +174,13 @@ export function decodeCompletion(taskId: string, reply: CompletionReply): Comple
  */
 export type TaskReply = [state: string, data: string];
 
-/** JavaScript reading a hash value (`text`, an expression: a string, or false when the field is absent). */
-function hashValueSource(codec: FieldCodec, nullable: boolean, text: string, name: string): string {
-  const kind = kindOf(codec);
-  const value = kind === NUMBER ? `Number(${text})` : kind === BOOLEAN ? `${text} === '1'` : kind === JSON_VALUE ? `JSON.parse(${text})` : text;
-  // A non-nullable field that is absent means keys of another layout: fail loudly rather than invent a value.
-  return nullable ? `${text} === false ? null : ${value}` : `${text} === false ? missing(${JSON.stringify(name)}) : ${value}`;
-}
-
-/** JavaScript reading a data field (`value`, an expression: its JSON value, `undefined` when left out). */
-function dataReadSource(spec: FieldSpec, value: string): string {
-  // A boolean added to the JSON part later (sensitiveBody) is absent from tasks stored before it: false.
-  return `${value}${spec.nullable ? ' ?? null' : spec.codec === 'boolean' ? ' === true' : ''}`;
-}
-
-/** JavaScript reading a hash field of the state array `s`. */
-function stateReadSource(spec: FieldSpec & { name: TaskFieldName }): string {
-  const placement = spec.redis;
-  if (placement === 'data') throw new Error(`Task field ${spec.name} is kept in the data JSON, not in the record.`);
-  return hashValueSource(spec.codec, spec.nullable, `s[${STATE_FIELDS.indexOf(placement.hash)}]`, spec.name);
-}
-
 /**
  * Rebuilds a task from a script's reply and the tenant whose partition it came from: the hash's fields through their
  * codecs; the data JSON's as they are, from its array (layout 5: the id and `createdAt` from the listing key, the
- * tenant from the caller) or from its object (layout 4, which spells every field out). Compiled once from the field
- * definitions into two object literals in row order (see compile-task-mapper.ts), so both give tasks of one shape.
+ * tenant from the caller) or from its object (layout 4, which spells every field out). Generated from the field
+ * definitions as two object literals in row order (see row-mapper-source.ts), so both give tasks of one shape.
  */
-export const decodeTask: (reply: TaskReply, tenantId: string) => RetryTask = compileTaskMapper(
-  'decodeTask(reply, tenantId)',
-  `const s = JSON.parse(reply[0]);
-  const d = JSON.parse(reply[1]);
-  if (!Array.isArray(d)) {
-    return ${taskLiteral((field) => (field.redis === 'data' ? dataReadSource(field, `d.${field.name}`) : stateReadSource(field)))};
-  }
-  const sortKey = s[${SORT_KEY_INDEX}];
-  return ${taskLiteral((field) => {
-    if (field.name === 'tenantId') return 'tenantId';
-    if (field.name === 'taskId') return 'taskIdOfSortKey(sortKey)';
-    if (field.name === 'createdAt') return 'createdAtOfSortKey(sortKey)';
-    if (field.codec === 'target-url') {
-      return `targetUrlOfStored(${dataReadSource(field, `d[${DATA_ARRAY_FIELDS.indexOf(field.name)}]`)}, ${stateReadSource({ ...TASK_FIELDS.targetKey, name: 'targetKey' })})`;
-    }
-    return field.redis === 'data' ? dataReadSource(field, `d[${DATA_ARRAY_FIELDS.indexOf(field.name)}]`) : stateReadSource(field);
-  })};`,
-  {
-    taskIdOfSortKey,
-    createdAtOfSortKey,
-    targetUrlOfStored,
-    missing: (name: string): never => {
-      throw new Error(`A stored task has no ${name}: its keys are not in this version's layout.`);
-    },
-  },
-);
+export const decodeTask: (reply: TaskReply, tenantId: string) => RetryTask = generatedDecodeTask;
 
 /** The sealed parts (headers and body) of a data JSON, in either layout's form. */
 export function sealedPartsOfData(json: string): { headers: unknown; body: string | null } {

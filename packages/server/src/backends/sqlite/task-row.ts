@@ -1,13 +1,11 @@
-import { isLive, type RetryPolicy, type TaskStatus } from '@retryd/core';
-import { TASK_FIELD_NAMES, TASK_FIELD_SPECS, type FieldSpec, type TaskFieldName } from '../../domain/task-fields.js';
-import { compileTaskMapper, taskLiteral } from '../../domain/compile-task-mapper.js';
+import type { RetryPolicy, TaskStatus } from '@retryd/core';
+import { TASK_FIELD_NAMES, TASK_FIELD_SPECS, type TaskFieldName } from '../../domain/task-fields.js';
+import { taskFromRow as generatedTaskFromRow, taskToParams as generatedTaskToParams } from './generated/task-mappers.js';
 import type { AttemptLog, RetryTask, StoredPolicy } from '../../domain/task.js';
 import type { TaskCallback } from '../../domain/task-callback.js';
 import type { JsonCache } from './json-cache.js';
-import { hexBytes } from '../sql/digest-bytes.js';
-import { hyphenatedUuid, uuidBytes } from '../sql/task-id-params.js';
-import { storedTargetUrl, targetUrlOfStored } from '../../domain/target-key.js';
-import { statusCode, statusOfCode } from './status-guards.js';
+import { uuidBytes } from '../sql/task-id-params.js';
+import { statusCode } from './status-guards.js';
 import { TARGET_KEY_COLUMN, TASK_STORED_COLUMN_NAMES } from '../sql/task-columns.js';
 
 // A task's SQLite row and its mappings, all derived from the one definition of a task's fields
@@ -68,15 +66,11 @@ export type TaskFromRow = (row: readonly SqlValue[], json: JsonCache) => RetryTa
  * A stored row (possibly followed by more columns) as the domain's task: JSON decoded through `json`, so tasks
  * sharing headers or a policy share one frozen object; 0/1 as boolean.
  *
- * Compiled once from the field definitions into one object literal in field order (what a hand-written mapper
- * would be): every task then has the same shape, and the mapper costs no loop or per-field dispatch on the claim
- * path.
+ * Generated from the field definitions (generated/task-mappers.ts, written by row-mapper-source.ts) as one object
+ * literal in field order: every task then has the same shape, and the mapper costs no loop or per-field dispatch on
+ * the claim path.
  */
-export const taskFromRow: TaskFromRow = compileTaskMapper<TaskFromRow>(
-  'taskFromRow(r, json)',
-  `return ${taskLiteral((field) => decodeSource(field, `r[${field.index}]`))};`,
-  { hyphenatedUuid, targetUrlOfStored, statusOfCode },
-);
+export const taskFromRow: TaskFromRow = generatedTaskFromRow;
 
 /** Positional parameters of the task INSERT: the task's columns in row order ({@link TASK_INSERT_COLUMNS}), then `ended_at`. */
 export type TaskParams = SqlValue[];
@@ -84,19 +78,9 @@ export type TaskParams = SqlValue[];
 /**
  * A task as parameters of the task INSERT (the inverse of {@link taskFromRow}), its target queue's number
  * (`queueId`) in place of its target key, followed by `ended_at`: NULL while the task is live, its `updatedAt` once
- * it ended (see 001-init.sql). Compiled once, as {@link taskFromRow}.
+ * it ended (see 001-init.sql). Generated, as {@link taskFromRow}.
  */
-export const taskToParams: (task: RetryTask, queueId: number) => TaskParams = compileTaskMapper<(task: RetryTask, queueId: number) => TaskParams>(
-  'taskToParams(t, queueId)',
-  `return [\n${TASK_FIELD_SPECS.map((spec) => `    ${spec.column === TARGET_KEY_COLUMN ? 'queueId' : encodeSource(spec, `t.${spec.name}`)},`).join('\n')}\n    endedAt(t),\n  ];`,
-  {
-    endedAt: (task: RetryTask): number | null => (isLive(task.status) ? null : task.updatedAt),
-    hexBytes,
-    uuidBytes,
-    storedTargetUrl,
-    statusCode,
-  },
-);
+export const taskToParams: (task: RetryTask, queueId: number) => TaskParams = generatedTaskToParams;
 
 // What a claim changes, by position: see `CLAIM_ONE` in statements.ts, which this mirrors.
 const STATUS = rowPosition('status');
@@ -171,56 +155,4 @@ export function policyFromRow(row: PolicyRow): StoredPolicy {
     updatedAt: row.updated_at,
     version: row.version,
   };
-}
-
-/** JavaScript reading a field's SQLite value (`value`, an expression) as the domain's value. */
-function decodeSource(spec: FieldSpec, value: string): string {
-  switch (spec.codec) {
-    case 'boolean':
-      return `${value} === 1`;
-    case 'status': // Its number (see status-guards.ts).
-      return `statusOfCode(${value})`;
-    case 'json':
-      return spec.nullable ? `${value} === null ? null : json.parse(${value})` : `json.parse(${value})`;
-    case 'uuid': // Read as hex text (see TASK_READ_COLUMNS).
-      return spec.nullable ? `${value} === null ? null : hyphenatedUuid(${value})` : `hyphenatedUuid(${value})`;
-    case 'target-url': // Kept after its target key (see domain/target-key.ts).
-      return `targetUrlOfStored(${value}, r[${rowPosition('targetKey')}])`;
-    case 'hex': // Read as hex text already (see TASK_READ_COLUMNS).
-    case 'text':
-    case 'json-string': // SQLite TEXT holds U+0000, so a body is kept as it is (its UTF-8).
-    case 'integer':
-    case 'bigint':
-    case 'real':
-      return value;
-  }
-}
-
-/** JavaScript writing a field's domain value (`value`, an expression) as its SQLite value. */
-function encodeSource(spec: FieldSpec, value: string): string {
-  switch (spec.codec) {
-    case 'boolean':
-      return `${value} ? 1 : 0`;
-    case 'status':
-      return `statusCode(${value})`;
-    case 'json':
-      return spec.nullable ? `${value} === null ? null : JSON.stringify(${value})` : `JSON.stringify(${value})`;
-    case 'hex': {
-      const bytes = `hexBytes(${value}, ${JSON.stringify(spec.column)})`;
-      return spec.nullable ? `${value} === null ? null : ${bytes}` : bytes;
-    }
-    case 'uuid': {
-      const bytes = `uuidBytes(${value}, ${JSON.stringify(spec.column)})`;
-      return spec.nullable ? `${value} === null ? null : ${bytes}` : bytes;
-    }
-    case 'target-url':
-      return `storedTargetUrl(${value}, t.targetKey, ${JSON.stringify(spec.column)})`;
-    case 'json-string': // A lone surrogate as U+FFFD: better-sqlite3 would write its WTF-8 bytes, read back as three.
-      return spec.nullable ? `${value} === null ? null : ${value}.toWellFormed()` : `${value}.toWellFormed()`;
-    case 'text':
-    case 'integer':
-    case 'bigint':
-    case 'real':
-      return value;
-  }
 }
