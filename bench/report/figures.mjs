@@ -19,7 +19,8 @@ const storeOfId = (id) => /^retryd-(sqlite|postgres|redis)/.exec(id)?.[1];
 const protectionOf = (row) => (row.protection === 'defaults' ? 'defaults' : 'off');
 
 const ratio = (a, b) => (Number.isFinite(a) && Number.isFinite(b) && b > 0 ? a / b : undefined);
-const stepsOf = (results, workload) => results.runs.filter((r) => r.workload === workload);
+// The usual steps only: a scarce-CPU step (`cpus`, scarce.mjs) is read beside them by its own section, never in their place.
+const stepsOf = (results, workload) => results.runs.filter((r) => r.workload === workload && r.cpus === undefined);
 
 /**
  * W1 end to end, as a user waits for it: tasks ÷ (the enqueue's time + the dispatch's time), each phase timed on its

@@ -8,7 +8,7 @@
 //   npm run bench [-- --quick] [--stores sqlite,postgres,redis] [--peers bullmq,pgboss|none]
 //                 [--workloads w1,w1grpc,w2,w3,w4,w5,w6tx,w7,w8,space,ceilings] [--baseline PATH/dist/cli/main.js]
 //                 [--from RESULTS.json] [--merge RESULTS.json] [--out RESULTS.json] [--doc FILE] [--charts DIR]
-//                 [--readme FILE|none] [--note TEXT] [--quiet]
+//                 [--readme FILE|none] [--note TEXT] [--cpus N] [--quiet]
 //
 // Full run (the default): the sizes of WORKLOADS.md, ~40 min on a quiet 2-core machine (the plan and its estimate are
 // printed first); results to bench/results/<date>.json, the page to docs/benchmarks.md, charts to docs/bench/, the
@@ -26,6 +26,9 @@
 // --baseline PATH: another build of retryd (its dist/cli/main.js, e.g. a worktree of an older commit, built) runs
 // beside this one in W1 and W4, in every round; the page gains a section with after ÷ before per store, naming the
 // baseline's commit (read from its checkout with git).
+// --cpus N: W1 and W4 (and W4's bare relay, which their lag is read against) run again after the usual steps with every
+// process of the step pinned to N cores (`taskset -c`; the shared PostgreSQL and Redis too, for the step only); the
+// page gains a section with issue 45's aims on both settings (e.g. `--workloads w1,w4 --cpus 1`).
 // Exits 1 when a run failed a check (its figures are still saved and shown, marked). Build the service first: npm run build
 
 import { execFileSync } from 'node:child_process';
@@ -39,6 +42,7 @@ import { PEERS, STORES, WORKLOADS, parseList, planRuns } from './plan.mjs';
 import { takeOver } from './merge-results.mjs';
 import { archiveSection, fillReadme, renderDoc } from './render-doc.mjs';
 import { runStep } from './run-workloads.mjs';
+import { parseCpus, planScarce } from './scarce.mjs';
 
 const { values: args } = parseArgs({
   options: {
@@ -54,6 +58,7 @@ const { values: args } = parseArgs({
     readme: { type: 'string' },
     note: { type: 'string' },
     baseline: { type: 'string' },
+    cpus: { type: 'string' },
     quiet: { type: 'boolean', default: false },
   },
 });
@@ -76,15 +81,18 @@ async function measure() {
   const peers = parseList('peers', args.peers, PEERS);
   const workloads = parseList('workloads', args.workloads, WORKLOADS);
   const baseline = args.baseline === undefined ? undefined : baselineOf(args.baseline);
-  const steps = planRuns({ quick: args.quick, stores, peers, workloads, baseline: baseline?.cli });
+  const cpus = parseCpus(args.cpus);
+  const usual = planRuns({ quick: args.quick, stores, peers, workloads, baseline: baseline?.cli });
+  const steps = cpus === undefined ? usual : planScarce(usual, { cpus });
   const minutes = steps.reduce((n, s) => n + s.minutes, 0);
-  say(`plan (${args.quick ? 'quick' : 'full'}): ${steps.map((s) => `${s.workload} ${s.store}`).join('; ')}; about ${Math.ceil(minutes)} min on a quiet machine`);
+  say(`plan (${args.quick ? 'quick' : 'full'}): ${steps.map((s) => `${s.script ?? s.workload} ${s.store}${s.cpus === undefined ? '' : ` on ${s.cpus} core${s.cpus === 1 ? '' : 's'}`}`).join('; ')}; about ${Math.ceil(minutes)} min on a quiet machine`);
   // --merge: the other workloads' steps of an earlier run, kept from the start (an interrupted run keeps them too).
   const kept = args.merge === undefined ? undefined : takeOver(JSON.parse(readFileSync(args.merge, 'utf8')), repoPath(args.merge), { quick: args.quick, workloads, stores, baseline });
   const results = {
     format: 1,
     quick: args.quick,
     ...(args.note === undefined ? {} : { note: args.note }),
+    ...(cpus === undefined ? {} : { cpus }),
     ...((kept?.baseline ?? baseline) === undefined ? {} : { baseline: kept?.baseline ?? baseline }),
     startedAt: new Date().toISOString(),
     stores: kept?.stores ?? stores,

@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fmt, ratioText } from '../service/lib/report.mjs';
 import { persistenceOf } from './redis-aof.mjs';
+import { scarceSection } from './scarce-section.mjs';
 import { STORE_NAMES, aims, beforeAfterFigures, ceilingFigures, headline, spaceFigures, w1Figures, w1GrpcFigures, w2Figures, w3Figures, w4Figures, w5Figures, w5HangFigures, w6txFigures, w7Figures, w8Figures } from './figures.mjs';
 
 const MiB = 2 ** 20;
@@ -700,7 +701,7 @@ export function renderDoc(results, { chartPath, resultsPath, resultsCommandPath 
     renderHeadline(results),
     '',
     environmentSection(results),
-    ...[w1Section(results), w1GrpcSection(results), w2Section(results), w3Section(results), w4Section(results), w5Section(results), w6txSection(results), w7Section(results), w8Section(results), beforeAfterSection(results), ceilingsSection(results), aimsSection(results)].filter((s) => s !== undefined).flatMap((s) => ['', s]),
+    ...[w1Section(results), w1GrpcSection(results), w2Section(results), w3Section(results), w4Section(results), w5Section(results), w6txSection(results), w7Section(results), w8Section(results), beforeAfterSection(results), ceilingsSection(results), aimsSection(results), scarceSection(results)].filter((s) => s !== undefined).flatMap((s) => ['', s]),
     '',
     readFileSync(join(import.meta.dirname, 'method.md'), 'utf8').trimEnd(),
     '',

@@ -3,6 +3,13 @@
 // `.js.map` files beside the built JavaScript.
 //
 //   node bench/service/cpu-profile-top.mjs <file.cpuprofile> [--top 30] [--filter packages/server]
+//                                          [--from-first attempt-runner.ts] [--attempts N]
+//
+// --from-first TEXT: only the samples from the first one with a frame whose location contains TEXT (e.g.
+// `attempt-runner.ts`: W1's dispatch, after its enqueue and the service's start). --attempts N: also the busy time and
+// each category's self time per attempt (µs), N being the attempts made in that span. The categories (the store, the
+// HTTP client, the HTTP server, logging, metrics, the protections, the engine, timers, promises, GC) sum self time
+// by where it was spent: a profile's shares do not depend on how loaded the machine was, unlike its wall-clock figures.
 
 import { existsSync, readFileSync } from 'node:fs';
 import { SourceMap } from 'node:module';
@@ -11,9 +18,9 @@ import { parseArgs } from 'node:util';
 
 const { values: args, positionals } = parseArgs({
   allowPositionals: true,
-  options: { top: { type: 'string', default: '30' }, filter: { type: 'string' } },
+  options: { top: { type: 'string', default: '30' }, filter: { type: 'string' }, 'from-first': { type: 'string' }, attempts: { type: 'string' } },
 });
-if (positionals.length !== 1) throw new Error('usage: node bench/service/cpu-profile-top.mjs <file.cpuprofile> [--top N] [--filter TEXT]');
+if (positionals.length !== 1) throw new Error('usage: node bench/service/cpu-profile-top.mjs <file.cpuprofile> [--top N] [--filter TEXT] [--from-first TEXT] [--attempts N]');
 const profile = JSON.parse(readFileSync(positionals[0], 'utf8'));
 const TOP = Number(args.top);
 
@@ -56,7 +63,14 @@ for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n
 const selfTime = new Map();
 const totalTime = new Map();
 let total = 0;
-for (let i = 0; i < profile.samples.length; i++) {
+/** The frames of a sample's stack, leaf first. */
+function* stackOf(id) {
+  for (let at = id; at !== undefined; at = parent.get(at)) yield byId.get(at);
+}
+const fromFirst = args['from-first'];
+const start = fromFirst === undefined ? 0 : profile.samples.findIndex((id) => [...stackOf(id)].some((n) => where(n.callFrame).includes(fromFirst)));
+if (start === -1) throw new Error(`--from-first: no sample has a frame in ${fromFirst}`);
+for (let i = start; i < profile.samples.length; i++) {
   const dt = (profile.timeDeltas[i] ?? 0) / 1000;
   total += dt;
   let id = profile.samples[i];
@@ -88,3 +102,36 @@ const show = (title, m) => {
 show('self time', selfTime);
 show('total time', totalTime);
 console.log(`\n(program) ${(selfTime.get('(program)') ?? 0).toFixed(0)} ms, (garbage collector) ${(selfTime.get('(garbage collector)') ?? 0).toFixed(0)} ms`);
+
+/** Where a function's self time counts, from its location (the first rule that matches). */
+const CATEGORIES = [
+  ['GC', /^\(garbage collector\)/],
+  ['V8 and native, outside JS', /^\(program\)/],
+  ['store: SQLite', /better-sqlite3|backends\/sqlite/],
+  ['store: PostgreSQL', /node_modules\/pg|backends\/postgres/],
+  ['store: Redis', /ioredis|backends\/redis/],
+  ['logging', /pino|sonic-boom|logger\.ts|log-lines\.ts|event-log/],
+  ['metrics', /prom-client|src\/metrics\/|engine-metrics\.ts/],
+  ['HTTP client (undici, sockets)', /undici|^writev |^writev$|wasm|client-h1|^(read|write)(Buffer|String)?\b/],
+  ['HTTP server (fastify)', /fastify|find-my-way|avvio|light-my-request|fast-json-stringify|src\/api\//],
+  ['protections', /src\/protection\/|src\/breaker\//],
+  ['engine', /src\/engine\//],
+  ['timers', /internal\/timers|^(setTimeout|setImmediate|clearTimeout|getLibuvNow)\b/],
+  ['promises', /^(runMicrotasks|processTicksAndRejections)\b/],
+  ['other retryd', /\.\.\/src\/|packages\/(server|core)/],
+  ['other Node', /node:/],
+];
+if (args.attempts !== undefined || fromFirst !== undefined) {
+  const attempts = args.attempts === undefined ? undefined : Number(args.attempts);
+  if (attempts !== undefined && !(attempts > 0)) throw new Error(`--attempts must be a positive number, got ${args.attempts}`);
+  const byCategory = new Map();
+  for (const [key, ms] of selfTime) {
+    if (key === '(idle)' || key === '(root)') continue;
+    const name = CATEGORIES.find(([, re]) => re.test(key))?.[0] ?? 'other';
+    byCategory.set(name, (byCategory.get(name) ?? 0) + ms);
+  }
+  const per = (ms) => (attempts === undefined ? '' : `  ${((1000 * ms) / attempts).toFixed(1).padStart(7)} µs/attempt`);
+  console.log(`\nself time by category${fromFirst === undefined ? '' : ` from the first sample in ${fromFirst}`} (ms, % of busy time${attempts === undefined ? '' : `, per attempt of ${attempts}`})`);
+  [...byCategory].sort((a, b) => b[1] - a[1]).forEach(([k, v]) => console.log(`${v.toFixed(0).padStart(8)}  ${((100 * v) / busy).toFixed(1).padStart(5)}%${per(v)}  ${k}`));
+  console.log(`${busy.toFixed(0).padStart(8)}  100.0%${per(busy)}  busy in all`);
+}

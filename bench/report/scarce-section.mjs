@@ -1,0 +1,71 @@
+// The page's section for the scarce-CPU run (`--cpus N`, scarce.mjs): issue 45's aims, on the usual cores and on N,
+// side by side, read from the same figures as the rest of the page.
+
+import { fmt } from '../service/lib/report.mjs';
+import { STORE_NAMES, bareStoreKey, ceilingFigures, w1Figures, w4Figures } from './figures.mjs';
+import { resultsOnCores } from './scarce.mjs';
+
+const ratio = (a, b) => (Number.isFinite(a) && Number.isFinite(b) && b > 0 ? a / b : undefined);
+
+/** The aims of issue 45 that the scarce run is read against. */
+export const SCARCE_AIMS = Object.freeze({ cpuPerAttempt: 1.2, w1SqliteVsBullmq: 2, w4LagVsRelay: 1.2 });
+
+/**
+ * Per setting (`usual`, `scarce`), the figures of issue 45's aims: per store, retryd's CPU per attempt (W1, the
+ * headline row) ÷ the bare loop's with the same store's work; W1 SQLite ÷ BullMQ attempts/s; per store, W4's lag p99
+ * ÷ the bare relay's p99 (the relay that syncs for SQLite and PostgreSQL, the one that does not for Redis).
+ */
+export function scarceFigures(results) {
+  const of = (scarce) => {
+    const view = resultsOnCores(results, scarce);
+    const w1 = w1Figures(view);
+    const relays = ceilingFigures(view).relay;
+    const relayOf = (store) => relays.find((r) => r.stores.includes(store))?.lag;
+    return {
+      cpu: Object.fromEntries(w1.headline.map((c) => [c.store, { retryd: c.cpuMsPerAttempt, bare: w1.bareStores[bareStoreKey(c)]?.cpuMsPerAttempt }])),
+      sqliteVsPeer: w1.headline.find((c) => c.store === 'sqlite')?.peer?.attempts,
+      lag: Object.fromEntries(w4Figures(view).map((w) => [w.store, { retryd: w.lag?.p99, relay: relayOf(w.store)?.p99, rate: w.rate }])),
+    };
+  };
+  return { usual: of(false), scarce: of(true) };
+}
+
+const times = (r) => (r === undefined ? '–' : `${r.toFixed(2)}×`);
+const judged = (r, ok) => (r === undefined ? '–' : ok(r) ? `${times(r)}, met` : `**${times(r)}, missed**`);
+
+/** The section, or `undefined` when the run had no scarce steps. */
+export function scarceSection(results) {
+  const scarce = results.runs.filter((r) => r.cpus !== undefined);
+  if (scarce.length === 0) return undefined;
+  const cpus = scarce[0].cpus;
+  const cores = results.environment?.machine?.cores ?? 'all the';
+  const f = scarceFigures(results);
+  const pinned = [...new Set(scarce.flatMap((r) => (r.pinned ?? []).map((p) => `${p.name} (${fmt(p.processes)} process${p.processes === 1 ? '' : 'es'})`)))];
+  const rows = [];
+  for (const store of Object.keys(STORE_NAMES)) {
+    const cell = (side) => {
+      const c = f[side].cpu[store];
+      const r = ratio(c?.retryd, c?.bare);
+      return c === undefined ? '–' : `${fmt(c.retryd, 3)} ÷ ${fmt(c.bare, 3)} ms = ${judged(r, (v) => v <= SCARCE_AIMS.cpuPerAttempt)}`;
+    };
+    if (f.usual.cpu[store] !== undefined || f.scarce.cpu[store] !== undefined) rows.push([`W1 ${STORE_NAMES[store]}: CPU per attempt ≤ ${SCARCE_AIMS.cpuPerAttempt}× the bare loop with the store's work`, cell('usual'), cell('scarce')]);
+  }
+  if (f.usual.sqliteVsPeer !== undefined || f.scarce.sqliteVsPeer !== undefined) {
+    const cell = (side) => judged(f[side].sqliteVsPeer, (v) => v >= SCARCE_AIMS.w1SqliteVsBullmq);
+    rows.push([`W1 SQLite: ≥ ${SCARCE_AIMS.w1SqliteVsBullmq}× BullMQ attempts/s`, cell('usual'), cell('scarce')]);
+  }
+  for (const store of Object.keys(STORE_NAMES)) {
+    const cell = (side) => {
+      const l = f[side].lag[store];
+      return l === undefined ? '–' : `${fmt(l.retryd, 1)} ÷ ${fmt(l.relay, 1)} ms = ${judged(ratio(l.retryd, l.relay), (v) => v <= SCARCE_AIMS.w4LagVsRelay)} (${fmt(l.rate)} tasks/s)`;
+    };
+    if (f.usual.lag[store] !== undefined || f.scarce.lag[store] !== undefined) rows.push([`W4 ${STORE_NAMES[store]}: lag p99 ≤ ${SCARCE_AIMS.w4LagVsRelay}× the bare relay's`, cell('usual'), cell('scarce')]);
+  }
+  return [
+    '## Scarce CPU',
+    '',
+    `W1, W4 and W4's bare relay again with every process of the step on ${cpus === 1 ? 'one core' : `${cpus} cores`} (\`--cpus ${cpus}\`): the script is started through \`taskset -c\`, so retryd, the downstream, the peers, a Redis the step starts and the load generator inherit the pinning; the machine's shared servers were pinned with \`taskset -a -pc\` for each such step and given their affinity back after it: ${pinned.length > 0 ? pinned.join(', ') : 'none found'}. W4 runs at the same rate on both settings. The aims are issue 45's.`,
+    '',
+    ['| Aim | Usual run (' + cores + ' cores) | ' + (cpus === 1 ? 'One core' : `${cpus} cores`) + ' |', '| --- | --- | --- |', ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n'),
+  ].join('\n');
+}

@@ -1,0 +1,114 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+// The scarce-CPU variant of `npm run bench` (`--cpus N`, bench/report/scarce.mjs): its plan, its option's checks, the
+// pinning of the machine's shared servers and the page's section, read from a quick run saved with `--cpus 1`.
+
+const ROOT = join(import.meta.dirname, '..', '..', '..');
+const SAMPLE = join(ROOT, 'bench', 'results', 'sample-scarce-quick.json');
+
+interface Step {
+  workload: string;
+  script?: string;
+  store: string;
+  args: string[];
+  minutes: number;
+  cpus?: number;
+}
+interface ScarceModule {
+  parseCpus(value: string | undefined, cores?: number): number | undefined;
+  planScarce(steps: Step[], options: { cpus: number }): Step[];
+  pinSharedServers(cpus: number): { pinned: { name: string; processes: number }[]; restore(): void };
+}
+interface PlanModule {
+  planRuns(options: { quick: boolean; stores: string[]; peers: string[]; workloads: string[] }): Step[];
+}
+interface RenderModule {
+  renderDoc(results: unknown, options: { chartPath: (name: string) => string; resultsPath: string }): string;
+}
+
+const load = async <T>(file: string): Promise<T> => (await import(pathToFileURL(join(ROOT, 'bench', 'report', file)).href)) as T;
+const affinityOf = (pid: number) => /list:\s*(\S+)/.exec(execFileSync('taskset', ['-pc', String(pid)], { encoding: 'utf8' }))?.[1];
+
+describe('npm run bench --cpus', () => {
+  it('plans W1, W4 and the bare relay again on the scarce cores after the usual steps, the relay on both settings', async () => {
+    const { planScarce } = await load<ScarceModule>('scarce.mjs');
+    const { planRuns } = await load<PlanModule>('plan.mjs');
+    const usual = planRuns({ quick: true, stores: ['sqlite', 'redis'], peers: ['bullmq'], workloads: ['w1', 'w2', 'w4'] });
+    const steps = planScarce(usual, { cpus: 1 });
+    const name = (s: Step) => `${s.script ?? s.workload} ${s.store}${s.cpus === undefined ? '' : ' 1'}`;
+    expect(steps.map(name)).toEqual([
+      ...usual.map(name),
+      'w4-ceiling sqlite',
+      'w4-ceiling redis',
+      'w1 sqlite,redis 1',
+      'w4 sqlite 1',
+      'w4 redis 1',
+      'w4-ceiling sqlite 1',
+      'w4-ceiling redis 1',
+    ]);
+    // The relay at W4's own size, and without syncs for Redis (no AOF: nothing committed to disk).
+    const relay = steps.find((s) => s.script === 'w4-ceiling' && s.store === 'redis');
+    expect(relay?.args).toEqual(['--no-sync', '--seconds', '2', '--warmup', '1', '--rate', '500']);
+  });
+
+  it('names the option and the rule when --cpus is wrong', async () => {
+    const { parseCpus } = await load<ScarceModule>('scarce.mjs');
+    expect(parseCpus(undefined, 2)).toBeUndefined();
+    expect(parseCpus('1', 2)).toBe(1);
+    for (const wrong of ['0', '2', '1.5', 'one']) {
+      expect(() => parseCpus(wrong, 2)).toThrow(`--cpus must be a whole number from 1 to 1 (fewer cores than the machine's 2), got ${wrong}`);
+    }
+  });
+
+  it('pins the shared Redis and PostgreSQL to the scarce cores and gives them their affinity back', async () => {
+    const { pinSharedServers } = await load<ScarceModule>('scarce.mjs');
+    const redis = Number(execFileSync('pgrep', ['-x', 'redis-server'], { encoding: 'utf8' }).split('\n')[0]);
+    const before = affinityOf(redis);
+    const shared = pinSharedServers(1);
+    try {
+      expect(affinityOf(redis)).toBe('0');
+      expect(shared.pinned.map((p) => p.name).sort()).toEqual(['postgres', 'redis-server']);
+    } finally {
+      shared.restore();
+    }
+    expect(affinityOf(redis)).toBe(before);
+  });
+
+  it('shows the aims of issue 45 on the usual cores and on one, and what was pinned', async () => {
+    const { renderDoc } = await load<RenderModule>('render-doc.mjs');
+    const results = JSON.parse(await readFile(SAMPLE, 'utf8')) as { runs: Step[] };
+    expect(results.runs.filter((r) => r.cpus === 1).map((r) => r.script ?? r.workload)).toEqual(['w1', 'w4', 'w4-ceiling']);
+    const page = renderDoc(results, { chartPath: (n) => n, resultsPath: 'r.json' });
+    const section = page.slice(page.indexOf('## Scarce CPU'));
+    expect(section).toContain('| Aim | Usual run (2 cores) | One core |');
+    expect(section).toContain('postgres (');
+    for (const aim of ["W1 SQLite: CPU per attempt ≤ 1.2× the bare loop with the store's work", 'W1 SQLite: ≥ 2× BullMQ attempts/s', "W4 SQLite: lag p99 ≤ 1.2× the bare relay's"]) {
+      const row = section.split('\n').find((l) => l.startsWith(`| ${aim} |`));
+      // Both settings measured: a figure in each column, none missing.
+      expect(row?.split(' | ').slice(1).every((cell) => /\d/.test(cell))).toBe(true);
+    }
+    // The usual sections read the usual steps only: W1's table has the two-core run, not the one-core one.
+    const w1 = results.runs.find((r) => r.workload === 'w1' && r.cpus === undefined) as unknown as { data: { results: { id: string; attemptsPerSec: number }[] } };
+    const bare = w1.data.results.find((r) => r.id === 'bare');
+    expect(page.slice(0, page.indexOf('## Scarce CPU'))).toContain(Math.round(bare?.attemptsPerSec ?? NaN).toLocaleString('en-US'));
+  });
+
+  it('runs a quick W4 step pinned to one core end to end', { timeout: 180_000 }, async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'retryd-bench-scarce-'));
+    try {
+      const { runStep } = await load<{ runStep(step: Step, o: { quiet: boolean }): Promise<{ cpus?: number; pinned?: unknown[]; data?: { lag?: { p99: number } }; error?: string }> }>('run-workloads.mjs');
+      const result = await runStep({ workload: 'ceilings', script: 'w4-ceiling', store: 'sqlite', args: ['--seconds', '1', '--warmup', '0.5', '--rate', '200'], minutes: 0.2, cpus: 1 }, { quiet: true });
+      expect(result.error).toBeUndefined();
+      expect(result.cpus).toBe(1);
+      expect(result.pinned?.length).toBeGreaterThan(0);
+      expect(result.data?.lag?.p99).toBeGreaterThan(0);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
