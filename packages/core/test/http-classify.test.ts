@@ -122,6 +122,8 @@ describe('headerValue', () => {
     expect(headerValue(headers, 'vary')).toBe('a, b');
     expect(headerValue({ vary: ['a', 'b'] }, 'Vary')).toBe('a, b');
     expect(headerValue(new Map([['Vary', ['a', 'b']]]), 'vary')).toBe('a, b');
+    // Keys differing only in case are one field, in key order; numbers count as text, anything else is skipped.
+    expect(headerValue({ Vary: 'a', accept: 'x', VARY: ['b', 3, null, ['c']], vary: { not: 'text' } }, 'vary')).toBe('a, b, 3');
   });
 
   it('is undefined when absent, and never finds members of Object.prototype', () => {

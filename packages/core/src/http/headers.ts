@@ -50,9 +50,21 @@ export function headerValue(headers: HeadersLike | undefined, name: string): str
     return combine([value]);
   }
   const record = headers as { readonly [name: string]: HeaderFieldValue };
-  // Own keys only: a header named "constructor" must not find Object.prototype.constructor.
-  const matches = Object.keys(record)
-    .filter((key) => key.toLowerCase() === wanted)
-    .map((key) => record[key]);
-  return combine(matches);
+  // Own keys only: a header named "constructor" must not find Object.prototype.constructor. One pass that builds no
+  // arrays: the service reads `Retry-After` this way from every 429 and 503 it is answered, twice.
+  let found: string | undefined;
+  for (const key of Object.keys(record)) {
+    if (key.toLowerCase() !== wanted) continue;
+    const value: unknown = record[key];
+    if (Array.isArray(value)) for (const item of value as unknown[]) found = joined(found, item);
+    else found = joined(found, value);
+  }
+  return found;
+}
+
+/** `sofar` with one more field value (text or a number; anything else ignored), as {@link combine} joins them. */
+function joined(sofar: string | undefined, value: unknown): string | undefined {
+  const text = typeof value === 'string' ? value : typeof value === 'number' ? String(value) : undefined;
+  if (text === undefined) return sofar;
+  return sofar === undefined ? text : `${sofar}, ${text}`;
 }

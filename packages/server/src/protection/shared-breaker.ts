@@ -147,7 +147,15 @@ export class SharedBreaker {
   /** Reads the shared breaker and adopts it when it changed. Returns whether it changed. */
   async refresh(now: number): Promise<boolean> {
     const stored = await this.state.getTargetState(this.target.tenantId, breakerKey(this.target.targetKey));
-    return this.adopt(stored?.version ?? 0, this.parse(stored?.value), now);
+    const version = stored?.version ?? 0;
+    // A version this instance has adopted (or passed) is not adopted again: its snapshot is not even parsed, which
+    // would cost a JSON parse and a validation on every read of a breaker that did not change (most reads), and
+    // would report a bad snapshot again at every read instead of once per version.
+    if (version <= this.copy.version) {
+      this.readAt = now;
+      return false;
+    }
+    return this.adopt(version, this.parse(stored?.value), now);
   }
 
   /**
