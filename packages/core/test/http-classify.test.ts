@@ -4,7 +4,7 @@ import { connect, createServer, type AddressInfo, type Server, type Socket } fro
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { classifyHttpResponse, classifyHttpStatus } from '../src/http/classify-http.js';
-import { headerValue } from '../src/http/headers.js';
+import { headerValue, type HeadersLike } from '../src/http/headers.js';
 import { HttpOutcome } from '../src/http/http-outcome.js';
 import { classifyError, isNetworkError, isTimeoutError } from '../src/http/network-errors.js';
 import { retryableStatusCodesOf, successStatusCodesOf } from '../src/policy/retry-policy.js';
@@ -123,7 +123,9 @@ describe('headerValue', () => {
     expect(headerValue({ vary: ['a', 'b'] }, 'Vary')).toBe('a, b');
     expect(headerValue(new Map([['Vary', ['a', 'b']]]), 'vary')).toBe('a, b');
     // Keys differing only in case are one field, in key order; numbers count as text, anything else is skipped.
-    expect(headerValue({ Vary: 'a', accept: 'x', VARY: ['b', 3, null, ['c']], vary: { not: 'text' } }, 'vary')).toBe('a, b, 3');
+    // (Untyped, as an error's `response.headers` arrives.)
+    const untyped: unknown = { Vary: 'a', accept: 'x', VARY: ['b', 3, null, ['c']], vary: { not: 'text' } };
+    expect(headerValue(untyped as HeadersLike, 'vary')).toBe('a, b, 3');
   });
 
   it('is undefined when absent, and never finds members of Object.prototype', () => {
