@@ -2,7 +2,6 @@ import { createHmac } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { startChild, stopChild, type RunningChild } from '../src/demo/child-process.js';
 import { startOwnPostgres, type OwnPostgres } from '../src/demo/own-postgres.js';
 import { RETRYD_MAIN, retrydArgs } from '../src/demo/run-demo.js';
@@ -43,17 +42,6 @@ export async function startWorld(): Promise<World> {
     await postgres.close();
     rmSync(dir, { recursive: true, force: true });
     throw error;
-  }
-}
-
-/** Polls `check` until it returns a value other than undefined or false, or throws naming `what` after `timeoutMs`. */
-export async function waitFor<T>(what: string, check: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 45_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
   }
 }
 

@@ -10,7 +10,8 @@ import { startPaymentWorker, type PaymentWorker } from '../src/payments-app/paym
 import { configureRetryd } from '../src/payments-app/retryd-setup.js';
 import { CALLBACK_PATH } from '../src/payments-app/settlement-callbacks.js';
 import type { Payment } from '../src/payments-app/payment-store.js';
-import { retrydGet, signedHeaders, startWorld, waitFor, type World } from './postgres-world.js';
+import { retrydGet, signedHeaders, startWorld, type World } from './postgres-world.js';
+import { waitFor } from '../../../packages/server/test/wait-for.js';
 
 // The worker's flow against a real retryd service on a PostgreSQL of the test's own, and a gateway on loopback whose
 // every roll is `roll`: each test names the fault it needs. The worker runs in process; retryd calls it back.
@@ -72,10 +73,15 @@ async function withScene(roll: number, use: (scene: Scene) => Promise<void>, opt
       expect(response.status).toBe(202);
     },
     final: (paymentId) =>
-      waitFor(`payment ${paymentId} to be final`, async () => {
-        const payment = await worker.store.get(paymentId);
-        return (payment?.status === 'DONE' || payment?.status === 'DEAD') && payment;
-      }),
+      waitFor(
+        `payment ${paymentId} to be final`,
+        async () => {
+          const payment = await worker.store.get(paymentId);
+          return (payment?.status === 'DONE' || payment?.status === 'DEAD') && payment;
+        },
+        45_000,
+        50,
+      ),
   };
   try {
     await use(scene);
@@ -186,7 +192,12 @@ describe('recovery without polling', () => {
       // Handed off as after a crash mid-send: retryd charges it at its first attempt.
       await worker.processor.handOff('quiet');
       const { retryTaskId } = (await store.get('quiet')) as Payment;
-      await waitFor('the task to succeed', async () => (await retrydGet(world.service, `/retry-tasks/${retryTaskId as string}`)).body.status === 'SUCCEEDED');
+      await waitFor(
+        'the task to succeed',
+        async () => (await retrydGet(world.service, `/retry-tasks/${retryTaskId as string}`)).body.status === 'SUCCEEDED',
+        45_000,
+        50,
+      );
       expect(await store.get('quiet')).toMatchObject({ status: 'BACKOFF' });
       expect(await worker.processor.reconcileHandedOff()).toBe(1);
       expect(await store.get('quiet')).toMatchObject({ status: 'DONE', chargeId: expect.any(String) });
@@ -206,7 +217,12 @@ describe('recovery without polling', () => {
       await store.move('ended', ['send'], {}, Date.now());
       await worker.processor.handOff('ended');
       const { retryTaskId } = (await store.get('ended')) as Payment;
-      await waitFor('the task to succeed', async () => (await retrydGet(world.service, `/retry-tasks/${retryTaskId as string}`)).body.status === 'SUCCEEDED');
+      await waitFor(
+        'the task to succeed',
+        async () => (await retrydGet(world.service, `/retry-tasks/${retryTaskId as string}`)).body.status === 'SUCCEEDED',
+        45_000,
+        50,
+      );
       await expect(worker.processor.reconcileHandedOff()).rejects.toThrow('the start-up pass could not settle 1 BACKOFF payment(s)');
       expect(await store.get('ended')).toMatchObject({ status: 'DONE' });
       expect(await store.get('ghost')).toMatchObject({ status: 'BACKOFF' });

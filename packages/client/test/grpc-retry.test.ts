@@ -1,10 +1,10 @@
 import { Metadata, status, type Interceptor, InterceptingCall, type ServiceError } from '@grpc/grpc-js';
 import { ManualClock } from '@retryd/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
-import { waitFor } from '../../server/test/service-harness.js';
 import { DEFAULT_RETRYABLE_GRPC_CODES, retryInterceptor } from '../src/grpc/index.js';
 import { grpcOrigin } from '../src/grpc/grpc-origin.js';
 import { ordersClient, place, startOrdersServer, type Answer, type OrdersClient, type OrdersServer, type Seen } from './grpc-server.js';
+import { waitFor } from '../../server/test/wait-for.js';
 
 /** Tiny exact delays: the retries of these tests go at once. */
 const FAST = { initialDelayMs: 1, maxDelayMs: 5, jitterType: 'NONE' } as const;

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { RetrydClient } from '../src/index.js';
 import type { HandoffOptions } from '../src/handoff/handoff-fetch.js';
-import { Downstream, startService, waitFor, type TestService } from './service-harness.js';
+import { Downstream, startService, type TestService } from './service-harness.js';
+import { waitFor } from '../../server/test/wait-for.js';
 
 /** The credential the handler sends downstream; the service knows it as the secret ORDERS_TOKEN. */
 export const ORDERS_TOKEN = 'Bearer sk_live_orders_123';

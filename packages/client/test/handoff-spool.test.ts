@@ -8,8 +8,9 @@ import { CLIENT_RETRY, HandoffSpool, RetrydClient, SpoolFullError, handoffKey, t
 import type { EnqueueRequest } from '../src/service/api-types.js';
 import { fileSpoolStorage } from '../src/file-spool/index.js';
 import { closedPortUrl } from './loopback-server.js';
-import { startService, waitFor, type TestService } from './service-harness.js';
+import { startService, type TestService } from './service-harness.js';
 import { tempDirPerTest } from './temp-dir.js';
+import { waitFor } from '../../server/test/wait-for.js';
 
 // The spool's own rules (limits, backoff, order, setting aside) with a real journal, against a port where nothing
 // listens (retryd down) or a real retryd service.

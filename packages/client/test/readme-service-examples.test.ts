@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RetrydClient } from '../src/index.js';
-import { Downstream, startService, waitFor, type TestService } from './service-harness.js';
+import { Downstream, startService, type TestService } from './service-harness.js';
+import { waitFor } from '../../server/test/wait-for.js';
 
 const PACKAGE = join(import.meta.dirname, '..');
 const README = readFileSync(join(PACKAGE, '..', '..', 'README.md'), 'utf8');

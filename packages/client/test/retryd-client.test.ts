@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLIENT_RETRY, RetrydApiError, RetrydClient, RetrydUnreachableError, type TaskSummary } from '../src/index.js';
-import { Downstream, startService, waitFor, type TestService } from './service-harness.js';
+import { Downstream, startService, type TestService } from './service-harness.js';
+import { waitFor } from '../../server/test/wait-for.js';
 
 const POLICY = { maxAttempts: 2, backoffType: 'FIXED', initialDelayMs: 60_000, multiplier: 1, maxDelayMs: 60_000, jitterType: 'NONE' } as const;
 

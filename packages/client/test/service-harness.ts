@@ -10,8 +10,6 @@ import { openStore } from '../../server/src/service/open-store.js';
 import { DEFAULT_CONFIG, type RetrydConfig } from '../../server/src/service/retryd-config.js';
 import { startRetryd } from '../../server/src/service/start-retryd.js';
 
-export { waitFor } from '../../server/test/service-harness.js';
-
 /** A running retryd service that may call loopback targets, with an admin API key. */
 export interface TestService {
   url: string;

@@ -11,7 +11,8 @@ import { retrydExpress } from '../src/express/index.js';
 import { retrydFastify } from '../src/fastify/index.js';
 import { fileSpoolStorage } from '../src/file-spool/index.js';
 import type { HandoffOptions } from '../src/handoff/handoff-fetch.js';
-import { Downstream, startService, waitFor, type TestService } from './service-harness.js';
+import { Downstream, startService, type TestService } from './service-harness.js';
+import { waitFor } from '../../server/test/wait-for.js';
 
 // The hand-off while retryd is down, end to end: a real service on a SQLite file, stopped and started again on the
 // same store and port; an Express app whose downstream fails its first try; the spool in a real directory.

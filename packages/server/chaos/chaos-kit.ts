@@ -1,9 +1,10 @@
 import { openStore } from '../src/service/open-store.js';
 import type { Store } from '../src/store/store.js';
-import { startServiceProcess as startService, stopService as stop, waitFor, type ServiceProcess } from '../test/service-harness.js';
+import { startServiceProcess as startService, stopService as stop, type ServiceProcess } from '../test/service-harness.js';
+import { waitFor } from '../test/wait-for.js';
 import type { Acknowledged } from './audit.js';
 
-export { stop, waitFor, type ServiceProcess };
+export { stop, type ServiceProcess };
 
 /**
  * Starts `retryd serve` through the test-only entry, so that the scenarios' RETRYD_FAULT_PAUSE_AT and

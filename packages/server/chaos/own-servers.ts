@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { POSTGRES_URL } from '../test/postgres-harness.js';
-import { waitFor } from './chaos-kit.js';
+import { waitFor } from '../test/wait-for.js';
 
 // Servers of the suite's own, for the faults that may not touch the shared ones (colleagues' runs use them):
 // a PostgreSQL instance and a redis-server to restart, a database to cut connections in, a tmpfs to fill.

@@ -4,6 +4,7 @@ import type { InsertResult, Store } from '../src/store/store.js';
 import { EnqueueBatcher } from '../src/tasks/enqueue-batcher.js';
 import { startApi, type ApiHarness } from './api-harness.js';
 import { makeTask } from './fixtures/tasks.js';
+import { waitFor } from './wait-for.js';
 
 let api: ApiHarness;
 let insertCalls: number[] = [];
@@ -151,7 +152,8 @@ describe('EnqueueBatcher (group commit)', () => {
       },
     });
     const a = batcher.submit([makeTask({ taskId: 'a' })]);
-    await vi.waitFor(() => expect(calls).toEqual([['a']]));
+    await waitFor('the write of a', () => calls.length === 1);
+    expect(calls).toEqual([['a']]);
     const b = batcher.submit([makeTask({ taskId: 'b' })]);
     const c = batcher.submit([makeTask({ taskId: 'c1' }), makeTask({ taskId: 'c2' })]);
     await new Promise((r) => setImmediate(r));
@@ -176,15 +178,18 @@ describe('EnqueueBatcher (group commit)', () => {
       },
     });
     const a = batcher.submit([makeTask({ taskId: 'a' })]);
-    await vi.waitFor(() => expect(calls).toEqual([['a']]));
+    await waitFor('the write of a', () => calls.length === 1);
+    expect(calls).toEqual([['a']]);
     const b = batcher.submit([makeTask({ taskId: 'b' })]);
-    await vi.waitFor(() => expect(calls).toEqual([['a'], ['b']]));
+    await waitFor('the write of b', () => calls.length === 2);
+    expect(calls).toEqual([['a'], ['b']]);
     const c = batcher.submit([makeTask({ taskId: 'c' })]);
     const d = batcher.submit([makeTask({ taskId: 'd' })]);
     await new Promise((r) => setImmediate(r));
     expect(calls).toHaveLength(2);
     releases[1]?.();
-    await vi.waitFor(() => expect(calls).toEqual([['a'], ['b'], ['c', 'd']]));
+    await waitFor('the write of c and d', () => calls.length === 3);
+    expect(calls).toEqual([['a'], ['b'], ['c', 'd']]);
     for (const release of [releases[0], releases[2]]) release?.();
     const results = await Promise.all([a, b, c, d]);
     expect(results.map((r) => r.map((x) => x.task.taskId))).toEqual([['a'], ['b'], ['c'], ['d']]);

@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../src/service/logger.js';
 import { DEFAULT_CONFIG } from '../src/service/retryd-config.js';
 import { startRetryd, type RunningRetryd } from '../src/service/start-retryd.js';
-import { reply, startServer, waitFor, type SeenRequest, type TestServer } from './engine-helpers.js';
+import { reply, startServer, type SeenRequest, type TestServer } from './engine-helpers.js';
+import { waitFor } from './wait-for.js';
 
 // Signed requests in the running service: a target's signing settings set through PUT /targets, each attempt to it
 // checked by the receiving loopback server with its own HMAC, as a Standard Webhooks receiver would.
@@ -64,7 +65,7 @@ async function deliver(server: TestServer, task: Record<string, unknown>): Promi
   const before = server.requests.length;
   const created = await call('POST', '/retry-tasks', { targetUrl: `${server.url}/hook`, method: 'POST', ...task });
   expect(created.status).toBe(201);
-  return waitFor(() => server.requests[before], { what: `the request to ${server.url}` });
+  return waitFor(`the request to ${server.url}`, () => server.requests[before]);
 }
 
 /** What a receiver computes: base64 HMAC-SHA256 of `id.timestamp.body` with the key the secret's base64 holds. */
@@ -146,11 +147,11 @@ describe('signed requests', () => {
       const created = await call('POST', '/retry-tasks', { targetUrl: `${target.url}/hook`, method: 'POST' });
       const id = created.body.taskId as string;
       const failed = await waitFor(
+        'the task to fail',
         async () => {
           const task = (await call('GET', `/retry-tasks/${id}`)).body;
           return task.status === 'FAILED' ? task : undefined;
         },
-        { what: 'the task to fail' },
       );
       expect(failed).toMatchObject({ deadLetterReason: 'secret_unavailable', attemptNumber: 1 });
       expect(failed.lastError).toBe("the target's signing secret HOOK_GONE is unknown to the secret provider");

@@ -7,7 +7,7 @@ import type { AppAccess } from '../src/api/build-app.js';
 import { connectionLimitsProblem, defaultMaxConnections, type ConnectionLimits } from '../src/api/connection-limits.js';
 import type { Store } from '../src/store/store.js';
 import { startApi, type ApiHarness } from './api-harness.js';
-import { waitFor } from './service-harness.js';
+import { waitFor } from './wait-for.js';
 
 // Clients that send their requests slowly, or hold connections open, are cut off at the server's deadlines and cap;
 // meanwhile /healthz and every other client keep being answered. Deadlines are short here so that the test is quick.

@@ -10,7 +10,7 @@ import { createLogger } from '../src/service/logger.js';
 import { openStore } from '../src/service/open-store.js';
 import { DEFAULT_CONFIG } from '../src/service/retryd-config.js';
 import { startRetryd, type RunningRetryd } from '../src/service/start-retryd.js';
-import { waitFor } from './service-harness.js';
+import { waitFor } from './wait-for.js';
 
 const CLI = join(import.meta.dirname, '..', 'dist', 'cli', 'main.js');
 

@@ -2,7 +2,8 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cleanupAfterEach, runCli, startServiceProcess, stopService, waitFor } from './service-harness.js';
+import { cleanupAfterEach, runCli, startServiceProcess, stopService } from './service-harness.js';
+import { waitFor } from './wait-for.js';
 
 const CLI = join(import.meta.dirname, '..', 'dist', 'cli', 'main.js');
 

@@ -11,7 +11,8 @@ import { DEFAULT_CONFIG, type RetrydConfig } from '../src/service/retryd-config.
 import { startRetryd, type RunningRetryd } from '../src/service/start-retryd.js';
 import { CONSOLE_DIR } from '../src/api/routes/console-routes.js';
 import { quietLogger } from './captured-logger.js';
-import { reply, startServer, waitFor, type TestServer } from './engine-helpers.js';
+import { reply, startServer, type TestServer } from './engine-helpers.js';
+import { waitFor } from './wait-for.js';
 
 // The web console served by `retryd serve` at `/`, driven in Debian's Chromium (playwright-core, no downloaded browser)
 // against a real service on a temp SQLite file and a loopback target.
@@ -49,7 +50,7 @@ async function enqueue(path: string): Promise<string> {
 
 const statusOf = async (taskId: string) => (await call<{ status: string }>('GET', `/retry-tasks/${taskId}`)).body.status;
 const untilStatus = (taskId: string, status: string) =>
-  waitFor(async () => (await statusOf(taskId)) === status, { what: `task ${taskId} to be ${status}`, intervalMs: 20 });
+  waitFor(`task ${taskId} to be ${status}`, async () => (await statusOf(taskId)) === status);
 
 async function newPage(url: string): Promise<Page> {
   const page = await browser!.newPage();
@@ -229,7 +230,7 @@ describe('the console in Chromium', () => {
       for (let i = 0; i < 2; i++) ids.push((await call<{ taskId: string }>('POST', '/retry-tasks', { targetUrl: `${busy.url}/${i}`, method: 'POST', policy: slow })).body.taskId);
       type Attempts = { items: { delayedBy: string | null; backoffAt: number | null; nextAttemptAt: number | null }[] };
       const firstAttempt = async (id: string) => (await call<Attempts>('GET', `/retry-tasks/${id}/attempts`)).body.items[0];
-      await waitFor(async () => (await Promise.all(ids.map(firstAttempt))).every((a) => a !== undefined), { what: 'a first attempt of each task', intervalMs: 20 });
+      await waitFor('a first attempt of each task', async () => (await Promise.all(ids.map(firstAttempt))).every((a) => a !== undefined));
       const logged = await Promise.all(ids.map(firstAttempt));
       const delayedAt = logged.findIndex((a) => a?.delayedBy === 'retry_budget');
       expect(logged.map((a) => a?.delayedBy ?? null).sort()).toEqual([null, 'retry_budget']);

@@ -2,7 +2,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { IdempotentDownstream, startServiceProcess, waitFor, type ServiceProcess } from './service-harness.js';
+import { IdempotentDownstream, startServiceProcess, type ServiceProcess } from './service-harness.js';
+import { waitFor } from './wait-for.js';
 
 const TASKS = 2_000;
 const policy = { maxAttempts: 20, backoffType: 'FIXED', initialDelayMs: 5, multiplier: 1, maxDelayMs: 5, jitterType: 'NONE' };

@@ -17,7 +17,8 @@ import { DEFAULT_CONFIG, type RetrydConfig } from '../src/service/retryd-config.
 import { startRetryd } from '../src/service/start-retryd.js';
 import type { Store } from '../src/store/store.js';
 import { TaskService } from '../src/tasks/task-service.js';
-import { taskFor, testEngine, waitFor } from './engine-helpers.js';
+import { taskFor, testEngine } from './engine-helpers.js';
+import { waitFor } from './wait-for.js';
 
 // The check at dispatch: every connection the dispatcher opens is judged by the same guard as task creation, and goes
 // to the address it judged. Downstreams are real servers on 127.0.0.1 that count connections as well as requests.
@@ -169,11 +170,11 @@ const POLICY = { maxAttempts: 5, backoffType: 'FIXED', initialDelayMs: 5, multip
 
 async function settled(tasks: TaskService, taskId: string, status: RetryTask['status']): Promise<RetryTask> {
   return waitFor(
+    `task ${taskId} to become ${status}`,
     async () => {
       const task = await tasks.getTask(DEFAULT_TENANT, taskId);
       return task.status === status ? task : undefined;
     },
-    { what: `task ${taskId} to become ${status}` },
   );
 }
 
@@ -224,11 +225,11 @@ describe('the engine: targets checked again at dispatch', () => {
     table['svc.example'] = ['169.254.169.254'];
     await tasks.replay(DEFAULT_TENANT, created.task.taskId);
     const replayed = await waitFor(
+      'the replay to fail',
       async () => {
         const task = await tasks.getTask(DEFAULT_TENANT, created.task.taskId);
         return task.status === 'FAILED' && task.attemptNumber === 2 ? task : undefined;
       },
-      { what: 'the replay to fail' },
     );
     expect(replayed).toMatchObject({
       deadLetterReason: 'target_blocked',
@@ -276,18 +277,18 @@ describe('the service: the allowance in force at dispatch', () => {
     const after = await startRetryd(config, createLogger('info', sink));
     cleanups.push(() => after.close());
     const task = await waitFor(
+      'the task to fail',
       async () => {
         const read = (await (await fetch(`${after.url}/retry-tasks/${taskId}`)).json()) as { status: string };
         return read.status === 'FAILED' ? read : undefined;
       },
-      { what: 'the task to fail' },
     );
     const why = '127.0.0.1 is loopback: blocked unless --allow-targets covers it (TARGET_BLOCKED)';
     expect(task).toMatchObject({ status: 'FAILED', deadLetterReason: 'target_blocked', attemptNumber: 1, lastError: why });
     expect(downstream.connections).toBe(0);
 
     const deadLetters = () => lines.filter((l) => l.event === 'dead_letter');
-    const logged = await waitFor(() => deadLetters().length > 0 && deadLetters(), { what: 'the dead_letter line' });
+    const logged = await waitFor('the dead_letter line', () => deadLetters().length > 0 && deadLetters());
     expect(logged).toEqual([
       expect.objectContaining({
         level: 40,

@@ -4,20 +4,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AttemptLog, RetryTask } from '../src/domain/task.js';
 import type { Engine } from '../src/engine/engine.js';
 import type { SqliteStore } from '../src/backends/sqlite/sqlite-store.js';
-import {
-  enqueue,
-  FAST_POLICY,
-  openTempStore,
-  reply,
-  startServer,
-  taskFor,
-  testEngine,
-  waitFor,
-  waitForStatus,
-  type Reported,
-  type TestServer,
-} from './engine-helpers.js';
+import { enqueue, FAST_POLICY, openTempStore, reply, startServer, taskFor, testEngine, waitForStatus, type Reported, type TestServer } from './engine-helpers.js';
 import { makePolicy } from './fixtures/tasks.js';
+import { waitFor } from './wait-for.js';
 
 let store: SqliteStore;
 let cleanup: () => Promise<void>;
@@ -90,7 +79,7 @@ describe('Engine with a real downstream', () => {
     expect(failed).toMatchObject({ attemptNumber: 1, deadLetterReason: 'permanent_status:400', lastError: 'HTTP 400' });
     expect(server.requests).toHaveLength(1);
     // The hook gets the whole task exactly as stored, though the store only returned a summary.
-    await waitFor(() => deadLetters.length === 1);
+    await waitFor('the dead letter', () => deadLetters.length === 1);
     expect(deadLetters).toEqual([failed]);
     expect(attemptTasks).toEqual([failed]);
   });
@@ -110,7 +99,7 @@ describe('Engine with a real downstream', () => {
     expect(server.requests).toHaveLength(3);
     const log = await attemptsOf(task!);
     expect(log.map((a) => a.outcome)).toEqual(['retry_scheduled', 'retry_scheduled', 'exhausted']);
-    await waitFor(() => attempts.length === 3 && deadLetters.length === 1);
+    await waitFor('three attempts and the dead letter', () => attempts.length === 3 && deadLetters.length === 1);
     expect(deadLetters).toEqual([exhausted]);
     expect(attempts).toEqual(log);
     expect(attemptTasks.map((t) => [t.status, t.attemptNumber, t.nextAttemptAt === null])).toEqual([
@@ -182,7 +171,7 @@ describe('Engine with a real downstream', () => {
     server = await startServer((_req, res, i) => reply(res, i === 0 ? 503 : 200));
     const [task] = await enqueue(store, engine, taskFor(server.url));
     await waitForStatus(store, task!, 'SUCCEEDED');
-    await waitFor(() => errors.length === 2);
+    await waitFor('two reported errors', () => errors.length === 2);
     expect(errors.map((e) => [e.operation, (e.error as Error).message])).toEqual([
       ['hook', 'hook broke'],
       ['hook', 'hook broke'],

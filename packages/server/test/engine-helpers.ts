@@ -9,6 +9,7 @@ import { parseAllowList, TargetGuard } from '../src/security/target-guard.js';
 import type { Store } from '../src/store/store.js';
 import { SqliteStore } from '../src/backends/sqlite/sqlite-store.js';
 import { makeTask } from './fixtures/tasks.js';
+import { waitFor } from './wait-for.js';
 
 export { reply, startServer, type SeenRequest, type TestServer } from './test-server.js';
 
@@ -27,28 +28,15 @@ export async function openTempStore(): Promise<{ store: SqliteStore; dir: string
   };
 }
 
-/** Polls `probe` until it returns a value other than undefined/false, or fails after `timeoutMs`. */
-export async function waitFor<T>(
-  probe: () => T | undefined | false | Promise<T | undefined | false>,
-  { timeoutMs = 10_000, intervalMs = 5, what = 'condition' } = {},
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, intervalMs));
-  }
-}
-
 /** Waits until the task reaches `status` and returns it. */
-export function waitForStatus(store: Store, task: RetryTask, status: RetryTask['status'], timeoutMs = 10_000): Promise<RetryTask> {
+export function waitForStatus(store: Store, task: RetryTask, status: RetryTask['status'], timeoutMs?: number): Promise<RetryTask> {
   return waitFor(
+    `task ${task.taskId} to become ${status}`,
     async () => {
       const current = await store.getTask(task.tenantId, task.taskId);
       return current?.status === status ? current : undefined;
     },
-    { timeoutMs, what: `task ${task.taskId} to become ${status}` },
+    timeoutMs,
   );
 }
 

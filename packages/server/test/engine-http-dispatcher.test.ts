@@ -6,7 +6,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { AttemptResult } from '../src/engine/attempt-result.js';
 import { describeError } from '../src/engine/describe-error.js';
 import { attemptHeaders, HttpDispatcher, SNIPPET_BYTES } from '../src/engine/http-dispatcher.js';
-import { loopbackGuard, reply, startServer, taskFor, waitFor, type TestServer } from './engine-helpers.js';
+import { loopbackGuard, reply, startServer, taskFor, type TestServer } from './engine-helpers.js';
+import { waitFor } from './wait-for.js';
 
 let server: TestServer | undefined;
 let dispatcher: HttpDispatcher | undefined;
@@ -86,7 +87,7 @@ describe('HttpDispatcher', () => {
     dispatcher = new HttpDispatcher({ attemptTimeoutMs: 150, clock, targetGuard: loopbackGuard() });
     let result: AttemptResult | undefined;
     const dispatched = dispatcher.dispatch(taskFor(server.url), 1).then((r) => (result = r));
-    await waitFor(() => server!.requests.length === 1, { what: 'the request to reach the server' });
+    await waitFor('the request to reach the server', () => server!.requests.length === 1);
     await clock.advance(149);
     expect(result).toBeUndefined();
     await clock.advance(1);

@@ -2,7 +2,8 @@ import { afterEach, beforeEach, expect, it } from 'vitest';
 import type { RetryPolicy } from '@retryd/core';
 import type { Engine } from '../src/engine/engine.js';
 import type { SqliteStore } from '../src/backends/sqlite/sqlite-store.js';
-import { enqueue, openTempStore, reply, startServer, taskFor, testEngine, waitFor, type Reported, type TestServer } from './engine-helpers.js';
+import { enqueue, openTempStore, reply, startServer, taskFor, testEngine, type Reported, type TestServer } from './engine-helpers.js';
+import { waitFor } from './wait-for.js';
 
 let store: SqliteStore;
 let cleanup: () => Promise<void>;
@@ -47,7 +48,7 @@ it('drives 1,000 tasks through a flaky downstream: every key succeeds exactly on
   const tasks = Array.from({ length: 1_000 }, (_, i) => taskFor(server.url, policy, { idempotencyKey: `key-${i}` }));
   for (let i = 0; i < tasks.length; i += 250) await enqueue(store, engine, ...tasks.slice(i, i + 250));
 
-  await waitFor(async () => (await store.admin.countByStatus()).SUCCEEDED === 1_000, { timeoutMs: 30_000, intervalMs: 20, what: '1,000 successes' });
+  await waitFor('1,000 successes', async () => (await store.admin.countByStatus()).SUCCEEDED === 1_000, 30_000);
   expect(succeeded.size).toBe(1_000);
   const twice = tasks.filter((t) => succeeded.get(t.idempotencyKey) !== 1);
   const logs = await Promise.all(twice.map((t) => store.listAttempts(t.tenantId, t.taskId, { limit: 10 })));

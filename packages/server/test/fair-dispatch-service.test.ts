@@ -8,7 +8,8 @@ import { openStore } from '../src/service/open-store.js';
 import { DEFAULT_CONFIG, type RetrydConfig } from '../src/service/retryd-config.js';
 import { startRetryd } from '../src/service/start-retryd.js';
 import { quietLogger } from './captured-logger.js';
-import { reply, startServer, waitFor, type TestServer } from './engine-helpers.js';
+import { reply, startServer, type TestServer } from './engine-helpers.js';
+import { waitFor } from './wait-for.js';
 
 // The service's dispatch slots shared between tenants, on loopback with the default concurrency (256) and the default
 // bounds: a tenant's admin turns its own target's protections off and enqueues 300 tasks to a target that never
@@ -56,16 +57,13 @@ describe('dispatch slots shared between tenants, in the running service', () => 
       const tasks = Array.from({ length: 300 }, () => ({ targetUrl: `${hanging.url}/hook`, method: 'POST', policy }));
       expect((await call(admin, 'POST', '/retry-tasks/batch', { tasks })).status).toBe(200);
       // The target holds at most all but a sixteenth of the 256 slots: 240 attempts hang.
-      await waitFor(() => hanging.requests.length >= 240, { what: '240 attempts on the hanging target' });
+      await waitFor('240 attempts on the hanging target', () => hanging.requests.length >= 240);
 
       const started = Date.now();
       const created = await call(writer, 'POST', '/retry-tasks', { targetUrl: `${fast.url}/hook`, method: 'POST', policy });
       expect(created.status).toBe(201);
       const taskId = (created.body as { taskId: string }).taskId;
-      await waitFor(async () => (await call(writer, 'GET', `/retry-tasks/${taskId}`)).body.status === 'SUCCEEDED', {
-        what: "globex's task to succeed",
-        timeoutMs: 8_000,
-      });
+      await waitFor("globex's task to succeed", async () => (await call(writer, 'GET', `/retry-tasks/${taskId}`)).body.status === 'SUCCEEDED', 8_000);
       const tookMs = Date.now() - started;
       // Before acme's attempts could time out (10 s): none of them has ended, and no more of them went out.
       expect(hanging.requests).toHaveLength(240);

@@ -11,8 +11,9 @@ import { DEFAULT_CONFIG, type RetrydConfig } from '../src/service/retryd-config.
 import { startRetryd, type RunningRetryd, type StartRetrydOptions } from '../src/service/start-retryd.js';
 import { TEST_ENCRYPTION_KEY } from './api-harness.js';
 import { GrpcDownstream, makeTestCertificates, type GrpcMethod } from './grpc-downstream.js';
-import { cleanupAfterEach, waitFor } from './service-harness.js';
+import { cleanupAfterEach } from './service-harness.js';
 import { POSTGRES_STORE, REDIS_STORE, SQLITE_STORE, type SharedStore } from './shared-stores.js';
+import { waitFor } from './wait-for.js';
 
 // gRPC targets end to end: a real `retryd` (startRetryd, in process) calls real grpc-js servers on 127.0.0.1, allowed by
 // --allow-targets; tasks are enqueued and read through the HTTP API.
@@ -94,10 +95,13 @@ async function enqueue(running: RunningRetryd, task: Record<string, unknown>): P
 
 async function ended(running: RunningRetryd, taskId: string): Promise<{ task: TaskRead; attempts: AttemptRead[] }> {
   let task: TaskRead | undefined;
-  await waitFor(`task ${taskId} to end`, async () => {
-    task = (await call<TaskRead>(running, 'GET', `/retry-tasks/${taskId}`)).body;
-    return ['SUCCEEDED', 'FAILED', 'EXHAUSTED'].includes(task.status);
-  });
+  await waitFor(
+    `task ${taskId} to end`,
+    async () => {
+      task = (await call<TaskRead>(running, 'GET', `/retry-tasks/${taskId}`)).body;
+      return ['SUCCEEDED', 'FAILED', 'EXHAUSTED'].includes(task.status);
+    },
+  );
   const attempts = (await call<{ items: AttemptRead[] }>(running, 'GET', `/retry-tasks/${taskId}/attempts`)).body.items;
   return { task: task as TaskRead, attempts };
 }
@@ -183,10 +187,13 @@ describe('gRPC outcomes', () => {
     const targetKey = `grpc://127.0.0.1:${server.port}`;
     const created = await enqueue(running, { targetUrl: `${targetKey}/test.Svc/Charge`, idempotencyKey: 'hold-1' });
     let heldUntil: number | null = null;
-    await waitFor('the target to be held', async () => {
-      heldUntil = (await call<{ heldUntil: number | null }>(running, 'GET', `/targets/${encodeURIComponent(targetKey)}`)).body.heldUntil;
-      return heldUntil !== null;
-    });
+    await waitFor(
+      'the target to be held',
+      async () => {
+        heldUntil = (await call<{ heldUntil: number | null }>(running, 'GET', `/targets/${encodeURIComponent(targetKey)}`)).body.heldUntil;
+        return heldUntil !== null;
+      },
+    );
     const task = (await call<TaskRead>(running, 'GET', `/retry-tasks/${created.taskId}`)).body;
     // The hold and the task's own retry both wait the pushback (less the moment the call took).
     expect(heldUntil).toBeGreaterThanOrEqual(Date.now() + 55_000);

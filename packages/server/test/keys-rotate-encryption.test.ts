@@ -13,7 +13,7 @@ import { startRetryd, type RunningRetryd } from '../src/service/start-retryd.js'
 import { reply, startServer, type TestServer } from './engine-helpers.js';
 import { dropSchemas, freshSchema, POSTGRES_URL, withClient } from './postgres-harness.js';
 import { adminClient, dropPrefixes, freshPrefix, keysOf, REDIS_URL } from './redis-harness.js';
-import { waitFor } from './service-harness.js';
+import { waitFor } from './wait-for.js';
 
 // `retryd keys rotate-encryption`, the built command, on every store: tasks enqueued through the API under key A; the
 // instances restarted with keys B,A (one keeps serving during the rotation); the rotation run with B,A; then no value
@@ -232,10 +232,13 @@ describe.each(STORES)('retryd keys rotate-encryption on $kind', (store) => {
       expect(sent('blob')?.headers['x-vault-token']).toBe(secrets.token);
       expect(sent('blob')?.body).toBe(large);
       expect(sent('new')?.headers.authorization).toBe(`Bearer ${secrets.authorization}-new`);
-      await waitFor('the tasks to succeed', async () => {
-        const tasks = await Promise.all(Object.values(ids).map(async (id) => (await (await fetch(`${underB.url}/retry-tasks/${id}`)).json()) as { status: string }));
-        return tasks.every((t) => t.status === 'SUCCEEDED');
-      });
+      await waitFor(
+        'the tasks to succeed',
+        async () => {
+          const tasks = await Promise.all(Object.values(ids).map(async (id) => (await (await fetch(`${underB.url}/retry-tasks/${id}`)).json()) as { status: string }));
+          return tasks.every((t) => t.status === 'SUCCEEDED');
+        },
+      );
     } finally {
       await underB.close();
     }

@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { openStore } from '../src/service/open-store.js';
 import type { Store } from '../src/store/store.js';
-import { IdempotentDownstream, cleanupAfterEach, startServiceProcess, stopService as stop, waitFor, type ServiceProcess } from './service-harness.js';
+import { IdempotentDownstream, cleanupAfterEach, startServiceProcess, stopService as stop, type ServiceProcess } from './service-harness.js';
 import { POSTGRES_STORE, REDIS_STORE, type SharedStore } from './shared-stores.js';
 import { attemptsOf, listAll } from './store-reads.js';
+import { waitFor } from './wait-for.js';
 
 /**
  * Several `retryd serve` processes on one PostgreSQL or Redis store, one of them killed and another frozen past its

@@ -7,8 +7,9 @@ import { openStore } from '../src/service/open-store.js';
 import { DEFAULT_CONFIG, type RetrydConfig } from '../src/service/retryd-config.js';
 import { startRetryd } from '../src/service/start-retryd.js';
 import { quietLogger } from './captured-logger.js';
-import { reply, startServer, waitFor } from './engine-helpers.js';
+import { reply, startServer } from './engine-helpers.js';
 import { parseSamples, valueOf, type Sample } from './metrics-text.js';
+import { waitFor } from './wait-for.js';
 
 // GET /metrics on a running service: what a few real attempts leave in the counters, and who may read them.
 
@@ -51,12 +52,13 @@ describe('GET /metrics', () => {
       const ids = ((await enqueued.json()) as { results: { task: { taskId: string } }[] }).results.map((r) => r.task.taskId);
       const statuses = async () =>
         Promise.all(ids.map(async (id) => ((await (await fetch(`${service.url}/retry-tasks/${id}`)).json()) as { status: string }).status));
-      await waitFor(async () => (await statuses()).join() === 'SUCCEEDED,SUCCEEDED,FAILED', { what: 'the three tasks to end' });
+      await waitFor('the three tasks to end', async () => (await statuses()).join() === 'SUCCEEDED,SUCCEEDED,FAILED');
 
       const target = downstream.url;
       // The counters move once the results are durable: poll until the last one shows.
       let samples: Sample[] = [];
       await waitFor(
+        'four attempts in the metrics',
         async () => {
           const response = await fetch(`${service.url}/metrics`);
           expect(response.status).toBe(200);
@@ -64,7 +66,6 @@ describe('GET /metrics', () => {
           samples = parseSamples(await response.text());
           return valueOf(samples, 'retry_attempt_duration_seconds_count') === 4;
         },
-        { what: 'four attempts in the metrics' },
       );
       const attempts = samples.filter((s) => s.name === 'retry_attempts_total');
       const rows = attempts.map((s) => ({ outcome: s.labels.outcome ?? '', policy: s.labels.policy ?? '', target: s.labels.target, value: s.value }));
@@ -107,8 +108,8 @@ describe('GET /metrics', () => {
       });
       expect(held.status).toBe(200);
       await waitFor(
+        'three held tasks in the metrics',
         async () => valueOf(parseSamples(await (await fetch(`${service.url}/metrics`)).text()), 'retry_target_held_tasks', { target }) === 3,
-        { what: 'three held tasks in the metrics' },
       );
       // No adaptive limit below the configured one (a bare 503 lowers nothing): /targets shows none, and the gauge the
       // configured 50/s.
@@ -139,15 +140,15 @@ describe('GET /metrics', () => {
 
       // Read from the store at scrape time (at most once per 5 s), its age computed at each scrape: it grows while the
       // task waits, and no task has ended.
-      const first = await waitFor(async () => (await age()) ?? false, { what: 'the waiting task in the gauge' });
+      const first = await waitFor('the waiting task in the gauge', async () => (await age()) ?? false);
       expect(first).toBeGreaterThanOrEqual(0);
       // createdAt is whole ms and the service's clock is not: its age may read up to a millisecond beyond Date.now()'s.
       expect(first).toBeLessThanOrEqual((Date.now() + 1 - createdAt) / 1_000);
-      await waitFor(async () => ((await age()) ?? 0) >= first + 1, { what: 'the age to grow by a second' });
+      await waitFor('the age to grow by a second', async () => ((await age()) ?? 0) >= first + 1);
       expect(valueOf(await scrape(), 'retry_task_age_seconds_count', { status: 'CANCELLED' })).toBeUndefined();
 
       expect((await fetch(`${service.url}/retry-tasks/${taskId}`, { method: 'DELETE' })).status).toBe(200);
-      await waitFor(async () => (await age()) === undefined, { what: 'the series to go once the task ended', timeoutMs: 15_000 });
+      await waitFor('the series to go once the task ended', async () => (await age()) === undefined, 15_000);
     } finally {
       await service.close();
       await downstream.close();

@@ -7,9 +7,10 @@ import { createLogger } from '../src/service/logger.js';
 import { DEFAULT_CONFIG } from '../src/service/retryd-config.js';
 import { startRetryd } from '../src/service/start-retryd.js';
 import { TEST_ENCRYPTION_KEY } from './api-harness.js';
-import { POSTGRES_URL, freshSchema, postgresInstances, waitFor } from './postgres-harness.js';
+import { POSTGRES_URL, freshSchema, postgresInstances } from './postgres-harness.js';
 import { cleanupAfterEach, runCli } from './service-harness.js';
 import { reply, startServer } from './test-server.js';
+import { waitFor } from './wait-for.js';
 
 // The transactional enqueue (`@retryd/server/pg`) on the real PostgreSQL: tasks written in the caller's own transaction,
 // on the caller's own connection, into a schema a store migrated; a real service on the same schema makes the calls.
@@ -86,7 +87,7 @@ describe('transactional enqueue (@retryd/server/pg)', () => {
     await client.query('BEGIN');
     await marker.enqueue(client, task('marker'));
     await client.query('COMMIT');
-    await waitFor(() => wakes.length === 1, 'the marker wake-up');
+    await waitFor('the marker wake-up', () => wakes.length === 1);
     expect(wakes).toHaveLength(1);
   });
 
@@ -109,11 +110,11 @@ describe('transactional enqueue (@retryd/server/pg)', () => {
     expect(JSON.stringify(stored.rows[0]?.headers)).not.toContain('s3cr3t');
     expect(downstream.requests).toHaveLength(0);
     await client.query('COMMIT');
-    await waitFor(() => downstream.requests.length === 1, 'the call to the target', 20_000);
+    await waitFor('the call to the target', () => downstream.requests.length === 1, 20_000);
     expect(downstream.requests[0]?.headers['idempotency-key']).toBe('charge-o-2');
     expect(downstream.requests[0]?.headers.authorization).toBe('Bearer s3cr3t');
     expect(JSON.parse(downstream.requests[0]?.body ?? '')).toEqual({ key: 'charge-o-2' });
-    await waitFor(async () => (await store.getTask('default', taskId))?.status === 'SUCCEEDED', 'the task to succeed');
+    await waitFor('the task to succeed', async () => (await store.getTask('default', taskId))?.status === 'SUCCEEDED');
   });
 
   it('gives one task for one key enqueued in two transactions: the second waits for the first, then gets its task', async () => {
@@ -127,10 +128,13 @@ describe('transactional enqueue (@retryd/server/pg)', () => {
     let settled = false;
     const loser = enqueuer.enqueue(second, task('pay-7')).finally(() => (settled = true));
     // The second insert waits on the first transaction's key (a lock wait the server shows), not on a timer.
-    await waitFor(async () => {
-      const { rows } = await watcher.query<{ wait_event_type: string | null }>('SELECT wait_event_type FROM pg_stat_activity WHERE pid = $1', [secondPid]);
-      return rows[0]?.wait_event_type === 'Lock';
-    }, 'the second enqueue to wait for the first transaction');
+    await waitFor(
+      'the second enqueue to wait for the first transaction',
+      async () => {
+        const { rows } = await watcher.query<{ wait_event_type: string | null }>('SELECT wait_event_type FROM pg_stat_activity WHERE pid = $1', [secondPid]);
+        return rows[0]?.wait_event_type === 'Lock';
+      },
+    );
     expect(settled).toBe(false);
     await first.query('COMMIT');
     expect(await loser).toEqual({ taskId: winner.taskId, idempotencyKey: 'pay-7', replayed: true });

@@ -60,19 +60,6 @@ export async function dropSchemas(): Promise<void> {
   });
 }
 
-/** Polls `condition` every 10 ms until it holds, failing after `timeoutMs`. */
-export async function waitFor(
-  condition: () => boolean | Promise<boolean>,
-  what: string,
-  timeoutMs = 10_000,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}.`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
 /**
  * Registers the clean-up of the calling test file (stores closed, schemas dropped after each test) and returns a
  * maker of initialised stores on one schema, each with its own pool: stand-ins for separate retryd instances.

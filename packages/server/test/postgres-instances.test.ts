@@ -5,7 +5,8 @@ import type { PurgedTask } from '../src/store/store.js';
 import { DuplicateAttemptError } from '../src/store/store-errors.js';
 import { dueChannel } from '../src/backends/postgres/connection.js';
 import { T0, makeAttempt, makePolicy, makeTask, retryOutcome } from './fixtures/tasks.js';
-import { postgresInstances, waitFor, withClient } from './postgres-harness.js';
+import { postgresInstances, withClient } from './postgres-harness.js';
+import { waitFor } from './wait-for.js';
 
 const instances = postgresInstances();
 
@@ -92,12 +93,12 @@ describe('PostgresStore across instances', () => {
     await reader.whenListening();
 
     await writer.insertTasks([makeTask()]);
-    await waitFor(() => wakes === 1, 'the wake-up of an insert');
+    await waitFor('the wake-up of an insert', () => wakes === 1);
 
     const [held] = await writer.claimDue(T0, { limit: 1, leaseMs: 1_000, workerId: 'w' });
     if (held === undefined) throw new Error('expected a claim');
     await writer.releaseLeases([{ tenantId: 'default', taskId: held.taskId, fencingToken: held.fencingToken }], T0 + 1);
-    await waitFor(() => wakes === 2, 'the wake-up of a release');
+    await waitFor('the wake-up of a release', () => wakes === 2);
 
     const dead = makeTask({ status: 'FAILED', nextAttemptAt: null });
     await writer.insertTasks([dead]); // not PENDING: no wake-up
@@ -105,7 +106,7 @@ describe('PostgresStore across instances', () => {
       { tenantId: 'default', taskId: dead.taskId },
       { expectedVersion: dead.version, runAttemptOffset: 0, runStartedAt: null, nextAttemptAt: T0 + 5, updatedAt: T0 + 5 },
     );
-    await waitFor(() => wakes === 3, 'the wake-up of a replay');
+    await waitFor('the wake-up of a replay', () => wakes === 3);
 
     unsubscribe();
     await writer.insertTasks([makeTask()]);
@@ -129,7 +130,7 @@ describe('PostgresStore across instances', () => {
       await store.completeAttempts([{ ...held, next: retryOutcome(held, T0 + 5) }], T0 + 1);
       // Notifications arrive in commit order: once the marker is in, anything the changes above sent is too.
       await client.query(`SELECT pg_notify($1, 'marker')`, [dueChannel(store.schema)]);
-      await waitFor(() => payloads.includes('marker'), 'the marker notification');
+      await waitFor('the marker notification', () => payloads.includes('marker'));
       return payloads;
     });
     expect(heard).toEqual(['marker']);

@@ -4,7 +4,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { isStoreUnavailable } from '../src/tasks/store-failure.js';
 import type { PostgresStore } from '../src/backends/postgres/postgres-store.js';
 import { T0, makeTask } from './fixtures/tasks.js';
-import { POSTGRES_URL, dropSchemas, freshSchema, makeStore, waitFor, withClient } from './postgres-harness.js';
+import { POSTGRES_URL, dropSchemas, freshSchema, makeStore, withClient } from './postgres-harness.js';
+import { waitFor } from './wait-for.js';
 
 /**
  * A TCP proxy on loopback in front of the shared PostgreSQL server: stopping it looks like the server going away
@@ -94,7 +95,7 @@ describe('PostgresStore through an outage', () => {
       const blocked = async () =>
         (await locker.query('SELECT 1 FROM pg_stat_activity WHERE $1::int = ANY(pg_blocking_pids(pid))', [lockerPid]))
           .rowCount === 1;
-      await waitFor(blocked, 'the update to wait on the row lock');
+      await waitFor('the update to wait on the row lock', blocked);
       await proxy.stop();
       const error = await inFlight;
       await locker.query('ROLLBACK');
@@ -121,12 +122,12 @@ describe('PostgresStore through an outage', () => {
       expect(Date.now() - started, name).toBeLessThan(1_500);
     }
     // The cut connections were reported, not thrown: no unhandled 'error' event, no crash.
-    await waitFor(() => backgroundErrors.length > 0, 'the lost connections to be reported');
+    await waitFor('the lost connections to be reported', () => backgroundErrors.length > 0);
 
     // The listener keeps trying while the server is away; one insert from elsewhere goes unheard meanwhile.
     await direct.insertTasks([makeTask()]);
     await proxy.start();
-    await waitFor(async () => store.ping().then(() => true, () => false), 'the pool to reconnect');
+    await waitFor('the pool to reconnect', async () => store.ping().then(() => true, () => false));
     // The cut call's outcome is unknown, as with any lost connection: its backend went on once the lock was
     // released and may have committed before noticing the client was gone. Either way the row is whole, and
     // the caller's retry is safe (a stale version conflicts, a replayed key is a duplicate, a stale token is
@@ -139,8 +140,8 @@ describe('PostgresStore through an outage', () => {
     // Back listening: the reconnect itself wakes the listener once (what was sent meanwhile is lost), and new
     // notifications arrive again.
     await store.whenListening();
-    await waitFor(() => wakes === 1, 'the wake-up after the listener reconnected');
+    await waitFor('the wake-up after the listener reconnected', () => wakes === 1);
     await direct.insertTasks([makeTask()]);
-    await waitFor(() => wakes === 2, 'a wake-up after the outage');
+    await waitFor('a wake-up after the outage', () => wakes === 2);
   });
 });

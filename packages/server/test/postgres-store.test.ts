@@ -15,8 +15,9 @@ import { targetKeyOf } from '../src/domain/target-key.js';
 import { TASK_FIELD_SPECS } from '../src/domain/task-fields.js';
 import type { RetryTask } from '../src/domain/task.js';
 import { T0, finalOutcome, makeAttempt, makeTask } from './fixtures/tasks.js';
-import { POSTGRES_URL, dropSchemas, freshSchema, makeStore, olderTaskRecords, waitFor, withClient } from './postgres-harness.js';
+import { POSTGRES_URL, dropSchemas, freshSchema, makeStore, olderTaskRecords, withClient } from './postgres-harness.js';
 import { describeStoreConformance } from './store-conformance.js';
+import { waitFor } from './wait-for.js';
 
 // Registered before the suite's own hooks, so it runs after them: every store of the test is closed by then.
 afterEach(dropSchemas);
@@ -364,13 +365,13 @@ describe('PostgresStore vacuum', () => {
       await store.init();
       await store.insertTasks(Array.from({ length: 1_000 }, () => makeTask()));
       await store.claimDue(T0, { limit: 1_000, leaseMs: 60_000, workerId: 'w' });
-      await waitFor(async () => (await lastVacuum(schema)) !== null, 'a vacuum of tasks');
+      await waitFor('a vacuum of tasks', async () => (await lastVacuum(schema)) !== null);
       expect(await lastVacuum(schema, 'attempts')).toBeNull();
       // Ended tasks past their retention, purged: their attempts' rows are dead as well as theirs.
       const ended = Array.from({ length: 1_000 }, () => makeTask({ status: TaskStatus.SUCCEEDED, nextAttemptAt: null, attemptNumber: 1, expiresAt: T0 }));
       await store.insertTasks(ended);
       expect(await store.purgeExpired(T0 + 1, 1_000)).toHaveLength(1_000);
-      await waitFor(async () => (await lastVacuum(schema, 'attempts')) !== null, 'a vacuum of attempts');
+      await waitFor('a vacuum of attempts', async () => (await lastVacuum(schema, 'attempts')) !== null);
     } finally {
       await store.close();
     }
@@ -385,10 +386,10 @@ describe('PostgresStore vacuum', () => {
       await store.claimDue(T0, { limit: 999, leaseMs: 60_000, workerId: 'w' });
       // 999 rows changed: below the threshold, the looks of the next 100 ms do nothing.
       const quiet = Date.now() + 100;
-      await waitFor(() => Date.now() > quiet, 'the quiet period');
+      await waitFor('the quiet period', () => Date.now() > quiet);
       expect(await lastVacuum(schema)).toBeNull();
       await store.claimDue(T0, { limit: 1, leaseMs: 60_000, workerId: 'w' });
-      await waitFor(async () => (await lastVacuum(schema)) !== null, 'a vacuum of tasks');
+      await waitFor('a vacuum of tasks', async () => (await lastVacuum(schema)) !== null);
     } finally {
       await store.close();
     }

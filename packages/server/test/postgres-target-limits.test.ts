@@ -8,7 +8,8 @@ import type { RetryTask } from '../src/domain/task.js';
 import type { TargetRef } from '../src/store/store.js';
 import { LEASED_STATUS } from '../src/store/transition-guards.js';
 import { T0, finalOutcome, makeTask, retryOutcome } from './fixtures/tasks.js';
-import { POSTGRES_URL, freshSchema, olderTaskRecords, postgresInstances, waitFor, withClient } from './postgres-harness.js';
+import { POSTGRES_URL, freshSchema, olderTaskRecords, postgresInstances, withClient } from './postgres-harness.js';
+import { waitFor } from './wait-for.js';
 
 /** claim-due.sql's $7-$12 (the claim's rooms): none. */
 const NO_ROOMS = [null, null, null, null, null, null];
@@ -38,12 +39,12 @@ async function connect(store: PostgresStore): Promise<pg.Client> {
 async function blockedBy(store: PostgresStore, client: pg.Client): Promise<void> {
   const pid = (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]?.pid ?? 0;
   await waitFor(
+    `a statement to wait for a lock of backend ${pid}`,
     () =>
       withClient(store.schema, async (probe) => {
         const { rows } = await probe.query('SELECT pid FROM pg_stat_activity WHERE $1::integer = ANY (pg_blocking_pids(pid))', [pid]);
         return rows.length > 0;
       }),
-    `a statement to wait for a lock of backend ${pid}`,
   );
 }
 

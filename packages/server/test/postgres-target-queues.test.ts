@@ -7,7 +7,8 @@ import { loadQueries } from '../src/backends/postgres/queries.js';
 import { insertTaskValues } from '../src/backends/postgres/insert-records.js';
 import type { RetryTask } from '../src/domain/task.js';
 import { T0, makeTask, retryOutcome } from './fixtures/tasks.js';
-import { POSTGRES_URL, dropSchemas, makeStore, waitFor, withClient } from './postgres-harness.js';
+import { POSTGRES_URL, dropSchemas, makeStore, withClient } from './postgres-harness.js';
+import { waitFor } from './wait-for.js';
 
 /** claim-due.sql's $7-$12 (the claim's rooms): none. */
 const NO_ROOMS = [null, null, null, null, null, null];
@@ -128,12 +129,12 @@ async function connect(store: PostgresStore): Promise<pg.Client> {
 /** Waits until some backend waits for a lock that the backend `pid` holds. */
 async function blockedBy(store: PostgresStore, pid: number): Promise<void> {
   await waitFor(
+    `a statement to wait for a lock of backend ${pid}`,
     () =>
       withClient(store.schema, async (client) => {
         const { rows } = await client.query('SELECT pid FROM pg_stat_activity WHERE $1::integer = ANY (pg_blocking_pids(pid))', [pid]);
         return rows.length > 0;
       }),
-    `a statement to wait for a lock of backend ${pid}`,
   );
 }
 

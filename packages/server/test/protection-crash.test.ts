@@ -6,9 +6,10 @@ import { enqueue, keys, kill9, openAuditStore, serviceArgs, workerIdOf } from '.
 import { targetKeyOf } from '../src/domain/target-key.js';
 import { breakerKey, stateAt } from '../src/protection/shared-breaker.js';
 import type { Store } from '../src/store/store.js';
-import { cleanupAfterEach, startServiceProcess, stopService as stop, waitFor, type ServiceProcess } from './service-harness.js';
+import { cleanupAfterEach, startServiceProcess, stopService as stop, type ServiceProcess } from './service-harness.js';
 import { POSTGRES_STORE, REDIS_STORE, SQLITE_STORE } from './shared-stores.js';
 import { listAll } from './store-reads.js';
+import { waitFor } from './wait-for.js';
 
 /**
  * A half-open breaker's probe lost with its instance: two `retryd serve` processes with the default protections share
@@ -78,12 +79,7 @@ describe.each(CASES)('%s: the instance holding a half-open breaker\'s probe is k
     downstream.misbehave = 'ok';
     survivor.child.kill('SIGCONT');
     const leaseLapses = (probe.leaseExpiresAt as number) - killedAt;
-    await waitFor(
-      'every task SUCCEEDED',
-      async () => (await store.admin.countByStatus()).SUCCEEDED === TASKS,
-      // Generous, so that a target blocked for longer fails on the elapsed time below, which says by how much.
-      30_000,
-    );
+    await waitFor('every task SUCCEEDED', async () => (await store.admin.countByStatus()).SUCCEEDED === TASKS, 30_000);
     const doneAfterMs = Date.now() - killedAt;
     console.info(
       `${TASKS} tasks done ${doneAfterMs} ms after the kill; the probe's lease lapsed ${leaseLapses} ms after it ` +

@@ -6,8 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../src/service/logger.js';
 import { DEFAULT_CONFIG } from '../src/service/retryd-config.js';
 import { startRetryd } from '../src/service/start-retryd.js';
-import { reply, startServer, waitFor } from './engine-helpers.js';
+import { reply, startServer } from './engine-helpers.js';
 import { runCli as run, startServiceProcess } from './service-harness.js';
+import { waitFor } from './wait-for.js';
 
 // Per-target protection in the running service: on by default, `--protection off` / RETRYD_PROTECTION for targets that
 // fail by design, and the log lines its events write.
@@ -80,15 +81,15 @@ describe('the running service', () => {
       });
       expect(created.status).toBe(200);
       const ids = ((await created.json()) as { results: { task: { taskId: string } }[] }).results.map((r) => r.task.taskId);
-      const opened = await waitFor(() => lines.find((l) => l.event === 'breaker_open'), { what: 'the breaker_open line' });
+      const opened = await waitFor('the breaker_open line', () => lines.find((l) => l.event === 'breaker_open'));
       expect(opened).toMatchObject({ level: 40, tenantId: 'default', target: downstream.url, reopenCount: 0, cause: 'failures' });
 
       healthy = true;
-      const closed = await waitFor(() => lines.find((l) => l.event === 'breaker_closed'), { what: 'the breaker_closed line', timeoutMs: 20_000 });
+      const closed = await waitFor('the breaker_closed line', () => lines.find((l) => l.event === 'breaker_closed'), 20_000);
       expect(closed).toMatchObject({ level: 30, tenantId: 'default', target: downstream.url, cause: 'probes_succeeded' });
       const tasks = async () =>
         Promise.all(ids.map(async (id) => (await (await fetch(`${service.url}/retry-tasks/${id}`)).json()) as { status: string; attemptNumber: number }));
-      await waitFor(async () => (await tasks()).every((t) => t.status === 'SUCCEEDED'), { what: 'every task to succeed', timeoutMs: 20_000 });
+      await waitFor('every task to succeed', async () => (await tasks()).every((t) => t.status === 'SUCCEEDED'), 20_000);
       // The outage cost at most one failed call per task: each was held (its retry due 500 ms later), then succeeded.
       expect((await tasks()).every((t) => t.attemptNumber <= 2)).toBe(true);
       expect(downstream.requests.length).toBeLessThanOrEqual(2 * TASKS);
@@ -125,12 +126,16 @@ describe('the running service', () => {
       expect(created.status).toBe(200);
       const target = `${service.url}/targets/${encodeURIComponent(downstream.url)}`;
       // Tested (its sends halved for a moment), then found full and paced: a rate in the store's gate.
-      await waitFor(async () => {
-        const view = (await (await fetch(target)).json()) as { allowedRatePerSecond: number | null };
-        return view.allowedRatePerSecond !== null;
-      }, { what: 'a pace for the full target', timeoutMs: 20_000, intervalMs: 20 });
+      await waitFor(
+        'a pace for the full target',
+        async () => {
+          const view = (await (await fetch(target)).json()) as { allowedRatePerSecond: number | null };
+          return view.allowedRatePerSecond !== null;
+        },
+        20_000,
+      );
       const counts = async () => (await (await fetch(`${service.url}/retry-tasks?status=SUCCEEDED&limit=1000`)).json()) as { items: unknown[] };
-      await waitFor(async () => (await counts()).items.length === TASKS, { what: 'every task to succeed', timeoutMs: 60_000, intervalMs: 50 });
+      await waitFor('every task to succeed', async () => (await counts()).items.length === TASKS, 60_000, 50);
       // How many calls the pace saves is W7's d to measure (npm run bench:w7 -- --cases d), not a timed test's.
     } finally {
       await service.close();

@@ -11,11 +11,11 @@ import type { ProtectionEvent } from '../src/protection/protection-events.js';
 import { TargetProtection } from '../src/protection/target-protection.js';
 import { PROTECTIONS_OFF } from '../src/protection/target-settings.js';
 import type { Store } from '../src/store/store.js';
-import { waitFor } from './engine-helpers.js';
 import { makeTask } from './fixtures/tasks.js';
 import { dropSchemas, freshSchema, makeStore } from './postgres-harness.js';
 import { dropPrefixes, freshPrefix, REDIS_URL } from './redis-harness.js';
 import { FAST } from './protection-harness.js';
+import { waitFor } from './wait-for.js';
 
 // Two scenarios on every store, where the store's part is the point, in real time. Two instances (each its own store
 // connection, engine and protection) on one SQLite file, one PostgreSQL schema, one Redis prefix: a target goes down,
@@ -123,30 +123,32 @@ describe.each(Object.keys(kits))('protections on the %s store', (kind) => {
       await one!.store.insertTasks(tasks);
       for (const { engine } of instances) engine.wake();
 
-      const opened = await waitFor(() => events.find((e) => e.event === 'breaker_open'), { what: 'the breaker to open' });
+      const opened = await waitFor('the breaker to open', () => events.find((e) => e.event === 'breaker_open'));
       if (opened.event !== 'breaker_open') throw new Error('unreachable');
       // B is not held up by A's outage.
-      await waitFor(async () => (await Promise.all(tasks.slice(10).map((t) => one!.store.getTask(t.tenantId, t.taskId)))).every((t) => t?.status === 'SUCCEEDED'), {
-        what: 'B to succeed',
-      });
+      await waitFor(
+        'B to succeed',
+        async () => (await Promise.all(tasks.slice(10).map((t) => one!.store.getTask(t.tenantId, t.taskId)))).every((t) => t?.status === 'SUCCEEDED'),
+      );
       // Held: no call to A starts on either instance until the open period ends, and no task burns an attempt. Tasks
       // claimed before the breaker opened still go out (a hold stops claims, it does not recall them): counted once
       // they are done.
       const inFlightToA = async () => (await Promise.all(tasks.slice(0, 10).map((t) => one!.store.getTask(t.tenantId, t.taskId)))).some((t) => t?.status === 'IN_FLIGHT');
-      await waitFor(async () => !(await inFlightToA()) || undefined, { what: "A's claimed tasks to be done" });
+      await waitFor("A's claimed tasks to be done", async () => !(await inFlightToA()) || undefined);
       expect(Date.now()).toBeLessThan(opened.openUntil - 50);
       const callsWhenOpened = downstream.callsTo(A);
-      await waitFor(() => Date.now() >= opened.openUntil - 50 || undefined, { what: 'the open period to near its end' });
+      await waitFor('the open period to near its end', () => Date.now() >= opened.openUntil - 50 || undefined);
       expect(downstream.callsTo(A)).toBeLessThanOrEqual(callsWhenOpened + 0);
       const held = await Promise.all(tasks.slice(0, 10).map((t) => one!.store.getTask(t.tenantId, t.taskId)));
       expect(held.every((t) => t !== undefined && t.attemptNumber <= 2 && t.status === 'PENDING')).toBe(true);
 
       // A comes back: the probes close the breaker and the backlog goes, never more than two calls at once.
       downstream.down.delete(A);
-      await waitFor(async () => (await Promise.all(tasks.slice(0, 10).map((t) => one!.store.getTask(t.tenantId, t.taskId)))).every((t) => t?.status === 'SUCCEEDED'), {
-        what: 'A to succeed',
-        timeoutMs: 15_000,
-      });
+      await waitFor(
+        'A to succeed',
+        async () => (await Promise.all(tasks.slice(0, 10).map((t) => one!.store.getTask(t.tenantId, t.taskId)))).every((t) => t?.status === 'SUCCEEDED'),
+        15_000,
+      );
       expect(events.filter((e) => e.event === 'breaker_closed')).toHaveLength(1);
       expect(downstream.mostInFlight.get(A)).toBeLessThanOrEqual(2);
       // About one failed call per task that went out before the breaker opened, one success each: well under two per task.
@@ -176,10 +178,11 @@ describe.each(Object.keys(kits))('protections on the %s store', (kind) => {
       const tasks = Array.from({ length: 20 }, () => makeTask({ targetUrl: `${A}/hook`, policy: FAST, policyId: null, nextAttemptAt: now, createdAt: now, updatedAt: now }));
       await one!.store.insertTasks(tasks);
       one!.engine.wake();
-      await waitFor(async () => (await Promise.all(tasks.map((t) => one!.store.getTask(t.tenantId, t.taskId)))).every((t) => t?.status === 'SUCCEEDED'), {
-        what: 'every task to succeed',
-        timeoutMs: 15_000,
-      });
+      await waitFor(
+        'every task to succeed',
+        async () => (await Promise.all(tasks.map((t) => one!.store.getTask(t.tenantId, t.taskId)))).every((t) => t?.status === 'SUCCEEDED'),
+        15_000,
+      );
       // Opened once by the first wave; a probe that was a fresh task's first call would have failed and opened it again.
       expect(events.map((e) => (e.event === 'breaker_open' || e.event === 'breaker_closed' ? `${e.event} ${e.cause}` : e.event))).toEqual([
         'breaker_open failures',

@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import { PartitionKeys, subPartitionOf } from '../src/backends/redis/keys.js';
-import { keySlot, waitFor } from './redis-harness.js';
+import { keySlot } from './redis-harness.js';
+import { waitFor } from './wait-for.js';
 
 // A real Redis Cluster on loopback for the tests that need one: 3 masters and 3 replicas, each a `redis-server`
 // process on ports the OS chose (client and cluster bus), in a temporary directory, no persistence. One cluster per

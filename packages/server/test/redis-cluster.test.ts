@@ -10,7 +10,8 @@ import { T0, makeTask } from './fixtures/tasks.js';
 import { describeStoreConformance } from './store-conformance.js';
 import { RedisCluster } from './redis-cluster-harness.js';
 import { freshPrefix } from './redis-harness.js';
-import { IdempotentDownstream, startServiceProcess, stopService as stop, waitFor, type ServiceProcess } from './service-harness.js';
+import { IdempotentDownstream, startServiceProcess, stopService as stop, type ServiceProcess } from './service-harness.js';
+import { waitFor } from './wait-for.js';
 
 // The Redis store on a real Redis Cluster (3 masters, 3 replicas on loopback, one cluster for the file): the
 // conformance suite unchanged, then `retryd serve` instances on tenants spread over the three masters, through one
@@ -144,11 +145,7 @@ function meanwhile(check: () => Promise<boolean>): () => Promise<boolean> {
  */
 async function expectAllSucceeded(run: Run, tasks: readonly RetryTask[]): Promise<number> {
   await waitFor('every key processed downstream', () => tasks.every((t) => run.downstream.processed.has(t.idempotencyKey)), 90_000);
-  await waitFor(
-    'every task SUCCEEDED',
-    meanwhile(async () => (await run.store.admin.countByStatus()).SUCCEEDED === tasks.length),
-    60_000,
-  );
+  await waitFor('every task SUCCEEDED', meanwhile(async () => (await run.store.admin.countByStatus()).SUCCEEDED === tasks.length), 60_000);
   const wrong: string[] = [];
   let reaped = 0;
   for (const task of tasks) {

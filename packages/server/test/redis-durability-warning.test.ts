@@ -1,7 +1,8 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { readPersistence, durabilityMode, warnsAtStart } from '../src/backends/redis/durability.js';
 import { REDIS_URL, dropPrefixes, freshPrefix, adminClient } from './redis-harness.js';
-import { startServiceProcess, stopService, waitFor } from './service-harness.js';
+import { startServiceProcess, stopService } from './service-harness.js';
+import { waitFor } from './wait-for.js';
 
 // `retryd serve` on a Redis that may lose acknowledged tasks says so at start, in a warning naming the settings and
 // what to set. The test server runs as CI starts it (appendonly no, save ""): it must warn.

@@ -123,13 +123,3 @@ export class TcpProxy {
     if (server !== undefined) await new Promise<void>((resolve) => server.close(() => resolve()));
   }
 }
-
-/** Polls `condition` until it holds or `timeoutMs` passes (then throws with `what`). */
-export async function waitFor(what: string, condition: () => boolean | Promise<boolean>, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await condition()) return;
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}.`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}

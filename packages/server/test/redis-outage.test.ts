@@ -2,7 +2,8 @@ import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { RedisStore } from '../src/backends/redis/redis-store.js';
 import { isStoreUnavailable } from '../src/tasks/store-failure.js';
 import { T0, makeTask } from './fixtures/tasks.js';
-import { REDIS_URL, TcpProxy, dropPrefixes, freshPrefix, waitFor } from './redis-harness.js';
+import { REDIS_URL, TcpProxy, dropPrefixes, freshPrefix } from './redis-harness.js';
+import { waitFor } from './wait-for.js';
 
 afterAll(dropPrefixes);
 

@@ -8,8 +8,9 @@ import { DATA_FIELDS } from '../src/backends/redis/task-codec.js';
 import type { RetryTask } from '../src/domain/task.js';
 import type { AttemptCompletion, PurgedTask, TaskOutcome } from '../src/store/store.js';
 import { T0, finalOutcome, makeAttempt, makeTask, retryOutcome } from './fixtures/tasks.js';
-import { adminClient, dropPrefixes, keysOf, waitFor } from './redis-harness.js';
+import { adminClient, dropPrefixes, keysOf } from './redis-harness.js';
 import { admin, closeOpened, expectIndexesExact, monitorCommands, opened, readRecord } from './redis-store-harness.js';
+import { waitFor } from './wait-for.js';
 
 // The Redis store's retention: the `expiring` index the scripts keep, and what `purge-expired.lua` deletes (the
 // behaviour every store shares is in the conformance suite, store-conformance/retention-cases.ts).

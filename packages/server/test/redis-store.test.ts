@@ -8,8 +8,9 @@ import { RedisStore } from '../src/backends/redis/redis-store.js';
 import { loadScripts } from '../src/backends/redis/scripts.js';
 import { T0, makeAttempt, makeTask, retryOutcome } from './fixtures/tasks.js';
 import { describeStoreConformance } from './store-conformance.js';
-import { REDIS_URL, dropPrefixes, freshPrefix, freshStore, keySlot, keysOf, waitFor } from './redis-harness.js';
+import { REDIS_URL, dropPrefixes, freshPrefix, freshStore, keySlot, keysOf } from './redis-harness.js';
 import { admin, closeOpened, monitorCommands, opened, readRecord } from './redis-store-harness.js';
+import { waitFor } from './wait-for.js';
 
 // The Redis store: the conformance suite, and what is the Redis store's own (scripts, slots, wake-ups, partitions,
 // typed errors, durability, the prefix). Its target queues, its field lists in Lua and the migration of older key

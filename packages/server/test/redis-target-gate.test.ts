@@ -6,8 +6,9 @@ import { PartitionKeys } from '../src/backends/redis/keys.js';
 import { RedisStore } from '../src/backends/redis/redis-store.js';
 import type { TargetRef } from '../src/store/store.js';
 import { T0, finalOutcome, makeAttempt, makeTask, retryOutcome } from './fixtures/tasks.js';
-import { REDIS_URL, dropPrefixes, waitFor } from './redis-harness.js';
+import { REDIS_URL, dropPrefixes } from './redis-harness.js';
 import { admin, closeOpened, expectIndexesExact, nextTokenAt, opened } from './redis-store-harness.js';
+import { waitFor } from './wait-for.js';
 
 // The Redis store's target gate (lua/includes/target-gate.lua): its numbers on Redis's own Lua, the ready index kept
 // exact through limits, shared limits under concurrent claims from two instances and across tenants, and wake-ups

@@ -2,9 +2,10 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { RedisStore } from '../src/backends/redis/redis-store.js';
 import type { Store } from '../src/store/store.js';
 import { T0, makeTask } from './fixtures/tasks.js';
-import { postgresInstances, waitFor as waitForPostgres } from './postgres-harness.js';
-import { REDIS_URL, dropPrefixes, waitFor as waitForRedis } from './redis-harness.js';
+import { postgresInstances } from './postgres-harness.js';
+import { REDIS_URL, dropPrefixes } from './redis-harness.js';
 import { closeOpened, opened } from './redis-store-harness.js';
+import { waitFor } from './wait-for.js';
 
 // A task rescheduled on one instance wakes the others (PostgreSQL NOTIFY, Redis pub/sub), so an engine whose timer
 // aims at the task's old time (an hour away) aims again at once.
@@ -30,7 +31,9 @@ describe('a reschedule wakes the other instances', () => {
       let wakes = 0;
       reader.onDue(() => wakes++);
       await reader.whenListening();
-      await expectWake(writer, () => wakes, (condition, what) => waitForPostgres(condition, what));
+      await expectWake(writer, () => wakes, async (condition, what) => {
+        await waitFor(what, condition);
+      });
     });
   });
 
@@ -42,7 +45,9 @@ describe('a reschedule wakes the other instances', () => {
       const writer = await opened(new RedisStore({ url: REDIS_URL, prefix: reader.prefix }));
       let wakes = 0;
       reader.onDue(() => wakes++);
-      await expectWake(writer, () => wakes, (condition, what) => waitForRedis(what, condition));
+      await expectWake(writer, () => wakes, async (condition, what) => {
+        await waitFor(what, condition);
+      });
     });
   });
 });

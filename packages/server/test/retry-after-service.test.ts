@@ -5,7 +5,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG, type RetrydConfig } from '../src/service/retryd-config.js';
 import { startRetryd, type RunningRetryd } from '../src/service/start-retryd.js';
 import { capturedLogger } from './captured-logger.js';
-import { reply, startServer, waitFor, type TestServer } from './engine-helpers.js';
+import { reply, startServer, type TestServer } from './engine-helpers.js';
+import { waitFor } from './wait-for.js';
 
 // What a downstream's Retry-After may ask of the running service: no more than `--max-retry-after` (an hour by
 // default) unless the task's policy backs off longer itself, for the task and for a hold of its whole target; and an
@@ -56,10 +57,13 @@ describe('Retry-After in the running service', () => {
     servers.push(downstream);
     const { call } = await start();
     const taskId = await enqueue(call, downstream);
-    const task = await waitFor(async () => {
-      const body = await statusOf(call, taskId);
-      return body.status !== 'PENDING' && body.status !== 'IN_FLIGHT' && body;
-    }, { what: 'the task to end' });
+    const task = await waitFor(
+      'the task to end',
+      async () => {
+        const body = await statusOf(call, taskId);
+        return body.status !== 'PENDING' && body.status !== 'IN_FLIGHT' && body;
+      },
+    );
     expect(task).toMatchObject({
       status: 'EXHAUSTED',
       deadLetterReason: 'retry_after_beyond_limit',
@@ -77,7 +81,7 @@ describe('Retry-After in the running service', () => {
     const { call } = await start({ maxRetryAfterMs: 2_000 });
     const before = Date.now();
     const taskId = await enqueue(call, downstream);
-    await waitFor(async () => (await statusOf(call, taskId)).status === 'EXHAUSTED', { what: 'the task to be dead-lettered' });
+    await waitFor('the task to be dead-lettered', async () => (await statusOf(call, taskId)).status === 'EXHAUSTED');
     expect(await statusOf(call, taskId)).toMatchObject({ deadLetterReason: 'retry_after_beyond_limit' });
     const held = (await call('GET', target(downstream))).body.heldUntil as number | null;
     // Held for the 2 s allowed, not for the 600 s asked.
@@ -97,7 +101,7 @@ describe('Retry-After in the running service', () => {
     const { call, lines } = await start();
     const first = await enqueue(call, downstream);
     // Its own retry waits the 300 s asked, and so does the whole target.
-    await waitFor(async () => ((await call('GET', target(downstream))).body.heldUntil as number | null) !== null, { what: 'the Retry-After hold' });
+    await waitFor('the Retry-After hold', async () => ((await call('GET', target(downstream))).body.heldUntil as number | null) !== null);
     busy = false;
     const second = await enqueue(call, downstream);
     expect((await statusOf(call, second)).status).toBe('PENDING');
@@ -105,7 +109,7 @@ describe('Retry-After in the running service', () => {
     expect(ended.status).toBe(200);
     expect(ended.body.heldUntil).toBeNull();
     // The task that waited on the hold goes at once; the first keeps the wait its own answer asked for.
-    await waitFor(async () => (await statusOf(call, second)).status === 'SUCCEEDED', { what: 'the held task to succeed once released' });
+    await waitFor('the held task to succeed once released', async () => (await statusOf(call, second)).status === 'SUCCEEDED');
     expect(await statusOf(call, first)).toMatchObject({ status: 'PENDING' });
     expect(lines.filter((l) => l.event === 'target_released')).toMatchObject([{ level: 30, tenantId: 'default', target: downstream.url, cause: 'operator' }]);
   });

@@ -16,7 +16,7 @@ import type { Store } from '../src/store/store.js';
 import { ENQUEUE_FIELDS, ENQUEUE_LIMITS, parseEnqueueInput } from '../src/tasks/enqueue-input.js';
 import { startApi } from './api-harness.js';
 import { closedLoopbackPort, openTestS3BlobStore, startTestS3, type TestS3 } from './s3-blob-harness.js';
-import { waitFor } from './service-harness.js';
+import { waitFor } from './wait-for.js';
 
 /** What the loopback downstream received: one entry per request. */
 interface Received {
@@ -276,10 +276,13 @@ async function post(path: string, body: unknown, base = service.url) {
 
 /** Waits for the task to succeed and returns what the downstream received for it. */
 async function succeeded(taskId: string, path: string): Promise<Received> {
-  await waitFor(`task ${taskId} to succeed`, async () => {
-    const task = (await (await fetch(`${service.url}/retry-tasks/${taskId}`)).json()) as { status: string };
-    return task.status === 'SUCCEEDED';
-  });
+  await waitFor(
+    `task ${taskId} to succeed`,
+    async () => {
+      const task = (await (await fetch(`${service.url}/retry-tasks/${taskId}`)).json()) as { status: string };
+      return task.status === 'SUCCEEDED';
+    },
+  );
   const received = downstream.received.filter((r) => r.path === path);
   expect(received).toHaveLength(1);
   return received[0]!;

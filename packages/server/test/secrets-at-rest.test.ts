@@ -13,7 +13,7 @@ import { TEST_ENCRYPTION_KEY } from './api-harness.js';
 import { reply, startServer, type TestServer } from './engine-helpers.js';
 import { dropSchemas, freshSchema, POSTGRES_URL, withClient } from './postgres-harness.js';
 import { adminClient, dropPrefixes, freshPrefix, keysOf, REDIS_URL } from './redis-harness.js';
-import { waitFor } from './service-harness.js';
+import { waitFor } from './wait-for.js';
 
 // Known secrets go in through the real API on each store, are dispatched to a loopback server (which must get them in
 // clear), and are then searched for in the store's raw bytes: the SQLite file, its WAL and its blob directory; a
@@ -172,10 +172,13 @@ describe.each(STORES)('secrets at rest on $kind', (store) => {
     expect(failing.status).toBe(201);
 
     const ids = [created.body.taskId, large.body.taskId, failing.body.taskId] as string[];
-    await waitFor('the three tasks to end', async () => {
-      const statuses = await Promise.all(ids.map(async (id) => (await get(`/retry-tasks/${id}`)).status));
-      return statuses[0] === 'SUCCEEDED' && statuses[1] === 'SUCCEEDED' && statuses[2] === 'FAILED';
-    });
+    await waitFor(
+      'the three tasks to end',
+      async () => {
+        const statuses = await Promise.all(ids.map(async (id) => (await get(`/retry-tasks/${id}`)).status));
+        return statuses[0] === 'SUCCEEDED' && statuses[1] === 'SUCCEEDED' && statuses[2] === 'FAILED';
+      },
+    );
     await waitFor('the dead-letter log line', () => logs.some((l) => l.includes('"dead_letter"')));
 
     const sent = downstream.requests.find((r) => r.url === `${path}?k=${querySecret}`);

@@ -89,15 +89,6 @@ export function cleanupAfterEach(): (() => Promise<unknown>)[] {
   return cleanup;
 }
 
-/** Polls `check` until it returns true, failing with `what` after `timeoutMs`. */
-export async function waitFor(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 /**
  * A downstream that implements idempotency the way a payment API does: the first request with a key that is
  * answered 200 is processed; later requests with that key get the stored answer and are counted as replays.

@@ -8,7 +8,8 @@ import { DEFAULT_CONFIG } from '../src/service/retryd-config.js';
 import { startRetryd, type RunningRetryd } from '../src/service/start-retryd.js';
 import { TEST_ENCRYPTION_KEY } from './api-harness.js';
 import { quietLogger } from './captured-logger.js';
-import { reply, startServer, waitFor, type TestServer } from './engine-helpers.js';
+import { reply, startServer, type TestServer } from './engine-helpers.js';
+import { waitFor } from './wait-for.js';
 
 // Secrets belong to a tenant, in the running service as `retryd serve` runs it: two tenants with keys of their own,
 // one secrets file with a section for each and a shared one, and a target that echoes what it receives.
@@ -135,11 +136,11 @@ describe('secrets scoped to their tenant', () => {
     expect(created.status).toBe(201);
     const taskId = created.body.taskId as string;
     const failed = await waitFor(
+      'the task to fail on the echo',
       async () => {
         const task = await call('acme:write', 'GET', `/retry-tasks/${taskId}`);
         return task.body.status === 'FAILED' ? task : undefined;
       },
-      { what: 'the task to fail on the echo' },
     );
     // The target did receive them all: what follows is about what came back.
     const received = echo.requests.find((r) => r.headers['x-plain'] === 'visible-value');

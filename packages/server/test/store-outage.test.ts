@@ -2,7 +2,8 @@ import { createServer, type Server } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { POSTGRES_URL, dropSchemas, freshSchema } from './postgres-harness.js';
 import { REDIS_URL, TcpProxy, dropPrefixes, freshPrefix } from './redis-harness.js';
-import { IdempotentDownstream, startServiceProcess, waitFor, type ServiceProcess } from './service-harness.js';
+import { IdempotentDownstream, startServiceProcess, type ServiceProcess } from './service-harness.js';
+import { waitFor } from './wait-for.js';
 
 /**
  * `retryd serve` through a store outage (issue 4): the store sits behind a loopback TCP proxy, and closing the proxy
@@ -206,7 +207,9 @@ describe.each(CASES)('%s goes away under a running retryd', (_name, store) => {
     // The workers meet the outage too: claims fail and are tried again with a back-off; the lost connections are
     // reported (not thrown) while the store keeps reconnecting.
     const since = () => service.logs.slice(logsBefore);
-    await waitFor('the engine to report a failed claim', () =>
+    await waitFor(
+      'the engine to report a failed claim',
+      () =>
       since().some((line) => line.event === 'engine_error' && (line.context as { operation?: string }).operation === 'claim'),
     );
     await waitFor('the store to report its lost connection', () => since().some((line) => line.event === 'store_error'));

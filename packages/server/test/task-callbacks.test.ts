@@ -7,8 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../src/service/logger.js';
 import { DEFAULT_CONFIG } from '../src/service/retryd-config.js';
 import { startRetryd, type RunningRetryd } from '../src/service/start-retryd.js';
-import { reply, startServer, waitFor, type SeenRequest, type TestServer } from './engine-helpers.js';
+import { reply, startServer, type SeenRequest, type TestServer } from './engine-helpers.js';
 import { POSTGRES_STORE, REDIS_STORE, SQLITE_STORE, type SharedStore } from './shared-stores.js';
+import { waitFor } from './wait-for.js';
 
 // Completion callbacks in the running service, on every store: a task that ends tells its callback URL, as a task of
 // its own (retried, signed when its target signs, one per end however many instances relay it), and a callback that
@@ -95,7 +96,7 @@ describe.each([SQLITE_STORE, POSTGRES_STORE, REDIS_STORE])('completion callbacks
   }
 
   const waitForCallback = (path: string, taskId: string) =>
-    waitFor(() => callbacksTo(downstream, path).find((r) => eventOf(r).taskId === taskId), { what: `the callback of ${taskId} to ${path}` });
+    waitFor(`the callback of ${taskId} to ${path}`, () => callbacksTo(downstream, path).find((r) => eventOf(r).taskId === taskId));
 
   it('tells a success: the task, its key, its attempts and the start of its last answer, as a task of its own', async () => {
     const task = await enqueue({ targetUrl: `${downstream.url}/ok`, idempotencyKey: 'order-42', callback: { url: `${downstream.url}/cb/success?token=s3cr3t` } });
@@ -128,7 +129,7 @@ describe.each([SQLITE_STORE, POSTGRES_STORE, REDIS_STORE])('completion callbacks
 
   it('tells a dead letter and a cancel, and only the ends its callback asks for', async () => {
     const notAsked = await enqueue({ targetUrl: `${downstream.url}/ok`, callback: { url: `${downstream.url}/cb/failures`, on: ['failed'] } });
-    await waitFor(async () => (await call(service, 'GET', `/retry-tasks/${notAsked.taskId as string}`)).body.status === 'SUCCEEDED', { what: 'the success' });
+    await waitFor('the success', async () => (await call(service, 'GET', `/retry-tasks/${notAsked.taskId as string}`)).body.status === 'SUCCEEDED');
     const failed = await enqueue({ targetUrl: `${downstream.url}/bad`, callback: { url: `${downstream.url}/cb/failures`, on: ['failed'] } });
     const event = eventOf(await waitForCallback('/cb/failures', failed.taskId as string));
     expect(event).toMatchObject({ status: 'FAILED', attempts: 1, lastResponse: { status: 400, excerpt: 'no such order' } });
@@ -149,10 +150,13 @@ describe.each([SQLITE_STORE, POSTGRES_STORE, REDIS_STORE])('completion callbacks
     expect(settings.status, JSON.stringify(settings.body)).toBe(200);
     try {
       const task = await enqueue({ targetUrl: `${downstream.url}/ok`, callback: { url: `${downstream.url}/cb/flaky`, policyId: 'fast' } });
-      const attempts = await waitFor(() => {
-        const mine = callbacksTo(downstream, '/cb/flaky').filter((r) => eventOf(r).taskId === task.taskId);
-        return mine.length >= 2 && mine;
-      }, { what: 'two attempts of the callback' });
+      const attempts = await waitFor(
+        'two attempts of the callback',
+        () => {
+          const mine = callbacksTo(downstream, '/cb/flaky').filter((r) => eventOf(r).taskId === task.taskId);
+          return mine.length >= 2 && mine;
+        },
+      );
       const [first, second] = attempts as [SeenRequest, SeenRequest];
       expect(second.body).toBe(first.body);
       expect(second.headers['webhook-id']).toBe(first.headers['webhook-id']);
@@ -168,11 +172,14 @@ describe.each([SQLITE_STORE, POSTGRES_STORE, REDIS_STORE])('completion callbacks
 
   it('leaves a callback that dead-letters in the dead letters, and calls nobody back for it', async () => {
     const task = await enqueue({ targetUrl: `${downstream.url}/ok`, callback: { url: `${downstream.url}/cb/down`, policyId: 'two-tries' } });
-    await waitFor(() => callbacksTo(downstream, '/cb/down').filter((r) => eventOf(r).taskId === task.taskId).length === 2, { what: 'both attempts of the callback' });
-    const dead = await waitFor(async () => {
-      const letters = (await call(service, 'GET', '/dead-letters')).body.items as Record<string, unknown>[];
-      return letters.find((l) => String(l.idempotencyKey).startsWith(`retryd-callback:${task.taskId as string}:`));
-    }, { what: 'the callback in the dead letters' });
+    await waitFor('both attempts of the callback', () => callbacksTo(downstream, '/cb/down').filter((r) => eventOf(r).taskId === task.taskId).length === 2);
+    const dead = await waitFor(
+      'the callback in the dead letters',
+      async () => {
+        const letters = (await call(service, 'GET', '/dead-letters')).body.items as Record<string, unknown>[];
+        return letters.find((l) => String(l.idempotencyKey).startsWith(`retryd-callback:${task.taskId as string}:`));
+      },
+    );
     expect(dead).toMatchObject({ status: 'EXHAUSTED', callback: null, attemptNumber: 2 });
   });
 
@@ -232,9 +239,12 @@ describe('completion callbacks with two instances on one PostgreSQL schema', () 
         const created = await call(target, 'POST', '/retry-tasks', { targetUrl: `${downstream.url}/ok`, method: 'POST', callback: { url: `${downstream.url}/cb/two` } });
         ids.push(created.body.taskId as string);
       }
-      await waitFor(() => new Set(callbacksTo(downstream, '/cb/two').map((r) => eventOf(r).taskId)).size === tasks, { timeoutMs: 30_000, what: 'every callback' });
+      await waitFor('every callback', () => new Set(callbacksTo(downstream, '/cb/two').map((r) => eventOf(r).taskId)).size === tasks, 30_000);
       // Every callback task has ended (nothing left to send), and each end was told once.
-      await waitFor(async () => ((await call(services[0] as RunningRetryd, 'GET', '/retry-tasks?status=PENDING')).body.items as unknown[]).length === 0, { what: 'no callback left pending' });
+      await waitFor(
+        'no callback left pending',
+        async () => ((await call(services[0] as RunningRetryd, 'GET', '/retry-tasks?status=PENDING')).body.items as unknown[]).length === 0,
+      );
       const told = callbacksTo(downstream, '/cb/two').map((r) => eventOf(r).taskId).sort();
       expect(told).toEqual([...ids].sort());
     } finally {

@@ -2,7 +2,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cleanupAfterEach, IdempotentDownstream, startServiceProcess, stopService, waitFor } from './service-harness.js';
+import { cleanupAfterEach, IdempotentDownstream, startServiceProcess, stopService } from './service-harness.js';
+import { waitFor } from './wait-for.js';
 
 // The chaos suite's switches (RETRYD_FAULT_PAUSE_AT, RETRYD_CLOCK_OFFSET_MS) reach `retryd serve` only through the
 // test-only entry (src/service/test-faults-entry.ts): the service itself, as published, ignores them.
@@ -33,10 +34,13 @@ describe('the test-only switches of retryd serve', () => {
 
   it('are ignored by a service started without the test-only entry: no pause, the machine clock', async () => {
     const { service, downstream, taskId } = await serviceWithSwitches(false);
-    await waitFor('the task to succeed', async () => {
-      const task = (await (await fetch(`${service.url}/retry-tasks/${taskId}`)).json()) as { status: string };
-      return task.status === 'SUCCEEDED';
-    });
+    await waitFor(
+      'the task to succeed',
+      async () => {
+        const task = (await (await fetch(`${service.url}/retry-tasks/${taskId}`)).json()) as { status: string };
+        return task.status === 'SUCCEEDED';
+      },
+    );
     expect(downstream.processed.get('order-1')).toBe(1);
     expect(service.logs.filter((line) => line.event === 'fault_pause')).toEqual([]);
     const task = (await (await fetch(`${service.url}/retry-tasks/${taskId}`)).json()) as { createdAt: string | number };

@@ -5,8 +5,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../src/service/logger.js';
 import { DEFAULT_CONFIG, type RetrydConfig } from '../src/service/retryd-config.js';
 import { startRetryd, type RunningRetryd } from '../src/service/start-retryd.js';
-import { startServer, waitFor, type TestServer } from './engine-helpers.js';
+import { startServer, type TestServer } from './engine-helpers.js';
 import { unansweredPort } from './unanswered-port.js';
+import { waitFor } from './wait-for.js';
 
 // Timeouts per task and per target on the running service, against real downstreams on loopback: one that never
 // answers (the attempt timeout), and one whose listen queue is full so that it never answers a SYN (the connect
@@ -58,11 +59,12 @@ async function onlyAttempt(request: Record<string, unknown>): Promise<AttemptVie
   expect(created.status, JSON.stringify(created.body)).toBe(201);
   const taskId = created.body.taskId as string;
   return waitFor(
+    `the attempt of task ${taskId}`,
     async () => {
       const { body } = await call('GET', `/retry-tasks/${taskId}/attempts`);
       return (body.items as AttemptView[])[0];
     },
-    { what: `the attempt of task ${taskId}`, timeoutMs: 20_000, intervalMs: 20 },
+    20_000,
   );
 }
 

@@ -12,8 +12,9 @@ import { createLogger } from '../src/service/logger.js';
 import { tracingRequested } from '../src/service/tracing.js';
 import { DEFAULT_CONFIG } from '../src/service/retryd-config.js';
 import { startRetryd, type RunningRetryd } from '../src/service/start-retryd.js';
-import { reply, startServer, waitFor, type TestServer } from './engine-helpers.js';
+import { reply, startServer, type TestServer } from './engine-helpers.js';
 import { startServiceProcess } from './service-harness.js';
+import { waitFor } from './wait-for.js';
 
 // Attempt spans in the caller's trace, the traceparent each attempt sends, and the per-attempt debug log line, on a
 // real service (SQLite) calling a real loopback target.
@@ -87,8 +88,8 @@ describe('attempt spans', () => {
     const service = await start(join(dir, 'two-attempts.db'), tracing.tracer, sink);
     try {
       const taskId = await enqueue(service, `${target.url}/hooks/orders`, 20, CALLER_TRACEPARENT);
-      await waitFor(async () => (await statusOf(service, taskId)) === 'SUCCEEDED', { what: 'the task to succeed' });
-      const spans = await waitFor(() => tracing.spans().length >= 2 && tracing.spans(), { what: 'two spans' });
+      await waitFor('the task to succeed', async () => (await statusOf(service, taskId)) === 'SUCCEEDED');
+      const spans = await waitFor('two spans', () => tracing.spans().length >= 2 && tracing.spans());
       expect(spans).toHaveLength(2);
       const [first, second] = spans as [ReadableSpan, ReadableSpan];
       for (const span of spans) {
@@ -142,7 +143,7 @@ describe('attempt spans', () => {
     try {
       // A retry 1.5 s after the 503: the service stops in between, with the task PENDING in the store.
       taskId = await enqueue(first, `${target.url}/hook`, 1_500, CALLER_TRACEPARENT);
-      await waitFor(() => before.spans().length === 1, { what: 'the first attempt’s span' });
+      await waitFor('the first attempt’s span', () => before.spans().length === 1);
     } finally {
       await first.close();
     }
@@ -150,8 +151,8 @@ describe('attempt spans', () => {
     const after = memoryTracing();
     const second = await start(store, after.tracer, sink);
     try {
-      await waitFor(async () => (await statusOf(second, taskId)) === 'SUCCEEDED', { what: 'the task to succeed after the restart' });
-      const [span] = await waitFor(() => after.spans().length === 1 && after.spans(), { what: 'the second attempt’s span' });
+      await waitFor('the task to succeed after the restart', async () => (await statusOf(second, taskId)) === 'SUCCEEDED');
+      const [span] = await waitFor('the second attempt’s span', () => after.spans().length === 1 && after.spans());
       expect(span?.spanContext().traceId).toBe(CALLER_TRACE);
       expect(span?.parentSpanContext?.spanId).toBe(CALLER_SPAN);
       expect(span?.attributes).toMatchObject({ 'retry.task_id': taskId, 'retry.attempt': 2, 'retry.outcome': 'succeeded' });
@@ -171,8 +172,8 @@ describe('attempt spans', () => {
     const service = await start(join(dir, 'redaction.db'), tracing.tracer, sink);
     try {
       const taskId = await enqueue(service, `${target.url}/services/T0SECRETPATH/hook?token=s3cr3t-query`, 5);
-      await waitFor(async () => (await statusOf(service, taskId)) === 'FAILED', { what: 'the task to fail' });
-      const spans = await waitFor(() => tracing.spans().length === 1 && tracing.spans(), { what: 'the span' });
+      await waitFor('the task to fail', async () => (await statusOf(service, taskId)) === 'FAILED');
+      const spans = await waitFor('the span', () => tracing.spans().length === 1 && tracing.spans());
       const recorded = JSON.stringify(spans.map((s) => ({ name: s.name, attributes: s.attributes, status: s.status, events: s.events })));
       expect(recorded).not.toContain('s3cr3t');
       expect(recorded).not.toContain('token');
@@ -194,7 +195,7 @@ describe('attempt spans', () => {
     const service = await start(join(dir, 'off.db'), undefined, sink);
     try {
       const taskId = await enqueue(service, `${target.url}/hook`, 5, CALLER_TRACEPARENT);
-      await waitFor(async () => (await statusOf(service, taskId)) === 'SUCCEEDED', { what: 'the task to succeed' });
+      await waitFor('the task to succeed', async () => (await statusOf(service, taskId)) === 'SUCCEEDED');
       expect(target.requests[0]?.headers.traceparent).toBe(CALLER_TRACEPARENT);
     } finally {
       await service.close();
@@ -210,11 +211,14 @@ describe('the per-attempt log line', () => {
     const service = await start(join(dir, 'debug.db'), undefined, sink, 'debug');
     try {
       const taskId = await enqueue(service, `${target.url}/hooks/SECRETPATH?token=s3cr3t`, 25);
-      await waitFor(async () => (await statusOf(service, taskId)) === 'SUCCEEDED', { what: 'the task to succeed' });
-      const attempts = await waitFor(() => {
-        const found = lines.filter((l) => l.event === 'attempt');
-        return found.length === 2 && found;
-      }, { what: 'two attempt lines' });
+      await waitFor('the task to succeed', async () => (await statusOf(service, taskId)) === 'SUCCEEDED');
+      const attempts = await waitFor(
+        'two attempt lines',
+        () => {
+          const found = lines.filter((l) => l.event === 'attempt');
+          return found.length === 2 && found;
+        },
+      );
       expect(attempts[0]).toMatchObject({ level: 20, taskId, attempt: 1, target: target.url, outcome: 'retry_scheduled', status: 503 });
       expect(attempts[0]?.delayMs).toBeGreaterThanOrEqual(24);
       expect(attempts[0]?.delayMs).toBeLessThanOrEqual(26);
@@ -236,7 +240,7 @@ describe('the per-attempt log line', () => {
     const service = await start(join(dir, 'info.db'), undefined, sink);
     try {
       const taskId = await enqueue(service, `${target.url}/hook`, 5);
-      await waitFor(async () => (await statusOf(service, taskId)) === 'SUCCEEDED', { what: 'the task to succeed' });
+      await waitFor('the task to succeed', async () => (await statusOf(service, taskId)) === 'SUCCEEDED');
     } finally {
       await service.close();
       await target.close();
@@ -282,7 +286,7 @@ describe('retryd serve with OTEL_EXPORTER_OTLP_ENDPOINT', () => {
         body: JSON.stringify({ targetUrl: `${target.url}/hook?token=s3cr3t`, method: 'POST', body: {} }),
       });
       expect(res.status).toBe(201);
-      await waitFor(() => target.requests.length === 1, { what: 'the attempt' });
+      await waitFor('the attempt', () => target.requests.length === 1);
       expect(collector.requests).toHaveLength(0);
       service.child.kill('SIGTERM');
       expect(await service.exited).toBe(0);

@@ -1,6 +1,7 @@
 import { attemptsOf, audit } from '../audit.js';
 import { ChaosDownstream, type Misbehaviour } from '../chaos-downstream.js';
-import { ATTEMPT_TIMEOUT_MS, enqueue, keys, logLine, openAuditStore, serviceArgs, startServiceProcess, stop, waitFor, waitSettled } from '../chaos-kit.js';
+import { ATTEMPT_TIMEOUT_MS, enqueue, keys, logLine, openAuditStore, serviceArgs, startServiceProcess, stop, waitSettled } from '../chaos-kit.js';
+import { waitFor } from '../../test/wait-for.js';
 import { checks, type ChaosContext, type Scenario, type ScenarioOutcome } from '../scenario.js';
 
 // A clock that jumps on one instance of two, and downstreams that misbehave in each way a network call can.

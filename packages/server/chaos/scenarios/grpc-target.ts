@@ -1,6 +1,7 @@
 import { audit } from '../audit.js';
 import type { Acknowledged } from '../audit.js';
-import { CHAOS_POLICY, keys, kill9, openAuditStore, serviceArgs, startServiceProcess, stop, waitFor, waitSettled } from '../chaos-kit.js';
+import { CHAOS_POLICY, keys, kill9, openAuditStore, serviceArgs, startServiceProcess, stop, waitSettled } from '../chaos-kit.js';
+import { waitFor } from '../../test/wait-for.js';
 import { GrpcChaosDownstream } from '../grpc-chaos-downstream.js';
 import { checks, type ChaosContext, type Scenario, type ScenarioOutcome } from '../scenario.js';
 import { chaosStores, type StoreFixture } from '../store-fixtures.js';

@@ -1,7 +1,8 @@
 import type { FaultPoint } from '../../src/engine/fault-point.js';
 import { attemptsOf, audit, listAll } from '../audit.js';
 import { ChaosDownstream } from '../chaos-downstream.js';
-import { LEASE_MS, enqueue, keys, kill9, logLine, openAuditStore, serviceArgs, startServiceProcess, stop, waitFor, waitSettled, workerIdOf } from '../chaos-kit.js';
+import { LEASE_MS, enqueue, keys, kill9, logLine, openAuditStore, serviceArgs, startServiceProcess, stop, waitSettled, workerIdOf } from '../chaos-kit.js';
+import { waitFor } from '../../test/wait-for.js';
 import { checks, type ChaosContext, type Scenario, type ScenarioOutcome } from '../scenario.js';
 import { chaosStores, type StoreFixture } from '../store-fixtures.js';
 
