@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, afterEach, describe, expect, it, type TestContext } from 'vitest';
 import { generateApiKey } from '../src/access/api-key-token.js';
-import { IdempotentDownstream, waitFor } from './service-harness.js';
+import { IdempotentDownstream } from './service-harness.js';
+import { waitFor } from './wait-for.js';
 import { POSTGRES_STORE, REDIS_STORE, type SharedStore } from './shared-stores.js';
 
 // The container image of deploy/Dockerfile, built as an operator builds it (deploy/build-image.sh) and run as one runs

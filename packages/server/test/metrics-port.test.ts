@@ -8,7 +8,8 @@ import { openStore } from '../src/service/open-store.js';
 import { ConfigError, DEFAULT_CONFIG, type RetrydConfig } from '../src/service/retryd-config.js';
 import { startRetryd, type RunningRetryd } from '../src/service/start-retryd.js';
 import { quietLogger } from './captured-logger.js';
-import { reply, startServer, waitFor } from './engine-helpers.js';
+import { reply, startServer } from './engine-helpers.js';
+import { waitFor } from './wait-for.js';
 import { parseSamples, valueOf } from './metrics-text.js';
 import { cleanupAfterEach } from './service-harness.js';
 
@@ -70,13 +71,15 @@ describe('--metrics-port', () => {
     expect(enqueued.status).toBe(201);
     // The attempt is the worker's: its counters show it, where an API-only instance's never would.
     await waitFor(
+      "the worker's attempt in its metrics",
       async () => {
         const scraped = await fetch(`${metricsUrl}/metrics`);
         expect(scraped.status).toBe(200);
         const labels = { outcome: 'succeeded', policy: 'default', target: downstream.url };
         return valueOf(parseSamples(await scraped.text()), 'retry_attempts_total', labels) === 1;
       },
-      { what: "the worker's attempt in its metrics", timeoutMs: 30_000, intervalMs: 50 },
+      30_000,
+      50,
     );
   }, 60_000);
 

@@ -8,7 +8,8 @@ import { makeTask } from './fixtures/tasks.js';
 import { RedisCluster } from './redis-cluster-harness.js';
 import { freshPrefix } from './redis-harness.js';
 import { expectMoveAndBack } from './redis-sub-partition-move.js';
-import { IdempotentDownstream, startServiceProcess, stopService, waitFor } from './service-harness.js';
+import { IdempotentDownstream, startServiceProcess, stopService } from './service-harness.js';
+import { waitFor } from './wait-for.js';
 
 // The in-place move between numbers of sub-partitions on a real Redis Cluster (3 masters, 3 replicas on loopback),
 // where every task that moves changes slot, and most change master; then one tenant over 3 sub-partitions through the
