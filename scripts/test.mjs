@@ -17,7 +17,8 @@ const steps = [
   ['go client: vet', 'go', ['vet', './...'], { cwd: 'clients/go', optional: true, keepGoing: true }],
   ['go client: tests', 'go', ['test', '-count=1', '-v', './...'], { cwd: 'clients/go', optional: true, keepGoing: true, count: countGoTests }],
   ['python client: tests', 'python3', ['-m', 'unittest', 'discover', '-v', '-s', 'tests', '-t', '.'], { cwd: 'clients/python', optional: true, keepGoing: true, count: countUnittests }],
-  ['tests', 'npx', ['vitest', 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${resultsFile}`]],
+  // Every tier of vitest.config.ts (unit, stores, service) in one run, so the summary counts them all.
+  ['tests', 'npx', ['vitest', 'run', '--project', 'unit', '--project', 'stores', '--project', 'service', '--reporter=default', '--reporter=json', `--outputFile.json=${resultsFile}`]],
 ];
 
 /** Counts of `go test -v`: one `--- PASS|FAIL|SKIP: Name` line per test. */
