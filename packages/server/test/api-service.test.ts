@@ -1,7 +1,6 @@
 import { BACKOFF_SCHEDULE_FIELDS, FailureClass, RETRY_POLICY_FIELDS } from '@retryd/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Store } from '../src/store/store.js';
-import { isStoreUnavailable } from '../src/tasks/store-failure.js';
 import { startApi, type ApiHarness } from './api-harness.js';
 
 let api: ApiHarness | undefined;
@@ -74,18 +73,6 @@ describe('errors that are not the caller\'s', () => {
     expect(res.status).toBe(500);
     expect(res.body).toMatchObject({ code: 'INTERNAL', status: 500 });
     expect(res.text).not.toContain('secret internals');
-  });
-
-  it('tells an unavailable store from a failing one', () => {
-    const coded = (code: string) => Object.assign(new Error('x'), { code });
-    for (const e of ['ECONNREFUSED', 'SQLITE_BUSY', 'SQLITE_IOERR_FSYNC', 'SQLITE_FULL', '57P01', '08006', 'STORE_UNAVAILABLE', 'ENOSPC']) {
-      expect(isStoreUnavailable(coded(e)), e).toBe(true);
-    }
-    expect(isStoreUnavailable(new TypeError('The database connection is not open'))).toBe(true);
-    expect(isStoreUnavailable(new Error('Connection is closed.'))).toBe(true);
-    for (const e of ['SQLITE_CONSTRAINT_DATATYPE', 'SQLITE_ERROR', '23505', 'ERR_X']) expect(isStoreUnavailable(coded(e)), e).toBe(false);
-    expect(isStoreUnavailable(new TypeError('x is undefined'))).toBe(false);
-    expect(isStoreUnavailable('boom')).toBe(false);
   });
 });
 

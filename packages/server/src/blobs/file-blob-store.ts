@@ -3,6 +3,8 @@ import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { checkBlobName, parseBlobRef } from './blob-name.js';
 import { BlobNotFoundError } from './blob-store.js';
+import { translateFailures } from '../store/failure-boundary.js';
+import { FILE_FAILURE_CODES, FULL_DISK_CODES, StoreFullError, StoreUnavailableError } from '../store/store-errors.js';
 import type { BlobStore } from './blob-store.js';
 
 /**
@@ -93,3 +95,13 @@ async function fsyncDir(dir: string): Promise<void> {
     await handle.close();
   }
 }
+
+/** The file blob store's errors as the port's: a full disk is `StoreFullError`, failing files `StoreUnavailableError`. */
+function fileFailure(error: unknown): unknown {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string') return error;
+  if (FULL_DISK_CODES.has(code)) return StoreFullError.of(error);
+  return FILE_FAILURE_CODES.has(code) ? StoreUnavailableError.of(error) : error;
+}
+
+translateFailures(FileBlobStore, fileFailure);

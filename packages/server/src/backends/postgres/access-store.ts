@@ -3,6 +3,8 @@ import { decodeCursor, encodeCursor } from '../../store/cursor.js';
 import type { AccessStore, ApiKeyQuery, ApiKeyRecord, TenantLimits } from '../../store/store.js';
 import type { RunQuery } from './postgres-store.js';
 import { keyFromRow, limitsFromRow, type ApiKeyRow, type LimitsRow } from '../sql/access-rows.js';
+import { postgresFailure } from './errors.js';
+import { translateFailures } from '../../store/failure-boundary.js';
 
 /**
  * {@link AccessStore} on the `api_keys` and `tenant_limits` tables of 006-access.sql, in the store's schema and pool.
@@ -63,3 +65,5 @@ export class PostgresAccessStore implements AccessStore {
     else await this.#run('put-tenant-limits', [tenantId, limits.requestsPerSecond, limits.maxPendingTasks, now]);
   }
 }
+
+translateFailures(PostgresAccessStore, postgresFailure);

@@ -1,6 +1,8 @@
 import type { CallbackOutbox, OwedCallback } from '../../store/callback-outbox.js';
 import type { RunQuery } from './postgres-store.js';
 import { taskIdText } from '../sql/task-id-params.js';
+import { postgresFailure } from './errors.js';
+import { translateFailures } from '../../store/failure-boundary.js';
 
 /** A `list-owed-callbacks` row. */
 interface OwedRow {
@@ -38,3 +40,5 @@ export class PostgresCallbacksOwed implements CallbackOutbox {
     return rowCount ?? 0;
   }
 }
+
+translateFailures(PostgresCallbacksOwed, postgresFailure);

@@ -1,4 +1,4 @@
-import { DuplicateAttemptError, SOCKET_FAILURE_CODES } from '../../store/store-errors.js';
+import { DuplicateAttemptError, SOCKET_FAILURE_CODES, StoreFullError, StoreUnavailableError } from '../../store/store-errors.js';
 
 /**
  * A call could not reach PostgreSQL (connection refused, lost mid-call, or no connection within
@@ -46,5 +46,28 @@ export function storeError(error: unknown): unknown {
     const key = typeof detail === 'string' ? /, ([^,]*), (\d+)\) already exists/.exec(detail) : null;
     return new DuplicateAttemptError(key?.[1] ?? 'unknown', Number(key?.[2] ?? Number.NaN), { cause: error });
   }
+  return error;
+}
+
+/** SQLSTATE 53100, disk full. */
+const DISK_FULL = '53100';
+
+/** SQLSTATE class 53, insufficient resources (disk full, out of memory, too many connections). */
+const INSUFFICIENT_RESOURCES = /^53...$/;
+
+/**
+ * The PostgreSQL store's errors as the port's, at its boundary (every method of its classes): what
+ * {@link storeError} made of a failure passes; a full disk (53100) is `StoreFullError`; a server out of resources
+ * (class 53), unreachable (a socket code, class 08, 57P01-57P03) or a connection ended under a call is
+ * `StoreUnavailableError`, with pg's message and code as they were. Anything else passes through as pg raised it.
+ */
+export function postgresFailure(error: unknown): unknown {
+  if (typeof error !== 'object' || error === null || (error as { code?: unknown }).code === 'STORE_UNAVAILABLE') return error;
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  if (code === DISK_FULL) return StoreFullError.of(error);
+  if (typeof code === 'string' && (SOCKET_FAILURE_CODES.has(code) || UNAVAILABLE_SQLSTATE.test(code) || INSUFFICIENT_RESOURCES.test(code))) {
+    return StoreUnavailableError.of(error);
+  }
+  if (typeof message === 'string' && message.includes('Connection terminated')) return StoreUnavailableError.of(error);
   return error;
 }

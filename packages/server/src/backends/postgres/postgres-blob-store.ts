@@ -2,6 +2,8 @@ import { BlobNotFoundError } from '../../blobs/blob-store.js';
 import type { BlobStore } from '../../blobs/blob-store.js';
 import type { RunQuery } from './postgres-store.js';
 import { checkBlobName, parseBlobRef } from '../../blobs/blob-name.js';
+import { postgresFailure } from './errors.js';
+import { translateFailures } from '../../store/failure-boundary.js';
 
 /**
  * Large bodies in the `blobs` table (bytea) of the store's schema, so that instances on different machines, which
@@ -45,3 +47,5 @@ export class PostgresBlobStore implements BlobStore {
     await this.#run('delete-blob', [tenantId, key]);
   }
 }
+
+translateFailures(PostgresBlobStore, postgresFailure);

@@ -38,7 +38,7 @@ import { DEFAULT_SCHEMA, checkSchemaName, clientConfig, createPool, dueChannel }
 import type { PostgresStoreOptions } from './connection.js';
 import { PostgresAccessStore } from './access-store.js';
 import { DueListener } from './due-listener.js';
-import { storeError } from './errors.js';
+import { storeError, postgresFailure } from './errors.js';
 import { EnqueueStatements } from './enqueue-statements.js';
 import { loadMigrations, migrate } from './migrate.js';
 import { taskListing } from './paging.js';
@@ -57,6 +57,7 @@ import type { CompletedRow, TaskRow } from './task-row.js';
 import { CANCELLED_STATUS, CANCEL_AT_ONCE_FROM, CANCEL_REQUEST_FROM, FINISHED_STATUSES, REPLAYED_STATUS, REPLAY_FROM, RESCHEDULED_STATUS, RESCHEDULE_FROM } from '../../store/transition-guards.js';
 import { checkDeleteBatch } from '../../store/delete-batch.js';
 import { taskIdText } from '../sql/task-id-params.js';
+import { translateFailures } from '../../store/failure-boundary.js';
 
 /** Runs one of the store's statements (by file name) on a pooled connection. */
 export type RunQuery = <R extends pg.QueryResultRow>(
@@ -465,3 +466,5 @@ function roomParams(rooms: ClaimRooms | undefined): unknown[] {
   }
   return [queues, queueRooms, [...rooms.tenants.keys()], [...rooms.tenants.values()], rooms.target, rooms.tenant];
 }
+
+translateFailures(PostgresStore, postgresFailure);

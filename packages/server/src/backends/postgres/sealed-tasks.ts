@@ -5,6 +5,8 @@ import type { PageRequest, TaskRef, TransitionResult } from '../../store/store.j
 import type { RunQuery } from './postgres-store.js';
 import { taskFromRow, type TaskRow } from './task-row.js';
 import { taskIdText } from '../sql/task-id-params.js';
+import { postgresFailure } from './errors.js';
+import { translateFailures } from '../../store/failure-boundary.js';
 
 /** The first page starts after `('', NIL_UUID)`: no tenant id is empty, so any task id would do; this one is the least. */
 const NIL_UUID = '00000000-0000-0000-0000-000000000000';
@@ -46,3 +48,5 @@ export class PostgresSealedTasks implements SealedTaskStore {
     return current === undefined ? { kind: 'not_found' } : { kind: 'refused', task: taskFromRow(current) };
   }
 }
+
+translateFailures(PostgresSealedTasks, postgresFailure);

@@ -2,11 +2,12 @@ import type { RedisClient } from './connection.js';
 import type { Page } from '../../domain/task.js';
 import { decodeCursor, encodeCursor } from '../../store/cursor.js';
 import type { AccessStore, ApiKeyQuery, ApiKeyRecord, ApiKeyScope, TenantLimits } from '../../store/store.js';
-import { translateError } from './errors.js';
+import { translateError, redisFailure } from './errors.js';
 import { execAll } from './fan-out.js';
 import type { AccessKeys } from './keys.js';
 import { runScript } from './scripts.js';
 import { encodeValue } from './task-codec.js';
+import { translateFailures } from '../../store/failure-boundary.js';
 
 /** A field of an API key's hash: every field of its record but `keyId`, which the hash's name holds. */
 type ApiKeyField = Exclude<keyof ApiKeyRecord, 'keyId'>;
@@ -132,3 +133,5 @@ function decodeApiKey(keyId: string, flat: readonly string[]): ApiKeyRecord {
     revokedAt: revokedAt === undefined ? null : Number(revokedAt),
   };
 }
+
+translateFailures(RedisAccessStore, redisFailure);

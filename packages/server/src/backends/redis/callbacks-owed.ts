@@ -5,6 +5,8 @@ import { partitionOfTenant, tenantOfPartition } from './keys.js';
 import type { PartitionKeys } from './keys.js';
 import type { PartitionRegistry } from './partitions.js';
 import type { SubPartitions } from './sub-partitions.js';
+import { redisFailure } from './errors.js';
+import { translateFailures } from '../../store/failure-boundary.js';
 
 /**
  * The Redis store's {@link CallbackOutbox}: each partition's sorted set `callbacks` (keys.ts), added to by the scripts
@@ -56,3 +58,5 @@ export class RedisCallbacksOwed implements CallbackOutbox {
     return replies.reduce<number>((sum, reply) => sum + Number(reply ?? 0), 0);
   }
 }
+
+translateFailures(RedisCallbacksOwed, redisFailure);

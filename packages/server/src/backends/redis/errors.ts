@@ -1,4 +1,4 @@
-import { DuplicateAttemptError } from '../../store/store-errors.js';
+import { DuplicateAttemptError, SOCKET_FAILURE_CODES, StoreUnavailableError } from '../../store/store-errors.js';
 
 /**
  * The Redis store cannot reach its server: the command was not sent (disconnected), was lost with the
@@ -30,7 +30,7 @@ export class InvalidTaskStateError extends Error {
   }
 }
 
-// ioredis's own messages for "not sent" and "lost with the connection" (see isStoreUnavailable), and on Redis Cluster
+// ioredis's own messages for "not sent" and "lost with the connection" (see redisFailure), and on Redis Cluster
 // a cluster not connected, no node reachable, or a slot without a master for longer than the client's redirections
 // (a failover that has not settled: CLUSTERDOWN, or MOVED to a node that is gone). A single command that runs out of
 // redirections says so ("Too many Cluster redirections"); a pipeline that does hands back the last redirection itself
@@ -60,5 +60,22 @@ export function translateError(error: unknown): unknown {
   if (error.name === 'MaxRetriesPerRequestError' || UNAVAILABLE.some((rule) => rule.test(message))) {
     return new RedisUnavailableError(`Redis is unavailable: ${message}`, { cause: error });
   }
+  return error;
+}
+
+/** ioredis's messages for a command not sent, or lost with its connection, when it reaches the boundary untranslated. */
+const NOT_SENT = ['Connection is closed', "Stream isn't writeable"];
+
+/**
+ * The Redis store's errors as the port's, at its boundary (every method of its classes): what {@link translateError}
+ * made of a failure passes; a socket code, ioredis's `MaxRetriesPerRequestError` or its "not sent" messages become
+ * `StoreUnavailableError`, with ioredis's message and code as they were. Anything else passes through as raised.
+ */
+export function redisFailure(error: unknown): unknown {
+  if (typeof error !== 'object' || error === null || (error as { code?: unknown }).code === 'STORE_UNAVAILABLE') return error;
+  const { code, name, message } = error as { code?: unknown; name?: unknown; message?: unknown };
+  if (typeof code === 'string' && SOCKET_FAILURE_CODES.has(code)) return StoreUnavailableError.of(error);
+  if (name === 'MaxRetriesPerRequestError') return StoreUnavailableError.of(error);
+  if (typeof message === 'string' && NOT_SENT.some((m) => message.includes(m))) return StoreUnavailableError.of(error);
   return error;
 }

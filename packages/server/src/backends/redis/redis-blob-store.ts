@@ -3,6 +3,8 @@ import { BlobNotFoundError } from '../../blobs/blob-store.js';
 import type { BlobStore } from '../../blobs/blob-store.js';
 import { PartitionKeys, partitionOfTenant } from './keys.js';
 import { checkBlobName, parseBlobRef } from '../../blobs/blob-name.js';
+import { redisFailure } from './errors.js';
+import { translateFailures } from '../../store/failure-boundary.js';
 
 /**
  * Large bodies as Redis strings, `{prefix:tenant}:blob:<key>`, beside the tenant's tasks (same hash tag), so
@@ -47,3 +49,5 @@ export class RedisBlobStore implements BlobStore {
     return new PartitionKeys(this.prefix, partitionOfTenant(tenantId)).blob(key);
   }
 }
+
+translateFailures(RedisBlobStore, redisFailure);

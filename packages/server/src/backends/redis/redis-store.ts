@@ -39,7 +39,7 @@ import { earliestScore, expiredLeases, sumCounts } from './cross-partition.js';
 import { DueChannel } from './due-channel.js';
 import { describeDurability, durabilityMode, readPersistence } from './durability.js';
 import type { RedisDurabilityMode, RedisPersistence } from './durability.js';
-import { translateError } from './errors.js';
+import { translateError, redisFailure } from './errors.js';
 import { groupByPartition, runEach, runPerItem } from './fan-out.js';
 import type { ScriptCall } from './fan-out.js';
 import { AccessKeys, DEFAULT_REDIS_PREFIX, globalKeys, partitionOfTenant, tenantOfPartition } from './keys.js';
@@ -60,6 +60,7 @@ import { DEFAULT_SUB_PARTITIONS, SubPartitions, checkSubPartitions } from './sub
 import { decodeCompletion, decodeTask, encodeCompletion, encodeTaskData, encodeTaskState, encodeValue } from './task-codec.js';
 import type { CompletionReply, TaskReply } from './task-codec.js';
 import { CANCEL_MOVES, REPLAY_MOVES, REQUEST_CANCEL_FROM, RESCHEDULE_MOVES } from './transition-guards.js';
+import { translateFailures } from '../../store/failure-boundary.js';
 
 /** Options of {@link RedisStore}. */
 export interface RedisStoreOptions extends RedisConnectionOptions {
@@ -532,3 +533,5 @@ export class RedisStore implements Store, AdminReads, TargetStateStore {
     return [k.base, this.#globals.dueChannel, this.#due.message(k.partition)];
   }
 }
+
+translateFailures(RedisStore, redisFailure);

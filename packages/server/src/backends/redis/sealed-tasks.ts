@@ -3,12 +3,13 @@ import type { Page, RetryTask } from '../../domain/task.js';
 import { decodeCursor, encodeCursor, pageOf } from '../../store/cursor.js';
 import { sameSealedParts, type SealedParts, type SealedTaskStore } from '../../store/sealed-task-store.js';
 import type { PageRequest, TaskRef, TransitionResult } from '../../store/store.js';
-import { translateError } from './errors.js';
+import { translateError, redisFailure } from './errors.js';
 import { sortKeyOf, taskIdOfSortKey, tenantOfPartition, type PartitionKeys } from './keys.js';
 import type { PartitionRegistry } from './partitions.js';
 import type { SubPartitions } from './sub-partitions.js';
 import { runScript } from './scripts.js';
 import { dataWithSealedParts, sealedPartsOfData } from './task-codec.js';
+import { translateFailures } from '../../store/failure-boundary.js';
 
 /** Reads tasks of one tenant by id, in order (undefined where there is none). */
 export type ReadTasks = (tenantId: string, taskIds: readonly string[]) => Promise<(RetryTask | undefined)[]>;
@@ -113,3 +114,5 @@ async function translated<T>(operation: () => Promise<T>): Promise<T> {
 function cursorOf(partition: string, task: RetryTask): string {
   return encodeCursor('sealed-tasks', [partition, sortKeyOf(task.createdAt, task.taskId)]);
 }
+
+translateFailures(RedisSealedTasks, redisFailure);

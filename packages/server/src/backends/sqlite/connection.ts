@@ -1,4 +1,5 @@
 import Database from 'better-sqlite3';
+import { nameFailuresOf } from './errors.js';
 
 /** Options of {@link SqliteStore}. */
 export interface SqliteStoreOptions {
@@ -98,7 +99,7 @@ export function openConnection(path: string, options: SqliteStoreOptions): Datab
     db.close();
     throw error;
   }
-  return db;
+  return nameFailuresOf(db);
 }
 
 /** Reads the settings back through PRAGMA: what SQLite runs with, not what was asked for. */
