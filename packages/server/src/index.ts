@@ -45,7 +45,7 @@ export { TargetGuard, parseAllowList, type TargetGuardOptions, type TargetVerdic
 export { TargetBlockedError, guardedConnector, isTargetBlocked } from './security/guarded-connector.js';
 export { BLOCKED_RANGES, IPV4_EMBEDDINGS, type BlockedRange } from './security/blocked-ranges.js';
 export { webhookKey, webhookSignature, WEBHOOK_SECRET_PREFIX } from './security/webhook-signature.js';
-export { DeadLetterReason } from './engine/decide-outcome.js';
+export { DeadLetterReason } from './domain/dead-letter-reason.js';
 export { TargetProtection, type TargetProtectionOptions, type KnownTargetState } from './protection/target-protection.js';
 export {
   ServiceMetrics,

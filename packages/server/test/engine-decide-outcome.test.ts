@@ -3,12 +3,8 @@ import { seededRandom, sequenceRandom } from '@retryd/core/testing';
 import { describe, expect, it } from 'vitest';
 import type { RetryTask } from '../src/domain/task.js';
 import type { AttemptResult } from '../src/engine/attempt-result.js';
-import {
-  decideAttemptOutcome,
-  decideBeforeAttempt,
-  decideLeaseExpired,
-  permanentStatusReason,
-} from '../src/engine/decide-outcome.js';
+import { permanentStatusReason } from '../src/domain/dead-letter-reason.js';
+import { decideAttemptOutcome, decideBeforeAttempt, decideLeaseExpired } from '../src/engine/decide-outcome.js';
 import { TargetBlockedError } from '../src/security/guarded-connector.js';
 import { makeTask, T0 } from './fixtures/tasks.js';
 

@@ -7,7 +7,7 @@ import { refusalError, TargetBlockedError } from '../security/guarded-connector.
 import { TargetGuard, type TargetVerdict } from '../security/target-guard.js';
 import { WEBHOOK_SECRET_RULE } from '../security/webhook-signature.js';
 import type { AttemptDispatcher, AttemptResult } from './attempt-result.js';
-import { DeadLetterReason } from './decide-outcome.js';
+import { DeadLetterReason } from '../domain/dead-letter-reason.js';
 import { describeError } from './describe-error.js';
 import { GrpcChannels } from './grpc-channels.js';
 import { attemptHeaders, signAttemptHeaders, type LoadBody } from './http-dispatcher.js';

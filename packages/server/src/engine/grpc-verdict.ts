@@ -1,13 +1,12 @@
 import { failureClassOfGrpcStatus, grpcStatusName, parseGrpcPushback, HttpOutcome, retryableGrpcCodesOf, type FailureClass, type RetryPolicy } from '@retryd/core';
+import { DeadLetterReason } from '../domain/dead-letter-reason.js';
 import type { AttemptResult } from './attempt-result.js';
 
-/** The dead-letter reason of a gRPC failure the target asked not to retry: a negative (or unreadable) `grpc-retry-pushback-ms`. */
-export const RETRY_REFUSED = 'retry_refused';
 
 /** What a gRPC status means for its task: the outcome, and what the attempt log and the retry take from it. */
 export interface GrpcVerdict {
   outcome: HttpOutcome;
-  /** For a final failure: `permanent_status:<CODE_NAME>`, or {@link RETRY_REFUSED}. */
+  /** For a final failure: `permanent_status:<CODE_NAME>`, or {@link DeadLetterReason.RETRY_REFUSED}. */
   reason?: string;
   failureClass?: FailureClass;
   /** The wait `grpc-retry-pushback-ms` asks for, in ms (honoured as a `Retry-After` is). */
@@ -43,7 +42,7 @@ export function grpcVerdict(result: Extract<AttemptResult, { kind: 'grpc' }>, po
     if (pushback === 'stop') {
       return {
         outcome: HttpOutcome.PERMANENT,
-        reason: RETRY_REFUSED,
+        reason: DeadLetterReason.RETRY_REFUSED,
         errorMessage: `${errorMessage} (grpc-retry-pushback-ms ${JSON.stringify(result.pushback.trim().slice(0, 20))}: the target asks for no retry)`,
         snippet: result.bodySnippet,
       };

@@ -8,7 +8,7 @@ import { TargetGuard } from '../security/target-guard.js';
 import { WEBHOOK_HEADERS, WEBHOOK_SECRET_RULE, webhookKey, webhookSignature } from '../security/webhook-signature.js';
 import type { AttemptDispatcher, AttemptResult } from './attempt-result.js';
 import { clearAttemptTimer, setAttemptTimer } from './attempt-timer.js';
-import { DeadLetterReason } from './decide-outcome.js';
+import { DeadLetterReason } from '../domain/dead-letter-reason.js';
 import { describeError } from './describe-error.js';
 
 /** Reads a large body that the task keeps in the blob store (`bodyRef`): a `BlobStore.get`. */

@@ -12,12 +12,11 @@ export type { AttemptProtection, AttemptVerdict } from './attempt-protection.js'
 export { applyVerdict } from './apply-verdict.js';
 export { observeCompletion, timeStoreCalls, type EngineMetrics, type TimedStore, type TimedStoreCall } from './engine-metrics.js';
 export { AttemptTimeoutError, HttpDispatcher, SNIPPET_BYTES, attemptHeaders, type HttpDispatcherOptions, type LoadBody } from './http-dispatcher.js';
+export { DeadLetterReason, permanentStatusReason } from '../domain/dead-letter-reason.js';
 export {
-  DeadLetterReason,
   decideAttemptOutcome,
   decideBeforeAttempt,
   decideLeaseExpired,
-  permanentStatusReason,
   type DecisionContext,
   type FinishedAttempt,
 } from './decide-outcome.js';

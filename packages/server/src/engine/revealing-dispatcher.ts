@@ -3,7 +3,7 @@ import type { RetryTask } from '../domain/task.js';
 import { scrubSecrets, SentSecrets } from '../secrets/scrub-sent-secrets.js';
 import { SecretUnavailableError, type TaskSecrets } from '../secrets/task-secrets.js';
 import type { AttemptDispatcher, AttemptResult } from './attempt-result.js';
-import { DeadLetterReason } from './decide-outcome.js';
+import { DeadLetterReason } from '../domain/dead-letter-reason.js';
 import type { LoadBody } from './http-dispatcher.js';
 
 /**

@@ -4,7 +4,7 @@ import { RetrydError } from '../domain/errors.js';
 import type { RetryTask } from '../domain/task.js';
 import type { AttemptProtection, AttemptVerdict } from '../engine/attempt-protection.js';
 import type { AttemptResult } from '../engine/attempt-result.js';
-import { DeadLetterReason } from '../engine/decide-outcome.js';
+import { DeadLetterReason } from '../domain/dead-letter-reason.js';
 import { DEFAULT_MAX_RETRY_AFTER_MS } from '../engine/engine-options.js';
 import { checkSigningSecrets } from '../secrets/signing-secrets.js';
 import { envSecretProvider, type SecretProvider } from '../secrets/secret-provider.js';

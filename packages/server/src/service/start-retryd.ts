@@ -4,7 +4,7 @@ import type { Tracer } from '@opentelemetry/api';
 import { systemClock } from '@retryd/core';
 import type { Logger } from 'pino';
 import { buildApp } from '../api/build-app.js';
-import { DeadLetterReason } from '../engine/decide-outcome.js';
+import { DeadLetterReason } from '../domain/dead-letter-reason.js';
 import { Engine } from '../engine/engine.js';
 import { GrpcDispatcher } from '../engine/grpc-dispatcher.js';
 import { HttpDispatcher } from '../engine/http-dispatcher.js';

@@ -1,7 +1,7 @@
 import type { ConformanceLeeway } from '../store-conformance.js';
 import { expect, it } from 'vitest';
 import type { RetryTask } from '../../src/domain/task.js';
-import { DeadLetterReason, permanentStatusReason } from '../../src/engine/decide-outcome.js';
+import { DeadLetterReason, permanentStatusReason } from '../../src/domain/dead-letter-reason.js';
 import type { AttemptCompletion } from '../../src/store/store.js';
 import { T0, finalOutcome, makeAttempt, makeTask, retryOutcome } from '../fixtures/tasks.js';
 import type { CurrentStore } from './helpers.js';
