@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
+import { afterAll, beforeAll } from 'vitest';
 import { PartitionKeys, subPartitionOf } from '../src/backends/redis/keys.js';
 import { keySlot } from './redis-harness.js';
 import { waitFor } from './wait-for.js';
@@ -238,4 +239,20 @@ async function startNode(dir: string, port: number, busPort: number): Promise<Cl
     20_000,
   );
   return node;
+}
+
+/**
+ * One cluster for the calling test file: started before its tests, stopped after them. Returns its accessor, which
+ * throws outside a test (before the cluster started).
+ */
+export function clusterForFile(): () => RedisCluster {
+  let cluster: RedisCluster | undefined;
+  beforeAll(async () => {
+    cluster = await RedisCluster.start();
+  }, 90_000);
+  afterAll(async () => cluster?.stop());
+  return () => {
+    if (cluster === undefined) throw new Error('The cluster is only available inside a test.');
+    return cluster;
+  };
 }

@@ -1,11 +1,11 @@
 import type { RetryPolicy } from '@retryd/core';
 import type { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { PartitionKeys, partitionOf, subPartitionOf } from '../src/backends/redis/keys.js';
 import { RedisStore } from '../src/backends/redis/redis-store.js';
 import type { RetryTask } from '../src/domain/task.js';
 import { makeTask } from './fixtures/tasks.js';
-import { RedisCluster } from './redis-cluster-harness.js';
+import { clusterForFile } from './redis-cluster-harness.js';
 import { freshPrefix } from './redis-harness.js';
 import { expectMoveAndBack } from './redis-sub-partition-move.js';
 import { IdempotentDownstream, startServiceProcess, stopService } from './service-harness.js';
@@ -16,16 +16,7 @@ import { waitFor } from './wait-for.js';
 // hard kill of one part's master. The conformance suite and the load spread on sub-partitions are in
 // redis-cluster.test.ts.
 
-let cluster: RedisCluster | undefined;
-const clusterOf = (): RedisCluster => {
-  if (cluster === undefined) throw new Error('The cluster is only available inside a test.');
-  return cluster;
-};
-
-beforeAll(async () => {
-  cluster = await RedisCluster.start();
-}, 90_000);
-afterAll(async () => cluster?.stop());
+const clusterOf = clusterForFile();
 
 describe('Redis sub-partitions on Redis Cluster: the move, and a master killed', () => {
   it('moves a store from 1 sub-partition to 3 (one on each master) and back, every task, index, count, limit and hold kept', async () => {

@@ -1,5 +1,5 @@
 import type { RetryPolicy } from '@retryd/core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { RedisUnavailableError } from '../src/backends/redis/errors.js';
 import { PartitionKeys, partitionOf, partitionOfTenant } from '../src/backends/redis/keys.js';
 import { RedisStore } from '../src/backends/redis/redis-store.js';
@@ -8,7 +8,7 @@ import { openStore } from '../src/service/open-store.js';
 import type { Store } from '../src/store/store.js';
 import { T0, makeTask } from './fixtures/tasks.js';
 import { describeStoreConformance } from './store-conformance.js';
-import { RedisCluster } from './redis-cluster-harness.js';
+import { clusterForFile } from './redis-cluster-harness.js';
 import { freshPrefix } from './redis-harness.js';
 import { IdempotentDownstream, startServiceProcess, stopService as stop, type ServiceProcess } from './service-harness.js';
 import { waitFor } from './wait-for.js';
@@ -17,16 +17,7 @@ import { waitFor } from './wait-for.js';
 // conformance suite unchanged, then `retryd serve` instances on tenants spread over the three masters, through one
 // of them killed, a graceful failover of a master (CLUSTER FAILOVER on its replica) and a hard one (SIGKILL).
 
-let cluster: RedisCluster | undefined;
-const clusterOf = (): RedisCluster => {
-  if (cluster === undefined) throw new Error('The cluster is only available inside a test.');
-  return cluster;
-};
-
-beforeAll(async () => {
-  cluster = await RedisCluster.start();
-}, 90_000);
-afterAll(async () => cluster?.stop());
+const clusterOf = clusterForFile();
 
 // Each case on its own prefix: nothing to flush between cases, and the cluster goes with its directory.
 describeStoreConformance('redis cluster', async () => new RedisStore({ url: clusterOf().url(freshPrefix()) }));
