@@ -100,14 +100,14 @@ interface Measured {
  * pace); otherwise it compares accepts per second, the line between "held" and "fell" the geometric mean of the two
  * outcomes, whatever the test's pace actually achieved. Held: the target is full, and sends are paced at the most it
  * accepted (in the test or the sample before, which refused sends, so accepted what the target takes) plus
- * `headroom`. Fell: the sample before is measured once more (a first sample can hold a burst that a queue or a bucket absorbed, which makes
- * accepts after it look as if they fell, never as if they held), and the test is judged against the two; fell again,
- * the target answers, and is left alone (no other test for `quietMs`, doubling each time). While paced, the pace
- * follows what the target accepts: up by a tenth after a sample sent at 80% of it or more with under 3% refused (it
- * may have room again; at most every 250 ms, since a short sample fits in a target's own burst), down to its accepts plus `headroom` after one with over 5% (so a full target settles with about
- * `headroom − 1` of its sends refused, not the up to 15% a wider band let it keep); when accepts fall to half of what
- * the test found (it was not full after all, or it went down, which the breaker sees) or the pace no longer binds,
- * sends are free again.
+ * `headroom`. Fell: the sample before is measured once more (a first sample can hold a burst that a queue or a
+ * bucket absorbed, which makes accepts after it look as if they fell, never as if they held), and the test is judged
+ * against the two; fell again, the target answers, and is left alone (no other test for `quietMs`, doubling each
+ * time). While paced, the pace follows what the target accepts: up by a tenth after a sample sent at 80% of it or
+ * more with under 3% refused (it may have room again; at most every 250 ms, since a short sample fits in a target's
+ * own burst), down to its accepts plus `headroom` after one with over 5% (so a full target settles with about
+ * `headroom − 1` of its sends refused, not the up to 15% a wider band let it keep); when accepts fall to half of what the test found (it was not full
+ * after all, or it went down, which the breaker sees) or the pace no longer binds, sends are free again.
  *
  * A sample is the sends of an interval and the answers to those sends (an answer counts in the sample its attempt was
  * sent in; one that comes after its sample closed is left out), closed on a number of answers fixed when it opens
@@ -227,8 +227,7 @@ export class CapacityProbe {
 
   private judge(m: Measured, enough: boolean, answered: boolean, now: number): void {
     if (this.mode === 'testing') {
-      // The test's pace did not bind (fewer tasks were due than it allowed), or too few answers came: it says nothing.
-      // Few accepts are an answer (the sample was sized for a full target's).
+      // Too few answers came: it says nothing. Few accepts are an answer (the sample was sized for a full target's).
       if (!answered) return this.free(now, 'inconclusive');
       // Nearly all accepted once sent what it accepted: full. A target failing a share of calls at random fails that
       // share at any pace, even when the test's sends fell short of its pace (its tasks waiting out their backoff).

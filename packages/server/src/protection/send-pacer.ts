@@ -1,7 +1,7 @@
 import type { Clock } from '@retryd/core';
 
 /** The most time's worth of missed turns a late timer makes up at once, in ms: no 100 ms window goes over the rate. */
-export const CATCH_UP_MS = 10;
+const CATCH_UP_MS = 10;
 
 interface Waiting {
   resolve: () => void;
@@ -66,7 +66,7 @@ export class SendPacer {
     try {
       for (let head = this.waiting[0]; head !== undefined; head = this.waiting[0]) {
         const now = this.clock.now();
-        // A late wake keeps its turn's place (up to CATCH_UP_MS or one turn late): the rate holds although timers fire late.
+        // A late wake keeps its turn's place (up to CATCH_UP_MS or a turn late): the rate holds though timers fire late.
         if (this.take(now, Math.max(this.intervalMs, CATCH_UP_MS)) || head.latestAt <= now) {
           this.waiting.shift();
           head.resolve();
