@@ -46,12 +46,13 @@ function drive(sendRate: number | ((probe: CapacityProbe, now: number) => number
   return { probe, paces, modes, sent, accepted };
 }
 
-/** A downstream that accepts `perSecond` a second (a bucket of 10 ms worth) and refuses the rest. */
-function full(perSecond: number): (now: number) => boolean {
-  let tokens = perSecond / 100;
+/** A downstream that accepts `perSecond` a second (a bucket of `bucketMs` worth) and refuses the rest. */
+function full(perSecond: number, bucketMs = 10): (now: number) => boolean {
+  const most = (perSecond * bucketMs) / 1_000;
+  let tokens = most;
   let at = 0;
   return (now) => {
-    tokens = Math.min(perSecond / 100, tokens + ((now - at) * perSecond) / 1_000);
+    tokens = Math.min(most, tokens + ((now - at) * perSecond) / 1_000);
     at = now;
     if (tokens < 1) return false;
     tokens -= 1;
@@ -75,7 +76,8 @@ describe('CapacityProbe', () => {
     // Sent at 3,000 a second, it would have made 15,000 calls for its 2,500 accepts. Accepts held through the test, so
     // it paces at once, without sending freely again to confirm (which cost another sample at 3,000 a second).
     expect(run.sent / run.accepted).toBeLessThan(1.25);
-    expect(run.modes.slice(0, 2)).toEqual(['testing', 'paced']);
+    // Paced within 300 ms: the first sample holds what the target's bucket absorbed while idle, and starts no test.
+    expect(run.modes[2]).toBe('paced');
     expect(run.modes).not.toContain('confirming');
   });
 
@@ -86,6 +88,60 @@ describe('CapacityProbe', () => {
     expect(run.paces.at(-1)).toBeGreaterThan(450);
     expect(run.paces.at(-1)).toBeLessThan(650);
     expect(run.sent / run.accepted).toBeLessThan(1.2);
+  });
+
+  it('finds a full target sent in bursts whose refusals are answered last', () => {
+    // A busy service sends a claim's worth at once: 100 sends every 50 ms (2,000 a second), each burst's first
+    // quarter taken by the target's bucket (a tenth of a second's worth, as W7's d) and answered at once, the rest
+    // refused and answered 20 ms later. Judged on a sample's first answers, the probe saw most bursts accepted; judged
+    // on all of them, it sees three quarters refused.
+    const probe = new CapacityProbe();
+    const accepts = full(500, 100);
+    const answers: { sentAt: number; accepted: boolean; at: number }[] = [];
+    let sent = 0;
+    let accepted = 0;
+    for (let now = 0; now < 5_000; now++) {
+      answers.sort((a, b) => a.at - b.at);
+      while (answers.length > 0 && (answers[0] as { at: number }).at <= now) {
+        const answer = answers.shift() as { sentAt: number; accepted: boolean };
+        probe.answered(answer.accepted, answer.sentAt, now);
+        if (answer.accepted) accepted++;
+      }
+      if (now % 50 !== 0) continue;
+      // The pace, when there is one, lets this burst send what it accrued since the last.
+      const pace = probe.rateAt(now);
+      const burst = pace === null ? 100 : Math.round((pace * 50) / 1_000);
+      for (let i = 0; i < burst; i++) {
+        probe.sent(now);
+        sent++;
+        const ok = accepts(now);
+        answers.push({ sentAt: now, accepted: ok, at: now + (ok ? 1 : 20) });
+      }
+    }
+    expect(probe.modeAt(5_000)).toBe('paced');
+    expect(sent / accepted).toBeLessThan(1.4);
+  });
+
+  it('judges a sample once the answers it waits for came, counting those that say nothing of load as answered', () => {
+    // Every other answer is skipped (as a key not ready yet would be), and answered at once, the others 10 ms later:
+    // the samples close once their counted answers came, and the full target is found within the first 300 ms.
+    const probe = new CapacityProbe();
+    const accepts = full(500);
+    const later: { sentAt: number; accepted: boolean }[][] = [];
+    let paced: number | undefined;
+    for (let now = 0; now < 1_000; now++) {
+      for (const answer of later[now] ?? []) probe.answered(answer.accepted, answer.sentAt, now);
+      const pace = probe.rateAt(now) ?? 3_000;
+      for (let i = 0; i < Math.round(pace / 1_000 + (now % 2 === 0 ? 0.4 : 0)); i++) {
+        probe.sent(now);
+        const accepted = accepts(now);
+        if (i % 2 === 1) probe.skipped(now, now);
+        else (later[now + 10] ??= []).push({ sentAt: now, accepted });
+      }
+      if (paced === undefined && probe.modeAt(now) === 'paced') paced = now;
+    }
+    expect(paced).toBeLessThan(300);
+    expect(probe.modeAt(1_000)).toBe('paced');
   });
 
   it('paces a full target at what it accepted before the test when the test itself was sent less (its tasks waiting out their backoff)', () => {

@@ -1,10 +1,10 @@
 /** Options of {@link CapacityProbe}. */
 export interface CapacityProbeOptions {
-  /** The fewest answered sends a sample closes on. Default 40. */
+  /** The fewest sends a sample counts before it waits for their answers. Default 40. */
   minAnswers?: number;
   /**
-   * The accepts a sample should hold at the share accepted last measured: it closes on `minAccepts ÷ that share`
-   * answers (at least `minAnswers`, at most 800), a number fixed when it opens. Default 40.
+   * The accepts a sample should hold at the share accepted last measured: it counts `minAccepts ÷ that share` sends
+   * (at least `minAnswers`, at most 800), a number fixed when it opens. Default 40.
    */
   minAccepts?: number;
   /** A sample closes after this long whatever it holds, in ms (with fewer answers than `minAnswers`, it says nothing). Default 2,000. */
@@ -58,8 +58,13 @@ const PEAK_HALF_LIFE_MS = 30_000;
 const UNBOUND_MS = 2_000;
 /** The shortest sample, in ms. */
 const MIN_SAMPLE_MS = 30;
-/** The most answers a sample waits for. */
+/** The most sends a sample counts. */
 const MAX_ANSWERS = 800;
+/**
+ * A sample whose sends are not all answered this many times the answers' usual latency after its last send is judged
+ * on the answers it has: an attempt may end without an answer the probe is told of. At least {@link MIN_SAMPLE_MS}.
+ */
+const GRACE_LATENCIES = 4;
 
 /**
  * What the probe is doing: sending freely, cutting its sends for one sample to test the target, sending freely again
@@ -70,9 +75,16 @@ export type CapacityMode = 'free' | 'testing' | 'confirming' | 'paced';
 /** One sample: the sends of an interval, and the answers to them. */
 interface Sample {
   start: number;
+  /**
+   * The last ms whose sends it counts (Infinity while it still counts them): sends after it are not counted, and the
+   * sample waits for the answers to the sends it counted.
+   */
+  sendsUntil: number;
   sends: number;
   accepts: number;
   rejects: number;
+  /** Answers to its sends that say nothing of load (see {@link CapacityProbe.skipped}). */
+  skipped: number;
 }
 
 /** What a closed sample measured. */
@@ -102,28 +114,40 @@ interface Measured {
  * accepted (in the test or the sample before, which refused sends, so accepted what the target takes) plus
  * `headroom`. Fell: the sample before is measured once more (a first sample can hold a burst that a queue or a
  * bucket absorbed, which makes accepts after it look as if they fell, never as if they held), and the test is judged
- * against the two; fell again, the target answers, and is left alone (no other test for `quietMs`, doubling each
+ * against the one of the two that accepted less; fell again, the target answers, and is left alone (no other test for `quietMs`, doubling each
  * time). While paced, the pace follows what the target accepts: up by a tenth after a sample sent at 80% of it or
  * more with under 3% refused (it may have room again; at most every 250 ms, since a short sample fits in a target's
  * own burst), down to its accepts plus `headroom` after one with over 5% (so a full target settles with about
  * `headroom − 1` of its sends refused, not the up to 15% a wider band let it keep); when accepts fall to half of what the test found (it was not full
  * after all, or it went down, which the breaker sees) or the pace no longer binds, sends are free again.
  *
- * A sample is the sends of an interval and the answers to those sends (an answer counts in the sample its attempt was
- * sent in; one that comes after its sample closed is left out), closed on a number of answers fixed when it opens
- * (enough to hold `minAccepts` at the share last measured: closing when the accepts reach a number would close on a
- * lucky run; a test's, at the share a full target would accept at the test's pace), kept open while it holds under
- * half those accepts (the share may have fallen since it opened), or closed after `maxSampleMs`: short when the target accepts much, as long as it takes to count enough accepts
- * when it accepts little. "Accepted" is a success, "rejected" a counted failure; the caller leaves out the answers that
- * say nothing of load (a key not ready yet, a probe while the breaker holds the target, any before a first success).
+ * A sample is the sends of an interval and **all** the answers to those sends: it counts sends until it holds a number
+ * fixed when it opens (enough to hold `minAccepts` at the share last measured; a test's, at the share a full target
+ * would accept at the test's pace), then waits for their answers, and is judged when every one came (or a few answer
+ * latencies after its last send, or after `maxSampleMs`): short when the target accepts much, as long as it takes to
+ * count enough accepts when it accepts little. Judged on its first answers instead, it would be wrong exactly when it
+ * matters: a service sends a full target bursts of a claim's worth, the target takes the first of each burst and
+ * refuses the rest, and the refusals are answered last, so a sample closed on its first answers saw a full target
+ * accept everything. "Accepted" is a success, "rejected" a counted failure; the caller leaves out the answers that say
+ * nothing of load (a key not ready yet, a probe while the breaker holds the target, any before a first success), and
+ * tells the probe of them ({@link CapacityProbe.skipped}), so that it knows when a sample's answers are all in.
  * Time is given by the caller; pure otherwise. Chosen from `retryd simulate w7` (docs/simulate.md), as the design
  * `capacity`.
  */
 export class CapacityProbe {
   private readonly o: Required<CapacityProbeOptions>;
-  private sample: Sample = { start: -Infinity, sends: 0, accepts: 0, rejects: 0 };
-  /** The answers the open sample closes on. */
+  private sample: Sample = { start: -Infinity, sendsUntil: Infinity, sends: 0, accepts: 0, rejects: 0, skipped: 0 };
+  /** The answers (accepted or refused) the open sample counts sends for. */
   private needed: number;
+  /** The share of a sample's sends whose answers count (the others the caller skips), as last measured. */
+  private countedShare = 1;
+  /**
+   * What the samples since `since` measured when they held too few accepts to go by, carried into the next: a sample
+   * sized for the share accepted before the target filled up would otherwise say nothing, and the next start from nothing.
+   */
+  private carried: { since: number; sends: number; ms: number; accepts: number; rejects: number } | null = null;
+  /** The usual time from a send to its answer, in ms (a moving average), for how long a sample waits for the last. */
+  private latency = 0;
   private mode: CapacityMode = 'free';
   private pace: number | null = null;
   /** While testing: the sample that started it; while confirming, the test's too. */
@@ -149,6 +173,12 @@ export class CapacityProbe {
   private fed = false;
   /** When the last send was counted. */
   private lastSentAt = -Infinity;
+  /**
+   * Whether the open sample is the first since sends began or came back after {@link UNBOUND_MS} without any: it holds
+   * what the target's own bucket or queue absorbed while idle (a tenth of a second's worth, taken in its first ms), so
+   * its accepts say more than the target takes, and a test paced at them would not bind. It starts no test.
+   */
+  private afterIdle = true;
 
   constructor(options: CapacityProbeOptions = {}) {
     this.o = { ...DEFAULTS, ...options };
@@ -162,9 +192,15 @@ export class CapacityProbe {
     // (and a sample opened while it holds back would average the wait into the send rate).
     if (!this.fed) return;
     this.closeIfOld(now);
+    if (now - this.lastSentAt >= UNBOUND_MS && this.sample.sends === 0) this.afterIdle = true;
     this.lastSentAt = now;
-    if (this.sample.start === -Infinity) this.sample.start = now;
-    this.sample.sends++;
+    const s = this.sample;
+    if (s.start === -Infinity) s.start = now;
+    // Past its last ms of sends, the sample waits for their answers; sends in that ms still count (a burst goes at once).
+    if (now > s.sendsUntil) return;
+    s.sends++;
+    // Not before MIN_SAMPLE_MS: rates over a few ms are a burst's (a queue drained at once), not the target's.
+    if (s.sendsUntil === Infinity && s.sends * this.countedShare >= this.needed && now - s.start >= MIN_SAMPLE_MS) s.sendsUntil = now;
   }
 
   /** The attempt sent at `sentAt` was answered at `now`: `accepted` when it succeeded, not when it is a counted failure. */
@@ -175,17 +211,35 @@ export class CapacityProbe {
     }
     this.closeIfOld(now);
     if (accepted) this.countAccept(1, now);
-    if (sentAt < this.sample.start) return;
-    if (accepted) this.sample.accepts++;
-    else this.sample.rejects++;
-    // On a count fixed when the sample opened: closing when the accepts reach a number would close on a lucky run. And
-    // not before MIN_SAMPLE_MS: rates over a few ms are a burst's (a queue drained at once), not the target's.
-    // Nor with too few accepts to go by while more answers may bring them: a sample sized for the share before the
-    // target filled up would otherwise say nothing, and the next would start from nothing.
-    const answers = this.sample.accepts + this.sample.rejects;
-    if (answers < this.needed || now - this.sample.start < MIN_SAMPLE_MS) return;
-    // A test's sample is sized for the accepts a full target would give it: few accepts are its answer.
-    if (this.mode === 'testing' || this.sample.accepts >= this.o.minAccepts / 2 || answers >= MAX_ANSWERS) this.close(now);
+    const s = this.sample;
+    if (!this.answeredIn(s, sentAt, now)) return;
+    if (accepted) s.accepts++;
+    else s.rejects++;
+    this.closeIfAnswered(s, now);
+  }
+
+  /**
+   * The attempt sent at `sentAt` was answered at `now` with an answer that says nothing of load (not counted: a key not
+   * ready yet, a neutral outcome, a probe of the breaker's): the sample it belongs to knows it need not wait for it.
+   */
+  skipped(sentAt: number, now: number): void {
+    if (!this.fed) return;
+    this.closeIfOld(now);
+    const s = this.sample;
+    if (!this.answeredIn(s, sentAt, now)) return;
+    s.skipped++;
+    this.closeIfAnswered(s, now);
+  }
+
+  /** Learns the answer's latency; whether an answer to a send at `sentAt` belongs to the open sample `s`. */
+  private answeredIn(s: Sample, sentAt: number, now: number): boolean {
+    this.latency += 0.1 * (now - sentAt - this.latency);
+    return sentAt >= s.start && sentAt <= s.sendsUntil;
+  }
+
+  /** Closes `s` once it counts no more sends and all of them were answered. */
+  private closeIfAnswered(s: Sample, now: number): void {
+    if (now > s.sendsUntil && s.accepts + s.rejects + s.skipped >= s.sends) this.close(now);
   }
 
   /** The pace at `now`, in sends per second, or null when sends are free. */
@@ -204,24 +258,48 @@ export class CapacityProbe {
     // Paced, and nothing sent for as long as sends well below the pace free it: its backlog is gone (or held by the
     // breaker), and the pace lapses with it rather than stay in the store's gate until traffic comes back to show it.
     if (this.mode === 'paced' && now - this.lastSentAt >= UNBOUND_MS) this.free(now, 'not-full');
-    if (now - this.sample.start >= this.o.maxSampleMs) this.close(now);
+    const s = this.sample;
+    if (now - s.start >= this.o.maxSampleMs) this.close(now);
+    else if (now > s.sendsUntil && now - s.sendsUntil >= Math.max(MIN_SAMPLE_MS, GRACE_LATENCIES * this.latency)) this.close(now);
   }
 
   private close(now: number): void {
     const s = this.sample;
-    this.sample = { start: now, sends: 0, accepts: 0, rejects: 0 };
-    const answers = s.accepts + s.rejects;
-    if (s.start === -Infinity || answers < this.o.minAnswers / 2) {
+    this.sample = { start: now, sendsUntil: Infinity, sends: 0, accepts: 0, rejects: 0, skipped: 0 };
+    if (s.start === -Infinity) return;
+    const afterIdle = this.afterIdle && s.sends > 0;
+    if (afterIdle) this.afterIdle = false;
+    if (s.accepts + s.rejects + s.skipped > 0) this.countedShare = Math.max(0.05, (s.accepts + s.rejects) / (s.accepts + s.rejects + s.skipped));
+    // Over the ms it counted sends in (its last one whole), not the wait for their answers.
+    const c = { since: s.start, sends: s.sends, ms: Math.max(1, Math.min(now, s.sendsUntil + 1) - s.start), accepts: s.accepts, rejects: s.rejects };
+    const carried = this.carried;
+    this.carried = null;
+    if (carried !== null) {
+      c.since = carried.since;
+      c.sends += carried.sends;
+      c.ms += carried.ms;
+      c.accepts += carried.accepts;
+      c.rejects += carried.rejects;
+    }
+    const answers = c.accepts + c.rejects;
+    if (answers < this.o.minAnswers / 2) {
       // Too little to say anything; a test that got this little did not bind either.
       if (this.mode === 'testing' || this.mode === 'confirming') this.free(now, 'inconclusive');
       return;
     }
-    const sendRate = (s.sends * 1_000) / Math.max(1, now - s.start);
-    const accepted = s.accepts / answers;
+    const accepted = c.accepts / answers;
     this.needed = this.answersFor(accepted);
+    // Too few accepts to go by, and time left to count more (a test's few accepts are its answer): carried on.
+    const fewest = this.mode === 'free' ? this.o.minAccepts / 4 : this.o.minAccepts / 2;
+    if (this.mode !== 'testing' && c.accepts < fewest && answers < MAX_ANSWERS && now - c.since < this.o.maxSampleMs) {
+      this.carried = c;
+      this.needed = Math.max(this.o.minAnswers / 2, this.needed - answers);
+      return;
+    }
+    const sendRate = (c.sends * 1_000) / c.ms;
     // Enough to go by: the answers, and half the accepts a sample is sized for (one cut short by maxSampleMs at a low
     // rate holds a handful, whose share is noise).
-    const enough = answers >= this.o.minAnswers && s.accepts >= this.o.minAccepts / 2;
+    const enough = answers >= this.o.minAnswers && c.accepts >= fewest && !(afterIdle && this.mode === 'free');
     this.judge({ sendRate, accepted, acceptRate: sendRate * accepted }, enough, answers >= this.o.minAnswers, now);
   }
 
@@ -247,13 +325,12 @@ export class CapacityProbe {
     }
     if (this.mode === 'confirming') {
       if (!enough) return this.free(now, 'inconclusive');
-      // Sent freely again: the sample before the test is measured once more, after it, and the two are averaged (a
-      // first sample can hold a burst that a queue or a bucket absorbed, which no later sample repeats).
-      const before: Measured = {
-        sendRate: Math.sqrt(this.before.sendRate * m.sendRate),
-        accepted: 0,
-        acceptRate: Math.sqrt(this.before.acceptRate * m.acceptRate),
-      };
+      // Sent freely again: the sample before the test is measured once more, after it, and the one that accepted less
+      // stands for both. A first sample can hold a burst that a queue or a bucket absorbed, which no later sample
+      // repeats (a target's bucket of a tenth of a second's worth, emptied in the first ms of a 30 ms sample, doubled
+      // the accepts it showed); it only ever adds accepts, while a target failing at random accepts its share of the
+      // same sends in both.
+      const before = m.acceptRate < this.before.acceptRate ? m : this.before;
       return this.held(this.test, before) ? this.full(this.test, before, now) : this.free(now, 'answering');
     }
     if (!enough) return;
@@ -291,6 +368,7 @@ export class CapacityProbe {
     // target failing calls at random, in the tail of its backlog, would pay for it in time).
     if (1 - m.accepted > this.o.testAbove && now >= this.quietUntil && m.sendRate > TEST_ABOVE_PEAK * peak) {
       this.mode = 'testing';
+      this.carried = null;
       this.before = m;
       // What it accepted plus the headroom, as it would be paced: a full target still gets about what it takes (so its
       // accepts hold, and the test's sends are hardly refused), one failing at random loses its share of them.
@@ -345,6 +423,7 @@ export class CapacityProbe {
     this.fullAcceptRate = test.acceptRate;
     this.pacedAt = now;
     this.mode = 'paced';
+    this.carried = null;
     this.unboundSince = null;
     this.pace = Math.max(1, Math.max(test.acceptRate, before.acceptRate) * this.o.headroom);
   }
@@ -358,6 +437,7 @@ export class CapacityProbe {
   private free(now: number, why: 'answering' | 'inconclusive' | 'not-full'): void {
     this.mode = 'free';
     this.pace = null;
+    this.carried = null;
     if (why === 'answering') {
       this.quietUntil = now + this.quietMs;
       this.quietMs = Math.min(this.o.maxQuietMs, this.quietMs * 2);

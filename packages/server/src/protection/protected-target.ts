@@ -241,9 +241,12 @@ export class ProtectedTarget {
    * share accepted look higher), while the breaker is closed (probes are the breaker's) and a success is remembered.
    */
   private measureCapacity(health: Health | 'not_ready', attempt: number, sentAt: number, now: number): void {
-    if (health === 'not_ready' || health === 'neutral') return;
-    const ready = this.ready.at(now);
-    if (ready === null || attempt < ready || this.breaker.stateAt(now) !== CircuitState.CLOSED) return;
+    const ready = health === 'not_ready' || health === 'neutral' ? null : this.ready.at(now);
+    if (ready === null || attempt < ready || this.breaker.stateAt(now) !== CircuitState.CLOSED) {
+      // Answered all the same: the sample it was sent in need not wait for it.
+      this.capacity.skipped(sentAt, now);
+      return;
+    }
     this.capacity.answered(health === 'success', sentAt, now);
     if (this.capacity.rateAt(now) !== this.syncedPace) this.paceChanged();
   }

@@ -111,6 +111,7 @@ export class ServiceProtection implements W7Protection {
     // successes alone would make the share accepted look higher than it is); nor probes, while the breaker holds it.
     const ready = this.ready.at(now);
     if (ready !== null && a.attempt >= ready && this.probeSlots === null) this.extras.capacity?.answered(a.success, a.sentAt, now);
+    else this.extras.capacity?.skipped(a.sentAt, now);
     let held: boolean;
     if (this.probeSlots === null) {
       held = this.settings.breaker.enabled && judged !== 'neutral' && this.record(judged);
