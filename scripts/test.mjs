@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The project's one test command: lint, check the alerting rules, type check (and build), then every test of every package.
+// The project's one test command: lint, check the alerting rules, type check (and build; the benchmarks too), then every test of every package.
 // Ends with a single summary line, `tests: N passed, N failed, N skipped`, and exits non-zero on any failure.
 import { spawnSync } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
@@ -12,6 +12,8 @@ const steps = [
   ['alert rule tests', 'promtool', ['test', 'rules', 'docs/alerts.test.yml']],
   ['build', 'npm', ['run', 'build']],
   ['typecheck tests', 'npx', ['tsc', '-p', 'tsconfig.check.json']],
+  // The benchmark scripts (bench/**/*.mjs), checked from their JSDoc against the build above.
+  ['typecheck bench', 'npx', ['tsc', '-p', 'bench/tsconfig.json']],
   // The clients of other languages (clients/), each against a real `retryd serve` of the build above. A suite that
   // fails does not stop the others; one whose toolchain is missing is skipped with a line saying so (.ci/run installs go).
   ['go client: vet', 'go', ['vet', './...'], { cwd: 'clients/go', optional: true, keepGoing: true }],

@@ -81,13 +81,14 @@ const server = createServer((req, res) => {
     res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
   });
 });
-await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-const base = `http://127.0.0.1:${server.address().port}`;
+await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
+const base = `http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (server.address()).port}`;
 
 const retryingFetch = createRetryingFetch();
 const plainAxios = axios.create({ baseURL: base });
 const retryingAxios = axios.create({ baseURL: base });
 attachRetry(retryingAxios);
+/** @type {typeof fetch} A fetch that answers at once, with no network: the library's own cost alone. */
 const stubFetch = async () => new Response('{"ok":true}', { status: 200 });
 const stubRetryingFetch = createRetryingFetch({ fetch: stubFetch });
 const stubAdapter = async (config) => ({ data: '{"ok":true}', status: 200, statusText: 'OK', headers: {}, config, request: {} });

@@ -62,6 +62,7 @@ const failOnce = () => {
 const sleep1ms = () => new Promise((resolve) => setTimeout(resolve, 1));
 
 // ---- the libraries, configured once outside the loops, as users do ----
+/** @type {Partial<import('@retryd/core').RetryPolicy>} */
 const retrydPolicy = { maxAttempts: 3, backoffType: 'FIXED', initialDelayMs: 0.001, maxDelayMs: 0.001, jitterType: 'NONE' };
 const retrydInstantSleep = { clock: { now: systemClock.now, sleep: () => Promise.resolve() } };
 const cockatielPolicy = cockatielRetry(handleAll, { maxAttempts: 2, backoff: new ConstantBackoff(0) });
@@ -133,10 +134,15 @@ async function runBatched(call, calls, width) {
 async function timersPerCall(call, calls = 20) {
   const realSetTimeout = globalThis.setTimeout;
   let timers = 0;
-  globalThis.setTimeout = function countedSetTimeout(...args) {
-    timers++;
-    return realSetTimeout.apply(this, args);
-  };
+  // Typed as Node's setTimeout (it has a `__promisify__` the counter does not need); it passes every call on unchanged.
+  globalThis.setTimeout = /** @type {typeof setTimeout} */ (
+    /** @type {unknown} */ (
+      function countedSetTimeout(/** @type {Parameters<typeof setTimeout>} */ ...args) {
+        timers++;
+        return realSetTimeout.apply(this, args);
+      }
+    )
+  );
   try {
     for (let i = 0; i < calls; i++) {
       if ((await call()) !== 1) throw new Error('a benchmarked call did not resolve to 1');
@@ -156,6 +162,9 @@ const median = (xs) => {
 /**
  * Runs every case once per round (rotated order) after a warm-up that also sizes the rounds to ~`roundMs`;
  * ns per call of the median round. Each round checks that every call made the attempts it should.
+ *
+ * @param {any[]} cases
+ * @param {{ rounds: number, roundMs: number, maxCalls: number, warmupChunk: number, width?: number }} options
  */
 async function measure(cases, { rounds, roundMs, maxCalls, warmupChunk, width }) {
   const active = cases.filter((c) => !c.skip);

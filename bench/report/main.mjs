@@ -88,6 +88,7 @@ async function measure() {
   say(`plan (${args.quick ? 'quick' : 'full'}): ${steps.map((s) => `${s.script ?? s.workload} ${s.store}${s.cpus === undefined ? '' : ` on ${s.cpus} core${s.cpus === 1 ? '' : 's'}`}`).join('; ')}; about ${Math.ceil(minutes)} min on a quiet machine`);
   // --merge: the other workloads' steps of an earlier run, kept from the start (an interrupted run keeps them too).
   const kept = args.merge === undefined ? undefined : takeOver(JSON.parse(readFileSync(args.merge, 'utf8')), repoPath(args.merge), { quick: args.quick, workloads, stores, baseline });
+  /** @type {Record<string, any>} What the results file holds (format 1; render-doc.mjs reads it). */
   const results = {
     format: 1,
     quick: args.quick,

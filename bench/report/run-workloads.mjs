@@ -14,6 +14,9 @@ import { coreList, pinSharedServers } from './scarce.mjs';
  * (unless `quiet`) and appended to `logFile`. Resolves to `{ workload, script?, store, args, exitCode, seconds, data?,
  * error? }`: a script that fails its own checks exits 1 but still writes its figures, which the report shows with
  * the failure.
+ *
+ * @param {{ workload: string, script?: string, store: string, args: string[], cpus?: number }} step
+ * @param {{ quiet?: boolean, logFile?: string }} [options]
  */
 export async function runStep(step, { quiet = false, logFile } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'retryd-bench-report-'));
@@ -43,6 +46,7 @@ export async function runStep(step, { quiet = false, logFile } = {}) {
   } finally {
     shared?.restore();
   }
+  /** @type {{ workload: string, script?: string, store: string, args: string[], cpus?: number, pinned?: object, exitCode: number, seconds: number, data?: any, error?: string }} */
   const result = {
     workload: step.workload,
     ...(step.script === undefined ? {} : { script: step.script }),

@@ -103,7 +103,7 @@ show('self time', selfTime);
 show('total time', totalTime);
 console.log(`\n(program) ${(selfTime.get('(program)') ?? 0).toFixed(0)} ms, (garbage collector) ${(selfTime.get('(garbage collector)') ?? 0).toFixed(0)} ms`);
 
-/** Where a function's self time counts, from its location (the first rule that matches). */
+/** @type {[string, RegExp][]} Where a function's self time counts, from its location (the first rule that matches). */
 const CATEGORIES = [
   ['GC', /^\(garbage collector\)/],
   ['V8 and native, outside JS', /^\(program\)/],

@@ -72,9 +72,12 @@ const ANSWER = { down: 0, throttled: 1, ok: 2, duplicate: 3 };
 const BUSY = { answer: ANSWER.down, status: 503, headers: {}, body: 'busy' };
 const DOWN = { ...BUSY, body: 'down' };
 const THROTTLED = { answer: ANSWER.throttled, status: 429, headers: { 'retry-after': '1' }, body: 'over capacity' };
+/** @typedef {{ answer: number, status: number, headers: Record<string, string>, body: string }} Refusal */
 /**
  * The mode's answer to a request before it is served: `(at, n, duplicate, key)` → a refusal ({@link BUSY},
  * {@link DOWN}, {@link THROTTLED}), or undefined to serve it (`n`: the requests of its key so far, this one included).
+ *
+ * @type {(at: number, n: number, duplicate: boolean, key: string) => Refusal | undefined}
  */
 let refuse = () => undefined;
 /** Every request's arrival (ms since the first) and answer, and the mode's settings (every mode but ok); see `timeline`. */
@@ -82,6 +85,8 @@ let timeline;
 /**
  * How an answer that is not a refusal leaves: `serve(res, write, i)` calls `write()` when it is to be sent (`i`: the
  * request's place in the timeline). At once, but in slow mode.
+ *
+ * @type {(res: import('node:http').ServerResponse, write: () => void, i: number) => void}
  */
 let serve = (res, write) => write();
 /** Waiters for a number of first successes among the keys with a prefix (W5): { prefix, expect, count, resolve }. */
@@ -297,7 +302,11 @@ function noteWatched(key, at) {
 /** A time of the timeline to a hundredth of a ms (null stays null). */
 const round = (t) => (t === null ? null : Math.round(t * 100) / 100);
 
-/** Keys with a prefix (all when absent) whose first success arrived in [from, to] (epoch ms; open ends when absent). */
+/**
+ * Keys with a prefix (all when absent) whose first success arrived in [from, to] (epoch ms; open ends when absent).
+ *
+ * @param {{ prefix?: string, from?: number, to?: number }} [filter]
+ */
 function* arrivalsMatching({ prefix, from = -Infinity, to = Infinity } = {}) {
   for (const entry of firstSuccessAt) {
     if (prefix !== undefined && !entry[0].startsWith(prefix)) continue;
@@ -357,7 +366,7 @@ const commands = {
   },
 };
 
-process.on('message', (message) => {
+process.on('message', (/** @type {any} */ message) => {
   const { id, cmd, ...args } = message;
   const handler = commands[cmd];
   if (handler === undefined) process.send({ id, error: `unknown command ${cmd}` });
@@ -373,5 +382,5 @@ process.on('message', (message) => {
 process.on('disconnect', () => process.exit(0));
 
 server.listen(0, '127.0.0.1', () => {
-  process.send({ event: 'listening', port: server.address().port });
+  process.send({ event: 'listening', port: /** @type {import('node:net').AddressInfo} */ (server.address()).port });
 });

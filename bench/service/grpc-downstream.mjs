@@ -125,7 +125,7 @@ const commands = {
   },
 };
 
-process.on('message', (message) => {
+process.on('message', (/** @type {any} */ message) => {
   const { id, cmd, ...args } = message;
   const handler = commands[cmd];
   if (handler === undefined) process.send({ id, error: `unknown command ${cmd} (the gRPC downstream has ${Object.keys(commands).join(', ')})` });

@@ -48,7 +48,8 @@ let n = 0;
 function newTask() {
   const i = n++;
   const now = Date.now();
-  const taskId = `${now.toString(16).padStart(12, '0').replace(/^(.{8})(.{4})$/, '$1-$2')}-7${randomUUID().slice(15)}`;
+  // A UUIDv7: the time in its first 48 bits, the rest random UUID's.
+  const taskId = /** @type {ReturnType<typeof randomUUID>} */ (`${now.toString(16).padStart(12, '0').replace(/^(.{8})(.{4})$/, '$1-$2')}-7${randomUUID().slice(15)}`);
   return makeTask({
     targetUrl: `http://127.0.0.1:9/hooks/${i}`,
     now,
@@ -107,11 +108,11 @@ if (args.store === 'sqlite') {
     const { taskToParams, TASK_INSERT_COLUMNS } = await dist('backends/sqlite/task-row.js');
     const db = new Database(join(dir, 'NORMAL.db'));
     db.pragma('synchronous = OFF');
-    const columns = db.prepare("SELECT name FROM pragma_table_info('tasks')").all().map((r) => r.name);
+    const columns = /** @type {{ name: string }[]} */ (db.prepare("SELECT name FROM pragma_table_info('tasks')").all()).map((r) => r.name);
     const insert = db.prepare(`INSERT INTO tasks (${TASK_INSERT_COLUMNS.join(', ')}, ended_at) VALUES (${TASK_INSERT_COLUMNS.map(() => '?').join(', ')}, ?)
       ON CONFLICT (tenant_id, idempotency_key) DO NOTHING`);
     // Every task names one target, whose queue the store's inserts above made: each row keeps its number.
-    const { queue_id: queueId } = db.prepare('SELECT queue_id FROM target_queues').get();
+    const { queue_id: queueId } = /** @type {{ queue_id: number }} */ (db.prepare('SELECT queue_id FROM target_queues').get());
     const mapped = () => batches().map((batch) => batch.map((task) => taskToParams(task, queueId)));
     const all = db.transaction((batch) => { for (const row of batch) insert.run(...row); });
     await perTask(`the store's INSERT alone, rows mapped, ${columns.length} columns, 4 indexes, synchronous=OFF`, (batch) => all.immediate(batch), { make: mapped });

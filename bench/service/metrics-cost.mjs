@@ -25,7 +25,7 @@ const { values: args } = parseArgs({
 const ATTEMPTS = Number(args.attempts);
 const TARGETS = Number(args.targets);
 const ROUNDS = Number(args.rounds);
-for (const [name, v] of [['--attempts', ATTEMPTS], ['--targets', TARGETS], ['--rounds', ROUNDS]]) {
+for (const [name, v] of /** @type {[string, number][]} */ ([['--attempts', ATTEMPTS], ['--targets', TARGETS], ['--rounds', ROUNDS]])) {
   if (!Number.isInteger(v) || v < 1) throw new Error(`${name} must be a positive integer, got ${v}`);
 }
 const dist = args.dist === undefined ? CURRENT_DIST : resolve(args.dist);

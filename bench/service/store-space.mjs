@@ -100,10 +100,11 @@ async function sqlite() {
     const db = new Database(path);
     try {
       db.pragma('wal_checkpoint(TRUNCATE)');
-      const rows = db
-        .prepare('SELECT name, SUM(pgsize) AS bytes, SUM(payload) AS payload FROM dbstat GROUP BY name ORDER BY bytes DESC')
-        .all()
-        .filter((row) => row.bytes >= TASKS / 2);
+      const rows = /** @type {{ name: string, bytes: number, payload: number }[]} */ (
+        db
+          .prepare('SELECT name, SUM(pgsize) AS bytes, SUM(payload) AS payload FROM dbstat GROUP BY name ORDER BY bytes DESC')
+          .all()
+      ).filter((row) => row.bytes >= TASKS / 2);
       return print('SQLite', rows);
     } finally {
       db.close();

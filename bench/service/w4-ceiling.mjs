@@ -60,7 +60,7 @@ async function startRelay(logFile) {
   const argv = sync ? [logFile] : [logFile, 'nosync'];
   const child = fork(join(import.meta.dirname, 'lib', 'bare-relay.mjs'), argv, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const port = await new Promise((resolve, reject) => {
-    child.on('message', (m) => m.event === 'listening' && resolve(m.port));
+    child.on('message', (/** @type {any} */ m) => m.event === 'listening' && resolve(m.port));
     child.once('exit', (code) => reject(new Error(`the relay exited with ${code}`)));
   });
   const pool = new Pool(`http://127.0.0.1:${port}`, { connections: 8, keepAliveTimeout: 60_000 });
@@ -68,7 +68,7 @@ async function startRelay(logFile) {
     pid: child.pid,
     async enqueueBatch(tasks) {
       const res = await pool.request({ method: 'POST', path: '/retry-tasks/batch', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ tasks }) });
-      return (await res.body.json()).results.map((r) => r.task);
+      return (/** @type {{ results: { task: object }[] }} */ (await res.body.json())).results.map((r) => r.task);
     },
     async stop() {
       await pool.close();

@@ -124,9 +124,9 @@ async function startHangingServer() {
     req.resume();
     arrived++;
   });
-  await new Promise((res) => server.listen(0, '127.0.0.1', res));
+  await new Promise((res) => server.listen(0, '127.0.0.1', () => res(undefined)));
   return {
-    url: `http://127.0.0.1:${server.address().port}`,
+    url: `http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (server.address()).port}`,
     arrived: () => arrived,
     reset: () => {
       server.closeAllConnections();
@@ -330,6 +330,7 @@ const secs = (ms) => (ms === undefined ? undefined : ms / 1000);
 /** "1,234 ms", or "> 180 s" when the figure fell past the timeout. */
 const showMs = (ms, r) => (ms === undefined ? `> ${fmt(r.timeoutS)} s` : ms >= 10_000 ? `${fmt(secs(ms), 1)} s` : `${fmt(ms, ms < 10 ? 1 : 0)} ms`);
 
+/** @type {Record<string, any>[]} One row per run: its variant, store, round and build, and its figures or its error. */
 const results = [];
 try {
   for (const storeKind of storeKinds) {
@@ -338,6 +339,7 @@ try {
         const order = round % 2 === 0 ? builds : [...builds].reverse();
         for (const build of order) {
           const run = variant === 'targets' ? runTargets : variant === 'tenants' ? runTenants : runHang;
+          /** @type {Record<string, any>} */
           let r;
           try {
             r = await run(build, storeKind, round);
@@ -378,7 +380,7 @@ const median = (xs) => {
   if (v.length === 0) return undefined;
   return v.length % 2 === 1 ? v[(v.length - 1) / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
 };
-/** One row per (store, variant, build): the run, or the medians of its rounds (a timed-out figure stays "> X"). */
+/** @type {Record<string, any>[]} One row per (store, variant, build): the run, or the medians of its rounds (a timed-out figure stays "> X"). */
 const rows = [];
 for (const storeKind of storeKinds) {
   for (const variant of variants) {

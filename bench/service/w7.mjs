@@ -177,7 +177,7 @@ console.log(
 const runId = Date.now().toString(36);
 const hasProtectionFlag = serveHasFlag(CLI, '--protection');
 const ds = await startDownstream();
-/** Case g's ten downstreams (`ds` the bad one), started at its first run. */
+/** @type {Awaited<ReturnType<typeof startTargets>> | undefined} Case g's ten downstreams (`ds` the bad one), started at its first run. */
 let targets;
 
 /**
@@ -215,6 +215,10 @@ async function downstreamFigures(r, downstreams, count) {
  * One run of a case: a fresh store and service, the tasks, the wait, the figures. `downstreams` (reset by the caller)
  * are those the tasks go to, `urlOf(i)` the i-th task's URL; `variant` names a run of g's without its bad target (in
  * keys and store names), `variantText` says it.
+ *
+ * @param {string} caseId
+ * @param {string} run
+ * @param {{ variant?: string, variantText?: string, count?: number, downstreams?: any[], urlOf?: (i: number) => string, indexOf?: (i: number) => number }} [options]
  */
 async function runTasks(caseId, run, { variant, variantText = variant, count = N, downstreams = [ds], urlOf = () => `${ds.url}/w7`, indexOf } = {}) {
   const c = CASES[caseId];

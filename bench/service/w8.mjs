@@ -94,6 +94,7 @@ const extraArgs = [
   '--protection',
   args.protection,
 ];
+/** @type {Record<string, any>} The run's settings, then its figures as they are read. */
 const result = {
   machine,
   store: store.label,

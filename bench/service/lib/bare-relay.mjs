@@ -66,5 +66,5 @@ const server = createServer((req, res) => {
   });
 });
 server.keepAliveTimeout = 60_000;
-server.listen(0, '127.0.0.1', () => process.send?.({ event: 'listening', port: server.address().port }));
+server.listen(0, '127.0.0.1', () => process.send?.({ event: 'listening', port: /** @type {import('node:net').AddressInfo} */ (server.address()).port }));
 process.on('disconnect', () => process.exit(0));

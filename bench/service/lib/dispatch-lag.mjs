@@ -17,6 +17,9 @@ import { inParallel, sleep, summarize } from './report.mjs';
  * `makeTask(i)` returns the task body; returns the created tasks and how well the schedule was kept. With
  * `onCreated(i, task)`, each created task is handed to it instead and `created` stays empty: a long run (W8's
  * 300,000 tasks) keeps what it needs of them, not every task's whole view.
+ *
+ * @param {{ enqueueBatch: (tasks: object[]) => Promise<any[]> }} service
+ * @param {{ total: number, makeTask: (i: number) => object, perTick?: number, tickMs?: number, burst?: boolean, maxInFlight?: number, onCreated?: (i: number, task: any) => void }} options
  */
 export async function sendDueNow(service, { total, makeTask, perTick = 20, tickMs = 10, burst = false, maxInFlight = 64, onCreated }) {
   const created = onCreated === undefined ? new Array(total) : [];

@@ -21,7 +21,7 @@ export async function startDownstream({ grpc = false } = {}) {
   let nextId = 1;
   let reachedWaiter;
   let reachedStats;
-  child.on('message', (message) => {
+  child.on('message', (/** @type {any} */ message) => {
     if (message.event === 'reached') {
       reachedStats = message.stats;
       reachedWaiter?.(message.stats);
@@ -35,7 +35,7 @@ export async function startDownstream({ grpc = false } = {}) {
   });
   const exited = new Promise((resolve) => child.once('exit', resolve));
   const port = await new Promise((resolve, reject) => {
-    const onMessage = (m) => {
+    const onMessage = (/** @type {any} */ m) => {
       if (m.event === 'listening') {
         child.off('message', onMessage);
         resolve(m.port);
@@ -121,9 +121,9 @@ export async function startDownstream({ grpc = false } = {}) {
           if (Date.now() - lastChange > stallMs || Date.now() - started > timeoutMs) {
             clearInterval(timer);
             reachedWaiter = undefined;
-            const err = new Error(
+            const err = /** @type {Error & { stats?: object }} */ (new Error(
               `downstream stalled: ${s.firstSuccesses} first successes, ${s.requests} requests, nothing new for ${stallMs} ms`,
-            );
+            ));
             err.stats = s;
             reject(err);
           }

@@ -69,5 +69,5 @@ const server = createServer((req, res) => {
     );
   });
 });
-server.listen(0, '127.0.0.1', () => console.log(JSON.stringify({ url: `http://127.0.0.1:${server.address().port}` })));
+server.listen(0, '127.0.0.1', () => console.log(JSON.stringify({ url: `http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (server.address()).port}` })));
 process.once('SIGTERM', () => server.close(() => store.close().then(() => process.exit(0))));

@@ -34,7 +34,8 @@ export async function bullmqSpace(tasks, { redisUrl }) {
   const prefix = `retryd-bench-space-bullmq-${randomBytes(6).toString('hex')}`;
   const client = new Redis(redisUrl, { maxRetriesPerRequest: null });
   // A connection handed to BullMQ stays open when the queue closes: quit below.
-  const connection = new Redis(redisUrl, { maxRetriesPerRequest: null });
+  // Typed as BullMQ's own connection: its types name the copy of ioredis it bundles, the same client as this one.
+  const connection = /** @type {import('bullmq').ConnectionOptions & Redis} */ (/** @type {unknown} */ (new Redis(redisUrl, { maxRetriesPerRequest: null })));
   const queue = new Queue('w2', { connection, prefix });
   try {
     await queue.waitUntilReady();
@@ -80,6 +81,7 @@ export async function pgbossSpace(tasks, { postgresUrl }) {
   boss.on('error', (e) => console.error('pg-boss error:', e.message));
   try {
     await boss.start();
+    // @ts-expect-error pg-boss 10's types ask for `name` in the options too; it takes the name from the first argument.
     await boss.createQueue('w2', { retryLimit: 4, retryDelay: 1, retryBackoff: true });
     const startAfter = new Date(Date.now() + HOUR_MS).toISOString();
     for (let start = 0; start < tasks; start += 1000) {

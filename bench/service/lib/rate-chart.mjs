@@ -67,7 +67,7 @@ export function rateChartSvg({ title, panels, binMs = 100 }) {
   out.push(`<text x="${width / 2}" y="22" text-anchor="middle" font-size="15" font-weight="bold">${esc(title)}</text>`);
   // Legend.
   let lx = margin.left;
-  for (const [kind, w] of [['served', 110], ['throttled', 135], ['down', 110]]) {
+  for (const [kind, w] of /** @type {[string, number][]} */ ([['served', 110], ['throttled', 135], ['down', 110]])) {
     out.push(`<rect x="${lx}" y="32" width="12" height="12" fill="${COLOURS[kind]}"/>`);
     out.push(`<text x="${lx + 16}" y="42">${esc(LABELS[kind])}</text>`);
     lx += w;

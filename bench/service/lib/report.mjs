@@ -100,6 +100,12 @@ export function machine() {
   };
 }
 
+/**
+ * Prints the machine line (and, for `machine`, the build's); returns what it printed.
+ *
+ * @param {string} [label]
+ * @param {{ baseline?: string, build?: boolean }} [options] `baseline`: the CLI of a build run beside this one
+ */
 export function printMachine(label = 'machine', { baseline, build = true } = {}) {
   const m = machine();
   console.log(`${label}: ${m.nproc} CPUs (${m.cpu}), ${m.memGiB} GiB, node ${m.node}, load average ${m.load}`);

@@ -53,6 +53,8 @@ for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => process.e
  * Starts `retryd serve --port 0 --store <store> --allow-targets 127.0.0.1/32 [...]` and resolves once its
  * `"event":"start"` line is printed. `nodeArgs` go before the script (e.g. `--cpu-prof`); `cli` is the built
  * `dist/cli/main.js` to run (default {@link CLI}; the benchmarks' `--baseline` runs an older build beside it).
+ *
+ * @param {{ cli?: string, store: string, sync?: string, concurrency?: number, extraArgs?: string[], nodeArgs?: string[] }} options
  */
 export async function startRetryd({ cli = CLI, store, sync = 'full', concurrency, extraArgs = [], nodeArgs = [] }) {
   const args = [...nodeArgs, cli, 'serve', '--port', '0', '--store', store, '--allow-targets', '127.0.0.1/32', '--sync', sync];
@@ -65,6 +67,7 @@ export async function startRetryd({ cli = CLI, store, sync = 'full', concurrency
   let stderr = '';
   child.stderr.on('data', (d) => (stderr += d.toString()));
   const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal)));
+  /** @type {Record<string, any>} The service's `"event":"start"` log line. */
   let startLine;
   const url = await new Promise((resolve, reject) => {
     createInterface({ input: child.stdout }).on('line', (line) => {
@@ -107,7 +110,7 @@ export async function startRetryd({ cli = CLI, store, sync = 'full', concurrency
     const text = await res.body.text();
     const json = text === '' ? undefined : JSON.parse(text);
     if (res.statusCode >= 400) {
-      const err = new Error(`${method} ${path} → ${res.statusCode}: ${text.slice(0, 500)}`);
+      const err = /** @type {Error & { statusCode?: number }} */ (new Error(`${method} ${path} → ${res.statusCode}: ${text.slice(0, 500)}`));
       err.statusCode = res.statusCode;
       throw err;
     }

@@ -10,7 +10,7 @@ export async function libraryProcess(dist) {
   const pending = new Map();
   let nextId = 1;
   const exited = new Promise((res) => child.once('exit', res));
-  child.on('message', (m) => {
+  child.on('message', (/** @type {any} */ m) => {
     if (m.id === undefined) return;
     const p = pending.get(m.id);
     pending.delete(m.id);
@@ -22,7 +22,7 @@ export async function libraryProcess(dist) {
     pending.clear();
   });
   await new Promise((res, rej) => {
-    child.once('message', (m) => (m.event === 'ready' ? res() : rej(new Error(`unexpected ${JSON.stringify(m)}`))));
+    child.once('message', (/** @type {any} */ m) => (m.event === 'ready' ? res() : rej(new Error(`unexpected ${JSON.stringify(m)}`))));
     void exited.then((code) => rej(new Error(`library process exited with ${code} before it was ready`)));
   });
   const call = (cmd, a = {}) =>

@@ -124,7 +124,7 @@ const commands = {
   },
 };
 
-process.on('message', async ({ id, cmd, ...args }) => {
+process.on('message', async (/** @type {any} */ { id, cmd, ...args }) => {
   try {
     const handler = commands[cmd];
     if (handler === undefined) throw new Error(`unknown command ${cmd}`);

@@ -7,6 +7,9 @@ import { sleep } from './report.mjs';
  * Enqueues `count` tasks with `policy`, the i-th a POST to `urlOf(i)` with the key `${keyPrefix}-${indexOf(i)}` and a
  * small JSON body, due `dueOffsetOf(indexOf(i))` ms after one instant after the enqueue (by default all at it, so that
  * a case's load starts at once). Returns that instant (`dueAt`) and the last task's due time (`lastDueAt`), epoch ms.
+ *
+ * @param {{ enqueueAll: (count: number, makeTask: (i: number) => object, options?: object) => Promise<unknown> }} service
+ * @param {{ label: string, count: number, policy: object, keyPrefix: string, urlOf: (i: number) => string, indexOf?: (i: number) => number, dueOffsetOf?: (i: number) => number }} options
  */
 export async function enqueueTasks(service, { label, count, policy, keyPrefix, urlOf, indexOf = (i) => i, dueOffsetOf = () => 0 }) {
   const dueAt = Date.now() + 1_000 + Math.ceil(count * 0.25);

@@ -20,8 +20,10 @@ const deletePrefix = (redis) => deleteKeys(redis, `${PREFIX}:*`);
  * The name says the server's persistence as read back from it. CPU: this process and the Redis server's, read with
  * `serverCpuMs` (default: every redis-server process of the machine).
  */
+/** @param {{ url?: string, aof?: string, serverCpuMs?: () => Promise<number> }} [options] */
 export function bullmqContender({ url = REDIS_URL, aof, serverCpuMs = () => cpuMsOfCommand('redis-server') } = {}) {
-  const connect = () => new Redis(url, redisOptions);
+  // Typed as BullMQ's own connection: its types name the copy of ioredis it bundles, the same client as this one.
+  const connect = () => /** @type {import('bullmq').ConnectionOptions} */ (/** @type {unknown} */ (new Redis(url, redisOptions)));
   let redis;
   let queue;
   let worker;
@@ -68,6 +70,7 @@ export function bullmqContender({ url = REDIS_URL, aof, serverCpuMs = () => cpuM
       return JSON.stringify(await queue.getJobCounts());
     },
     async waitRecorded(n) {
+      /** @type {Record<string, number>} */
       let counts;
       await waitFor(
         'BullMQ to complete every job',

@@ -32,6 +32,7 @@ export function pgbossContender() {
       boss = new PgBoss({ connectionString: CONNECTION, schema: SCHEMA, schedule: false });
       boss.on('error', (e) => console.error('pg-boss error:', e.message));
       await boss.start();
+      // @ts-expect-error pg-boss 10's types ask for `name` in the options too; it takes the name from the first argument.
       await boss.createQueue(QUEUE, { retryLimit: 4, retryDelay: 0 });
     },
     async enqueue(tasks) {
@@ -76,6 +77,7 @@ export function pgbossContender() {
       return `jobs ${states}; workers with jobs: ${JSON.stringify(wip.map((w) => ({ state: w.state, count: w.count, lastError: w.lastError?.message })))}`;
     },
     async waitRecorded(n) {
+      /** @type {Record<string, number>} */
       let counts;
       await waitFor(
         'pg-boss to complete every job',
