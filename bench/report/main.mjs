@@ -9,6 +9,9 @@
 //                 [--workloads w1,w1grpc,w2,w3,w4,w5,w6tx,w7,w8,space,ceilings] [--baseline PATH/dist/cli/main.js]
 //                 [--from RESULTS.json] [--merge RESULTS.json] [--out RESULTS.json] [--doc FILE] [--charts DIR]
 //                 [--readme FILE|none] [--note TEXT] [--cpus N] [--quiet]
+//   npm run bench -- probe [<name> [args]]   the scripts of bench/service/ the report does not run (./probes.mjs):
+//                                            a list, one line each, without a name; `<name> --help`: its usage
+//   npm run bench -- --help                  this text
 //
 // Full run (the default): the sizes of WORKLOADS.md, ~40 min on a quiet 2-core machine (the plan and its estimate are
 // printed first); results to bench/results/<date>.json, the page to docs/benchmarks.md, charts to docs/bench/, the
@@ -40,9 +43,17 @@ import { renderCharts } from './charts.mjs';
 import { ROOT, collectEnvironment } from './environment.mjs';
 import { PEERS, STORES, WORKLOADS, parseList, planRuns } from './plan.mjs';
 import { takeOver } from './merge-results.mjs';
+import { runProbe, usageHeader } from './probes.mjs';
 import { archiveSection, fillReadme, renderDoc } from './render-doc.mjs';
 import { runStep } from './run-workloads.mjs';
 import { parseCpus, planScarce } from './scarce.mjs';
+
+// `probe` is a front of its own: the report's options do not apply to it.
+if (process.argv[2] === 'probe') process.exit(await runProbe(process.argv.slice(3)));
+if (process.argv.slice(2).some((a) => a === '--help' || a === '-h')) {
+  console.log(usageHeader(import.meta.filename));
+  process.exit(0);
+}
 
 const { values: args } = parseArgs({
   options: {

@@ -1,7 +1,7 @@
 // Claim cost with a held backlog (issue 8: "a target held with 100,000 due tasks does not slow the claims of other
 // targets"), through the store port directly, on each store.
 //
-//   node bench/service/claim-cost.mjs [--store sqlite,postgres,redis] [--held 100000] [--claims 200] [--limit 32]
+//   npm run bench -- probe claim-cost [--store sqlite,postgres,redis] [--held 100000] [--claims 200] [--limit 32]
 //                                     [--rounds 1] [--sync full|normal] [--dist PATH/dist] [--json]
 //
 // For each store, two cases, each on its own fresh store (schema `retryd_bench_claim_cost_*` / key prefix

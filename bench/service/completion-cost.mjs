@@ -1,7 +1,7 @@
 // The cost of completing attempts on PostgreSQL, through the store port directly: the server's CPU and the
 // service's per `completeAttempts` call, this build against another one side by side.
 //
-//   node bench/service/completion-cost.mjs [--baseline PATH/dist/cli/main.js] [--batches 150] [--size 128] [--rounds 4]
+//   npm run bench -- probe completion-cost [--baseline PATH/dist/cli/main.js] [--batches 150] [--size 128] [--rounds 4]
 //
 // Each round and build gets a fresh schema (`retryd_bench_completion_<build>`, dropped afterwards) holding
 // (--batches + 3) × --size due tasks of one target, claims them in batches of --size, and then completes every

@@ -2,7 +2,7 @@
 // self time and the most total (inclusive) time, with file:line mapped back to the TypeScript sources through the
 // `.js.map` files beside the built JavaScript.
 //
-//   node bench/service/cpu-profile-top.mjs <file.cpuprofile> [--top 30] [--filter packages/server]
+//   npm run bench -- probe cpu-profile-top <file.cpuprofile> [--top 30] [--filter packages/server]
 //                                          [--from-first attempt-runner.ts] [--attempts N]
 //
 // --from-first TEXT: only the samples from the first one with a frame whose location contains TEXT (e.g.

@@ -3,7 +3,7 @@
 // attempt's claim, completion and log line in the store, the part of W1 that a store's schema and statements decide,
 // measured with far less noise than W1's attempts/s (three processes on two cores), builds side by side.
 //
-//   node bench/service/cycle-cost.mjs [--store sqlite[,postgres,redis]] [--tasks 20000] [--size 128] [--rounds 5]
+//   npm run bench -- probe cycle-cost [--store sqlite[,postgres,redis]] [--tasks 20000] [--size 128] [--rounds 5]
 //                                     [--sync full|normal] [--baseline PATH/dist/cli/main.js] [--json]
 //
 // Each round and build gets a fresh store holding --tasks due tasks of one target, and runs W1's attempts on it as

@@ -2,7 +2,7 @@
 // takes beside the service and the store's server. The sizing model (docs/scaling.md) needs it to reproduce the W1
 // figures measured here: in a deployment the target runs elsewhere, but on this machine it competes for the same cores.
 //
-//   node bench/service/downstream-cost.mjs [--tasks 20000] [--rounds 3] [--json-file FILE]
+//   npm run bench -- probe downstream-cost [--tasks 20000] [--rounds 3] [--json-file FILE]
 //
 // Each round starts nothing new: one downstream (./downstream.mjs, flaky mode, 503 twice then 200 per key, as in W1)
 // serves --tasks keys to 200 loops in this process (the bare undici loop of W1's reference). Figures: the downstream

@@ -1,7 +1,7 @@
 // The service's CPU per enqueued task, for builds side by side: what the API's enqueue path costs (parsing, checks,
 // the idempotency fingerprint, the secrets step, the insert), without dispatch competing for the CPU.
 //
-//   node bench/service/enqueue-cost.mjs [--store sqlite|postgres|redis] [--tasks 40000] [--rounds 3]
+//   npm run bench -- probe enqueue-cost [--store sqlite|postgres|redis] [--tasks 40000] [--rounds 3]
 //        [--baseline PATH/dist/cli/main.js] [--cpu-prof DIR] [--full] [--node-flags "--max-semi-space-size=64"]
 //
 // Each run starts `retryd serve --role api` (no workers) on a fresh store (SQLite: a new file, synchronous=FULL;

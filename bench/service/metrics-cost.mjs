@@ -1,7 +1,7 @@
 // The CPU the service's Prometheus metrics add per attempt, measured on the metrics alone (no HTTP, no store), so the
 // figure is not lost in a shared machine's noise as an end-to-end W1 ratio is.
 //
-//   node bench/service/metrics-cost.mjs [--attempts 1000000] [--targets 20] [--rounds 5] [--dist PATH/dist]
+//   npm run bench -- probe metrics-cost [--attempts 1000000] [--targets 20] [--rounds 5] [--dist PATH/dist]
 //
 // Feeds a `ServiceMetrics` (the build's dist/metrics/service-metrics.js) what the engine tells it during W1: per task
 // two `retry_scheduled` attempts and one `succeeded`, each with its schedule lag and duration, the task's end, and one

@@ -2,7 +2,7 @@
 // script's arguments, ioredis's command building, decoding replies, garbage collection) and redis-server's CPU (the
 // scripts), through the store port directly (no HTTP, parsing or checks), for builds side by side.
 //
-//   node bench/service/redis-store-cost.mjs [--tasks 40000] [--rounds 3] [--baseline PATH/dist/cli/main.js]
+//   npm run bench -- probe redis-store-cost [--tasks 40000] [--rounds 3] [--baseline PATH/dist/cli/main.js]
 //
 // Each round, each build (alternating, the order rotated every round) opens its own RedisStore on a fresh key prefix
 // (`retryd-bench-store-cost-*`, deleted before and after) and does, timed apart:
