@@ -7,7 +7,7 @@
 // two `retry_scheduled` attempts and one `succeeded`, each with its schedule lag and duration, the task's end, and one
 // store commit per 100 attempts; `--targets` origins and 3 policy names in turn. Figures: ns of CPU per attempt
 // (process.cpuUsage over the loop), median of the rounds, and one scrape's time afterwards. Compare with the service's
-// CPU per attempt in W1 (about 100 µs on this machine). Build first: npm run build
+// CPU per attempt in W1 (docs/benchmarks.md). Build first: npm run build
 
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';

@@ -21,8 +21,8 @@
 // the report adds after ÷ before. The current build is packages/server/dist, or RETRYD_CLI.
 // --control adds the current build once more per store (`retryd (control)`, its own store), run in the same rounds as
 // the pair, and the report adds after ÷ control: an A/A pair, whose ratios show how far this run's ratios move when
-// nothing differs. On this 2-core machine a W1 round's ratio moves by ±10–20% between two runs of one build, so a
-// before/after verdict of a few percent needs the control's spread beside it.
+// nothing differs. On a shared 2-core machine a W1 round's ratio moves by more than a before/after verdict of a few
+// percent (docs/benchmarks-history.md has the spreads measured), so such a verdict needs the control's spread beside it.
 // Per-target protection (issue 9): --protection says how each retryd configuration runs. `defaults` (the default):
 // as `retryd serve` starts, with the protections a user gets without asking (which must not starve a target that
 // answers: W1's target answers every third request). `off`: `retryd serve --protection off` (on an older --baseline

@@ -18,8 +18,8 @@
 //   server in this process that holds every request; the library's engine has no protection, as a target whose admin
 //   turned its protections off), and after --settle s, with a's attempts hanging, b enqueues --b-tasks more. B's times
 //   (p50, p99, max from its enqueue to each arrival) alone and beside the hanging neighbour, and how many of a's
-//   attempts hung at b's enqueue. Before slots were shared between tenants, a's tasks took every slot and b waited for
-//   their attempt timeout (30 s).
+//   attempts hung at b's enqueue. With slots not shared between tenants, a's tasks take every slot and b waits for
+//   their attempt timeout (30 s): what the variant is there to catch.
 //
 // Every task carries the same inline policy (so no tenant needs a registered default policy) and its own
 // idempotency key. Figures, per run:

@@ -9,8 +9,8 @@ export const SLOW_CONCURRENCY = 200;
 
 /**
  * The slow target's latency with no line, in ms (w7.mjs --slow-latency): capacity 200 ÷ 200 ms = 1,000 requests/s.
- * Not WORKLOADS.md's example of 20 ms: 200 ÷ 20 ms = 10,000/s is twice what retryd dispatches on this 2-core machine
- * with any store (W1: 3,300–4,900 attempts/s, docs/benchmarks.md), so the service could never hold 200 in flight there
+ * Not WORKLOADS.md's example of 20 ms: 200 ÷ 20 ms = 10,000/s is about twice what retryd dispatches on a 2-core machine
+ * with any store (W1's attempts/s, docs/benchmarks.md), so the service could never hold 200 in flight there
  * (at 4,500/s and 20 ms, about 90): the line would never form, the latency never grow, and the goodput would be the
  * machine's ceiling rather than what the protections leave of the target's. At 200 ms the capacity is under a third of
  * that ceiling, so the service has the CPU to keep the target full; 2,000 tasks (the CI size) are a backlog of 2 s, ten

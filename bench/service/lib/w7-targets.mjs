@@ -19,8 +19,8 @@ export const TARGETS = 10;
 
 /**
  * The aim's slack: the good targets' lag p99 with the bad one at most 1.2× theirs without it, or this much more. Their
- * p50 is a few ms, their p99 about 100 ms, and that p99 moves by tens of ms from run to run on this machine (the nine
- * alone, measured at 2,000 tasks: 137 and 129 ms; at 300: 121 and 89 ms), which 1.2× of it does not cover.
+ * p50 is a few ms, their p99 about 100 ms, and that p99 moves by tens of ms from run to run on a 2-core machine
+ * (docs/benchmarks-history.md has the runs), which 1.2× of it does not cover.
  */
 export const LAG_SLACK_MS = 50;
 
@@ -32,8 +32,8 @@ export function lagUnaffected(withBad, without) {
 
 /**
  * The good targets' tasks per second, all nine together (56 each): case d's capacity, so that their stream lasts as
- * long as the bad target needs at the least for as many tasks; under a sixth of what retryd dispatches on this 2-core
- * machine (W1: 3,300–4,900 attempts/s), which leaves the service the room to serve them while the bad one is retried.
+ * long as the bad target needs at the least for as many tasks; under a sixth of what retryd dispatches on a 2-core
+ * machine (W1's attempts/s), which leaves the service the room to serve them while the bad one is retried.
  */
 export const GOOD_PER_SECOND = 500;
 
