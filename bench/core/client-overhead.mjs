@@ -154,7 +154,9 @@ for (const c of cases) await runCase(c, 500); // warm-up: JIT, sockets
 // machine hits both alike, and each round gives its own ratio; a case's figures are its median round, a pair's
 // ratios the median of its rounds' ratios. Pairs take turns in a rotated order.
 const pairs = [...new Set(cases.map((c) => c.pair))];
+/** @type {{ wall: number, cpu: number, main: number, queued: number }[][]} Each case's rounds. */
 const rounds = cases.map(() => []);
+/** @type {{ wall: number[], cpu: number[] }[]} Each case's ratios to its pair's plain side, round by round. */
 const ratios = cases.map(() => ({ wall: [], cpu: [] }));
 for (let round = 0; round < ROUNDS; round++) {
   for (let k = 0; k < pairs.length; k++) {
@@ -201,7 +203,8 @@ if (JSON_OUTPUT) {
   }
   console.log('\nWhat the library adds per call (CPU µs, median round): the stub pairs\' difference.');
   for (const r of results.filter((x) => x.pair.startsWith('stub') && !x.plain)) {
-    const peer = results.find((p) => p.plain && p.pair === r.pair);
+    // Every stub pair has its plain side.
+    const peer = /** @type {typeof r} */ (results.find((p) => p.plain && p.pair === r.pair));
     console.log(`- ${r.pair}: ${(r.cpuUs - peer.cpuUs).toFixed(1)} µs`);
   }
 }

@@ -651,7 +651,7 @@ export function aims(results) {
     const alone = floor === undefined ? undefined : `the store's insert alone: ${tasksPerSec(floor)}`;
     const http = ingest.find((i) => i.store === c.store && i.floorPerSec !== undefined);
     const httpText = (withPeer) =>
-      http === undefined ? undefined : `W6 through the least HTTP enqueue: ${tasksPerSec(http.floorPerSec)}${withPeer ? ` (${ratio(http.floorPerSec, http.peerPerSec).toFixed(2)}× ${http.peer?.name} beside it)` : ''}`;
+      http === undefined ? undefined : `W6 through the least HTTP enqueue: ${tasksPerSec(http.floorPerSec)}${withPeer ? ` (${/** @type {number} */ (ratio(http.floorPerSec, http.peerPerSec)).toFixed(2)}× ${http.peer?.name} beside it)` : ''}`;
     if (c.store === 'sqlite') {
       const binding = http?.floorPerSec ?? floor;
       const text = [alone, httpText(false)].filter(Boolean).join('; ');

@@ -52,7 +52,7 @@ export async function runStep(step, { quiet = false, logFile } = {}) {
     ...(step.script === undefined ? {} : { script: step.script }),
     store: step.store,
     args: step.args,
-    ...(step.cpus === undefined ? {} : { cpus: step.cpus, pinned: shared.pinned }),
+    ...(step.cpus === undefined ? {} : { cpus: step.cpus, pinned: shared?.pinned }),
     exitCode,
     seconds: (performance.now() - started) / 1000,
   };

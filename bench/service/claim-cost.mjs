@@ -145,6 +145,7 @@ async function runRound(storeKind) {
 const rows = [];
 let failed = false;
 for (const storeKind of storeKinds) {
+  /** @type {{ a: any[], b: any[] }} The rounds of each case. */
   const runs = { a: [], b: [] };
   try {
     for (let round = 0; round < ROUNDS; round++) {

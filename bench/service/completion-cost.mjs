@@ -120,6 +120,7 @@ async function runOnce(build, admin) {
 
 const admin = new pg.Client({ connectionString: POSTGRES_URL });
 await admin.connect();
+/** @type {Map<string, any>} The figures (a list) of each build's rounds, by name. */
 const runs = new Map(builds.map((b) => [b.name, []]));
 try {
   for (let round = 0; round < ROUNDS; round++) {

@@ -132,6 +132,7 @@ async function runOnce(build, storeKind, round) {
 
 const results = [];
 for (const storeKind of storeKinds) {
+  /** @type {Map<string, any>} The figures (a list) of each build's rounds, by name. */
   const runs = new Map(builds.map((b) => [b.name, []]));
   for (let round = 0; round < ROUNDS; round++) {
     const order = round % 2 === 0 ? builds : [...builds].reverse();

@@ -44,6 +44,7 @@
 
 import { createServer } from 'node:http';
 import { seededRandom } from '@retryd/core/testing';
+import { parentSend } from './lib/message-calls.mjs';
 import { slowLine } from './lib/slow-line.mjs';
 
 const epochNow = () => performance.timeOrigin + performance.now();
@@ -366,21 +367,22 @@ const commands = {
   },
 };
 
+const send = parentSend();
 process.on('message', (/** @type {any} */ message) => {
   const { id, cmd, ...args } = message;
   const handler = commands[cmd];
-  if (handler === undefined) process.send({ id, error: `unknown command ${cmd}` });
+  if (handler === undefined) send({ id, error: `unknown command ${cmd}` });
   // A bad reset (an unknown mode) answers its caller with the error instead of ending this process.
   else
     void Promise.resolve()
       .then(() => handler(args))
       .then(
-        (result) => process.send({ id, result }),
-        (error) => process.send({ id, error: error.message }),
+        (result) => send({ id, result }),
+        (error) => send({ id, error: error.message }),
       );
 });
 process.on('disconnect', () => process.exit(0));
 
 server.listen(0, '127.0.0.1', () => {
-  process.send({ event: 'listening', port: /** @type {import('node:net').AddressInfo} */ (server.address()).port });
+  send({ event: 'listening', port: /** @type {import('node:net').AddressInfo} */ (server.address()).port });
 });

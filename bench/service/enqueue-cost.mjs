@@ -56,6 +56,7 @@ async function run(cli) {
 }
 
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+/** @type {Map<string, any>} The figures (a list) of each build's rounds, by label. */
 const results = new Map(builds.map((b) => [b.label, []]));
 for (let round = 0; round < ROUNDS; round++) {
   const order = round % 2 === 0 ? builds : [...builds].reverse();

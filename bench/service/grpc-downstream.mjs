@@ -11,6 +11,7 @@
 // configured number of first successes has been reached.
 
 import { Metadata, Server, ServerCredentials, status } from '@grpc/grpc-js';
+import { parentSend } from './lib/message-calls.mjs';
 
 const epochNow = () => performance.timeOrigin + performance.now();
 const identity = (b) => b;
@@ -125,21 +126,22 @@ const commands = {
   },
 };
 
+const send = parentSend();
 process.on('message', (/** @type {any} */ message) => {
   const { id, cmd, ...args } = message;
   const handler = commands[cmd];
-  if (handler === undefined) process.send({ id, error: `unknown command ${cmd} (the gRPC downstream has ${Object.keys(commands).join(', ')})` });
+  if (handler === undefined) send({ id, error: `unknown command ${cmd} (the gRPC downstream has ${Object.keys(commands).join(', ')})` });
   else
     void Promise.resolve()
       .then(() => handler(args))
       .then(
-        (result) => process.send({ id, result }),
-        (error) => process.send({ id, error: error.message }),
+        (result) => send({ id, result }),
+        (error) => send({ id, error: error.message }),
       );
 });
 process.on('disconnect', () => process.exit(0));
 
 server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (error, port) => {
   if (error !== null) throw error;
-  process.send({ event: 'listening', port });
+  send({ event: 'listening', port });
 });

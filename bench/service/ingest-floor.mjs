@@ -89,8 +89,9 @@ const contenders = [
       }
     },
   },
-].filter(Boolean);
+].filter((c) => c !== undefined);
 
+/** @type {Map<string, any>} The figures (a list) of each contender's rounds, by id. */
 const results = new Map(contenders.map((c) => [c.id, []]));
 for (let round = 0; round < ROUNDS; round++) {
   const order = contenders.map((_, i) => contenders[(i + round) % contenders.length]);

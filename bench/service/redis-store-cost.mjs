@@ -157,6 +157,7 @@ async function run(build, round) {
   }
 }
 
+/** @type {any[][]} Each build's rounds. */
 const results = builds.map(() => []);
 for (let round = 0; round < ROUNDS; round++) {
   const order = builds.map((_, i) => (i + round) % builds.length);

@@ -232,6 +232,7 @@ async function runOnce(c) {
   return r;
 }
 
+/** @type {Map<string, any>} The figures (a list) of each contender's rounds, by id. */
 const runs = new Map(contenders.map((c) => [c.id, []]));
 try {
   for (let round = 0; round < ROUNDS; round++) {
@@ -250,6 +251,7 @@ try {
   await aofServer?.stop();
 }
 
+/** @typedef {typeof results[number]} Row A contender's figures: its median round, and every round's. */
 // Per contender: the median round by attempts/s, with the spread of the rounds.
 const results = contenders.map((c) => {
   const rs = runs.get(c.id);
@@ -339,10 +341,12 @@ if (ours.length > 0 && peers.length > 0) {
   }
 }
 // After ÷ before (and after ÷ control) of the same configuration, from the same run.
-const pairs = results
-  .filter((r) => r.role === 'before' || r.role === 'control')
-  .map((other) => [results.find((r) => r.role === 'after' && r.pairId === other.pairId), other])
-  .filter(([after]) => after !== undefined);
+const pairs = /** @type {[Row, Row][]} */ (
+  results
+    .filter((r) => r.role === 'before' || r.role === 'control')
+    .map((other) => [results.find((r) => r.role === 'after' && r.pairId === other.pairId), other])
+    .filter(([after]) => after !== undefined)
+);
 if (pairs.length > 0) {
   console.log('');
   const beforeNote = baseline === undefined ? '' : `; before = --baseline ${baseline} (${machine.baselineBuild.hash})`;
@@ -367,10 +371,12 @@ if (pairs.length > 0) {
   );
 }
 // The default protections against none (--protection defaults,off): the same configuration, the same build, one run.
-const protectionPairs = results
-  .filter((r) => r.protection === 'off' && r.protectionPairId !== undefined)
-  .map((off) => [results.find((r) => r.protection === 'defaults' && r.protectionPairId === off.protectionPairId), off])
-  .filter(([defaults]) => defaults !== undefined);
+const protectionPairs = /** @type {[Row, Row][]} */ (
+  results
+    .filter((r) => r.protection === 'off' && r.protectionPairId !== undefined)
+    .map((off) => [results.find((r) => r.protection === 'defaults' && r.protectionPairId === off.protectionPairId), off])
+    .filter(([defaults]) => defaults !== undefined)
+);
 if (protectionPairs.length > 0) {
   console.log('');
   printTable(

@@ -150,7 +150,7 @@ try {
         enqueuePerSec: BACKLOG / (ms / 1000),
         seconds: ms / 1000,
         cpuMsPerTask: enqueueCpuMs / BACKLOG,
-        storeCpuMsPerTask: enqueueStoreCpu0 === undefined ? undefined : (enqueueStoreCpu1 - enqueueStoreCpu0) / BACKLOG,
+        storeCpuMsPerTask: enqueueStoreCpu0 === undefined || enqueueStoreCpu1 === undefined ? undefined : (enqueueStoreCpu1 - enqueueStoreCpu0) / BACKLOG,
         memoryBefore: mem0,
         memoryAfterBacklog: await service.memory(),
         sizeAfterBacklog: await store.size(),

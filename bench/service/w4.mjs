@@ -161,6 +161,7 @@ async function runOnce(build, round) {
   }
 }
 
+/** @type {Map<string, any>} The figures (a list) of each build's rounds, by role. */
 const runs = new Map(builds.map((b) => [b.role, []]));
 try {
   for (let round = 0; round < ROUNDS; round++) {

@@ -278,9 +278,11 @@ async function runTenants(build, storeKind, round) {
  * never answers. B's times from its enqueue to each arrival at B's downstream: nearest-rank p50, p99, max.
  */
 async function runHang(build, storeKind, round) {
+  // Started whenever the variants include hang, the only ones that run this.
+  const hangs = /** @type {NonNullable<typeof hanging>} */ (hanging);
   const prefix = `w5-${runId}-${round}-${build.role}-hang-`;
   await dsB.reset({ mode: 'ok' });
-  hanging.reset();
+  hangs.reset();
   const store = await retrydStore(storeKind, { sync: args.sync, name: build.role === 'before' ? 'before-w5-hang' : 'w5-hang' });
   let lib;
   try {
@@ -298,10 +300,10 @@ async function runHang(build, storeKind, round) {
       return { arrived: arrived.length, p50: at(50), p99: at(99), max: arrived.length >= B_TASKS ? arrived[B_TASKS - 1] : undefined, watched: watched.reached };
     };
     const alone = await bTimes(`${prefix}alone-`);
-    const hangTemplate = { ...input(`${hanging.url}/a`, '', 0), body: undefined };
+    const hangTemplate = { ...input(`${hangs.url}/a`, '', 0), body: undefined };
     await lib.call('enqueueMany', { tenantId: 'a', count: HANG_TASKS, keyPrefix: `${prefix}a-`, template: hangTemplate });
     await sleep(SETTLE_S * 1000);
-    const hungAtB = hanging.arrived();
+    const hungAtB = hangs.arrived();
     const beside = await bTimes(`${prefix}beside-`);
     const errors = await lib.call('errors');
     if (errors.length > 0) console.log(`  ${build.label} library process reported: ${errors.slice(0, 3).join('; ')}`);
@@ -488,7 +490,7 @@ if (baseline !== undefined) {
     for (const variant of variants) {
       const a = rows.find((r) => r.storeKind === storeKind && r.variant === variant && r.role === 'after');
       const b = rows.find((r) => r.storeKind === storeKind && r.variant === variant && r.role === 'before');
-      if (a?.error || b?.error) continue;
+      if (a === undefined || b === undefined || a.error || b.error) continue;
       if (variant === 'hang') {
         pairRows.push([
           `hang (library), ${storeKind}`,

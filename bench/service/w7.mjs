@@ -271,31 +271,31 @@ async function runTasks(caseId, run, { variant, variantText = variant, count = N
  */
 async function runSpread(caseId, run) {
   const c = CASES[caseId];
-  targets ??= await startTargets(ds);
-  const resetAll = () => Promise.all(targets.all.map((d, t) => d.reset(t === 0 ? c.downstream : c.good)));
+  const spread = (targets ??= await startTargets(ds));
+  const resetAll = () => Promise.all(spread.all.map((d, t) => d.reset(t === 0 ? c.downstream : c.good)));
   await resetAll();
-  const r = await runTasks(caseId, run, { downstreams: targets.all, urlOf: (i) => `${targets.all[targetOf(i)].url}/w7` });
-  const withBad = await goodLag(targets.good, r.dueAt);
+  const r = await runTasks(caseId, run, { downstreams: spread.all, urlOf: (i) => `${spread.all[targetOf(i)].url}/w7` });
+  const withBad = await goodLag(spread.good, r.dueAt);
   // The same tasks with the bad target answering at once like the others: what its tasks cost the good ones whatever
   // it answers (their turn in the claims and on the event loop), the reference the aim is judged against.
-  await Promise.all(targets.all.map((d) => d.reset(c.good)));
+  await Promise.all(spread.all.map((d) => d.reset(c.good)));
   const healthy = await runTasks(caseId, run, {
     variant: 'bad-healthy',
     variantText: 'the bad target answering at once',
-    downstreams: targets.all,
-    urlOf: (i) => `${targets.all[targetOf(i)].url}/w7`,
+    downstreams: spread.all,
+    urlOf: (i) => `${spread.all[targetOf(i)].url}/w7`,
   });
-  const healthyLag = await goodLag(targets.good, healthy.dueAt);
+  const healthyLag = await goodLag(spread.good, healthy.dueAt);
   await resetAll();
   const alone = await runTasks(caseId, run, {
     variant: 'good-alone',
     variantText: `the ${TARGETS - 1} good targets alone`,
     count: goodTaskCount(N),
-    downstreams: targets.good,
+    downstreams: spread.good,
     indexOf: goodTaskIndex,
-    urlOf: (j) => `${targets.all[targetOf(goodTaskIndex(j))].url}/w7`,
+    urlOf: (j) => `${spread.all[targetOf(goodTaskIndex(j))].url}/w7`,
   });
-  r.goodLag = { with: withBad, healthy: healthyLag, without: await goodLag(targets.good, alone.dueAt) };
+  r.goodLag = { with: withBad, healthy: healthyLag, without: await goodLag(spread.good, alone.dueAt) };
   r.healthy = healthy;
   r.alone = alone;
   if (healthy.error !== undefined) r.error ??= `with the bad target healthy: ${healthy.error}`;

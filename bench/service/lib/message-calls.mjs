@@ -40,3 +40,15 @@ export function answerCalls(ops, send) {
     }
   };
 }
+
+/**
+ * The way back to the parent of a script the benchmarks `fork` (a downstream, a library process, a reference): its
+ * IPC channel's `send`. Throws when the script was started without one (by hand), where it has no one to answer.
+ *
+ * @returns {(message: object) => boolean}
+ */
+export function parentSend() {
+  const send = process.send;
+  if (send === undefined) throw new Error(`${process.argv[1]} runs as a child of a benchmark (fork, with an IPC channel)`);
+  return send.bind(process);
+}

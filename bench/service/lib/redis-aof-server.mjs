@@ -71,7 +71,8 @@ export async function startAofRedis({ appendfsync = 'everysec' } = {}) {
         const url = `redis://127.0.0.1:${port}`;
         const client = new Redis(url, { maxRetriesPerRequest: null });
         const durability = await redisDurability(client).finally(() => client.quit());
-        return { url, port, pid: child.pid, dir, appendfsync, durability, stop: () => stop(child, dir, removeAtExit) };
+        // A process that logged has a pid.
+        return { url, port, pid: /** @type {number} */ (child.pid), dir, appendfsync, durability, stop: () => stop(child, dir, removeAtExit) };
       }
       const tail = (await logOf(log)).trim().split('\n').slice(-3).join(' / ');
       if (attempt === 3 || !/address already in use/i.test(tail)) throw new Error(`redis-server on ${port} exited (${child.exitCode ?? child.signalCode}): ${tail}`);

@@ -68,7 +68,7 @@ export async function startRetryd({ cli = CLI, store, sync = 'full', concurrency
   child.stderr.on('data', (d) => (stderr += d.toString()));
   const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal)));
   /** @type {Record<string, any>} The service's `"event":"start"` log line. */
-  let startLine;
+  let startLine = {};
   const url = await new Promise((resolve, reject) => {
     createInterface({ input: child.stdout }).on('line', (line) => {
       let entry;

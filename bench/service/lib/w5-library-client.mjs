@@ -22,7 +22,7 @@ export async function libraryProcess(dist) {
     pending.clear();
   });
   await new Promise((res, rej) => {
-    child.once('message', (/** @type {any} */ m) => (m.event === 'ready' ? res() : rej(new Error(`unexpected ${JSON.stringify(m)}`))));
+    child.once('message', (/** @type {any} */ m) => (m.event === 'ready' ? res(undefined) : rej(new Error(`unexpected ${JSON.stringify(m)}`))));
     void exited.then((code) => rej(new Error(`library process exited with ${code} before it was ready`)));
   });
   const call = (cmd, a = {}) =>

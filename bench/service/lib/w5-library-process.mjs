@@ -16,6 +16,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { parentSend } from './message-calls.mjs';
 
 const dist = process.argv[2];
 if (dist === undefined) throw new Error('usage: w5-library-process.mjs <dist dir of a retryd build>');
@@ -124,14 +125,15 @@ const commands = {
   },
 };
 
+const send = parentSend();
 process.on('message', async (/** @type {any} */ { id, cmd, ...args }) => {
   try {
     const handler = commands[cmd];
     if (handler === undefined) throw new Error(`unknown command ${cmd}`);
-    process.send({ id, result: await handler(args) });
+    send({ id, result: await handler(args) });
   } catch (error) {
-    process.send({ id, error: error?.stack ?? String(error) });
+    send({ id, error: error?.stack ?? String(error) });
   }
 });
 process.on('disconnect', () => process.exit(0));
-process.send({ event: 'ready' });
+send({ event: 'ready' });

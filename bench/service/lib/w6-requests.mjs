@@ -60,7 +60,7 @@ export async function startUrlService(args) {
   const stop = async () => {
     child.removeAllListeners('exit');
     child.kill('SIGTERM');
-    await new Promise((done) => (child.exitCode === null && child.signalCode === null ? child.on('exit', done) : done()));
+    await new Promise((done) => (child.exitCode === null && child.signalCode === null ? child.on('exit', done) : done(undefined)));
   };
   try {
     const url = await new Promise((done, fail) => {

@@ -86,6 +86,7 @@ export async function goodLag(good, dueAt) {
  * records its timeline (any but ok).
  */
 export async function combinedFigures(downstreams) {
+  /** @type {{ requests: number, firstSuccesses: number, duplicates: number, firstRequestAt: number | null }} */
   const figures = { requests: 0, firstSuccesses: 0, duplicates: 0, firstRequestAt: null };
   const arrivals = [];
   for (const d of downstreams) {

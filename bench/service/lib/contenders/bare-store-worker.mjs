@@ -14,4 +14,6 @@ const ops = {
   completeAndClaim: (completions, now, options) => store.completeAndClaim(completions, now, options),
   close: () => store.close(),
 };
-parentPort.on('message', answerCalls(ops, (message) => parentPort.postMessage(message)));
+// Started by bare-store.mjs as a worker thread: the port to it is always there.
+const port = /** @type {import('node:worker_threads').MessagePort} */ (parentPort);
+port.on('message', answerCalls(ops, (message) => port.postMessage(message)));

@@ -71,7 +71,7 @@ export function bullmqContender({ url = REDIS_URL, aof, serverCpuMs = () => cpuM
     },
     async waitRecorded(n) {
       /** @type {Record<string, number>} */
-      let counts;
+      let counts = {};
       await waitFor(
         'BullMQ to complete every job',
         async () => {

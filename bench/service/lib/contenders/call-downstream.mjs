@@ -35,6 +35,9 @@ async function processCpu(pid) {
 /**
  * CPU ms of every process whose command name is `comm` (e.g. `redis-server`, `postgres`), from /proc, but those of
  * `exceptPids` (a server of the benchmark's own, counted apart: see {@link cpuMsOfPid}).
+ *
+ * @param {string} comm
+ * @param {{ exceptPids?: number[] }} [options]
  */
 export async function cpuMsOfCommand(comm, { exceptPids = [] } = {}) {
   let total = 0;
@@ -59,6 +62,10 @@ const STORE_SERVER = { postgres: 'postgres', redis: 'redis-server' };
 /**
  * CPU ms used so far by the server of a store of `storeKind` (every such process but `exceptPids`), or undefined for
  * SQLite.
+ *
+ * @param {string} storeKind
+ * @param {{ exceptPids?: number[] }} [options]
+ * @returns {Promise<number | undefined>}
  */
 export async function storeServerCpuMs(storeKind, { exceptPids = [] } = {}) {
   const server = STORE_SERVER[storeKind];

@@ -78,7 +78,7 @@ export function pgbossContender() {
     },
     async waitRecorded(n) {
       /** @type {Record<string, number>} */
-      let counts;
+      let counts = {};
       await waitFor(
         'pg-boss to complete every job',
         async () => {

@@ -1,7 +1,7 @@
 // The process a reference contender runs in (see in-child.mjs): makes the contender named by the first call and
 // answers each call with its result.
 
-import { answerCalls } from '../message-calls.mjs';
+import { answerCalls, parentSend } from '../message-calls.mjs';
 import { STORE_NAMES, bareStoreId } from '../report.mjs';
 import { bareContender } from './bare.mjs';
 import { bareStoreContender } from './bare-store.mjs';
@@ -24,4 +24,4 @@ const ops = {
   durability: () => contender.durability,
 };
 for (const op of ['setup', 'enqueue', 'startWorkers', 'waitRecorded', 'cpuMs', 'teardown']) ops[op] = (...args) => contender[op](...args);
-process.on('message', answerCalls(ops, (message) => process.send(message)));
+process.on('message', answerCalls(ops, parentSend()));
