@@ -7,7 +7,7 @@ import { createRequire } from 'node:module';
 import { release, type } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Redis } from 'ioredis';
-import { diskSyncLatency, machine } from '../service/lib/report.mjs';
+import { diskSyncLatency, machine, messageOf } from '../service/lib/report.mjs';
 import { POSTGRES_URL, REDIS_URL, postgresDurability, redisDurability, withPostgres } from '../service/lib/servers.mjs';
 
 /** The repository's root. */
@@ -33,7 +33,7 @@ function sqliteVersion() {
       db.close();
     }
   } catch (error) {
-    return `unknown (${error.message})`;
+    return `unknown (${messageOf(error)})`;
   }
 }
 
@@ -42,7 +42,7 @@ async function ask(what, fn) {
   try {
     return await fn();
   } catch (error) {
-    return { error: `${what}: ${error.message}` };
+    return { error: `${what}: ${messageOf(error)}` };
   }
 }
 

@@ -26,7 +26,7 @@ import { parseArgs } from 'node:util';
 import { retrydStore } from './lib/contenders/retryd.mjs';
 import { openBuiltStore } from './lib/built-store.mjs';
 import { newTaskMaker } from './lib/new-task.mjs';
-import { CURRENT_DIST, fmt, median, printMachine, printTable, serviceBuild, summarize, positiveIntOption } from './lib/report.mjs';
+import { CURRENT_DIST, fmt, median, printMachine, printTable, serviceBuild, summarize, positiveIntOption, stackOf } from './lib/report.mjs';
 
 const { values: args } = parseArgs({
   options: {
@@ -162,7 +162,7 @@ for (const storeKind of storeKinds) {
     }
   } catch (error) {
     failed = true;
-    console.error(`${storeKind}: ${error.stack ?? error}`);
+    console.error(`${storeKind}: ${stackOf(error)}`);
     continue;
   }
   const m = (c, k) => median(runs[c].map((r) => r[k]));

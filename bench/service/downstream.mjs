@@ -306,7 +306,7 @@ const round = (t) => (t === null ? null : Math.round(t * 100) / 100);
 /**
  * Keys with a prefix (all when absent) whose first success arrived in [from, to] (epoch ms; open ends when absent).
  *
- * @param {{ prefix?: string, from?: number, to?: number }} [filter]
+ * @param {{ prefix?: string | undefined, from?: number | undefined, to?: number | undefined }} [filter]
  */
 function* arrivalsMatching({ prefix, from = -Infinity, to = Infinity } = {}) {
   for (const entry of firstSuccessAt) {

@@ -59,7 +59,7 @@ import { pgbossContender } from './lib/contenders/pgboss.mjs';
 import { retrydContender } from './lib/contenders/retryd.mjs';
 import { cpuMsOfCommand, cpuMsOfPid } from './lib/contenders/call-downstream.mjs';
 import { AOF_POLICIES, startAofRedis } from './lib/redis-aof-server.mjs';
-import { fmt, machine as machineNow, median, printMachine, printTable, sleep, printDiskSync, writeJsonFile } from './lib/report.mjs';
+import { fmt, machine as machineNow, median, printMachine, printTable, sleep, printDiskSync, writeJsonFile, messageOf, stackOf } from './lib/report.mjs';
 
 const { values: args } = parseArgs({
   options: {
@@ -214,9 +214,9 @@ async function runOnce(c) {
     r.duplicates = s.duplicates;
     r.pass = s.firstSuccesses === N && s.duplicates === 0 && s.requests === PER_TASK * N && recorded.ok;
   } catch (error) {
-    r.error = error.message;
+    r.error = messageOf(error);
     r.pass = false;
-    console.error(`${c.name ?? c.id}: ${error.stack ?? error}`);
+    console.error(`${c.name ?? c.id}: ${stackOf(error)}`);
     if (c.diagnose) console.error(`${c.name ?? c.id} state: ${await c.diagnose().catch((e) => e.message)}`);
   } finally {
     const t = await c.teardown().catch((e) => ({ error: e.message }));

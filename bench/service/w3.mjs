@@ -29,7 +29,7 @@ import { parseArgs } from 'node:util';
 import { retrydStore } from './lib/contenders/retryd.mjs';
 import { peakInWindow, startDownstream } from './lib/downstream-client.mjs';
 import { binnedChart, rateChartSvg } from './lib/rate-chart.mjs';
-import { fmt, printMachine, printTable, sleep, waitFor, writeJsonFile } from './lib/report.mjs';
+import { fmt, printMachine, printTable, sleep, waitFor, writeJsonFile, messageOf, stackOf } from './lib/report.mjs';
 import { CLI, serveHasFlag, startRetryd, targetPath } from './lib/retryd-service.mjs';
 
 const { values: args } = parseArgs({
@@ -156,7 +156,7 @@ async function runOnce(run) {
       // A breaker may hold the target for up to its maxOpenDurationMs (60 s by default) with no request at all.
       await ds.waitReached({ stallMs: 90_000, timeoutMs: TIMEOUT_MS });
     } catch (error) {
-      r.error = error.message;
+      r.error = messageOf(error);
     }
     polling = false;
     // Late duplicates would come after the last success.
@@ -175,8 +175,8 @@ async function runOnce(run) {
       if (name !== undefined && name !== 'start') r.events[name] = (r.events[name] ?? 0) + 1;
     }
   } catch (error) {
-    r.error = error.message;
-    console.error(`${run}: ${error.stack ?? error}`);
+    r.error = messageOf(error);
+    console.error(`${run}: ${stackOf(error)}`);
   } finally {
     polling = false;
     await service?.stop();

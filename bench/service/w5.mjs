@@ -44,7 +44,7 @@ import { parseArgs } from 'node:util';
 import { retrydStore } from './lib/contenders/retryd.mjs';
 import { startDownstream } from './lib/downstream-client.mjs';
 import { libraryProcess } from './lib/w5-library-client.mjs';
-import { CURRENT_DIST, distOf, fmt, inParallel, printMachine, printTable, serviceBuild, sleep, positiveIntOption, writeJsonFile } from './lib/report.mjs';
+import { CURRENT_DIST, distOf, fmt, inParallel, printMachine, printTable, serviceBuild, sleep, positiveIntOption, writeJsonFile, messageOf, stackOf } from './lib/report.mjs';
 import { CLI, startRetryd } from './lib/retryd-service.mjs';
 
 const { values: args } = parseArgs({
@@ -346,8 +346,8 @@ try {
           try {
             r = await run(build, storeKind, round);
           } catch (error) {
-            console.error(`${build.label} ${variant} on ${storeKind}: ${error.stack ?? error}`);
-            r = { error: error.message };
+            console.error(`${build.label} ${variant} on ${storeKind}: ${stackOf(error)}`);
+            r = { error: messageOf(error) };
           }
           r = { variant, storeKind, round, role: build.role, label: build.label, build: build.build, ...r };
           results.push(r);

@@ -45,7 +45,7 @@
 import { parseArgs } from 'node:util';
 import { retrydStore } from './lib/contenders/retryd.mjs';
 import { peakInWindow, startDownstream } from './lib/downstream-client.mjs';
-import { fmt, positiveIntOption, positiveNumberOption, printMachine, printTable, ratioText, writeJsonFile } from './lib/report.mjs';
+import { fmt, positiveIntOption, positiveNumberOption, printMachine, printTable, ratioText, writeJsonFile, messageOf, stackOf } from './lib/report.mjs';
 import { CLI, serveHasFlag, startRetryd } from './lib/retryd-service.mjs';
 import { projectedHourCalls } from './lib/w7-dead.mjs';
 import { enqueueTasks, tally, waitEnded } from './lib/w7-run.mjs';
@@ -218,7 +218,7 @@ async function downstreamFigures(r, downstreams, count) {
  *
  * @param {string} caseId
  * @param {string} run
- * @param {{ variant?: string, variantText?: string, count?: number, downstreams?: any[], urlOf?: (i: number) => string, indexOf?: (i: number) => number }} [options]
+ * @param {{ variant?: string | undefined, variantText?: string | undefined, count?: number | undefined, downstreams?: any[] | undefined, urlOf?: ((i: number) => string) | undefined, indexOf?: ((i: number) => number) | undefined }} [options]
  */
 async function runTasks(caseId, run, { variant, variantText = variant, count = N, downstreams = [ds], urlOf = () => `${ds.url}/w7`, indexOf } = {}) {
   const c = CASES[caseId];
@@ -254,8 +254,8 @@ async function runTasks(caseId, run, { variant, variantText = variant, count = N
     // e's target never fails: every attempt but a task's last ended in a timeout or a lost connection.
     if (c.aim === AIMS.slowGoodput) Object.assign(r, await timedOutAttempts(service, retried));
   } catch (error) {
-    r.error = error.message;
-    console.error(`${label}: ${error.stack ?? error}`);
+    r.error = messageOf(error);
+    console.error(`${label}: ${stackOf(error)}`);
   } finally {
     await service?.stop();
     await store.cleanup();

@@ -2,6 +2,8 @@
 // `{ id, error }` back. Used by the bare loops' store thread (bare-store.mjs) and the references' own processes
 // (in-child.mjs).
 
+import { stackOf } from './report.mjs';
+
 /**
  * The calling side: `send(message)` posts a message to the other side; feed every message that comes back to
  * `receive`. `call(op, ...args)` resolves with the other side's result, or rejects with its error; `failAll(error)`
@@ -36,7 +38,7 @@ export function answerCalls(ops, send) {
     try {
       send({ id, result: await ops[op](...args) });
     } catch (error) {
-      send({ id, error: String(error?.stack ?? error) });
+      send({ id, error: stackOf(error) });
     }
   };
 }

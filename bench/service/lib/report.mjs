@@ -104,7 +104,7 @@ export function machine() {
  * Prints the machine line (and, for `machine`, the build's); returns what it printed.
  *
  * @param {string} [label]
- * @param {{ baseline?: string, build?: boolean }} [options] `baseline`: the CLI of a build run beside this one
+ * @param {{ baseline?: string | undefined, build?: boolean | undefined }} [options] `baseline`: the CLI of a build run beside this one
  */
 export function printMachine(label = 'machine', { baseline, build = true } = {}) {
   const m = machine();
@@ -169,6 +169,28 @@ export function positiveNumberOption(values, name) {
 }
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * What a caught value says: an Error's message, anything else thrown as a string.
+ *
+ * @param {unknown} error
+ */
+export const messageOf = (error) => (error instanceof Error ? error.message : String(error));
+
+/**
+ * A caught value with where it was thrown: an Error's stack (its message when it has none), anything else as a string.
+ *
+ * @param {unknown} error
+ */
+export const stackOf = (error) => (error instanceof Error ? (error.stack ?? error.message) : String(error));
+
+/**
+ * The HTTP status of an error from the service's API (`call` of retryd-service.mjs), or undefined for any other.
+ *
+ * @param {unknown} error
+ * @returns {number | undefined}
+ */
+export const statusOf = (error) => (error instanceof Error && 'statusCode' in error && typeof error.statusCode === 'number' ? error.statusCode : undefined);
 
 /** Polls `check` every `everyMs` until it returns true; throws `what` after `timeoutMs`. */
 export async function waitFor(what, check, { timeoutMs = 120_000, everyMs = 20 } = {}) {

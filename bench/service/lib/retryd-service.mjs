@@ -6,7 +6,7 @@ import { readFile, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Pool } from 'undici';
-import { inParallel } from './report.mjs';
+import { inParallel, statusOf } from './report.mjs';
 
 const ROOT = join(import.meta.dirname, '..', '..', '..');
 /**
@@ -54,7 +54,7 @@ for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => process.e
  * `"event":"start"` line is printed. `nodeArgs` go before the script (e.g. `--cpu-prof`); `cli` is the built
  * `dist/cli/main.js` to run (default {@link CLI}; the benchmarks' `--baseline` runs an older build beside it).
  *
- * @param {{ cli?: string, store: string, sync?: string, concurrency?: number, extraArgs?: string[], nodeArgs?: string[] }} options
+ * @param {{ cli?: string | undefined, store: string, sync?: string | undefined, concurrency?: number | undefined, extraArgs?: string[] | undefined, nodeArgs?: string[] | undefined }} options
  */
 export async function startRetryd({ cli = CLI, store, sync = 'full', concurrency, extraArgs = [], nodeArgs = [] }) {
   const args = [...nodeArgs, cli, 'serve', '--port', '0', '--store', store, '--allow-targets', '127.0.0.1/32', '--sync', sync];
@@ -105,7 +105,7 @@ export async function startRetryd({ cli = CLI, store, sync = 'full', concurrency
       method,
       path,
       headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...extraHeaders },
-      body: body === undefined ? undefined : JSON.stringify(body),
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
     const text = await res.body.text();
     const json = text === '' ? undefined : JSON.parse(text);
@@ -180,7 +180,7 @@ export async function startRetryd({ cli = CLI, store, sync = 'full', concurrency
         await call('GET', '/targets?limit=1');
         return true;
       } catch (error) {
-        if (error.statusCode === 404 || error.statusCode === 503) return false;
+        if (statusOf(error) === 404 || statusOf(error) === 503) return false;
         throw error;
       }
     },

@@ -17,6 +17,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parentSend } from './message-calls.mjs';
+import { stackOf } from './report.mjs';
 
 const dist = process.argv[2];
 if (dist === undefined) throw new Error('usage: w5-library-process.mjs <dist dir of a retryd build>');
@@ -132,7 +133,7 @@ process.on('message', async (/** @type {any} */ { id, cmd, ...args }) => {
     if (handler === undefined) throw new Error(`unknown command ${cmd}`);
     send({ id, result: await handler(args) });
   } catch (error) {
-    send({ id, error: error?.stack ?? String(error) });
+    send({ id, error: stackOf(error) });
   }
 });
 process.on('disconnect', () => process.exit(0));

@@ -2,7 +2,7 @@
 // end must still be in the store, finished as it should have (SUCCEEDED, or EXHAUSTED for the keys the downstream
 // always refuses) or still live, and a finished one must carry its `expiresAt`.
 
-import { inParallel, summarize } from './report.mjs';
+import { inParallel, statusOf, summarize } from './report.mjs';
 
 const LIVE = new Set(['PENDING', 'IN_FLIGHT']);
 
@@ -36,7 +36,7 @@ export async function checkRecent(service, { indexes, ids, createdAt, exhausts, 
     try {
       task = await service.call('GET', `/retry-tasks/${ids[i]}`);
     } catch (error) {
-      if (error.statusCode !== 404) throw error;
+      if (statusOf(error) !== 404) throw error;
       if (askedAt >= createdAt[i] + minLifeMs + retentionMs) goneAfterRetention += 1;
       else {
         lost += 1;

@@ -37,7 +37,7 @@ async function processCpu(pid) {
  * `exceptPids` (a server of the benchmark's own, counted apart: see {@link cpuMsOfPid}).
  *
  * @param {string} comm
- * @param {{ exceptPids?: number[] }} [options]
+ * @param {{ exceptPids?: number[] | undefined }} [options]
  */
 export async function cpuMsOfCommand(comm, { exceptPids = [] } = {}) {
   let total = 0;
@@ -64,7 +64,7 @@ const STORE_SERVER = { postgres: 'postgres', redis: 'redis-server' };
  * SQLite.
  *
  * @param {string} storeKind
- * @param {{ exceptPids?: number[] }} [options]
+ * @param {{ exceptPids?: number[] | undefined }} [options]
  * @returns {Promise<number | undefined>}
  */
 export async function storeServerCpuMs(storeKind, { exceptPids = [] } = {}) {
