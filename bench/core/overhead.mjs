@@ -164,7 +164,8 @@ const median = (xs) => {
  * ns per call of the median round. Each round checks that every call made the attempts it should.
  *
  * @param {any[]} cases
- * @param {{ rounds: number, roundMs: number, maxCalls: number, warmupChunk: number, width?: number | undefined }} options
+ * @param {{ rounds: number, roundMs: number, maxCalls: number, warmupChunk: number,
+ *   width?: number | undefined }} options
  */
 async function measure(cases, { rounds, roundMs, maxCalls, warmupChunk, width }) {
   const active = cases.filter((c) => !c.skip);

@@ -15,7 +15,8 @@ import { coreList, pinSharedServers } from './scarce.mjs';
  * error? }`: a script that fails its own checks exits 1 but still writes its figures, which the report shows with
  * the failure.
  *
- * @param {{ workload: string, script?: string | undefined, store: string, args: string[], cpus?: number | undefined }} step
+ * @param {{ workload: string, script?: string | undefined, store: string, args: string[],
+ *   cpus?: number | undefined }} step
  * @param {{ quiet?: boolean | undefined, logFile?: string | undefined }} [options]
  */
 export async function runStep(step, { quiet = false, logFile } = {}) {

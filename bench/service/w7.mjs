@@ -218,7 +218,9 @@ async function downstreamFigures(r, downstreams, count) {
  *
  * @param {string} caseId
  * @param {string} run
- * @param {{ variant?: string | undefined, variantText?: string | undefined, count?: number | undefined, downstreams?: any[] | undefined, urlOf?: ((i: number) => string) | undefined, indexOf?: ((i: number) => number) | undefined }} [options]
+ * @param {{ variant?: string | undefined, variantText?: string | undefined, count?: number | undefined,
+ *   downstreams?: any[] | undefined, urlOf?: ((i: number) => string) | undefined,
+ *   indexOf?: ((i: number) => number) | undefined }} [options]
  */
 async function runTasks(caseId, run, { variant, variantText = variant, count = N, downstreams = [ds], urlOf = () => `${ds.url}/w7`, indexOf } = {}) {
   const c = CASES[caseId];

@@ -19,7 +19,9 @@ import { inParallel, sleep, summarize } from './report.mjs';
  * 300,000 tasks) keeps what it needs of them, not every task's whole view.
  *
  * @param {{ enqueueBatch: (tasks: object[]) => Promise<any[]> }} service
- * @param {{ total: number, makeTask: (i: number) => object, perTick?: number | undefined, tickMs?: number | undefined, burst?: boolean | undefined, maxInFlight?: number | undefined, onCreated?: ((i: number, task: any) => void) | undefined }} options
+ * @param {{ total: number, makeTask: (i: number) => object, perTick?: number | undefined, tickMs?: number | undefined,
+ *   burst?: boolean | undefined, maxInFlight?: number | undefined,
+ *   onCreated?: ((i: number, task: any) => void) | undefined }} options
  */
 export async function sendDueNow(service, { total, makeTask, perTick = 20, tickMs = 10, burst = false, maxInFlight = 64, onCreated }) {
   const created = onCreated === undefined ? new Array(total) : [];

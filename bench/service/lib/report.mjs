@@ -104,7 +104,8 @@ export function machine() {
  * Prints the machine line (and, for `machine`, the build's); returns what it printed.
  *
  * @param {string} [label]
- * @param {{ baseline?: string | undefined, build?: boolean | undefined }} [options] `baseline`: the CLI of a build run beside this one
+ * @param {{ baseline?: string | undefined,
+ *   build?: boolean | undefined }} [options] `baseline`: the CLI of a build run beside this one
  */
 export function printMachine(label = 'machine', { baseline, build = true } = {}) {
   const m = machine();

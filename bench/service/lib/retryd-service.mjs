@@ -54,7 +54,8 @@ for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => process.e
  * `"event":"start"` line is printed. `nodeArgs` go before the script (e.g. `--cpu-prof`); `cli` is the built
  * `dist/cli/main.js` to run (default {@link CLI}; the benchmarks' `--baseline` runs an older build beside it).
  *
- * @param {{ cli?: string | undefined, store: string, sync?: string | undefined, concurrency?: number | undefined, extraArgs?: string[] | undefined, nodeArgs?: string[] | undefined }} options
+ * @param {{ cli?: string | undefined, store: string, sync?: string | undefined, concurrency?: number | undefined,
+ *   extraArgs?: string[] | undefined, nodeArgs?: string[] | undefined }} options
  */
 export async function startRetryd({ cli = CLI, store, sync = 'full', concurrency, extraArgs = [], nodeArgs = [] }) {
   const args = [...nodeArgs, cli, 'serve', '--port', '0', '--store', store, '--allow-targets', '127.0.0.1/32', '--sync', sync];

@@ -9,7 +9,8 @@ import { sleep } from './report.mjs';
  * a case's load starts at once). Returns that instant (`dueAt`) and the last task's due time (`lastDueAt`), epoch ms.
  *
  * @param {{ enqueueAll: (count: number, makeTask: (i: number) => object, options?: object) => Promise<unknown> }} service
- * @param {{ label: string, count: number, policy: object, keyPrefix: string, urlOf: (i: number) => string, indexOf?: ((i: number) => number) | undefined, dueOffsetOf?: ((i: number) => number) | undefined }} options
+ * @param {{ label: string, count: number, policy: object, keyPrefix: string, urlOf: (i: number) => string,
+ *   indexOf?: ((i: number) => number) | undefined, dueOffsetOf?: ((i: number) => number) | undefined }} options
  */
 export async function enqueueTasks(service, { label, count, policy, keyPrefix, urlOf, indexOf = (i) => i, dueOffsetOf = () => 0 }) {
   const dueAt = Date.now() + 1_000 + Math.ceil(count * 0.25);

@@ -77,8 +77,10 @@ function completionOf(task, statusCode, startedAt, now) {
  *
  * `url` and `aof` (its `appendfsync`): on W1's own Redis with AOF (`--redis-aof`), id `bare-store-redis-aof`;
  * `serverCpuMs` reads its server's CPU (default: every process of the store's kind, see {@link storeServerCpuMs}).
+ *
+ * @param {{ threaded?: boolean | undefined, storeKind?: string | undefined, url?: string | undefined,
+ *   aof?: string | undefined, serverCpuMs?: (() => Promise<number | undefined>) | undefined }} [options]
  */
-/** @param {{ threaded?: boolean | undefined, storeKind?: string | undefined, url?: string | undefined, aof?: string | undefined, serverCpuMs?: (() => Promise<number | undefined>) | undefined }} [options] */
 export function bareStoreContender({ threaded = false, storeKind = 'sqlite', url, aof, serverCpuMs = () => storeServerCpuMs(storeKind) } = {}) {
   if (threaded && storeKind !== 'sqlite') throw new Error('bare-store-thread runs on SQLite only');
   if (aof !== undefined && (storeKind !== 'redis' || url === undefined)) throw new Error('bare-store: aof runs on a Redis at a url');

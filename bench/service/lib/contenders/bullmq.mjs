@@ -19,8 +19,10 @@ const deletePrefix = (redis) => deleteKeys(redis, `${PREFIX}:*`);
  * id is `bullmq-aof`.
  * The name says the server's persistence as read back from it. CPU: this process and the Redis server's, read with
  * `serverCpuMs` (default: every redis-server process of the machine).
+ *
+ * @param {{ url?: string | undefined, aof?: string | undefined,
+ *   serverCpuMs?: (() => Promise<number>) | undefined }} [options]
  */
-/** @param {{ url?: string | undefined, aof?: string | undefined, serverCpuMs?: (() => Promise<number>) | undefined }} [options] */
 export function bullmqContender({ url = REDIS_URL, aof, serverCpuMs = () => cpuMsOfCommand('redis-server') } = {}) {
   // Typed as BullMQ's own connection: its types name the copy of ioredis it bundles, the same client as this one.
   const connect = () => /** @type {import('bullmq').ConnectionOptions} */ (/** @type {unknown} */ (new Redis(url, redisOptions)));

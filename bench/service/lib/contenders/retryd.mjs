@@ -134,7 +134,10 @@ export async function retrydStore(kind, { sync = 'full', name = 'bench' } = {}) 
  * store in its ids (`retryd-redis-aof`, `retryd-redis-aof-protection-off`). `serverCpuMs` reads the CPU of the store's
  * server (default: every process of its kind, see {@link storeServerCpuMs}; W1's own server: its pid alone).
  *
- * @param {{ storeKind?: string | undefined, sync?: string | undefined, concurrency?: number | undefined, nodeArgs?: string[] | undefined, instances?: number | undefined, cli?: string | undefined, role?: string | undefined, protection?: string | undefined, aof?: string | undefined, grpc?: boolean | undefined, serverCpuMs?: (() => Promise<number | undefined>) | undefined }} options
+ * @param {{ storeKind?: string | undefined, sync?: string | undefined, concurrency?: number | undefined,
+ *   nodeArgs?: string[] | undefined, instances?: number | undefined, cli?: string | undefined,
+ *   role?: string | undefined, protection?: string | undefined, aof?: string | undefined, grpc?: boolean | undefined,
+ *   serverCpuMs?: (() => Promise<number | undefined>) | undefined }} options
  */
 export function retrydContender({
   storeKind = 'sqlite',
