@@ -153,7 +153,7 @@ describe('PostgresStore target queue hints under concurrency', () => {
     await store.init();
     const queries = await loadQueries();
     const insert = (client: pg.Client, tasks: readonly RetryTask[]) =>
-      client.query(queries['insert-tasks'].text, [...insertTaskValues(tasks), dueChannel(store.schema)]);
+      client.query(queries['insert-tasks'].text, insertTaskValues(tasks, dueChannel(store.schema)));
     const [x] = tasksFor(A, 1, T0);
     await store.insertTasks([x as RetryTask]);
     const other = await connect(store);

@@ -40,8 +40,8 @@ export class EnqueueStatements implements EnqueueOperations {
    */
   async insertTasks(tasks: readonly RetryTask[]): Promise<InsertResult[]> {
     if (tasks.length === 0) return [];
-    const [jsonb, json, jsonValues, count, tenants, keys] = insertTaskValues(tasks);
-    const values = [jsonb, json, jsonValues, count, tenants, keys, this.#channel];
+    const values = insertTaskValues(tasks, this.#channel);
+    const [, , , , tenants, keys] = values;
     let inserted = await this.#insert(values);
     if (inserted.queue_missing) {
       // A target seen for the first time: its queue is made by a statement of its own (insert-tasks.sql says why),

@@ -40,16 +40,19 @@ const SCALAR_CASTS: Readonly<Record<Exclude<FieldCodec, 'json' | 'json-string'>,
 };
 
 /**
- * The expression reading one field of a new task from `task` (its array in `$1`) or `texts` (its array in `$2`), and
- * `json_values` (the batch's JSON values, `$3`).
+ * The expression reading one field of a new task from `task` (its array in `$1`, the fields its batch does not share,
+ * at the place `places` gives) or `shared_record` (the batch's shared fields, `$8`, by the field's place), `texts` (its
+ * array in `$2`), and `json_values` (the batch's JSON values, `$3`). See insert-records.ts.
  */
 function recordValue(field: RecordField): string {
   // The body's UTF-8 bytes, sent as base64: text could not hold the U+0000 a body may contain (see 010).
   if (field.codec === 'json-string') return `decode(texts->>${field.place}, 'base64')`;
+  // A field is in one of the two: the other gives NULL (a NULL place, or a JSON null in `shared_record`).
+  const element = `coalesce(task->>places[${field.place + 1}], shared_record->>${field.place})`;
   // A JSON value travels as its text, in `json_values` at the place the task gives (null for a JSON null, which reads
   // as NULL): cast to json, it is kept as sent.
-  if (field.codec === 'json') return `(json_values->>(task->>${field.place})::integer)::json`;
-  return SCALAR_CASTS[field.codec](`task->>${field.place}`);
+  if (field.codec === 'json') return `(json_values->>(${element})::integer)::json`;
+  return SCALAR_CASTS[field.codec](element);
 }
 
 const RECORD_FIELDS = [...JSONB_FIELDS, ...JSON_TEXT_FIELDS];
@@ -87,7 +90,8 @@ const MACROS: Readonly<Record<string, (alias: string | undefined, keyFrom: strin
   task_stored_columns: noAlias('task_stored_columns', () => TASK_STORED_COLUMN_NAMES.join(', ')),
   /**
    * The SELECT list reading a new task's columns, each under its own name, in `{{task_names}}` order, from `task`
-   * (its array in insert-tasks' `$1`), `texts` (its array in `$2`) and `json_values` (`$3`): see insert-records.ts.
+   * (its array in insert-tasks' `$1`), `places` (`$9`), `shared_record` (`$8`), `texts` (its array in `$2`) and
+   * `json_values` (`$3`): see insert-records.ts.
    */
   task_record_values: noAlias('task_record_values', () =>
     TASK_FIELD_SPECS.map((spec) => {

@@ -1,15 +1,19 @@
 -- insert-tasks: inserts a batch of new tasks in one statement, keeps their target queues, and wakes idle instances.
 --
--- args:    $1 jsonb: an array with one array per task, its columns in row order by place, the body left out
---             (`JSONB_FIELDS` of insert-records.ts; a json column as its value's place in $3, a `hex` or `uuid` one as
---             its text);
+-- args:    $1 jsonb: an array with one array per task of the fields the batch's tasks do not all share, in row order
+--             (`JSONB_FIELDS` of insert-records.ts, at the places $9 gives; a json column as its value's place in $3, a
+--             `hex` or `uuid` one as its text);
 --          $2 json: an array with one array per task, in the same order, of its body as the base64 of its UTF-8
 --             bytes, or null (`JSON_TEXT_FIELDS`): kept as json, not jsonb, whose values hold at most 256 MB;
 --          $3 jsonb: an array of the JSON texts of the batch's json columns (headers, policies), each value the
 --             tasks share written once, read by place (from 0);
 --          $4 integer: the number of tasks in the batch;
 --          $5 text[], $6 text[]: the batch's distinct target queues, as tenant ids and target keys by place;
---          $7 text: the wake-up channel (`retryd_due_<schema>`)
+--          $7 text: the wake-up channel (`retryd_due_<schema>`);
+--          $8 jsonb: the batch's shared record: every field of `JSONB_FIELDS` by its place (from 0), as $1 would hold
+--             it, for a field every task holds alike; null for the others;
+--          $9 integer[]: for each field of `JSONB_FIELDS` (from 1), its place in the tasks' arrays of $1 (from 0), or
+--             null for a field of $8 (`packedRecords` of insert-records.ts)
 --          A task's index `i` is its place in the arrays (from 1).
 -- results: one row: `inserted`, how many tasks were inserted; when fewer than $4, `tenant_ids` and `task_ids`, the
 --          keys of those inserted (in no particular order; NULL for none), else NULL: a batch wholly inserted, the
@@ -38,9 +42,9 @@
 -- any queue row is locked (a key conflict waits on another insert while holding no queue row), and in key order.
 WITH input AS (
   SELECT r.i, {{task_record_values}}
-  -- `json_values` is an uncorrelated subquery, read once (an InitPlan), not `$3` cast to jsonb again for every task; a
-  -- MATERIALIZED CTE instead cost the reading of the batch a tenth more.
-  FROM (SELECT (SELECT $3::jsonb) AS json_values) AS shared,
+  -- `json_values` (and `shared_record`, `places`) is an uncorrelated subquery, read once (an InitPlan), not `$3` cast
+  -- to jsonb again for every task; a MATERIALIZED CTE instead cost the reading of the batch a tenth more.
+  FROM (SELECT (SELECT $3::jsonb) AS json_values, (SELECT $8::jsonb) AS shared_record, (SELECT $9::integer[]) AS places) AS shared,
     ROWS FROM (jsonb_array_elements($1::jsonb), json_array_elements($2::json)) WITH ORDINALITY AS r(task, texts, i)
 ),
 numbers AS MATERIALIZED (
