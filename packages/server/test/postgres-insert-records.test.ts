@@ -82,7 +82,7 @@ describe('PostgresStore insertTasks', () => {
     const given: RetryTask[] = [
       makeTask({ lastError: 'refused', traceContext: null, nextAttemptAt: T0 }),
       makeTask({ lastError: null, traceContext: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', nextAttemptAt: T0 + 1 }),
-      makeTask({ status: 'IN_FLIGHT', leaseOwner: 'w1', leaseExpiresAt: T0 + 30_000, nextAttemptAt: null, callback: { url: 'https://cb.example/done', on: ['SUCCEEDED'], policyId: null } }),
+      makeTask({ status: 'IN_FLIGHT', leaseOwner: 'w1', leaseExpiresAt: T0 + 30_000, nextAttemptAt: null, callback: { url: 'https://cb.example/done', on: ['succeeded'], policyId: null } }),
     ];
     const results = await store.insertTasks(given);
     expect(results.map((r) => r.kind)).toEqual(given.map(() => 'inserted'));
