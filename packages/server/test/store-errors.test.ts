@@ -79,6 +79,24 @@ describe('the failure boundary', () => {
     await expect(driver.write()).rejects.toBeInstanceOf(StoreFullError);
   });
 
+  it('wraps only the methods named, and refuses a name that is no method', async () => {
+    class Driver {
+      async named(): Promise<number> {
+        throw coded('SQLITE_BUSY');
+      }
+      async other(): Promise<number> {
+        throw coded('SQLITE_BUSY');
+      }
+    }
+    translateFailures(Driver, sqliteFailure, ['named']);
+    await expect(new Driver().named()).rejects.toBeInstanceOf(StoreUnavailableError);
+    await expect(new Driver().other()).rejects.toMatchObject({ code: 'SQLITE_BUSY' });
+    class Fields {
+      value = 1;
+    }
+    expect(() => translateFailures(Fields, sqliteFailure, ['value'])).toThrow('Expected `value` to be a method of Fields.');
+  });
+
   it('is in place on a real store: a closed SQLite store rejects with the port error', async () => {
     const store = new SqliteStore(':memory:');
     await store.init();

@@ -56,7 +56,7 @@ const DISK_FULL = '53100';
 const INSUFFICIENT_RESOURCES = /^53...$/;
 
 /**
- * The PostgreSQL store's errors as the port's, at its boundary (every method of its classes): what
+ * The PostgreSQL store's errors as the port's, at its boundary (its classes' methods, or the store's `#run`): what
  * {@link storeError} made of a failure passes; a full disk (53100) is `StoreFullError`; a server out of resources
  * (class 53), unreachable (a socket code, class 08, 57P01-57P03) or a connection ended under a call is
  * `StoreUnavailableError`, with pg's message and code as they were. Anything else passes through as pg raised it.
@@ -70,4 +70,12 @@ export function postgresFailure(error: unknown): unknown {
   }
   if (typeof message === 'string' && message.includes('Connection terminated')) return StoreUnavailableError.of(error);
   return error;
+}
+
+/**
+ * A failure of the PostgreSQL store's statements as the port will see it: {@link storeError}, then the rest of the
+ * boundary's rules ({@link postgresFailure}). What `PostgresStore`'s `#run` throws.
+ */
+export function postgresStoreError(error: unknown): unknown {
+  return postgresFailure(storeError(error));
 }

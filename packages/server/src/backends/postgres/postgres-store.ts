@@ -38,7 +38,7 @@ import { DEFAULT_SCHEMA, checkSchemaName, clientConfig, createPool, dueChannel }
 import type { PostgresStoreOptions } from './connection.js';
 import { PostgresAccessStore } from './access-store.js';
 import { DueListener } from './due-listener.js';
-import { storeError, postgresFailure } from './errors.js';
+import { postgresFailure, postgresStoreError, storeError } from './errors.js';
 import { EnqueueStatements } from './enqueue-statements.js';
 import { loadMigrations, migrate } from './migrate.js';
 import { taskListing } from './paging.js';
@@ -439,12 +439,17 @@ export class PostgresStore implements Store {
     return row === undefined ? undefined : taskFromRow(row);
   }
 
+  /**
+   * Every statement of the public methods goes through here (the enqueue statements and the smaller classes too), and
+   * its failure is named once (see failure-boundary.ts): wrapping each method as well would cost a closure and a
+   * `.catch` a call for nothing.
+   */
   async #run<R extends pg.QueryResultRow>(name: QueryName, values: unknown[]): Promise<pg.QueryResult<R>> {
     if (this.#queries === undefined) throw new Error('PostgresStore: call init() before using the store.');
     try {
       return await this.#pool.query<R>({ ...this.#queries[name], values });
     } catch (error) {
-      throw storeError(error);
+      throw postgresStoreError(error);
     }
   }
 }
@@ -467,4 +472,5 @@ function roomParams(rooms: ClaimRooms | undefined): unknown[] {
   return [queues, queueRooms, [...rooms.tenants.keys()], [...rooms.tenants.values()], rooms.target, rooms.tenant];
 }
 
-translateFailures(PostgresStore, postgresFailure);
+// The methods that reach the driver without `#run`: the migration, the pool's and listener's shutdown, the LISTEN.
+translateFailures(PostgresStore, postgresFailure, ['init', 'close', 'whenListening']);

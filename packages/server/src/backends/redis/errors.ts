@@ -67,7 +67,7 @@ export function translateError(error: unknown): unknown {
 const NOT_SENT = ['Connection is closed', "Stream isn't writeable"];
 
 /**
- * The Redis store's errors as the port's, at its boundary (every method of its classes): what {@link translateError}
+ * The Redis store's errors as the port's, at its boundary (its classes' methods, or the store's `#run`): what {@link translateError}
  * made of a failure passes; a socket code, ioredis's `MaxRetriesPerRequestError` or its "not sent" messages become
  * `StoreUnavailableError`, with ioredis's message and code as they were. Anything else passes through as raised.
  */
@@ -78,4 +78,13 @@ export function redisFailure(error: unknown): unknown {
   if (name === 'MaxRetriesPerRequestError') return StoreUnavailableError.of(error);
   if (typeof message === 'string' && NOT_SENT.some((m) => message.includes(m))) return StoreUnavailableError.of(error);
   return error;
+}
+
+/**
+ * A failure of the Redis store's round trips as the port will see it: the script's and ioredis's own errors named
+ * ({@link translateError}), then the rest of the boundary's rules ({@link redisFailure}). What `RedisStore`'s `#run`
+ * and its start-up throw.
+ */
+export function redisStoreError(error: unknown): unknown {
+  return redisFailure(translateError(error));
 }

@@ -39,7 +39,7 @@ import { earliestScore, expiredLeases, sumCounts } from './cross-partition.js';
 import { DueChannel } from './due-channel.js';
 import { describeDurability, durabilityMode, readPersistence } from './durability.js';
 import type { RedisDurabilityMode, RedisPersistence } from './durability.js';
-import { translateError, redisFailure } from './errors.js';
+import { redisFailure, redisStoreError } from './errors.js';
 import { groupByPartition, runEach, runPerItem } from './fan-out.js';
 import type { ScriptCall } from './fan-out.js';
 import { AccessKeys, DEFAULT_REDIS_PREFIX, globalKeys, partitionOfTenant, tenantOfPartition } from './keys.js';
@@ -200,7 +200,7 @@ export class RedisStore implements Store, AdminReads, TargetStateStore {
       } catch (error) {
         this.#client.disconnect();
         this.#subscriber.disconnect();
-        throw translateError(error);
+        throw redisStoreError(error);
       }
     })();
     return this.#init;
@@ -502,11 +502,15 @@ export class RedisStore implements Store, AdminReads, TargetStateStore {
     return this.#registry.keysOf(partition);
   }
 
+  /**
+   * Every round trip of the public methods goes through here, and its failure is named once (see failure-boundary.ts):
+   * wrapping each method as well would cost a closure and a `.catch` a call for nothing.
+   */
   async #run<T>(operation: () => Promise<T>): Promise<T> {
     try {
       return await operation();
     } catch (error) {
-      throw translateError(error);
+      throw redisStoreError(error);
     }
   }
 
@@ -534,4 +538,6 @@ export class RedisStore implements Store, AdminReads, TargetStateStore {
   }
 }
 
-translateFailures(RedisStore, redisFailure);
+// Only `close` reaches the driver without `#run` (init names its own failures; onDue, durability and completeAndClaim
+// send nothing themselves).
+translateFailures(RedisStore, redisFailure, ['close']);
