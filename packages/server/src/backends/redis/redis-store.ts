@@ -368,7 +368,7 @@ export class RedisStore implements Store, AdminReads, TargetStateStore {
   async completeAttempts(completions: readonly AttemptCompletion[], now: number): Promise<CompletionResult[]> {
     if (completions.length === 0) return [];
     for (const completion of completions) checkCompletion(completion);
-    const partitions = await this.#run(() => this.#subs.locate(completions));
+    const partitions = this.#subs.locateWithoutReading(completions) ?? (await this.#run(() => this.#subs.locate(completions)));
     // A task in no partition is fenced out, as a script would say of a task it does not hold.
     const held = completions.filter((_, i) => partitions[i] !== undefined);
     const partitionOfHeld = held.length === completions.length ? partitions : partitions.filter((p) => p !== undefined);
@@ -402,7 +402,7 @@ export class RedisStore implements Store, AdminReads, TargetStateStore {
 
   async releaseLeases(leases: readonly LeaseRef[], now: number): Promise<number> {
     if (leases.length === 0) return 0;
-    const partitions = await this.#run(() => this.#subs.locate(leases));
+    const partitions = this.#subs.locateWithoutReading(leases) ?? (await this.#run(() => this.#subs.locate(leases)));
     for (const lease of leases) this.#subs.forget(lease.tenantId, lease.taskId);
     const groups = groupByPartition(leases, (_, i) => partitions[i] ?? '');
     groups.delete('');
@@ -528,7 +528,7 @@ export class RedisStore implements Store, AdminReads, TargetStateStore {
 
   /** The keys of the partition that holds a task, or undefined when it is in none (see `SubPartitions.locate`). */
   async #located(ref: TaskRef): Promise<PartitionKeys | undefined> {
-    const partition = await this.#run(() => this.#subs.locateOne(ref.tenantId, ref.taskId));
+    const partition = this.#subs.locateWithoutReading([ref])?.[0] ?? (await this.#run(() => this.#subs.locateOne(ref.tenantId, ref.taskId)));
     return partition === undefined ? undefined : this.#keysOf(partition);
   }
 
