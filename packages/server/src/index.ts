@@ -9,9 +9,9 @@ export { parseTraceparent, formatTraceparent, type Traceparent } from './domain/
 export { DEFAULT_CONFIG, ConfigError, type RetrydConfig } from './service/retryd-config.js';
 export { createLogger } from './service/logger.js';
 export { buildApp, type BuildAppOptions } from './api/build-app.js';
-export { TaskService, type TaskServiceOptions } from './tasks/task-service.js';
+export { TaskService, type TaskServiceOptions, type TaskServiceStore } from './tasks/task-service.js';
 export { Engine } from './engine/engine.js';
-export type { EngineOptions, StopOptions } from './engine/engine-options.js';
+export type { EngineOptions, EngineStore, StopOptions } from './engine/engine-options.js';
 export { openStore, parseStoreUrl, DEFAULT_STORE_URL } from './service/open-store.js';
 export type * from './store/store.js';
 export type * from './domain/task.js';

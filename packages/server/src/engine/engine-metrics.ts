@@ -49,7 +49,7 @@ export type TimedStore = Pick<Store, 'claimDue' | 'completeAttempts' | 'complete
  * `store`'s claim and commit calls, each timed on `clock` and told to `metrics`; `store` itself when there is no
  * `metrics` (no wrapper, no cost).
  */
-export function timeStoreCalls(store: Store, clock: Clock, metrics: EngineMetrics | undefined): TimedStore {
+export function timeStoreCalls(store: TimedStore, clock: Clock, metrics: EngineMetrics | undefined): TimedStore {
   if (metrics === undefined) return store;
   const timed = <T>(call: TimedStoreCall, run: () => Promise<T>): Promise<T> => {
     const started = clock.now();

@@ -18,10 +18,28 @@ import type { TaskSecrets } from '../secrets/task-secrets.js';
 /** The default of `EngineOptions.maxRetryAfterMs`: an hour. */
 export const DEFAULT_MAX_RETRY_AFTER_MS = 3_600_000;
 
+/**
+ * The part of the store port the engine uses: claims and completions, leases and due times, the policies its tasks
+ * name and per-target state (retention). Not the enqueue, the operator's transitions, listings or the purge.
+ */
+export type EngineStore = Pick<
+  Store,
+  | 'claimDue'
+  | 'completeAttempts'
+  | 'completeAndClaim'
+  | 'extendLease'
+  | 'releaseLeases'
+  | 'nextDueAt'
+  | 'findExpiredLeases'
+  | 'nextLeaseExpiryAt'
+  | 'getPolicy'
+  | 'targetState'
+>;
+
 /** Options of {@link Engine}. Only `store` is required. */
 export interface EngineOptions {
   /** Where tasks live; the engine claims and completes through it (the caller opens, inits and closes it). */
-  store: Store;
+  store: EngineStore;
   /**
    * How long each task is kept once it ends (the service's periods, its tenant's and its policy's own). Default: the
    * service's `DEFAULT_RETENTION` and the overrides in `store.targetState`.

@@ -1,6 +1,6 @@
 import { isTerminal, type RetryPolicy } from '@retryd/core';
 import type { RetryTask } from '../domain/task.js';
-import type { ClaimOptions, CompletionResult, LeaseRef, Store, TargetRef } from '../store/store.js';
+import type { ClaimOptions, CompletionResult, LeaseRef, TargetRef } from '../store/store.js';
 import type { HandOff, HandOffGrant } from '../tasks/hand-off.js';
 import type { AttemptDispatcher } from './attempt-result.js';
 import { AttemptRunner, type Held } from './attempt-runner.js';
@@ -11,7 +11,7 @@ import { DueTimer } from './due-timer.js';
 import { observeCompletion, timeStoreCalls, type TimedStore } from './engine-metrics.js';
 import { AttemptTracing } from './attempt-tracing.js';
 import { CompletionAbandonedError, FencedOutError, taskContext, type EngineErrorContext } from './engine-errors.js';
-import { resolveEngineOptions, type EngineOptions, type ResolvedEngineOptions, type StopOptions } from './engine-options.js';
+import { resolveEngineOptions, type EngineOptions, type EngineStore, type ResolvedEngineOptions, type StopOptions } from './engine-options.js';
 import { HttpDispatcher } from './http-dispatcher.js';
 import { RevealingDispatcher } from './revealing-dispatcher.js';
 import { TaskSecrets } from '../secrets/task-secrets.js';
@@ -50,7 +50,7 @@ const SETTLE_MS = 5_000;
 export class Engine implements AsyncDisposable, HandOff {
   /** This worker's name on leases and in attempt logs. */
   readonly workerId: string;
-  private readonly store: Store;
+  private readonly store: EngineStore;
   /** The store's claim and commit calls, timed when there are metrics. */
   private readonly timedStore: TimedStore;
   private readonly opts: ResolvedEngineOptions;

@@ -4,7 +4,7 @@
  * @packageDocumentation
  */
 export { Engine } from './engine.js';
-export { defaultWorkerId, resolveEngineOptions, type EngineOptions, type ResolvedEngineOptions, type StopOptions } from './engine-options.js';
+export { defaultWorkerId, resolveEngineOptions, type EngineOptions, type EngineStore, type ResolvedEngineOptions, type StopOptions } from './engine-options.js';
 export { CompletionAbandonedError, FencedOutError, taskContext, type EngineErrorContext } from './engine-errors.js';
 export { AttemptTracing, AttemptSpanAttribute, type AttemptSpan } from './attempt-tracing.js';
 export type { AttemptDispatcher, AttemptResult } from './attempt-result.js';

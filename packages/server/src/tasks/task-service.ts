@@ -20,9 +20,34 @@ import { FinishedTaskDeletion } from './finished-task-deletion.js';
 import { actOnPage, type BulkEntry, type BulkPage, type LiveTaskFilter } from './bulk-actions.js';
 import { decodeCursor } from '../store/cursor.js';
 
+/**
+ * The part of the store port the task service uses: the enqueue, the reads, the operator's named transitions and
+ * deletions, policies and per-target state. Not claims, completions, leases or the purge: those are the engine's and
+ * the purger's.
+ */
+export type TaskServiceStore = Pick<
+  Store,
+  | 'kind'
+  | 'concurrentInserts'
+  | 'insertTasks'
+  | 'getTask'
+  | 'listTasks'
+  | 'listAttempts'
+  | 'cancelTask'
+  | 'requestCancel'
+  | 'replayTask'
+  | 'rescheduleTask'
+  | 'deleteFinishedTasks'
+  | 'getPolicy'
+  | 'putPolicy'
+  | 'listPolicies'
+  | 'targetState'
+  | 'admin'
+>;
+
 /** Options of {@link TaskService}. */
 export interface TaskServiceOptions {
-  store: Store;
+  store: TaskServiceStore;
   /** Where bodies larger than `inlineBodyLimit` go. */
   blobs: BlobStore;
   /** The SSRF check run on every new task's target. Default: a guard with an empty allow-list. */
@@ -115,7 +140,7 @@ const MAX_RACES = 20;
  * ```
  */
 export class TaskService implements AsyncDisposable {
-  readonly #store: Store;
+  readonly #store: TaskServiceStore;
   readonly #clock: Pick<Clock, 'now'>;
   readonly #wake: () => void;
   readonly #onTaskEnded: (task: RetryTask) => void;
