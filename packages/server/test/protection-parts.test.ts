@@ -159,13 +159,13 @@ describe('TrafficCounters and StormDetector', () => {
     };
     expect(second(0, 4, 0, 4)).toBeNull();
     // 4 retries a second is the baseline; 20 is a rise of five, but a success ratio of a half is not a storm.
-    expect(detector.judge(storm, second(1_000, 4, 0, 4)!)).toBeNull();
-    expect(detector.judge(storm, second(2_000, 20, 10, 20)!)).toBeNull();
+    expect(detector.stormBeginningWith(storm, second(1_000, 4, 0, 4)!)).toBeNull();
+    expect(detector.stormBeginningWith(storm, second(2_000, 20, 10, 20)!)).toBeNull();
     const ended = second(3_000, 30, 0, 30)!;
     expect(ended).toMatchObject({ retries: 20, calls: 20, successes: 10, baselineRetriesPerSecond: 2 });
     const begins = traffic.roll(4_000)!;
     expect(begins).toMatchObject({ retries: 30, baselineRetriesPerSecond: 7 });
-    expect(detector.judge(storm, begins)).toBeNull(); // 30 < 5 × 7: the baseline has risen with it
+    expect(detector.stormBeginningWith(storm, begins)).toBeNull(); // 30 < 5 × 7: the baseline has risen with it
   });
 
   it('a storm from a quiet baseline is reported at its first second and not again while it lasts', () => {
@@ -178,7 +178,7 @@ describe('TrafficCounters and StormDetector', () => {
         traffic.dispatched(true);
         traffic.ended(false);
       }
-      judged.push(detector.judge(storm, traffic.roll((s + 1) * 1_000)!));
+      judged.push(detector.stormBeginningWith(storm, traffic.roll((s + 1) * 1_000)!));
     }
     expect(judged).toEqual([{ retriesPerSecond: 50, successRatio: 0 }, null, null]);
     expect(traffic.dispatchRate(3_500)).toBe(25);

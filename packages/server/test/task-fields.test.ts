@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { SHARED_SCHEMAS } from '../src/api/schemas.js';
 import { toTaskView } from '../src/api/views.js';
 import { TASK_FIELD_NAMES, TASK_FIELD_SPECS, TASK_VIEW_FIELD_NAMES } from '../src/domain/task-fields.js';
-import { taskAfterCompletion } from '../src/engine/settled-task.js';
+import { taskAfterCompletion } from '../src/engine/applied-completion.js';
 import { leasedTo } from '../src/tasks/hand-off.js';
 import { startApi } from './api-harness.js';
 import { T0, finalOutcome, makeTask } from './fixtures/tasks.js';

@@ -8,7 +8,8 @@ type RetryErrorInfo = Parameters<RetryStrategyV2['refreshRetryTokenForRetry']>[1
 
 /**
  * How the S3 blob store retries its own requests: 3 attempts in all, 50 ms doubling to 1 s, full jitter. Short,
- * because an enqueue waits on it: an S3 outage should turn into a quick 503, not a hung request.
+ * because an enqueue waits on it: an S3 outage should turn into a 503 after two short waits (at most 50 ms, then
+ * 100 ms, fully jittered), not a hung request.
  */
 export const S3_RETRY_POLICY: Readonly<RetryPolicy> = Object.freeze({
   maxAttempts: 3,

@@ -1,7 +1,7 @@
 import { isTerminal, type Clock, type TaskStatus } from '@retryd/core';
 import type { AttemptLog, RetryTask } from '../domain/task.js';
 import type { AttemptCompletion, Store } from '../store/store.js';
-import { attemptLogged, type AppliedCompletion } from './settled-task.js';
+import { attemptLogged, type AppliedCompletion } from './applied-completion.js';
 
 /** The engine's store calls whose time is measured: a claim (`claimDue`), or a commit of results (`completeAttempts`, `completeAndClaim`). */
 export type TimedStoreCall = 'claim' | 'commit';

@@ -21,7 +21,7 @@ import { RetentionBook } from '../retention/retention-book.js';
 import { ClaimPacing } from './claim-pacing.js';
 import { fillsRoom, worthGrowing } from './slot-shares.js';
 import { DEFAULT_RETENTION } from '../retention/retention-periods.js';
-import { attemptLogged, taskAfterCompletion } from './settled-task.js';
+import { attemptLogged, taskAfterCompletion } from './applied-completion.js';
 import { StoreBackoff } from './store-backoff.js';
 
 /** Extra time after the grace period for writing the last results and handing back leases, in ms. */

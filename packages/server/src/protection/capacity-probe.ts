@@ -297,13 +297,14 @@ export class CapacityProbe {
       return;
     }
     const sendRate = (c.sends * 1_000) / c.ms;
-    // Enough to go by: the answers, and half the accepts a sample is sized for (one cut short by maxSampleMs at a low
-    // rate holds a handful, whose share is noise).
+    // Enough to go by: the answers, and half the accepts a sample is sized for (a quarter for starting a test: its own
+    // sample measures again; one cut short by maxSampleMs at a low rate holds a handful, whose share is noise), and not
+    // the first sample after idle.
     const enough = answers >= this.o.minAnswers && c.accepts >= fewest && !(afterIdle && this.mode === 'free');
-    this.judge({ sendRate, accepted, acceptRate: sendRate * accepted }, enough, answers >= this.o.minAnswers, now);
+    this.concludeSample({ sendRate, accepted, acceptRate: sendRate * accepted }, enough, answers >= this.o.minAnswers, now);
   }
 
-  private judge(m: Measured, enough: boolean, answered: boolean, now: number): void {
+  private concludeSample(m: Measured, enough: boolean, answered: boolean, now: number): void {
     if (this.mode === 'testing') {
       // Too few answers came: it says nothing. Few accepts are an answer (the sample was sized for a full target's).
       if (!answered) return this.free(now, 'inconclusive');

@@ -150,11 +150,15 @@ export class ProtectedTarget {
   /** An attempt ended; see `AttemptProtection.attemptEnded`. */
   ended(task: RetryTask, result: AttemptResult, completion: AttemptCompletion, now: number): AttemptVerdict | Promise<AttemptVerdict | undefined> | undefined {
     const check = this.probeCheck;
-    if (check !== undefined) return check.then(() => this.judge(task, result, completion, now));
-    return this.judge(task, result, completion, now);
+    if (check !== undefined) return check.then(() => this.recordOutcome(task, result, completion, now));
+    return this.recordOutcome(task, result, completion, now);
   }
 
-  private judge(task: RetryTask, result: AttemptResult, completion: AttemptCompletion, now: number): AttemptVerdict | undefined {
+  /**
+   * Tells every protection of the target what the attempt's outcome says of it (readiness, traffic, breaker, capacity,
+   * Retry-After, adaptive rate), and returns the verdict on the task's retry: a breaker hold or the retry budget's pace.
+   */
+  private recordOutcome(task: RetryTask, result: AttemptResult, completion: AttemptCompletion, now: number): AttemptVerdict | undefined {
     const s = this.settings;
     this.roll(now);
     const attempt = task.attemptNumber + 1 - task.runAttemptOffset;
@@ -600,11 +604,11 @@ export class ProtectedTarget {
     });
   }
 
-  /** Rolls the traffic counts to `now`'s second and judges the second that ended for a retry storm. */
+  /** Rolls the traffic counts to `now`'s second and checks the second that ended for a retry storm. */
   private roll(now: number): void {
     const ended = this.traffic.roll(now);
     if (ended === null || !this.settings.stormDetection.enabled) return;
-    const storm = this.storms.judge(this.settings.stormDetection, ended);
+    const storm = this.storms.stormBeginningWith(this.settings.stormDetection, ended);
     if (storm !== null) void this.queue.run(() => this.onStorm(storm, now));
   }
 

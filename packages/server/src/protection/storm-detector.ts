@@ -16,8 +16,8 @@ export interface RetryStorm {
 export class StormDetector {
   private storming = false;
 
-  /** Judges a second that just ended; returns the storm when one begins with it. */
-  judge(settings: StormSettings, second: EndedSecond): RetryStorm | null {
+  /** Looks at a second that just ended; returns the storm when one begins with it, else null. */
+  stormBeginningWith(settings: StormSettings, second: EndedSecond): RetryStorm | null {
     const { retries, calls, successes, baselineRetriesPerSecond } = second;
     const successRatio = calls === 0 ? 1 : successes / calls;
     const storm =

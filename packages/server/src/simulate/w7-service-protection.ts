@@ -15,7 +15,7 @@ import type { EndedAttempt, W7Protection } from './w7-protection.js';
  * `CircuitBreaker` (the settings' options, equal jitter on open periods), `ReadyAttempt`, `RetryPacer`,
  * `TrafficCounters`, `StormDetector` and, given as extras, `CapacityProbe` and the slow start.
  *
- * - Every outcome is judged as `ProtectedTarget.judge` does: a failure before the target's ready attempt is neutral (no
+ * - Every outcome is judged as `ProtectedTarget.recordOutcome` does: a failure before the target's ready attempt is neutral (no
  *   breaker failure, no storm count, no pacing); while the breaker is closed, outcomes feed it; while it is open or
  *   half-open, an attempt started after the open period ended is its probe.
  * - The breaker's opening holds the target until its open period ends; then the gate admits `probeSlots` attempts in
@@ -166,7 +166,7 @@ export class ServiceProtection implements W7Protection {
     const ended = this.traffic.roll(now);
     if (ended === null) return;
     const { stormDetection, breaker } = this.settings;
-    if (stormDetection.enabled && breaker.enabled && this.storms.judge(stormDetection, ended) !== null && this.probeSlots === null) {
+    if (stormDetection.enabled && breaker.enabled && this.storms.stormBeginningWith(stormDetection, ended) !== null && this.probeSlots === null) {
       this.breaker.forceOpen();
       this.sync();
     }

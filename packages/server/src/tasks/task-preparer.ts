@@ -95,7 +95,7 @@ export class TaskPreparer {
       const inherited = request.policyId === null || request.callback !== null ? null : policies.callbackOf(tenantId, request.policyId);
       // Read with the callback, within the same time: a registered policy must fit the kind of target (HTTP or gRPC).
       const definition = request.policyId === null ? null : policies.definitionOf(tenantId, request.policyId);
-      const quick =
+      const preparableAtOnce =
         verdict !== undefined &&
         (request.policyId === null || policies.isKnown(tenantId, request.policyId)) &&
         definition !== undefined &&
@@ -104,7 +104,7 @@ export class TaskPreparer {
         request.callback === null &&
         !secrets.needsProtection(request) &&
         (request.body === null || Buffer.byteLength(request.body) <= inlineBodyLimit);
-      if (!quick) return this.#prepareLater(tenantId, request, path, now, traceContext);
+      if (!preparableAtOnce) return this.#prepareLater(tenantId, request, path, now, traceContext);
       if (!verdict.ok) return { error: targetRefused(verdict, `${path}targetUrl`) };
       if (definition !== null) {
         const misfit = namedPolicyErrors(definition, request.policyId as string, isGrpcUrl(request.targetUrl), `${path}policyId`);
