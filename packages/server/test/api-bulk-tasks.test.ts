@@ -3,6 +3,7 @@ import { ManualClock } from '@retryd/core/testing';
 import type { Store } from '../src/store/store.js';
 import { T0, makeTask } from './fixtures/tasks.js';
 import { startApi, type ApiHarness } from './api-harness.js';
+import { insertStoredTasks } from './fixtures/stored-tasks.js';
 
 // Bulk cancel by filter (POST /retry-tasks/cancel) and finished tasks deleted by hand (DELETE /retry-tasks), on a
 // real store, with races made by a store wrapper that moves a task between the listing and the change.
@@ -139,7 +140,7 @@ describe('DELETE /retry-tasks', () => {
     const failed = ended('FAILED', t1);
     const elsewhere = ended('SUCCEEDED', t1, 'https://api.example.com:8005/x');
     const endedLater = ended('SUCCEEDED', t1 + 5_000);
-    await api.store.insertTasks([succeeded, failed, elsewhere, endedLater]);
+    await insertStoredTasks(api.store, [succeeded, failed, elsewhere, endedLater]);
     const live = await later('https://api.example.com:8004/live');
     clock.tick(10_000);
 
@@ -168,7 +169,7 @@ describe('DELETE /retry-tasks', () => {
 
   it('never deletes a dead letter replayed between the listing and the delete', async () => {
     const dead = makeTask({ status: 'EXHAUSTED', nextAttemptAt: null, attemptNumber: 3, deadLetterReason: 'max_attempts', updatedAt: T0, targetUrl: 'https://api.example.com:8006/x' });
-    await api.store.insertTasks([dead]);
+    await insertStoredTasks(api.store, [dead]);
     replayedFirst.add(dead.taskId);
     const res = await api.call('DELETE', `/retry-tasks?finishedBefore=${T0 + 1}&targetKey=${encodeURIComponent('https://api.example.com:8006')}`);
     expect(res.body).toEqual({ deleted: 0, taskIds: [] });

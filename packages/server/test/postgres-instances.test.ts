@@ -7,6 +7,7 @@ import { dueChannel } from '../src/backends/postgres/connection.js';
 import { T0, makeAttempt, makePolicy, makeTask, retryOutcome } from './fixtures/tasks.js';
 import { postgresInstances, withClient } from './postgres-harness.js';
 import { waitFor } from './wait-for.js';
+import { insertStoredTasks } from './fixtures/stored-tasks.js';
 
 const instances = postgresInstances();
 
@@ -53,7 +54,7 @@ describe('PostgresStore across instances', () => {
     const ended = Array.from({ length: 300 }, (_, i) =>
       makeTask({ status: 'SUCCEEDED', nextAttemptAt: null, attemptNumber: 1, updatedAt: T0 + 1, expiresAt: T0 + (i % 17) }),
     );
-    await first.insertTasks(ended);
+    await insertStoredTasks(first, ended);
     const [held] = ended;
     if (held === undefined) throw new Error('expected a task');
     const purged = await withClient(first.schema, async (locker) => {
@@ -101,7 +102,7 @@ describe('PostgresStore across instances', () => {
     await waitFor('the wake-up of a release', () => wakes === 2);
 
     const dead = makeTask({ status: 'FAILED', nextAttemptAt: null });
-    await writer.insertTasks([dead]); // not PENDING: no wake-up
+    await insertStoredTasks(writer, [dead]); // not PENDING: no wake-up
     await writer.replayTask(
       { tenantId: 'default', taskId: dead.taskId },
       { expectedVersion: dead.version, runAttemptOffset: 0, runStartedAt: null, nextAttemptAt: T0 + 5, updatedAt: T0 + 5 },
@@ -126,7 +127,7 @@ describe('PostgresStore across instances', () => {
       await store.requestCancel({ tenantId: 'default', taskId: held.taskId }, T0);
       const stale = { tenantId: 'default', taskId: held.taskId, fencingToken: held.fencingToken + 1 };
       await store.releaseLeases([stale], T0);
-      await store.insertTasks([makeTask({ status: 'SUCCEEDED', nextAttemptAt: null })]);
+      await insertStoredTasks(store, [makeTask({ status: 'SUCCEEDED', nextAttemptAt: null })]);
       await store.completeAttempts([{ ...held, next: retryOutcome(held, T0 + 5) }], T0 + 1);
       // Notifications arrive in commit order: once the marker is in, anything the changes above sent is too.
       await client.query(`SELECT pg_notify($1, 'marker')`, [dueChannel(store.schema)]);

@@ -7,6 +7,7 @@ import type { ApiKeyRecord } from '../src/store/store.js';
 import { T0, makeAttempt, makePolicy, makeTask, retryOutcome } from './fixtures/tasks.js';
 import { expectMigratedTaskIds, tasksToMigrate } from './fixtures/migrated-task-ids.js';
 import { POSTGRES_URL, dropSchemas, freshSchema, makeStore, olderTaskRecords, withClient } from './postgres-harness.js';
+import { insertStoredTasks } from './fixtures/stored-tasks.js';
 
 afterEach(dropSchemas);
 
@@ -288,7 +289,7 @@ describe('PostgresStore migration 013 (a task\'s own timeouts)', () => {
     {
       await using store = makeStore(schema);
       await store.init();
-      await store.insertTasks(before);
+      await insertStoredTasks(store, before);
     }
     // The schema as 012 left it: the columns gone, the migration not applied.
     await withClient(schema, async (client) => {

@@ -18,6 +18,7 @@ import { T0, finalOutcome, makeAttempt, makeTask } from './fixtures/tasks.js';
 import { POSTGRES_URL, dropSchemas, freshSchema, makeStore, olderTaskRecords, withClient } from './postgres-harness.js';
 import { describeStoreConformance } from './store-conformance.js';
 import { waitFor } from './wait-for.js';
+import { insertStoredTasks } from './fixtures/stored-tasks.js';
 
 // Registered before the suite's own hooks, so it runs after them: every store of the test is closed by then.
 afterEach(dropSchemas);
@@ -369,7 +370,7 @@ describe('PostgresStore vacuum', () => {
       expect(await lastVacuum(schema, 'attempts')).toBeNull();
       // Ended tasks past their retention, purged: their attempts' rows are dead as well as theirs.
       const ended = Array.from({ length: 1_000 }, () => makeTask({ status: TaskStatus.SUCCEEDED, nextAttemptAt: null, attemptNumber: 1, expiresAt: T0 }));
-      await store.insertTasks(ended);
+      await insertStoredTasks(store, ended);
       expect(await store.purgeExpired(T0 + 1, 1_000)).toHaveLength(1_000);
       await waitFor('a vacuum of attempts', async () => (await lastVacuum(schema, 'attempts')) !== null);
     } finally {

@@ -9,6 +9,7 @@ import type { RetryTask } from '../src/domain/task.js';
 import { T0, makeTask, retryOutcome } from './fixtures/tasks.js';
 import { POSTGRES_URL, dropSchemas, makeStore, withClient } from './postgres-harness.js';
 import { waitFor } from './wait-for.js';
+import { insertStoredTasks } from './fixtures/stored-tasks.js';
 
 /** claim-due.sql's $7-$12 (the claim's rooms): none. */
 const NO_ROOMS = [null, null, null, null, null, null];
@@ -208,13 +209,13 @@ describe('PostgresStore target queue hints under concurrency', () => {
     await bumped('retry', () => store.completeAttempts([{ ...first, next: retryOutcome(first, T0 + 500) }], T0 + 1));
     await bumped('release', () => store.releaseLeases([second], T0 + 2));
     const dead = makeTask({ targetUrl: `${A}/x`, status: 'FAILED', nextAttemptAt: null, deadLetterReason: 'permanent_status:400' });
-    await store.insertTasks([dead]);
+    await insertStoredTasks(store, [dead]);
     await bumped('replay', () =>
       store.replayTask(dead, { expectedVersion: dead.version, runAttemptOffset: 0, runStartedAt: null, nextAttemptAt: T0 + 9, updatedAt: T0 + 9 }),
     );
     // Hand-offs and ends are not PENDING: no bump. Nor is a hold, nor a claim's refresh.
     const handedOff = makeTask({ targetUrl: `${A}/y`, status: 'IN_FLIGHT', leaseOwner: 'local', leaseExpiresAt: T0 + 60_000, fencingToken: 1 });
-    await store.insertTasks([handedOff, { ...dead, taskId: randomUUID(), idempotencyKey: 'dead-2' }]);
+    await insertStoredTasks(store, [handedOff, { ...dead, taskId: randomUUID(), idempotencyKey: 'dead-2' }]);
     await store.holdTarget({ tenantId: 'default', targetKey: A }, T0 + 1, T0);
     expect((await queueOf(store, A))?.version).toBe(versions.at(-1));
   });

@@ -4,6 +4,7 @@ import type { PurgedTask } from '../src/store/store.js';
 import { Purger, PURGE_LEASE_KEY } from '../src/retention/purger.js';
 import { T0, makeTask } from './fixtures/tasks.js';
 import { opened, removeTempDir } from './sqlite-harness.js';
+import { insertStoredTasks } from './fixtures/stored-tasks.js';
 
 // The purge on a real SQLite store and a manual clock: batches until one is not full, one instance at a time through
 // the purge lease, bodies kept apart deleted after their tasks.
@@ -19,7 +20,7 @@ describe('Purger', () => {
     const clock = new ManualClock(T0 + 10_000);
     const expired = Array.from({ length: 25 }, (_, i) => ended(i, T0 + i, i % 5 === 0 ? `default/body-${i}` : null));
     const notYet = Array.from({ length: 5 }, (_, i) => ended(100 + i, T0 + 60_000));
-    await store.insertTasks([...expired, ...notYet]);
+    await insertStoredTasks(store, [...expired, ...notYet]);
     const deletedBodies: string[] = [];
     const batches: PurgedTask[][] = [];
     const purger = new Purger({
@@ -49,7 +50,7 @@ describe('Purger', () => {
   it('looks again a second after a pass that deleted tasks, and an interval after one that found none', async () => {
     await using store = await opened();
     const clock = new ManualClock(T0 + 10_000);
-    await store.insertTasks([ended(1, T0)]);
+    await insertStoredTasks(store, [ended(1, T0)]);
     const purger = new Purger({ store, clock, owner: 'a', intervalMs: 10_000, report: (error) => expect.fail(String(error)) });
     purger.start();
     const settle = async () => {
@@ -73,18 +74,18 @@ describe('Purger', () => {
     };
     const a = new Purger({ store, clock, owner: 'a', intervalMs: 1_000, report });
     const b = new Purger({ store, clock, owner: 'b', intervalMs: 1_000, report });
-    await store.insertTasks([ended(1, T0)]);
+    await insertStoredTasks(store, [ended(1, T0)]);
     expect(await a.pass()).toBe(1);
     const lease = await store.targetState.getTargetState('default', PURGE_LEASE_KEY);
     expect(JSON.parse(lease?.value ?? '{}')).toEqual({ owner: 'a', until: T0 + 10_000 + 3_000 });
 
-    await store.insertTasks([ended(2, T0)]);
+    await insertStoredTasks(store, [ended(2, T0)]);
     expect(await b.pass()).toBe(0);
     expect(await store.admin.countByStatus()).toMatchObject({ SUCCEEDED: 1 });
     // The holder renews it at every pass.
     await clock.advance(2_000);
     expect(await a.pass()).toBe(1);
-    await store.insertTasks([ended(3, T0)]);
+    await insertStoredTasks(store, [ended(3, T0)]);
     // a stopped: three intervals after its last pass, b takes over.
     await clock.advance(2_999);
     expect(await b.pass()).toBe(0);

@@ -12,6 +12,7 @@ import { clusterForFile } from './redis-cluster-harness.js';
 import { freshPrefix } from './redis-harness.js';
 import { IdempotentDownstream, startServiceProcess, stopService as stop, type ServiceProcess } from './service-harness.js';
 import { waitFor } from './wait-for.js';
+import { insertStoredTasks } from './fixtures/stored-tasks.js';
 
 // The Redis store on a real Redis Cluster (3 masters, 3 replicas on loopback, one cluster for the file): the
 // conformance suite unchanged, then `retryd serve` instances on tenants spread over the three masters, through one
@@ -227,7 +228,7 @@ describe('the purge on Redis Cluster', () => {
     const ended = (tenantId: string, i: number) =>
       makeTask({ tenantId, status: 'SUCCEEDED', nextAttemptAt: null, attemptNumber: 1, idempotencyKey: `${tenantId}-${i}`, expiresAt: T0 + i });
     const tasks = tenants.flatMap((tenantId) => [0, 1, 2, 3].map((i) => ended(tenantId, i)));
-    await store.insertTasks(tasks);
+    await insertStoredTasks(store, tasks);
 
     const first = await store.purgeExpired(T0 + 10, 6);
     for (const tenantId of tenants) expect(first.filter((p) => p.tenantId === tenantId).map((p) => p.taskId)).toEqual(tasks.filter((t) => t.tenantId === tenantId).slice(0, 2).map((t) => t.taskId));
@@ -315,7 +316,7 @@ describe('retryd serve on Redis Cluster', () => {
     const tasks = tenants.flatMap((tenantId) => [makeTask({ tenantId }), makeTask({ tenantId, nextAttemptAt: T0 + 5_000 })]);
     await store.insertTasks(tasks);
     const expired = tenants.map((tenantId) => makeTask({ tenantId, status: 'SUCCEEDED', nextAttemptAt: null, attemptNumber: 1, expiresAt: T0 }));
-    await store.insertTasks(expired);
+    await insertStoredTasks(store, expired);
     // One tenant over 3 sub-partitions, one on each master: the parts on the masters left go on being claimed.
     const widePrefix = freshPrefix();
     const wideTenant = await clusterOf().tenantOverMasters(widePrefix);

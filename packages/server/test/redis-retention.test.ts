@@ -11,6 +11,7 @@ import { T0, finalOutcome, makeAttempt, makeTask, retryOutcome } from './fixture
 import { adminClient, dropPrefixes, keysOf } from './redis-harness.js';
 import { admin, closeOpened, expectIndexesExact, monitorCommands, opened, readRecord } from './redis-store-harness.js';
 import { waitFor } from './wait-for.js';
+import { insertStoredTasks } from './fixtures/stored-tasks.js';
 
 // The Redis store's retention: the `expiring` index the scripts keep, and what `purge-expired.lua` deletes (the
 // behaviour every store shares is in the conformance suite, store-conformance/retention-cases.ts).
@@ -102,7 +103,7 @@ describe('Redis store: retention', () => {
       });
       // Inserted as a dead letter, its body kept apart.
       const exhausted = ended('EXHAUSTED', T0 + 5_000, { tenantId, body: null, bodyRef: `${tenantId}/body-1` });
-      await store.insertTasks([exhausted]);
+      await insertStoredTasks(store, [exhausted]);
       made.push(
         { task: succeeded, status: 'SUCCEEDED', bodyRef: null },
         { task: failed, status: 'FAILED', bodyRef: null },
@@ -132,7 +133,7 @@ describe('Redis store: retention', () => {
     const store = await opened();
     const sizes: Record<string, number> = { few: 1, many: 6, more: 6 };
     const tasks = Object.entries(sizes).flatMap(([tenantId, n]) => Array.from({ length: n }, (_, i) => ended('SUCCEEDED', T0 + i, { tenantId })));
-    await store.insertTasks([...tasks, ended('SUCCEEDED', T0 + 500, { tenantId: 'many' })]);
+    await insertStoredTasks(store, [...tasks, ended('SUCCEEDED', T0 + 500, { tenantId: 'many' })]);
 
     const first = await store.purgeExpired(T0 + 100, 5);
     expect(byTenant(first)).toEqual({ few: 1, many: 2, more: 2 });
@@ -172,7 +173,7 @@ describe('Redis store: retention', () => {
     const live = makeTask();
     const old = ended('SUCCEEDED', null);
     const later = ended('SUCCEEDED', T0 + 10_000);
-    await store.insertTasks([live, old, later]);
+    await insertStoredTasks(store, [live, old, later]);
     // Layout 6's record: 18 values, `sortKey` last (`expires` and then `callback` came after it).
     await client.eval("local v = cmsgpack.unpack(redis.call('HGET', KEYS[1], ARGV[1])) v[#v] = nil v[#v] = nil redis.call('HSET', KEYS[1], ARGV[1], cmsgpack.pack(v))", 1, k.records, old.taskId);
     const length = "return #cmsgpack.unpack(redis.call('HGET', KEYS[1], ARGV[1]))";
@@ -198,7 +199,7 @@ describe('Redis store: retention', () => {
     const keys = ['k"\\\u0001\né\u{1F600}\ud800', 'a\\ud800b', 'a\\\ud800b'];
     const tasks = keys.map((idempotencyKey, i) => ended('SUCCEEDED', T0 + i, { idempotencyKey }));
     const object = ended('EXHAUSTED', T0 + 10, { body: null, bodyRef: 'default/b1' });
-    await store.insertTasks([...tasks, object]);
+    await insertStoredTasks(store, [...tasks, object]);
     await client.hset(k.taskData, object.taskId, JSON.stringify(Object.fromEntries(DATA_FIELDS.map((name) => [name, object[name]]))));
     expect(await store.getTask('default', object.taskId)).toEqual(object);
 
@@ -216,7 +217,7 @@ describe('Redis store: retention', () => {
     const client = admin();
     const k = new PartitionKeys(store.prefix, 'default');
     const [broken, fine] = [ended('SUCCEEDED', T0), ended('SUCCEEDED', T0 + 1)];
-    await store.insertTasks([broken, fine]);
+    await insertStoredTasks(store, [broken, fine]);
     await client.hset(k.taskData, broken.taskId, '[not json');
     expect((await store.purgeExpired(T0 + 1, 10)).map((p) => p.taskId)).toEqual([fine.taskId]);
     expect(await client.hexists(k.records, broken.taskId)).toBe(1);

@@ -11,6 +11,7 @@ import { ATTEMPT_COLUMNS, attemptToParams, taskToParams } from '../src/backends/
 import { T0, finalOutcome, makeAttempt, makePolicy, makeTask, retryOutcome } from './fixtures/tasks.js';
 import { expectMigratedTaskIds, tasksToMigrate } from './fixtures/migrated-task-ids.js';
 import { A, B, C, forTarget, freshPath, lease, opened, plan, removeTempDir } from './sqlite-harness.js';
+import { insertStoredTasks } from './fixtures/stored-tasks.js';
 
 afterAll(removeTempDir);
 
@@ -321,7 +322,7 @@ describe('migrating a database made by 007', () => {
     raw.close();
     await expectMigratedTaskIds(store, tasks);
     // The same request again is a duplicate of the migrated task, found by its key.
-    expect(await store.insertTasks([{ ...tasks.ended, taskId: forTarget(A).taskId }])).toEqual([{ kind: 'duplicate', task: tasks.ended }]);
+    expect(await insertStoredTasks(store, [{ ...tasks.ended, taskId: forTarget(A).taskId }])).toEqual([{ kind: 'duplicate', task: tasks.ended }]);
   });
 
   it('refuses, and leaves the database as it was, when a stored task id would not read back as the same text', async () => {

@@ -47,6 +47,7 @@ import {
 } from '../src/backends/sqlite/statements.js';
 import { T0 } from './fixtures/tasks.js';
 import { A, B, C, NO_SCAN, forTarget, freshPath, lease, opened, plan, removeTempDir } from './sqlite-harness.js';
+import { insertStoredTasks } from './fixtures/stored-tasks.js';
 
 /** The purge's walk: `tasks_expiry` in order, and for each task one seek of `callbacks_owed`'s primary key. */
 const EXPIRED_PLAN = /^SEARCH tasks USING INDEX tasks_expiry \(expires_at<\?\)\nCORRELATED SCALAR SUBQUERY \d+\nSEARCH o USING PRIMARY KEY \(tenant_id=\? AND task_id=\?\)$/;
@@ -66,7 +67,7 @@ describe('query plans', () => {
           i % 10 === 0 ? { nextAttemptAt: T0 + i } : { status: 'SUCCEEDED', nextAttemptAt: null, expiresAt: i % 10 === 1 ? null : T0 + i },
         ),
       );
-      await store.insertTasks(tasks);
+      await insertStoredTasks(store, tasks);
       await store.claimDue(T0 + 500, { ...lease, limit: 20 });
       await store.holdTarget({ tenantId: 'default', targetKey: C }, T0 + 1_000, T0);
       await store.limitTarget({ tenantId: 'default', targetKey: B }, { ratePerSecond: 10, burst: 2, maxInFlight: 5 }, T0);
@@ -74,7 +75,7 @@ describe('query plans', () => {
       await store.insertTasks(Array.from({ length: 200 }, (_, i) => forTarget(A, { tenantId: 'other', nextAttemptAt: T0 + i })));
       await store.claimDue(T0 + 500, { ...lease, limit: 150 });
       // Targets seen before and idle now, as in any long-lived store: most queue rows are not ready.
-      await store.insertTasks(Array.from({ length: 50 }, (_, i) => forTarget(`https://idle-${i}.example.com`, { status: 'SUCCEEDED', nextAttemptAt: null })));
+      await insertStoredTasks(store, Array.from({ length: 50 }, (_, i) => forTarget(`https://idle-${i}.example.com`, { status: 'SUCCEEDED', nextAttemptAt: null })));
     }
     await store.close();
     const db = new Database(path);

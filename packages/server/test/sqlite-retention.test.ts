@@ -4,6 +4,7 @@ import type { RetryTask } from '../src/domain/task.js';
 import { PURGE_VACUUM_PAGES } from '../src/backends/sqlite/purge-expired.js';
 import { T0, finalOutcome, makeAttempt, makeTask, retryOutcome } from './fixtures/tasks.js';
 import { freshPath, lease, opened, removeTempDir } from './sqlite-harness.js';
+import { insertStoredTasks } from './fixtures/stored-tasks.js';
 
 // The SQLite store's side of retention that the conformance suite cannot see: the file's auto_vacuum mode, the pages
 // a purge gives back, and the CHECK that keeps a live task out of the purge's reach. (The purge's query plan is in
@@ -39,7 +40,7 @@ describe('SQLite retention', () => {
     const path = freshPath();
     await using store = await opened(path);
     // About three pages of body each: far more freed pages than one batch gives back.
-    await store.insertTasks(expiring(600, 10_000));
+    await insertStoredTasks(store, expiring(600, 10_000));
     await store.insertTasks([makeTask()]);
     const before = pragmaOf(path, 'page_count');
 
@@ -66,14 +67,14 @@ describe('SQLite retention', () => {
     old.close();
     await using store = await opened(path);
     expect(store.describeSettings().autoVacuum).toBe('NONE');
-    await store.insertTasks(expiring(200, 10_000));
+    await insertStoredTasks(store, expiring(200, 10_000));
     const before = pragmaOf(path, 'page_count');
     expect(await store.purgeExpired(T0 + 1_000, 500)).toHaveLength(200);
     expect(pragmaOf(path, 'page_count')).toBe(before);
     expect(pragmaOf(path, 'freelist_count')).toBeGreaterThan(400);
     expect(pragmaOf(path, 'auto_vacuum')).toBe(0);
     // New rows take the free pages rather than grow the file.
-    await store.insertTasks(expiring(100, 10_000).map((t) => ({ ...t, expiresAt: null })));
+    await insertStoredTasks(store, expiring(100, 10_000).map((t) => ({ ...t, expiresAt: null })));
     expect(pragmaOf(path, 'page_count')).toBe(before);
   });
 

@@ -7,6 +7,7 @@ import { CANCEL_TASK, REPLAY_TASK, SELECT_DUE } from '../src/backends/sqlite/sta
 import { STATUS_OF_CODE, statusCode, statusIn, statusOfCode } from '../src/backends/sqlite/status-guards.js';
 import { T0, makeTask } from './fixtures/tasks.js';
 import { A, B, C, forTarget, freshPath, lease, opened, plan, removeTempDir } from './sqlite-harness.js';
+import { insertStoredTasks } from './fixtures/stored-tasks.js';
 
 afterAll(removeTempDir);
 
@@ -27,7 +28,7 @@ describe('target queues', () => {
       { key: A, due: T0 + 10 },
       { key: B, due: T0 + 20 },
     ]);
-    await store.insertTasks([forTarget(A, { nextAttemptAt: T0 + 40 }), forTarget(C, { status: 'SUCCEEDED', nextAttemptAt: null })]);
+    await insertStoredTasks(store, [forTarget(A, { nextAttemptAt: T0 + 40 }), forTarget(C, { status: 'SUCCEEDED', nextAttemptAt: null })]);
     expect(hints(path)).toContainEqual({ key: A, due: T0 + 10 });
     expect(hints(path)).toContainEqual({ key: C, due: null });
     // Cancelling a queue's earliest task sets its hint to the next one.
@@ -77,7 +78,7 @@ describe('target queues', () => {
     const others = Array.from({ length: 5 }, (_, i) => forTarget(B, { nextAttemptAt: T0 + i }));
     await store.insertTasks(others);
     // Targets seen before and idle now: the planner must prefer the index to a walk of every queue.
-    await store.insertTasks(Array.from({ length: 200 }, (_, i) => makeTask({ targetUrl: `https://idle-${i}.example.com/`, status: 'SUCCEEDED', nextAttemptAt: null })));
+    await insertStoredTasks(store, Array.from({ length: 200 }, (_, i) => makeTask({ targetUrl: `https://idle-${i}.example.com/`, status: 'SUCCEEDED', nextAttemptAt: null })));
 
     const raw = new Database(path);
     raw.exec('ANALYZE');

@@ -86,6 +86,9 @@ export interface Store extends AsyncDisposable {
    * A task is inserted either PENDING (with `nextAttemptAt`) or, for the **hand-off**, already IN_FLIGHT: leased to
    * the local engine (`leaseOwner`, `leaseExpiresAt`, `fencingToken` as a claim would have set them). Such a task is
    * never claimed; its holder completes it with its token, and if the lease lapses the reaper finds it like any other.
+   * A task in any other status is refused, the whole call with it (a TypeError naming the field and the rule:
+   * `store/new-tasks.ts`): a task ends only through the transitions below. The backends keep an insert of tasks in any
+   * status beside this one (`insertStoredTasks`), off the port, for tests that need a task already ended.
    *
    * Every `taskId` is a UUID in canonical lower-case text (`domain/task-id.ts`), as the service makes them: the SQL
    * stores keep its 16 bytes. A task with an id of another form is refused (an Error naming the field), the whole call

@@ -4,7 +4,7 @@ import type { RetryTask } from '../../src/domain/task.js';
 import type { ListedTask, PurgedTask } from '../../src/store/store.js';
 import { T0, finalOutcome, makeAttempt, makeTask } from '../fixtures/tasks.js';
 import type { CurrentStore } from './helpers.js';
-import { claimed, insertAll } from './helpers.js';
+import { claimed, insertAllStored } from './helpers.js';
 
 /** A task that ended in `status` (inserted as such: the store takes any status at insert). */
 const ended = (status: TaskStatus, overrides: Partial<RetryTask> = {}) =>
@@ -22,7 +22,7 @@ export function deletionCases(store: CurrentStore): void {
       ended('CANCELLED', { expiresAt: T0 + 60_000 }),
     ];
     const kept = ended('SUCCEEDED');
-    await insertAll(store(), [...tasks, kept]);
+    await insertAllStored(store(), [...tasks, kept]);
 
     const deleted = await store().deleteFinishedTasks('default', tasks.map(listed));
     expect([...deleted].sort(byId)).toEqual(tasks.map(purgedOf).sort(byId));
@@ -38,7 +38,7 @@ export function deletionCases(store: CurrentStore): void {
     const pending = makeTask();
     const other = ended('SUCCEEDED', { tenantId: 'tenant-b' });
     const newer = ended('FAILED', { version: 4 });
-    await insertAll(store(), [pending, other, newer]);
+    await insertAllStored(store(), [pending, other, newer]);
     const running = await claimed(store(), makeTask({ nextAttemptAt: T0 - 1 }), T0 - 1);
 
     const refs = [listed(pending), listed(running), listed(other), { taskId: newer.taskId, version: 3 }, { taskId: '019abd2e-5f3a-7c41-9e2b-4f0a1c2d3e4f', version: 1 }, { taskId: 'not-a-task-id', version: 1 }];
@@ -53,7 +53,7 @@ export function deletionCases(store: CurrentStore): void {
 
   it('leaves a dead letter replayed after it was listed, even once it ended again', async () => {
     const dead = ended('EXHAUSTED', { deadLetterReason: 'max_attempts' });
-    await insertAll(store(), [dead]);
+    await insertAllStored(store(), [dead]);
     const replay = { expectedVersion: dead.version, runAttemptOffset: 1, runStartedAt: T0 + 100, nextAttemptAt: T0 + 100, updatedAt: T0 + 100 };
     expect(await store().replayTask({ tenantId: 'default', taskId: dead.taskId }, replay)).toMatchObject({ kind: 'applied' });
     expect(await store().deleteFinishedTasks('default', [listed(dead)])).toEqual([]);

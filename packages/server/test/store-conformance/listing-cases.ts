@@ -4,7 +4,7 @@ import type { RetryTask } from '../../src/domain/task.js';
 import { TARGET_SCAN_BUDGET, type Store, type TaskQuery } from '../../src/store/store.js';
 import { T0, makeTask } from '../fixtures/tasks.js';
 import type { CurrentStore } from './helpers.js';
-import { insertAll, newestFirst } from './helpers.js';
+import { insertAll, insertAllStored, newestFirst } from './helpers.js';
 
 /** Follows `nextCursor` to the end, returning every page. Stops with an error rather than loop forever. */
 async function walk(store: Store, query: Omit<TaskQuery, 'cursor'>): Promise<RetryTask[][]> {
@@ -53,7 +53,7 @@ export function listingCases(store: CurrentStore): void {
     const oneShot = { maxAttempts: 1, backoffType: 'FIXED', initialDelayMs: 1, multiplier: 1, maxDelayMs: 1, jitterType: 'NONE' } as const;
     const inline = [makeTask({ policyId: null, policy: oneShot, ...next() })];
     const all = [...pendingA, ...pendingB, ...succeeded, ...failed, ...exhausted, ...inline];
-    await insertAll(store(), all);
+    await insertAllStored(store(), all);
     const expectIds = (tasks: RetryTask[]) => ids([...tasks].sort(newestFirst));
     const list = async (query: Omit<TaskQuery, 'cursor' | 'tenantId' | 'limit'>, limit = 2) =>
       ids((await walk(store(), { tenantId: 'default', limit, ...query })).flat());
@@ -89,7 +89,7 @@ export function listingCases(store: CurrentStore): void {
       [total - 3, terminal('FAILED', { targetUrl: mine, createdAt: T0 + total - 3 })],
     ]);
     const tasks = Array.from({ length: total }, (_, i) => spots.get(i) ?? terminal('FAILED', { targetUrl: other, createdAt: T0 + i }));
-    await insertAll(store(), [...tasks, makeTask({ tenantId: 'elsewhere', targetUrl: mine })]);
+    await insertAllStored(store(), [...tasks, makeTask({ tenantId: 'elsewhere', targetUrl: mine })]);
     const mineKey = 'https://mine.example.com';
     const expected = (keep: (t: RetryTask) => boolean) => ids([...spots.values()].filter(keep).sort(newestFirst));
     const list = async (query: Omit<TaskQuery, 'cursor' | 'tenantId' | 'limit'>, limit = 2) =>
@@ -108,7 +108,7 @@ export function listingCases(store: CurrentStore): void {
   it('lists each task under its current status through claims, retries, ends, cancels and replays', async () => {
     const [a, b, c, d] = [0, 1, 2, 3].map((i) => makeTask({ createdAt: T0 + i, nextAttemptAt: T0 + i }));
     if (a === undefined || b === undefined || c === undefined || d === undefined) throw new Error('four tasks');
-    await insertAll(store(), [a, b, c, d, terminal('FAILED', { createdAt: T0 + 4 })]);
+    await insertAllStored(store(), [a, b, c, d, terminal('FAILED', { createdAt: T0 + 4 })]);
     const byStatus = async () => {
       const listed: Record<string, string[]> = {};
       for (const status of ['PENDING', 'IN_FLIGHT', 'SUCCEEDED', 'FAILED', 'EXHAUSTED', 'CANCELLED'] as const) {

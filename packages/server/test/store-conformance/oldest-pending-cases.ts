@@ -2,7 +2,7 @@ import { expect, it } from 'vitest';
 import type { RetryTask } from '../../src/domain/task.js';
 import { T0, finalOutcome, makeAttempt, makeTask, retryOutcome } from '../fixtures/tasks.js';
 import type { CurrentStore } from './helpers.js';
-import { claimById, insertAll } from './helpers.js';
+import { claimById, insertAll, insertAllStored } from './helpers.js';
 
 const A = 'https://a.example.com';
 const B = 'https://b.example.com';
@@ -20,7 +20,7 @@ export function oldestPendingCases(store: CurrentStore): void {
     const aInFlight = createdAt(A, T0 - 4_000);
     const aOldest = createdAt(A, T0 - 3_000);
     const cInFlight = createdAt(C, T0 - 9_000);
-    await insertAll(store(), [
+    await insertAllStored(store(), [
       createdAt(A, T0 - 5_000, { status: 'SUCCEEDED', nextAttemptAt: null }),
       createdAt(D, T0 - 8_000, { status: 'FAILED', nextAttemptAt: null }),
       aInFlight,

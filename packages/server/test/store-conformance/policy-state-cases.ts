@@ -2,7 +2,7 @@ import { expect, it } from 'vitest';
 import type { StoredPolicy } from '../../src/domain/task.js';
 import { T0, makePolicy, makeTask } from '../fixtures/tasks.js';
 import type { CurrentStore } from './helpers.js';
-import { insertAll } from './helpers.js';
+import { insertAllStored } from './helpers.js';
 
 export function policyAndStateCases(store: CurrentStore): void {
   it('creates a policy once; creating it again reports the stored one', async () => {
@@ -87,7 +87,7 @@ export function policyAndStateCases(store: CurrentStore): void {
   });
 
   it('counts tasks by status, per tenant and overall, with every status present', async () => {
-    await insertAll(store(), [
+    await insertAllStored(store(), [
       makeTask(),
       makeTask(),
       makeTask(),

@@ -5,7 +5,7 @@ import type { RetryTask } from '../../src/domain/task.js';
 import type { RescheduleChange } from '../../src/store/store.js';
 import { T0, makeTask } from '../fixtures/tasks.js';
 import type { CurrentStore } from './helpers.js';
-import { claimed, insertAll } from './helpers.js';
+import { claimed, insertAll, insertAllStored } from './helpers.js';
 
 // `rescheduleTask`: a PENDING task due at another time (run now, or later), at the version it was read at.
 
@@ -59,7 +59,7 @@ export function rescheduleCases(store: CurrentStore): void {
     const ended = (['SUCCEEDED', 'FAILED', 'EXHAUSTED', 'CANCELLED'] as const satisfies readonly TaskStatus[]).map((status) =>
       makeTask({ status, nextAttemptAt: null, attemptNumber: 1, updatedAt: T0 + 1 }),
     );
-    await insertAll(store(), ended);
+    await insertAllStored(store(), ended);
     for (const task of [inFlight, ...ended]) {
       // The caller names the right version: only the status guard can refuse it.
       expect(await store().rescheduleTask(ref(task), rescheduleOf(task, T0 + 50))).toEqual({ kind: 'refused', task });

@@ -4,7 +4,7 @@ import type { RetryTask } from '../../src/domain/task.js';
 import type { AttemptCompletion } from '../../src/store/store.js';
 import { T0, finalOutcome, makeAttempt, makeTask, retryOutcome } from '../fixtures/tasks.js';
 import type { CurrentStore } from './helpers.js';
-import { claimed, insertAll } from './helpers.js';
+import { claimed, insertAll, insertAllStored } from './helpers.js';
 
 const ref = (task: RetryTask) => ({ tenantId: task.tenantId, taskId: task.taskId });
 const page = { limit: 100 };
@@ -45,7 +45,7 @@ export function retentionCases(store: CurrentStore): void {
 
   it('clears expiresAt on replay: a live task is never deleted', async () => {
     const dead = ended('EXHAUSTED', T0 + 1_000);
-    await insertAll(store(), [dead]);
+    await insertAllStored(store(), [dead]);
     const result = await store().replayTask(ref(dead), { expectedVersion: dead.version, runAttemptOffset: 1, runStartedAt: T0 + 100, nextAttemptAt: T0 + 100, updatedAt: T0 + 100 });
     expect(result).toMatchObject({ kind: 'applied', task: { status: 'PENDING', expiresAt: null } });
     expect(await store().purgeExpired(T0 + 5_000, 10)).toEqual([]);
@@ -59,7 +59,7 @@ export function retentionCases(store: CurrentStore): void {
     const later = ended('FAILED', T0 + 60_000);
     const kept = ended('SUCCEEDED', null);
     const live = makeTask();
-    await insertAll(store(), [third, later, first, kept, live, second]);
+    await insertAllStored(store(), [third, later, first, kept, live, second]);
 
     expect(await store().purgeExpired(T0 + 999, 10)).toEqual([]);
     // At most `limit` a call (which ones first is the store's: earliest first, per partition in Redis Cluster).
@@ -102,7 +102,7 @@ export function retentionCases(store: CurrentStore): void {
   it('purges a large batch in one call, leaving what is not expired yet', async () => {
     const expired = Array.from({ length: 120 }, (_, i) => ended('SUCCEEDED', T0 + i));
     const notYet = Array.from({ length: 30 }, (_, i) => ended('SUCCEEDED', T0 + 10_000 + i));
-    await insertAll(store(), [...notYet, ...expired]);
+    await insertAllStored(store(), [...notYet, ...expired]);
     const purged = await store().purgeExpired(T0 + 5_000, 500);
     expect(purged.map((p) => p.taskId).sort()).toEqual(expired.map((t) => t.taskId).sort());
     expect(await store().admin.countByStatus()).toMatchObject({ SUCCEEDED: 30 });

@@ -1,7 +1,7 @@
 import { expect, it } from 'vitest';
 import { T0, finalOutcome, makeTask } from '../fixtures/tasks.js';
 import type { CurrentStore } from './helpers.js';
-import { claimById, claimed, insertAll } from './helpers.js';
+import { claimById, claimed, insertAll, insertAllStored } from './helpers.js';
 
 const lease = (workerId: string, leaseMs = 5_000) => ({ leaseMs, workerId });
 
@@ -11,7 +11,7 @@ export function schedulingCases(store: CurrentStore): void {
     const later = makeTask({ nextAttemptAt: T0 + 101 });
     const done = makeTask({ status: 'SUCCEEDED', nextAttemptAt: null });
     const cancelled = makeTask({ status: 'CANCELLED', nextAttemptAt: null });
-    await insertAll(store(), [...due, later, done, cancelled]);
+    await insertAllStored(store(), [...due, later, done, cancelled]);
     const now = T0 + 100;
 
     const first = await store().claimDue(now, { limit: 3, ...lease('w1') });
@@ -42,7 +42,7 @@ export function schedulingCases(store: CurrentStore): void {
 
   it('reports the earliest due time of PENDING tasks only', async () => {
     expect(await store().nextDueAt()).toBeNull();
-    await insertAll(store(), [
+    await insertAllStored(store(), [
       makeTask({ nextAttemptAt: T0 + 50 }),
       makeTask({ nextAttemptAt: T0 + 20 }),
       makeTask({ status: 'SUCCEEDED', nextAttemptAt: null }),

@@ -5,7 +5,7 @@ import { InvalidCursorError } from '../../src/store/store-errors.js';
 import type { SealedParts, Store } from '../../src/store/store.js';
 import { T0, finalOutcome, makeAttempt, makeTask, retryOutcome } from '../fixtures/tasks.js';
 import type { CurrentStore } from './helpers.js';
-import { claimById, claimed, insertAll } from './helpers.js';
+import { claimById, claimed, insertAll, insertAllStored } from './helpers.js';
 
 // The store keeps sealed values as opaque text: these are shaped like the cipher's (`v1:<key id>:…`) but never opened.
 const sealedWith = (keyId: string) => `v1:${keyId}:${randomUUID()}`;
@@ -49,7 +49,7 @@ export function sealingCases(store: CurrentStore): void {
     const plain = [makeTask(), makeTask({ tenantId: 'tenant-b', headers: { Authorization: { ref: 'Bearer {{secret:API}}' } } })];
     // Claimed first, while it is the only task due.
     const inFlight = await claimed(store(), sealedTask({ tenantId: 'tenant-c' }));
-    await insertAll(store(), [...sealed, ...plain]);
+    await insertAllStored(store(), [...sealed, ...plain]);
 
     const walked = await walkAll(store(), 2);
     const ids = walked.map((t) => t.taskId);

@@ -128,6 +128,18 @@ export function taskCases(store: CurrentStore): void {
     expect(retried.map((t) => t.traceContext)).toEqual([traceContext]);
   });
 
+  it('inserts only new tasks: a batch holding an ended one is refused whole, naming the field and the rule', async () => {
+    const fresh = makeTask();
+    for (const status of ['SUCCEEDED', 'FAILED', 'EXHAUSTED', 'CANCELLED'] as const) {
+      const ended = makeTask({ status, nextAttemptAt: null, attemptNumber: 1 });
+      await expect(store().insertTasks([fresh, ended])).rejects.toThrow(
+        `Expected \`status\` of task ${ended.taskId} to be PENDING or IN_FLIGHT (insertTasks takes new tasks); got ${status}.`,
+      );
+      expect(await store().getTask('default', ended.taskId)).toBeUndefined();
+    }
+    expect(await store().getTask('default', fresh.taskId)).toBeUndefined();
+  });
+
   it('inserts a key repeated within one batch once; the repeat is a duplicate carrying the stored task', async () => {
     const first = makeTask({ idempotencyKey: 'order-1' });
     const repeat = makeTask({ idempotencyKey: 'order-1', requestHash: requestHashOf('another request') });

@@ -5,7 +5,7 @@ import type { RetryTask } from '../../src/domain/task.js';
 import type { ReplayChange } from '../../src/store/store.js';
 import { T0, makeTask } from '../fixtures/tasks.js';
 import type { CurrentStore } from './helpers.js';
-import { claimed, insertAll } from './helpers.js';
+import { claimed, insertAll, insertAllStored } from './helpers.js';
 
 const ref = (task: RetryTask) => ({ tenantId: task.tenantId, taskId: task.taskId });
 const lease = { leaseMs: 1_000, workerId: 'w' };
@@ -37,7 +37,7 @@ export function transitionCases(store: CurrentStore): void {
   it('refuses to cancel a task that is not PENDING, whatever the caller believes, and changes nothing', async () => {
     const inFlight = await claimed(store(), makeTask());
     const others = (['SUCCEEDED', 'FAILED', 'EXHAUSTED'] as const).map((s) => ended(s));
-    await insertAll(store(), others);
+    await insertAllStored(store(), others);
     for (const task of [inFlight, ...others]) {
       expect(await store().cancelTask(ref(task), T0 + 50, T0 + 50 + 60_000)).toEqual({ kind: 'refused', task });
       expect(await store().getTask('default', task.taskId)).toEqual(task);
@@ -54,7 +54,7 @@ export function transitionCases(store: CurrentStore): void {
 
     const pending = makeTask();
     const done = ended('SUCCEEDED');
-    await insertAll(store(), [pending, done]);
+    await insertAllStored(store(), [pending, done]);
     for (const task of [pending, done]) {
       expect(await store().requestCancel(ref(task), T0 + 8)).toEqual({ kind: 'refused', task });
     }
@@ -64,7 +64,7 @@ export function transitionCases(store: CurrentStore): void {
   it('replays a dead letter into a fresh run at its version: same key, history kept, due and claimable again', async () => {
     const dead = ended('FAILED', { attemptNumber: 3, deadLetterReason: 'permanent_status:400', lastDelayMs: 80, lastError: 'HTTP 400' });
     const exhausted = ended('EXHAUSTED', { deadLetterReason: 'max_attempts', runStartedAt: T0 });
-    await insertAll(store(), [dead, exhausted]);
+    await insertAllStored(store(), [dead, exhausted]);
     const result = await store().replayTask(ref(dead), replayOf(dead, T0 + 100));
     const expected: RetryTask = {
       ...dead,
@@ -89,10 +89,10 @@ export function transitionCases(store: CurrentStore): void {
 
   it('refuses a replay at another version, or of a task that is not a dead letter', async () => {
     const dead = ended('EXHAUSTED');
-    await insertAll(store(), [dead]);
+    await insertAllStored(store(), [dead]);
     expect(await store().replayTask(ref(dead), { ...replayOf(dead), expectedVersion: dead.version + 1 })).toEqual({ kind: 'refused', task: dead });
     const notDead = [makeTask(), ended('SUCCEEDED'), ended('CANCELLED')];
-    await insertAll(store(), notDead);
+    await insertAllStored(store(), notDead);
     const inFlight = await claimed(store(), makeTask({ nextAttemptAt: T0 - 1 }));
     for (const task of [...notDead, inFlight]) {
       // The caller names the right version: only the status guard can refuse it.
@@ -108,7 +108,7 @@ export function transitionCases(store: CurrentStore): void {
   it('keeps every transition inside its tenant', async () => {
     const task = makeTask({ tenantId: 'tenant-a' });
     const dead = ended('FAILED', { tenantId: 'tenant-a' });
-    await insertAll(store(), [task, dead]);
+    await insertAllStored(store(), [task, dead]);
     const other = (t: RetryTask) => ({ tenantId: 'tenant-b', taskId: t.taskId });
     expect(await store().cancelTask(other(task), T0, T0 + 60_000)).toEqual({ kind: 'not_found' });
     expect(await store().requestCancel(other(task), T0)).toEqual({ kind: 'not_found' });

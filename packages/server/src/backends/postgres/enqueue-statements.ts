@@ -1,3 +1,4 @@
+import { checkNewTasks } from '../../store/new-tasks.js';
 import type { Page, RetryTask, StoredPolicy } from '../../domain/task.js';
 import { decodeCursor, encodeCursor, pageOf } from '../../store/cursor.js';
 import type { InsertResult, PageRequest, PutPolicyResult, Store, TargetState, TargetStateStore } from '../../store/store.js';
@@ -39,6 +40,12 @@ export class EnqueueStatements implements EnqueueOperations {
    * `duplicate` with the task that holds it. A concurrent insert of the same key is waited for (`ON CONFLICT`).
    */
   async insertTasks(tasks: readonly RetryTask[]): Promise<InsertResult[]> {
+    checkNewTasks(tasks);
+    return this.insertStoredTasks(tasks);
+  }
+
+  /** {@link insertTasks} in any status, unchecked: `PostgresStore.insertStoredTasks`, for tests. */
+  async insertStoredTasks(tasks: readonly RetryTask[]): Promise<InsertResult[]> {
     if (tasks.length === 0) return [];
     const values = insertTaskValues(tasks, this.#channel);
     const [, , , , tenants, keys] = values;
