@@ -145,6 +145,13 @@ function show(value: unknown): string {
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/** {@link ENQUEUE_FIELDS} for the check of each field given: a lookup, not a scan of the list for each. */
+const KNOWN_FIELDS: ReadonlySet<string> = new Set(ENQUEUE_FIELDS);
+/** What a request without `secretHeaders` marks: nothing (one set for them all; never changed). */
+const NO_SECRET_HEADERS: ReadonlySet<string> = new Set();
+/** The timeouts of a request that gives neither (one object for them all; only read). */
+const NO_TIMEOUTS: Readonly<TimeoutOverrides> = Object.freeze({ attemptTimeoutMs: null, connectTimeoutMs: null });
+
 /**
  * Checks an enqueue request beyond its JSON schema and normalises it. Reports every broken rule at once, each
  * naming the field (prefixed with `path`, e.g. `tasks[3].`) and the rule. Messages never repeat a header value
@@ -165,7 +172,7 @@ export function parseEnqueueInput(input: unknown, path = '', memo?: InlinePolicy
     return { ok: false, errors: [{ field, rule: 'a JSON object', message: `${field} must be a JSON object, got ${show(input)}` }] };
   }
   for (const key of Object.keys(input)) {
-    if (!(ENQUEUE_FIELDS as readonly string[]).includes(key)) fail(key, `absent (known fields: ${ENQUEUE_FIELDS.join(', ')})`);
+    if (!KNOWN_FIELDS.has(key)) fail(key, `absent (known fields: ${ENQUEUE_FIELDS.join(', ')})`);
   }
 
   const targetUrl = parseTargetUrl(input.targetUrl, fail, 'targetUrl', true);
@@ -230,10 +237,11 @@ export function parseEnqueueInput(input: unknown, path = '', memo?: InlinePolicy
 /** Records a broken rule of `field`, with what was given when it is safe to repeat. */
 export type Fail = (field: string, rule: string, got?: string) => void;
 
+const TARGET_URL_RULE = `an absolute http, https, grpc or grpcs URL of at most ${ENQUEUE_LIMITS.urlLength} characters`;
+const HTTP_URL_RULE = `an absolute http or https URL of at most ${ENQUEUE_LIMITS.urlLength} characters`;
+
 function parseTargetUrl(raw: unknown, fail: Fail, field = 'targetUrl', grpcAllowed = false): URL | undefined {
-  const rule = grpcAllowed
-    ? `an absolute http, https, grpc or grpcs URL of at most ${ENQUEUE_LIMITS.urlLength} characters`
-    : `an absolute http or https URL of at most ${ENQUEUE_LIMITS.urlLength} characters`;
+  const rule = grpcAllowed ? TARGET_URL_RULE : HTTP_URL_RULE;
   // Parsed once: `URL.canParse` then `new URL` parsed every valid URL twice.
   const url = typeof raw === 'string' && raw.length <= ENQUEUE_LIMITS.urlLength ? URL.parse(raw) : null;
   if (url === null) {
@@ -276,32 +284,39 @@ function parseHeaders(raw: unknown, name: (f: string) => string, errors: FieldEr
     push('headers', 'an object of header names to string values');
     return headers;
   }
-  const entries = Object.entries(raw);
-  if (entries.length > ENQUEUE_LIMITS.headers) {
+  // Names, then values by name, in loops: the pairs of `Object.entries`, a set of the names seen and each header's field
+  // name made whether or not it was refused were most of the allocations of a valid request's headers.
+  const names = Object.keys(raw);
+  if (names.length > ENQUEUE_LIMITS.headers) {
     push('headers', `an object of at most ${ENQUEUE_LIMITS.headers} headers`);
     return headers;
   }
-  const bytes = entries.reduce((sum, [h, v]) => sum + h.length + (typeof v === 'string' ? v.length : 0), 0);
+  let bytes = 0;
+  for (const header of names) {
+    const value = raw[header];
+    bytes += header.length + (typeof value === 'string' ? value.length : 0);
+  }
   if (bytes > ENQUEUE_LIMITS.headerBytes) {
     push('headers', `at most ${ENQUEUE_LIMITS.headerBytes} bytes of names and values in all`);
   }
-  const seen = new Set<string>();
-  for (const [header, value] of entries) {
+  // A name too long to repeat whole is cut in the field, and its rule gives its length: the answer stays small.
+  const fieldOf = (header: string) => (header.length > ENQUEUE_LIMITS.headerNameLength ? `headers.${header.slice(0, 32)}...` : `headers.${header}`);
+  const seen: string[] = [];
+  for (const header of names) {
+    const value = raw[header];
     const lower = header.toLowerCase();
-    // A name too long to repeat whole is cut in the field, and its rule gives its length: the answer stays small.
-    const field = header.length > ENQUEUE_LIMITS.headerNameLength ? `headers.${header.slice(0, 32)}...` : `headers.${header}`;
     if (header.length > ENQUEUE_LIMITS.headerNameLength) {
-      push(field, `a header name of at most ${ENQUEUE_LIMITS.headerNameLength} bytes, got ${header.length}`);
-    } else if (!HEADER_NAME_PATTERN.test(header)) push(field, 'a header name made of token characters (RFC 9110)');
-    else if (FORBIDDEN_HEADERS.has(lower)) push(field, 'absent: a hop-by-hop or framing header the HTTP client sets itself');
-    else if (seen.has(lower)) push(field, 'given once (header names ignore case)');
-    if (typeof value !== 'string') push(field, 'a string');
+      push(fieldOf(header), `a header name of at most ${ENQUEUE_LIMITS.headerNameLength} bytes, got ${header.length}`);
+    } else if (!HEADER_NAME_PATTERN.test(header)) push(fieldOf(header), 'a header name made of token characters (RFC 9110)');
+    else if (FORBIDDEN_HEADERS.has(lower)) push(fieldOf(header), 'absent: a hop-by-hop or framing header the HTTP client sets itself');
+    else if (seen.includes(lower)) push(fieldOf(header), 'given once (header names ignore case)');
+    if (typeof value !== 'string') push(fieldOf(header), 'a string');
     else if (value.length > ENQUEUE_LIMITS.headerValueLength || !HEADER_VALUE_PATTERN.test(value)) {
-      push(field, `a header value of at most ${ENQUEUE_LIMITS.headerValueLength} bytes, ${HEADER_VALUE_RULE}`);
+      push(fieldOf(header), `a header value of at most ${ENQUEUE_LIMITS.headerValueLength} bytes, ${HEADER_VALUE_RULE}`);
     } else if (hasSecretReference(value) && secretReferences(value).some((ref) => !SECRET_NAME_PATTERN.test(ref))) {
-      push(field, 'a value whose {{secret:NAME}} references have names of 1 to 128 letters, digits or _');
+      push(fieldOf(header), 'a value whose {{secret:NAME}} references have names of 1 to 128 letters, digits or _');
     }
-    seen.add(lower);
+    seen.push(lower);
     if (typeof value === 'string') headers[header] = value;
   }
   return headers;
@@ -309,8 +324,8 @@ function parseHeaders(raw: unknown, name: (f: string) => string, errors: FieldEr
 
 /** `secretHeaders`: names of headers in `headers` (any case) to keep as secrets; returned in lower case. */
 function parseSecretHeaders(raw: unknown, headers: Record<string, string>, fail: Fail): ReadonlySet<string> {
+  if (raw === undefined) return NO_SECRET_HEADERS;
   const marked = new Set<string>();
-  if (raw === undefined) return marked;
   const rule = `an array of at most ${ENQUEUE_LIMITS.headers} header names, each naming a header of headers`;
   if (!Array.isArray(raw) || raw.length > ENQUEUE_LIMITS.headers) {
     fail('secretHeaders', rule, show(raw));
@@ -324,9 +339,15 @@ function parseSecretHeaders(raw: unknown, headers: Record<string, string>, fail:
   return marked;
 }
 
+/** The name `headers` gives a header (any case), or undefined. */
+function headerNamed(headers: Record<string, string>, lower: string): string | undefined {
+  for (const name in headers) if (name.toLowerCase() === lower) return name;
+  return undefined;
+}
+
 /** Removes a header (any case) and returns its value. */
 function takeHeader(headers: Record<string, string>, lower: string): string | undefined {
-  const found = Object.keys(headers).find((h) => h.toLowerCase() === lower);
+  const found = headerNamed(headers, lower);
   if (found === undefined) return undefined;
   const value = headers[found];
   delete headers[found];
@@ -339,7 +360,7 @@ function encodeBody(raw: unknown, headers: Record<string, string>, method: unkno
     fail('body', `absent for ${method} (the HTTP client sends no body with it)`);
     return null;
   }
-  const typeHeader = Object.keys(headers).find((h) => h.toLowerCase() === 'content-type');
+  const typeHeader = headerNamed(headers, 'content-type');
   // An inline body goes out as the UTF-8 bytes of its text: a content-type declaring another charset would have the
   // target read other characters than the caller's.
   const charset = typeHeader === undefined ? undefined : charsetOf(headers[typeHeader]);
@@ -450,7 +471,10 @@ export function parseCallback(raw: unknown, fail: Fail): ParsedCallback | null {
 }
 
 /** `attemptTimeoutMs` and `connectTimeoutMs`: each absent (or null), or a timeout; the connect one within the attempt one. */
-function parseTimeouts(input: Record<string, unknown>, fail: Fail): TimeoutOverrides {
+function parseTimeouts(input: Record<string, unknown>, fail: Fail): Readonly<TimeoutOverrides> {
+  if ((input.attemptTimeoutMs === undefined || input.attemptTimeoutMs === null) && (input.connectTimeoutMs === undefined || input.connectTimeoutMs === null)) {
+    return NO_TIMEOUTS;
+  }
   const own: TimeoutOverrides = { attemptTimeoutMs: null, connectTimeoutMs: null };
   for (const field of ['attemptTimeoutMs', 'connectTimeoutMs'] as const) {
     const raw = input[field];

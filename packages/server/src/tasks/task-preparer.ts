@@ -65,7 +65,8 @@ export class TaskPreparer {
       parseTraceparent(context.traceparent) === undefined ? null : (context.traceparent as string);
     // Every entry is parsed in this one synchronous pass, so the memo of a shared inline policy cannot outlive it.
     const memo = new InlinePolicyMemo();
-    const entries = inputs.map((input, i) => this.#prepare(tenantId, input, pathOf(i), now, traceContext, memo));
+    const verdicts = new Map<string, TargetVerdict | undefined>();
+    const entries = inputs.map((input, i) => this.#prepare(tenantId, input, pathOf(i), now, traceContext, memo, verdicts));
     // Awaited only when some entry needed to wait: `Promise.all` would make a promise of every decided entry too.
     if (entries.some((entry) => entry instanceof Promise)) return Promise.all(entries).then((all) => ({ now, entries: all }));
     return { now, entries: entries as PreparedEntry[] };
@@ -76,13 +77,21 @@ export class TaskPreparer {
    * already known, a target given by address, nothing to seal, no body for the blob store. Anything else is
    * decided by {@link #prepareLater}, which asks the store, the resolver or the blob store; both decide alike.
    */
-  #prepare(tenantId: string, input: unknown, path: string, now: number, traceContext: string | null, memo: InlinePolicyMemo): PreparedEntry | Promise<PreparedEntry> {
+  #prepare(
+    tenantId: string,
+    input: unknown,
+    path: string,
+    now: number,
+    traceContext: string | null,
+    memo: InlinePolicyMemo,
+    verdicts: Map<string, TargetVerdict | undefined>,
+  ): PreparedEntry | Promise<PreparedEntry> {
     try {
       const parsed = parseEnqueueInput(input, path, memo);
       if (!parsed.ok) return { error: RetrydError.validation(parsed.errors) };
       let request = parsed.value;
       const { policies, guard, secrets, inlineBodyLimit } = this.deps;
-      const verdict = guard.checkNow(request.targetUrl);
+      const verdict = verdictNow(guard, request.targetUrl, verdicts);
       let ceilings: ResolvedCeilings | undefined;
       if (request.policy !== null) {
         ceilings = this.deps.ceilings.cached(tenantId);
@@ -253,6 +262,21 @@ export class TaskPreparer {
     const got = adopted.got === undefined ? '' : `, got ${adopted.got}`;
     return { error: RetrydError.validation([{ field, rule: adopted.rule, message: `${field} must be ${adopted.rule}${got}` }]) };
   }
+}
+
+/**
+ * `guard.checkNow(url)`, judged once per host of an http or https URL within one pass over a call's entries: the
+ * tasks of a batch mostly go to a few hosts, and the verdict on an address (what `checkNow` decides without a lookup)
+ * depends on nothing else. A name's `undefined` (to be resolved) is kept too; its entry is then checked by `check`.
+ */
+function verdictNow(guard: TargetGuard, url: URL, verdicts: Map<string, TargetVerdict | undefined>): TargetVerdict | undefined {
+  const protocol = url.protocol;
+  if (protocol !== 'http:' && protocol !== 'https:') return guard.checkNow(url);
+  const host = url.hostname;
+  if (verdicts.has(host)) return verdicts.get(host);
+  const verdict = guard.checkNow(url);
+  verdicts.set(host, verdict);
+  return verdict;
 }
 
 /** When the first attempt is due. An absolute time in the past means now, so it does not jump the queue. */
