@@ -42,9 +42,13 @@ describe('insertTaskValues', () => {
   });
 });
 
+/** `packedRecords` of these full records. */
+const packed = (full: readonly unknown[][]) =>
+  packedRecords(full.length, full[0]?.length ?? 0, (i, out) => (full[i] as unknown[]).forEach((value, field) => (out[field] = value)));
+
 describe('packedRecords', () => {
   it("writes a field its tasks hold alike once, and each task's own value of the others, a null among them too", () => {
-    const { records, shared, places } = packedRecords([
+    const { records, shared, places } = packed([
       ['a', 'x', null, '1', false],
       ['a', 'y', null, null, false],
       ['a', 'z', null, '1', false],
@@ -58,8 +62,25 @@ describe('packedRecords', () => {
     ]);
   });
 
+  it('gives a field its own column from the first record on when a later record first differs in it', () => {
+    const { records, shared, places } = packed([
+      ['a', '1', 'p'],
+      ['a', '1', 'q'],
+      ['a', '2', 'q'],
+      ['b', '1', 'q'],
+    ]);
+    expect(shared).toEqual([null, null, null]);
+    expect(places).toEqual([0, 1, 2]);
+    expect(records).toEqual([
+      ['a', '1', 'p'],
+      ['a', '1', 'q'],
+      ['a', '2', 'q'],
+      ['b', '1', 'q'],
+    ]);
+  });
+
   it('writes every field of a single task in the shared record, and an empty array for the task', () => {
-    expect(packedRecords([['a', null, '3']])).toEqual({ records: [[]], shared: ['a', null, '3'], places: [null, null, null] });
+    expect(packed([['a', null, '3']])).toEqual({ records: [[]], shared: ['a', null, '3'], places: [null, null, null] });
   });
 });
 

@@ -101,7 +101,7 @@ export class BatchRepeats {
  */
 export function insertTaskValues(tasks: readonly RetryTask[], channel: string): InsertTaskValues {
   const repeats = new BatchRepeats();
-  const { records, shared, places } = packedRecords(tasks.map((task) => jsonbRecord(task, repeats)));
+  const { records, shared, places } = packedRecords(tasks.length, JSONB_FIELDS.length, (i, out) => jsonbRecord(tasks[i] as RetryTask, repeats, out));
   const texts = tasks.map((task) => jsonTextRecord(task, repeats));
   const [tenants, keys] = queueKeysOf(tasks);
   return [JSON.stringify(records), JSON.stringify(texts), JSON.stringify(repeats.texts), tasks.length, tenants, keys, channel, JSON.stringify(shared), places];
@@ -121,34 +121,59 @@ export type InsertTaskValues = [
 ];
 
 /**
- * A batch's full records (the `JSONB_FIELDS` of each task, by place) split into what its tasks share and what they do
- * not: `shared`, one full record holding each field every task holds alike (by `===`: the values are texts, numbers'
- * texts, places in `$3`, booleans and nulls) and null for the others; `places`, for each field, its place in the
- * tasks' `records`, or null when shared; `records`, each task's values of the fields not shared, in row order.
- * insert-tasks.sql reads a field as `coalesce(task->>places[k], shared->>k)`: a field that is not shared reads null
- * from `shared`, and a shared one null from the task (`->>` of a NULL place), so each reads its one value.
+ * A batch's full records (`width` fields each, in row order, written by `write(i, out)` for record `i`, from 0) split
+ * into what its records share and what they do not: `shared`, one full record holding each field every record holds
+ * alike (by `===`: the values are texts, numbers' texts, places in `$3`, booleans and nulls) and null for the others;
+ * `places`, for each field, its place in the records' `records`, or null when shared; `records`, each record's values of
+ * the fields not shared, in row order. insert-tasks.sql reads a field as `coalesce(task->>places[k], shared->>k)`: a
+ * field that is not shared reads null from `shared`, and a shared one null from the task (`->>` of a NULL place), so each
+ * reads its one value.
+ *
+ * No full record is kept for each: each is written into one scratch array and compared with the first, and a field gets
+ * a column of its own (the first record's value for the records before) only once some record holds another value. A
+ * thousand full records of 33 fields a batch, alive together until they were packed, were the largest share of the
+ * insert's garbage.
  */
-export function packedRecords(full: readonly unknown[][]): { records: unknown[][]; shared: unknown[]; places: (number | null)[] } {
-  const first = full[0] ?? [];
-  const shared = first.slice();
+export function packedRecords(
+  count: number,
+  width: number,
+  write: (index: number, out: unknown[]) => void,
+): { records: unknown[][]; shared: unknown[]; places: (number | null)[] } {
+  if (count === 0) return { records: [], shared: [], places: [] };
+  const shared = new Array<unknown>(width);
+  write(0, shared);
+  const columns: (unknown[] | undefined)[] = new Array<unknown[] | undefined>(width).fill(undefined);
+  const scratch = new Array<unknown>(width);
+  for (let i = 1; i < count; i++) {
+    write(i, scratch);
+    for (let field = 0; field < width; field++) {
+      const value = scratch[field];
+      const column = columns[field];
+      if (column !== undefined) column[i] = value;
+      else if (value !== shared[field]) {
+        const own = new Array<unknown>(count).fill(shared[field], 0, i);
+        own[i] = value;
+        columns[field] = own;
+      }
+    }
+  }
   const places: (number | null)[] = [];
-  const kept: number[] = [];
-  for (let field = 0; field < first.length; field++) {
-    const value = first[field];
-    let alike = true;
-    for (let i = 1; i < full.length && alike; i++) alike = (full[i] as unknown[])[field] === value;
-    if (alike) places.push(null);
+  const kept: unknown[][] = [];
+  for (let field = 0; field < width; field++) {
+    const column = columns[field];
+    if (column === undefined) places.push(null);
     else {
       places.push(kept.length);
-      kept.push(field);
+      kept.push(column);
       shared[field] = null;
     }
   }
-  const records = full.map((record) => {
+  const records = new Array<unknown[]>(count);
+  for (let i = 0; i < count; i++) {
     const own = new Array<unknown>(kept.length);
-    for (let j = 0; j < kept.length; j++) own[j] = record[kept[j] as number];
-    return own;
-  });
+    for (let j = 0; j < kept.length; j++) own[j] = (kept[j] as unknown[])[i];
+    records[i] = own;
+  }
   return { records, shared, places };
 }
 

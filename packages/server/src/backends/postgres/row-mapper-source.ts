@@ -40,12 +40,11 @@ function recordValue(field: RecordField): string {
 }
 
 function recordFunction(name: string, fields: readonly RecordField[], what: string): string {
-  const values = fields.map((field) => `    ${recordValue(field)},`).join('\n');
-  return `/** A task's array in ${what} of insert-tasks.sql: see insert-records.ts. */
-export function ${name}(t: RetryTask, ${values.includes('repeats.') ? 'repeats' : '_repeats'}: BatchRepeats): unknown[] {
-  return [
+  const values = fields.map((field, place) => `  out[${place}] = ${recordValue(field)};`).join('\n');
+  return `/** A task's array in ${what} of insert-tasks.sql, written into \`out\` (a new array by default): see insert-records.ts. */
+export function ${name}(t: RetryTask, ${values.includes('repeats.') ? 'repeats' : '_repeats'}: BatchRepeats, out: unknown[] = new Array<unknown>(${fields.length})): unknown[] {
 ${values}
-  ];
+  return out;
 }`;
 }
 
