@@ -65,8 +65,8 @@ export class TaskPreparer {
       parseTraceparent(context.traceparent) === undefined ? null : (context.traceparent as string);
     // Every entry is parsed in this one synchronous pass, so the memo of a shared inline policy cannot outlive it.
     const memo = new InlinePolicyMemo();
-    const verdicts = new Map<string, TargetVerdict | undefined>();
-    const entries = inputs.map((input, i) => this.#prepare(tenantId, input, pathOf(i), now, traceContext, memo, verdicts));
+    const targets = new BatchTargets(this.deps.guard);
+    const entries = inputs.map((input, i) => this.#prepare(tenantId, input, pathOf(i), now, traceContext, memo, targets));
     // Awaited only when some entry needed to wait: `Promise.all` would make a promise of every decided entry too.
     if (entries.some((entry) => entry instanceof Promise)) return Promise.all(entries).then((all) => ({ now, entries: all }));
     return { now, entries: entries as PreparedEntry[] };
@@ -84,14 +84,15 @@ export class TaskPreparer {
     now: number,
     traceContext: string | null,
     memo: InlinePolicyMemo,
-    verdicts: Map<string, TargetVerdict | undefined>,
+    targets: BatchTargets,
   ): PreparedEntry | Promise<PreparedEntry> {
     try {
       const parsed = parseEnqueueInput(input, path, memo);
       if (!parsed.ok) return { error: RetrydError.validation(parsed.errors) };
       let request = parsed.value;
-      const { policies, guard, secrets, inlineBodyLimit } = this.deps;
-      const verdict = verdictNow(guard, request.targetUrl, verdicts);
+      const { policies, secrets, inlineBodyLimit } = this.deps;
+      const target = targets.of(request.targetUrl);
+      const verdict = target.verdict;
       let ceilings: ResolvedCeilings | undefined;
       if (request.policy !== null) {
         ceilings = this.deps.ceilings.cached(tenantId);
@@ -119,7 +120,7 @@ export class TaskPreparer {
         const misfit = namedPolicyErrors(definition, request.policyId as string, isGrpcUrl(request.targetUrl), `${path}policyId`);
         if (misfit.length > 0) return { error: RetrydError.validation(misfit) };
       }
-      const task = this.#taskOf(tenantId, this.deps.newId(), request, request.headers, request.body, null, now, traceContext, inherited);
+      const task = this.#taskOf(tenantId, this.deps.newId(), request, target.key, request.headers, request.body, null, now, traceContext, inherited);
       return { task, blobRef: null };
     } catch (error) {
       return { error: storeFailure(error, this.deps.store.kind, 'enqueue') };
@@ -178,7 +179,7 @@ export class TaskPreparer {
       blobRef = await callStore('blob', 'store the body', () => this.deps.blobs.put(tenantId, taskId, data));
       body = null;
     }
-    const task = this.#taskOf(tenantId, taskId, request, secured.value.headers, body, adopted?.ref ?? blobRef, now, traceContext, inherited);
+    const task = this.#taskOf(tenantId, taskId, request, targetKeyOf(request.targetUrl), secured.value.headers, body, adopted?.ref ?? blobRef, now, traceContext, inherited);
     return { task, blobRef };
   }
 
@@ -187,6 +188,7 @@ export class TaskPreparer {
     tenantId: string,
     taskId: string,
     request: ParsedEnqueue,
+    targetKey: string,
     headers: RetryTask['headers'],
     body: string | null,
     bodyRef: string | null,
@@ -200,7 +202,7 @@ export class TaskPreparer {
       idempotencyKey: request.idempotencyKey ?? this.deps.newId(),
       requestHash: request.requestHash,
       targetUrl: request.targetUrl.href,
-      targetKey: targetKeyOf(request.targetUrl),
+      targetKey,
       method: request.method,
       headers,
       body,
@@ -265,18 +267,26 @@ export class TaskPreparer {
 }
 
 /**
- * `guard.checkNow(url)`, judged once per host of an http or https URL within one pass over a call's entries: the
- * tasks of a batch mostly go to a few hosts, and the verdict on an address (what `checkNow` decides without a lookup)
- * depends on nothing else. A name's `undefined` (to be resolved) is kept too; its entry is then checked by `check`.
+ * What one pass over a call's entries knows of each target (by its key, `targetKeyOf`): the key as one string, which
+ * every task to that target then holds, and `guard.checkNow`'s verdict, which depends on nothing but the scheme and the
+ * host, both in the key. The tasks of a batch mostly go to a few targets: the thousand verdicts and key strings a batch,
+ * each task's kept until the insert, were judged and made once a target. A name's `undefined` (to be resolved) is kept
+ * too; its entries are then checked by `check`, each.
  */
-function verdictNow(guard: TargetGuard, url: URL, verdicts: Map<string, TargetVerdict | undefined>): TargetVerdict | undefined {
-  const protocol = url.protocol;
-  if (protocol !== 'http:' && protocol !== 'https:') return guard.checkNow(url);
-  const host = url.hostname;
-  if (verdicts.has(host)) return verdicts.get(host);
-  const verdict = guard.checkNow(url);
-  verdicts.set(host, verdict);
-  return verdict;
+class BatchTargets {
+  readonly #known = new Map<string, { key: string; verdict: TargetVerdict | undefined }>();
+
+  constructor(private readonly guard: TargetGuard) {}
+
+  of(url: URL): { key: string; verdict: TargetVerdict | undefined } {
+    const key = targetKeyOf(url);
+    let known = this.#known.get(key);
+    if (known === undefined) {
+      known = { key, verdict: this.guard.checkNow(url) };
+      this.#known.set(key, known);
+    }
+    return known;
+  }
 }
 
 /** When the first attempt is due. An absolute time in the past means now, so it does not jump the queue. */

@@ -186,6 +186,8 @@ export function queueKeysOf(tasks: readonly RetryTask[]): [tenants: string[], ke
   const keys: string[] = [];
   const seen = new Set<string>();
   for (const task of tasks) {
+    // The tasks of a batch mostly come in runs to one queue: no key text made for each of them.
+    if (task.targetKey === keys[keys.length - 1] && task.tenantId === tenants[tenants.length - 1]) continue;
     const queue = `${task.tenantId}\u0000${task.targetKey}`;
     if (seen.has(queue)) continue;
     seen.add(queue);
