@@ -64,6 +64,7 @@ if (args.child) {
 } else {
   await dropSchema(SCHEMA);
   await run(process.execPath, [join(dists[0], 'cli', 'main.js'), 'migrate', '--store', `${POSTGRES_URL}?schema=${SCHEMA}`]);
+  /** @type {number[][]} */
   const rounds = dists.map(() => []);
   const self = fileURLToPath(import.meta.url);
   try {
@@ -73,7 +74,7 @@ if (args.child) {
       for (const i of order) {
         const childArgs = [self, '--child', '--dist', dists[i], '--batches', String(BATCHES), '--batch', String(BATCH), '--warmup', String(WARMUP)];
         const { stdout } = await run(process.execPath, childArgs);
-        rounds[i].push(JSON.parse(stdout.trim().split('\n').at(-1)).perTask);
+        rounds[i].push(JSON.parse(stdout.trim().split('\n').at(-1) ?? 'null').perTask);
       }
     }
   } finally {
