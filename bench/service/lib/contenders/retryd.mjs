@@ -8,6 +8,7 @@ import { Redis } from 'ioredis';
 import { distOf, inParallel, serviceBuild, sleep, waitFor } from '../report.mjs';
 import { POSTGRES_URL, REDIS_URL, deleteKeys, dropSchema, postgresDurability, redisDurability, schemaSize } from '../servers.mjs';
 import { storeServerCpuMs } from './call-downstream.mjs';
+import { partitionTasks, partitionsFromEnv } from '../pg-partitioned-tasks.mjs';
 import { CLI, PROTECTIONS_OFF_PATCH, serveHasFlag, startRetryd, sqliteStoreSize, targetPath } from '../retryd-service.mjs';
 
 /** The W1 policy (WORKLOADS.md): exponential, 1 ms initial, ×2, 10 ms max, 5 attempts, full jitter, no budget. */
@@ -62,11 +63,14 @@ export async function retrydStore(kind, { sync = 'full', name = 'bench' } = {}) 
     await dropSchema(schema, base);
     const url = new URL(base);
     url.searchParams.set('schema', schema);
+    // The experiment of bench/service/pg-partitions.mjs: the tasks table hash-partitioned by tenant.
+    const partitions = partitionsFromEnv();
+    if (partitions !== undefined) await partitionTasks({ storeUrl: url.toString(), schema, partitions, base });
     return {
       kind: 'postgres',
       url: url.toString(),
       sync,
-      label: `PostgreSQL, schema ${schema}`,
+      label: `PostgreSQL, schema ${schema}${partitions === undefined ? '' : `, tasks hash-partitioned by tenant_id into ${partitions}`}`,
       durability: durability.label,
       size: async () => ({ total: await schemaSize(schema, base) }),
       cleanup: () => dropSchema(schema, base),
