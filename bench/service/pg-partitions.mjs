@@ -2,7 +2,8 @@
 // same table hash-partitioned by tenant_id (lib/pg-partitioned-tasks.mjs), interleaved in one run.
 //
 //   node bench/service/pg-partitions.mjs [--partitions 8,32] [--rounds 3] [--workloads w1,w2,w4]
-//                                        [--w2-backlog 300000] [--w4-seconds 30] [--out DIR] [--json-file FILE]
+//                                        [--w2-backlog 300000] [--w4-seconds 30] [--out DIR] [--from-round 1]
+//                                        [--json-file FILE]
 //
 // Every round runs each workload once per layout (`single`, then one per --partitions count), each in its own child
 // process (node bench/service/wN.mjs --store postgres --json-file …, RETRYD_BENCH_PG_PARTITIONS set for a partitioned
@@ -10,10 +11,13 @@
 // protections. W2: --skip-library (the library's enqueue writes the same rows through the same statement), a backlog of
 // --w2-backlog (default 300,000 of W2's 1,000,000, to keep a round within minutes on this machine). W4: 2,000/s for
 // --w4-seconds after 5 s of warm-up. Figures: every round, the medians, and partitioned ÷ single (of the medians).
-// Each child's JSON is kept in --out (default a temporary directory), the summary in --json-file.
+// Each child's JSON is kept in --out (default a temporary directory), the summary in --json-file. A child that fails
+// (the machine's PostgreSQL is shared: another user's load or restart) is run once more, then its round is left out.
+// --from-round N resumes an interrupted run: rounds before N are read from the JSON files already in --out.
 // Build the service first: npm run build
 
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -28,6 +32,7 @@ const { values: args } = parseArgs({
     'w2-backlog': { type: 'string', default: '300000' },
     'w4-seconds': { type: 'string', default: '30' },
     out: { type: 'string' },
+    'from-round': { type: 'string', default: '1' },
     'json-file': { type: 'string' },
   },
 });
@@ -81,13 +86,28 @@ const machine = printMachine();
 console.log(`PostgreSQL, tasks table: ${layouts.map(layoutName).join(' vs ')}; ${workloads.join(', ')}; ${ROUNDS} rounds; children's JSON in ${out}\n`);
 /** rounds[workload][layout] = the figures of each round, in round order. */
 const rounds = Object.fromEntries(workloads.map((w) => [w, Object.fromEntries(layouts.map((n) => [layoutName(n), []]))]));
+const failures = [];
 for (let round = 1; round <= ROUNDS; round++) {
   const order = layouts.map((_, i) => layouts[(i + round - 1) % layouts.length]);
   for (const workload of workloads) {
     for (const n of order) {
       const file = join(out, `${workload}-${layoutName(n)}-r${round}.json`);
       const started = performance.now();
-      await runChild(workload, n, file);
+      if (round < Number(args['from-round'])) {
+        if (!existsSync(file)) continue;
+      } else {
+        try {
+          await runChild(workload, n, file);
+        } catch (first) {
+          console.log(`round ${round} ${workload} ${layoutName(n)} failed, once more: ${first.message.split('\n')[0]}`);
+          try {
+            await runChild(workload, n, file);
+          } catch (second) {
+            failures.push({ round, workload, layout: layoutName(n), error: second.message.split('\n')[0] });
+            continue;
+          }
+        }
+      }
       const figures = { round, ...WORKLOADS[workload].figures(JSON.parse(await readFile(file, 'utf8'))) };
       rounds[workload][layoutName(n)].push(figures);
       console.log(`round ${round} ${workload} ${layoutName(n)} (${fmt((performance.now() - started) / 1000, 0)} s): ${JSON.stringify(figures)}`);
@@ -111,4 +131,5 @@ for (const workload of workloads) {
     ],
   );
 }
-writeJsonFile(args['json-file'], { machine, layouts: layouts.map(layoutName), w2Backlog: Number(args['w2-backlog']), w4Seconds: Number(args['w4-seconds']), summary });
+if (failures.length > 0) console.log(`\nleft out: ${JSON.stringify(failures)}`);
+writeJsonFile(args['json-file'], { machine, failures, layouts: layouts.map(layoutName), w2Backlog: Number(args['w2-backlog']), w4Seconds: Number(args['w4-seconds']), summary });
