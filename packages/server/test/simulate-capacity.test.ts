@@ -3,13 +3,28 @@ import { describe, expect, it } from 'vitest';
 import { runCli as run } from './service-harness.js';
 import { decimal, decimalList } from '../src/cli/simulate-options.js';
 import { CAPACITY_STORES, DEFAULT_CAPACITY_INPUTS, MEASURED_COSTS, type CapacityInputs, type CapacityStore, type StoreCosts } from '../src/simulate/capacity-inputs.js';
-import { capacityPlan, machineCeiling, sizeForPending, sizeForRate } from '../src/simulate/capacity-model.js';
+import { capacityPlan, machineCeiling, machineEnqueueCeiling, sizeForPending, sizeForRate } from '../src/simulate/capacity-model.js';
 
 // The committed benchmark report the model's defaults come from, and the downstream's own CPU per request measured
 // on the same machine (bench/service/downstream-cost.mjs): W1's target shares the two cores there.
 const RESULTS = new URL('../../../bench/results/', import.meta.url);
 const report = JSON.parse(readFileSync(new URL('2026-11-29-6.json', RESULTS), 'utf8')) as Report;
 const downstream = JSON.parse(readFileSync(new URL('2026-11-29-downstream-cost.json', RESULTS), 'utf8')) as { downstreamCpuMsPerRequest: number };
+// W2's enqueue on every store, in rounds (bench/service/w2-enqueue.mjs): the CPU per enqueued task and the rate.
+const enqueue = JSON.parse(readFileSync(new URL('2026-11-30-w2-enqueue.json', RESULTS), 'utf8')) as EnqueueReport;
+
+interface EnqueueFigures {
+  enqueuePerSec: number;
+  cpuMsPerTask: number;
+  storeCpuMsPerTask: number;
+  clientCpuMsPerTask: number;
+}
+interface EnqueueReport {
+  machine: { nproc: number };
+  backlog: number;
+  rounds: Record<CapacityStore, EnqueueFigures[]>;
+  medians: Record<CapacityStore, EnqueueFigures>;
+}
 
 interface W1Row {
   id: string;
@@ -50,23 +65,42 @@ function runOf(workload: string, store: CapacityStore): Run {
 function measuredCosts(store: CapacityStore): StoreCosts {
   const w1 = w1Row(store);
   const space = runOf('space', store).data.stores?.find((s) => s.store === store);
-  return { serviceCpuMsPerAttempt: w1.cpuMsPerAttempt, storeCpuMsPerAttempt: w1.storeCpuMsPerAttempt ?? 0, bytesPerTask: space?.totalBytesPerTask ?? Number.NaN };
+  const w2 = enqueue.medians[store];
+  return {
+    serviceCpuMsPerAttempt: w1.cpuMsPerAttempt,
+    storeCpuMsPerAttempt: w1.storeCpuMsPerAttempt ?? 0,
+    bytesPerTask: space?.totalBytesPerTask ?? Number.NaN,
+    serviceCpuMsPerEnqueue: w2.cpuMsPerTask,
+    storeCpuMsPerEnqueue: store === 'sqlite' ? 0 : w2.storeCpuMsPerTask,
+  };
 }
-/** The inputs of the benchmark machine: its cores, the report's own costs, and its downstream on the same cores. */
+/**
+ * The inputs of the benchmark machine: its cores, the reports' own costs, and its downstream and W2's load generator on
+ * the same cores (the load generator's CPU per task is the median of the three stores' runs: it does the same work
+ * whatever the store).
+ */
 const benchMachine: CapacityInputs = {
   ...DEFAULT_CAPACITY_INPUTS,
   costs: { sqlite: measuredCosts('sqlite'), postgres: measuredCosts('postgres'), redis: measuredCosts('redis') },
   cores: report.environment.machine.cores,
   downstreamCpuMsPerAttempt: downstream.downstreamCpuMsPerRequest,
+  clientCpuMsPerEnqueue: median(CAPACITY_STORES.map((store) => enqueue.medians[store].clientCpuMsPerTask)),
 };
+function median(values: number[]): number {
+  const v = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(v.length / 2);
+  return v.length % 2 === 1 ? (v[mid] ?? Number.NaN) : ((v[mid - 1] ?? Number.NaN) + (v[mid] ?? Number.NaN)) / 2;
+}
 
 describe('the sizing model against the figures measured on the benchmark machine', () => {
-  it('its default costs are the committed report\'s W1 CPU per attempt and space per task (rounded)', () => {
+  it("its default costs are the committed reports' W1 CPU per attempt, space per task and W2 CPU per enqueued task (rounded)", () => {
     for (const store of CAPACITY_STORES) {
       const measured = benchMachine.costs[store];
       expect(MEASURED_COSTS[store].serviceCpuMsPerAttempt).toBeCloseTo(measured.serviceCpuMsPerAttempt, 4);
       expect(MEASURED_COSTS[store].storeCpuMsPerAttempt).toBeCloseTo(measured.storeCpuMsPerAttempt, 4);
       expect(Math.abs(MEASURED_COSTS[store].bytesPerTask - measured.bytesPerTask)).toBeLessThan(1);
+      expect(MEASURED_COSTS[store].serviceCpuMsPerEnqueue).toBeCloseTo(measured.serviceCpuMsPerEnqueue, 4);
+      expect(MEASURED_COSTS[store].storeCpuMsPerEnqueue).toBeCloseTo(measured.storeCpuMsPerEnqueue, 4);
     }
   });
 
@@ -75,6 +109,24 @@ describe('the sizing model against the figures measured on the benchmark machine
     const predicted = machineCeiling(store, benchMachine).attemptsPerSec;
     const measured = w1Row(store).attemptsPerSec;
     expect(Math.abs(predicted / measured - 1)).toBeLessThan(0.2);
+  });
+
+  // The check W1 passes, which W2's enqueue does not: the model predicts it from two cores' CPU, and the runs used about
+  // one (docs/scaling.md, "Checked against this machine"). Marked as failing, so that a model that does reproduce it
+  // turns this red and into a plain check.
+  it.fails.each(CAPACITY_STORES)("reproduces W2's enqueue rate on %s within 20%% from its CPU per enqueued task and the 2 cores", (store) => {
+    const predicted = machineEnqueueCeiling(store, benchMachine).tasksPerSec;
+    const measured = enqueue.medians[store].enqueuePerSec;
+    expect(Math.abs(predicted / measured - 1)).toBeLessThan(0.2);
+  });
+
+  it.each(CAPACITY_STORES)("finds W2's enqueue on %s using about one core: the service's, the store's and the load generator's CPU together", (store) => {
+    expect(enqueue.machine.nproc).toBe(2);
+    expect(enqueue.backlog).toBe(1_000_000);
+    const m = enqueue.medians[store];
+    const cores = (m.enqueuePerSec * (m.cpuMsPerTask + m.storeCpuMsPerTask + m.clientCpuMsPerTask)) / 1000;
+    expect(cores).toBeGreaterThan(0.7);
+    expect(cores).toBeLessThan(1.3);
   });
 
   it.each(CAPACITY_STORES)("reproduces W2's backlog of a million tasks on %s within 20%% from the bytes per task", (store) => {
@@ -109,9 +161,9 @@ describe('the sizing model', () => {
   const inputs: CapacityInputs = {
     ...DEFAULT_CAPACITY_INPUTS,
     costs: {
-      sqlite: { serviceCpuMsPerAttempt: 0.1, storeCpuMsPerAttempt: 0, bytesPerTask: 400 },
-      postgres: { serviceCpuMsPerAttempt: 0.1, storeCpuMsPerAttempt: 0.05, bytesPerTask: 500 },
-      redis: { serviceCpuMsPerAttempt: 0.1, storeCpuMsPerAttempt: 0.04, bytesPerTask: 1000 },
+      sqlite: { serviceCpuMsPerAttempt: 0.1, storeCpuMsPerAttempt: 0, bytesPerTask: 400, serviceCpuMsPerEnqueue: 0.02, storeCpuMsPerEnqueue: 0 },
+      postgres: { serviceCpuMsPerAttempt: 0.1, storeCpuMsPerAttempt: 0.05, bytesPerTask: 500, serviceCpuMsPerEnqueue: 0.02, storeCpuMsPerEnqueue: 0.03 },
+      redis: { serviceCpuMsPerAttempt: 0.1, storeCpuMsPerAttempt: 0.04, bytesPerTask: 1000, serviceCpuMsPerEnqueue: 0.02, storeCpuMsPerEnqueue: 0.01 },
     },
     headroom: 0.5,
     postgresServerCores: 32,
@@ -146,9 +198,17 @@ describe('the sizing model', () => {
     expect(machineCeiling('postgres', { ...inputs, cores: 2, downstreamCpuMsPerAttempt: 0.1 }).boundBy).toBe('machine');
   });
 
+  it('gives the one-machine enqueue ceiling from the CPU per enqueued task, the callers counted when they share the cores', () => {
+    // 0.02 ms a task: 50,000/s from one instance's core.
+    expect(machineEnqueueCeiling('sqlite', { ...inputs, cores: 2 })).toEqual({ store: 'sqlite', tasksPerSec: 50_000, boundBy: 'instance' });
+    // 0.02 + 0.03 + 0.03 ms a task on 2 cores: 25,000/s, below the instance's 50,000.
+    expect(machineEnqueueCeiling('postgres', { ...inputs, cores: 2, clientCpuMsPerEnqueue: 0.03 })).toEqual({ store: 'postgres', tasksPerSec: 25_000, boundBy: 'machine' });
+  });
+
   it('plans each store in the order given, every rate and backlog', () => {
     const plan = capacityPlan(['redis', 'sqlite'], [1_000, 10_000], [1e7], inputs);
     expect(plan.machine.map((m) => m.store)).toEqual(['redis', 'sqlite']);
+    expect(plan.machineEnqueue.map((m) => m.store)).toEqual(['redis', 'sqlite']);
     expect(plan.rates.map((r) => `${r.store} ${r.attemptsPerSec}`)).toEqual(['redis 1000', 'redis 10000', 'sqlite 1000', 'sqlite 10000']);
     expect(plan.pending.map((p) => p.store)).toEqual(['redis', 'sqlite']);
   });
@@ -175,7 +235,7 @@ describe('retryd simulate capacity', () => {
     expect(stderr).toBe('');
     expect(code).toBe(0);
     const out = JSON.parse(stdout) as { inputs: CapacityInputs; machine: unknown[]; rates: Record<string, unknown>[]; pending: Record<string, unknown>[] };
-    expect(Object.keys(out)).toEqual(['inputs', 'machine', 'rates', 'pending']);
+    expect(Object.keys(out)).toEqual(['inputs', 'machine', 'machineEnqueue', 'rates', 'pending']);
     expect(out.inputs.costs.redis).toEqual({ ...MEASURED_COSTS.redis, storeCpuMsPerAttempt: 0.05 });
     expect(out.machine).toHaveLength(1);
     // 100,000 × 0.05 ms = 5 cores, 10 at half each: ten masters, each one thread.

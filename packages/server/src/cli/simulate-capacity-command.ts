@@ -21,7 +21,10 @@ interface CapacityFlags {
   cpuPerAttempt?: number;
   storeCpuPerAttempt?: number;
   bytesPerTask?: number;
+  cpuPerEnqueue?: number;
+  storeCpuPerEnqueue?: number;
   downstreamCpuPerAttempt: number;
+  clientCpuPerEnqueue: number;
   cores: number;
   instanceCores: number;
   headroom: number;
@@ -42,6 +45,8 @@ export function capacityInputsOf(flags: CapacityFlags): CapacityInputs {
           // SQLite has no server: its store's work is in the instance's CPU per attempt.
           storeCpuMsPerAttempt: store === 'sqlite' ? 0 : (flags.storeCpuPerAttempt ?? measured.storeCpuMsPerAttempt),
           bytesPerTask: flags.bytesPerTask ?? measured.bytesPerTask,
+          serviceCpuMsPerEnqueue: flags.cpuPerEnqueue ?? measured.serviceCpuMsPerEnqueue,
+          storeCpuMsPerEnqueue: store === 'sqlite' ? 0 : (flags.storeCpuPerEnqueue ?? measured.storeCpuMsPerEnqueue),
         },
       ];
     }),
@@ -51,6 +56,7 @@ export function capacityInputsOf(flags: CapacityFlags): CapacityInputs {
     cores: flags.cores,
     instanceCores: flags.instanceCores,
     downstreamCpuMsPerAttempt: flags.downstreamCpuPerAttempt,
+    clientCpuMsPerEnqueue: flags.clientCpuPerEnqueue,
     headroom: flags.headroom,
     redisMasterMemoryBytes: flags.redisMasterMemory * GIB,
     postgresServerCores: flags.postgresServerCores,
@@ -66,7 +72,8 @@ export function capacityCommand(): Command {
       'The sizing model of docs/scaling.md: from the CPU per attempt of the service and of the store\'s server and the bytes ' +
         'per pending task (measured by the benchmarks; each overridable), how many retryd instances, PostgreSQL cores and ' +
         'servers or Redis masters each rate of attempts needs, what each backlog takes, and where each store stops scaling. ' +
-        "Also the ceiling of one machine of --cores cores running one instance and its store's server.",
+        "Also the ceilings of one machine of --cores cores running one instance and its store's server: attempts/s, and tasks/s " +
+        'taken in through the API (from the CPU per enqueued task).',
     )
     .addOption(
       new Option('--stores <list>', `stores, comma-separated (${CAPACITY_STORES.join(', ')})`)
@@ -90,6 +97,21 @@ export function capacityCommand(): Command {
       ),
     )
     .addOption(new Option('--bytes-per-task <n>', 'bytes one pending task takes, for every store (default: measured per store)').argParser(decimal('--bytes-per-task', 1, 1e9)))
+    .addOption(
+      new Option('--cpu-per-enqueue <ms>', "the service's CPU per task enqueued in batches of 1,000, in ms, for every store (default: measured per store)").argParser(
+        decimal('--cpu-per-enqueue', 0.0001, 1000),
+      ),
+    )
+    .addOption(
+      new Option('--store-cpu-per-enqueue <ms>', "the store server's CPU per task enqueued, in ms, for PostgreSQL and Redis (default: measured per store)").argParser(
+        decimal('--store-cpu-per-enqueue', 0.0001, 1000),
+      ),
+    )
+    .addOption(
+      new Option('--client-cpu-per-enqueue <ms>', "the callers' CPU per task enqueued when they share the one machine, in ms (0 to 1000)")
+        .default(d.clientCpuMsPerEnqueue)
+        .argParser(decimal('--client-cpu-per-enqueue', 0, 1000)),
+    )
     .addOption(
       new Option('--downstream-cpu-per-attempt <ms>', "the target's CPU per request when it shares the one machine, in ms (0 to 1000)")
         .default(d.downstreamCpuMsPerAttempt)

@@ -17,6 +17,13 @@ export interface StoreCosts {
   storeCpuMsPerAttempt: number;
   /** Bytes one pending task takes in the store (the space step: tables and indexes, or Redis memory). */
   bytesPerTask: number;
+  /**
+   * CPU time of the retryd process per task enqueued through `POST /retry-tasks/batch` in batches of 1,000, in ms (W2's
+   * "service CPU ms/task" while it takes its backlog in).
+   */
+  serviceCpuMsPerEnqueue: number;
+  /** CPU time of the store's server per task so enqueued, in ms (W2's "store server CPU ms/task"); 0 for SQLite. */
+  storeCpuMsPerEnqueue: number;
 }
 
 /** Everything the model reads. Every field has a default ({@link DEFAULT_CAPACITY_INPUTS}). */
@@ -35,6 +42,11 @@ export interface CapacityInputs {
   instanceCores: number;
   /** CPU the target spends per request when it shares the machine (as the benchmarks' downstream does), in ms. Default 0. */
   downstreamCpuMsPerAttempt: number;
+  /**
+   * CPU the callers spend per task enqueued when they share the machine (as W2's load generator does: it builds and
+   * sends the batches), in ms. Default 0.
+   */
+  clientCpuMsPerEnqueue: number;
   /**
    * The share of a core the deployment plans to use, so that a burst, a failover or a slow query has room. The
    * "one machine" ceiling uses every core (what a throughput benchmark measures). Default 0.7.
@@ -55,13 +67,14 @@ const GIB = 1024 ** 3;
 /**
  * The costs measured on this project's 2-core benchmark machine: CPU per attempt from W1 at commit c609137 with the
  * default protections (bench/results/2026-11-29-6.json, the "after" build, median of 3 rounds), bytes per task from
- * the space step of the same report (100,000 W2-like pending tasks per store). A test checks that these are the
- * figures of that file.
+ * the space step of the same report (100,000 W2-like pending tasks per store), CPU per enqueued task from W2's backlog
+ * of 1,000,000 through the API (bench/results/2026-11-30-w2-enqueue.json, the median of its rounds). A test checks that
+ * these are the figures of those files.
  */
 export const MEASURED_COSTS: Readonly<Record<CapacityStore, StoreCosts>> = Object.freeze({
-  sqlite: { serviceCpuMsPerAttempt: 0.0893, storeCpuMsPerAttempt: 0, bytesPerTask: 386 },
-  postgres: { serviceCpuMsPerAttempt: 0.087, storeCpuMsPerAttempt: 0.065, bytesPerTask: 528 },
-  redis: { serviceCpuMsPerAttempt: 0.0873, storeCpuMsPerAttempt: 0.0423, bytesPerTask: 943 },
+  sqlite: { serviceCpuMsPerAttempt: 0.0893, storeCpuMsPerAttempt: 0, bytesPerTask: 386, serviceCpuMsPerEnqueue: 0.0293, storeCpuMsPerEnqueue: 0 },
+  postgres: { serviceCpuMsPerAttempt: 0.087, storeCpuMsPerAttempt: 0.065, bytesPerTask: 528, serviceCpuMsPerEnqueue: 0.0268, storeCpuMsPerEnqueue: 0.0214 },
+  redis: { serviceCpuMsPerAttempt: 0.0873, storeCpuMsPerAttempt: 0.0423, bytesPerTask: 943, serviceCpuMsPerEnqueue: 0.02915, storeCpuMsPerEnqueue: 0.0274 },
 });
 
 /** The defaults of every input. */
@@ -70,6 +83,7 @@ export const DEFAULT_CAPACITY_INPUTS: Readonly<CapacityInputs> = Object.freeze({
   cores: 2,
   instanceCores: 1,
   downstreamCpuMsPerAttempt: 0,
+  clientCpuMsPerEnqueue: 0,
   headroom: 0.7,
   redisMasterMemoryBytes: 24 * GIB,
   postgresServerCores: 32,

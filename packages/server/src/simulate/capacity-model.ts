@@ -1,8 +1,9 @@
 import type { CapacityInputs, CapacityStore } from './capacity-inputs.js';
 
 // The sizing model: how many retryd instances, PostgreSQL cores or Redis masters a rate of attempts needs, and what a
-// backlog of pending tasks takes, from the CPU per attempt and the bytes per task measured by the benchmarks. Every
-// function is pure: the same inputs give the same figures.
+// backlog of pending tasks takes, from the CPU per attempt and the bytes per task measured by the benchmarks, and how
+// fast one machine takes tasks in, from the CPU per enqueued task. Every function is pure: the same inputs give the same
+// figures.
 //
 // It is a model of CPU and space only. It assumes the costs per attempt stay what they were at W1's batch sizes
 // (claims and completions batched per store call, so a busier instance pays no more per attempt) and that the network
@@ -33,6 +34,27 @@ export function machineCeiling(store: CapacityStore, inputs: CapacityInputs): Ma
   const perAttempt = costs.serviceCpuMsPerAttempt + costs.storeCpuMsPerAttempt + inputs.downstreamCpuMsPerAttempt;
   const machine = (inputs.cores * 1000) / perAttempt;
   return instance <= machine ? { store, attemptsPerSec: instance, boundBy: 'instance' } : { store, attemptsPerSec: machine, boundBy: 'machine' };
+}
+
+/** The most tasks/s one machine takes in through the API with one instance, its store's server and its callers. */
+export interface MachineEnqueueCeiling {
+  store: CapacityStore;
+  tasksPerSec: number;
+  /** `instance`: the instance's event loop is full first; `machine`: the machine's cores are. */
+  boundBy: 'instance' | 'machine';
+}
+
+/**
+ * The enqueue ceiling of one machine of `inputs.cores` cores running one instance, the store's server and (when
+ * `clientCpuMsPerEnqueue` is set) the callers, each busy all the time: as {@link machineCeiling}, from the CPU per task
+ * enqueued in batches of 1,000 instead of per attempt. This is what W2's backlog step measures (4 batches in flight),
+ * so it is how the model is checked against it.
+ */
+export function machineEnqueueCeiling(store: CapacityStore, inputs: CapacityInputs): MachineEnqueueCeiling {
+  const costs = inputs.costs[store];
+  const instance = (inputs.instanceCores * 1000) / costs.serviceCpuMsPerEnqueue;
+  const machine = (inputs.cores * 1000) / (costs.serviceCpuMsPerEnqueue + costs.storeCpuMsPerEnqueue + inputs.clientCpuMsPerEnqueue);
+  return instance <= machine ? { store, tasksPerSec: instance, boundBy: 'instance' } : { store, tasksPerSec: machine, boundBy: 'machine' };
 }
 
 /** What a deployment needs for a rate of attempts on one store. */
@@ -99,9 +121,10 @@ export function sizeForPending(store: CapacityStore, pendingTasks: number, input
   return { store, pendingTasks, bytes, storeServers, ...(storeServers > 1 ? { limit: 'one-master-per-tenant' as const } : {}) };
 }
 
-/** The whole report: the one-machine ceilings, then each rate and each backlog on each store. */
+/** The whole report: the one-machine ceilings (attempts and enqueue), then each rate and each backlog on each store. */
 export interface CapacityPlan {
   machine: MachineCeiling[];
+  machineEnqueue: MachineEnqueueCeiling[];
   rates: RateSizing[];
   pending: PendingSizing[];
 }
@@ -115,6 +138,7 @@ export function capacityPlan(
 ): CapacityPlan {
   return {
     machine: stores.map((store) => machineCeiling(store, inputs)),
+    machineEnqueue: stores.map((store) => machineEnqueueCeiling(store, inputs)),
     rates: stores.flatMap((store) => rates.map((rate) => sizeForRate(store, rate, inputs))),
     pending: stores.flatMap((store) => pending.map((n) => sizeForPending(store, n, inputs))),
   };

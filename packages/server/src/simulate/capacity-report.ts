@@ -28,10 +28,17 @@ export function capacityTable(plan: CapacityPlan, inputs: CapacityInputs): strin
     '',
     'Costs',
     textTable(
-      ['store', 'service CPU ms/attempt', 'store server CPU ms/attempt', 'bytes/pending task'],
+      ['store', 'service CPU ms/attempt', 'store server CPU ms/attempt', 'bytes/pending task', 'service CPU ms/enqueue', 'store server CPU ms/enqueue'],
       plan.machine.map(({ store }) => {
         const c = inputs.costs[store];
-        return [store, formatFixed(c.serviceCpuMsPerAttempt, 4), formatFixed(c.storeCpuMsPerAttempt, 4), formatFixed(c.bytesPerTask, 0)];
+        return [
+          store,
+          formatFixed(c.serviceCpuMsPerAttempt, 4),
+          formatFixed(c.storeCpuMsPerAttempt, 4),
+          formatFixed(c.bytesPerTask, 0),
+          formatFixed(c.serviceCpuMsPerEnqueue, 4),
+          formatFixed(c.storeCpuMsPerEnqueue, 4),
+        ];
       }),
     ),
     '',
@@ -39,6 +46,12 @@ export function capacityTable(plan: CapacityPlan, inputs: CapacityInputs): strin
     textTable(
       ['store', 'attempts/s', 'bound by'],
       plan.machine.map((m) => [m.store, formatFixed(m.attemptsPerSec, 0), m.boundBy === 'instance' ? "the instance's event loop" : "the machine's cores"]),
+    ),
+    '',
+    `Enqueue on the same machine (batches of 1,000 through the API)${inputs.clientCpuMsPerEnqueue > 0 ? ', the callers on its cores too' : ''}`,
+    textTable(
+      ['store', 'tasks/s', 'bound by'],
+      plan.machineEnqueue.map((m) => [m.store, formatFixed(m.tasksPerSec, 0), m.boundBy === 'instance' ? "the instance's event loop" : "the machine's cores"]),
     ),
     '',
     'Attempts per second',
