@@ -30,10 +30,19 @@ export interface MachineCeiling {
  */
 export function machineCeiling(store: CapacityStore, inputs: CapacityInputs): MachineCeiling {
   const costs = inputs.costs[store];
-  const instance = (inputs.instanceCores * 1000) / costs.serviceCpuMsPerAttempt;
   const perAttempt = costs.serviceCpuMsPerAttempt + costs.storeCpuMsPerAttempt + inputs.downstreamCpuMsPerAttempt;
-  const machine = (inputs.cores * 1000) / perAttempt;
-  return instance <= machine ? { store, attemptsPerSec: instance, boundBy: 'instance' } : { store, attemptsPerSec: machine, boundBy: 'machine' };
+  const { perSec, boundBy } = lesserCeiling(costs.serviceCpuMsPerAttempt, perAttempt, inputs);
+  return { store, attemptsPerSec: perSec, boundBy };
+}
+
+/**
+ * The lesser of what one instance's cores serve at `instanceMs` of its CPU a unit and what the machine's cores serve
+ * at `machineMs` of everyone's CPU a unit, and which it is.
+ */
+function lesserCeiling(instanceMs: number, machineMs: number, inputs: CapacityInputs): { perSec: number; boundBy: 'instance' | 'machine' } {
+  const instance = (inputs.instanceCores * 1000) / instanceMs;
+  const machine = (inputs.cores * 1000) / machineMs;
+  return instance <= machine ? { perSec: instance, boundBy: 'instance' } : { perSec: machine, boundBy: 'machine' };
 }
 
 /** The most tasks/s one machine takes in through the API with one instance, its store's server and its callers. */
@@ -52,9 +61,9 @@ export interface MachineEnqueueCeiling {
  */
 export function machineEnqueueCeiling(store: CapacityStore, inputs: CapacityInputs): MachineEnqueueCeiling {
   const costs = inputs.costs[store];
-  const instance = (inputs.instanceCores * 1000) / costs.serviceCpuMsPerEnqueue;
-  const machine = (inputs.cores * 1000) / (costs.serviceCpuMsPerEnqueue + costs.storeCpuMsPerEnqueue + inputs.clientCpuMsPerEnqueue);
-  return instance <= machine ? { store, tasksPerSec: instance, boundBy: 'instance' } : { store, tasksPerSec: machine, boundBy: 'machine' };
+  const perTask = costs.serviceCpuMsPerEnqueue + costs.storeCpuMsPerEnqueue + inputs.clientCpuMsPerEnqueue;
+  const { perSec, boundBy } = lesserCeiling(costs.serviceCpuMsPerEnqueue, perTask, inputs);
+  return { store, tasksPerSec: perSec, boundBy };
 }
 
 /** What a deployment needs for a rate of attempts on one store. */
