@@ -77,15 +77,19 @@ function runChild(workload, partitions, file) {
   const child = spawn(process.execPath, [join(import.meta.dirname, `${workload}.mjs`), ...WORKLOADS[workload].args, '--json-file', file], { env, stdio: ['ignore', 'pipe', 'inherit'] });
   let tail = '';
   child.stdout.on('data', (d) => (tail = (tail + d.toString()).slice(-4000)));
-  return new Promise((resolve, reject) =>
-    child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${workload} (${layoutName(partitions)}) exited ${code}:\n${tail}`)))),
+  return /** @type {Promise<void>} */ (
+    new Promise((resolve, reject) =>
+      child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${workload} (${layoutName(partitions)}) exited ${code}:\n${tail}`)))),
+    )
   );
 }
 
 const machine = printMachine();
 console.log(`PostgreSQL, tasks table: ${layouts.map(layoutName).join(' vs ')}; ${workloads.join(', ')}; ${ROUNDS} rounds; children's JSON in ${out}\n`);
 /** rounds[workload][layout] = the figures of each round, in round order. */
+/** @type {Record<string, Record<string, Record<string, number>[]>>} */
 const rounds = Object.fromEntries(workloads.map((w) => [w, Object.fromEntries(layouts.map((n) => [layoutName(n), []]))]));
+/** @type {{ round: number, workload: string, layout: string, error: string }[]} */
 const failures = [];
 for (let round = 1; round <= ROUNDS; round++) {
   const order = layouts.map((_, i) => layouts[(i + round - 1) % layouts.length]);
@@ -99,11 +103,11 @@ for (let round = 1; round <= ROUNDS; round++) {
         try {
           await runChild(workload, n, file);
         } catch (first) {
-          console.log(`round ${round} ${workload} ${layoutName(n)} failed, once more: ${first.message.split('\n')[0]}`);
+          console.log(`round ${round} ${workload} ${layoutName(n)} failed, once more: ${String(first instanceof Error ? first.message : first).split('\n')[0]}`);
           try {
             await runChild(workload, n, file);
           } catch (second) {
-            failures.push({ round, workload, layout: layoutName(n), error: second.message.split('\n')[0] });
+            failures.push({ round, workload, layout: layoutName(n), error: String(second instanceof Error ? second.message : second).split('\n')[0] ?? '' });
             continue;
           }
         }

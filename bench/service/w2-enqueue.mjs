@@ -37,25 +37,38 @@ function w2(store, file) {
   });
   let tail = '';
   child.stdout.on('data', (d) => (tail = (tail + d.toString()).slice(-4000)));
-  return new Promise((resolve, reject) => child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`w2 on ${store} exited ${code}:\n${tail}`)))));
+  return /** @type {Promise<void>} */ (new Promise((resolve, reject) => child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`w2 on ${store} exited ${code}:\n${tail}`))))));
 }
 
 const machine = printMachine();
+/** @typedef {{ round: number | string, [figure: string]: number | string }} Round */
+/** @type {Record<string, Round[]>} */
 const rounds = Object.fromEntries(stores.map((s) => [s, []]));
 for (let round = 1; round <= ROUNDS; round++) {
   for (const store of stores.map((_, i) => stores[(i + round - 1) % stores.length])) {
     const file = join(dir, `${store}-r${round}.json`);
     await w2(store, file);
     const api = JSON.parse(await readFile(file, 'utf8')).api;
+    /** @type {Round} */
     const r = { round, ...Object.fromEntries(FIGURES.map((k) => [k, api[k] ?? 0])), bytesAfterBacklog: api.sizeAfterBacklog.total };
     rounds[store].push(r);
     console.log(`round ${round} ${store}: ${JSON.stringify(r)}`);
   }
 }
-const medians = Object.fromEntries(stores.map((s) => [s, Object.fromEntries(FIGURES.map((k) => [k, median(rounds[s].map((r) => r[k]))]))]));
+/** @type {Record<string, Record<string, number>>} */
+const medians = Object.fromEntries(stores.map((s) => [s, Object.fromEntries(FIGURES.map((k) => [k, median(rounds[s].map((r) => Number(r[k])))]))]));
 printMachine('load after the run');
 printTable(
   ['store', 'round', 'enqueue tasks/s', 'service CPU ms/task', 'store server CPU ms/task', 'load generator CPU ms/task'],
-  stores.flatMap((s) => [...rounds[s], { round: 'median', ...medians[s] }].map((r) => [s, String(r.round), fmt(r.enqueuePerSec), fmt(r.cpuMsPerTask, 4), fmt(r.storeCpuMsPerTask, 4), fmt(r.clientCpuMsPerTask, 4)])),
+  stores.flatMap((s) =>
+    [...rounds[s], { round: 'median', ...medians[s] }].map((r) => [
+      s,
+      String(r.round),
+      fmt(Number(r.enqueuePerSec)),
+      fmt(Number(r.cpuMsPerTask), 4),
+      fmt(Number(r.storeCpuMsPerTask), 4),
+      fmt(Number(r.clientCpuMsPerTask), 4),
+    ]),
+  ),
 );
 writeJsonFile(args['json-file'], { machine, build: serviceBuild().hash, backlog: Number(args.backlog), rounds, medians });
