@@ -20,7 +20,9 @@ interface Segment {
 export function taskSegments(task: TaskView, attempts: AttemptView[], now: number): Segment[] {
   const segments: Segment[] = [];
   attempts.forEach((attempt, i) => {
-    const ended = attempt.startedAt + attempt.durationMs;
+    // Due times are reckoned on the wall clock's whole milliseconds, a duration on the monotonic clock's fractions:
+    // floored, an attempt's end sits on the clock its backoff was counted from (else a 50 ms backoff shows as 49).
+    const ended = Math.floor(attempt.startedAt + attempt.durationMs);
     segments.push({ lane: 0, from: attempt.startedAt, to: ended });
     if (attempt.nextAttemptAt === null) return;
     const backoffEnd = attempt.delayedBy !== null && attempt.backoffAt !== null ? attempt.backoffAt : attempt.nextAttemptAt;
