@@ -25,6 +25,8 @@ interface CapacityFlags {
   storeCpuPerEnqueue?: number;
   downstreamCpuPerAttempt: number;
   clientCpuPerEnqueue: number;
+  batchSize: number;
+  batchesInFlight: number;
   cores: number;
   instanceCores: number;
   headroom: number;
@@ -57,6 +59,8 @@ export function capacityInputsOf(flags: CapacityFlags): CapacityInputs {
     instanceCores: flags.instanceCores,
     downstreamCpuMsPerAttempt: flags.downstreamCpuPerAttempt,
     clientCpuMsPerEnqueue: flags.clientCpuPerEnqueue,
+    enqueueBatchSize: flags.batchSize,
+    enqueueBatchesInFlight: flags.batchesInFlight,
     headroom: flags.headroom,
     redisMasterMemoryBytes: flags.redisMasterMemory * GIB,
     postgresServerCores: flags.postgresServerCores,
@@ -111,6 +115,16 @@ export function capacityCommand(): Command {
       new Option('--client-cpu-per-enqueue <ms>', "the callers' CPU per task enqueued when they share the one machine, in ms (0 to 1000)")
         .default(d.clientCpuMsPerEnqueue)
         .argParser(decimal('--client-cpu-per-enqueue', 0, 1000)),
+    )
+    .addOption(
+      new Option('--batch-size <n>', 'tasks per enqueue batch, as the CPU per enqueued task was measured (1 to 100000)')
+        .default(d.enqueueBatchSize)
+        .argParser(decimal('--batch-size', 1, 100_000)),
+    )
+    .addOption(
+      new Option('--batches-in-flight <n>', "enqueue batches the callers keep in flight on the one machine (1 to 10000)")
+        .default(d.enqueueBatchesInFlight)
+        .argParser(decimal('--batches-in-flight', 1, 10_000)),
     )
     .addOption(
       new Option('--downstream-cpu-per-attempt <ms>', "the target's CPU per request when it shares the one machine, in ms (0 to 1000)")

@@ -47,6 +47,13 @@ export interface CapacityInputs {
    * sends the batches), in ms. Default 0.
    */
   clientCpuMsPerEnqueue: number;
+  /** Tasks per enqueue batch (`POST /retry-tasks/batch`), as the CPU per enqueued task was measured. Default 1,000 (W2's). */
+  enqueueBatchSize: number;
+  /**
+   * Batches the callers keep in flight for the one-machine enqueue ceiling: a caller sends its next batch when one is
+   * answered. Infinity: always one waiting at every process. Default 4 (W2's).
+   */
+  enqueueBatchesInFlight: number;
   /**
    * The share of a core the deployment plans to use, so that a burst, a failover or a slow query has room. The
    * "one machine" ceiling uses every core (what a throughput benchmark measures). Default 0.7.
@@ -68,13 +75,13 @@ const GIB = 1024 ** 3;
  * The costs measured on this project's 2-core benchmark machine: CPU per attempt from W1 at commit c609137 with the
  * default protections (bench/results/2026-11-29-6.json, the "after" build, median of 3 rounds), bytes per task from
  * the space step of the same report (100,000 W2-like pending tasks per store), CPU per enqueued task from W2's backlog
- * of 1,000,000 through the API (bench/results/2026-11-30-w2-enqueue.json, the median of its rounds). A test checks that
+ * of 1,000,000 through the API on a quiet machine (bench/results/2026-11-30-w2-enqueue-2.json, the median of its rounds). A test checks that
  * these are the figures of those files.
  */
 export const MEASURED_COSTS: Readonly<Record<CapacityStore, StoreCosts>> = Object.freeze({
-  sqlite: { serviceCpuMsPerAttempt: 0.0893, storeCpuMsPerAttempt: 0, bytesPerTask: 386, serviceCpuMsPerEnqueue: 0.0293, storeCpuMsPerEnqueue: 0 },
-  postgres: { serviceCpuMsPerAttempt: 0.087, storeCpuMsPerAttempt: 0.065, bytesPerTask: 528, serviceCpuMsPerEnqueue: 0.0268, storeCpuMsPerEnqueue: 0.0214 },
-  redis: { serviceCpuMsPerAttempt: 0.0873, storeCpuMsPerAttempt: 0.0423, bytesPerTask: 943, serviceCpuMsPerEnqueue: 0.02915, storeCpuMsPerEnqueue: 0.0274 },
+  sqlite: { serviceCpuMsPerAttempt: 0.0893, storeCpuMsPerAttempt: 0, bytesPerTask: 386, serviceCpuMsPerEnqueue: 0.0289, storeCpuMsPerEnqueue: 0 },
+  postgres: { serviceCpuMsPerAttempt: 0.087, storeCpuMsPerAttempt: 0.065, bytesPerTask: 528, serviceCpuMsPerEnqueue: 0.0214, storeCpuMsPerEnqueue: 0.0187 },
+  redis: { serviceCpuMsPerAttempt: 0.0873, storeCpuMsPerAttempt: 0.0423, bytesPerTask: 943, serviceCpuMsPerEnqueue: 0.0262, storeCpuMsPerEnqueue: 0.01945 },
 });
 
 /** The defaults of every input. */
@@ -84,6 +91,8 @@ export const DEFAULT_CAPACITY_INPUTS: Readonly<CapacityInputs> = Object.freeze({
   instanceCores: 1,
   downstreamCpuMsPerAttempt: 0,
   clientCpuMsPerEnqueue: 0,
+  enqueueBatchSize: 1_000,
+  enqueueBatchesInFlight: 4,
   headroom: 0.7,
   redisMasterMemoryBytes: 24 * GIB,
   postgresServerCores: 32,

@@ -45,25 +45,71 @@ function lesserCeiling(instanceMs: number, machineMs: number, inputs: CapacityIn
   return instance <= machine ? { perSec: instance, boundBy: 'instance' } : { perSec: machine, boundBy: 'machine' };
 }
 
+/** What stops one machine's enqueue first. */
+export type EnqueueBound = 'instance' | 'store-server' | 'callers' | 'machine' | 'batches-in-flight';
+
 /** The most tasks/s one machine takes in through the API with one instance, its store's server and its callers. */
 export interface MachineEnqueueCeiling {
   store: CapacityStore;
   tasksPerSec: number;
-  /** `instance`: the instance's event loop is full first; `machine`: the machine's cores are. */
-  boundBy: 'instance' | 'machine';
+  /**
+   * `machine`: the machine's cores are full first; `batches-in-flight`: the callers' few batches in flight leave each
+   * process idle part of the time, waiting for a batch another one holds; `instance`, `store-server`, `callers`: that
+   * process is busy all the time (with enough batches in flight, the busiest one is).
+   */
+  boundBy: EnqueueBound;
+}
+
+/** One process a batch passes through, and its CPU per batch in ms. */
+interface Station {
+  name: 'instance' | 'store-server' | 'callers';
+  msPerBatch: number;
 }
 
 /**
  * The enqueue ceiling of one machine of `inputs.cores` cores running one instance, the store's server and (when
- * `clientCpuMsPerEnqueue` is set) the callers, each busy all the time: as {@link machineCeiling}, from the CPU per task
- * enqueued in batches of 1,000 instead of per attempt. This is what W2's backlog step measures (4 batches in flight),
- * so it is how the model is checked against it.
+ * `clientCpuMsPerEnqueue` is set) the callers: the lesser of what the machine's cores serve for everyone's CPU per task
+ * and what `enqueueBatchesInFlight` batches of `enqueueBatchSize` get through the three processes in turn. This is what
+ * W2's backlog step measures (batches of 1,000, 4 in flight), so it is how the model is checked against it.
+ *
+ * Unlike W1's attempts, which a busy instance always has more of, an enqueue is a closed loop: a caller sends its next
+ * batch when one is answered. Each batch is parsed by the instance, written by the store's server, built and read back
+ * by its caller, each process one batch at a time; with 4 batches among 3 processes, each process is idle part of the
+ * time while the batches queue at another. Mean value analysis of that closed network (Reiser and Lavenberg, 1980)
+ * gives its throughput exactly for exponential service times; it is within a tenth of W2 on this machine, where taking
+ * every process busy all the time is up to a fifth too high.
  */
 export function machineEnqueueCeiling(store: CapacityStore, inputs: CapacityInputs): MachineEnqueueCeiling {
   const costs = inputs.costs[store];
+  const batch = inputs.enqueueBatchSize;
+  const stations: Station[] = [{ name: 'instance', msPerBatch: (costs.serviceCpuMsPerEnqueue * batch) / inputs.instanceCores }];
+  if (costs.storeCpuMsPerEnqueue > 0) stations.push({ name: 'store-server', msPerBatch: costs.storeCpuMsPerEnqueue * batch });
+  if (inputs.clientCpuMsPerEnqueue > 0) stations.push({ name: 'callers', msPerBatch: inputs.clientCpuMsPerEnqueue * batch });
   const perTask = costs.serviceCpuMsPerEnqueue + costs.storeCpuMsPerEnqueue + inputs.clientCpuMsPerEnqueue;
-  const { perSec, boundBy } = lesserCeiling(costs.serviceCpuMsPerEnqueue, perTask, inputs);
-  return { store, tasksPerSec: perSec, boundBy };
+  const machine = (inputs.cores * 1000) / perTask;
+  const busiest = stations.reduce((a, b) => (b.msPerBatch > a.msPerBatch ? b : a));
+  const closed = closedLoopBatchesPerMs(stations, inputs.enqueueBatchesInFlight) * batch * 1000;
+  if (machine <= closed) return { store, tasksPerSec: machine, boundBy: 'machine' };
+  // Within 5% of what the busiest process serves busy all the time: that process is the bound, not the loop.
+  const busiestAlone = (batch * 1000) / busiest.msPerBatch;
+  return { store, tasksPerSec: closed, boundBy: closed >= 0.95 * busiestAlone ? busiest.name : 'batches-in-flight' };
+}
+
+/**
+ * Batches per ms through `stations` in a closed loop of `inFlight` batches, each station serving one batch at a time:
+ * exact mean value analysis (per station, the time a batch spends there is its own work plus that of the batches found
+ * queued, which is the queue of the loop with one batch fewer). Infinite `inFlight`: the busiest station's rate.
+ */
+function closedLoopBatchesPerMs(stations: readonly Station[], inFlight: number): number {
+  if (!Number.isFinite(inFlight)) return 1 / Math.max(...stations.map((s) => s.msPerBatch));
+  let queued = stations.map(() => 0);
+  let throughput = 0;
+  for (let n = 1; n <= inFlight; n++) {
+    const times = stations.map((s, i) => s.msPerBatch * (1 + (queued[i] ?? 0)));
+    throughput = n / times.reduce((a, b) => a + b, 0);
+    queued = times.map((t) => throughput * t);
+  }
+  return throughput;
 }
 
 /** What a deployment needs for a rate of attempts on one store. */

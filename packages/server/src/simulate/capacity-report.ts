@@ -1,5 +1,5 @@
 import type { CapacityInputs } from './capacity-inputs.js';
-import type { CapacityLimit, CapacityPlan, RateSizing } from './capacity-model.js';
+import type { CapacityLimit, CapacityPlan, EnqueueBound, RateSizing } from './capacity-model.js';
 import { formatFixed, formatPercent, textTable } from '../terminal/text-table.js';
 
 /** Why each limit stops its store, as the report and docs/scaling.md say it. */
@@ -11,6 +11,15 @@ export const LIMIT_TEXT: Readonly<Record<CapacityLimit, string>> = Object.freeze
 });
 
 const GIB = 1024 ** 3;
+
+/** What each bound of the enqueue ceiling is called in the report. */
+const ENQUEUE_BOUNDS: Readonly<Record<EnqueueBound, string>> = {
+  instance: "the instance's event loop",
+  'store-server': "the store's server",
+  callers: 'the callers',
+  machine: "the machine's cores",
+  'batches-in-flight': 'the batches in flight',
+};
 
 const plural = (n: number, noun: string) => `${formatFixed(n, 0)} ${noun}${n === 1 ? '' : 's'}`;
 
@@ -48,10 +57,10 @@ export function capacityTable(plan: CapacityPlan, inputs: CapacityInputs): strin
       plan.machine.map((m) => [m.store, formatFixed(m.attemptsPerSec, 0), m.boundBy === 'instance' ? "the instance's event loop" : "the machine's cores"]),
     ),
     '',
-    `Enqueue on the same machine (batches of 1,000 through the API)${inputs.clientCpuMsPerEnqueue > 0 ? ', the callers on its cores too' : ''}`,
+    `Enqueue on the same machine (batches of ${formatFixed(inputs.enqueueBatchSize, 0)} through the API, ${formatFixed(inputs.enqueueBatchesInFlight, 0)} in flight)${inputs.clientCpuMsPerEnqueue > 0 ? ', the callers on its cores too' : ''}`,
     textTable(
       ['store', 'tasks/s', 'bound by'],
-      plan.machineEnqueue.map((m) => [m.store, formatFixed(m.tasksPerSec, 0), m.boundBy === 'instance' ? "the instance's event loop" : "the machine's cores"]),
+      plan.machineEnqueue.map((m) => [m.store, formatFixed(m.tasksPerSec, 0), ENQUEUE_BOUNDS[m.boundBy]]),
     ),
     '',
     'Attempts per second',
