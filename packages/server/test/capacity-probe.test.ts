@@ -60,6 +60,29 @@ function full(perSecond: number, bucketMs = 10): (now: number) => boolean {
   };
 }
 
+/**
+ * A probe sent `rate` a second (or its pace, when lower) in 1 ms steps from `clock.t`, each send answered a ms later as
+ * `clock.accepts` says (which a test may swap), recording the modes it was in.
+ */
+function stepped(accepts: (now: number) => boolean) {
+  const probe = new CapacityProbe();
+  const modes = new Set<string>();
+  const clock = { t: 0, accepts };
+  const send = (until: number, rate: number) => {
+    for (; clock.t < until; clock.t += 1) {
+      const t = clock.t;
+      const pace = probe.rateAt(t);
+      const n = Math.round(Math.min(rate, pace ?? Infinity) / 1_000 + (t % 2 === 0 ? 0.5 : 0));
+      for (let i = 0; i < n; i++) {
+        probe.sent(t);
+        probe.answered(clock.accepts(t), t, t + 1);
+      }
+      modes.add(probe.modeAt(t));
+    }
+  };
+  return { probe, clock, send, modes };
+}
+
 /** A downstream that refuses `share` of requests at random. */
 function failing(share: number, seed: number): () => boolean {
   const random = xoshiro128(seed);
@@ -191,25 +214,27 @@ describe('CapacityProbe', () => {
 
   it('frees a paced target once it takes all it is sent again, or when its accepts fall to half', () => {
     // Full at 500 a second, then the full target's capacity grows past what is sent: the pace climbs, then stops binding.
-    let capacity = full(500);
-    const probe = new CapacityProbe();
-    let t = 0;
-    const send = (until: number, rate: number) => {
-      for (; t < until; t += 1) {
-        const pace = probe.rateAt(t);
-        const n = Math.round(Math.min(rate, pace ?? Infinity) / 1_000 + (t % 2 === 0 ? 0.5 : 0));
-        for (let i = 0; i < n; i++) {
-          probe.sent(t);
-          probe.answered(capacity(t), t, t + 1);
-        }
-      }
-    };
-    send(3_000, 3_000);
-    expect(probe.modeAt(t)).toBe('paced');
-    capacity = () => true;
+    const run = stepped(full(500));
+    run.send(3_000, 3_000);
+    expect(run.probe.modeAt(run.clock.t)).toBe('paced');
+    run.clock.accepts = () => true;
     // Raised a tenth every 250 ms while the sends reach it, then freed once they have stayed below it for 2 s.
-    send(12_000, 1_000);
-    expect(probe.modeAt(t)).toBe('free');
+    run.send(12_000, 1_000);
+    expect(run.probe.modeAt(run.clock.t)).toBe('free');
+  });
+
+  it("keeps a full target paced through a pause in this service's own sends", () => {
+    // Paced at about 500 a second; then the service sends nothing for 150 ms (its event loop busy), then sends again.
+    // The sample across the pause accepted less a second, all it was sent: that says nothing of the target.
+    const run = stepped(full(500));
+    run.send(3_000, 3_000);
+    expect(run.probe.modeAt(run.clock.t)).toBe('paced');
+    run.modes.clear();
+    for (const pause of [150, 300, 600]) {
+      run.clock.t += pause;
+      run.send(run.clock.t + 1_000, 3_000);
+    }
+    expect([...run.modes]).toEqual(['paced']);
   });
 
   it('lets a pace lapse once nothing was sent for 2 s: the backlog is gone, and the gate is not left paced', () => {
@@ -219,4 +244,84 @@ describe('CapacityProbe', () => {
     expect(run.probe.rateAt(5_000)).toBeNull();
     expect(run.probe.modeAt(5_000)).toBe('free');
   });
+
+  describe('a flood whose answers come late', () => {
+    // A service's first sends to a full target: a burst from every free slot, answered tens of ms later (the target's
+    // queue, the service's own), the target's bucket taking the first ones. `send` counts sends each ms, `answer`
+    // feeds answers to sends of a given ms.
+    function flood() {
+      const probe = new CapacityProbe();
+      probe.answered(true, 0, 0);
+      const send = (from: number, to: number, perMs: number) => {
+        for (let now = from; now <= to; now++) for (let i = 0; i < perMs; i++) probe.sent(now);
+      };
+      const answer = (accepted: boolean, sentAt: number, count: number, at: number) => {
+        for (let i = 0; i < count; i++) probe.answered(accepted, sentAt, at);
+      };
+      return { probe, send, answer };
+    }
+
+    /** The flood of the first case below, its answers all in by 55 ms: testing from 122 ms. */
+    function testing() {
+      const f = flood();
+      f.send(0, 30, 2);
+      f.answer(true, 5, 40, 50);
+      f.answer(false, 25, 21, 55);
+      f.send(56, 85, 2);
+      f.answer(true, 60, 10, 120);
+      f.answer(false, 70, 16, 122);
+      expect(f.probe.modeAt(122)).toBe('testing');
+      return f;
+    }
+
+    it('keeps the first sample after idle open until the target\'s burst is spent, then tests on refusals that settle it', () => {
+      const { probe, send, answer } = flood();
+      // 62 sends in the first 31 ms: the target's bucket takes 40, refuses the rest.
+      send(0, 30, 2);
+      answer(true, 5, 40, 50);
+      // Forty accepts are not enough to close it: they are the bucket's.
+      expect(probe.modeAt(50)).toBe('free');
+      answer(false, 25, 10, 55);
+      // Ten refusals: the bucket is spent, and it closes without the dozen answers still to come (it starts no test).
+      expect(probe.modeAt(55)).toBe('free');
+      // The next sample counts 60 sends over 31 ms (1,935 a second); its first 25 answers: 10 accepts, 15 refusals.
+      send(56, 85, 2);
+      answer(true, 60, 10, 120);
+      answer(false, 70, 15, 121);
+      expect(probe.modeAt(121)).toBe('free');
+      answer(false, 80, 1, 122);
+      // 16 refusals of 60 sends: over a quarter whatever the 34 answers still to come say. The test starts, paced as if
+      // they were all refusals (1,935 a second × 10 ÷ 60 × 1.05 = 339), not at the 10 of 26 answered (781).
+      expect(probe.modeAt(122)).toBe('testing');
+      expect(probe.rateAt(122)).toBeCloseTo(((60_000 / 31) * 10 * 1.05) / 60, 6);
+    });
+
+    it('judges the test against all the answers of the sample that started it, those that came during the test too', () => {
+      const { probe, answer } = testing();
+      // The 34 answers still to come are refusals: the sample accepted 10 of 60 (323 a second), not 10 of 26 (744).
+      answer(false, 82, 34, 130);
+      // The test's sends, every fifth refused: 4 of 5 accepted, 267 a second of its 333. Against 744 that looks as if
+      // accepts fell with the sends; against 323 they held: full.
+      const modes = new Set<string>();
+      let n = 0;
+      for (let now = 131; now <= 700; now++) {
+        if (now >= 161 && (now - 161) % 3 === 0) answer(++n % 5 !== 0, now - 30, 1, now);
+        if ((now - 131) % 3 === 0) probe.sent(now);
+        modes.add(probe.modeAt(now));
+      }
+      expect([...modes]).toEqual(['testing', 'paced']);
+    });
+
+    it("counts a test's sends once those before it had two answer latencies to reach the target", () => {
+      const { probe, answer } = testing();
+      // Answers came 50–65 ms after their sends: the test counts from about 100 ms on. The flood's tail keeps the target
+      // full until 220, so the test's first sends are refused; the sends counted, after, are all accepted: full.
+      for (let now = 123; now <= 600; now++) {
+        if (now >= 153 && (now - 153) % 3 === 0) answer(now - 30 >= 220, now - 30, 1, now);
+        if ((now - 123) % 3 === 0) probe.sent(now);
+      }
+      expect(probe.modeAt(600)).toBe('paced');
+    });
+  });
 });
+

@@ -40,7 +40,8 @@ export interface AttemptProtection {
   /**
    * A claimed or handed-off task is about to be attempted (`attemptNumber > runAttemptOffset`: a retry). Returns
    * undefined when it may be sent at once, else a promise of its turn, within `maxWaitMs`: one instance's sends to a
-   * rate-limited target are spread at its rate.
+   * rate-limited target are spread at its rate. An attempt sent at once starts at `now` (its attempt's `startedAt`), so
+   * that protection can tell the answer to a send it counted by that time.
    */
   attemptStarting(task: RetryTask, now: number, maxWaitMs: number): Promise<void> | undefined;
   /**

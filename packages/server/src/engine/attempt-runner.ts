@@ -163,8 +163,11 @@ export class AttemptRunner {
         continue;
       }
       if (early === null) {
-        const turn = this.options.protection?.attemptStarting(entry.task, now, maxSendWaitMs(entry, now));
-        void this.attempt(entry, policy, turn);
+        // Read again for each: starting a few hundred attempts takes milliseconds, and an attempt sent at once starts at
+        // the time its protection counted its send (the capacity probe matches answers to sends by it).
+        const startingAt = this.options.now();
+        const turn = this.options.protection?.attemptStarting(entry.task, startingAt, maxSendWaitMs(entry, startingAt));
+        void this.attempt(entry, policy, turn, startingAt);
       } else {
         entry.open = false;
         const item = { task: entry.task, completion: early, leaseExpiresAt: entry.leaseExpiresAt };
@@ -179,7 +182,7 @@ export class AttemptRunner {
     }
   }
 
-  private async attempt(entry: Held, policy: RetryPolicy, turn: Promise<void> | undefined): Promise<void> {
+  private async attempt(entry: Held, policy: RetryPolicy, turn: Promise<void> | undefined, startingAt: number): Promise<void> {
     const { task } = entry;
     const { clock } = this.options;
     if (turn !== undefined) {
@@ -192,7 +195,7 @@ export class AttemptRunner {
         return;
       }
     }
-    const startedAt = this.options.now();
+    const startedAt = turn === undefined ? startingAt : this.options.now();
     const started = clock.now();
     const traced: AttemptSpan | undefined = this.options.tracing?.start(task, task.attemptNumber + 1);
     // Sent with the span's own traceparent when there is a span; the decision reads the task as claimed.

@@ -62,7 +62,10 @@ const MIN_SAMPLE_MS = 30;
 const MAX_ANSWERS = 800;
 /**
  * A sample whose sends are not all answered this many times the answers' usual latency after its last send is judged
- * on the answers it has: an attempt may end without an answer the probe is told of. At least {@link MIN_SAMPLE_MS}.
+ * on the answers it has: an attempt may end without an answer the probe is told of. At least {@link MIN_SAMPLE_MS}, and
+ * only once half its sends were answered: the missing ones are then a few lost, not still on their way. A service's
+ * first sends to a target wait for its connections to open, and its answers' usual latency, learnt from the few sent
+ * before, is a fraction of theirs: closed on it, a sample held none of its answers and said nothing, sent unpaced.
  */
 const GRACE_LATENCIES = 4;
 
@@ -95,6 +98,12 @@ interface Measured {
   accepted: number;
   /** Accepts per second: `sendRate × accepted`. */
   acceptRate: number;
+  /**
+   * A sample closed before all its answers came (see `settled`): the accepts per second as if every answer still to
+   * come were a refusal, what a test paces at. A full target sent in bursts answers its refusals last, so the answers
+   * in say more was accepted than was: a test paced at them would not cut the sends, and say nothing.
+   */
+  acceptRateAtLeast?: number;
 }
 
 /**
@@ -115,17 +124,21 @@ interface Measured {
  * `headroom`. Fell: the sample before is measured once more (a first sample can hold a burst that a queue or a
  * bucket absorbed, which makes accepts after it look as if they fell, never as if they held), and the test is judged
  * against the one of the two that accepted less; fell again, the target answers, and is left alone (no other test for `quietMs`, doubling each
- * time). While paced, the pace follows what the target accepts: up by a tenth after a sample sent at 80% of it or
+ * time). While paced, the pace follows what the target accepts: up by a tenth (until the pace first refused sends, half the way to the most it was seen to accept, when more) after a sample sent at 80% of it or
  * more with under 3% refused (it may have room again; at most every 250 ms, since a short sample fits in a target's
  * own burst), down to its accepts plus `headroom` after one with over 5% (so a full target settles with about
- * `headroom − 1` of its sends refused, not the up to 15% a wider band let it keep); when accepts fall to half of what the test found (it was not full
+ * `headroom − 1` of its sends refused, not the up to 15% a wider band let it keep); when accepts fall to half of what the test found in a sample sent at the pace (it was not full
  * after all, or it went down, which the breaker sees) or the pace no longer binds, sends are free again.
  *
  * A sample is the sends of an interval and **all** the answers to those sends: it counts sends until it holds a number
  * fixed when it opens (enough to hold `minAccepts` at the share last measured; a test's, at the share a full target
  * would accept at the test's pace), then waits for their answers, and is judged when every one came (or a few answer
- * latencies after its last send, or after `maxSampleMs`): short when the target accepts much, as long as it takes to
- * count enough accepts when it accepts little. Judged on its first answers instead, it would be wrong exactly when it
+ * latencies after its last send, or after `maxSampleMs`, or once the answers still to come cannot change what it says:
+ * the first after idle, which starts no test, at `minAnswers` with a quarter of them refused; another, once its refusals alone are over `testAbove` of
+ * its sends, its test then paced as if every answer still to come were a refusal): short when the target accepts much,
+ * as long as it takes to count enough accepts when it accepts little. A test counts its sends from two answer
+ * latencies after it begins: the sends before it still reach the target for about one, and use what it takes; one
+ * started by a sample closed early is judged against all that sample's answers, those that came during the test too. Judged on its first answers instead, it would be wrong exactly when it
  * matters: a service sends a full target bursts of a claim's worth, the target takes the first of each burst and
  * refuses the rest, and the refusals are answered last, so a sample closed on its first answers saw a full target
  * accept everything. "Accepted" is a success, "rejected" a counted failure; the caller leaves out the answers that say
@@ -150,6 +163,11 @@ export class CapacityProbe {
   private latency = 0;
   private mode: CapacityMode = 'free';
   private pace: number | null = null;
+  /**
+   * While testing, after a sample closed before all its answers came (see {@link settled}): that sample, which goes on
+   * counting them, so that the test is judged against all of them.
+   */
+  private unsettled: { sample: Sample; sendRate: number } | null = null;
   /** While testing: the sample that started it; while confirming, the test's too. */
   private before: Measured = { sendRate: 0, accepted: 0, acceptRate: 0 };
   private test: Measured = { sendRate: 0, accepted: 0, acceptRate: 0 };
@@ -159,6 +177,8 @@ export class CapacityProbe {
   private quietMs: number;
   /** While paced: when the pace was last set, raised or lowered. */
   private pacedAt = -Infinity;
+  /** While paced: whether a sample at the pace had sends refused (it was lowered to the accepts) since the test. */
+  private paceRefused = false;
   /** While paced: since when its sends have been well below the pace, or null. */
   private unboundSince: number | null = null;
   /**
@@ -197,7 +217,8 @@ export class CapacityProbe {
     const s = this.sample;
     if (s.start === -Infinity) s.start = now;
     // Past its last ms of sends, the sample waits for their answers; sends in that ms still count (a burst goes at once).
-    if (now > s.sendsUntil) return;
+    // Before its first (a test's, while the sends before it drain), none count.
+    if (now > s.sendsUntil || now < s.start) return;
     s.sends++;
     // Not before MIN_SAMPLE_MS: rates over a few ms are a burst's (a queue drained at once), not the target's.
     if (s.sendsUntil === Infinity && s.sends * this.countedShare >= this.needed && now - s.start >= MIN_SAMPLE_MS) s.sendsUntil = now;
@@ -211,6 +232,11 @@ export class CapacityProbe {
     }
     this.closeIfOld(now);
     if (accepted) this.countAccept(1, now);
+    const u = this.unsettled?.sample;
+    if (u !== undefined && sentAt >= u.start && sentAt <= u.sendsUntil) {
+      if (accepted) u.accepts++;
+      else u.rejects++;
+    }
     const s = this.sample;
     if (!this.answeredIn(s, sentAt, now)) return;
     if (accepted) s.accepts++;
@@ -237,9 +263,33 @@ export class CapacityProbe {
     return sentAt >= s.start && sentAt <= s.sendsUntil;
   }
 
-  /** Closes `s` once it counts no more sends and all of them were answered. */
+  /**
+   * Closes `s` once it counts no more sends and all of them were answered, or once the answers still to come cannot
+   * change what it says (see {@link settled}).
+   */
   private closeIfAnswered(s: Sample, now: number): void {
-    if (now > s.sendsUntil && s.accepts + s.rejects + s.skipped >= s.sends) this.close(now);
+    if (now <= s.sendsUntil) return;
+    if (s.accepts + s.rejects + s.skipped >= s.sends) this.close(now);
+    else if (this.settled(s, now)) this.close(now, true);
+  }
+
+  /**
+   * Whether the answers `s` still waits for cannot change what it says, sent freely: the first sample after idle,
+   * which starts no test, once it holds `minAnswers` and a quarter of them refused (the target's own bucket or queue,
+   * which it is there to hold, is spent: a sample after it that holds the rest of it finds more accepted than the
+   * target takes); any other, once it holds half of them and a quarter of the accepts
+   * it is sized for, and refusals above `testAbove` of all its sends (as if every answer still to come were an accept),
+   * sent above the peak: it starts a test whatever those say. A service sending a target far past what it takes waits longest for its last answers (the
+   * target's own queue, and its own), and every ms of that wait is a ms sent unpaced; a test needs no more certainty.
+   */
+  private settled(s: Sample, now: number): boolean {
+    if (this.mode !== 'free') return false;
+    const answers = s.accepts + s.rejects;
+    if (this.afterIdle) return answers >= this.o.minAnswers && s.rejects >= this.o.minAnswers / 4;
+    if (answers < this.o.minAnswers / 2 || now < this.quietUntil || this.carried !== null || s.accepts < this.o.minAccepts / 4) return false;
+    if (s.rejects <= this.o.testAbove * (s.sends - s.skipped)) return false;
+    const sendRate = (s.sends * 1_000) / Math.max(1, s.sendsUntil + 1 - s.start);
+    return sendRate > TEST_ABOVE_PEAK * this.peakAt(now);
   }
 
   /** The pace at `now`, in sends per second, or null when sends are free. */
@@ -260,10 +310,11 @@ export class CapacityProbe {
     if (this.mode === 'paced' && now - this.lastSentAt >= UNBOUND_MS) this.free(now, 'not-full');
     const s = this.sample;
     if (now - s.start >= this.o.maxSampleMs) this.close(now);
-    else if (now > s.sendsUntil && now - s.sendsUntil >= Math.max(MIN_SAMPLE_MS, GRACE_LATENCIES * this.latency)) this.close(now);
+    else if (now > s.sendsUntil && 2 * (s.accepts + s.rejects + s.skipped) >= s.sends && now - s.sendsUntil >= Math.max(MIN_SAMPLE_MS, GRACE_LATENCIES * this.latency)) this.close(now);
   }
 
-  private close(now: number): void {
+  /** Closes the open sample and concludes it; `settled` when it closed before all its answers came (see {@link settled}). */
+  private close(now: number, settled = false): void {
     const s = this.sample;
     this.sample = { start: now, sendsUntil: Infinity, sends: 0, accepts: 0, rejects: 0, skipped: 0 };
     if (s.start === -Infinity) return;
@@ -300,12 +351,22 @@ export class CapacityProbe {
     // Enough to go by: the answers, and half the accepts a sample is sized for (a quarter for starting a test: its own
     // sample measures again; one cut short by maxSampleMs at a low rate holds a handful, whose share is noise), and not
     // the first sample after idle.
-    const enough = answers >= this.o.minAnswers && c.accepts >= fewest && !(afterIdle && this.mode === 'free');
-    this.concludeSample({ sendRate, accepted, acceptRate: sendRate * accepted }, enough, answers >= this.o.minAnswers, now);
+    const enough = (settled || answers >= this.o.minAnswers) && c.accepts >= fewest && !(afterIdle && this.mode === 'free');
+    const m: Measured = { sendRate, accepted, acceptRate: sendRate * accepted };
+    if (settled) m.acceptRateAtLeast = (sendRate * c.accepts) / Math.max(1, c.sends - s.skipped);
+    this.concludeSample(m, enough, settled || answers >= this.o.minAnswers, now, settled ? { sample: s, sendRate } : null);
   }
 
-  private concludeSample(m: Measured, enough: boolean, answered: boolean, now: number): void {
+  private concludeSample(m: Measured, enough: boolean, answered: boolean, now: number, unsettled: { sample: Sample; sendRate: number } | null = null): void {
     if (this.mode === 'testing') {
+      const unsettled = this.unsettled;
+      this.unsettled = null;
+      if (unsettled !== null) {
+        // The sample that started it, on all the answers that came since: its first answers were its accepts.
+        const { accepts, rejects } = unsettled.sample;
+        const accepted = accepts / Math.max(1, accepts + rejects);
+        this.before = { sendRate: unsettled.sendRate, accepted, acceptRate: unsettled.sendRate * accepted };
+      }
       // Too few answers came: it says nothing. Few accepts are an answer (the sample was sized for a full target's).
       if (!answered) return this.free(now, 'inconclusive');
       // Nearly all accepted once sent what it accepted: full. A target failing a share of calls at random fails that
@@ -337,7 +398,9 @@ export class CapacityProbe {
     if (!enough) return;
     if (this.mode === 'paced') {
       const pace = this.pace as number;
-      if (m.acceptRate < 0.5 * this.fullAcceptRate) return this.free(now, 'not-full');
+      // Judged only on a sample sent at the pace: one whose sends paused (the service's event loop busy for a moment)
+      // accepted less for it, which says nothing of the target, and freed, it was sent a flood.
+      if (m.sendRate >= BOUND_SHARE * pace && m.acceptRate < 0.5 * this.fullAcceptRate) return this.free(now, 'not-full');
       // Sent well below the pace (the backlog is waiting out its backoff, or gone), or below it with nothing refused (it
       // takes all it is sent: the pace rises only while it binds, so it no longer does). Freed once that has lasted
       // UNBOUND_MS (a backlog's retries come back in waves, and freeing it between two sends the next wave unpaced).
@@ -351,9 +414,13 @@ export class CapacityProbe {
       // reached the pace: a pace its sends never reach shows no room, and one raised on and on past them frees the
       // target (sends below half the pace) while its backlog still waits, whose next burst the target refuses.
       if (m.accepted > 0.97) {
-        // At most a tenth every RAISE_EVERY_MS: a sample can be a few dozen ms, which a target's own bucket absorbs.
+        // At most once every RAISE_EVERY_MS: a sample can be a few dozen ms, which a target's own bucket absorbs. A
+        // tenth; until the pace first refused sends, half the way to the most the target was seen to accept when that
+        // is more: a test paced at what a flood's first answers showed (its refusals answered last) starts low, and a
+        // tenth at a time took 2 s to climb to a capacity the target had already shown, with the backlog waiting. Not
+        // after: the peak holds the burst a target's bucket absorbed, and climbing halfway to it each time overshot.
         if (m.sendRate >= BOUND_SHARE * pace && now - this.pacedAt >= RAISE_EVERY_MS) {
-          this.pace = pace * 1.1;
+          this.pace = this.paceRefused ? pace * 1.1 : Math.max(pace * 1.1, (pace + this.peakAt(now)) / 2);
           this.pacedAt = now;
         }
       } else if (m.accepted < 0.95) {
@@ -361,6 +428,7 @@ export class CapacityProbe {
         // store's gate), each sends a part of it, but the share accepted is the target's, the same for all of them.
         this.pace = Math.max(1, pace * m.accepted * this.o.headroom);
         this.pacedAt = now;
+        this.paceRefused = true;
       }
       return;
     }
@@ -371,12 +439,16 @@ export class CapacityProbe {
       this.mode = 'testing';
       this.carried = null;
       this.before = m;
+      this.unsettled = unsettled;
       // What it accepted plus the headroom, as it would be paced: a full target still gets about what it takes (so its
       // accepts hold, and the test's sends are hardly refused), one failing at random loses its share of them.
-      this.pace = Math.max(1, m.acceptRate * this.o.headroom);
+      this.pace = Math.max(1, (m.acceptRateAtLeast ?? m.acceptRate) * this.o.headroom);
       // Sized for the share a full target would accept at that pace: one that answers at random gives a handful of
       // accepts in it, and the test is as short as a sample sent freely.
-      this.needed = this.answersFor(Math.min(1, m.acceptRate / this.pace));
+      this.needed = this.answersFor(Math.min(1, (m.acceptRateAtLeast ?? m.acceptRate) / this.pace));
+      // Counted from two answer latencies on: the sends before the test still reach the target for about one, and use
+      // what it takes, so that the test's own sends would be refused as if its accepts fell with them.
+      this.sample.start = now + Math.max(MIN_SAMPLE_MS, 2 * this.latency);
     }
   }
 
@@ -422,11 +494,12 @@ export class CapacityProbe {
    */
   private full(test: Measured, before: Measured, now: number): void {
     this.fullAcceptRate = test.acceptRate;
+    this.paceRefused = false;
     this.pacedAt = now;
     this.mode = 'paced';
     this.carried = null;
     this.unboundSince = null;
-    this.pace = Math.max(1, Math.max(test.acceptRate, before.acceptRate) * this.o.headroom);
+    this.pace = Math.max(1, Math.max(test.acceptRate, before.acceptRateAtLeast ?? before.acceptRate) * this.o.headroom);
   }
 
   /**
@@ -439,6 +512,7 @@ export class CapacityProbe {
     this.mode = 'free';
     this.pace = null;
     this.carried = null;
+    this.unsettled = null;
     if (why === 'answering') {
       this.quietUntil = now + this.quietMs;
       this.quietMs = Math.min(this.o.maxQuietMs, this.quietMs * 2);
