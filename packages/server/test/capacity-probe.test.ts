@@ -312,6 +312,23 @@ describe('CapacityProbe', () => {
       expect([...modes]).toEqual(['testing', 'paced']);
     });
 
+    it('waits for the answers of a sample sent while the target was slow to answer, though they come far later than usual', () => {
+      const { probe, send, answer } = flood();
+      // Quiet at first: 40 answers a ms after their sends, 10 of them refused (the first sample after idle closes).
+      send(0, 30, 2);
+      answer(true, 29, 30, 31);
+      answer(false, 30, 10, 31);
+      expect(probe.modeAt(31)).toBe('free');
+      // Then a flood whose answers take 120 ms, where the usual latency is 1 ms: the sample's 60 sends go unanswered for
+      // far longer than four usual latencies, and it waits for them rather than close on none.
+      send(32, 62, 2);
+      for (let now = 63; now < 180; now++) probe.modeAt(now);
+      answer(true, 40, 12, 180);
+      answer(false, 50, 48, 181);
+      // All in: 48 of 60 refused. The test starts on them.
+      expect(probe.modeAt(181)).toBe('testing');
+    });
+
     it("counts a test's sends once those before it had two answer latencies to reach the target", () => {
       const { probe, answer } = testing();
       // Answers came 50–65 ms after their sends: the test counts from about 100 ms on. The flood's tail keeps the target

@@ -359,13 +359,13 @@ export class CapacityProbe {
 
   private concludeSample(m: Measured, enough: boolean, answered: boolean, now: number, unsettled: { sample: Sample; sendRate: number } | null = null): void {
     if (this.mode === 'testing') {
-      const unsettled = this.unsettled;
+      const started = this.unsettled;
       this.unsettled = null;
-      if (unsettled !== null) {
+      if (started !== null) {
         // The sample that started it, on all the answers that came since: its first answers were its accepts.
-        const { accepts, rejects } = unsettled.sample;
+        const { accepts, rejects } = started.sample;
         const accepted = accepts / Math.max(1, accepts + rejects);
-        this.before = { sendRate: unsettled.sendRate, accepted, acceptRate: unsettled.sendRate * accepted };
+        this.before = { sendRate: started.sendRate, accepted, acceptRate: started.sendRate * accepted };
       }
       // Too few answers came: it says nothing. Few accepts are an answer (the sample was sized for a full target's).
       if (!answered) return this.free(now, 'inconclusive');
