@@ -266,6 +266,8 @@ describe('retryd simulate capacity', () => {
     [['--cores', 'two'], '--cores must be a number from 1 to 4096, got "two"'],
     [['--rates', '1000,x'], '--rates must be comma-separated numbers from 1 to 1000000000, got "1000,x"'],
     [['--stores', 'mysql'], '--stores must be comma-separated names from sqlite, postgres, redis, got "mysql"'],
+    [['--batches-in-flight', '2.5'], '--batches-in-flight must be an integer from 1 to 10000, got "2.5"'],
+    [['--batch-size', '0'], '--batch-size must be an integer from 1 to 100000, got "0"'],
   ])('%j stops with one line naming the flag and its rule', async (args, message) => {
     const { code, stdout, stderr } = await run(['simulate', 'capacity', ...args]);
     expect(code).toBe(2);

@@ -10,7 +10,7 @@ import {
 } from '../simulate/capacity-inputs.js';
 import { capacityPlan } from '../simulate/capacity-model.js';
 import { capacityTable } from '../simulate/capacity-report.js';
-import { decimal, decimalList, parseChoiceList } from './simulate-options.js';
+import { decimal, decimalList, int, parseChoiceList } from './simulate-options.js';
 
 const GIB = 1024 ** 3;
 
@@ -119,12 +119,12 @@ export function capacityCommand(): Command {
     .addOption(
       new Option('--batch-size <n>', 'tasks per enqueue batch, as the CPU per enqueued task was measured (1 to 100000)')
         .default(d.enqueueBatchSize)
-        .argParser(decimal('--batch-size', 1, 100_000)),
+        .argParser(int('--batch-size', 1, 100_000)),
     )
     .addOption(
       new Option('--batches-in-flight <n>', "enqueue batches the callers keep in flight on the one machine (1 to 10000)")
         .default(d.enqueueBatchesInFlight)
-        .argParser(decimal('--batches-in-flight', 1, 10_000)),
+        .argParser(int('--batches-in-flight', 1, 10_000)),
     )
     .addOption(
       new Option('--downstream-cpu-per-attempt <ms>', "the target's CPU per request when it shares the one machine, in ms (0 to 1000)")

@@ -90,6 +90,12 @@ interface Sample {
   skipped: number;
 }
 
+/** A sample closed before all its answers came (see `settled`), which goes on counting them, and its send rate. */
+interface Unsettled {
+  sample: Sample;
+  sendRate: number;
+}
+
 /** What a closed sample measured. */
 interface Measured {
   /** Sends per second. */
@@ -124,22 +130,22 @@ interface Measured {
  * `headroom`. Fell: the sample before is measured once more (a first sample can hold a burst that a queue or a
  * bucket absorbed, which makes accepts after it look as if they fell, never as if they held), and the test is judged
  * against the one of the two that accepted less; fell again, the target answers, and is left alone (no other test for `quietMs`, doubling each
- * time). While paced, the pace follows what the target accepts: up by a tenth (until the pace first refused sends, half the way to the most it was seen to accept, when more) after a sample sent at 80% of it or
- * more with under 3% refused (it may have room again; at most every 250 ms, since a short sample fits in a target's
+ * time). While paced, the pace follows what the target accepts: up by a tenth (until the pace first refused sends,
+ * half the way to the most it was seen to accept, when more) after a sample sent at 80% of it or more with under 3% refused (it may have room again; at most every 250 ms, since a short sample fits in a target's
  * own burst), down to its accepts plus `headroom` after one with over 5% (so a full target settles with about
- * `headroom − 1` of its sends refused, not the up to 15% a wider band let it keep); when accepts fall to half of what the test found in a sample sent at the pace (it was not full
- * after all, or it went down, which the breaker sees) or the pace no longer binds, sends are free again.
+ * `headroom − 1` of its sends refused, not the up to 15% a wider band let it keep); when accepts fall to half of what
+ * the test found in a sample sent at the pace (it was not full after all, or it went down, which the breaker sees) or the pace no longer binds, sends are free again.
  *
  * A sample is the sends of an interval and **all** the answers to those sends: it counts sends until it holds a number
  * fixed when it opens (enough to hold `minAccepts` at the share last measured; a test's, at the share a full target
  * would accept at the test's pace), then waits for their answers, and is judged when every one came (or a few answer
  * latencies after its last send, or after `maxSampleMs`, or once the answers still to come cannot change what it says:
- * the first after idle, which starts no test, at `minAnswers` with a quarter of them refused; another, once its refusals alone are over `testAbove` of
- * its sends, its test then paced as if every answer still to come were a refusal): short when the target accepts much,
+ * the first after idle, which starts no test, at `minAnswers` with a quarter of them refused; another, once its
+ * refusals alone are over `testAbove` of its sends, its test then paced as if every answer still to come were a refusal): short when the target accepts much,
  * as long as it takes to count enough accepts when it accepts little. A test counts its sends from two answer
  * latencies after it begins: the sends before it still reach the target for about one, and use what it takes; one
- * started by a sample closed early is judged against all that sample's answers, those that came during the test too. Judged on its first answers instead, it would be wrong exactly when it
- * matters: a service sends a full target bursts of a claim's worth, the target takes the first of each burst and
+ * started by a sample closed early is judged against all that sample's answers, those that came during the test too.
+ * Judged on its first answers instead, it would be wrong exactly when it matters: a service sends a full target bursts of a claim's worth, the target takes the first of each burst and
  * refuses the rest, and the refusals are answered last, so a sample closed on its first answers saw a full target
  * accept everything. "Accepted" is a success, "rejected" a counted failure; the caller leaves out the answers that say
  * nothing of load (a key not ready yet, a probe while the breaker holds the target, any before a first success), and
@@ -167,7 +173,7 @@ export class CapacityProbe {
    * While testing, after a sample closed before all its answers came (see {@link settled}): that sample, which goes on
    * counting them, so that the test is judged against all of them.
    */
-  private unsettled: { sample: Sample; sendRate: number } | null = null;
+  private unsettled: Unsettled | null = null;
   /** While testing: the sample that started it; while confirming, the test's too. */
   private before: Measured = { sendRate: 0, accepted: 0, acceptRate: 0 };
   private test: Measured = { sendRate: 0, accepted: 0, acceptRate: 0 };
@@ -277,10 +283,11 @@ export class CapacityProbe {
    * Whether the answers `s` still waits for cannot change what it says, sent freely: the first sample after idle,
    * which starts no test, once it holds `minAnswers` and a quarter of them refused (the target's own bucket or queue,
    * which it is there to hold, is spent: a sample after it that holds the rest of it finds more accepted than the
-   * target takes); any other, once it holds half of them and a quarter of the accepts
-   * it is sized for, and refusals above `testAbove` of all its sends (as if every answer still to come were an accept),
-   * sent above the peak: it starts a test whatever those say. A service sending a target far past what it takes waits longest for its last answers (the
-   * target's own queue, and its own), and every ms of that wait is a ms sent unpaced; a test needs no more certainty.
+   * target takes); any other, once it holds half of them and a quarter of the accepts it is sized for, and refusals
+   * above `testAbove` of all its sends (as if every answer still to come were an accept), sent above the peak: it starts
+   * a test whatever those say. A service sending a target far past what it takes waits longest for its last answers
+   * (the target's own queue, and its own), and every ms of that wait is a ms sent unpaced; a test needs no more
+   * certainty.
    */
   private settled(s: Sample, now: number): boolean {
     if (this.mode !== 'free') return false;
@@ -309,8 +316,9 @@ export class CapacityProbe {
     // breaker), and the pace lapses with it rather than stay in the store's gate until traffic comes back to show it.
     if (this.mode === 'paced' && now - this.lastSentAt >= UNBOUND_MS) this.free(now, 'not-full');
     const s = this.sample;
-    if (now - s.start >= this.o.maxSampleMs) this.close(now);
-    else if (now > s.sendsUntil && 2 * (s.accepts + s.rejects + s.skipped) >= s.sends && now - s.sendsUntil >= Math.max(MIN_SAMPLE_MS, GRACE_LATENCIES * this.latency)) this.close(now);
+    if (now - s.start >= this.o.maxSampleMs) return this.close(now);
+    const halfAnswered = 2 * (s.accepts + s.rejects + s.skipped) >= s.sends;
+    if (now > s.sendsUntil && halfAnswered && now - s.sendsUntil >= Math.max(MIN_SAMPLE_MS, GRACE_LATENCIES * this.latency)) this.close(now);
   }
 
   /** Closes the open sample and concludes it; `settled` when it closed before all its answers came (see {@link settled}). */
@@ -357,7 +365,7 @@ export class CapacityProbe {
     this.concludeSample(m, enough, settled || answers >= this.o.minAnswers, now, settled ? { sample: s, sendRate } : null);
   }
 
-  private concludeSample(m: Measured, enough: boolean, answered: boolean, now: number, unsettled: { sample: Sample; sendRate: number } | null = null): void {
+  private concludeSample(m: Measured, enough: boolean, answered: boolean, now: number, unsettled: Unsettled | null = null): void {
     if (this.mode === 'testing') {
       const started = this.unsettled;
       this.unsettled = null;
