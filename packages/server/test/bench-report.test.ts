@@ -478,9 +478,9 @@ describe('npm run bench', () => {
       planRuns(options)
         .filter((s) => s.workload === 'w6tx')
         .map((s) => `${s.script ?? ''} ${s.store} ${s.args.join(' ')}`);
-    expect(w6tx({ quick: false })).toEqual(['w6-transactional postgres --tasks 50000 --rounds 3']);
+    expect(w6tx({ quick: false })).toEqual(['w6-transactional postgres --tasks 50000 --rounds 7']);
     expect(w6tx({ quick: true })).toEqual(['w6-transactional postgres --tasks 2000 --rounds 1']);
-    expect(w6tx({ quick: false, peers: [] })).toEqual(['w6-transactional postgres --peer none --tasks 50000 --rounds 3']);
+    expect(w6tx({ quick: false, peers: [] })).toEqual(['w6-transactional postgres --peer none --tasks 50000 --rounds 7']);
     expect(w6tx({ quick: false, stores: ['sqlite', 'redis'] })).toEqual([]);
     // Between W5 and W7, as the page orders its sections.
     expect(planRuns({ quick: true, stores: ['postgres'], workloads: ['w5', 'w6tx', 'w7'] }).map((s) => s.workload)).toEqual(['w5', 'w6tx', 'w7']);
