@@ -90,9 +90,10 @@ describe('the running service', () => {
       const tasks = async () =>
         Promise.all(ids.map(async (id) => (await (await fetch(`${service.url}/retry-tasks/${id}`)).json()) as { status: string; attemptNumber: number }));
       await waitFor('every task to succeed', async () => (await tasks()).every((t) => t.status === 'SUCCEEDED'), 20_000);
-      // The outage cost at most one failed call per task: each was held (its retry due 500 ms later), then succeeded.
-      expect((await tasks()).every((t) => t.attemptNumber <= 2)).toBe(true);
-      expect(downstream.requests.length).toBeLessThanOrEqual(2 * TASKS);
+      // The outage cost about one failed call per task: each was held, then succeeded. The probes are the exception:
+      // the breaker's open periods (10–20 ms, then 20% longer) may let one or two through before the target recovers.
+      expect((await tasks()).filter((t) => t.attemptNumber > 2).length).toBeLessThanOrEqual(3);
+      expect(downstream.requests.length).toBeLessThanOrEqual(2 * TASKS + 3);
     } finally {
       await service.close();
       await downstream.close();

@@ -15,7 +15,7 @@ describe('target settings', () => {
     expect(burstOf({ ...result.settings, rateLimit: { ratePerSecond: 500, burst: null } })).toBe(5);
     expect(result.settings.adaptive).toEqual(DEFAULT_TARGET_SETTINGS.adaptive);
     // The base is not changed.
-    expect(DEFAULT_TARGET_SETTINGS.breaker.openDurationMs).toBe(100);
+    expect(DEFAULT_TARGET_SETTINGS.breaker.openDurationMs).toBe(20);
   });
 
   it('reports every broken rule at once, naming the field and the rule', () => {
@@ -41,7 +41,7 @@ describe('target settings', () => {
   });
 
   it('checks the rules that tie fields together', () => {
-    const tied = applySettingsPatch(DEFAULT_TARGET_SETTINGS, { breaker: { maxOpenDurationMs: 50 }, rateLimit: { burst: 5 } });
+    const tied = applySettingsPatch(DEFAULT_TARGET_SETTINGS, { breaker: { maxOpenDurationMs: 10 }, rateLimit: { burst: 5 } });
     expect(tied.ok ? [] : tied.errors.map((e) => e.field)).toEqual(['breaker.maxOpenDurationMs', 'rateLimit.burst']);
     expect(applySettingsPatch(DEFAULT_TARGET_SETTINGS, [] as unknown).ok).toBe(false);
   });

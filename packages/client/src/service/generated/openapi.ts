@@ -1065,11 +1065,11 @@ export type components = {
                 consecutiveFailures: number;
                 /** @default 1 */
                 failureRateThreshold: number;
-                /** @default 20 */
+                /** @default 10 */
                 minimumCalls: number;
                 /** @default 10000 */
                 windowMs: number;
-                /** @default 100 */
+                /** @default 20 */
                 openDurationMs: number;
                 /** @default 1.2 */
                 openBackoffMultiplier: number;
