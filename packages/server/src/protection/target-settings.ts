@@ -138,8 +138,8 @@ export const DEFAULT_TARGET_SETTINGS: Readonly<TargetSettings> = deepFreeze({
     windowMs: 10_000,
     // From 20 ms (drawn as 10–20): a breaker opened by the first wave of a "not ready yet" target holds every task of
     // it, first attempts included, until a probe gets through, and a key that fails twice needs two probes: with
-    // 100 ms that was about 130 ms held of W1's 4 s run (5% of its rate), and W7's a1 and a2 took 1.10× and 1.13×
-    // of off in `retryd simulate w7` (1.05× with 20 ms and ten calls above). Each period 20% longer, up to five
+    // 100 ms that was about 130 ms held of W1's 4 s run (5% of its rate), and W7's a1 and a2 took 1.10× and 1.14×
+    // of none in `retryd simulate w7` (1.05× with 20 ms and ten calls above). Each period 20% longer, up to five
     // minutes: a recovery is found within about a fifth of the outage's length, and a target dead for an hour gets
     // about 60 probe rounds in it, one call each (with 5%, up to a minute: ~170 rounds of three calls).
     openDurationMs: 20,
