@@ -36,8 +36,8 @@ const W1_REDIS_AOF = ['--redis-aof', 'everysec'];
 /**
  * Arguments per workload. Full: the sizes of WORKLOADS.md (W1 with three rounds, rotated, for medians, and W6 in a
  * transaction with seven; W7 its 5,000 tasks a case, every case of w7.mjs: a run of 2,000 is CI-sized, and the fixed
- * costs of finding out what a target does weigh on it more than on the workload). Quick: a smoke run that proves the pipeline end to end in
- * seconds; its figures mean nothing.
+ * costs of finding out what a target does weigh on it more than on the workload). Quick: a smoke run that proves the
+ * pipeline end to end in seconds; its figures mean nothing.
  */
 const ARGS = {
   full: {

@@ -131,8 +131,8 @@ export const DEFAULT_TARGET_SETTINGS: Readonly<TargetSettings> = deepFreeze({
     // Every call of the window: a target that answers a share of its calls is not down (the rate was 50%, which held
     // a target failing half its calls at random for most of its run). Ten calls, the slow start's first wave (a target
     // never seen to answer gets 10 in flight): a target down from the start costs that wave and no second one
-    // (`retryd simulate w7`, f: 82 calls in its hour against 84 with 20), while a target that answers has been
-    // told apart by then only if it answered a first attempt, whatever the count.
+    // (`retryd simulate w7`, f: 82 calls in its hour against 84 with 20). Waiting for more would not tell a "not ready
+    // yet" target from a down one: both fail every first attempt.
     failureRateThreshold: 1,
     minimumCalls: 10,
     windowMs: 10_000,
