@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ReadyAttempt } from '../src/protection/ready-attempt.js';
-import { only, ProtectedHarness } from './protection-harness.js';
+import { FAST, only, ProtectedHarness } from './protection-harness.js';
 
 // A target that answers is never starved: a downstream that fails each key's first call ("not ready yet") and answers
 // the next has a ready attempt of 2, and failures before it count for nothing; the breaker that its very first wave
@@ -69,6 +69,40 @@ describe('a "not ready yet" target', () => {
     expect(p.openTo(A).map((d) => d.attemptNumber)).toEqual([2, 2, 2, 2, 2, 2]);
     await p.answer(p.openTo(A), 200);
     for (const task of second) expect(await h.task(task)).toMatchObject({ status: 'SUCCEEDED', attemptNumber: 2 });
+  });
+
+  it("probes with a task whose retry is due after the hold once its own time comes, ahead of the fresh tasks, never sooner", async () => {
+    p = await ProtectedHarness.open({ defaults: BREAKER });
+    const h = p.h;
+    // Retries 3 s apart: due after the first open periods (0.5–1 s, then 1–2 s), so they are not moved at once.
+    const slow = { ...FAST, initialDelayMs: 3_000, maxDelayMs: 3_000 };
+    const first = await p.insert(...Array.from({ length: 3 }, () => p!.task(`${A}/hook`, { policy: slow })));
+    const failedAt = h.clock.now();
+    // The first wave fails and opens the breaker; the fresh tasks enqueued then are held.
+    await p.answer(p.openTo(A), 503);
+    expect(p.first.events.filter((e) => e.event === 'breaker_open')).toHaveLength(1);
+    await h.advance(1);
+    const fresh = await p.insert(...Array.from({ length: 6 }, () => p!.task(`${A}/hook`, { policy: slow })));
+    expect(p.openTo(A)).toEqual([]);
+    for (const task of first) expect((await h.task(task))?.nextAttemptAt).toBe(failedAt + 3_000);
+    // Until then every probe is a fresh task, which this downstream fails.
+    const freshIds = new Set(fresh.map((t) => t.taskId));
+    while (h.clock.now() < failedAt + 3_000) {
+      const openUntil = (await p.storedBreaker(A))!.openUntil!;
+      if (openUntil >= failedAt + 3_000) break;
+      await h.advanceTo(openUntil);
+      const probes = p.openTo(A);
+      expect(probes.map((d) => freshIds.has(d.task.taskId))).toEqual([true]);
+      await p.answer(probes, 503);
+    }
+    // At their own time the first wave takes back its place: the next probe is one of them, on its second attempt.
+    await h.advanceTo(failedAt + 3_000);
+    const openUntil = (await p.storedBreaker(A))!.openUntil!;
+    await h.advanceTo(Math.max(openUntil, failedAt + 3_000));
+    const probe = p.openTo(A);
+    expect(probe.map((d) => [first.some((t) => t.taskId === d.task.taskId), d.attemptNumber])).toEqual([[true, 2]]);
+    expect(probe[0]!.at).toBeGreaterThanOrEqual(failedAt + 3_000);
+    await p.answer(probe, 200);
   });
 
   it('still opens for an outage: failures at or past the ready attempt count', async () => {

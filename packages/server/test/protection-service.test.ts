@@ -21,6 +21,17 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
+/** Enqueues `count` POSTs to `targetUrl` on `policy` in one batch; their task ids. */
+async function enqueue(serviceUrl: string, count: number, targetUrl: string, policy: Record<string, unknown>): Promise<string[]> {
+  const created = await fetch(`${serviceUrl}/retry-tasks/batch`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ tasks: Array.from({ length: count }, () => ({ targetUrl, method: 'POST', policy })) }),
+  });
+  expect(created.status).toBe(200);
+  return ((await created.json()) as { results: { task: { taskId: string } }[] }).results.map((r) => r.task.taskId);
+}
+
 describe('retryd serve --protection', () => {
   it('is explained in --help with its environment variable', async () => {
     const { stdout, code } = await run(['serve', '--help']);
@@ -74,13 +85,7 @@ describe('the running service', () => {
     );
     try {
       const policy = { maxAttempts: 20, backoffType: 'FIXED', initialDelayMs: 500, multiplier: 1, maxDelayMs: 500, jitterType: 'NONE' };
-      const created = await fetch(`${service.url}/retry-tasks/batch`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ tasks: Array.from({ length: TASKS }, () => ({ targetUrl: `${downstream.url}/hook`, method: 'POST', policy })) }),
-      });
-      expect(created.status).toBe(200);
-      const ids = ((await created.json()) as { results: { task: { taskId: string } }[] }).results.map((r) => r.task.taskId);
+      const ids = await enqueue(service.url, TASKS, `${downstream.url}/hook`, policy);
       const opened = await waitFor('the breaker_open line', () => lines.find((l) => l.event === 'breaker_open'));
       expect(opened).toMatchObject({ level: 40, tenantId: 'default', target: downstream.url, reopenCount: 0, cause: 'failures' });
 
@@ -99,6 +104,40 @@ describe('the running service', () => {
       await downstream.close();
     }
   }, 30_000);
+
+  it("never sends a held task's retry sooner than its policy says: against a target that stays down, attempts keep their spacing", async () => {
+    const TASKS = 20;
+    const DELAY_MS = 400;
+    const downstream = await startServer((_req, res) => reply(res, 503));
+    const service = await startRetryd(
+      { ...DEFAULT_CONFIG, port: 0, store: `sqlite:${join(dir, 'down.db')}`, allowTargets: ['127.0.0.1/32'], sqliteSync: 'normal', graceMs: 0 },
+      createLogger('silent'),
+    );
+    try {
+      const policy = { maxAttempts: 4, backoffType: 'FIXED', initialDelayMs: DELAY_MS, multiplier: 1, maxDelayMs: DELAY_MS, jitterType: 'NONE' };
+      const ids = await enqueue(service.url, TASKS, `${downstream.url}/hook`, policy);
+      // The breaker's open periods start at 10–20 ms: a task that probed every one of them (as its held retry once did)
+      // ran out of attempts in about a tenth of a second. At its policy's pace, a task's fourth attempt is 1.2 s after its first.
+      await waitFor(
+        'a task out of attempts',
+        async () => ((await (await fetch(`${service.url}/retry-tasks?status=EXHAUSTED&limit=1`)).json()) as { items: unknown[] }).items.length > 0,
+        20_000,
+      );
+      let retries = 0;
+      for (const id of ids) {
+        const { items } = (await (await fetch(`${service.url}/retry-tasks/${id}/attempts?limit=100`)).json()) as { items: { attemptNumber: number; startedAt: number }[] };
+        const started = items.sort((a, b) => a.attemptNumber - b.attemptNumber).map((a) => a.startedAt);
+        for (let i = 1; i < started.length; i++, retries++) {
+          // Whole ms both: a retry due at t is sent at t or later.
+          expect(started[i]! - started[i - 1]!, `task ${id}, attempt ${i + 1}`).toBeGreaterThanOrEqual(DELAY_MS - 1);
+        }
+      }
+      expect(retries).toBeGreaterThan(0);
+    } finally {
+      await service.close();
+      await downstream.close();
+    }
+  }, 60_000);
 
   it('paces a target that is full (a bare 503 beyond 500 calls a second), and every task gets done', async () => {
     const TASKS = 1_000;
@@ -119,12 +158,7 @@ describe('the running service', () => {
     );
     try {
       const policy = { maxAttempts: 30, backoffType: 'EXPONENTIAL', initialDelayMs: 20, multiplier: 2, maxDelayMs: 1_000, jitterType: 'FULL' };
-      const created = await fetch(`${service.url}/retry-tasks/batch`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ tasks: Array.from({ length: TASKS }, () => ({ targetUrl: `${downstream.url}/hook`, method: 'POST', policy })) }),
-      });
-      expect(created.status).toBe(200);
+      await enqueue(service.url, TASKS, `${downstream.url}/hook`, policy);
       const target = `${service.url}/targets/${encodeURIComponent(downstream.url)}`;
       // Tested (its sends halved for a moment), then found full and paced: a rate in the store's gate.
       await waitFor(

@@ -10,9 +10,9 @@ import type { AttemptResult } from './attempt-result.js';
 export interface AttemptVerdict {
   /**
    * When the retry may go instead of when its backoff said (a retry only: ignored for any other outcome). Later: the
-   * retry budget's pacer slot. Earlier (a ms before the task's own due time): its target's breaker holds it, so it keeps
-   * its place in line and is among the first let through as a probe when the hold ends, instead of behind every task due
-   * since (or due with it).
+   * retry budget's pacer slot. Earlier (a ms before the task's own due time), when its backoff ends within a breaker's
+   * hold of its target: it keeps its place in line and is among the first let through as a probe when the hold ends,
+   * instead of behind every task due since (or due with it).
    */
   retryAt?: number;
   /**
@@ -25,6 +25,11 @@ export interface AttemptVerdict {
    * engine writes the completion, and frees its slot, only then, so no claim can slip through the gate between the two.
    */
   written?: Promise<void>;
+  /**
+   * Called once with the task's version when its completion is written (not when it is fenced out or given up): a retry
+   * whose backoff ends after its target's hold takes back its place in line then, by a move guarded by that version.
+   */
+  onWritten?: (version: number) => void;
 }
 
 /**

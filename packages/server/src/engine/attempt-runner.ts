@@ -260,7 +260,7 @@ export class AttemptRunner {
         const verdict = this.options.protection?.attemptEnded(task, result, completion, now);
         if (verdict instanceof Promise) return this.submitJudged(verdict, item);
         if (verdict !== undefined) {
-          applyVerdict(completion, verdict);
+          applyJudged(item, verdict);
           if (verdict.written !== undefined) return this.submitAfter(verdict.written, item);
         }
         this.options.submit(item);
@@ -323,7 +323,7 @@ export class AttemptRunner {
     try {
       const verdict = await judging;
       if (verdict !== undefined) {
-        applyVerdict(item.completion, verdict);
+        applyJudged(item, verdict);
         written = verdict.written;
       }
     } catch (error) {
@@ -343,4 +343,14 @@ export class AttemptRunner {
     }
     this.options.onAttemptEnded(task);
   }
+}
+
+/** Applies protection's verdict to a queued completion (`applyVerdict`), and has its write tell `onWritten` the version. */
+function applyJudged(item: QueuedCompletion, verdict: AttemptVerdict): void {
+  applyVerdict(item.completion, verdict);
+  const { onWritten } = verdict;
+  if (onWritten === undefined) return;
+  item.onSettled = (result) => {
+    if (result?.kind === 'applied') onWritten(result.version);
+  };
 }

@@ -6,6 +6,7 @@ import type { AttemptResult } from '../engine/attempt-result.js';
 import type { AttemptCompletion, Store, TargetRef, TargetView } from '../store/store.js';
 import { AdaptiveRate } from './adaptive-rate.js';
 import { gateLimits } from './gate-limits.js';
+import { KeptPlaces } from './kept-places.js';
 import { BreakerCauses, type ProtectionEvent } from './protection-events.js';
 import { ReadyAttempt } from './ready-attempt.js';
 import { CapacityProbe } from './capacity-probe.js';
@@ -38,7 +39,7 @@ const WAITED_MS = 100;
 
 /** What a {@link ProtectedTarget} needs from its owner. */
 export interface ProtectedTargetDeps {
-  store: Pick<Store, 'targetState' | 'holdTarget' | 'releaseTarget' | 'limitTarget' | 'admin'>;
+  store: Pick<Store, 'targetState' | 'holdTarget' | 'releaseTarget' | 'limitTarget' | 'admin' | 'rescheduleTask'>;
   defaults: TargetSettings;
   /** Whole epoch ms (the engine's "now"). */
   clock: Clock;
@@ -89,6 +90,8 @@ export class ProtectedTarget {
   /** The last moment this instance saw its breaker not closed (its own closing, or a `heldThrough` while open). */
   private breakerSeenUntil = -Infinity;
   private readonly gate: TargetGate;
+  /** Retries of this target left at their own due time by its breaker, to be put back in line then (see the class). */
+  private readonly places: KeptPlaces;
 
   constructor(
     readonly ref: TargetRef,
@@ -102,6 +105,7 @@ export class ProtectedTarget {
     this.traffic = new TrafficCounters(deps.defaults.stormDetection.baselineMs);
     this.gate = new TargetGate(deps.store, ref, deps.clock, deps.wake);
     this.queue = new SerialQueue(deps.report);
+    this.places = new KeptPlaces(deps.store, deps.clock, (now) => this.breaker.stateAt(now) !== CircuitState.CLOSED, deps.report);
   }
 
   // ---- the hot path ----------------------------------------------------------------------------------------------
@@ -158,7 +162,7 @@ export class ProtectedTarget {
    * Tells every protection of the target what the attempt's outcome says of it (readiness, traffic, breaker, capacity,
    * Retry-After, adaptive rate), and returns the verdict on the task's retry: a breaker hold or the retry budget's pace.
    */
-  private recordOutcome(task: RetryTask, result: AttemptResult, completion: AttemptCompletion, now: number): AttemptVerdict | undefined {
+  private recordOutcome(task: RetryTask, result: AttemptResult, completion: AttemptCompletion, now: number): AttemptVerdict | Promise<AttemptVerdict> | undefined {
     const s = this.settings;
     this.roll(now);
     const attempt = task.attemptNumber + 1 - task.runAttemptOffset;
@@ -206,16 +210,17 @@ export class ProtectedTarget {
     }
     const next = completion.next;
     if (next.status !== 'PENDING' || next.nextAttemptAt === null || health === 'success') return written === undefined ? undefined : { written };
+    if (opened || breakerHandles) {
+      // Judged once the breaker's change is written: its new open period decides the verdict.
+      const policyAt = next.nextAttemptAt;
+      const judge = (): AttemptVerdict => this.heldRetry(task, attempt, policyAt);
+      if (written === undefined) return judge();
+      const settle = (): AttemptVerdict => ({ ...judge(), written });
+      return written.then(settle, settle);
+    }
     let retryAt: number | undefined;
     let delayedBy: RetryDelayReason | undefined;
-    if (opened || breakerHandles) {
-      // Held by the breaker: it keeps its place in line, a ms ahead of its own due time, so that when the hold ends the
-      // probes are the tasks furthest along, the ones whose next call can succeed, not the fresh tasks that queued
-      // behind or beside them. Beside: a batch enqueued at once shares one due time, and among equal due times
-      // PostgreSQL claims last a row written again (its index orders them by row version): at its own due time, a
-      // failed probe went behind every fresh task of its batch, and each probe after it failed too.
-      retryAt = Math.min(next.nextAttemptAt, (task.nextAttemptAt ?? task.createdAt) - 1);
-    } else if (judged === 'failure' && s.retryBudget.enabled) {
+    if (judged === 'failure' && s.retryBudget.enabled) {
       const paced = this.pacer.pace(next.nextAttemptAt);
       if (paced !== next.nextAttemptAt) {
         retryAt = paced;
@@ -226,6 +231,24 @@ export class ProtectedTarget {
     const verdict: AttemptVerdict = delayedBy === undefined ? { retryAt } : { retryAt, delayedBy };
     if (written !== undefined) verdict.written = written;
     return verdict;
+  }
+
+  /**
+   * The verdict on the retry of a task whose attempt failed while the breaker held its target (or opened it), due by its
+   * policy at `policyAt`. It keeps its place in line, so that when the hold ends the probes are the tasks furthest along,
+   * the ones whose next call can succeed, not the fresh tasks that queued behind or beside them. Beside: a batch enqueued
+   * at once shares one due time, and among equal due times PostgreSQL claims last a row written again (its index orders
+   * them by row version), so the place is a ms before its last due time. But never sooner than its policy lets it go:
+   * a retry due within the hold is moved to its place at once (the hold keeps it until then anyway); a later one stays
+   * at its own due time and takes back its place then, if the breaker still holds the target (`KeptPlaces`). Moved
+   * sooner, a task was every open period's probe while the target stayed down, and spent its attempts at the
+   * breaker's pace (five attempts 30 s apart in a tenth of a second).
+   */
+  private heldRetry(task: RetryTask, attempt: number, policyAt: number): AttemptVerdict {
+    const placeAt = (task.nextAttemptAt ?? task.createdAt) - 1;
+    if (policyAt <= (this.breaker.openUntil ?? -Infinity)) return { retryAt: Math.min(policyAt, placeAt) };
+    const ref = { tenantId: task.tenantId, taskId: task.taskId };
+    return { onWritten: (version) => this.places.keep(ref, version, attempt, policyAt, placeAt) };
   }
 
   /**
@@ -441,9 +464,10 @@ export class ProtectedTarget {
     return this.settings.breaker.enabled && this.ready.at(now) === null;
   }
 
-  /** Drops the deferred limit write, if one waits. */
+  /** Drops the deferred limit write, if one waits, and the places waiting to be kept. */
   close(): void {
     this.gate.close();
+    this.places.close();
   }
 
   /** Resolves once the state changes under way are written. */

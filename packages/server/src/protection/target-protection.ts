@@ -28,7 +28,7 @@ export interface KnownTargetState {
 /** Options of {@link TargetProtection}. Only `store` is required. */
 export interface TargetProtectionOptions {
   /** Where settings, breakers and the gate of every target live, shared with every other instance. */
-  store: Pick<Store, 'targetState' | 'holdTarget' | 'releaseTarget' | 'limitTarget' | 'admin'>;
+  store: Pick<Store, 'targetState' | 'holdTarget' | 'releaseTarget' | 'limitTarget' | 'admin' | 'rescheduleTask'>;
   /**
    * The settings of every target that has none of its own. Default {@link DEFAULT_TARGET_SETTINGS} (protections on);
    * `PROTECTIONS_OFF` for a service whose targets fail by design (`retryd serve --protection off`).

@@ -35,8 +35,20 @@ export interface W7Protection {
    * rescheduled by its policy and keeps its attempt: a protection holds a task, it never uses up its attempts).
    */
   admit(attempt: number, now: number): boolean;
-  /** An attempt ended: when its retry may go if not at `retryAt` (a pacer's later slot, a held task's own due time), else undefined. */
-  ended(attempt: EndedAttempt, now: number): number | undefined;
+  /**
+   * An attempt ended: when its retry may go if not at `retryAt` (a pacer's later slot, a held task's own due time), or
+   * its retry at `retryAt` with the place in line it takes back then if the target is still held (see {@link KeptPlace}),
+   * else undefined.
+   */
+  ended(attempt: EndedAttempt, now: number): number | KeptPlace | undefined;
+  /** Whether the target is held (its breaker is not closed): a retry due now takes back its {@link KeptPlace}. Optional. */
+  holds?(now: number): boolean;
+}
+
+/** A retry due at `retryAt` by its policy that, if the target is still held then, goes in line as if due at `placeAt`. */
+export interface KeptPlace {
+  retryAt: number;
+  placeAt: number;
 }
 
 /**

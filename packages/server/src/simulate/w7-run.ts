@@ -103,6 +103,8 @@ export function runW7Case(spec: W7Case, design: W7Design, n: number, seed: numbe
   const attempts = new Int32Array(n);
   const refusals = new Int32Array(n);
   const dueAt = new Float64Array(n);
+  // The place in line a retry takes back when it is due while its target is held (NaN: none).
+  const placeAt = new Float64Array(n).fill(NaN);
   const sentAt = new Float64Array(n);
   const previousDelay = new Float64Array(n);
   const answered = new Uint8Array(n);
@@ -214,7 +216,11 @@ export function runW7Case(spec: W7Case, design: W7Design, n: number, seed: numbe
       { attempt: attempts[task] as number, success, sentAt: sentAt[task] as number, dueAt: dueAt[task] as number, retryAt },
       now,
     );
-    if (retryAt !== null) due(task, at ?? retryAt, now);
+    if (retryAt === null) return;
+    if (typeof at === 'object') {
+      placeAt[task] = at.placeAt;
+      due(task, at.retryAt, now);
+    } else due(task, at ?? retryAt, now);
   };
 
   for (let task = 0; task < n; task++) due(task, 0, 0);
@@ -228,8 +234,10 @@ export function runW7Case(spec: W7Case, design: W7Design, n: number, seed: numbe
       case DUE: {
         // Straight to its attempt when nothing waits (the common case, and half the work of a refusal).
         const t = targetOf[task] as number;
+        const place = placeAt[task] as number;
+        placeAt[task] = NaN;
         if (waiting === 0 && inFlight < concurrency && canSend(now) && open(t, now)) take(task, now, now);
-        else due(task, now, now);
+        else due(task, place === place && ((protections[t] as W7Protection).holds?.(now) ?? false) ? place : now, now);
         break;
       }
       case ARRIVE: {

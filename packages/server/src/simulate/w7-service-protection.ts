@@ -7,7 +7,7 @@ import type { Health } from '../protection/shared-breaker.js';
 import { StormDetector } from '../protection/storm-detector.js';
 import { DEFAULT_TARGET_SETTINGS, type TargetSettings } from '../protection/target-settings.js';
 import { TrafficCounters } from '../protection/traffic-counters.js';
-import type { EndedAttempt, W7Protection } from './w7-protection.js';
+import type { EndedAttempt, KeptPlace, W7Protection } from './w7-protection.js';
 
 /**
  * The service's protection of one target (`ProtectedTarget`) reduced to one instance, with `DEFAULT_TARGET_SETTINGS`
@@ -21,7 +21,9 @@ import type { EndedAttempt, W7Protection } from './w7-protection.js';
  * - The breaker's opening holds the target until its open period ends; then the gate admits `probeSlots` attempts in
  *   flight (one until a probe succeeds, then the successes still needed), as `SharedBreaker.probeSlots` and `gateLimits` do.
  * - A task whose attempt failed while the breaker held the target (or whose failure opened it) keeps its place: its
- *   retry is due at its own due time. Any other counted failure's retry is paced by the retry budget.
+ *   retry is due at its own due time when its backoff ends within the hold, else at its backoff's end, when it takes
+ *   back its place if the breaker still holds the target (`KeptPlaces`). Any other counted failure's retry is paced
+ *   by the retry budget.
  * - A retry storm opens a closed breaker.
  * - A setting's `enabled: false` (breaker, retry budget, storm detection) leaves that part out.
  * - With the extras: sends paced at the capacity probe's pace (a token bucket of a hundredth of a second's worth), fed
@@ -99,7 +101,11 @@ export class ServiceProtection implements W7Protection {
     return true;
   }
 
-  ended(a: EndedAttempt, now: number): number | undefined {
+  holds(): boolean {
+    return this.probeSlots !== null;
+  }
+
+  ended(a: EndedAttempt, now: number): number | KeptPlace | undefined {
     this.roll(now);
     let health: Health | 'not-ready' = a.success ? 'success' : 'failure';
     if (a.success) this.ready.succeeded(a.attempt, now);
@@ -121,7 +127,7 @@ export class ServiceProtection implements W7Protection {
       if (a.sentAt >= this.holdUntil) this.probe(judged, now);
     }
     if (a.success || a.retryAt === null) return undefined;
-    if (held) return Math.min(a.retryAt, a.dueAt);
+    if (held) return a.retryAt <= this.holdUntil ? Math.min(a.retryAt, a.dueAt) : { retryAt: a.retryAt, placeAt: a.dueAt };
     return judged === 'failure' && this.settings.retryBudget.enabled ? this.pacer.pace(a.retryAt) : undefined;
   }
 
