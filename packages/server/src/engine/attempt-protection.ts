@@ -10,7 +10,7 @@ import type { AttemptResult } from './attempt-result.js';
 export interface AttemptVerdict {
   /**
    * When the retry may go instead of when its backoff said (a retry only: ignored for any other outcome). Later: the
-   * retry budget's pacer slot. Earlier (a ms before the task's own due time), when its backoff ends within a breaker's
+   * retry budget's pacer slot. Earlier (a ms before the task's last due time), when its backoff ends within a breaker's
    * hold of its target: it keeps its place in line and is among the first let through as a probe when the hold ends,
    * instead of behind every task due since (or due with it).
    */

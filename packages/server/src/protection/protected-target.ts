@@ -177,11 +177,10 @@ export class ProtectedTarget {
     const judged: Health = health === 'not_ready' ? 'neutral' : health;
     let written: Promise<void> | undefined;
     let breakerHandles = false;
-    let opened = false;
     // `enabled` says whether outcomes open the breaker; one that is open (by hand, say) is honoured either way.
     if (this.breaker.stateAt(now) === CircuitState.CLOSED) {
       if (s.breaker.enabled && this.breaker.record(judged)) {
-        breakerHandles = opened = true;
+        breakerHandles = true;
         written = this.queue.run(() => this.breakerWrite(BreakerCauses.FAILURES, now, () => this.breaker.openFromLocal(now)));
       }
     } else {
@@ -210,7 +209,7 @@ export class ProtectedTarget {
     }
     const next = completion.next;
     if (next.status !== 'PENDING' || next.nextAttemptAt === null || health === 'success') return written === undefined ? undefined : { written };
-    if (opened || breakerHandles) {
+    if (breakerHandles) {
       // Judged once the breaker's change is written: its new open period decides the verdict.
       const policyAt = next.nextAttemptAt;
       const judge = (): AttemptVerdict => this.heldRetry(task, attempt, policyAt);

@@ -107,9 +107,9 @@ export interface TargetSettings {
  *   seconds, at least ten) open it for 10–20 ms, each further period 20% longer (drawn with equal jitter) up to
  *   five minutes while probes fail. One probe goes at a time, and the first that succeeds closes it (a dead target
  *   costs one call per period: about 60 in its first hour). Tasks that fail while it holds keep their place in line,
- *   so the probes are the tasks furthest along. Until a first success (or none in a breaker window), a target gets
- *   10 attempts in flight (`SLOW_START_IN_FLIGHT`): one that is down costs a first wave of about 20 calls, not the
- *   dispatch concurrency.
+ *   so the probes are the tasks furthest along, and never go sooner than their policy says. Until a first success (or
+ *   none in a breaker window), a target gets 10 attempts in flight (`SLOW_START_IN_FLIGHT`): one that is down costs a
+ *   first wave of about 20 calls, not the dispatch concurrency.
  * - No rate or concurrency limit unless an operator sets one. Adaptive throttling lowers the rate when the target
  *   says it is too much: a 429, or a 503 with a `Retry-After`, halves it (at most every 500 ms), and each second
  *   without one raises it by a tenth of the limit (or 10/s). A bare 503 is what a target says of one key, or of a
