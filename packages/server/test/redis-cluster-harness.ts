@@ -1,6 +1,6 @@
 import { spawn, execFile } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { mkdtemp, mkdir, rm } from 'node:fs/promises';
+import { mkdtemp, mkdir, readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -17,16 +17,25 @@ import { waitFor } from './wait-for.js';
 // test file: start it in `beforeAll`, `stop()` it in `afterAll`. Slots left without a master stop only their own
 // keys (`cluster-require-full-coverage no`), so a test can watch the rest of the cluster go on.
 
-/** A port the OS holds free at the moment it is asked (another process may take it before it is used; rare). */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
+/**
+ * `count` distinct ports the OS holds free at the moment they are asked: all are bound before any is released, so
+ * none is handed out twice. Another process may still take one before it is used; `startNodeOnFreePorts` retries.
+ */
+async function freePorts(count: number): Promise<number[]> {
+  const servers = Array.from({ length: count }, () => createServer());
+  try {
+    return await Promise.all(
+      servers.map(
+        (server) =>
+          new Promise<number>((resolve, reject) => {
+            server.once('error', reject);
+            server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port));
+          }),
+      ),
+    );
+  } finally {
+    await Promise.all(servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve()))));
+  }
 }
 
 /** One node of the cluster: its client port and process. */
@@ -71,7 +80,7 @@ export class RedisCluster {
     const dir = await mkdtemp(join(tmpdir(), 'retryd-cluster-'));
     const cluster = new RedisCluster(dir, []);
     try {
-      for (let i = 0; i < 6; i++) cluster.nodes.push(await startNode(dir, await freePort(), await freePort()));
+      for (let i = 0; i < 6; i++) cluster.nodes.push(await startNodeOnFreePorts(dir));
       const addresses = cluster.nodes.map((node) => `127.0.0.1:${node.port}`);
       await promisify(execFile)('redis-cli', ['--cluster', 'create', ...addresses, '--cluster-replicas', '1', '--cluster-yes'], {
         timeout: 60_000,
@@ -199,10 +208,41 @@ export class RedisCluster {
   }
 }
 
+/** Thrown when a node's process exits before it accepts connections; `log` is the tail of its log. */
+class NodeExitedEarly extends Error {
+  constructor(
+    port: number,
+    code: number | null,
+    readonly log: string,
+  ) {
+    super(`redis-server on ${port} exited with ${code} before it accepted connections; its log ends:\n${log}`);
+  }
+}
+
+/** The most attempts at a node whose ports another process took between `freePorts()` and the node's bind. */
+const PORT_RACE_ATTEMPTS = 5;
+
+/**
+ * Starts one node on ports the OS holds free. Other test files run beside this one and bind ports too, so a port
+ * freed by `freePorts()` can be taken before `redis-server` binds it: the node then exits with "Address already in
+ * use", and is started again on fresh ports. Any other early exit fails at once, with the node's log.
+ */
+async function startNodeOnFreePorts(dir: string): Promise<ClusterNode> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const [port, busPort] = (await freePorts(2)) as [number, number];
+      return await startNode(dir, port, busPort);
+    } catch (error) {
+      const portTaken = error instanceof NodeExitedEarly && /address already in use/i.test(error.log);
+      if (!portTaken || attempt >= PORT_RACE_ATTEMPTS) throw error;
+    }
+  }
+}
+
 /** Starts one cluster-enabled `redis-server` in its own directory and resolves once it accepts connections. */
 async function startNode(dir: string, port: number, busPort: number): Promise<ClusterNode> {
   const home = join(dir, String(port));
-  await mkdir(home);
+  await mkdir(home, { recursive: true });
   const args = [
     '--port', String(port),
     '--cluster-port', String(busPort),
@@ -224,7 +264,10 @@ async function startNode(dir: string, port: number, busPort: number): Promise<Cl
   await waitFor(
     `redis-server on ${port} to accept connections`,
     async () => {
-      if (child.exitCode !== null) throw new Error(`redis-server on ${port} exited with ${child.exitCode} (see ${home}/redis.log)`);
+      if (child.exitCode !== null) {
+        const log = await readFile(join(home, 'redis.log'), 'utf8').catch(() => '(no log)');
+        throw new NodeExitedEarly(port, child.exitCode, log.split('\n').slice(-8).join('\n'));
+      }
       const client = new Redis({ host: '127.0.0.1', port, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
       client.on('error', () => undefined);
       try {
