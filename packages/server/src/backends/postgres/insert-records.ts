@@ -125,9 +125,8 @@ export type InsertTaskValues = [
  * into what its records share and what they do not: `shared`, one full record holding each field every record holds
  * alike (by `===`: the values are texts, numbers' texts, places in `$3`, booleans and nulls) and null for the others;
  * `places`, for each field, its place in the records' `records`, or null when shared; `records`, each record's values of
- * the fields not shared, in row order. insert-tasks.sql reads a field as `coalesce(task->>places[k], shared->>k)`: a
- * field that is not shared reads null from `shared`, and a shared one null from the task (`->>` of a NULL place), so each
- * reads its one value.
+ * the fields not shared, in row order. insert-tasks.sql reads a field from the task's array when `places` gives it a
+ * place, else from `shared` (cast once for the batch); a field that is not shared is null in `shared`.
  *
  * No full record is kept for each: each is written into one scratch array and compared with the first, and a field gets
  * a column of its own (the first record's value for the records before) only once some record holds another value. A

@@ -47,11 +47,18 @@ const SCALAR_CASTS: Readonly<Record<Exclude<FieldCodec, 'json' | 'json-string'>,
 function recordValue(field: RecordField): string {
   // The body's UTF-8 bytes, sent as base64: text could not hold the U+0000 a body may contain (see 010).
   if (field.codec === 'json-string') return `decode(texts->>${field.place}, 'base64')`;
-  // A field is in one of the two: the other gives NULL (a NULL place, or a JSON null in `shared_record`).
-  const element = `coalesce(task->>places[${field.place + 1}], shared_record->>${field.place})`;
-  // A JSON value travels as its text, in `json_values` at the place the task gives (null for a JSON null, which reads
-  // as NULL): cast to json, it is kept as sent.
-  if (field.codec === 'json') return `(json_values->>(${element})::integer)::json`;
+  // A field is in one of the two: a shared one is read once for the batch ({{task_shared_values}}), not for each task.
+  return `CASE WHEN places[${field.place + 1}] IS NULL THEN shared_${field.place} ELSE ${typedValue(field, `task->>places[${field.place + 1}]`, 'json_values')} END`;
+}
+
+/**
+ * A field's value from its text `element` (`->>` of a jsonb array: a JSON null reads as NULL), cast to its column's
+ * type. A JSON value travels as its text, in `values` (`$3`) at the place the element gives (null for a JSON null,
+ * which reads as NULL): cast to json, it is kept as sent.
+ */
+function typedValue(field: RecordField, element: string, values: string): string {
+  if (field.codec === 'json') return `(${values}->>(${element})::integer)::json`;
+  if (field.codec === 'json-string') throw new Error(`The field ${field.name} travels in $2, not in a record.`);
   return SCALAR_CASTS[field.codec](element);
 }
 
@@ -93,6 +100,13 @@ const MACROS: Readonly<Record<string, (alias: string | undefined, keyFrom: strin
    * (its array in insert-tasks' `$1`), `places` (`$9`), `shared_record` (`$8`), `texts` (its array in `$2`) and
    * `json_values` (`$3`): see insert-records.ts.
    */
+  /**
+   * The batch's shared fields (`$8`, by place), each cast once for the statement: `, (SELECT …) AS shared_<place>` for
+   * every field of a task's array, to follow the FROM subquery's other uncorrelated values (InitPlans, read once).
+   */
+  task_shared_values: noAlias('task_shared_values', () =>
+    JSONB_FIELDS.map((field) => `, (SELECT ${typedValue(field, `$8::jsonb->>${field.place}`, '$3::jsonb')}) AS shared_${field.place}`).join(''),
+  ),
   task_record_values: noAlias('task_record_values', () =>
     TASK_FIELD_SPECS.map((spec) => {
       const field = RECORD_FIELDS.find((candidate) => candidate.name === spec.name);
@@ -145,7 +159,7 @@ const MACRO = /\{\{([a-z_]+)(?::([a-z_][a-z0-9_]*))?(?::([a-z_][a-z0-9_]*))?\}\}
 
 /**
  * Expands the macros of one statement file: `{{task_columns}}`, `{{task_columns:t}}`, `{{task_columns:t:kept}}`,
- * `{{task_names}}`, `{{task_stored_columns}}`, `{{task_record_values}}`,
+ * `{{task_names}}`, `{{task_stored_columns}}`, `{{task_record_values}}`, `{{task_shared_values}}`,
  * `{{purged_tasks_from:expired}}`, `{{completion_records}}`, `{{due_status}}`, `{{leased_status}}`.
  *
  * @param file - the file's name, for the error
