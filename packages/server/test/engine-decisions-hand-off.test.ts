@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_TENANT } from '../src/domain/task.js';
+import { StoreUnavailableError } from '../src/store/store-errors.js';
 import type { BatchEntryResult } from '../src/tasks/enqueuer.js';
 import { EngineHarness, JITTERED_POLICY } from './engine-harness.js';
 import { T0 } from './fixtures/tasks.js';
@@ -72,6 +73,42 @@ describe('hand-off from the enqueue to the local engine', () => {
     h.faulty.failing.delete('insertTasks');
     // Both slots are free again: a batch of two is handed over whole.
     expect(statusesOf(await h.service.enqueueBatch(DEFAULT_TENANT, [input(), input()]))).toEqual(['IN_FLIGHT', 'IN_FLIGHT']);
+  });
+
+  it('starts a handed-off task once its insert is visible, and answers the enqueue only once it is durable', async () => {
+    h = await EngineHarness.open({ twoStepInserts: true });
+    let answered = false;
+    const enqueued = h.service.enqueue(DEFAULT_TENANT, { method: 'POST', ...input() }).finally(() => (answered = true));
+    await h.settle();
+    // The attempt is under way while its write waits for its flush; the enqueue has not answered.
+    expect(h.dispatcher.log).toHaveLength(1);
+    expect(h.flushes).toHaveLength(1);
+    expect(answered).toBe(false);
+    h.flushes.shift()?.resolve();
+    const { kind, task } = await enqueued;
+    expect(kind).toBe('created');
+    expect(task).toMatchObject({ status: 'IN_FLIGHT', leaseOwner: 'worker-1', fencingToken: 1 });
+    expect(h.dispatcher.log).toEqual([[task.taskId, 1, T0]]);
+  });
+
+  it('answers 503 when the flush fails, and lets the attempt already started end as usual', async () => {
+    h = await EngineHarness.open({ twoStepInserts: true });
+    const enqueued = h.service.enqueue(DEFAULT_TENANT, { method: 'POST', ...input() });
+    await h.settle();
+    const [[taskId]] = h.dispatcher.log as [[string, number, number]];
+    h.flushes.shift()?.reject(new StoreUnavailableError('connection terminated', { reason: '57P01' }));
+    await expect(enqueued).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
+    const ref = { tenantId: DEFAULT_TENANT, taskId };
+    h.dispatcher.take(ref).respond(200);
+    await h.settle();
+    expect(await h.task(ref)).toMatchObject({ status: 'SUCCEEDED', attemptNumber: 1 });
+  });
+
+  it('writes a task left to a claim as before: durable when the enqueue answers, no flush of its own', async () => {
+    h = await EngineHarness.open({ twoStepInserts: true });
+    const { task } = await h.enqueue(input({ delayMs: 60_000 }));
+    expect(task).toMatchObject({ status: 'PENDING' });
+    expect(h.flushes).toHaveLength(0);
   });
 
   it('hands nothing to a stopped engine', async () => {

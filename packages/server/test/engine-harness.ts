@@ -8,7 +8,7 @@ import type { AttemptDispatcher, AttemptResult } from '../src/engine/attempt-res
 import { Engine } from '../src/engine/engine.js';
 import type { EngineOptions } from '../src/engine/engine-options.js';
 import { TargetGuard } from '../src/security/target-guard.js';
-import type { TaskRef } from '../src/store/store.js';
+import type { Store, TaskRef } from '../src/store/store.js';
 import type { EnqueueResult } from '../src/tasks/enqueuer.js';
 import { TaskService } from '../src/tasks/task-service.js';
 import { FaultyStore, type Reported } from './engine-helpers.js';
@@ -145,6 +145,11 @@ export interface EngineHarnessOptions {
   handOff?: boolean;
   /** Whether the first engine is started. Default true. */
   start?: boolean;
+  /**
+   * Whether the store answers inserts in two steps (`Store.insertTasksVisible`, as PostgreSQL does): visible at once,
+   * durable when the test lets each write's flush go (`flushes`). Default false.
+   */
+  twoStepInserts?: boolean;
 }
 
 /** Bodies kept in memory (tasks in these tests keep theirs inline; the service needs a blob store all the same). */
@@ -204,11 +209,22 @@ export class EngineHarness {
   readonly engines: HarnessEngine[] = [];
   /** How often the service asked the engine to wake (tasks left to a claim). */
   wakes = 0;
+  /** The flushes of two-step inserts not yet let go, oldest first (`twoStepInserts`). */
+  readonly flushes: { resolve: () => void; reject: (error: Error) => void }[] = [];
   private readonly seed: number;
 
   private constructor(store: SqliteStore, options: EngineHarnessOptions) {
     this.store = store;
     this.seed = options.seed ?? 1;
+    if (options.twoStepInserts === true) {
+      const insertTasksVisible: Store['insertTasksVisible'] = async (tasks) => {
+        const results = await store.insertTasks(tasks);
+        const durable = new Promise<void>((resolve, reject) => this.flushes.push({ resolve, reject }));
+        durable.catch(() => undefined);
+        return { results, durable };
+      };
+      Object.assign(store, { insertTasksVisible });
+    }
     this.faulty = new FaultyStore(store, () => this.clock.now());
     const first = this.addEngine(options.engine);
     this.service = new TaskService({

@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { insertTaskValues, JSONB_FIELDS, packedRecords } from '../src/backends/postgres/insert-records.js';
 import type { RetryTask } from '../src/domain/task.js';
-import { makeStore } from './postgres-harness.js';
+import { dueChannel } from '../src/backends/postgres/connection.js';
+import { loadQueries } from '../src/backends/postgres/queries.js';
+import { createPgEnqueuer } from '../src/pg-enqueue/index.js';
+import { makeStore, withClient } from './postgres-harness.js';
 import { makeTask, T0 } from './fixtures/tasks.js';
 
 // How a batch travels to insert-tasks.sql (insert-records.ts): a JSON value its tasks share is written once, and a
@@ -108,5 +111,65 @@ describe('PostgresStore insertTasks', () => {
     const results = await store.insertTasks(given);
     expect(results.map((r) => r.kind)).toEqual(given.map(() => 'inserted'));
     for (const task of given) expect(await store.getTask(task.tenantId, task.taskId)).toEqual(task);
+  });
+});
+
+describe("insert-tasks' commit without the WAL flush (the hand-off's, $10) and flush-wal", () => {
+  it('skips the flush for its own transaction alone, and only when asked', async () => {
+    await using store = makeStore();
+    await store.init();
+    // The target's queue made first: the statement makes none itself.
+    await store.insertTasks([makeTask()]);
+    const queries = await loadQueries();
+    const commitModes = await withClient(store.schema, async (client) => {
+      const modes: unknown[] = [];
+      for (const asyncCommit of [true, false]) {
+        await client.query('BEGIN');
+        const { rows } = await client.query<{ inserted: number; async_commit: string | null }>(queries['insert-tasks'].text, insertTaskValues([makeTask()], dueChannel(store.schema), asyncCommit));
+        const inside = (await client.query<{ synchronous_commit: string }>('SHOW synchronous_commit')).rows[0]?.synchronous_commit;
+        await client.query('COMMIT');
+        const after = (await client.query<{ synchronous_commit: string }>('SHOW synchronous_commit')).rows[0]?.synchronous_commit;
+        modes.push({ asyncCommit, inserted: rows[0]?.inserted, reported: rows[0]?.async_commit, inside, after });
+      }
+      return modes;
+    }, 'store');
+    expect(commitModes).toEqual([
+      { asyncCommit: true, inserted: 1, reported: 'off', inside: 'off', after: 'on' },
+      { asyncCommit: false, inserted: 1, reported: null, inside: 'on', after: 'on' },
+    ]);
+  });
+
+  it('answers insertTasksVisible once its tasks are visible, and `durable` once the WAL is flushed past them', async () => {
+    await using store = makeStore();
+    await store.init();
+    const task = makeTask({ status: 'IN_FLIGHT', leaseOwner: 'local-engine', leaseExpiresAt: T0 + 60_000, fencingToken: 1 });
+    const { results, durable } = await store.insertTasksVisible([task]);
+    expect(results).toEqual([{ kind: 'inserted', task }]);
+    await withClient(store.schema, async (client) => {
+      // Another connection sees it at once; the WAL written so far ends past its commit.
+      expect((await client.query(`SELECT 1 FROM tasks WHERE idempotency_key = $1`, [task.idempotencyKey])).rowCount).toBe(1);
+      const written = (await client.query<{ lsn: string }>('SELECT pg_current_wal_insert_lsn()::text AS lsn')).rows[0]?.lsn;
+      await durable;
+      const flushed = await client.query<{ past: boolean }>('SELECT pg_current_wal_flush_lsn() >= $1::pg_lsn AS past', [written]);
+      expect(flushed.rows[0]?.past).toBe(true);
+    });
+  });
+
+  it("leaves the application's own commit as it set it: the transactional enqueue never skips the flush", async () => {
+    await using store = makeStore();
+    await store.init();
+    const enqueuer = createPgEnqueuer({ schema: store.schema, allowTargets: '127.0.0.1/32' });
+    const modes = await withClient('public', async (client) => {
+      const seen: string[] = [];
+      for (const mode of ['on', 'remote_write']) {
+        await client.query('BEGIN');
+        await client.query(`SET LOCAL synchronous_commit = ${mode}`);
+        await enqueuer.enqueue(client, { targetUrl: 'http://127.0.0.1:9/hook', method: 'POST' });
+        seen.push((await client.query<{ synchronous_commit: string }>('SHOW synchronous_commit')).rows[0]?.synchronous_commit ?? '');
+        await client.query('COMMIT');
+      }
+      return seen;
+    });
+    expect(modes).toEqual(['on', 'remote_write']);
   });
 });

@@ -96,6 +96,17 @@ export interface Store extends AsyncDisposable {
    */
   insertTasks(tasks: readonly RetryTask[]): Promise<InsertResult[]>;
 
+  /**
+   * {@link insertTasks}, answered in two steps: `results` once the tasks are visible to every reader of the store
+   * (claims, reads, other instances), `durable` once they would survive a crash of the store's server. A store whose
+   * commit waits for a flush of its own (PostgreSQL: the WAL's) implements it, so that a hand-off's attempt need not
+   * wait for that flush; the enqueue acknowledges nothing before `durable`. A crash of the server in between loses the
+   * tasks, acknowledged to no one, and the attempt already started carries the task's idempotency key, as a retry of
+   * the caller's would. `durable` rejects when the flush failed (the tasks may or may not be durable). Absent: every
+   * insert is durable when it answers.
+   */
+  insertTasksVisible?(tasks: readonly RetryTask[]): Promise<VisibleInsert>;
+
   getTask(tenantId: string, taskId: string): Promise<RetryTask | undefined>;
 
   /** Newest first (`createdAt`, then `taskId`, descending). Cursors are opaque strings made by the store. */
@@ -441,6 +452,13 @@ export interface RescheduleChange {
 }
 
 export type InsertResult = { kind: 'inserted'; task: RetryTask } | { kind: 'duplicate'; task: RetryTask };
+
+/** What {@link Store.insertTasksVisible} answers: the results once visible, and when they are durable. */
+export interface VisibleInsert {
+  results: InsertResult[];
+  /** Resolves once every inserted task is durable; rejects when that could not be made sure of. */
+  durable: Promise<void>;
+}
 
 export interface PageRequest {
   /** Opaque cursor from the previous page's `nextCursor`. */

@@ -1,10 +1,15 @@
 import type { RetryTask } from '../domain/task.js';
-import type { InsertResult } from '../store/store.js';
+import type { InsertResult, VisibleInsert } from '../store/store.js';
 
 /** Options of {@link EnqueueBatcher}. */
 export interface EnqueueBatcherOptions {
   /** The durable write, normally `store.insertTasks`: one transaction for all the tasks it is given. */
   insert: (tasks: readonly RetryTask[]) => Promise<InsertResult[]>;
+  /**
+   * The same write answered in two steps, normally `store.insertTasksVisible` (absent: `insert` for every flush): used
+   * for a flush that holds a {@link EnqueueBatcher.submitVisible} submission.
+   */
+  insertVisible?: ((tasks: readonly RetryTask[]) => Promise<VisibleInsert>) | undefined;
   /**
    * Most tasks merged into one write. A single submission (a batch request of up to 1,000 tasks) is never
    * split, so it always commits in one transaction. Default 5,000.
@@ -19,9 +24,14 @@ export interface EnqueueBatcherOptions {
 
 interface Submission {
   tasks: readonly RetryTask[];
-  resolve: (results: InsertResult[]) => void;
+  /** Answered once visible (`submitVisible`), not once durable. */
+  visible: boolean;
+  resolve: (write: VisibleInsert) => void;
   reject: (error: unknown) => void;
 }
+
+/** The `durable` of a write that was durable when it answered. */
+const DURABLE: Promise<void> = Promise.resolve();
 
 /**
  * Group commit for enqueues: concurrent submissions (single tasks and batches) are merged into one
@@ -37,6 +47,9 @@ interface Submission {
  * Writes in flight together are separate transactions: a key sent by two of them is settled by the store, as
  * between instances (exactly one inserts; the other answers `duplicate` with that task).
  *
+ * A flush that holds a hand-off ({@link EnqueueBatcher.submitVisible}) goes through `insertVisible` when the store has
+ * one: its tasks' attempts start once the write is visible, and every submission of it is acknowledged once durable.
+ *
  * Tasks of one flush that share `(tenantId, idempotencyKey)` are sent once: the later ones get the result
  * `duplicate` with the first one's task, exactly as if they had arrived just after it.
  *
@@ -48,6 +61,7 @@ interface Submission {
  */
 export class EnqueueBatcher {
   readonly #insert: EnqueueBatcherOptions['insert'];
+  readonly #insertVisible: EnqueueBatcherOptions['insertVisible'];
   readonly #max: number;
   readonly #maxWrites: number;
   #queue: Submission[] = [];
@@ -56,6 +70,7 @@ export class EnqueueBatcher {
 
   constructor(options: EnqueueBatcherOptions) {
     this.#insert = options.insert;
+    this.#insertVisible = options.insertVisible;
     this.#max = options.maxTasksPerFlush ?? 5_000;
     this.#maxWrites = options.maxConcurrentWrites ?? 1;
     if (!Number.isInteger(this.#maxWrites) || this.#maxWrites < 1) {
@@ -66,8 +81,25 @@ export class EnqueueBatcher {
   /** Resolves with one result per task, in order, once the write holding them is durable; rejects if it failed. */
   submit(tasks: readonly RetryTask[]): Promise<InsertResult[]> {
     if (tasks.length === 0) return Promise.resolve([]);
-    return new Promise<InsertResult[]>((resolve, reject) => {
-      this.#queue.push({ tasks, resolve, reject });
+    return new Promise<VisibleInsert>((resolve, reject) => {
+      this.#queue.push({ tasks, visible: false, resolve, reject });
+      this.#schedule();
+    }).then(async ({ results, durable }) => {
+      await durable;
+      return results;
+    });
+  }
+
+  /**
+   * {@link submit}, answered in two steps: `results` once the tasks are visible to the store's readers, `durable`
+   * once they are durable (with no `insertVisible`, both at once). For the hand-off, whose attempt need not wait for
+   * the flush; the caller acknowledges nothing before `durable`. Other submissions that share its write still answer
+   * once durable.
+   */
+  submitVisible(tasks: readonly RetryTask[]): Promise<VisibleInsert> {
+    if (tasks.length === 0) return Promise.resolve({ results: [], durable: DURABLE });
+    return new Promise<VisibleInsert>((resolve, reject) => {
+      this.#queue.push({ tasks, visible: true, resolve, reject });
       this.#schedule();
     });
   }
@@ -120,8 +152,10 @@ export class EnqueueBatcher {
       return { index: unique.length - 1, repeat: false };
     });
     let results: InsertResult[];
+    let durable = DURABLE;
     try {
-      results = await this.#insert(unique);
+      if (this.#insertVisible !== undefined && taken.some((s) => s.visible)) ({ results, durable } = await this.#insertVisible(unique));
+      else results = await this.#insert(unique);
       if (results.length !== unique.length) {
         throw new Error(`insertTasks returned ${results.length} results for ${unique.length} tasks`);
       }
@@ -131,13 +165,12 @@ export class EnqueueBatcher {
     }
     let offset = 0;
     for (const s of taken) {
-      s.resolve(
-        s.tasks.map((_, i) => {
-          const slot = slots[offset + i] as { index: number; repeat: boolean };
-          const result = results[slot.index] as InsertResult;
-          return slot.repeat ? { kind: 'duplicate', task: result.task } : result;
-        }),
-      );
+      const own = s.tasks.map((_, i): InsertResult => {
+        const slot = slots[offset + i] as { index: number; repeat: boolean };
+        const result = results[slot.index] as InsertResult;
+        return slot.repeat ? { kind: 'duplicate', task: result.task } : result;
+      });
+      s.resolve({ results: own, durable });
       offset += s.tasks.length;
     }
   }

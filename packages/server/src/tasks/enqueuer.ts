@@ -58,9 +58,12 @@ export class Enqueuer {
     if (preparing !== undefined) await preparing;
     // Tasks due at once go in already leased to the local engine, as many as it has room for.
     const granted = this.#lease(valid, now);
-    let inserted;
+    let inserted: InsertResult[];
+    // A hand-off's attempt starts once its task is visible; the answer waits for `durable` (below) all the same.
+    let durable: Promise<void> | undefined;
     try {
-      inserted = await this.deps.batcher.submit(valid.map((p) => p.task));
+      if (granted.length === 0) inserted = await this.deps.batcher.submit(valid.map((p) => p.task));
+      else ({ results: inserted, durable } = await this.deps.batcher.submitVisible(valid.map((p) => p.task)));
     } catch (error) {
       if (granted.length > 0) this.deps.handOff?.giveBack(granted);
       await this.#dropBlobs(valid.map((p) => p.blobRef));
@@ -72,6 +75,14 @@ export class Enqueuer {
       if (adopted.length < granted.length) {
         const used = new Set(adopted);
         this.deps.handOff?.giveBack(granted.filter((task) => !used.has(task)));
+      }
+    }
+    if (durable !== undefined) {
+      try {
+        await durable;
+      } catch (error) {
+        // Not known to be durable, so not acknowledged; its tasks (and their blobs) may be stored all the same.
+        throw storeFailure(error, this.deps.store.kind, 'enqueue');
       }
     }
     const { results, waiting, orphans } = settleEntries(prepared, inserted);

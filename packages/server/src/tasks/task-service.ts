@@ -30,6 +30,7 @@ export type TaskServiceStore = Pick<
   | 'kind'
   | 'concurrentInserts'
   | 'insertTasks'
+  | 'insertTasksVisible'
   | 'getTask'
   | 'listTasks'
   | 'listAttempts'
@@ -180,6 +181,7 @@ export class TaskService implements AsyncDisposable {
     });
     this.#batcher = new EnqueueBatcher({
       insert: (tasks) => this.#store.insertTasks(tasks),
+      insertVisible: this.#store.insertTasksVisible?.bind(this.#store),
       maxConcurrentWrites: options.store.concurrentInserts ?? 1,
       ...(options.maxTasksPerFlush === undefined ? {} : { maxTasksPerFlush: options.maxTasksPerFlush }),
     });

@@ -164,6 +164,36 @@ export function taskCases(store: CurrentStore): void {
     ]);
   });
 
+  it('answers insertTasksVisible, where the store has it, as insertTasks: the tasks readable when it answers, durable when `durable` resolves', async (ctx) => {
+    const insertVisible = store().insertTasksVisible?.bind(store());
+    // A store whose every insert is durable when it answers has no use for it (SQLite, Redis): the enqueue then
+    // takes insertTasks for every write.
+    if (insertVisible === undefined) return ctx.skip();
+    const stored = makeTask({ idempotencyKey: 'order-3' });
+    await insertAll(store(), [stored]);
+    // A hand-off: already leased to the local engine, as the enqueue inserts a task due now.
+    const handedOff = makeTask({ status: 'IN_FLIGHT', leaseOwner: 'local-engine', leaseExpiresAt: T0 + 60_000, fencingToken: 1 });
+    const repeat = makeTask({ idempotencyKey: handedOff.idempotencyKey });
+    const again = makeTask({ idempotencyKey: 'order-3', requestHash: requestHashOf('request b') });
+    const pending = makeTask();
+    const { results, durable } = await insertVisible([handedOff, repeat, again, pending]);
+    expect(results).toEqual([
+      { kind: 'inserted', task: handedOff },
+      { kind: 'duplicate', task: handedOff },
+      { kind: 'duplicate', task: stored },
+      { kind: 'inserted', task: pending },
+    ]);
+    expect(await store().getTask('default', handedOff.taskId)).toEqual(handedOff);
+    expect(await store().getTask('default', pending.taskId)).toEqual(pending);
+    await expect(durable).resolves.toBeUndefined();
+    // It refuses what insertTasks refuses, and writes nothing of the call.
+    const ended = makeTask({ status: 'SUCCEEDED', nextAttemptAt: null, attemptNumber: 1 });
+    const fresh = makeTask();
+    await expect(insertVisible([fresh, ended])).rejects.toThrow(`Expected \`status\` of task ${ended.taskId} to be PENDING or IN_FLIGHT`);
+    expect(await store().getTask('default', fresh.taskId)).toBeUndefined();
+    expect(await insertVisible([])).toMatchObject({ results: [] });
+  });
+
   it('inserts exactly one task when 50 callers insert the same key at once', async () => {
     const tasks = Array.from({ length: 50 }, () => makeTask({ idempotencyKey: 'same-key' }));
     const results = (await Promise.all(tasks.map((task) => store().insertTasks([task])))).flat();

@@ -44,10 +44,13 @@ export class EnqueueStatements implements EnqueueOperations {
     return this.insertStoredTasks(tasks);
   }
 
-  /** {@link insertTasks} in any status, unchecked: `PostgresStore.insertStoredTasks`, for tests. */
-  async insertStoredTasks(tasks: readonly RetryTask[]): Promise<InsertResult[]> {
+  /**
+   * {@link insertTasks} in any status, unchecked: `PostgresStore.insertStoredTasks`, for tests. `asyncCommit`: the
+   * statement commits without waiting for its WAL flush (insert-tasks.sql's `$10`); never in a caller's transaction.
+   */
+  async insertStoredTasks(tasks: readonly RetryTask[], asyncCommit = false): Promise<InsertResult[]> {
     if (tasks.length === 0) return [];
-    const values = insertTaskValues(tasks, this.#channel);
+    const values = insertTaskValues(tasks, this.#channel, asyncCommit);
     const [, , , , tenants, keys] = values;
     let inserted = await this.#insert(values);
     if (inserted.queue_missing) {

@@ -88,10 +88,11 @@ export class BatchRepeats {
 }
 
 /**
- * `insert-tasks`' values for a batch, `$1` to `$9`, in its order (the statement numbers the tasks by their place): the
+ * `insert-tasks`' values for a batch, `$1` to `$10`, in its order (the statement numbers the tasks by their place): the
  * arrays of its tasks (the fields they do not share), the texts of its JSON values, the number of its tasks, its
- * distinct target queues (`queueKeysOf`), the wake-up channel, then the batch's shared record and the places of the
- * fields its tasks do not share ({@link packedRecords}).
+ * distinct target queues (`queueKeysOf`), the wake-up channel, the batch's shared record and the places of the
+ * fields its tasks do not share ({@link packedRecords}), then whether its commit skips the WAL flush (`asyncCommit`:
+ * the service's hand-off, made durable by flush-wal.sql before the enqueue answers).
  *
  * @example
  * ```ts
@@ -99,15 +100,15 @@ export class BatchRepeats {
  * ```
  * @throws Error naming the column when a `hex` value is not lower-case hex
  */
-export function insertTaskValues(tasks: readonly RetryTask[], channel: string): InsertTaskValues {
+export function insertTaskValues(tasks: readonly RetryTask[], channel: string, asyncCommit = false): InsertTaskValues {
   const repeats = new BatchRepeats();
   const { records, shared, places } = packedRecords(tasks.length, JSONB_FIELDS.length, (i, out) => jsonbRecord(tasks[i] as RetryTask, repeats, out));
   const texts = tasks.map((task) => jsonTextRecord(task, repeats));
   const [tenants, keys] = queueKeysOf(tasks);
-  return [JSON.stringify(records), JSON.stringify(texts), JSON.stringify(repeats.texts), tasks.length, tenants, keys, channel, JSON.stringify(shared), places];
+  return [JSON.stringify(records), JSON.stringify(texts), JSON.stringify(repeats.texts), tasks.length, tenants, keys, channel, JSON.stringify(shared), places, asyncCommit];
 }
 
-/** `insert-tasks`' `$1` to `$9` (see {@link insertTaskValues}). */
+/** `insert-tasks`' `$1` to `$10` (see {@link insertTaskValues}). */
 export type InsertTaskValues = [
   jsonb: string,
   json: string,
@@ -118,6 +119,7 @@ export type InsertTaskValues = [
   channel: string,
   shared: string,
   places: (number | null)[],
+  asyncCommit: boolean,
 ];
 
 /**

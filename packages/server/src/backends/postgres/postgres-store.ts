@@ -3,6 +3,7 @@ import type { CallbackOutbox } from '../../store/callback-outbox.js';
 import type pg from 'pg';
 import { TaskStatus } from '@retryd/core';
 import { completeAlongsideClaim } from '../../store/complete-and-claim.js';
+import { checkNewTasks } from '../../store/new-tasks.js';
 import type { AttemptLog, Page, RetryTask, StoredPolicy } from '../../domain/task.js';
 import type {
   AccessStore,
@@ -30,6 +31,7 @@ import type {
   TaskQuery,
   TaskRef,
   TransitionResult,
+  VisibleInsert,
 } from '../../store/store.js';
 import { DUE_COUNT_CAP } from '../../store/store.js';
 import { oldestPendingOf, type OldestPending } from '../../store/oldest-pending.js';
@@ -190,6 +192,22 @@ export class PostgresStore implements Store {
 
   insertTasks(tasks: readonly RetryTask[]): Promise<InsertResult[]> {
     return this.#statements.insertTasks(tasks);
+  }
+
+  /**
+   * {@link insertTasks} in two steps (`Store.insertTasksVisible`): the insert commits without waiting for its WAL flush
+   * (insert-tasks.sql's `$10`), and answers once its tasks are visible; `durable` resolves when flush-wal.sql, sent
+   * after it, has flushed the WAL past its commit. A hand-off's attempt then starts a flush earlier (W4's dispatch
+   * lag); the enqueue still answers only once `durable` has.
+   */
+  async insertTasksVisible(tasks: readonly RetryTask[]): Promise<VisibleInsert> {
+    checkNewTasks(tasks);
+    if (tasks.length === 0) return { results: [], durable: Promise.resolve() };
+    const results = await this.#statements.insertStoredTasks(tasks, true);
+    const durable = this.#run('flush-wal', []).then(() => undefined);
+    // The enqueue awaits it; a rejection must not end the process meanwhile.
+    durable.catch(() => undefined);
+    return { results, durable };
   }
 
   /**

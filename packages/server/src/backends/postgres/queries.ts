@@ -8,6 +8,7 @@ const QUERIES_DIR = new URL('./queries/', import.meta.url);
 export const QUERY_NAMES = [
   'ping',
   'insert-tasks',
+  'flush-wal',
   'add-target-queues',
   'select-tasks-by-keys',
   'get-task',

@@ -14,6 +14,9 @@
 --             it, for a field every task holds alike; null for the others;
 --          $9 integer[]: for each field of `JSONB_FIELDS` (from 1), its place in the tasks' arrays of $1 (from 0), or
 --             null for a field of $8 (`packedRecords` of insert-records.ts)
+--          $10 boolean: commit without waiting for the WAL flush (`synchronous_commit` off for this transaction
+--             alone): the service's hand-off, whose attempt starts once the tasks are visible and whose enqueue is
+--             acknowledged only after flush-wal.sql; false in an application's own transaction, whose commit is its own
 --          A task's index `i` is its place in the arrays (from 1).
 -- results: one row: `inserted`, how many tasks were inserted; when fewer than $4, `tenant_ids` and `task_ids`, the
 --          keys of those inserted (in no particular order; NULL for none), else NULL: a batch wholly inserted, the
@@ -21,7 +24,9 @@
 --          already stored, by an earlier call or earlier in the same batch (lower `i`), is skipped: `ON CONFLICT ... DO
 --          NOTHING` waits for a concurrent insert of the same key to end, so exactly one of them inserts.
 --          `queue_missing`: true when a task names a target queue that does not exist yet; then nothing was written,
---          and the caller makes the queues (add-target-queues.sql) and calls again.
+--          and the caller makes the queues (add-target-queues.sql) and calls again. `async_commit`: 'off' when $10
+--          made this transaction's commit skip the WAL flush, else NULL (when nothing was inserted, the commit may
+--          wait for the flush whatever $10 says).
 -- effects: a queue given a PENDING task has its hint lowered to that task's due time if later (`least`) and its
 --          version raised, always (the rule of 003-targets.sql: a claim's refresh from an older snapshot must not raise
 --          the hint past this task). A queue given only tasks already leased (the hand-off) is left alone: no row
@@ -92,5 +97,8 @@ woken AS (
 SELECT count(inserted.task_id)::integer AS inserted,
   CASE WHEN count(inserted.task_id) < $4::integer THEN array_agg(inserted.tenant_id) END AS tenant_ids,
   CASE WHEN count(inserted.task_id) < $4::integer THEN array_agg(inserted.task_id) END AS task_ids,
-  EXISTS (SELECT FROM missing) AS queue_missing
+  EXISTS (SELECT FROM missing) AS queue_missing,
+  -- Read where the output needs it, so the setting is made whatever the planner keeps; local to this transaction.
+  min(commit_mode.async) AS async_commit
 FROM inserted CROSS JOIN woken
+  CROSS JOIN (SELECT CASE WHEN $10::boolean THEN set_config('synchronous_commit', 'off', true) END AS async) AS commit_mode

@@ -1,0 +1,13 @@
+-- flush-wal: makes sure every commit this connection's earlier statements made is durable (the hand-off's insert,
+--          committed without waiting for its WAL flush: insert-tasks.sql's $10).
+--
+-- args:    none
+-- results: one row `flushed` (the message's LSN; only its arrival matters)
+-- errors:  connection errors only
+--
+-- A transaction commits with a WAL flush (under synchronous_commit on, the session's setting) only when it holds a
+-- transaction id and wrote WAL before its commit record: a transactional logical message gives it both, with no row
+-- written anywhere. Its commit record follows the earlier commits in the WAL, and the flush covers everything before
+-- it, so when the statement answers, they are as durable as a commit of their own would have made them (with
+-- synchronous replication, on the standby too). Any role may emit one, whatever the wal_level.
+SELECT pg_logical_emit_message(true, 'retryd', '') AS flushed
