@@ -78,7 +78,7 @@ describe('hand-off from the enqueue to the local engine', () => {
   it('starts a handed-off task once its insert is visible, and answers the enqueue only once it is durable', async () => {
     h = await EngineHarness.open({ twoStepInserts: true });
     let answered = false;
-    const enqueued = h.service.enqueue(DEFAULT_TENANT, { method: 'POST', ...input() }).finally(() => (answered = true));
+    const enqueued = h.service.enqueue(DEFAULT_TENANT, input()).finally(() => (answered = true));
     await h.settle();
     // The attempt is under way while its write waits for its flush; the enqueue has not answered.
     expect(h.dispatcher.log).toHaveLength(1);
@@ -93,7 +93,7 @@ describe('hand-off from the enqueue to the local engine', () => {
 
   it('answers 503 when the flush fails, and lets the attempt already started end as usual', async () => {
     h = await EngineHarness.open({ twoStepInserts: true });
-    const enqueued = h.service.enqueue(DEFAULT_TENANT, { method: 'POST', ...input() });
+    const enqueued = h.service.enqueue(DEFAULT_TENANT, input());
     await h.settle();
     const [[taskId]] = h.dispatcher.log as [[string, number, number]];
     h.flushes.shift()?.reject(new StoreUnavailableError('connection terminated', { reason: '57P01' }));
