@@ -203,8 +203,39 @@ export class PostgresStore implements Store {
   async insertTasksVisible(tasks: readonly RetryTask[]): Promise<VisibleInsert> {
     checkNewTasks(tasks);
     if (tasks.length === 0) return { results: [], durable: Promise.resolve() };
-    const results = await this.#statements.insertStoredTasks(tasks, true);
-    const durable = this.#run('flush-wal', []).then(() => undefined);
+    if (this.#queries === undefined) throw new Error('PostgresStore: call init() before using the store.');
+    const queries = this.#queries;
+    // Both statements on one connection: the flush is sent the moment the insert answers, with no wait for another
+    // connection of the pool.
+    let client: pg.PoolClient;
+    try {
+      client = await this.#pool.connect();
+    } catch (error) {
+      throw postgresStoreError(error);
+    }
+    const run: RunQuery = async (name, values) => {
+      try {
+        return await client.query({ ...queries[name], values });
+      } catch (error) {
+        throw postgresStoreError(error);
+      }
+    };
+    let results: InsertResult[];
+    try {
+      results = await new EnqueueStatements(run, this.#channel).insertStoredTasks(tasks, true);
+    } catch (error) {
+      // Refused or failed: the connection is dropped rather than given back in whatever state the failure left.
+      client.release(error instanceof Error ? error : true);
+      throw error;
+    }
+    const durable = run('flush-wal', []).then(
+      () => client.release(),
+      (error: unknown) => {
+        // A connection that failed mid-statement is not given back to the pool.
+        client.release(error instanceof Error ? error : true);
+        throw error;
+      },
+    );
     // The enqueue awaits it; a rejection must not end the process meanwhile.
     durable.catch(() => undefined);
     return { results, durable };
