@@ -213,6 +213,15 @@ export class PostgresStore implements Store {
     } catch (error) {
       throw postgresStoreError(error);
     }
+    // A checked-out client's connection that fails emits 'error', which would end the process without a listener (the
+    // pool listens only to idle ones); its statement rejects with the failure all the same.
+    const ignore = (): void => undefined;
+    client.on('error', ignore);
+    const release = (error?: unknown): void => {
+      client.off('error', ignore);
+      // A connection that failed or was refused mid-call is dropped, not given back in whatever state it was left.
+      client.release(error === undefined ? undefined : error instanceof Error ? error : true);
+    };
     const run: RunQuery = async (name, values) => {
       try {
         return await client.query({ ...queries[name], values });
@@ -224,15 +233,13 @@ export class PostgresStore implements Store {
     try {
       results = await new EnqueueStatements(run, this.#channel).insertStoredTasks(tasks, true);
     } catch (error) {
-      // Refused or failed: the connection is dropped rather than given back in whatever state the failure left.
-      client.release(error instanceof Error ? error : true);
+      release(error);
       throw error;
     }
     const durable = run('flush-wal', []).then(
-      () => client.release(),
+      () => release(),
       (error: unknown) => {
-        // A connection that failed mid-statement is not given back to the pool.
-        client.release(error instanceof Error ? error : true);
+        release(error);
         throw error;
       },
     );
