@@ -203,8 +203,6 @@ export class PostgresStore implements Store {
   async insertTasksVisible(tasks: readonly RetryTask[]): Promise<VisibleInsert> {
     checkNewTasks(tasks);
     if (tasks.length === 0) return { results: [], durable: Promise.resolve() };
-    if (this.#queries === undefined) throw new Error('PostgresStore: call init() before using the store.');
-    const queries = this.#queries;
     // Both statements on one connection: the flush is sent the moment the insert answers, with no wait for another
     // connection of the pool.
     let client: pg.PoolClient;
@@ -222,13 +220,7 @@ export class PostgresStore implements Store {
       // A connection that failed or was refused mid-call is dropped, not given back in whatever state it was left.
       client.release(error === undefined ? undefined : error instanceof Error ? error : true);
     };
-    const run: RunQuery = async (name, values) => {
-      try {
-        return await client.query({ ...queries[name], values });
-      } catch (error) {
-        throw postgresStoreError(error);
-      }
-    };
+    const run: RunQuery = (name, values) => this.#query(client, name, values);
     let results: InsertResult[];
     try {
       results = await new EnqueueStatements(run, this.#channel).insertStoredTasks(tasks, true);
@@ -509,10 +501,15 @@ export class PostgresStore implements Store {
    * its failure is named once (see failure-boundary.ts): wrapping each method as well would cost a closure and a
    * `.catch` a call for nothing.
    */
-  async #run<R extends pg.QueryResultRow>(name: QueryName, values: unknown[]): Promise<pg.QueryResult<R>> {
+  #run<R extends pg.QueryResultRow>(name: QueryName, values: unknown[]): Promise<pg.QueryResult<R>> {
+    return this.#query(this.#pool, name, values);
+  }
+
+  /** One of the store's statements on the pool, or on a connection checked out of it, with the store's errors. */
+  async #query<R extends pg.QueryResultRow>(on: pg.Pool | pg.PoolClient, name: QueryName, values: unknown[]): Promise<pg.QueryResult<R>> {
     if (this.#queries === undefined) throw new Error('PostgresStore: call init() before using the store.');
     try {
-      return await this.#pool.query<R>({ ...this.#queries[name], values });
+      return await on.query<R>({ ...this.#queries[name], values });
     } catch (error) {
       throw postgresStoreError(error);
     }

@@ -41,8 +41,8 @@ const SCALAR_CASTS: Readonly<Record<Exclude<FieldCodec, 'json' | 'json-string'>,
 
 /**
  * The expression reading one field of a new task from `task` (its array in `$1`, the fields its batch does not share,
- * at the place `places` gives) or `shared_record` (the batch's shared fields, `$8`, by the field's place), `texts` (its
- * array in `$2`), and `json_values` (the batch's JSON values, `$3`). See insert-records.ts.
+ * at the place `places` gives) or `shared_<place>` (the batch's shared field, `$8`, cast once), `texts` (its array in
+ * `$2`), and `json_values` (the batch's JSON values, `$3`). See insert-records.ts.
  */
 function recordValue(field: RecordField): string {
   // The body's UTF-8 bytes, sent as base64: text could not hold the U+0000 a body may contain (see 010).
@@ -97,22 +97,22 @@ const MACROS: Readonly<Record<string, (alias: string | undefined, keyFrom: strin
   task_stored_columns: noAlias('task_stored_columns', () => TASK_STORED_COLUMN_NAMES.join(', ')),
   /**
    * The SELECT list reading a new task's columns, each under its own name, in `{{task_names}}` order, from `task`
-   * (its array in insert-tasks' `$1`), `places` (`$9`), `shared_record` (`$8`), `texts` (its array in `$2`) and
-   * `json_values` (`$3`): see insert-records.ts.
+   * (its array in insert-tasks' `$1`), `places` (`$9`), the `shared_<place>` values ({{task_shared_values}}), `texts`
+   * (its array in `$2`) and `json_values` (`$3`): see insert-records.ts.
    */
-  /**
-   * The batch's shared fields (`$8`, by place), each cast once for the statement: `, (SELECT …) AS shared_<place>` for
-   * every field of a task's array, to follow the FROM subquery's other uncorrelated values (InitPlans, read once).
-   */
-  task_shared_values: noAlias('task_shared_values', () =>
-    JSONB_FIELDS.map((field) => `, (SELECT ${typedValue(field, `$8::jsonb->>${field.place}`, '$3::jsonb')}) AS shared_${field.place}`).join(''),
-  ),
   task_record_values: noAlias('task_record_values', () =>
     TASK_FIELD_SPECS.map((spec) => {
       const field = RECORD_FIELDS.find((candidate) => candidate.name === spec.name);
       if (field === undefined) throw new Error(`The field ${spec.name} travels in no array of insert-tasks.`);
       return `${recordValue(field)} AS ${spec.column}`;
     }).join(', '),
+  ),
+  /**
+   * The batch's shared fields (`$8`, by place), each cast once for the statement: `, (SELECT …) AS shared_<place>` for
+   * every field of a task's array, to follow the FROM subquery's other uncorrelated values (InitPlans, read once).
+   */
+  task_shared_values: noAlias('task_shared_values', () =>
+    JSONB_FIELDS.map((field) => `, (SELECT ${typedValue(field, `$8::jsonb->>${field.place}`, '$3::jsonb')}) AS shared_${field.place}`).join(''),
   ),
   /**
    * The deletes of a purge (purge-expired.sql, delete-finished-tasks.sql), as CTEs after the one that locked the rows

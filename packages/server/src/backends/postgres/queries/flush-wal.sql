@@ -9,5 +9,6 @@
 -- transaction id and wrote WAL before its commit record: a transactional logical message gives it both, with no row
 -- written anywhere. Its commit record follows the earlier commits in the WAL, and the flush covers everything before
 -- it, so when the statement answers, they are as durable as a commit of their own would have made them (with
--- synchronous replication, on the standby too). Any role may emit one, whatever the wal_level.
+-- synchronous replication, on the standby too). A role without superuser may emit one (at wal_level replica, the
+-- default).
 SELECT pg_logical_emit_message(true, 'retryd', '') AS flushed
