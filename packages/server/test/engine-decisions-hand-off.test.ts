@@ -118,4 +118,26 @@ describe('hand-off from the enqueue to the local engine', () => {
     expect(task).toMatchObject({ status: 'PENDING', leaseOwner: null });
     expect(h.dispatcher.dispatches).toEqual([]);
   });
+  it('makes no claim for tasks due later: their due time aims the timer, and they start exactly then', async () => {
+    // No idle claims on the way: every claim below is one a wake or the due timer made.
+    h = await EngineHarness.open({ engine: { maxIdleMs: 600_000 } });
+    const before = claims();
+    const later = await h.enqueue(input({ delayMs: 60_000 }));
+    const sooner = await h.service.enqueueBatch(DEFAULT_TENANT, [input({ delayMs: 30_000 }), input({ delayMs: 45_000 })]);
+    await h.settle();
+    expect(h.wakes).toBe(2);
+    // Nothing is due before T0 + 30 s: a claim now would find nothing.
+    expect(claims()).toBe(before);
+    await h.advanceTo(T0 + 29_999);
+    expect(claims()).toBe(before);
+    expect(h.dispatcher.dispatches).toEqual([]);
+    await h.advanceTo(T0 + 30_000);
+    const [first] = sooner.map((r) => (r.kind === 'error' ? undefined : r.task));
+    expect(h.dispatcher.log).toEqual([[first!.taskId, 1, T0 + 30_000]]);
+    expect(claims()).toBe(before + 1);
+    h.dispatcher.take(first!).respond(200);
+    await h.advanceTo(T0 + 60_000);
+    expect(h.dispatcher.log.map(([, , at]) => at)).toEqual([T0 + 30_000, T0 + 45_000, T0 + 60_000]);
+    expect(h.dispatcher.log.at(-1)?.[0]).toBe(later.task.taskId);
+  });
 });

@@ -19,9 +19,12 @@ import { T0 } from './fixtures/tasks.js';
 // on real time: `settle()` runs what can run at the current instant, `advanceTo()` moves time from one wake-up to the
 // next, so every decision happens at the exact time the engine chose.
 
-/** A {@link ManualClock} that also tells when its next sleeper wakes, so time can move from wake-up to wake-up. */
+/**
+ * A {@link ManualClock} that also tells when its next sleeper or timer wakes, so time can move from wake-up to wake-up.
+ */
 export class HarnessClock extends ManualClock {
   private readonly waking = new Set<{ wakeAt: number }>();
+  private readonly timers = new Map<unknown, { wakeAt: number }>();
 
   override sleep(ms: number, signal?: AbortSignal): Promise<void> {
     const entry = { wakeAt: this.now() + Math.max(0, ms) };
@@ -32,7 +35,26 @@ export class HarnessClock extends ManualClock {
     return slept;
   }
 
-  /** When the earliest pending sleep ends (epoch ms), or undefined when nothing sleeps. */
+  override setTimer(ms: number, callback: () => void): unknown {
+    const entry = { wakeAt: this.now() + Math.max(0, ms) };
+    this.waking.add(entry);
+    const handle = super.setTimer(ms, () => {
+      this.waking.delete(entry);
+      this.timers.delete(handle);
+      callback();
+    });
+    this.timers.set(handle, entry);
+    return handle;
+  }
+
+  override clearTimer(handle: unknown): void {
+    const entry = this.timers.get(handle);
+    if (entry !== undefined) this.waking.delete(entry);
+    this.timers.delete(handle);
+    super.clearTimer(handle);
+  }
+
+  /** When the earliest pending sleep or timer ends (epoch ms), or undefined when nothing waits. */
   nextWakeAt(): number | undefined {
     let next: number | undefined;
     for (const { wakeAt } of this.waking) if (next === undefined || wakeAt < next) next = wakeAt;
@@ -233,9 +255,9 @@ export class EngineHarness {
       // Hosts resolve to a public address without DNS: nothing is ever connected to.
       targetGuard: new TargetGuard({ lookup: async () => ['93.184.215.14'] }),
       clock: this.clock,
-      wake: () => {
+      wake: (dueAt) => {
         this.wakes++;
-        first.engine.wake();
+        first.engine.wake(dueAt);
       },
       ...(options.handOff === false ? {} : { handOff: first.engine }),
     });

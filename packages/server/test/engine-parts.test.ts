@@ -41,9 +41,10 @@ describe('DueTimer', () => {
     const clock = new ManualClock(5_000);
     let fired = 0;
     new DueTimer(clock, () => fired++).aimAt(4_000);
+    expect(fired).toBe(0); // on the clock's next turn, not inside aimAt
     await clock.advance(0);
     expect(fired).toBe(1);
-    expect(clock.sleeps).toEqual([0]);
+    expect(clock.pendingCount).toBe(0);
   });
 });
 

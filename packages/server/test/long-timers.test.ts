@@ -3,7 +3,7 @@ import type pg from 'pg';
 import { describe, expect, it, vi } from 'vitest';
 import { LONG_DELAY_MS as LONG, useFakeTimersInEachTest } from '../../core/test/fake-long-timers.js';
 import { TaskVacuum } from '../src/backends/postgres/task-vacuum.js';
-import { clearAttemptTimer, setAttemptTimer } from '../src/engine/attempt-timer.js';
+import { clearClockTimer, setClockTimer } from '../src/engine/clock-timer.js';
 import { DueTimer } from '../src/engine/due-timer.js';
 
 // The service's timers on the system clock with waits past 2^31 − 1 ms (24.8 days).
@@ -21,8 +21,8 @@ describe('long waits on the system clock', () => {
 
   it('an attempt timeout of 3e9 ms fires then, and not once cleared', async () => {
     const fired: string[] = [];
-    setAttemptTimer(systemClock, LONG, () => fired.push('timed out'));
-    clearAttemptTimer(systemClock, setAttemptTimer(systemClock, LONG, () => fired.push('cleared')));
+    setClockTimer(systemClock, LONG, () => fired.push('timed out'));
+    clearClockTimer(systemClock, setClockTimer(systemClock, LONG, () => fired.push('cleared')));
     await vi.advanceTimersByTimeAsync(LONG - 1);
     expect(fired).toEqual([]);
     await vi.advanceTimersByTimeAsync(1);

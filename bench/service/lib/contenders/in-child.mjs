@@ -44,7 +44,12 @@ export function inChild(make, options = {}) {
     },
     enqueue: (tasks, downstreamUrl) => call('enqueue', tasks, downstreamUrl),
     startWorkers: (downstreamUrl) => call('startWorkers', downstreamUrl),
-    waitRecorded: (n) => call('waitRecorded', n),
+    // `settled` (a function) stays here: the references check nothing after they are done, so it is called after.
+    async waitRecorded(n, settled) {
+      const recorded = await call('waitRecorded', n);
+      await settled?.();
+      return recorded;
+    },
     async teardown() {
       if (child === undefined) return {};
       const done = new Promise((resolve) => child.once('exit', resolve));

@@ -252,13 +252,14 @@ export function retrydContender({
       const errors = service.logs.filter((l) => l.level >= 40).slice(0, 3);
       return `${JSON.stringify(counts)}; warnings/errors logged: ${JSON.stringify(errors)}`;
     },
-    async waitRecorded(n) {
+    async waitRecorded(n, settled) {
       await waitFor(
         'retryd to record every task',
         async () => !(await service.anyWithStatus('PENDING')) && !(await service.anyWithStatus('IN_FLIGHT')),
         { timeoutMs: 600_000, everyMs: 20 },
       );
       const at = Date.now();
+      await settled?.();
       const succeeded = await service.countStatus('SUCCEEDED');
       return { at, recorded: succeeded, ok: succeeded === n, detail: `${succeeded} SUCCEEDED in the store` };
     },

@@ -1,4 +1,5 @@
 import type { Clock } from '@retryd/core';
+import { clearClockTimer, setClockTimer } from './clock-timer.js';
 
 /**
  * One re-aimable timer on an injected {@link Clock}: the scheduler's only wait. It keeps the earliest time it was
@@ -7,7 +8,7 @@ import type { Clock } from '@retryd/core';
  */
 export class DueTimer {
   private at: number | null = null;
-  private controller: AbortController | null = null;
+  private handle: unknown = undefined;
 
   constructor(
     private readonly clock: Clock,
@@ -23,26 +24,21 @@ export class DueTimer {
   aimAt(at: number): void {
     if (this.at !== null && this.at <= at) return;
     this.clear();
-    const controller = new AbortController();
-    this.controller = controller;
     this.at = at;
-    this.clock.sleep(Math.max(0, at - this.clock.now()), controller.signal).then(
-      () => {
-        if (this.controller !== controller) return;
-        this.controller = null;
-        this.at = null;
-        this.onFire();
-      },
-      () => {
-        // Aborted by clear() or a re-aim: the newer timer owns the wake-up.
-      },
-    );
+    const handle = setClockTimer(this.clock, Math.max(0, at - this.clock.now()), () => {
+      // A re-aim or clear() since owns the wake-up.
+      if (this.handle !== handle) return;
+      this.handle = undefined;
+      this.at = null;
+      this.onFire();
+    });
+    this.handle = handle;
   }
 
   /** Disarms the timer. */
   clear(): void {
-    this.controller?.abort();
-    this.controller = null;
+    if (this.handle !== undefined) clearClockTimer(this.clock, this.handle);
+    this.handle = undefined;
     this.at = null;
   }
 }

@@ -183,9 +183,17 @@ export class Engine implements AsyncDisposable, HandOff {
     this.wake();
   }
 
-  /** Work may be due now (a task was enqueued, replayed or released): claim at once instead of waiting for the timer. */
-  wake(): void {
+  /**
+   * Work may be due now (a task was enqueued, replayed or released): claim at once instead of waiting for the timer.
+   * With `dueAt` (epoch ms), the work is due then: a time to come only aims the due timer at it, when it is earlier
+   * than the timer's (a claim now would find nothing; an enqueue of delayed tasks made one each).
+   */
+  wake(dueAt?: number): void {
     if (this.state !== 'running') return;
+    if (dueAt !== undefined && dueAt > this.now()) {
+      this.aim(dueAt);
+      return;
+    }
     this.woken = true;
     this.maybeDue = true;
     this.pacing.woken();

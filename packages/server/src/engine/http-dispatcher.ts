@@ -7,7 +7,7 @@ import { guardedConnector, TargetBlockedError } from '../security/guarded-connec
 import { TargetGuard } from '../security/target-guard.js';
 import { WEBHOOK_HEADERS, WEBHOOK_SECRET_RULE, webhookKey, webhookSignature } from '../security/webhook-signature.js';
 import type { AttemptDispatcher, AttemptResult } from './attempt-result.js';
-import { clearAttemptTimer, setAttemptTimer } from './attempt-timer.js';
+import { clearClockTimer, setClockTimer } from './clock-timer.js';
 import { DeadLetterReason } from '../domain/dead-letter-reason.js';
 import { describeError } from './describe-error.js';
 
@@ -98,7 +98,7 @@ class AttemptHandler implements Dispatcher.DispatchHandler {
     timeoutMs: number,
     private readonly clock: Clock,
   ) {
-    this.timer = setAttemptTimer(clock, timeoutMs, () => this.timeout(new AttemptTimeoutError(timeoutMs)));
+    this.timer = setClockTimer(clock, timeoutMs, () => this.timeout(new AttemptTimeoutError(timeoutMs)));
   }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
@@ -155,7 +155,7 @@ class AttemptHandler implements Dispatcher.DispatchHandler {
   private settle(result: AttemptResult): void {
     if (this.settled) return;
     this.settled = true;
-    clearAttemptTimer(this.clock, this.timer);
+    clearClockTimer(this.clock, this.timer);
     this.resolve(result);
   }
 }

@@ -223,8 +223,8 @@ export async function startRetryd(config: RetrydConfig, logger: Logger, options:
     targetGuard,
     secrets,
     // An API-only instance wakes the workers of other instances through the store (LISTEN/NOTIFY, pub/sub).
-    wake: () => {
-      if (runsWorkers) engine.wake();
+    wake: (dueAt) => {
+      if (runsWorkers) engine.wake(dueAt);
     },
     onPolicyChanged: (tenantId, policyId) => engine.invalidatePolicy(tenantId, policyId),
     onTaskEnded: taskEnded,

@@ -17,7 +17,11 @@ export type { EnqueueContext } from './task-preparer.js';
 /** What an {@link Enqueuer} prepares tasks with (`TaskPreparerDeps`), and where it writes them. */
 export interface EnqueuerDeps extends TaskPreparerDeps {
   batcher: EnqueueBatcher;
-  wake: () => void;
+  /**
+   * Tasks were inserted waiting for a claim, the earliest due at `dueAt` (epoch ms; absent: now). A wake for a time to
+   * come only sets the due timer: no claim is made before there is something to claim.
+   */
+  wake: (dueAt?: number) => void;
   /** The local engine, which takes tasks due at once straight from the enqueue. Absent: every task waits for a claim. */
   handOff?: HandOff | undefined;
 }
@@ -85,9 +89,9 @@ export class Enqueuer {
         throw storeFailure(error, this.deps.store.kind, 'enqueue');
       }
     }
-    const { results, waiting, orphans } = settleEntries(prepared, inserted);
+    const { results, waitingFrom, orphans } = settleEntries(prepared, inserted);
     // A handed-off task needs no claim; a task left waiting does, now or at its due time.
-    if (waiting) this.deps.wake();
+    if (waitingFrom !== null) this.deps.wake(waitingFrom);
     await this.#dropBlobs(orphans);
     return results;
   }
@@ -115,16 +119,16 @@ export class Enqueuer {
 /**
  * What each prepared entry became once the valid ones were inserted (`inserted`: one result per valid entry, in
  * order): created, replayed (its key holds a task made by the same request), or an error (the key holds another
- * request's task: 422). `waiting`: some task was inserted PENDING and needs a claim; `orphans`: the blobs written
- * for entries that were not inserted, which no task refers to.
+ * request's task: 422). `waitingFrom`: the earliest due time of the tasks inserted PENDING, which need a claim (null:
+ * none); `orphans`: the blobs written for entries that were not inserted, which no task refers to.
  */
 export function settleEntries(
   prepared: readonly PreparedEntry[],
   inserted: readonly InsertResult[],
-): { results: BatchEntryResult[]; waiting: boolean; orphans: (string | null)[] } {
+): { results: BatchEntryResult[]; waitingFrom: number | null; orphans: (string | null)[] } {
   const results: BatchEntryResult[] = [];
   let v = 0;
-  let waiting = false;
+  let waitingFrom: number | null = null;
   const orphans: (string | null)[] = [];
   for (const p of prepared) {
     if ('error' in p) {
@@ -134,7 +138,8 @@ export function settleEntries(
     const outcome = inserted[v++];
     if (outcome === undefined) throw new Error('the insert returned fewer results than tasks');
     if (outcome.kind === 'inserted') {
-      waiting ||= outcome.task.status === 'PENDING';
+      const { status, nextAttemptAt } = outcome.task;
+      if (status === 'PENDING' && nextAttemptAt !== null && (waitingFrom === null || nextAttemptAt < waitingFrom)) waitingFrom = nextAttemptAt;
       results.push({ kind: 'created', task: outcome.task });
       continue;
     }
@@ -145,7 +150,7 @@ export function settleEntries(
         : { kind: 'error', error: keyReused(p.task.idempotencyKey, outcome.task.taskId) },
     );
   }
-  return { results, waiting, orphans };
+  return { results, waitingFrom, orphans };
 }
 
 function keyReused(key: string, taskId: string): RetrydError {

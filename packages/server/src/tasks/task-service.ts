@@ -53,8 +53,11 @@ export interface TaskServiceOptions {
   blobs: BlobStore;
   /** The SSRF check run on every new task's target. Default: a guard with an empty allow-list. */
   targetGuard?: TargetGuard;
-  /** Called after tasks became due (enqueue, replay): the engine's immediate wake-up. Default: nothing. */
-  wake?: () => void;
+  /**
+   * Called after tasks became due or were enqueued (enqueue, replay): the engine's wake-up, with the earliest due time
+   * of an enqueue's tasks (`dueAt`, epoch ms; absent: now). Default: nothing.
+   */
+  wake?: (dueAt?: number) => void;
   /**
    * The local engine: tasks due at once are inserted already leased to it and handed over when the insert commits,
    * a claim fewer on their way to dispatch. Default: none (every task waits for a claim).
@@ -143,7 +146,7 @@ const MAX_RACES = 20;
 export class TaskService implements AsyncDisposable {
   readonly #store: TaskServiceStore;
   readonly #clock: Pick<Clock, 'now'>;
-  readonly #wake: () => void;
+  readonly #wake: (dueAt?: number) => void;
   readonly #onTaskEnded: (task: RetryTask) => void;
   readonly #retention: RetentionBook;
   readonly #batcher: EnqueueBatcher;
