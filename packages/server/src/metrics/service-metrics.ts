@@ -73,10 +73,16 @@ export interface ConsoleStats {
   inFlight: number;
 }
 
-/** A labelled child of a counter or histogram, kept so the hot path skips prom-client's label hashing. */
-interface Incrementable {
-  inc(): void;
+/**
+ * The attempts of one series of `retry_attempts_total` not yet added to the counter. prom-client's labelled child
+ * hashes its labels again at every `inc` (the target's origin among them): the hot path adds to this instead, and the
+ * counter's `collect` adds what is pending when it is read (a scrape, the console's sampling, the stats).
+ */
+interface PendingAttempts {
+  readonly labels: { outcome: string; policy: string; target: string };
+  n: number;
 }
+/** A labelled child of a histogram. */
 interface Observable {
   observe(value: number): void;
 }
@@ -109,7 +115,8 @@ export class ServiceMetrics implements EngineMetrics {
   private readonly policyLabels: TenantLabelCap;
   private readonly reasonLabels = new LabelCap(MAX_REASON_LABELS);
   private readonly attempts: Counter<'outcome' | 'policy' | 'target'>;
-  private readonly attemptChildren = new Map<string, Map<string, Map<string, Incrementable>>>();
+  private readonly attemptChildren = new Map<string, Map<string, Map<string, PendingAttempts>>>();
+  private readonly pendingAttempts: PendingAttempts[] = [];
   private readonly attemptDuration: Histogram;
   private readonly scheduleLag: Histogram;
   private readonly heldWait: Histogram;
@@ -145,6 +152,7 @@ export class ServiceMetrics implements EngineMetrics {
       help: 'Attempts recorded, by outcome (as in the attempt log), policy name and target origin.',
       labelNames: ['outcome', 'policy', 'target'] as const,
       registers,
+      collect: () => this.addPendingAttempts(),
     });
     this.attemptDuration = new Histogram({
       name: 'retry_attempt_duration_seconds',
@@ -295,12 +303,13 @@ export class ServiceMetrics implements EngineMetrics {
       byOutcome = new Map();
       byPolicy.set(policy, byOutcome);
     }
-    let child = byOutcome.get(attempt.outcome);
-    if (child === undefined) {
-      child = this.attempts.labels(attempt.outcome, policy, target);
-      byOutcome.set(attempt.outcome, child);
+    let pending = byOutcome.get(attempt.outcome);
+    if (pending === undefined) {
+      pending = { labels: { outcome: attempt.outcome, policy, target }, n: 0 };
+      byOutcome.set(attempt.outcome, pending);
+      this.pendingAttempts.push(pending);
     }
-    child.inc();
+    pending.n++;
     // A lost attempt's start and duration are not known: its worker went silent.
     if (attempt.outcome === AttemptLogOutcome.LEASE_EXPIRED) return;
     this.attemptDuration.observe(attempt.durationMs / 1_000);
@@ -310,6 +319,15 @@ export class ServiceMetrics implements EngineMetrics {
     const heldEnd = this.heldThrough?.(task, attempt.startedAt) ?? -Infinity;
     if (heldEnd > due) this.heldWait.observe((heldEnd - due) / 1_000);
     this.scheduleLag.observe(Math.max(0, attempt.startedAt - Math.max(due, heldEnd)) / 1_000);
+  }
+
+  /** Adds the attempts recorded since the counter was last read to it (its `collect`). */
+  private addPendingAttempts(): void {
+    for (const pending of this.pendingAttempts) {
+      if (pending.n === 0) continue;
+      this.attempts.inc(pending.labels, pending.n);
+      pending.n = 0;
+    }
   }
 
   taskEnded(task: RetryTask, status: TaskStatus, deadLetterReason: string | null, now: number): void {
