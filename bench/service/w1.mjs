@@ -201,14 +201,11 @@ async function runOnce(c) {
     r.attemptsPerSec = r.attempts / (r.windowMs / 1000);
     // The CPU is read once every task is recorded, before the contender checks what it recorded: that check (retryd's
     // reads every task back through its API) is the benchmark's, not the workload's.
-    let cpu1;
-    let storeCpu1;
-    const readCpu = async () => {
-      cpu1 = await c.cpuMs();
-      storeCpu1 = await c.storeCpuMs?.();
-    };
-    const recorded = await c.waitRecorded(N, readCpu);
-    if (cpu1 === undefined) await readCpu();
+    const readCpu = async () => ({ cpu: await c.cpuMs(), store: await c.storeCpuMs?.() });
+    /** @type {Promise<{ cpu: number, store: number | undefined }> | undefined} */
+    let settledCpu;
+    const recorded = await c.waitRecorded(N, () => (settledCpu = readCpu()));
+    const { cpu: cpu1, store: storeCpu1 } = await (settledCpu ?? readCpu());
     r.recordedMs = recorded.at - reached.firstRequestAt; // both epoch ms
     r.recorded = recorded;
     r.cpuMsPerAttempt = (cpu1 - cpu0) / r.attempts;
