@@ -90,16 +90,23 @@ describe('PostgresStore across instances', () => {
     const [writer, reader] = await instances(2);
     if (writer === undefined || reader === undefined) throw new Error('expected two stores');
     let wakes = 0;
-    const unsubscribe = reader.onDue(() => wakes++);
+    const dueTimes: (number | undefined)[] = [];
+    const unsubscribe = reader.onDue((dueAt) => {
+      wakes++;
+      dueTimes.push(dueAt);
+    });
     await reader.whenListening();
 
-    await writer.insertTasks([makeTask()]);
+    // An insert's wake-up carries the earliest due time of its PENDING tasks; the others carry none.
+    await writer.insertTasks([makeTask({ nextAttemptAt: T0 + 9_000 }), makeTask({ nextAttemptAt: T0 + 4_000 })]);
     await waitFor('the wake-up of an insert', () => wakes === 1);
+    expect(dueTimes).toEqual([T0 + 4_000]);
 
-    const [held] = await writer.claimDue(T0, { limit: 1, leaseMs: 1_000, workerId: 'w' });
+    const [held] = await writer.claimDue(T0 + 4_000, { limit: 1, leaseMs: 1_000, workerId: 'w' });
     if (held === undefined) throw new Error('expected a claim');
-    await writer.releaseLeases([{ tenantId: 'default', taskId: held.taskId, fencingToken: held.fencingToken }], T0 + 1);
+    await writer.releaseLeases([{ tenantId: 'default', taskId: held.taskId, fencingToken: held.fencingToken }], T0 + 4_001);
     await waitFor('the wake-up of a release', () => wakes === 2);
+    expect(dueTimes).toEqual([T0 + 4_000, undefined]);
 
     const dead = makeTask({ status: 'FAILED', nextAttemptAt: null });
     await insertStoredTasks(writer, [dead]); // not PENDING: no wake-up

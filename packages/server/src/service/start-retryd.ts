@@ -301,7 +301,7 @@ export async function startRetryd(config: RetrydConfig, logger: Logger, options:
     : undefined;
   if (runsWorkers) {
     await engine.start();
-    stopListening = store.onDue?.(() => engine.wake());
+    stopListening = store.onDue?.((dueAt) => engine.wake(dueAt));
     purger?.start();
     relay?.start();
   }

@@ -272,9 +272,10 @@ export interface Store extends AsyncDisposable {
   /**
    * Optional: calls `listener` soon after another instance makes a task due now (PostgreSQL LISTEN/NOTIFY,
    * Redis pub/sub), so an idle engine wakes at once instead of at its next timer. Stores without it (SQLite, one
-   * process) rely on the in-process wake-up from the API. Returns an unsubscribe function.
+   * process) rely on the in-process wake-up from the API. `dueAt`, when given, is when the work is due (epoch ms): an
+   * insert of tasks due later, which needs no claim before then. Returns an unsubscribe function.
    */
-  onDue?(listener: () => void): () => void;
+  onDue?(listener: (dueAt?: number) => void): () => void;
 }
 
 /** Reads for operators and metrics, apart from the engine's and the API's narrow port. */

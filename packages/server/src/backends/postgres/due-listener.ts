@@ -16,7 +16,7 @@ export class DueListener {
   readonly #channel: string;
   readonly #onError: (error: Error) => void;
   /** Each subscription is its own entry, so one function subscribed twice is called twice and removed once. */
-  readonly #listeners = new Set<{ listener: () => void }>();
+  readonly #listeners = new Set<{ listener: (dueAt?: number) => void }>();
   #client: pg.Client | undefined;
   /** True while the LISTEN is in place. */
   #ready = false;
@@ -34,8 +34,11 @@ export class DueListener {
     this.#onError = onError;
   }
 
-  /** Calls `listener` on every notification until the returned function is called. */
-  subscribe(listener: () => void): () => void {
+  /**
+   * Calls `listener` on every notification until the returned function is called, with the due time it carries (an
+   * insert's earliest PENDING task, epoch ms), or none (other notifiers, and a reconnect: work may be due now).
+   */
+  subscribe(listener: (dueAt?: number) => void): () => void {
     const entry = { listener };
     this.#listeners.add(entry);
     if (this.#client === undefined && this.#retry === undefined) this.#connect(false);
@@ -70,7 +73,7 @@ export class DueListener {
     this.#client = client;
     client.on('error', (error) => this.#report(error));
     client.on('notification', (message) => {
-      if (message.channel === this.#channel) this.#notify();
+      if (message.channel === this.#channel) this.#notify(dueAtOf(message.payload));
     });
     client.on('end', () => this.#lost(client));
     const listening = (async () => {
@@ -122,10 +125,10 @@ export class DueListener {
     await client?.end().catch(() => undefined);
   }
 
-  #notify(): void {
+  #notify(dueAt?: number): void {
     for (const { listener } of [...this.#listeners]) {
       try {
-        listener();
+        listener(dueAt);
       } catch (error) {
         this.#report(error);
       }
@@ -139,4 +142,11 @@ export class DueListener {
       // A failing error hook must not break the listener.
     }
   }
+}
+
+/** A notification's due time (insert-tasks.sql: epoch ms as digits), or undefined when it carries none. */
+function dueAtOf(payload: string | undefined): number | undefined {
+  if (payload === undefined || payload === '') return undefined;
+  const dueAt = Number(payload);
+  return Number.isSafeInteger(dueAt) ? dueAt : undefined;
 }

@@ -435,7 +435,7 @@ export class PostgresStore implements Store {
    * connection, which reconnects by itself after an outage (and then calls every listener once, since
    * notifications sent meanwhile are lost); the last unsubscribe closes it. Listener errors go to `onError`.
    */
-  onDue(listener: () => void): () => void {
+  onDue(listener: (dueAt?: number) => void): () => void {
     return this.#listener.subscribe(listener);
   }
 

@@ -31,7 +31,9 @@
 --          version raised, always (the rule of 003-targets.sql: a claim's refresh from an older snapshot must not raise
 --          the hint past this task). A queue given only tasks already leased (the hand-off) is left alone: no row
 --          lock, so hand-offs to one target do not queue behind each other. `NOTIFY` on $7 when a PENDING task was
---          inserted, delivered at commit (one per transaction).
+--          inserted, delivered at commit, its payload the earliest due time of the batch's PENDING tasks (epoch ms,
+--          digits): an engine told of tasks due later aims its timer rather than claiming at once. One per statement
+--          (PostgreSQL folds only notifications of equal payloads within a transaction).
 -- errors:  23505 on tasks_pkey when a task id is reused under another idempotency key (a caller bug).
 --
 -- The tasks are read by place from positional arrays rather than as named records (`json_to_recordset`), which the
@@ -91,8 +93,9 @@ queued AS (
     SET next_due_at = least(q.next_due_at, excluded.next_due_at), version = q.version + 1
 ),
 woken AS (
-  SELECT count(pg_notify($7::text, '')) AS notified
-  FROM (SELECT FROM inserted WHERE status = {{due_status}} LIMIT 1) AS pending
+  SELECT count(pg_notify($7::text, floor(pending.due)::bigint::text)) AS notified
+  FROM (SELECT min(next_attempt_at) AS due FROM inserted WHERE status = {{due_status}}) AS pending
+  WHERE pending.due IS NOT NULL
 )
 SELECT count(inserted.task_id)::integer AS inserted,
   CASE WHEN count(inserted.task_id) < $4::integer THEN array_agg(inserted.tenant_id) END AS tenant_ids,
