@@ -138,8 +138,11 @@ export function settleEntries(
     const outcome = inserted[v++];
     if (outcome === undefined) throw new Error('the insert returned fewer results than tasks');
     if (outcome.kind === 'inserted') {
-      const { status, nextAttemptAt } = outcome.task;
-      if (status === 'PENDING' && nextAttemptAt !== null && (waitingFrom === null || nextAttemptAt < waitingFrom)) waitingFrom = nextAttemptAt;
+      if (outcome.task.status === 'PENDING') {
+        // A PENDING task without a due time is due now (0: before any engine's now), as every wake was before.
+        const due = outcome.task.nextAttemptAt ?? 0;
+        if (waitingFrom === null || due < waitingFrom) waitingFrom = due;
+      }
       results.push({ kind: 'created', task: outcome.task });
       continue;
     }
