@@ -166,8 +166,8 @@ export function taskCases(store: CurrentStore): void {
 
   it('answers insertTasksVisible, where the store has it, as insertTasks: the tasks readable when it answers, durable when `durable` resolves', async (ctx) => {
     const insertVisible = store().insertTasksVisible?.bind(store());
-    // A store whose every insert is durable when it answers has no use for it (SQLite, Redis): the enqueue then
-    // takes insertTasks for every write.
+    // A store whose every insert is durable when it answers has no use for it (Redis): the enqueue then takes
+    // insertTasks for every write.
     if (insertVisible === undefined) return ctx.skip();
     const stored = makeTask({ idempotencyKey: 'order-3' });
     await insertAll(store(), [stored]);

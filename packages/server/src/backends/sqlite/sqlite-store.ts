@@ -29,6 +29,7 @@ import type {
   TaskQuery,
   TaskRef,
   TransitionResult,
+  VisibleInsert,
 } from '../../store/store.js';
 import { SqliteAccessStore } from './access-store.js';
 import { openConnection, readSettings } from './connection.js';
@@ -52,6 +53,7 @@ import { statusOfCode } from './status-guards.js';
 import { prepareTransactions } from './transactions.js';
 import type { Transactions } from './transactions.js';
 import { hyphenatedUuid, taskIdKey } from '../sql/task-id-params.js';
+import { WalFlush } from './wal-flush.js';
 
 export type { SqliteSettings, SqliteStoreOptions } from './connection.js';
 
@@ -90,6 +92,18 @@ export class SqliteStore implements Store, AdminReads, TargetStateStore {
   #sealing: SqliteSealedTasks | undefined;
   #expired: ExpiredTaskPurge | undefined;
   #callbacks: SqliteCallbacksOwed | undefined;
+  /** The hand-off's commit without its fsync, and that fsync after it (absent: every commit fsyncs itself, or none does). */
+  #walFlush: WalFlush | undefined;
+
+  /**
+   * {@link insertTasks} in two steps (`Store.insertTasksVisible`), set by {@link init} when every commit is fsynced
+   * (`synchronous = FULL`, a file): the insert commits without its fsync and answers once its tasks are visible;
+   * `durable` resolves when an fdatasync of the WAL, on libuv's thread pool, has put the commit on disk (wal-flush.ts).
+   * A hand-off's attempt then starts while the disk works, and the event loop does not wait for it; the enqueue still
+   * answers only once `durable` has. Absent with `NORMAL` or `:memory:`, whose inserts are as durable as they get
+   * when they answer.
+   */
+  insertTasksVisible?: (tasks: readonly RetryTask[]) => Promise<VisibleInsert>;
 
   /** Reads for operators and metrics: this store itself. */
   get admin(): AdminReads {
@@ -138,6 +152,9 @@ export class SqliteStore implements Store, AdminReads, TargetStateStore {
     this.#sealing = new SqliteSealedTasks(this.#db, this.#json);
     this.#expired = new ExpiredTaskPurge(this.#db);
     this.#callbacks = new SqliteCallbacksOwed(this.#db);
+    const walFlush = WalFlush.open(this.#db, this.path);
+    this.#walFlush = walFlush;
+    if (walFlush !== undefined) this.insertTasksVisible = async (tasks) => this.#insertVisible(walFlush, tasks);
   }
 
   async ping(): Promise<void> {
@@ -147,6 +164,7 @@ export class SqliteStore implements Store, AdminReads, TargetStateStore {
   /** Closes the file. Idempotent. Nothing is pending: every call committed before it returned. */
   async close(): Promise<void> {
     if (!this.#db.open) return;
+    await this.#walFlush?.close();
     // Lets SQLite refresh the statistics its planner uses, cheaply, as its documentation advises at close.
     if (this.#statements !== undefined) this.#db.pragma('optimize');
     this.#db.close();
@@ -166,6 +184,16 @@ export class SqliteStore implements Store, AdminReads, TargetStateStore {
   async insertTasks(tasks: readonly RetryTask[]): Promise<InsertResult[]> {
     checkNewTasks(tasks);
     return this.insertStoredTasks(tasks);
+  }
+
+  #insertVisible(walFlush: WalFlush, tasks: readonly RetryTask[]): VisibleInsert {
+    checkNewTasks(tasks);
+    if (tasks.length === 0) return { results: [], durable: Promise.resolve() };
+    const results = walFlush.commitUnsynced(() => this.#tx.insert.immediate(tasks));
+    const durable = walFlush.flush();
+    // The enqueue awaits it; a rejection must not end the process meanwhile.
+    durable.catch(() => undefined);
+    return { results, durable };
   }
 
   /**
