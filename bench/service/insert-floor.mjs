@@ -141,13 +141,17 @@ if (args.store === 'sqlite') {
     const text = (await loadQueries())['insert-tasks'].text;
     await admin.query(`SET search_path TO ${schema}`);
     await admin.query('SET synchronous_commit = off');
-    const records = () => batches().map(insertTaskValues);
-    await perTask('its insert-tasks statement, records made, synchronous_commit=off', (values) => admin.query({ name: 'insert', text, values: [...values, 'floor'] }), { make: records });
+    // Its values as the store sends them on the channel `floor` ($10 false: the session's synchronous_commit=off holds).
+    const records = () => batches().map((batch) => insertTaskValues(batch, 'floor'));
+    await perTask('its insert-tasks statement, records made, synchronous_commit=off', (values) => admin.query({ name: 'insert', text, values }), { make: records });
     // count(input.*) makes every column be read, as the INSERT reads them.
+    // Its FROM as the statement's own (the shared fields of $8 cast once, the places of $9); the arguments it does not
+    // read are typed once in the WHERE, so that the same values can be sent.
     const parse = `SELECT count(input.*) FROM (SELECT ${expandMacros('floor', '{{task_record_values}}')}
-      FROM (SELECT (SELECT $3::jsonb) AS json_values) AS shared,
-        ROWS FROM (jsonb_array_elements($1::jsonb), json_array_elements($2::json)) AS r(task, texts)) AS input`;
-    await perTask("the statement's first step alone (the batch's arrays read into rows)", (values) => admin.query({ name: 'parse', text: parse, values: values.slice(0, 3) }), { make: records });
+      FROM (SELECT (SELECT $3::jsonb) AS json_values, (SELECT $9::integer[]) AS places${expandMacros('floor', '{{task_shared_values}}')}) AS shared,
+        ROWS FROM (jsonb_array_elements($1::jsonb), json_array_elements($2::json)) WITH ORDINALITY AS r(task, texts, i)) AS input
+      WHERE $4::integer >= 0 AND cardinality($5::text[]) >= 0 AND cardinality($6::text[]) >= 0 AND $7::text <> '' AND $10::boolean IS NOT NULL`;
+    await perTask("the statement's first step alone (the batch's arrays read into rows)", (values) => admin.query({ name: 'parse', text: parse, values }), { make: records });
   } finally {
     await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
     await admin.end();
