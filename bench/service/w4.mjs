@@ -1,7 +1,7 @@
 // W4 — steady load, dispatch lag (../../../shared/WORKLOADS.md).
 //
 //   node bench/service/w4.mjs [--seconds 60] [--warmup 10] [--rate 2000] [--per-tick 20] [--sync full|normal]
-//                             [--store sqlite|postgres|redis] [--concurrency N] [--cpu-prof DIR]
+//                             [--store sqlite|postgres|redis] [--concurrency N] [--cpu-prof DIR] [--stalls]
 //                             [--baseline PATH/dist/cli/main.js] [--rounds 1] [--json] [--json-file FILE]
 //
 // Tasks arrive at a steady 2,000/s (a batch of 20 every 10 ms through POST /retry-tasks/batch, open loop; --per-tick
@@ -15,16 +15,21 @@
 // against the same downstream: every round runs both builds back to back, each on a fresh store with its own warm-up
 // (which goes first alternates by round), and the report adds after ÷ before. The current build is
 // packages/server/dist, or RETRYD_CLI. With --rounds > 1 the figures are the medians of the rounds.
+// --stalls preloads ./lib/stall-probe.mjs into each service and says, per run, what the tasks at or past the lag's p99
+// waited behind: a GC of the service (a mark-compact or not), a stall of its event loop with no GC in it, or neither
+// (./lib/tail-causes.mjs). Its timer costs the service CPU: not for CPU figures.
 // Build the service first: npx tsc -b packages/server
 
-import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startDownstream } from './lib/downstream-client.mjs';
 import { retrydStore } from './lib/contenders/retryd.mjs';
 import { lagsOf, sendDueNow, serviceSideLag } from './lib/dispatch-lag.mjs';
 import { distOf, fmt, printMachine, printTable, serviceBuild, summarize, waitFor, printDiskSync, writeJsonFile, percentileCurve } from './lib/report.mjs';
 import { CLI, startRetryd } from './lib/retryd-service.mjs';
+import { tailCauses } from './lib/tail-causes.mjs';
 
 const { values: args } = parseArgs({
   options: {
@@ -36,6 +41,7 @@ const { values: args } = parseArgs({
     store: { type: 'string', default: 'sqlite' },
     concurrency: { type: 'string' },
     'cpu-prof': { type: 'string' },
+    stalls: { type: 'boolean', default: false },
     baseline: { type: 'string' },
     rounds: { type: 'string', default: '1' },
     json: { type: 'boolean', default: false },
@@ -68,6 +74,8 @@ console.log(
 
 const ds = await startDownstream();
 const nodeArgs = args['cpu-prof'] === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', args['cpu-prof']];
+// --stalls: ./lib/stall-probe.mjs in every service, which records its event loop's stalls and its GCs for tailCauses.
+if (args.stalls) nodeArgs.push('--import', join(import.meta.dirname, 'lib', 'stall-probe.mjs'));
 const concurrency = args.concurrency === undefined ? undefined : Number(args.concurrency);
 const runId = Date.now().toString(36);
 
@@ -84,6 +92,11 @@ async function runOnce(build, round) {
     idempotencyKey: `${keyPrefix}-${i}`,
   });
   let service;
+  // The service inherits this process's environment: where its stall probe writes (--stalls).
+  const stallFile = join(tmpdir(), `retryd-w4-stalls-${runId}-${build.role}-${round}.json`);
+  process.env.RETRYD_STALL_FILE = args.stalls ? stallFile : '';
+  /** @type {any} The run's figures (set once it has run). */
+  let r;
   try {
     service = await startRetryd({ cli: build.cli, store: store.url, sync: args.sync, concurrency, nodeArgs });
     if (store.kind === 'sqlite' && !service.syncConfirmed) console.log(`note: ${build.label} does not report its SQLite synchronous mode; --sync ${args.sync} is as asked`);
@@ -120,7 +133,7 @@ async function runOnce(build, round) {
     }
     const serviceLag = await serviceSideLag(service, sent.created, 2000);
     const succeeded = await service.countStatus('SUCCEEDED');
-    const r = {
+    r = {
       role: build.role,
       label: build.label,
       build: serviceBuild(distOf(build.cli)).hash,
@@ -146,6 +159,9 @@ async function runOnce(build, round) {
       requests: stats.requests,
       duplicates: stats.duplicates,
       succeeded,
+      // Kept until the service has exited and written its stalls (--stalls), then dropped.
+      created: sent.created,
+      arrivals,
     };
     console.log(
       `${r.label} [build ${r.build}]${ROUNDS > 1 ? ` round ${round + 1}` : ''}: sent ${fmt(r.tasks)} tasks at ${fmt(r.achievedRate)} tasks/s ` +
@@ -154,11 +170,27 @@ async function runOnce(build, round) {
         `lag p50 ${fmt(r.lag.p50, 2)} / p99 ${fmt(r.lag.p99, 2)} / max ${fmt(r.lag.max, 1)} ms; ` +
         `downstream ${fmt(r.requests)} requests, ${fmt(r.duplicates)} duplicates, ${fmt(r.missing)} never arrived; store ${fmt(r.succeeded)} SUCCEEDED`,
     );
-    return r;
   } finally {
     await service?.stop();
     await store.cleanup();
   }
+  if (args.stalls && existsSync(stallFile)) {
+    const causes = tailCauses(r.created, r.arrivals, JSON.parse(readFileSync(stallFile, 'utf8')));
+    rmSync(stallFile, { force: true });
+    if (causes !== undefined) {
+      const { tail, stalls, scavenges, markCompacts } = causes;
+      console.log(
+        `  the service meanwhile: its event loop held > 3 ms ${fmt(stalls.count)} times (${fmt(stalls.ms)} ms in all, the longest ${fmt(stalls.longestMs, 1)} ms); ` +
+          `${fmt(scavenges.count)} scavenges (${fmt(scavenges.ms)} ms), ${fmt(markCompacts.count)} mark-compacts (${fmt(markCompacts.ms)} ms). ` +
+          `Of the ${fmt(tail.tasks)} tasks at or past the p99 (${fmt(causes.p99, 2)} ms): ${fmt(tail.gc)} had a GC within their lag ` +
+          `(${fmt(tail.major)} a mark-compact), ${fmt(tail.stall)} only a stall without one, ${fmt(tail.neither)} neither`,
+      );
+      r.tailCauses = causes;
+    }
+  }
+  delete r.created;
+  delete r.arrivals;
+  return r;
 }
 
 /** @type {Map<string, any>} The figures (a list) of each build's rounds, by role. */
