@@ -92,13 +92,15 @@ async function runOnce(build, round) {
     idempotencyKey: `${keyPrefix}-${i}`,
   });
   let service;
-  // The service inherits this process's environment: where its stall probe writes (--stalls).
-  const stallFile = join(tmpdir(), `retryd-w4-stalls-${runId}-${build.role}-${round}.json`);
-  process.env.RETRYD_STALL_FILE = args.stalls ? stallFile : '';
+  // Where the service's stall probe writes (--stalls), read once the service has exited.
+  const stallFile = args.stalls ? join(tmpdir(), `retryd-w4-stalls-${runId}-${build.role}-${round}.json`) : undefined;
   /** @type {any} The run's figures (set once it has run). */
   let r;
+  /** The run's tasks and their arrivals, for the tail's causes (--stalls). */
+  let lagInputs;
   try {
-    service = await startRetryd({ cli: build.cli, store: store.url, sync: args.sync, concurrency, nodeArgs });
+    const env = stallFile === undefined ? {} : { RETRYD_STALL_FILE: stallFile };
+    service = await startRetryd({ cli: build.cli, store: store.url, sync: args.sync, concurrency, nodeArgs, env });
     if (store.kind === 'sqlite' && !service.syncConfirmed) console.log(`note: ${build.label} does not report its SQLite synchronous mode; --sync ${args.sync} is as asked`);
     if (warmupSeconds > 0) {
       // The same load, not measured: a freshly started service runs its first seconds cold (JIT, lazily compiled
@@ -159,10 +161,8 @@ async function runOnce(build, round) {
       requests: stats.requests,
       duplicates: stats.duplicates,
       succeeded,
-      // Kept until the service has exited and written its stalls (--stalls), then dropped.
-      created: sent.created,
-      arrivals,
     };
+    lagInputs = { created: sent.created, arrivals };
     console.log(
       `${r.label} [build ${r.build}]${ROUNDS > 1 ? ` round ${round + 1}` : ''}: sent ${fmt(r.tasks)} tasks at ${fmt(r.achievedRate)} tasks/s ` +
         `(${r.schedule.lateTicks} of ${fmt(r.schedule.ticks)} batches sent > 2 ms late, worst ${fmt(r.schedule.maxLateMs, 1)} ms); ` +
@@ -174,8 +174,8 @@ async function runOnce(build, round) {
     await service?.stop();
     await store.cleanup();
   }
-  if (args.stalls && existsSync(stallFile)) {
-    const causes = tailCauses(r.created, r.arrivals, JSON.parse(readFileSync(stallFile, 'utf8')));
+  if (stallFile !== undefined && lagInputs !== undefined && existsSync(stallFile)) {
+    const causes = tailCauses(lagInputs.created, lagInputs.arrivals, JSON.parse(readFileSync(stallFile, 'utf8')), r.lag.p99);
     rmSync(stallFile, { force: true });
     if (causes !== undefined) {
       const { tail, stalls, scavenges, markCompacts } = causes;
@@ -188,8 +188,6 @@ async function runOnce(build, round) {
       r.tailCauses = causes;
     }
   }
-  delete r.created;
-  delete r.arrivals;
   return r;
 }
 

@@ -52,16 +52,17 @@ for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => process.e
 /**
  * Starts `retryd serve --port 0 --store <store> --allow-targets 127.0.0.1/32 [...]` and resolves once its
  * `"event":"start"` line is printed. `nodeArgs` go before the script (e.g. `--cpu-prof`); `cli` is the built
- * `dist/cli/main.js` to run (default {@link CLI}; the benchmarks' `--baseline` runs an older build beside it).
+ * `dist/cli/main.js` to run (default {@link CLI}; the benchmarks' `--baseline` runs an older build beside it); `env`
+ * is added to this process's environment for the service.
  *
  * @param {{ cli?: string | undefined, store: string, sync?: string | undefined, concurrency?: number | undefined,
- *   extraArgs?: string[] | undefined, nodeArgs?: string[] | undefined }} options
+ *   extraArgs?: string[] | undefined, nodeArgs?: string[] | undefined, env?: Record<string, string> | undefined }} options
  */
-export async function startRetryd({ cli = CLI, store, sync = 'full', concurrency, extraArgs = [], nodeArgs = [] }) {
+export async function startRetryd({ cli = CLI, store, sync = 'full', concurrency, extraArgs = [], nodeArgs = [], env = {} }) {
   const args = [...nodeArgs, cli, 'serve', '--port', '0', '--store', store, '--allow-targets', '127.0.0.1/32', '--sync', sync];
   if (concurrency !== undefined) args.push('--concurrency', String(concurrency));
   args.push(...extraArgs);
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
   children.add(child);
   child.once('exit', () => children.delete(child));
   const logs = [];

@@ -27,7 +27,7 @@ const settingsOf = (db: Database.Database) => ({
 describe('WalFlush', () => {
   it('commits with synchronous OFF and no automatic checkpoint, then gives the connection back as it was', async () => {
     const db = walDatabase();
-    const flush = WalFlush.open(db, db.name);
+    const flush = WalFlush.open(db);
     expect(flush).toBeDefined();
     const inside = flush?.commitUnsynced(() => {
       db.prepare('INSERT INTO t VALUES (1)').run();
@@ -49,21 +49,21 @@ describe('WalFlush', () => {
 
   it('is only for a file in WAL mode whose every commit is fsynced', () => {
     const memory = new Database(':memory:');
-    expect(WalFlush.open(memory, ':memory:')).toBeUndefined();
+    expect(WalFlush.open(memory)).toBeUndefined();
     memory.close();
     const normal = walDatabase();
     normal.pragma('synchronous = NORMAL');
-    expect(WalFlush.open(normal, normal.name)).toBeUndefined();
+    expect(WalFlush.open(normal)).toBeUndefined();
     normal.close();
     const rollback = new Database(freshPath());
     rollback.exec('CREATE TABLE t (v INTEGER)');
-    expect(WalFlush.open(rollback, rollback.name)).toBeUndefined();
+    expect(WalFlush.open(rollback)).toBeUndefined();
     rollback.close();
   });
 
   it('runs one fdatasync at a time: calls made while one runs share the next, which starts after it', async () => {
     const db = walDatabase();
-    const flush = WalFlush.open(db, db.name) as WalFlush;
+    const flush = WalFlush.open(db) as WalFlush;
     const first = flush.flush();
     const second = flush.flush();
     const third = flush.flush();
@@ -82,7 +82,7 @@ describe('WalFlush', () => {
 
   it('closes once the flushes asked for have run, and refuses any after', async () => {
     const db = walDatabase();
-    const flush = WalFlush.open(db, db.name) as WalFlush;
+    const flush = WalFlush.open(db) as WalFlush;
     let flushed = false;
     const pending = flush.flush().then(() => (flushed = true));
     await Promise.all([flush.close(), flush.close()]);

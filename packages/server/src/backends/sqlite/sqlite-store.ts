@@ -152,7 +152,7 @@ export class SqliteStore implements Store, AdminReads, TargetStateStore {
     this.#sealing = new SqliteSealedTasks(this.#db, this.#json);
     this.#expired = new ExpiredTaskPurge(this.#db);
     this.#callbacks = new SqliteCallbacksOwed(this.#db);
-    const walFlush = WalFlush.open(this.#db, this.path);
+    const walFlush = WalFlush.open(this.#db);
     this.#walFlush = walFlush;
     if (walFlush !== undefined) this.insertTasksVisible = async (tasks) => this.#insertVisible(walFlush, tasks);
   }

@@ -1,5 +1,6 @@
 import { closeSync, fdatasync, openSync } from 'node:fs';
 import type { Database } from 'better-sqlite3';
+import { readSettings } from './connection.js';
 
 /**
  * A commit that does not wait for the disk, and the wait for it afterwards, off the event loop: how the SQLite store
@@ -39,15 +40,16 @@ export class WalFlush {
    * For a connection that fsyncs every commit (`synchronous = FULL`) to a file in WAL mode; undefined for any other
    * (`:memory:`, another journal mode, `NORMAL`), or when the WAL file cannot be opened.
    */
-  static open(db: Database, path: string): WalFlush | undefined {
-    if (db.memory || path === '' || path === ':memory:') return undefined;
-    if (String(db.pragma('journal_mode', { simple: true })).toLowerCase() !== 'wal') return undefined;
-    if (Number(db.pragma('synchronous', { simple: true })) !== 2) return undefined;
+  static open(db: Database): WalFlush | undefined {
+    if (db.memory) return undefined;
+    const { journalMode, synchronous } = readSettings(db);
+    if (journalMode.toLowerCase() !== 'wal' || synchronous !== 'FULL') return undefined;
     const checkpointPages = Number(db.pragma('wal_autocheckpoint', { simple: true }));
     let fd: number;
     try {
       // The WAL exists once the connection has written in WAL mode (the store's migrations have); SQLite keeps the
-      // same file while any connection is open, reusing it from its start after a checkpoint.
+      // same file while any connection is open, reusing it from its start after a checkpoint. A temporary database
+      // (an empty path) has none to open.
       fd = openSync(`${db.name}-wal`, 'r+');
     } catch {
       return undefined;
