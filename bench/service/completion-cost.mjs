@@ -2,11 +2,14 @@
 // service's per `completeAttempts` call, this build against another one side by side.
 //
 //   npm run bench -- probe completion-cost [--baseline PATH/dist/cli/main.js] [--batches 150] [--size 128] [--rounds 4]
+//                                          [--outcome retry|success]
 //
 // Each round and build gets a fresh schema (`retryd_bench_completion_<build>`, dropped afterwards) holding
 // (--batches + 3) × --size due tasks of one target, claims them in batches of --size, and then completes every
-// batch as W1's first attempts end: a 503, a retry scheduled, with the outcome and attempt to take instead when a
-// cancel was requested meanwhile (`ifCancelRequested`, `attemptIfCancelRequested`), as the engine sends them. Three
+// batch as W1's first attempts end (--outcome retry, the default): a 503, a retry scheduled, with the outcome and
+// attempt to take instead when a cancel was requested meanwhile (`ifCancelRequested`, `attemptIfCancelRequested`), as
+// the engine sends them; or, --outcome success, as W4's attempts end: a 200, SUCCEEDED, with no cancel alternative
+// (the engine gives none to a success). Three
 // batches are completed untimed first (prepared statements, plan cache); the others are timed. Figures per call:
 // the CPU time of every `postgres` process (so run it on a quiet server: other users count), this process's CPU
 // time, and the wall time; medians of the rounds, the builds alternating which goes first. Every completion must
@@ -33,8 +36,11 @@ const { values: args } = parseArgs({
     batches: { type: 'string', default: '150' },
     size: { type: 'string', default: '128' },
     rounds: { type: 'string', default: '4' },
+    outcome: { type: 'string', default: 'retry' },
   },
 });
+if (args.outcome !== 'retry' && args.outcome !== 'success') throw new Error(`--outcome must be retry or success, got ${args.outcome}`);
+const SUCCESS = args.outcome === 'success';
 const positiveInt = (name) => positiveIntOption(args, name);
 const BATCHES = positiveInt('batches');
 const SIZE = positiveInt('size');
@@ -58,12 +64,18 @@ for (const build of builds) {
 }
 
 printMachine('machine', { build: false });
-console.log(`completion cost on PostgreSQL: ${BATCHES} timed completeAttempts calls of ${SIZE} retries (after ${WARMUP} untimed) per round, ${ROUNDS} rounds`);
+console.log(
+  `completion cost on PostgreSQL: ${BATCHES} timed completeAttempts calls of ${SIZE} ${SUCCESS ? 'successes' : 'retries'} (after ${WARMUP} untimed) per round, ${ROUNDS} rounds`,
+);
 for (const build of builds) console.log(`  ${build.name}: ${build.dist} (${build.hash})`);
 console.log('');
 
-/** W1's end of a first attempt: a 503 and a retry, or, had a cancel been requested, the cancel. */
+/**
+ * W1's end of a first attempt: a 503 and a retry, or, had a cancel been requested, the cancel; with --outcome success,
+ * W4's: a 200 that ends the task.
+ */
 function completionsOf(tasks, now) {
+  if (SUCCESS) return tasks.map((task) => successOf(task, now));
   return tasks.map((task) => {
     const attempt = {
       tenantId: task.tenantId, taskId: task.taskId, attemptNumber: 1, startedAt: now - 8, durationMs: 7.86,
@@ -80,6 +92,22 @@ function completionsOf(tasks, now) {
       attemptIfCancelRequested: { ...attempt, outcome: 'cancelled', nextAttemptAt: null },
     };
   });
+}
+
+/** An attempt answered 200: the task SUCCEEDED, kept for the default retention; no cancel alternative. */
+function successOf(task, now) {
+  return {
+    tenantId: task.tenantId, taskId: task.taskId, fencingToken: task.fencingToken,
+    attempt: {
+      tenantId: task.tenantId, taskId: task.taskId, attemptNumber: 1, startedAt: now - 2, durationMs: 1.37,
+      responseStatus: 200, errorMessage: null, outcome: 'succeeded', responseBodySnippet: 'ok',
+      nextAttemptAt: null, workerId: 'completion-cost', delayedBy: null, backoffAt: null,
+    },
+    next: {
+      status: 'SUCCEEDED', attemptNumber: 1, nextAttemptAt: null, runStartedAt: task.runStartedAt, lastDelayMs: 0,
+      lastError: null, lastResponseStatus: 200, deadLetterReason: null, expiresAt: now + RETENTION_MS,
+    },
+  };
 }
 
 async function runOnce(build, admin) {

@@ -217,6 +217,7 @@ const results = builds.map((b) => {
     lag: { p50: m((r) => r.lag.p50), p99: m((r) => r.lag.p99), max: m((r) => r.lag.max) },
     lagCurve: rs[0].lagCurve.map(([p], i) => [p, m((r) => r.lagCurve[i][1])]),
     serviceLag: { p50: m((r) => r.serviceLag.p50), p99: m((r) => r.serviceLag.p99), max: m((r) => r.serviceLag.max) },
+    enqueueLatency: { ...rs[0].enqueueLatency, p50: m((r) => r.enqueueLatency.p50), p99: m((r) => r.enqueueLatency.p99) },
     cpuMsPerAttempt: m((r) => r.cpuMsPerAttempt),
     cpuShare: m((r) => r.cpuShare),
     rssMiB: m((r) => r.rssMiB),
@@ -231,7 +232,18 @@ printMachine('load after the run');
 console.log('');
 if (ROUNDS > 1) console.log(`median of ${ROUNDS} rounds per build\n`);
 printTable(
-  ['W4', 'durability', 'lag p50 (ms)', 'lag p99 (ms)', 'lag max (ms)', 'service-side p50 / p99 / max (ms)', 'CPU ms / attempt', 'service CPU (cores)', 'RSS (MiB)'],
+  [
+    'W4',
+    'durability',
+    'lag p50 (ms)',
+    'lag p99 (ms)',
+    'lag max (ms)',
+    'service-side p50 / p99 / max (ms)',
+    'enqueue round trip p50 / p99 (ms)',
+    'CPU ms / attempt',
+    'service CPU (cores)',
+    'RSS (MiB)',
+  ],
   results.map((r) => [
     `${r.label}: ${fmt(r.rate)}/s × ${r.seconds} s (after ${r.warmupSeconds} s warm-up), ${r.store}`,
     r.durability,
@@ -239,6 +251,7 @@ printTable(
     fmt(r.lag.p99, 2),
     fmt(r.lag.max, 1),
     `${fmt(r.serviceLag.p50)} / ${fmt(r.serviceLag.p99)} / ${fmt(r.serviceLag.max)}`,
+    `${fmt(r.enqueueLatency.p50, 2)} / ${fmt(r.enqueueLatency.p99, 2)}`,
     fmt(r.cpuMsPerAttempt, 3),
     fmt(r.cpuShare, 2),
     fmt(r.rssMiB),
@@ -251,12 +264,26 @@ if (before !== undefined) {
   console.log('');
   console.log(`after = ${process.env.RETRYD_CLI ?? 'packages/server/dist'} (${machine.build.hash}); before = --baseline ${baseline} (${machine.baselineBuild.hash})`);
   printTable(
-    ['after ÷ before', 'lag p50', 'lag p99', 'lag max', 'CPU ms / attempt', 'RSS'],
-    [[args.store, ratio((r) => r.lag.p50), ratio((r) => r.lag.p99), ratio((r) => r.lag.max), ratio((r) => r.cpuMsPerAttempt), ratio((r) => r.rssMiB)]],
+    ['after ÷ before', 'lag p50', 'lag p99', 'lag max', 'enqueue round trip p50', 'enqueue round trip p99', 'CPU ms / attempt', 'RSS'],
+    [
+      [
+        args.store,
+        ratio((r) => r.lag.p50),
+        ratio((r) => r.lag.p99),
+        ratio((r) => r.lag.max),
+        ratio((r) => r.enqueueLatency.p50),
+        ratio((r) => r.enqueueLatency.p99),
+        ratio((r) => r.cpuMsPerAttempt),
+        ratio((r) => r.rssMiB),
+      ],
+    ],
   );
   if (ROUNDS > 1) {
-    const perRound = runs.get('after').map((a, i) => `${(a.lag.p99 / runs.get('before')[i].lag.p99).toFixed(2)}×`);
-    console.log(`lag p99 after ÷ before per round: ${perRound.join(', ')}`);
+    // A median can hide a build that loses every round by a little, or one round's outlier: each round's ratio says which.
+    const perRound = (get) => runs.get('after').map((a, i) => `${(get(a) / get(runs.get('before')[i])).toFixed(2)}×`).join(', ');
+    console.log(`after ÷ before per round: lag p99 ${perRound((r) => r.lag.p99)}`);
+    console.log(`after ÷ before per round: enqueue round trip p50 ${perRound((r) => r.enqueueLatency.p50)}`);
+    console.log(`after ÷ before per round: CPU ms / attempt ${perRound((r) => r.cpuMsPerAttempt)}`);
   }
 }
 for (const r of results) {

@@ -1,6 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { arrayLiteral } from '../src/backends/postgres/array-literal.js';
+import { arrayLiteral, arrayLiteralOf, nullArrayLiteral } from '../src/backends/postgres/array-literal.js';
+import { COMPLETION_COLUMNS, completionArrays } from '../src/backends/postgres/completion-columns.js';
+import type { AttemptCompletion } from '../src/store/store.js';
+import { T0, finalOutcome, makeAttempt, makeTask, retryOutcome } from './fixtures/tasks.js';
 import { withClient } from './postgres-harness.js';
 
 /** What PostgreSQL reads back from one array literal, element by element, as JavaScript values. */
@@ -43,5 +46,49 @@ describe('arrayLiteral', () => {
   it('is an empty array for no values', async () => {
     expect(arrayLiteral([], 'text')).toBe('{}');
     expect(await readBack('{}', 'text')).toEqual([]);
+  });
+});
+
+describe('arrayLiteralOf and nullArrayLiteral', () => {
+  it('make the literal arrayLiteral makes of the values', async () => {
+    const rows = fc.sample(fc.array(fc.option(fc.string(), { nil: null }), { maxLength: 30 }), 20);
+    for (const values of rows) expect(arrayLiteralOf(values, 'text', (value) => value)).toBe(arrayLiteral(values, 'text'));
+    expect(arrayLiteralOf([{ n: 1 }, { n: 2.5 }], 'float8', (row, i) => row.n + i)).toBe('{1,3.5}');
+    expect(() => arrayLiteralOf([{ n: '1' }], 'float8', (row) => row.n)).toThrow('A float8 array element must be a number or null; got string.');
+    for (const length of [0, 1, 3, 1000]) expect(nullArrayLiteral(length)).toBe(arrayLiteral(new Array(length).fill(null), 'text'));
+    expect(await readBack(nullArrayLiteral(3), 'float8')).toEqual([null, null, null]);
+  });
+});
+
+describe('completionArrays', () => {
+  /** The literals built column by column, with no shortcut: what completionArrays must equal. */
+  const plainly = (completions: AttemptCompletion[]) => COMPLETION_COLUMNS.map(({ type, value }) => arrayLiteral(completions.map(value), type));
+  const completion = (cancel: boolean): AttemptCompletion => {
+    const task = makeTask({ status: 'IN_FLIGHT', fencingToken: 2, attemptNumber: 1 });
+    const attempt = makeAttempt(task, { outcome: 'failed', responseStatus: 503, errorMessage: 'HTTP 503 "busy"' });
+    return {
+      tenantId: task.tenantId,
+      taskId: task.taskId,
+      fencingToken: task.fencingToken,
+      attempt,
+      next: retryOutcome(task, T0 + 1_000),
+      ...(cancel ? { ifCancelRequested: finalOutcome(task, 'CANCELLED'), attemptIfCancelRequested: { ...attempt, outcome: 'cancelled' as const } } : {}),
+    };
+  };
+
+  it('repeats the outcome and leaves the cancel attempt NULL in a call without a cancel, as building each column would', () => {
+    const call = [completion(false), completion(false), completion(false)];
+    const literals = completionArrays(call);
+    expect(literals).toEqual(plainly(call));
+    const at = (column: string) => literals[COMPLETION_COLUMNS.findIndex((c) => c.column === column)];
+    expect(at('c_status')).toBe('{"PENDING","PENDING","PENDING"}');
+    expect(at('ac_outcome')).toBe('{NULL,NULL,NULL}');
+  });
+
+  it('builds every column of a call in which any completion has a cancel', () => {
+    const call = [completion(false), completion(true), completion(false)];
+    const literals = completionArrays(call);
+    expect(literals).toEqual(plainly(call));
+    expect(literals[COMPLETION_COLUMNS.findIndex((c) => c.column === 'c_status')]).toBe('{"PENDING","CANCELLED","PENDING"}');
   });
 });

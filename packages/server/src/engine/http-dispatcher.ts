@@ -10,6 +10,7 @@ import type { AttemptDispatcher, AttemptResult } from './attempt-result.js';
 import { clearClockTimer, setClockTimer } from './clock-timer.js';
 import { DeadLetterReason } from '../domain/dead-letter-reason.js';
 import { describeError } from './describe-error.js';
+import { TargetUrlParser, type TargetUrlParts } from './target-url-parts.js';
 
 /** Reads a large body that the task keeps in the blob store (`bodyRef`): a `BlobStore.get`. */
 export type LoadBody = (ref: string) => Promise<Uint8Array | string>;
@@ -234,6 +235,8 @@ export class HttpDispatcher implements AttemptDispatcher {
   private readonly connectPools = new Map<number, Agent>();
   /** Pools let go of while calls were in flight through them, until they are closed. */
   private readonly retiredPools = new Set<Agent>();
+  /** Each target URL parsed once, not per attempt. */
+  private readonly targetUrls = new TargetUrlParser();
 
   constructor(options: HttpDispatcherOptions = {}) {
     this.loadBody = options.loadBody;
@@ -272,9 +275,9 @@ export class HttpDispatcher implements AttemptDispatcher {
         return { kind: 'error', error, message: `cannot load body ${task.bodyRef}: ${describeError(error, quoted)}` };
       }
     }
-    let url: URL;
+    let url: TargetUrlParts;
     try {
-      url = new URL(task.targetUrl);
+      url = this.targetUrls.parse(task.targetUrl);
     } catch (error) {
       return { kind: 'error', error, message: `invalid target URL: ${describeError(error, quoted)}` };
     }
@@ -290,7 +293,7 @@ export class HttpDispatcher implements AttemptDispatcher {
     }
     const options: Dispatcher.DispatchOptions = {
       origin: url.origin,
-      path: url.pathname + url.search,
+      path: url.path,
       method: task.method as Dispatcher.HttpMethod,
       headers,
       body,

@@ -20,13 +20,34 @@ const ESCAPED = /["\\]/g;
  * @throws TypeError when a value is not of the kind its type takes (a caller's bug)
  */
 export function arrayLiteral(values: readonly unknown[], type: ArrayElementType): string {
-  let out = '{';
-  for (let k = 0; k < values.length; k++) {
-    if (k > 0) out += ',';
-    out += elementText(values[k], type);
-  }
-  return `${out}}`;
+  return arrayLiteralOf(values, type, (value) => value);
 }
+
+/**
+ * {@link arrayLiteral} of `value(row, i)` for each of `rows`, without an array of the values in between.
+ *
+ * @throws TypeError as {@link arrayLiteral} does
+ */
+export function arrayLiteralOf<T>(rows: readonly T[], type: ArrayElementType, value: (row: T, i: number) => unknown): string {
+  const parts: string[] = [];
+  for (let i = 0; i < rows.length; i++) parts.push(elementText(value(rows[i] as T, i), type));
+  // Joined once: `+=` per element would make a rope of two pieces per element, flattened again when it is sent.
+  return `{${parts.join(',')}}`;
+}
+
+/** The array literal of `length` NULLs: the last few lengths asked for are kept, since a batch asks for many at once. */
+export function nullArrayLiteral(length: number): string {
+  let literal = nullLiterals.get(length);
+  if (literal === undefined) {
+    if (nullLiterals.size >= NULL_LITERALS_KEPT) nullLiterals.clear();
+    literal = `{${new Array<string>(length).fill('NULL').join(',')}}`;
+    nullLiterals.set(length, literal);
+  }
+  return literal;
+}
+
+const NULL_LITERALS_KEPT = 16;
+const nullLiterals = new Map<number, string>();
 
 function elementText(value: unknown, type: ArrayElementType): string {
   if (value === null || value === undefined) return 'NULL';
