@@ -48,13 +48,13 @@ const ATTEMPT_FIELDS: readonly Field<AttemptLog>[] = [
 /**
  * `fields` under `prefix`, each read from what `pick` finds in a completion (every column NULL where it finds none);
  * `withoutCancel`, when given, is what each column is in a call with no `ifCancelRequested`: NULL, or the column of
- * the same field under another prefix.
+ * the same field with no prefix (`plain`).
  */
 function prefixed<T>(
   prefix: string,
   fields: readonly Field<T>[],
   pick: (c: AttemptCompletion) => T | undefined,
-  withoutCancel?: 'null' | { readonly sameAsPrefix: string },
+  withoutCancel?: 'null' | 'plain',
 ): CompletionColumn[] {
   return fields.map(([suffix, type, value]) => ({
     column: `${prefix}${suffix}`,
@@ -65,7 +65,7 @@ function prefixed<T>(
     },
     ...(withoutCancel === undefined
       ? {}
-      : { withoutCancel: withoutCancel === 'null' ? 'null' : { sameAs: `${withoutCancel.sameAsPrefix}${suffix}` } }),
+      : { withoutCancel: withoutCancel === 'null' ? 'null' : { sameAs: suffix } }),
   }));
 }
 
@@ -83,7 +83,7 @@ export const COMPLETION_COLUMNS: readonly CompletionColumn[] = [
   { column: 'require_lease_expired_by', type: 'float8', value: (c) => c.requireLeaseExpiredBy },
   { column: 'has_cancel', type: 'boolean', value: (c) => c.ifCancelRequested !== undefined },
   ...prefixed('', OUTCOME_FIELDS, (c) => c.next),
-  ...prefixed('c_', OUTCOME_FIELDS, (c) => c.ifCancelRequested ?? c.next, { sameAsPrefix: '' }),
+  ...prefixed('c_', OUTCOME_FIELDS, (c) => c.ifCancelRequested ?? c.next, 'plain'),
   ...prefixed('a_', ATTEMPT_FIELDS, (c) => c.attempt),
   ...prefixed('ac_', ATTEMPT_FIELDS, (c) => (c.ifCancelRequested === undefined ? undefined : c.attemptIfCancelRequested), 'null'),
 ];
