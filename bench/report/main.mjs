@@ -31,7 +31,8 @@
 // baseline's commit (read from its checkout with git).
 // --cpus N: W1 and W4 (and W4's bare relay, which their lag is read against) run again after the usual steps with every
 // process of the step pinned to N cores (`taskset -c`; the shared PostgreSQL and Redis too, for the step only); the
-// page gains a section with issue 45's aims on both settings (e.g. `--workloads w1,w4 --cpus 1`).
+// page gains a section with issue 45's aims on both settings (e.g. `--workloads w1,w4 --cpus 1`). W4 and its relays run
+// there at the same share of the bare relay's throughput as on the usual cores, both measured in the run.
 // Exits 1 when a run failed a check (its figures are still saved and shown, marked). Build the service first: npm run build
 
 import { execFileSync } from 'node:child_process';
@@ -46,7 +47,7 @@ import { takeOver } from './merge-results.mjs';
 import { runProbe, usageHeader } from './probes.mjs';
 import { archiveSection, fillReadme, renderDoc } from './render-doc.mjs';
 import { runStep } from './run-workloads.mjs';
-import { parseCpus, planScarce } from './scarce.mjs';
+import { atShareOfThroughput, parseCpus, planScarce } from './scarce.mjs';
 
 // `probe` is a front of its own: the report's options do not apply to it.
 if (process.argv[2] === 'probe') process.exit(await runProbe(process.argv.slice(3)));
@@ -118,8 +119,11 @@ async function measure() {
   const logFile = `${file}.log`;
   save(results, file);
   writeFileSync(logFile, '');
-  for (const step of steps) {
-    results.runs.push(await runStep(step, { quiet: args.quiet, logFile }));
+  for (const planned of steps) {
+    // A scarce W4 step's rate comes from the throughputs measured just before it.
+    const step = atShareOfThroughput(planned, results.runs);
+    const run = await runStep(step, { quiet: args.quiet, logFile });
+    results.runs.push(step.rateShare === undefined ? run : { ...run, rateShare: step.rateShare });
     save(results, file);
   }
   results.finishedAt = new Date().toISOString();

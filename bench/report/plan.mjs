@@ -161,6 +161,11 @@ export function planRuns({ quick, stores = STORES, peers = PEERS, workloads = WO
       for (const relay of relays) {
         steps.push({ workload, script: 'w4-ceiling', store: relay.store, args: [...relay.args, ...ARGS[mode]['w4-ceiling']], minutes: quick ? 0.2 : FULL_MINUTES['w4-ceiling'] });
       }
+      // And per store, the relay with W4's work on that store (its hand-off inserts and completions, its server): the
+      // ceiling of a durable relay on the store, which retryd's W4 lag there is also read against.
+      for (const store of stores) {
+        steps.push({ workload, script: 'w4-ceiling', store, args: ['--store', store, ...ARGS[mode]['w4-ceiling']], minutes: quick ? 0.2 : FULL_MINUTES['w4-ceiling'] });
+      }
       continue;
     }
     const minutes = quick ? 0.2 : FULL_MINUTES[workload] * (baseline !== undefined && BASELINE_WORKLOADS.includes(workload) ? 2 : 1);

@@ -524,7 +524,11 @@ function ceilingsSection(results) {
   }
   if (relay.length > 0) {
     const rows = relay.map((r) => [
-      r.sync ? 'durable (fdatasync per turn of the event loop)' : 'not synced (nothing on disk)',
+      r.storeWork !== undefined
+        ? `W4's work on the ${storeName(r.storeWork)} store${r.rounds[0]?.storeCpuMsPerTask === undefined ? '' : ` (its server: ${fmt(r.rounds[0].storeCpuMsPerTask, 3)} ms CPU / task)`}`
+        : r.sync
+          ? 'durable (fdatasync per turn of the event loop)'
+          : 'not synced (nothing on disk)',
       r.stores.map(storeName).join(', '),
       ms(r.lag?.p50, 2),
       `**${ms(r.lag?.p99, 2)}**`,
@@ -534,7 +538,7 @@ function ceilingsSection(results) {
     ]);
     lines.push(
       ...measuredBlock(
-        "**W4's load through a bare relay**: 2,000 tasks/s, each due at once, measured as W4 measures retryd, through a relay that parses a batch, appends it to a file (and fdatasyncs it when durable), answers, sends every task to the downstream at once and logs each answer the same way. No validation, idempotency, leases or retries: a floor no product meets, against which W4's p99 aim is read.",
+        "**W4's load through a bare relay**: 2,000 tasks/s, each due at once, measured as W4 measures retryd, through a relay that parses a batch, appends it to a file (and fdatasyncs it when durable), answers, sends every task to the downstream at once and logs each answer the same way. No validation, idempotency, leases or retries: a floor no product meets, against which W4's p99 aim is read. The relay with a store's work (`--store`) writes instead what retryd's hand-off writes on that store (each batch inserted already leased, sent once visible, answered once durable; each success written as the engine writes it, both grouped as retryd's batchers group them): the ceiling of a durable relay on that store.",
         relay.map((r) => `- ${r.stores.map(storeName).join(', ')}: ${stepNote(r.step)}`),
         table(['Relay', 'For', 'Lag p50', 'Lag p99', 'Lag max', 'CPU ms / task', 'Missing'], rows),
       ),

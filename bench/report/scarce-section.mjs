@@ -13,18 +13,20 @@ export const SCARCE_AIMS = Object.freeze({ cpuPerAttempt: 1.2, w1SqliteVsBullmq:
 /**
  * Per setting (`usual`, `scarce`), the figures of issue 45's aims: per store, retryd's CPU per attempt (W1, the
  * headline row) ÷ the bare loop's with the same store's work; W1 SQLite ÷ BullMQ attempts/s; per store, W4's lag p99
- * ÷ the bare relay's p99 (the relay that syncs for SQLite and PostgreSQL, the one that does not for Redis).
+ * ÷ the bare relay's p99 (the relay that syncs for SQLite and PostgreSQL, the one that does not for Redis), and beside it
+ * the p99 of the relay with W4's work on that store (`storeRelay`, when the run has it).
  */
 export function scarceFigures(results) {
   const of = (scarce) => {
     const view = resultsOnCores(results, scarce);
     const w1 = w1Figures(view);
     const relays = ceilingFigures(view).relay;
-    const relayOf = (store) => relays.find((r) => r.stores.includes(store))?.lag;
+    const relayOf = (store) => relays.find((r) => r.storeWork === undefined && r.stores.includes(store))?.lag;
+    const storeRelayOf = (store) => relays.find((r) => r.storeWork === store)?.lag;
     return {
       cpu: Object.fromEntries(w1.headline.map((c) => [c.store, { retryd: c.cpuMsPerAttempt, bare: w1.bareStores[bareStoreKey(c)]?.cpuMsPerAttempt }])),
       sqliteVsPeer: w1.headline.find((c) => c.store === 'sqlite')?.peer?.attempts,
-      lag: Object.fromEntries(w4Figures(view).map((w) => [w.store, { retryd: w.lag?.p99, relay: relayOf(w.store)?.p99, rate: w.rate }])),
+      lag: Object.fromEntries(w4Figures(view).map((w) => [w.store, { retryd: w.lag?.p99, relay: relayOf(w.store)?.p99, storeRelay: storeRelayOf(w.store)?.p99, rate: w.rate }])),
     };
   };
   return { usual: of(false), scarce: of(true) };
@@ -40,6 +42,12 @@ export function scarceSection(results) {
   const cpus = scarce[0].cpus;
   const cores = results.environment?.machine?.cores ?? 'all the';
   const f = scarceFigures(results);
+  const shared = scarce.find((r) => r.workload === 'w4' && r.rateShare !== undefined)?.rateShare;
+  const onScarce = cpus === 1 ? 'one core' : `${cpus} cores`;
+  const rates =
+    shared === undefined || shared.missing
+      ? `W4 runs at the same rate on both settings${shared?.missing ? " (the bare relay's throughput was not measured on both)" : ''}.`
+      : `W4 and its relays run at ${fmt(shared.rate)} tasks/s on ${onScarce} and ${fmt(shared.usualRate)} on ${cores} cores: the same share (${fmt((100 * shared.usualRate) / shared.usualTasksPerSec)} %) of the bare relay's throughput on each, measured in the run (\`w4-ceiling.mjs --throughput\`: ${fmt(shared.scarceTasksPerSec)} and ${fmt(shared.usualTasksPerSec)} tasks/s).`;
   const pinned = [...new Set(scarce.flatMap((r) => (r.pinned ?? []).map((p) => `${p.name} (${fmt(p.processes)} process${p.processes === 1 ? '' : 'es'})`)))];
   const rows = [];
   for (const store of Object.keys(STORE_NAMES)) {
@@ -57,14 +65,16 @@ export function scarceSection(results) {
   for (const store of Object.keys(STORE_NAMES)) {
     const cell = (side) => {
       const l = f[side].lag[store];
-      return l === undefined ? '–' : `${fmt(l.retryd, 1)} ÷ ${fmt(l.relay, 1)} ms = ${judged(ratio(l.retryd, l.relay), (v) => v <= SCARCE_AIMS.w4LagVsRelay)} (${fmt(l.rate)} tasks/s)`;
+      if (l === undefined) return '–';
+      const withStore = l.storeRelay === undefined ? '' : `; the relay with the store's work ${fmt(l.storeRelay, 1)} ms (retryd ${times(ratio(l.retryd, l.storeRelay))} of it)`;
+      return `${fmt(l.retryd, 1)} ÷ ${fmt(l.relay, 1)} ms = ${judged(ratio(l.retryd, l.relay), (v) => v <= SCARCE_AIMS.w4LagVsRelay)} (${fmt(l.rate)} tasks/s)${withStore}`;
     };
     if (f.usual.lag[store] !== undefined || f.scarce.lag[store] !== undefined) rows.push([`W4 ${STORE_NAMES[store]}: lag p99 ≤ ${SCARCE_AIMS.w4LagVsRelay}× the bare relay's`, cell('usual'), cell('scarce')]);
   }
   return [
     '## Scarce CPU',
     '',
-    `W1, W4 and W4's bare relay again with every process of the step on ${cpus === 1 ? 'one core' : `${cpus} cores`} (\`--cpus ${cpus}\`): the script is started through \`taskset -c\`, so retryd, the downstream, the peers, a Redis the step starts and the load generator inherit the pinning; the machine's shared servers were pinned with \`taskset -a -pc\` for each such step and given their affinity back after it: ${pinned.length > 0 ? pinned.join(', ') : 'none found'}. W4 runs at the same rate on both settings. The aims are issue 45's.`,
+    `W1, W4 and W4's bare relay again with every process of the step on ${cpus === 1 ? 'one core' : `${cpus} cores`} (\`--cpus ${cpus}\`): the script is started through \`taskset -c\`, so retryd, the downstream, the peers, a Redis the step starts and the load generator inherit the pinning; the machine's shared servers were pinned with \`taskset -a -pc\` for each such step and given their affinity back after it: ${pinned.length > 0 ? pinned.join(', ') : 'none found'}. ${rates} The aims are issue 45's. Beside W4's, where the run has it, the p99 of the bare relay with W4's work on the same store (\`w4-ceiling.mjs --store\`: its inserts, completions and server, none of retryd's own work): what the store's work alone costs the lag there, and where it is far above retryd's, a setting that store's work saturates.`,
     '',
     ['| Aim | Usual run (' + cores + ' cores) | ' + (cpus === 1 ? 'One core' : `${cpus} cores`) + ' |', '| --- | --- | --- |', ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n'),
   ].join('\n');

@@ -30,10 +30,15 @@ export const coreList = (cpus) => (cpus === 1 ? '0' : `0-${cpus - 1}`);
 /**
  * The steps of the scarce run, from the usual run's steps: W1's and W4's again with `cpus`, and W4's bare relay
  * (`w4-ceiling`) on both settings, as W4's lag aim is read against it; a relay the usual run already has is not
- * planned twice.
+ * planned twice. The relays with a store's work (`--store`) that the usual run has run again too. With W4 in the run,
+ * the bare relay's throughput (`w4-ceiling --throughput`) is measured on both settings before the scarce steps, and the
+ * scarce W4 and relay steps are marked `shareOfThroughput`: they run at the same share of it as the usual run's rate
+ * (see {@link atShareOfThroughput}).
  */
 export function planScarce(steps, { cpus }) {
   const relays = steps.filter((s) => s.script === 'w4-ceiling');
+  // The relays on a log file (not `--store`, the relay with a store's work), which the aim is read against.
+  const logRelays = relays.filter((s) => !s.args.includes('--store'));
   const w4 = steps.filter((s) => s.workload === 'w4');
   // W4 on stores that commit to disk is read against the relay that syncs; W4 on Redis without AOF against the one that does not.
   const wanted = [
@@ -47,11 +52,43 @@ export function planScarce(steps, { cpus }) {
     return at === -1 ? [] : [flag, w4Args[at + 1]];
   });
   const added = wanted
-    .filter((r) => !relays.some((s) => s.args.includes('--no-sync') === r.args.includes('--no-sync')))
+    .filter((r) => !logRelays.some((s) => s.args.includes('--no-sync') === r.args.includes('--no-sync')))
     .map((r) => ({ workload: 'ceilings', script: 'w4-ceiling', store: r.stores.join(','), args: [...r.args, ...sized], minutes: w4[0]?.minutes ?? 0.2 }));
   const relaysAll = [...relays, ...added];
-  const scarce = [...steps.filter((s) => SCARCE_WORKLOADS.includes(s.workload)), ...(w4.length > 0 ? relaysAll : [])].map((s) => ({ ...s, cpus }));
-  return [...steps, ...added, ...scarce];
+  const throughput = { workload: 'ceilings', script: 'w4-ceiling', store: w4.map((s) => s.store).join(','), args: ['--throughput', ...sized], minutes: w4[0]?.minutes ?? 0.2 };
+  const measured = w4.length > 0 ? [throughput, { ...throughput, cpus }] : [];
+  const scarce = [...steps.filter((s) => SCARCE_WORKLOADS.includes(s.workload)), ...(w4.length > 0 ? relaysAll : [])].map((s) => ({
+    ...s,
+    cpus,
+    ...(s.workload === 'w4' || s.script === 'w4-ceiling' ? { shareOfThroughput: true } : {}),
+  }));
+  return [...steps, ...added, ...measured, ...scarce];
+}
+
+/** W4's rate, and its bare relay's, when the step's arguments name none (both scripts' default). */
+const W4_DEFAULT_RATE = 2000;
+
+/** Whether a run (or step) measured the bare relay's throughput (`w4-ceiling --throughput`). */
+export const isThroughputRun = (r) => r.script === 'w4-ceiling' && r.args.includes('--throughput');
+
+/**
+ * A step marked `shareOfThroughput` (a scarce W4 or relay step), at the rate that is the same share of the bare
+ * relay's throughput on its cores as its planned rate is of the throughput on the usual ones, both read from the
+ * throughput runs among `runs` (the latest of each); it then carries `rateShare`: `{ usualRate, rate,
+ * usualTasksPerSec, scarceTasksPerSec }`. Any other step is returned as it is, and so is a marked one when either
+ * throughput is missing (`rateShare.missing` says so): it runs at its planned rate.
+ */
+export function atShareOfThroughput(step, runs) {
+  if (!step.shareOfThroughput) return step;
+  const tasksPerSec = (scarce) => runs.findLast((r) => isThroughputRun(r) && (scarce ? r.cpus === step.cpus : r.cpus === undefined) && r.data?.tasksPerSec > 0)?.data.tasksPerSec;
+  const usualTasksPerSec = tasksPerSec(false);
+  const scarceTasksPerSec = tasksPerSec(true);
+  const at = step.args.indexOf('--rate');
+  const usualRate = at === -1 ? W4_DEFAULT_RATE : Number(step.args[at + 1]);
+  if (usualTasksPerSec === undefined || scarceTasksPerSec === undefined) return { ...step, rateShare: { usualRate, rate: usualRate, missing: true } };
+  const rate = Math.max(1, Math.round((usualRate * scarceTasksPerSec) / usualTasksPerSec));
+  const args = at === -1 ? [...step.args, '--rate', String(rate)] : step.args.map((a, i) => (i === at + 1 ? String(rate) : a));
+  return { ...step, args, rateShare: { usualRate, rate, usualTasksPerSec, scarceTasksPerSec } };
 }
 
 /** A process's CPU list as `taskset -pc` prints it (`pid 12's current affinity list: 0,1` → `0,1`). */

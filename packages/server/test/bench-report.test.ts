@@ -233,6 +233,7 @@ describe('npm run bench', () => {
       'ceilings insert-floor sqlite ok',
       'ceilings ingest-floor sqlite ok',
       'ceilings w4-ceiling sqlite ok',
+      'ceilings w4-ceiling sqlite ok',
     ]);
     const w1 = results.runs[0]?.data?.results ?? [];
     // W1 with the default protections, and beside it with them off.
@@ -255,7 +256,14 @@ describe('npm run bench', () => {
     expect(ingest?.rows.every((r) => r.tasksPerSec > 0)).toBe(true);
     expect(ingest?.peerPerSec).toBeUndefined();
     expect(page).toContain("**W6's requests through the least an HTTP enqueue does**");
-    expect(page).toMatch(/\| W4 SQLite: dispatch lag p99 < 2 ms \| [\d,.]+ ms \| [^|]+ \| a bare relay, durable: p99 [\d.]+ ms \|/);
+    expect(page).toMatch(
+      /\| W4 SQLite: dispatch lag p99 < 2 ms \| [\d,.]+ ms \| [^|]+ \| a bare relay, durable: p99 [\d.]+ ms; the bare relay with the store's work: p99 [\d.]+ ms \|/,
+    );
+    // The relay with SQLite's work wrote what the hand-off writes: every task of the run, none missing.
+    const relays = results.runs.filter((r) => r.script === 'w4-ceiling').map((r) => r.data as { store: string | null; rounds: { missing: number }[] });
+    expect(relays.map((r) => r.store)).toEqual([null, 'sqlite']);
+    expect(relays.every((r) => r.rounds.length === 1 && r.rounds[0]?.missing === 0)).toBe(true);
+    expect(page).toContain("| W4's work on the SQLite store | SQLite |");
     expect(page).toMatch(/\| Space SQLite: ≤ 400 bytes per pending task \| [\d,]+ B \|/);
     expect(chartLinks(page, docFile).map((c) => c.slice(c.lastIndexOf('/') + 1))).toEqual(['w1-attempts.svg', 'w4-lag.svg']);
   });

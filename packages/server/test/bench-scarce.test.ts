@@ -18,10 +18,12 @@ interface Step {
   args: string[];
   minutes: number;
   cpus?: number;
+  shareOfThroughput?: boolean;
 }
 interface ScarceModule {
   parseCpus(value: string | undefined, cores?: number): number | undefined;
   planScarce(steps: Step[], options: { cpus: number }): Step[];
+  atShareOfThroughput(step: Step, runs: unknown[]): Step & { rateShare?: { usualRate: number; rate: number; missing?: boolean } };
   pinSharedServers(cpus: number): { pinned: { name: string; processes: number }[]; restore(): void };
 }
 interface PlanModule {
@@ -45,6 +47,9 @@ describe('npm run bench --cpus', () => {
       ...usual.map(name),
       'w4-ceiling sqlite',
       'w4-ceiling redis',
+      // The bare relay's throughput on both settings, W4's scarce rate read from them.
+      'w4-ceiling sqlite,redis',
+      'w4-ceiling sqlite,redis 1',
       'w1 sqlite,redis 1',
       'w4 sqlite 1',
       'w4 redis 1',
@@ -54,6 +59,44 @@ describe('npm run bench --cpus', () => {
     // The relay at W4's own size, and without syncs for Redis (no AOF: nothing committed to disk).
     const relay = steps.find((s) => s.script === 'w4-ceiling' && s.store === 'redis');
     expect(relay?.args).toEqual(['--no-sync', '--seconds', '2', '--warmup', '1', '--rate', '500']);
+    // The scarce W4 and relay steps take their rate from the throughputs; W1 and the usual steps keep theirs.
+    expect(steps.filter((s) => s.shareOfThroughput).map(name)).toEqual(['w4 sqlite 1', 'w4 redis 1', 'w4-ceiling sqlite 1', 'w4-ceiling redis 1']);
+    expect(steps.filter((s) => s.args.includes('--throughput')).map((s) => s.args)).toEqual([
+      ['--throughput', '--seconds', '2', '--warmup', '1', '--rate', '500'],
+      ['--throughput', '--seconds', '2', '--warmup', '1', '--rate', '500'],
+    ]);
+  });
+
+  it("gives a scarce W4 step the share of the relay's throughput its rate has on the usual cores", async () => {
+    const { atShareOfThroughput } = await load<ScarceModule>('scarce.mjs');
+    const throughput = (tasksPerSec: number, cpus?: number) => ({ workload: 'ceilings', script: 'w4-ceiling', store: 'sqlite', args: ['--throughput'], ...(cpus === undefined ? {} : { cpus }), data: { tasksPerSec } });
+    const runs = [throughput(8_000), throughput(6_000, 1)];
+    const w4 = { workload: 'w4', store: 'sqlite', args: ['--store', 'sqlite', '--rate', '500'], minutes: 1, cpus: 1, shareOfThroughput: true };
+    expect(atShareOfThroughput(w4, runs)).toMatchObject({ args: ['--store', 'sqlite', '--rate', '375'], rateShare: { usualRate: 500, rate: 375, usualTasksPerSec: 8_000, scarceTasksPerSec: 6_000 } });
+    // No --rate: W4's default, 2,000 tasks/s, is the usual rate.
+    expect(atShareOfThroughput({ ...w4, args: ['--store', 'sqlite'] }, runs).args).toEqual(['--store', 'sqlite', '--rate', '1500']);
+    // A throughput missing on either setting: the planned rate, and the run says why.
+    expect(atShareOfThroughput(w4, runs.slice(0, 1))).toMatchObject({ args: w4.args, rateShare: { rate: 500, missing: true } });
+    // Unmarked steps (W1, the usual W4) are left alone.
+    const usual = { workload: 'w4', store: 'sqlite', args: ['--store', 'sqlite', '--rate', '500'], minutes: 1 };
+    expect(atShareOfThroughput(usual, runs)).toBe(usual);
+  });
+
+  it("runs the relays with a store's work again on the scarce cores, without a second relay on a log", async () => {
+    const { planScarce } = await load<ScarceModule>('scarce.mjs');
+    const { planRuns } = await load<PlanModule>('plan.mjs');
+    const usual = planRuns({ quick: true, stores: ['sqlite', 'postgres'], peers: [], workloads: ['w4', 'ceilings'] });
+    const relayName = (s: Step) => `${s.store} ${s.args.slice(0, 2).join(' ')}${s.cpus === undefined ? '' : ' 1'}`;
+    const relays = (list: Step[]) => list.filter((s) => s.script === 'w4-ceiling').map(relayName);
+    expect(relays(usual)).toEqual(['sqlite,postgres --seconds 2', 'sqlite --store sqlite', 'postgres --store postgres']);
+    expect(relays(planScarce(usual, { cpus: 1 }))).toEqual([
+      ...relays(usual),
+      'sqlite,postgres --throughput --seconds',
+      'sqlite,postgres --throughput --seconds 1',
+      'sqlite,postgres --seconds 2 1',
+      'sqlite --store sqlite 1',
+      'postgres --store postgres 1',
+    ]);
   });
 
   it('names the option and the rule when --cpus is wrong', async () => {
