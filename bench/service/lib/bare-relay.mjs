@@ -122,7 +122,8 @@ async function storeState(kind, url) {
     const { results, durable } =
       store.insertTasksVisible === undefined ? { results: await store.insertTasks(tasks), durable: Promise.resolve() } : await store.insertTasksVisible(tasks);
     if (results.some((r) => r.kind !== 'inserted')) throw new Error('insert: a task was not inserted');
-    return batches.map(() => durable);
+    // In an object: a promise given as a result would be waited for, and the tasks would go out only once durable.
+    return batches.map(() => ({ durable }));
   }, store.concurrentInserts ?? 1);
   const complete = groupCommit(async (completions) => {
     const results = await store.completeAttempts(completions, Date.now());
@@ -140,7 +141,7 @@ async function storeState(kind, url) {
         }),
       );
       // Sent once visible; answered once durable.
-      const durable = await insert(tasks);
+      const { durable } = await insert(tasks);
       for (const task of tasks) void dispatch(task);
       await durable;
       return () => {};
