@@ -141,6 +141,33 @@ describe('npm run bench --cpus', () => {
     expect(page.slice(0, page.indexOf('## Scarce CPU'))).toContain(Math.round(bare?.attemptsPerSec ?? NaN).toLocaleString('en-US'));
   });
 
+  it("reads W4 beside the relay with the store's work, beyond the ceiling where that relay misses the aim too", async () => {
+    const { scarceSection } = await load<{ scarceSection(results: unknown): string | undefined }>('scarce-section.mjs');
+    const w4 = (store: string, p99: number, cpus?: number) => ({
+      workload: 'w4', store, args: ['--store', store], ...(cpus === undefined ? {} : { cpus }),
+      data: { results: [{ lag: { p50: 1, p99 }, rate: cpus === undefined ? 2000 : 1692 }] },
+    });
+    const relay = (p99: number, store?: string, cpus?: number) => ({
+      workload: 'ceilings', script: 'w4-ceiling', store: store ?? 'sqlite,postgres', args: store === undefined ? [] : ['--store', store],
+      ...(cpus === undefined ? {} : { cpus }), data: { sync: true, store: store ?? null, lag: { p50: 1, p99 }, rounds: [] },
+    });
+    const results = {
+      environment: { machine: { cores: 2 } },
+      runs: [
+        w4('sqlite', 13.3), w4('postgres', 25.4), relay(7.5), relay(6.4, 'sqlite'), relay(21, 'postgres'),
+        w4('sqlite', 8.3, 1), w4('postgres', 72.4, 1), relay(10.3, undefined, 1), relay(8.4, 'sqlite', 1), relay(159.2, 'postgres', 1),
+      ],
+    };
+    const rows = (scarceSection(results) ?? '').split('\n');
+    const row = (store: string) => rows.find((l) => l.startsWith(`| W4 ${store}: lag p99`))?.split(' | ');
+    // SQLite's own store work is within the aim: retryd's miss is its own, not beyond the ceiling; met on one core.
+    expect(row('SQLite')?.[1]).toBe("13.3 ÷ 7.5 ms = **1.77×, missed** (2,000 tasks/s); the relay with the store's work 6.4 ms (0.85× the bare relay's; retryd 2.08× of it)");
+    expect(row('SQLite')?.[2]).toMatch(/^8\.3 ÷ 10\.3 ms = 0\.81×, met \(1,692 tasks\/s\)/);
+    // PostgreSQL's store work alone misses it (21.0 ÷ 7.5 ms): beyond the ceiling, on both settings.
+    expect(row('PostgreSQL')?.[1]).toMatch(/^25\.4 ÷ 7\.5 ms = \*\*3\.39×, missed\*\*, beyond the ceiling \(2,000 tasks\/s\); the relay with the store's work 21\.0 ms \(2\.80× the bare relay's/);
+    expect(row('PostgreSQL')?.[2]).toContain('**7.03×, missed**, beyond the ceiling');
+  });
+
   it('runs a quick W4 step pinned to one core end to end', { timeout: 180_000 }, async () => {
     const dir = await mkdtemp(join(tmpdir(), 'retryd-bench-scarce-'));
     try {
