@@ -14,6 +14,7 @@
 // store every round, as W4 gives retryd; lib/bare-relay.mjs says what it writes): the ceiling of a durable relay on that
 // store, its commits, round trips and server included, which retryd's lag on the store splits against. The figures add
 // the store server's CPU per task (PostgreSQL and Redis: every process of the server, as W1 reads it).
+// `node --cpu-prof --cpu-prof-dir DIR bench/service/w4-ceiling.mjs …` profiles the relay too: it inherits the flags.
 // --throughput: the relay's throughput instead of its lag: after the warm-up, the same number of tasks (--seconds ×
 // --rate) sent as fast as the relay answers (W4's batches of --per-tick, 16 requests in flight), and the tasks/s that
 // reached the downstream, from the first arrival to the last. What the machine sustains through the relay: the

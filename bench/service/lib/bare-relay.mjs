@@ -203,3 +203,6 @@ const server = createServer((req, res) => {
 server.keepAliveTimeout = 60_000;
 server.listen(0, '127.0.0.1', () => process.send?.({ event: 'listening', port: /** @type {import('node:net').AddressInfo} */ (server.address()).port }));
 process.on('disconnect', () => process.exit(0));
+// An exit of its own on SIGTERM (../w4-ceiling.mjs stops it so), so that `node --cpu-prof … w4-ceiling.mjs`, whose flags
+// the relay inherits, gets its profile written.
+process.on('SIGTERM', () => process.exit(0));
