@@ -554,6 +554,18 @@ export function ceilingFigures(results) {
 }
 
 /**
+ * The relays W4 on `store` is read against, of `ceilingFigures(…).relay`: `bare`, the bare relay that stands for it
+ * (durable for SQLite and PostgreSQL, not synced for Redis), and `withStore`, the relay with that store's work; each
+ * undefined when the run has none with a lag.
+ */
+export function w4RelaysOf(relay, store) {
+  return {
+    bare: relay.find((r) => r.storeWork === undefined && r.stores.includes(store) && r.lag !== undefined),
+    withStore: relay.find((r) => r.storeWork === store && r.lag !== undefined),
+  };
+}
+
+/**
  * The headline: per store, retryd's W1 attempts/s (with the default protections when they ran) ÷ its peer's, ÷ the
  * ceiling and ÷ itself with the protections off; W3's amplification on and off; W4's lag p99; W6 through the
  * transactional enqueue ÷ pg-boss's `insert`; W7's aims met and not; W8's size and lag.
@@ -574,7 +586,10 @@ export function headline(results) {
       ...(c.besides === undefined ? {} : { besides: { durability: c.besides.durability, protection: c.besides.protection, peer: c.besides.peer } }),
     })),
     w3: w3Figures(results).map((w) => ({ store: w.store, from: w.step.from, off: w.runs.find((r) => r.run === 'off')?.amplification, on: w.runs.find((r) => r.run === 'on')?.amplification })),
-    w4: w4Figures(results).map((w) => ({ store: w.store, from: w.step.from, p99: w.lag?.p99 })),
+    w4: w4Figures(results).map((w) => {
+      const { bare, withStore } = w4RelaysOf(ceilingFigures(results).relay, w.store);
+      return { store: w.store, from: w.step.from, p99: w.lag?.p99, relayP99: bare?.lag.p99, storeRelayP99: withStore?.lag.p99 };
+    }),
     w7: w7Figures(results)
       .filter((w) => w.cases.length > 0)
       .map((w) => ({
@@ -683,8 +698,7 @@ export function aims(results) {
     rows.push({ aim: `W3 ${STORE_NAMES[w.store]}: nothing lost, protections off and on`, figure: lost, unit: '', met: lost === 0 && w.runs.every((r) => r.error === undefined) });
   }
   for (const w of w4Figures(results).filter((w) => w.lag !== undefined)) {
-    const bare = relay.find((r) => r.storeWork === undefined && r.stores.includes(w.store) && r.lag !== undefined);
-    const withStore = relay.find((r) => r.storeWork === w.store && r.lag !== undefined);
+    const { bare, withStore } = w4RelaysOf(relay, w.store);
     const texts = [
       bare === undefined ? undefined : `a bare relay${bare.sync ? ', durable' : ', not synced'}: p99 ${bare.lag.p99.toFixed(1)} ms`,
       withStore === undefined ? undefined : `the bare relay with the store's work: p99 ${withStore.lag.p99.toFixed(1)} ms`,

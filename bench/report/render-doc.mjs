@@ -604,7 +604,14 @@ export function renderHeadline(results) {
     lines.push(`- W1, retryd on ${storeName(r.store)} (${w1Durability(r)}), ${how}: ${vsPeer}${pct(r.ceiling)} of the machine's ceiling (a bare HTTP loop)${vsOff}${w1Besides(r)}${earlier(r)}.`);
   }
   for (const r of h.w3) lines.push(`- W3 retry storm on ${storeName(r.store)}: ${r.on?.toFixed(2) ?? '–'}× amplification with the protections on, ${r.off?.toFixed(2) ?? '–'}× off${earlier(r)}.`);
-  for (const r of h.w4) lines.push(`- W4 dispatch lag p99 on ${storeName(r.store)}: ${ms(r.p99, 1)}${earlier(r)}.`);
+  for (const r of h.w4) {
+    // This machine's relays beside it: a lag means little without what the machine allows.
+    const relays = [
+      r.relayP99 === undefined ? undefined : `a bare relay ${ms(r.relayP99, 1)}`,
+      r.storeRelayP99 === undefined ? undefined : `the relay with ${storeName(r.store)}'s work ${ms(r.storeRelayP99, 1)}`,
+    ].filter(Boolean);
+    lines.push(`- W4 dispatch lag p99 on ${storeName(r.store)}: ${ms(r.p99, 1)}${relays.length === 0 ? '' : ` (on this machine: ${relays.join(', ')})`}${earlier(r)}.`);
+  }
   for (const r of h.w6tx) {
     const durable = r.durable ? 'durable' : '**not durable**';
     lines.push(`- W6 through the transactional enqueue on ${storeName(r.store)} (${durable}): **${x(r.ratio)}** the tasks/s of ${r.peer.name}'s \`insert\` in the same transactions (${fmt(r.retrydPerSec)} against ${fmt(r.peerPerSec)})${earlier(r)}.`);

@@ -2,7 +2,7 @@
 // side by side, read from the same figures as the rest of the page.
 
 import { fmt } from '../service/lib/report.mjs';
-import { STORE_NAMES, bareStoreKey, ceilingFigures, w1Figures, w4Figures } from './figures.mjs';
+import { STORE_NAMES, bareStoreKey, ceilingFigures, w1Figures, w4Figures, w4RelaysOf } from './figures.mjs';
 import { resultsOnCores } from './scarce.mjs';
 
 const ratio = (a, b) => (Number.isFinite(a) && Number.isFinite(b) && b > 0 ? a / b : undefined);
@@ -21,8 +21,8 @@ export function scarceFigures(results) {
     const view = resultsOnCores(results, scarce);
     const w1 = w1Figures(view);
     const relays = ceilingFigures(view).relay;
-    const relayOf = (store) => relays.find((r) => r.storeWork === undefined && r.stores.includes(store))?.lag;
-    const storeRelayOf = (store) => relays.find((r) => r.storeWork === store)?.lag;
+    const relayOf = (store) => w4RelaysOf(relays, store).bare?.lag;
+    const storeRelayOf = (store) => w4RelaysOf(relays, store).withStore?.lag;
     return {
       cpu: Object.fromEntries(w1.headline.map((c) => [c.store, { retryd: c.cpuMsPerAttempt, bare: w1.bareStores[bareStoreKey(c)]?.cpuMsPerAttempt }])),
       sqliteVsPeer: w1.headline.find((c) => c.store === 'sqlite')?.peer?.attempts,
