@@ -573,6 +573,7 @@ export function w4RelaysOf(relay, store) {
  */
 export function headline(results) {
   const w1 = w1Figures(results);
+  const { relay } = ceilingFigures(results);
   return {
     w1: w1.headline.map((c) => ({
       store: c.store,
@@ -587,7 +588,7 @@ export function headline(results) {
     })),
     w3: w3Figures(results).map((w) => ({ store: w.store, from: w.step.from, off: w.runs.find((r) => r.run === 'off')?.amplification, on: w.runs.find((r) => r.run === 'on')?.amplification })),
     w4: w4Figures(results).map((w) => {
-      const { bare, withStore } = w4RelaysOf(ceilingFigures(results).relay, w.store);
+      const { bare, withStore } = w4RelaysOf(relay, w.store);
       return { store: w.store, from: w.step.from, p99: w.lag?.p99, relayP99: bare?.lag.p99, storeRelayP99: withStore?.lag.p99 };
     }),
     w7: w7Figures(results)

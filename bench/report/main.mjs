@@ -2,8 +2,8 @@
 // side (W1 with the default protections, its headline, and with them off, and on Redis also on a Redis of its own with
 // AOF `everysec`, as deployed, its Redis headline; W1 over gRPC, retryd alone, beside it; W7 each case with the defaults and off), W6 through the
 // transactional enqueue beside pg-boss's `insert` on PostgreSQL, then the space a task takes and the machine's
-// ceilings (each store's insert alone, W4's load through a bare relay), saves the results, and renders
-// docs/benchmarks.md, its charts (docs/bench/*.svg) and the README's headline from them.
+// ceilings (each store's insert alone, W4's load through a bare relay and through one with each store's work),
+// saves the results, and renders docs/benchmarks.md, its charts (docs/bench/*.svg) and the README's headline from them.
 //
 //   npm run bench [-- --quick] [--stores sqlite,postgres,redis] [--peers bullmq,pgboss|none]
 //                 [--workloads w1,w1grpc,w2,w3,w4,w5,w6tx,w7,w8,space,ceilings] [--baseline PATH/dist/cli/main.js]

@@ -21,12 +21,15 @@ export function scarceFigures(results) {
     const view = resultsOnCores(results, scarce);
     const w1 = w1Figures(view);
     const relays = ceilingFigures(view).relay;
-    const relayOf = (store) => w4RelaysOf(relays, store).bare?.lag;
-    const storeRelayOf = (store) => w4RelaysOf(relays, store).withStore?.lag;
     return {
       cpu: Object.fromEntries(w1.headline.map((c) => [c.store, { retryd: c.cpuMsPerAttempt, bare: w1.bareStores[bareStoreKey(c)]?.cpuMsPerAttempt }])),
       sqliteVsPeer: w1.headline.find((c) => c.store === 'sqlite')?.peer?.attempts,
-      lag: Object.fromEntries(w4Figures(view).map((w) => [w.store, { retryd: w.lag?.p99, relay: relayOf(w.store)?.p99, storeRelay: storeRelayOf(w.store)?.p99, rate: w.rate }])),
+      lag: Object.fromEntries(
+        w4Figures(view).map((w) => {
+          const { bare, withStore } = w4RelaysOf(relays, w.store);
+          return [w.store, { retryd: w.lag?.p99, relay: bare?.lag.p99, storeRelay: withStore?.lag.p99, rate: w.rate }];
+        }),
+      ),
     };
   };
   return { usual: of(false), scarce: of(true) };

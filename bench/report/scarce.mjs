@@ -69,7 +69,7 @@ export function planScarce(steps, { cpus }) {
 const W4_DEFAULT_RATE = 2000;
 
 /** Whether a run (or step) measured the bare relay's throughput (`w4-ceiling --throughput`). */
-export const isThroughputRun = (r) => r.script === 'w4-ceiling' && r.args.includes('--throughput');
+const isThroughputRun = (r) => r.script === 'w4-ceiling' && r.args.includes('--throughput');
 
 /**
  * A step marked `shareOfThroughput` (a scarce W4 or relay step), at the rate that is the same share of the bare

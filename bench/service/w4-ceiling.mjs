@@ -21,11 +21,11 @@
 // scarce-CPU run (`npm run bench -- --cpus N`) gives W4 the same share of it on every setting.
 //
 // --json-file FILE writes { machine, sync, store, rate, seconds, perTick, rounds: [{ lag, missing, cpuMsPerTask,
-// storeCpuMsPerTask, lateTicks, ticks }], lag } (`store` null without --store; `storeCpuMsPerTask` only with a server);
-// with --throughput { machine, sync, store, rate, seconds, perTick, rounds: [{ tasksPerSec, tasks, missing }],
-// tasksPerSec } (the median round's): each round's dispatch lag in ms as summarize() gives it ({ n, min, p50, p99, max, mean }), the tasks
-// that never arrived, the relay's CPU ms a task, the batches sent > 2 ms late of those sent; the top-level `lag` is
-// the round's with the median p99.
+// storeCpuMsPerTask, lateTicks, ticks }], lag }: `store` null without --store; each round's dispatch lag in ms as
+// summarize() gives it ({ n, min, p50, p99, max, mean }), the tasks that never arrived, the relay's CPU ms a task, its
+// store server's (only with --store on a server), the batches sent > 2 ms late of those sent; the top-level `lag` is
+// the round's with the median p99. With --throughput, rounds: [{ tasksPerSec, tasks, missing }] and, in place of
+// `lag`, `tasksPerSec`: the median round's.
 
 import { fork } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';

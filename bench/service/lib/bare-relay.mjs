@@ -26,13 +26,13 @@
 
 import { fdatasyncSync, openSync, writeSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { Agent, request } from 'undici';
 import { openBuiltStore } from './built-store.mjs';
 import { builtTaskMaker } from './new-task.mjs';
 import { CURRENT_DIST } from './report.mjs';
 
-/** The service's default retention of a succeeded task (`DEFAULT_RETENTION.succeededMs`): a final outcome's expiresAt. */
-const RETENTION_MS = 7 * 86_400_000;
 const LEASE_MS = 60_000;
 const WORKER_ID = 'bare-relay';
 
@@ -116,7 +116,8 @@ function groupCommit(write, maxWrites) {
 async function storeState(kind, url) {
   const store = await openBuiltStore(CURRENT_DIST, { kind, url });
   const newTask = await builtTaskMaker(CURRENT_DIST);
-  process.on('disconnect', () => void store.close());
+  // The build's own default retention of a success: a final outcome's expiresAt, as the engine dates it.
+  const { DEFAULT_RETENTION } = await import(pathToFileURL(join(CURRENT_DIST, 'retention', 'retention-periods.js')).href);
   const insert = groupCommit(async (batches) => {
     const tasks = batches.flat();
     const { results, durable } =
@@ -161,7 +162,7 @@ async function storeState(kind, url) {
         next: {
           status: 'SUCCEEDED', attemptNumber: 1, nextAttemptAt: null, runStartedAt: task.runStartedAt, lastDelayMs: 0,
           lastError: null, lastResponseStatus: statusCode, deadLetterReason: null,
-          expiresAt: now + RETENTION_MS,
+          expiresAt: now + DEFAULT_RETENTION.succeededMs,
         },
       });
     },
