@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLIENT_RETRY, RetrydApiError, RetrydClient, RetrydUnreachableError, type TaskSummary } from '../src/index.js';
 import { Downstream, startService, type TestService } from './service-harness.js';
 import { waitFor } from '../../server/test/wait-for.js';
+import { serviceNow } from '../../server/test/service-clock.js';
 
 const POLICY = { maxAttempts: 2, backoffType: 'FIXED', initialDelayMs: 60_000, multiplier: 1, maxDelayMs: 60_000, jitterType: 'NONE' } as const;
 
@@ -82,7 +83,7 @@ describe('RetrydClient against a running service', () => {
     const iso = new Date(at.getTime() + 2_000).toISOString();
     expect((await client.rescheduleTask(task.taskId, iso)).nextAttemptAt).toBe(Date.parse(iso));
     expect((await client.rescheduleTask(task.taskId, at.getTime() + 1)).nextAttemptAt).toBe(at.getTime() + 1);
-    const sent = Date.now();
+    const sent = serviceNow();
     expect((await client.runTask(task.taskId)).nextAttemptAt).toBeGreaterThanOrEqual(sent);
     // Due now, the service tries it: the downstream answers 400, a dead letter.
     await waitFor('the task run now to fail', async () => (await client.getTask(task.taskId)).status === 'FAILED');

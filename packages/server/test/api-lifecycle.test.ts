@@ -3,6 +3,7 @@ import { DEFAULT_TENANT, type RetryTask } from '../src/domain/task.js';
 import type { Store, TaskOutcome, TransitionResult } from '../src/store/store.js';
 import { startApi, type ApiHarness } from './api-harness.js';
 import { finalOutcome, makeAttempt, retryOutcome } from './fixtures/tasks.js';
+import { serviceNow } from './service-clock.js';
 
 let api: ApiHarness;
 /** Runs once just before the next named transition: simulates a worker acting between the API's read and write. */
@@ -138,7 +139,7 @@ describe('POST /retry-tasks/:taskId/replay', () => {
     const res = await api.call('POST', `/retry-tasks/${taskId}/replay`);
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ taskId, status: 'PENDING', idempotencyKey: before.idempotencyKey, attemptNumber: 1, deadLetterReason: null });
-    expect(res.body.nextAttemptAt).toBeLessThanOrEqual(Date.now());
+    expect(res.body.nextAttemptAt).toBeLessThanOrEqual(serviceNow());
     expect(api.wakes()).toBe(wakes + 1);
     const stored = await api.stored(taskId);
     expect(stored).toMatchObject({ runAttemptOffset: 1, lastDelayMs: 0, cancelRequested: false });

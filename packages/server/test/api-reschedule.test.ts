@@ -5,6 +5,7 @@ import type { Store, TransitionResult } from '../src/store/store.js';
 import { startApi, startTargetsApi, type ApiHarness } from './api-harness.js';
 import { finalOutcome, makeAttempt } from './fixtures/tasks.js';
 import { POSTGRES_STORE, REDIS_STORE, SQLITE_STORE } from './shared-stores.js';
+import { serviceNow } from './service-clock.js';
 
 // POST /retry-tasks/{taskId}/run and /reschedule on each store, through the real routes, service and store: a PENDING
 // task due at another time, nothing else about it changed; every other status refused with its own problem.
@@ -39,12 +40,12 @@ describe.each([SQLITE_STORE, POSTGRES_STORE, REDIS_STORE])('run now and reschedu
     const before = await enqueued({ delayMs: HOUR });
     expect(await claim(before.taskId)).toBeUndefined();
     const wakes = api.wakes();
-    const sent = Date.now();
+    const sent = serviceNow();
     const res = await api.call('POST', `/retry-tasks/${before.taskId}/run`);
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ taskId: before.taskId, status: 'PENDING', attemptNumber: 0 });
     expect(res.body.nextAttemptAt).toBeGreaterThanOrEqual(sent);
-    expect(res.body.nextAttemptAt).toBeLessThanOrEqual(Date.now());
+    expect(res.body.nextAttemptAt).toBeLessThanOrEqual(serviceNow());
     // Due and not running: the answer says why it waits, as GET /retry-tasks/{taskId} does.
     expect(res.body.waiting).toMatchObject({ reason: 'queued' });
     expect(api.wakes()).toBe(wakes + 1);
@@ -70,7 +71,7 @@ describe.each([SQLITE_STORE, POSTGRES_STORE, REDIS_STORE])('run now and reschedu
     expect((await api.call('POST', `/retry-tasks/${task.taskId}/reschedule`, { nextAttemptAt: twoHours })).body.nextAttemptAt).toBe(twoHours);
     expect(await claim(task.taskId)).toBeUndefined();
 
-    const sent = Date.now();
+    const sent = serviceNow();
     const past = await api.call('POST', `/retry-tasks/${task.taskId}/reschedule`, { nextAttemptAt: '2001-02-03T04:05:06+01:00' });
     expect(past.status).toBe(200);
     expect(past.body.nextAttemptAt).toBeGreaterThanOrEqual(sent);

@@ -11,6 +11,7 @@ import { openStore } from '../src/service/open-store.js';
 import { DEFAULT_CONFIG } from '../src/service/retryd-config.js';
 import { startRetryd, type RunningRetryd } from '../src/service/start-retryd.js';
 import { waitFor } from './wait-for.js';
+import { serviceNow } from './service-clock.js';
 
 const CLI = join(import.meta.dirname, '..', 'dist', 'cli', 'main.js');
 
@@ -339,7 +340,7 @@ describe('retryd tasks, dlq, policies and targets (against a running service)', 
     expect(noTime.code).toBe(2);
     expect(noTime.stderr).toContain('--at');
 
-    const sent = Date.now();
+    const sent = serviceNow();
     const ran = await run(['tasks', 'run', taskId, '--json'], env);
     expect(ran.code).toBe(0);
     const due = JSON.parse(ran.stdout) as { taskId: string; nextAttemptAt: number };

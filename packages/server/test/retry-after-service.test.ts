@@ -7,6 +7,7 @@ import { startRetryd, type RunningRetryd } from '../src/service/start-retryd.js'
 import { capturedLogger } from './captured-logger.js';
 import { reply, startServer, type TestServer } from './engine-helpers.js';
 import { waitFor } from './wait-for.js';
+import { serviceNow } from './service-clock.js';
 
 // What a downstream's Retry-After may ask of the running service: no more than `--max-retry-after` (an hour by
 // default) unless the task's policy backs off longer itself, for the task and for a hold of its whole target; and an
@@ -79,14 +80,14 @@ describe('Retry-After in the running service', () => {
     const downstream = await startServer((_req, res) => reply(res, 503, '', { 'retry-after': '600' }));
     servers.push(downstream);
     const { call } = await start({ maxRetryAfterMs: 2_000 });
-    const before = Date.now();
+    const before = serviceNow();
     const taskId = await enqueue(call, downstream);
     await waitFor('the task to be dead-lettered', async () => (await statusOf(call, taskId)).status === 'EXHAUSTED');
     expect(await statusOf(call, taskId)).toMatchObject({ deadLetterReason: 'retry_after_beyond_limit' });
     const held = (await call('GET', target(downstream))).body.heldUntil as number | null;
     // Held for the 2 s allowed, not for the 600 s asked.
     expect(held).not.toBeNull();
-    expect(held!).toBeLessThanOrEqual(Date.now() + 2_000);
+    expect(held!).toBeLessThanOrEqual(serviceNow() + 2_000);
     expect(held!).toBeGreaterThanOrEqual(before);
   });
 
