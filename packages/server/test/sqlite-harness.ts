@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type Database from 'better-sqlite3';
+import Database from 'better-sqlite3';
 import type { RetryTask } from '../src/domain/task.js';
 import { SqliteStore } from '../src/backends/sqlite/sqlite-store.js';
 import type { SqliteStoreOptions } from '../src/backends/sqlite/sqlite-store.js';
@@ -21,6 +21,19 @@ export const freshPath = (): string => join(tempDir, `${randomUUID()}.db`);
 /** Deletes {@link tempDir} and everything in it (an `afterAll` hook). */
 export function removeTempDir(): void {
   rmSync(tempDir, { recursive: true, force: true });
+}
+
+/**
+ * A bare connection to a file database in WAL mode, with the store's durable settings, that has written (so its WAL
+ * exists): a table `t` of one column `v`.
+ */
+export function walDatabase(path = freshPath(), autocheckpointPages = 4_000): Database.Database {
+  const db = new Database(path);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  db.pragma(`wal_autocheckpoint = ${autocheckpointPages}`);
+  db.exec('CREATE TABLE t (v)');
+  return db;
 }
 
 /** A store on `path` (default: a new file), initialised. */

@@ -34,6 +34,8 @@ describe('SqliteStore', () => {
       foreignKeys: true,
       cacheSizeKiB: 16384,
       autoVacuum: 'INCREMENTAL',
+      // The checkpointer's worker copies the WAL back; the commits' own checkpoint is its backstop, at 4 × 4,000 pages.
+      walAutocheckpointPages: 16_000,
     });
     const raw = new Database(path, { readonly: true });
     expect(raw.pragma('journal_mode', { simple: true })).toBe('wal');

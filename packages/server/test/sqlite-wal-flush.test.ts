@@ -2,22 +2,12 @@ import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { WalFlush } from '../src/backends/sqlite/wal-flush.js';
 import { makeTask } from './fixtures/tasks.js';
-import { freshPath, opened, removeTempDir } from './sqlite-harness.js';
+import { freshPath, opened, removeTempDir, walDatabase } from './sqlite-harness.js';
 
 // The hand-off's insert on SQLite (`insertTasksVisible`): committed without its fsync, then the WAL fdatasync'd off the
 // event loop. The connection must come out of it as it went in, whatever the write did.
 
 afterAll(removeTempDir);
-
-/** A file database in WAL mode that has written (so its WAL exists), with the store's durable defaults. */
-function walDatabase(path = freshPath()): Database.Database {
-  const db = new Database(path);
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = FULL');
-  db.pragma('wal_autocheckpoint = 4000');
-  db.exec('CREATE TABLE t (v INTEGER)');
-  return db;
-}
 
 const settingsOf = (db: Database.Database) => ({
   synchronous: db.pragma('synchronous', { simple: true }),

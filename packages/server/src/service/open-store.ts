@@ -30,7 +30,10 @@ export interface OpenStoreOptions extends SqliteStoreOptions {
    * store (and `blobDir` is not used). Default: none.
    */
   blobs?: string;
-  /** Background failures of a networked store (a lost connection, a failed reconnect): logged, never thrown. */
+  /**
+   * Background failures (a networked store's lost connection or failed reconnect, a SQLite checkpoint on its worker
+   * thread): logged, never thrown.
+   */
   onError?: (error: unknown) => void;
   /** Partitions per tenant in a Redis store (`RedisStoreOptions.subPartitions`). Default 1. */
   redisSubPartitions?: number;
@@ -104,11 +107,11 @@ async function openWithBlobs(
   sqliteOptions: SqliteStoreOptions,
   redisSubPartitions: number | undefined,
 ): Promise<{ store: Store; blobs: BlobStore }> {
-  const networked = onError === undefined ? {} : { onError };
-  const redis = { ...networked, ...(redisSubPartitions === undefined ? {} : { subPartitions: redisSubPartitions }) };
+  const reported = onError === undefined ? {} : { onError };
+  const redis = { ...reported, ...(redisSubPartitions === undefined ? {} : { subPartitions: redisSubPartitions }) };
   if (location.kind !== 'sqlite') {
     const opened =
-      location.kind === 'postgres' ? await openPostgresStore(location.url, networked) : await openRedisStore(location.url, redis);
+      location.kind === 'postgres' ? await openPostgresStore(location.url, reported) : await openRedisStore(location.url, redis);
     return { store: opened.store, blobs: blobs ?? opened.blobs };
   }
   const inMemory = location.path === ':memory:';
@@ -119,7 +122,7 @@ async function openWithBlobs(
     blobs = new FileBlobStore(blobRoot);
   }
 
-  const store = new SqliteStore(location.path, sqliteOptions);
+  const store = new SqliteStore(location.path, { ...sqliteOptions, ...reported });
   try {
     await store.init();
   } catch (error) {

@@ -32,7 +32,7 @@ import type {
   VisibleInsert,
 } from '../../store/store.js';
 import { SqliteAccessStore } from './access-store.js';
-import { openConnection, readSettings } from './connection.js';
+import { CHECKPOINT_BACKSTOP_FACTOR, DEFAULT_CHECKPOINT_INTERVAL_MS, DEFAULT_WAL_AUTOCHECKPOINT_PAGES, openConnection, readSettings } from './connection.js';
 import type { SqliteSettings, SqliteStoreOptions } from './connection.js';
 import { decodeCursor, encodeCursor, pageOf } from '../../store/cursor.js';
 import { TaskListing } from './list-tasks.js';
@@ -54,6 +54,7 @@ import { prepareTransactions } from './transactions.js';
 import type { Transactions } from './transactions.js';
 import { hyphenatedUuid, taskIdKey } from '../sql/task-id-params.js';
 import { WalFlush } from './wal-flush.js';
+import { WalCheckpointer } from './wal-checkpointer.js';
 
 export type { SqliteSettings, SqliteStoreOptions } from './connection.js';
 
@@ -94,6 +95,8 @@ export class SqliteStore implements Store, AdminReads, TargetStateStore {
   #callbacks: SqliteCallbacksOwed | undefined;
   /** The hand-off's commit without its fsync, and that fsync after it (absent: every commit fsyncs itself, or none does). */
   #walFlush: WalFlush | undefined;
+  #checkpointer: WalCheckpointer | undefined;
+  readonly #options: SqliteStoreOptions;
 
   /**
    * {@link insertTasks} in two steps (`Store.insertTasksVisible`), set by {@link init} when every commit is fsynced
@@ -136,6 +139,7 @@ export class SqliteStore implements Store, AdminReads, TargetStateStore {
   /** Opens (creating if needed) the file and applies the connection settings; `init()` creates the schema. */
   constructor(path: string, options: SqliteStoreOptions = {}) {
     this.path = path;
+    this.#options = options;
     this.#db = openConnection(path, options);
   }
 
@@ -152,6 +156,8 @@ export class SqliteStore implements Store, AdminReads, TargetStateStore {
     this.#sealing = new SqliteSealedTasks(this.#db, this.#json);
     this.#expired = new ExpiredTaskPurge(this.#db);
     this.#callbacks = new SqliteCallbacksOwed(this.#db);
+    // Before WalFlush, which sets the automatic checkpoint back to what it reads here after each of its commits.
+    this.#checkpointer = this.#openCheckpointer();
     const walFlush = WalFlush.open(this.#db);
     this.#walFlush = walFlush;
     if (walFlush !== undefined) this.insertTasksVisible = async (tasks) => this.#insertVisible(walFlush, tasks);
@@ -161,10 +167,34 @@ export class SqliteStore implements Store, AdminReads, TargetStateStore {
     this.#s.ping.get();
   }
 
+  /**
+   * The checkpointer of a file in WAL mode (wal-checkpointer.ts), with the connection's own automatic checkpoint moved
+   * out to its backstop; undefined with `checkpointIntervalMs: 0` or for a database with no WAL to checkpoint.
+   */
+  #openCheckpointer(): WalCheckpointer | undefined {
+    const intervalMs = this.#options.checkpointIntervalMs ?? DEFAULT_CHECKPOINT_INTERVAL_MS;
+    if (!(intervalMs > 0)) return undefined;
+    const pages = Math.trunc(this.#options.walAutocheckpointPages ?? DEFAULT_WAL_AUTOCHECKPOINT_PAGES);
+    const checkpointer = WalCheckpointer.open(this.#db, {
+      intervalMs,
+      onError: this.#options.onError ?? (() => undefined),
+      // A worker that failed is not started again: the commits checkpoint, as without one.
+      onStopped: () => {
+        if (!this.#db.open) return;
+        this.#db.pragma(`wal_autocheckpoint = ${pages}`);
+        this.#walFlush?.setCheckpointPages(pages);
+      },
+    });
+    if (checkpointer !== undefined) this.#db.pragma(`wal_autocheckpoint = ${pages * CHECKPOINT_BACKSTOP_FACTOR}`);
+    return checkpointer;
+  }
+
   /** Closes the file. Idempotent. Nothing is pending: every call committed before it returned. */
   async close(): Promise<void> {
     if (!this.#db.open) return;
     await this.#walFlush?.close();
+    // The worker's connection first, so that this one is the last: SQLite then checkpoints and removes the WAL.
+    await this.#checkpointer?.close();
     // Lets SQLite refresh the statistics its planner uses, cheaply, as its documentation advises at close.
     if (this.#statements !== undefined) this.#db.pragma('optimize');
     this.#db.close();

@@ -23,7 +23,7 @@ import { readSettings } from './connection.js';
 export class WalFlush {
   readonly #db: Database;
   readonly #fd: number;
-  readonly #checkpointPages: number;
+  #checkpointPages: number;
   /** The fdatasync running, and the one that waits to start after it (which covers every commit made meanwhile). */
   #running: Promise<void> | undefined;
   #next: Promise<void> | undefined;
@@ -55,6 +55,11 @@ export class WalFlush {
       return undefined;
     }
     return new WalFlush(db, fd, checkpointPages);
+  }
+
+  /** Sets the automatic checkpoint each unsynced commit restores (the store's, once its checkpointer has stopped). */
+  setCheckpointPages(pages: number): void {
+    this.#checkpointPages = pages;
   }
 
   /** Runs `write` (one transaction) without waiting for the disk; {@link flush} then makes it durable. */
