@@ -128,7 +128,7 @@ export class WalCheckpointer {
   async close(): Promise<void> {
     this.#stopped = true;
     clearInterval(this.#timer);
-    // A worker that failed has exited already, and takes no message.
+    // A worker that crashed takes no message (and has exited already).
     this.#worker?.postMessage('close');
     this.#worker = undefined;
     await this.#exited;
