@@ -52,6 +52,7 @@ export const STORE_TESTS = [
   'packages/server/test/sqlite-store.test.ts',
   'packages/server/test/sqlite-target-limits.test.ts',
   'packages/server/test/sqlite-target-queues.test.ts',
+  'packages/server/test/sqlite-wal-checkpointer.test.ts',
   'packages/server/test/sqlite-wal-flush.test.ts',
   'packages/server/test/task-callbacks.test.ts',
 ];
