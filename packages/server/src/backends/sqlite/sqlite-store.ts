@@ -95,6 +95,7 @@ export class SqliteStore implements Store, AdminReads, TargetStateStore {
   #callbacks: SqliteCallbacksOwed | undefined;
   /** The hand-off's commit without its fsync, and that fsync after it (absent: every commit fsyncs itself, or none does). */
   #walFlush: WalFlush | undefined;
+  /** Copies the WAL into the database file from a worker thread (absent: the commits checkpoint, as SQLite does). */
   #checkpointer: WalCheckpointer | undefined;
   readonly #options: SqliteStoreOptions;
 
