@@ -104,8 +104,9 @@ export async function startRetryd(config: RetrydConfig, logger: Logger, options:
     cacheSizeKiB: config.sqliteCacheMiB * 1024,
     ...(config.redisSubPartitions === undefined ? {} : { redisSubPartitions: config.redisSubPartitions }),
     ...(config.blobs === undefined ? {} : { blobs: config.blobs }),
-    // A networked store reconnects by itself; meanwhile the API answers 503 and the engine backs off.
-    onError: (error) => logger.warn({ event: 'store_error', err: error }, 'store connection error'),
+    // A networked store reconnects by itself; meanwhile the API answers 503 and the engine backs off. SQLite's
+    // checkpointer, when its worker fails, leaves checkpoints to the commits again.
+    onError: (error) => logger.warn({ event: 'store_error', err: error }, 'store error off the request path (a lost connection, a failed checkpoint)'),
   });
   // Loaded only when asked for: a service without an OTLP endpoint never loads the SDK.
   let tracing: ServiceTracing | undefined;

@@ -157,7 +157,8 @@ export class SqliteStore implements Store, AdminReads, TargetStateStore {
     this.#sealing = new SqliteSealedTasks(this.#db, this.#json);
     this.#expired = new ExpiredTaskPurge(this.#db);
     this.#callbacks = new SqliteCallbacksOwed(this.#db);
-    // Before WalFlush, which sets the automatic checkpoint back to what it reads here after each of its commits.
+    // Before WalFlush, which reads the automatic checkpoint when it opens and sets it back to that after each of its
+    // commits.
     this.#checkpointer = this.#openCheckpointer();
     const walFlush = WalFlush.open(this.#db);
     this.#walFlush = walFlush;

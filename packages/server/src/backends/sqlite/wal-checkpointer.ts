@@ -2,7 +2,6 @@ import { statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import type { Database } from 'better-sqlite3';
-import { readSettings } from './connection.js';
 
 /** What one round of checkpoints did, as the worker reports it. */
 export interface CheckpointRound {
@@ -11,8 +10,6 @@ export interface CheckpointRound {
   /** Frames in the WAL, and frames copied into the database file, after the round's last pass. */
   log: number;
   checkpointed: number;
-  /** How long the round took on the worker's thread, in ms. */
-  ms: number;
 }
 
 /** Options of {@link WalCheckpointer.open}. */
@@ -59,7 +56,6 @@ parentPort.on('message', (message) => {
   }
   if (db === undefined) return;
   try {
-    const started = performance.now();
     let passes = 0;
     let last;
     for (;;) {
@@ -71,7 +67,7 @@ parentPort.on('message', (message) => {
       last = pass;
       if (caughtUp || pass.busy !== 0 || passes >= workerData.maxPasses) break;
     }
-    parentPort.postMessage({ passes, log: last.log, checkpointed: last.checkpointed, ms: performance.now() - started });
+    parentPort.postMessage({ passes, log: last.log, checkpointed: last.checkpointed });
   } catch (error) {
     parentPort.postMessage(failed(error));
   }
@@ -115,13 +111,13 @@ export class WalCheckpointer {
    * journal mode).
    */
   static open(db: Database, options: WalCheckpointerOptions): WalCheckpointer | undefined {
-    if (db.memory || db.name === '' || readSettings(db).journalMode.toLowerCase() !== 'wal') return undefined;
+    if (db.memory || db.name === '' || String(db.pragma('journal_mode', { simple: true })).toLowerCase() !== 'wal') return undefined;
     return new WalCheckpointer(db.name, options);
   }
 
   /** Rounds of checkpoints run so far, and the last one's figures (for tests and diagnostics). */
-  get rounds(): { count: number; last: CheckpointRound | undefined; started: boolean } {
-    return { count: this.#rounds, last: this.#last, started: this.#worker !== undefined };
+  get rounds(): { count: number; last: CheckpointRound | undefined } {
+    return { count: this.#rounds, last: this.#last };
   }
 
   /** Stops the timer and the worker, and waits until the worker's connection is closed. Idempotent. */
