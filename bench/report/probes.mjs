@@ -22,6 +22,7 @@ export const PROBES = Object.freeze({
   'enqueue-cost': "the service's CPU per task enqueued through the API with no dispatch, builds side by side",
   'metrics-cost': 'the CPU the Prometheus metrics add per attempt, on the metrics alone',
   'redis-store-cost': "the Redis store's calls per task, the service's CPU and redis-server's, builds side by side",
+  'w4-paired': "W4's lag against its two ceilings (the relay with the store's work, the bare relay) round by round",
 });
 
 /**

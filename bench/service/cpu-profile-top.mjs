@@ -3,24 +3,30 @@
 // `.js.map` files beside the built JavaScript.
 //
 //   npm run bench -- probe cpu-profile-top <file.cpuprofile> [--top 30] [--filter packages/server]
-//                                          [--from-first attempt-runner.ts] [--attempts N]
+//                                          [--from-first attempt-runner.ts] [--until-first bounded-page.ts]
+//                                          [--skip-seconds S] [--attempts N]
 //
 // --from-first TEXT: only the samples from the first one with a frame whose location contains TEXT (e.g.
 // `attempt-runner.ts`: W1's dispatch, after its enqueue and the service's start). --attempts N: also the busy time and
-// each category's self time per attempt (µs), N being the attempts made in that span. The categories (the store, the
+// each category's self time per attempt (µs), N being the attempts made in that span. --until-first TEXT: only the
+// samples before the first one (after the start) with a frame whose location contains TEXT (e.g. `bounded-page.ts`:
+// the listing a benchmark reads its results with once the load has ended, which is not the load's work).
+// --skip-seconds S: leaves out the span's first S seconds (a warm-up). The categories (the store, the
 // HTTP client, the HTTP server, logging, metrics, the protections, the engine, timers, promises, GC) sum self time
 // by where it was spent: a profile's shares do not depend on how loaded the machine was, unlike its wall-clock figures.
 
 import { existsSync, readFileSync } from 'node:fs';
 import { SourceMap } from 'node:module';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 
 const { values: args, positionals } = parseArgs({
   allowPositionals: true,
-  options: { top: { type: 'string', default: '30' }, filter: { type: 'string' }, 'from-first': { type: 'string' }, attempts: { type: 'string' } },
+  options: { top: { type: 'string', default: '30' }, filter: { type: 'string' }, 'from-first': { type: 'string' }, 'until-first': { type: 'string' }, 'skip-seconds': { type: 'string', default: '0' }, attempts: { type: 'string' } },
 });
-if (positionals.length !== 1) throw new Error('usage: node bench/service/cpu-profile-top.mjs <file.cpuprofile> [--top N] [--filter TEXT] [--from-first TEXT] [--attempts N]');
+if (positionals.length !== 1) {
+  throw new Error('usage: node bench/service/cpu-profile-top.mjs <file.cpuprofile> [--top N] [--filter TEXT] [--from-first TEXT] [--until-first TEXT] [--skip-seconds S] [--attempts N]');
+}
 const profile = JSON.parse(readFileSync(positionals[0], 'utf8'));
 const TOP = Number(args.top);
 
@@ -49,7 +55,9 @@ function where(frame) {
   if (map) {
     const entry = map.findEntry(frame.lineNumber, frame.columnNumber);
     if (entry?.originalSource) {
-      file = entry.originalSource.replace(/^file:\/\//, '');
+      // A source map's sources are relative to the built file (pg-protocol's `../src/parser.ts`): resolved, they say
+      // whose they are.
+      file = fileURLToPath(new URL(entry.originalSource, frame.url.startsWith('file://') ? frame.url : pathToFileURL(frame.url)));
       line = entry.originalLine + 1;
     }
   }
@@ -68,10 +76,25 @@ function* stackOf(id) {
   for (let at = id; at !== undefined; at = parent.get(at)) yield byId.get(at);
 }
 const fromFirst = args['from-first'];
-const start = fromFirst === undefined ? 0 : profile.samples.findIndex((id) => [...stackOf(id)].some((n) => where(n.callFrame).includes(fromFirst)));
+/** The index of the first sample from `from` on with a frame whose location contains `text`, or -1. */
+const firstWith = (text, from) => {
+  for (let i = from; i < profile.samples.length; i++) if ([...stackOf(profile.samples[i])].some((n) => where(n.callFrame).includes(text))) return i;
+  return -1;
+};
+const start = fromFirst === undefined ? 0 : firstWith(fromFirst, 0);
 if (start === -1) throw new Error(`--from-first: no sample has a frame in ${fromFirst}`);
-for (let i = start; i < profile.samples.length; i++) {
+const untilFirst = args['until-first'];
+const end = untilFirst === undefined ? profile.samples.length : firstWith(untilFirst, start);
+if (end === -1) throw new Error(`--until-first: no sample after the start has a frame in ${untilFirst}`);
+const skipMs = 1000 * Number(args['skip-seconds']);
+if (!(skipMs >= 0)) throw new Error(`--skip-seconds must be a number >= 0, got ${args['skip-seconds']}`);
+let skipped = 0;
+for (let i = start; i < end; i++) {
   const dt = (profile.timeDeltas[i] ?? 0) / 1000;
+  if (skipped < skipMs) {
+    skipped += dt;
+    continue;
+  }
   total += dt;
   let id = profile.samples[i];
   const leaf = byId.get(id);
@@ -131,7 +154,8 @@ if (args.attempts !== undefined || fromFirst !== undefined) {
     byCategory.set(name, (byCategory.get(name) ?? 0) + ms);
   }
   const per = (ms) => (attempts === undefined ? '' : `  ${((1000 * ms) / attempts).toFixed(1).padStart(7)} µs/attempt`);
-  console.log(`\nself time by category${fromFirst === undefined ? '' : ` from the first sample in ${fromFirst}`} (ms, % of busy time${attempts === undefined ? '' : `, per attempt of ${attempts}`})`);
+  const span = `${fromFirst === undefined ? '' : ` from the first sample in ${fromFirst}`}${untilFirst === undefined ? '' : ` until the first in ${untilFirst}`}`;
+  console.log(`\nself time by category${span} (ms, % of busy time${attempts === undefined ? '' : `, per attempt of ${attempts}`})`);
   [...byCategory].sort((a, b) => b[1] - a[1]).forEach(([k, v]) => console.log(`${v.toFixed(0).padStart(8)}  ${((100 * v) / busy).toFixed(1).padStart(5)}%${per(v)}  ${k}`));
   console.log(`${busy.toFixed(0).padStart(8)}  100.0%${per(busy)}  busy in all`);
 }
