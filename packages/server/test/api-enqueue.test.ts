@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FileBlobStore } from '../src/blobs/file-blob-store.js';
 import { DEFAULT_TENANT } from '../src/domain/task.js';
 import { startApi, type ApiHarness } from './api-harness.js';
+import { serviceNow } from './service-clock.js';
 
 let api: ApiHarness;
 beforeAll(async () => {
@@ -18,7 +19,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 describe('POST /retry-tasks', () => {
   it('creates a PENDING task due now, answers 201 with a Location, and wakes the engine', async () => {
     const wakes = api.wakes();
-    const before = Date.now();
+    const before = serviceNow();
     const res = await api.enqueue({ headers: { 'X-Request-Id': 'r-1' } });
     expect(res.status).toBe(201);
     expect(res.headers['content-type']).toContain('application/json');
@@ -39,7 +40,7 @@ describe('POST /retry-tasks', () => {
     });
     expect(res.body.taskId).toMatch(UUID);
     expect(res.body.idempotencyKey).toMatch(UUID);
-    expect(res.body.createdAt).toBeGreaterThanOrEqual(before - 1);
+    expect(res.body.createdAt).toBeGreaterThanOrEqual(before);
     expect(res.body.nextAttemptAt).toBe(res.body.createdAt);
     // Internal fields stay internal.
     for (const hidden of ['requestHash', 'fencingToken', 'version', 'leaseOwner', 'tenantId', 'runAttemptOffset']) {

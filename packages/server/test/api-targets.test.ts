@@ -5,6 +5,7 @@ import { DEFAULT_TARGET_SETTINGS } from '../src/protection/target-settings.js';
 import { startApi, startTargetsApi, type ApiHarness } from './api-harness.js';
 import { POSTGRES_URL, dropSchemas, freshSchema } from './postgres-harness.js';
 import { REDIS_URL, dropPrefixes, freshPrefix } from './redis-harness.js';
+import { serviceNow } from './service-clock.js';
 
 // The /targets routes on the real service: a SQLite store, the real TargetProtection on it, a real HTTP server.
 
@@ -205,8 +206,8 @@ describe('POST /targets/{targetKey}/breaker', () => {
     const opened = await api.call('POST', path(key, '/breaker'), { action: 'open' });
     expect(opened.status).toBe(200);
     expect(opened.body.breaker).toMatchObject({ state: 'OPEN', openUntil: expect.any(Number) });
-    expect(opened.body.breaker.openUntil).toBeGreaterThan(Date.now() + 20_000);
-    expect(opened.body.breaker.openUntil).toBeLessThanOrEqual(Date.now() + 30_000);
+    expect(opened.body.breaker.openUntil).toBeGreaterThan(serviceNow() + 20_000);
+    expect(opened.body.breaker.openUntil).toBeLessThanOrEqual(serviceNow() + 30_000);
     expect(opened.body.heldUntil).toBeGreaterThanOrEqual(opened.body.breaker.openUntil);
     expect((await api.call('GET', path(key))).body.breaker.state).toBe('OPEN');
 
@@ -219,11 +220,11 @@ describe('POST /targets/{targetKey}/breaker', () => {
   });
 
   it('opens for the durationMs asked, past the settings\' longest open period', async () => {
-    const before = Date.now();
+    const before = serviceNow();
     const opened = await api.call('POST', path(key, '/breaker'), { action: 'open', durationMs: 3_600_000 });
     expect(opened.status).toBe(200);
     expect(opened.body.breaker.openUntil).toBeGreaterThanOrEqual(before + 3_600_000);
-    expect(opened.body.breaker.openUntil).toBeLessThanOrEqual(Date.now() + 3_600_000);
+    expect(opened.body.breaker.openUntil).toBeLessThanOrEqual(serviceNow() + 3_600_000);
     await api.call('POST', path(key, '/breaker'), { action: 'close' });
   });
 

@@ -113,6 +113,28 @@ describe('settings', () => {
     expect(two!.protection.limitsInFlight(p.ref(A))).toBe(true);
   });
 
+  it('reads the view again before it lapses: a steady stream of hand-offs is never refused for its age', async () => {
+    p = await ProtectedHarness.open();
+    const protection = p.first.protection;
+    const admits = async () => {
+      const admitted = protection.admitsHandOff(p.ref(A), p.h.clock.now());
+      await p.h.settle();
+      return admitted;
+    };
+    await admits();
+    // A batch every 250 ms for 5 s, each past three quarters of a TTL (1 s) since a read began some of the time.
+    const refused: number[] = [];
+    for (let at = T0; at <= T0 + 5_000; at += 250) {
+      await p.h.advanceTo(at);
+      if (!(await admits())) refused.push(at - T0);
+    }
+    expect(refused).toEqual([]);
+    // With no look for a TTL, the view has lapsed: the next batch goes through the claim gate while it is read again.
+    await p.h.advanceTo(T0 + 6_000);
+    expect(await admits()).toBe(false);
+    expect(await admits()).toBe(true);
+  });
+
   it("another instance's hold (a Retry-After) stops the hand-off once read, and a stale view never admits", async () => {
     p = await ProtectedHarness.open({ instances: 2 });
     const two = p.instances[1]!;

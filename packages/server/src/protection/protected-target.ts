@@ -37,6 +37,13 @@ export const MAX_RETRY_AFTER_HOLD_MS = 600_000;
  */
 const WAITED_MS = 100;
 
+/**
+ * The share of its TTL at which the view a hand-off is judged by is read again while it still admits (three quarters):
+ * the read, a few ms, ends before the view lapses, and a target with steady traffic is read a third more often than
+ * at the TTL alone.
+ */
+export const REFRESH_AHEAD = 0.75;
+
 /** What a {@link ProtectedTarget} needs from its owner. */
 export interface ProtectedTargetDeps {
   store: Pick<Store, 'targetState' | 'holdTarget' | 'releaseTarget' | 'limitTarget' | 'admin' | 'rescheduleTask'>;
@@ -307,10 +314,11 @@ export class ProtectedTarget {
     if (!this.loaded || this.retryAfterUntil > now || this.gate.isHeld(now) || this.gate.isLimited()) return false;
     // What this instance knows may be a TTL old: another instance's breaker, hold or limits are learnt by reading the
     // store again. Until then the task goes through the claim gate, which the store enforces whatever this instance knows.
-    if (now - this.readAt >= this.deps.ttlMs) {
-      void this.readSoon(() => this.refresh(now));
-      return false;
-    }
+    // The read starts once the view is past REFRESH_AHEAD of a TTL old, while it still admits: under steady traffic
+    // the view is renewed before it lapses, and no batch is sent the long way (the claim) for its age alone.
+    const age = now - this.readAt;
+    if (age >= this.deps.ttlMs * REFRESH_AHEAD) void this.readSoon(() => this.refresh(now));
+    if (age >= this.deps.ttlMs) return false;
     const s = this.settings;
     if (this.breaker.stateAt(now) !== CircuitState.CLOSED || this.slowStart(now)) return false;
     if (s.rateLimit.ratePerSecond !== null || s.maxInFlight !== null) return false;
