@@ -25,7 +25,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { coreList, parseCpus, pinSharedServers } from '../report/scarce.mjs';
-import { STORE_NAMES, fmt, printMachine, printTable, writeJsonFile } from './lib/report.mjs';
+import { STORE_NAMES, fmt, median, printMachine, printTable, writeJsonFile } from './lib/report.mjs';
 
 const { values: args } = parseArgs({
   options: {
@@ -106,12 +106,11 @@ try {
   pinning?.restore();
 }
 
-const median = (xs) => {
-  const v = xs.filter((x) => x !== undefined).sort((a, b) => a - b);
-  if (v.length === 0) return undefined;
-  return v.length % 2 === 1 ? v[(v.length - 1) / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
+/** The median of a figure over the rounds; undefined for a figure no round has (the store server's CPU of a contender without one). */
+const m = (get) => {
+  const values = rounds.map(get).filter((x) => x !== undefined);
+  return values.length === 0 ? undefined : median(values);
 };
-const m = (get) => median(rounds.map(get));
 const medians = {
   ratios: { retrydOverBare: m((r) => r.ratios.retrydOverBare), retrydOverStore: m((r) => r.ratios.retrydOverStore), storeOverBare: m((r) => r.ratios.storeOverBare) },
   ...Object.fromEntries(

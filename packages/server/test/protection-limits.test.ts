@@ -122,7 +122,8 @@ describe('settings', () => {
       return admitted;
     };
     await admits();
-    // A batch every 250 ms for 5 s, each past three quarters of a TTL (1 s) since a read began some of the time.
+    // A batch every 250 ms for 5 s: the view (TTL 1 s) passes three quarters of its age again and again, and is read anew
+    // each time before it lapses.
     const refused: number[] = [];
     for (let at = T0; at <= T0 + 5_000; at += 250) {
       await p.h.advanceTo(at);

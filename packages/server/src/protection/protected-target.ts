@@ -42,7 +42,7 @@ const WAITED_MS = 100;
  * the read, a few ms, ends before the view lapses, and a target with steady traffic is read a third more often than
  * at the TTL alone.
  */
-export const REFRESH_AHEAD = 0.75;
+const REFRESH_AHEAD = 0.75;
 
 /** What a {@link ProtectedTarget} needs from its owner. */
 export interface ProtectedTargetDeps {
