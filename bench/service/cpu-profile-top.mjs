@@ -9,8 +9,9 @@
 // --from-first TEXT: only the samples from the first one with a frame whose location contains TEXT (e.g.
 // `attempt-runner.ts`: W1's dispatch, after its enqueue and the service's start). --attempts N: also the busy time and
 // each category's self time per attempt (µs), N being the attempts made in that span. --until-first TEXT: only the
-// samples before the first one (after the start) with a frame whose location contains TEXT (e.g. `bounded-page.ts`:
-// the listing a benchmark reads its results with once the load has ended, which is not the load's work).
+// samples before the first one (after the start and the skipped seconds) with a frame whose location contains TEXT
+// (e.g. `bounded-page.ts`: the listing a benchmark reads its results with once the load has ended, which is not the
+// load's work).
 // --skip-seconds S: leaves out the span's first S seconds (a warm-up). The categories (the store, the
 // HTTP client, the HTTP server, logging, metrics, the protections, the engine, timers, promises, GC) sum self time
 // by where it was spent: a profile's shares do not depend on how loaded the machine was, unlike its wall-clock figures.
@@ -83,18 +84,17 @@ const firstWith = (text, from) => {
 };
 const start = fromFirst === undefined ? 0 : firstWith(fromFirst, 0);
 if (start === -1) throw new Error(`--from-first: no sample has a frame in ${fromFirst}`);
-const untilFirst = args['until-first'];
-const end = untilFirst === undefined ? profile.samples.length : firstWith(untilFirst, start);
-if (end === -1) throw new Error(`--until-first: no sample after the start has a frame in ${untilFirst}`);
 const skipMs = 1000 * Number(args['skip-seconds']);
 if (!(skipMs >= 0)) throw new Error(`--skip-seconds must be a number >= 0, got ${args['skip-seconds']}`);
-let skipped = 0;
-for (let i = start; i < end; i++) {
+// The first sample after the skipped seconds: --until-first looks from there, so that a frame the warm-up also ran
+// (W4 lists the store once its warm-up is recorded) does not end the span before it begins.
+let first = start;
+for (let skipped = 0; first < profile.samples.length && skipped < skipMs; first++) skipped += (profile.timeDeltas[first] ?? 0) / 1000;
+const untilFirst = args['until-first'];
+const end = untilFirst === undefined ? profile.samples.length : firstWith(untilFirst, first);
+if (end === -1) throw new Error(`--until-first: no sample after the start and the skipped seconds has a frame in ${untilFirst}`);
+for (let i = first; i < end; i++) {
   const dt = (profile.timeDeltas[i] ?? 0) / 1000;
-  if (skipped < skipMs) {
-    skipped += dt;
-    continue;
-  }
   total += dt;
   let id = profile.samples[i];
   const leaf = byId.get(id);

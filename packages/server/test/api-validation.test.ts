@@ -134,6 +134,17 @@ describe('POST /retry-tasks validation: each broken rule names the field and the
     await expectInvalid('{"targetUrl": ', 'body', 'a JSON document');
     await expectInvalid('', 'body', 'a JSON object');
     await expectInvalid('{"__proto__": {"admin": true}}', 'body', 'a JSON document');
+    // The same keys spelt with escapes, and `constructor`, nested in a task's body.
+    await expectInvalid('{"\\u005f_proto__": {"admin": true}}', 'body', 'a JSON document');
+    await expectInvalid(`{"targetUrl": "${valid.targetUrl}", "body": {"a": {"constructor": {"prototype": {}}}}}`, 'body', 'a JSON document');
+    await expectInvalid(`{"targetUrl": "${valid.targetUrl}", "body": {"\\u0063onstructor": {"prototype": {}}}}`, 'body', 'a JSON document');
+  });
+
+  it('takes the words __proto__ and constructor as values, and a body with \\u escapes', async () => {
+    // JSON.stringify writes U+0001 as \u0001: the request's text holds a `\u`, so the default parser reads it.
+    const sent = { note: '__proto__ constructor', control: '\u0001', accent: 'é' };
+    const { body } = await api.enqueue({ body: sent });
+    expect(body.body).toBe(JSON.stringify(sent));
   });
 
   it('takes an empty body sent as application/json as no body', async () => {

@@ -1,6 +1,7 @@
 import type { RetryPolicy } from '@retryd/core';
 import { DEFAULT_POLICY_ID, DEFAULT_SERVICE_POLICY } from '../policies/default-policy.js';
 import type { RetryTask } from '../domain/task.js';
+import { TenantMap } from '../domain/tenant-map.js';
 import type { Store } from '../store/store.js';
 
 /** A named policy the store did not have: the task runs on the built-in default instead. */
@@ -38,7 +39,7 @@ const keyOf = (tenantId: string, policyId: string) => `${tenantId}\u0000${policy
  * through {@link PolicyResolver.invalidate}), so a claimed batch costs at most one store read per distinct policy.
  */
 export class PolicyResolver {
-  private readonly cache = new Map<string, Entry>();
+  private readonly cache = new TenantMap<string, Entry>();
   private readonly ttlMs: number;
 
   constructor(private readonly options: PolicyResolverOptions) {
@@ -48,7 +49,7 @@ export class PolicyResolver {
   /** The policy of `task` if it is inline or cached and fresh; undefined when the store must be read. */
   cached(task: RetryTask): RetryPolicy | undefined {
     if (task.policy !== null) return task.policy;
-    const entry = this.cache.get(keyOf(task.tenantId, task.policyId ?? DEFAULT_POLICY_ID));
+    const entry = this.cache.get(task.tenantId, task.policyId ?? DEFAULT_POLICY_ID);
     return entry !== undefined && entry.expiresAt > this.options.now() ? entry.policy : undefined;
   }
 
@@ -67,23 +68,22 @@ export class PolicyResolver {
     await Promise.all([...missing.values()].map(({ tenantId, policyId }) => this.load(tenantId, policyId)));
     return tasks.map((task) => {
       if (task.policy !== null) return task.policy;
-      const entry = this.cache.get(keyOf(task.tenantId, task.policyId ?? DEFAULT_POLICY_ID));
+      const entry = this.cache.get(task.tenantId, task.policyId ?? DEFAULT_POLICY_ID);
       return entry?.policy ?? DEFAULT_SERVICE_POLICY;
     });
   }
 
   /** Forgets a cached named policy: the next decision reads it afresh (call after `PUT /retry-policies/{id}`). */
   invalidate(tenantId: string, policyId: string): void {
-    this.cache.delete(keyOf(tenantId, policyId));
+    this.cache.delete(tenantId, policyId);
   }
 
   private async load(tenantId: string, policyId: string): Promise<void> {
-    const key = keyOf(tenantId, policyId);
     let stored;
     try {
       stored = await this.options.store.getPolicy(tenantId, policyId);
     } catch (error) {
-      if (this.cache.has(key)) return;
+      if (this.cache.has(tenantId, policyId)) return;
       throw error;
     }
     let policy: RetryPolicy;
@@ -94,6 +94,6 @@ export class PolicyResolver {
       if (policyId !== DEFAULT_POLICY_ID) this.options.onMissing?.(new PolicyNotFoundError(tenantId, policyId));
       policy = DEFAULT_SERVICE_POLICY;
     }
-    this.cache.set(key, { policy, expiresAt: this.options.now() + this.ttlMs });
+    this.cache.set(tenantId, policyId, { policy, expiresAt: this.options.now() + this.ttlMs });
   }
 }

@@ -1,10 +1,11 @@
 import { CircuitState, systemClock, type Clock, type TaskStatus } from '@retryd/core';
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import { AttemptLogOutcome, type AttemptLog, type RetryTask } from '../domain/task.js';
 import type { EngineMetrics, TimedStoreCall } from '../engine/engine-metrics.js';
 import type { KnownTargetState } from '../protection/target-protection.js';
 import type { TargetRef } from '../store/store.js';
 import type { Store } from '../store/store.js';
+import { BucketHistogram, type BucketSeries } from './bucket-histogram.js';
 import { LabelCap, TenantLabelCap } from './label-cap.js';
 import { ServiceHistory } from './history/service-history.js';
 import { registerOldestPendingGauge } from './oldest-pending-gauge.js';
@@ -82,10 +83,6 @@ interface PendingAttempts {
   readonly labels: { outcome: string; policy: string; target: string };
   n: number;
 }
-/** A labelled child of a histogram. */
-interface Observable {
-  observe(value: number): void;
-}
 
 const BREAKER_STATES = [CircuitState.CLOSED, CircuitState.OPEN, CircuitState.HALF_OPEN] as const;
 const STATUS_LABELS: readonly TaskStatus[] = ['PENDING', 'IN_FLIGHT', 'SUCCEEDED', 'FAILED', 'EXHAUSTED', 'CANCELLED'];
@@ -117,16 +114,16 @@ export class ServiceMetrics implements EngineMetrics {
   private readonly attempts: Counter<'outcome' | 'policy' | 'target'>;
   private readonly attemptChildren = new Map<string, Map<string, Map<string, PendingAttempts>>>();
   private readonly pendingAttempts: PendingAttempts[] = [];
-  private readonly attemptDuration: Histogram;
-  private readonly scheduleLag: Histogram;
-  private readonly heldWait: Histogram;
+  private readonly attemptDuration: BucketHistogram;
+  private readonly scheduleLag: BucketHistogram;
+  private readonly heldWait: BucketHistogram;
   private readonly heldThrough: ((ref: TargetRef, now: number) => number) | undefined;
-  private readonly taskAge: Histogram<'status'>;
-  private readonly taskAgeChildren = new Map<string, Observable>();
+  private readonly taskAge: BucketHistogram<'status'>;
+  private readonly taskAgeChildren = new Map<string, BucketSeries>();
   private readonly deadLetters: Counter<'reason'>;
   private readonly purged: Counter<'status'>;
-  private readonly storeDuration: Histogram<'operation'>;
-  private readonly storeChildren: Record<TimedStoreCall, Observable>;
+  private readonly storeDuration: BucketHistogram<'operation'>;
+  private readonly storeChildren: Record<TimedStoreCall, BucketSeries>;
   private readonly tasks: Gauge<'status'>;
   private readonly inFlight: Gauge;
   private readonly clock: Clock;
@@ -154,19 +151,19 @@ export class ServiceMetrics implements EngineMetrics {
       registers,
       collect: () => this.addPendingAttempts(),
     });
-    this.attemptDuration = new Histogram({
+    this.attemptDuration = new BucketHistogram({
       name: 'retry_attempt_duration_seconds',
       help: 'Time from sending an attempt to its outcome (lost attempts, lease_expired, are not observed).',
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
       registers,
     });
-    this.scheduleLag = new Histogram({
+    this.scheduleLag = new BucketHistogram({
       name: 'retry_schedule_lag_seconds',
       help: "Time from when a task could be dispatched (its due time, or its target's hold ending after it) to the start of its attempt.",
       buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
       registers,
     });
-    this.heldWait = new Histogram({
+    this.heldWait = new BucketHistogram({
       name: 'retry_target_held_wait_seconds',
       help: "Time from a task's due time to the end of its target's hold (breaker open or half-open, Retry-After), for tasks whose target held them.",
       buckets: [0.01, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 1_800, 3_600],
@@ -174,7 +171,7 @@ export class ServiceMetrics implements EngineMetrics {
     });
     const targets = options.targets;
     this.heldThrough = targets?.heldThrough === undefined ? undefined : (ref, now) => targets.heldThrough!(ref, now);
-    this.taskAge = new Histogram({
+    this.taskAge = new BucketHistogram({
       name: 'retry_task_age_seconds',
       help: 'Age of a task (now minus its creation) when it ends, by final status.',
       labelNames: ['status'] as const,
@@ -193,7 +190,7 @@ export class ServiceMetrics implements EngineMetrics {
       labelNames: ['status'] as const,
       registers,
     });
-    this.storeDuration = new Histogram({
+    this.storeDuration = new BucketHistogram({
       name: 'retry_store_duration_seconds',
       help: "Time of the engine's store calls: claim (claimDue) and commit (completeAttempts, completeAndClaim).",
       labelNames: ['operation'] as const,

@@ -1,5 +1,6 @@
 import { DEFAULT_POLICY_ID } from '../policies/default-policy.js';
 import type { RetryTask } from '../domain/task.js';
+import { TenantMap } from '../domain/tenant-map.js';
 import type { TargetStateStore } from '../store/store.js';
 import { checkRetentionOverride, mergeRetention, type RetentionOverride, type RetentionPeriods } from './retention-periods.js';
 
@@ -42,8 +43,8 @@ interface Entry {
  */
 export class RetentionBook {
   private readonly entries = new Map<string, Entry>();
-  /** The merged periods per tenant (and policy), as of the older of the reads they came from. */
-  private readonly merged = new Map<string, { periods: Readonly<RetentionPeriods>; readAt: number }>();
+  /** The merged periods per tenant and policy (null: an inline policy), as of the older of the reads they came from. */
+  private readonly merged = new TenantMap<string | null, { periods: Readonly<RetentionPeriods>; readAt: number }>();
   private readonly loading = new Map<string, Promise<void>>();
   private readonly ttlMs: number;
 
@@ -61,18 +62,17 @@ export class RetentionBook {
    * was never read. A stale entry is returned and read again in the background.
    *
    * Asked at every claimed task and every decision: the merged periods are kept per (tenant, policy) until one of the
-   * overrides they came from is read again, so a fresh answer is one map lookup and no allocation.
+   * overrides they came from is read again, so a fresh answer is two map lookups and no allocation.
    */
   cached(tenantId: string, policyId: string | null): Readonly<RetentionPeriods> | undefined {
-    const id = policyId === null ? tenantId : `${tenantId}\u0000${policyId}`;
-    const merged = this.merged.get(id);
+    const merged = this.merged.get(tenantId, policyId);
     if (merged !== undefined && this.options.now() - merged.readAt < this.ttlMs) return merged.periods;
     const tenant = this.entry(tenantId, TENANT_RETENTION_KEY);
     if (tenant === undefined) return undefined;
     const policy = policyId === null ? undefined : this.entry(tenantId, policyRetentionKey(policyId));
     if (policyId !== null && policy === undefined) return undefined;
     const periods = Object.freeze(mergeRetention(this.options.defaults, tenant.override, policy?.override));
-    this.merged.set(id, { periods, readAt: Math.min(tenant.readAt, policy?.readAt ?? Infinity) });
+    this.merged.set(tenantId, policyId, { periods, readAt: Math.min(tenant.readAt, policy?.readAt ?? Infinity) });
     return periods;
   }
 
@@ -108,7 +108,7 @@ export class RetentionBook {
   invalidate(tenantId: string, key: string): void {
     this.entries.delete(`${tenantId}\u0000${key}`);
     // Rare (an operator's write): every merged answer of the tenant goes, whichever override changed.
-    for (const id of this.merged.keys()) if (id === tenantId || id.startsWith(`${tenantId}\u0000`)) this.merged.delete(id);
+    this.merged.deleteTenant(tenantId);
   }
 
   private entry(tenantId: string, key: string): Entry | undefined {

@@ -74,7 +74,11 @@ export class Enqueuer {
       throw storeFailure(error, this.deps.store.kind, 'enqueue');
     }
     if (granted.length > 0) {
-      const adopted = valid.flatMap((p, i) => (p.task.status === 'IN_FLIGHT' && inserted[i]?.kind === 'inserted' ? [p.task] : []));
+      // A loop, not `flatMap`: it runs for every hand-off, and a one-element array per task showed in W4's profile.
+      const adopted: RetryTask[] = [];
+      valid.forEach((p, i) => {
+        if (p.task.status === 'IN_FLIGHT' && inserted[i]?.kind === 'inserted') adopted.push(p.task);
+      });
       this.deps.handOff?.adopt(adopted);
       if (adopted.length < granted.length) {
         const used = new Set(adopted);
