@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import './heap-tuning.js';
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { COMMANDS, commandOfArgs, commandStub } from './command-index.js';
