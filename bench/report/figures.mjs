@@ -275,6 +275,21 @@ export function w4Figures(results) {
 }
 
 /**
+ * W4 against its ceilings in paired rounds (`w4paired`, w4-paired.mjs), per store: retryd, the relay with the store's
+ * work (`storeRelay`) and the bare relay (`bareRelay`) back to back in every round. `rate`; `rounds`, their number;
+ * `medians`, of each one's lag p50 / p99 / max and CPU ms a task, and of the rounds' ratios of lag p99 (`ratios`:
+ * `retrydOverBare`, the one W4's aim is judged on, `retrydOverStore`, `storeOverBare`); `perRound`, each round's
+ * ratios. A step that wrote nothing has `store` alone.
+ */
+export function w4PairedFigures(results) {
+  return stepsOf(results, 'w4paired').map((step) => {
+    const d = step.data;
+    if (d?.medians === undefined) return { step, store: step.store };
+    return { step, store: step.store, rate: d.rate, seconds: d.seconds, rounds: d.rounds.length, medians: d.medians, perRound: d.rounds.map((r) => r.ratios) };
+  });
+}
+
+/**
  * W5 per store and variant (two targets over the API, two tenants through the library): the time of B's tasks from
  * B's enqueue call (first, p50, max), A's rate alone and over the window after it, and how much of A's backlog was
  * left when B came. `cycleMs` is one claim cycle as measured: the time a slot takes to come round again while A keeps

@@ -6,7 +6,7 @@
 // saves the results, and renders docs/benchmarks.md, its charts (docs/bench/*.svg) and the README's headline from them.
 //
 //   npm run bench [-- --quick] [--stores sqlite,postgres,redis] [--peers bullmq,pgboss|none]
-//                 [--workloads w1,w1grpc,w2,w3,w4,w5,w6tx,w7,w8,space,ceilings] [--baseline PATH/dist/cli/main.js]
+//                 [--workloads w1,w1grpc,w2,w3,w4,w4paired,w5,w6tx,w7,w8,space,ceilings] [--baseline PATH/dist/cli/main.js]
 //                 [--from RESULTS.json] [--merge RESULTS.json] [--out RESULTS.json] [--doc FILE] [--charts DIR]
 //                 [--readme FILE|none] [--note TEXT] [--cpus N] [--quiet]
 //   npm run bench -- probe [<name> [args]]   the scripts of bench/service/ the report does not run (./probes.mjs):
@@ -29,10 +29,11 @@
 // --baseline PATH: another build of retryd (its dist/cli/main.js, e.g. a worktree of an older commit, built) runs
 // beside this one in W1 and W4, in every round; the page gains a section with after ÷ before per store, naming the
 // baseline's commit (read from its checkout with git).
-// --cpus N: W1 and W4 (and W4's bare relay, which their lag is read against) run again after the usual steps with every
-// process of the step pinned to N cores (`taskset -c`; the shared PostgreSQL and Redis too, for the step only); the
-// page gains a section with issue 45's aims on both settings (e.g. `--workloads w1,w4 --cpus 1`). W4 and its relays run
-// there at the same share of the bare relay's throughput as on the usual cores, both measured in the run.
+// --cpus N: W1 and W4, alone and in paired rounds (and W4's bare relay, which their lag is read against) run again
+// after the usual steps with every process of the step pinned to N cores (`taskset -c`; the shared PostgreSQL and
+// Redis too, for the step only); the page gains a section with issue 45's aims on both settings (e.g. `--workloads
+// w1,w4 --cpus 1`). W4 and its relays run there at the same share of the bare relay's throughput as on the usual
+// cores, both measured in the run.
 // Exits 1 when a run failed a check (its figures are still saved and shown, marked). Build the service first: npm run build
 
 import { execFileSync } from 'node:child_process';

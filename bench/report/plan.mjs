@@ -10,13 +10,14 @@ export const PEERS = Object.freeze(['bullmq', 'pgboss']);
  * over HTTP, `w1.mjs --downstream grpc`; `w6tx`: W6 through the transactional enqueue of
  * `@retryd/server/pg` beside pg-boss's `insert` on the same client, w6-transactional.mjs, on PostgreSQL only; W7: the
  * cases w7.mjs has, each with the default protections and with them off; W8: ten minutes of steady load with retention,
- * read against W4's lag on the same store), then `space` (what a pending task takes in each store,
+ * read against W4's lag on the same store; `w4paired`: W4 against its two relays in paired rounds, w4-paired.mjs, the
+ * reading its lag aim is judged on), then `space` (what a pending task takes in each store,
  * store-space.mjs) and `ceilings` (what this machine allows without retryd's work: each store's insert alone,
  * insert-floor.mjs; W6's requests through the least an HTTP enqueue does, beside retryd and the peer's bulk insert,
  * ingest-floor.mjs; and W4's load through a bare relay, w4-ceiling.mjs), the figures issue 14's aims are read
  * against.
  */
-export const WORKLOADS = Object.freeze(['w1', 'w1grpc', 'w2', 'w3', 'w4', 'w5', 'w6tx', 'w7', 'w8', 'space', 'ceilings']);
+export const WORKLOADS = Object.freeze(['w1', 'w1grpc', 'w2', 'w3', 'w4', 'w4paired', 'w5', 'w6tx', 'w7', 'w8', 'space', 'ceilings']);
 /** The workloads whose scripts run a `--baseline` build beside the current one (the report's before and after). */
 export const BASELINE_WORKLOADS = Object.freeze(['w1', 'w4']);
 
@@ -46,6 +47,7 @@ const ARGS = {
     w2: [],
     w3: ['--svg', 'none'],
     w4: [],
+    w4paired: ['--rounds', '3'],
     w5: [],
     w6tx: ['--tasks', '50000', '--rounds', '7'],
     w7: ['--tasks', '5000'],
@@ -61,6 +63,7 @@ const ARGS = {
     w2: ['--backlog', '2000', '--due', '100'],
     w3: ['--tasks', '200', '--outage', '1', '--capacity', '200', '--limit', '200', '--svg', 'none'],
     w4: ['--seconds', '2', '--warmup', '1', '--rate', '500'],
+    w4paired: ['--rounds', '1', '--seconds', '2', '--warmup', '1', '--rate', '500'],
     w5: ['--a-tasks', '2000', '--b-tasks', '10', '--settle', '0.5', '--a-window', '1'],
     w6tx: ['--tasks', '2000', '--rounds', '1'],
     w7: ['--tasks', '200', '--timeout', '30', '--dead-seconds', '3'],
@@ -75,14 +78,15 @@ const ARGS = {
 /**
  * Minutes each step takes at full size on a quiet 2-core machine (from the runs in docs/benchmarks-history.md):
  * W1 about 40 s per contender and round; W2 about 6 min per store (1,000,000 tasks through the API, then through
- * the library); W3 two storms of about 25 s plus start-up; W4 10 s of warm-up, 60 s measured, and the drain; W5 two
+ * the library); W3 two storms of about 25 s plus start-up; W4 10 s of warm-up, 60 s measured, and the drain; W4
+ * paired three rounds of three runs, each 10 s of warm-up, 20 s measured and about 5 s of start-up and drain; W5 two
  * variants of about 40 s (200,000 tasks enqueued, then B's 100 and the window after them); W7 nine cases twice at 5,000 tasks,
  * f's two dead minutes and b90's 25 s runs the longest, g's runs three each (with its bad target, with it healthy, without its tasks) and e's and g's a few seconds;
  * W8 its 10 minutes, then reading back the last minute's tasks; W6 through the transactional enqueue seven rounds of
  * 50,000 tasks through each side, with a migrated schema for retryd and pg-boss's own every round (a round is under a
  * second a side, and one round's ratio moves by ±10%: three rounds' median came out 0.95× where five's gave 1.02×).
  */
-const FULL_MINUTES = { w1PerContenderRound: 0.7, w2: 6, w3: 1.5, w4: 1.7, w5: 1.5, w6tx: 2, w7: 12, w8: 10.7, space: 0.7, 'insert-floor': 0.7, 'ingest-floor': 1.5, 'w4-ceiling': 1.4 };
+const FULL_MINUTES = { w1PerContenderRound: 0.7, w2: 6, w3: 1.5, w4: 1.7, w4paired: 5.3, w5: 1.5, w6tx: 2, w7: 12, w8: 10.7, space: 0.7, 'insert-floor': 0.7, 'ingest-floor': 1.5, 'w4-ceiling': 1.4 };
 
 /**
  * The steps of a run, in order: `{ workload, script?, store, args, minutes }` (`script`: the file of bench/service/
@@ -138,6 +142,14 @@ export function planRuns({ quick, stores = STORES, peers = PEERS, workloads = WO
       // The transactional enqueue is PostgreSQL's alone (`@retryd/server/pg`), in the application's transaction.
       if (stores.includes('postgres')) {
         steps.push({ workload, script: 'w6-transactional', store: 'postgres', args: [...peerArgs('postgres'), ...ARGS[mode].w6tx], minutes: quick ? 0.2 : FULL_MINUTES.w6tx });
+      }
+      continue;
+    }
+    if (workload === 'w4paired') {
+      // Per store, retryd, the relay with the store's work and the bare relay back to back in each round: drift hits
+      // all three alike, and the median of the rounds' ratios is the figure W4's lag aim is judged on.
+      for (const store of stores) {
+        steps.push({ workload, script: 'w4-paired', store, args: ['--store', store, ...ARGS[mode].w4paired], minutes: quick ? 0.3 : FULL_MINUTES.w4paired });
       }
       continue;
     }

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { fmt, ratioText } from '../service/lib/report.mjs';
 import { persistenceOf } from './redis-aof.mjs';
 import { scarceSection } from './scarce-section.mjs';
-import { STORE_NAMES, aims, beforeAfterFigures, ceilingFigures, headline, spaceFigures, w1Figures, w1GrpcFigures, w2Figures, w3Figures, w4Figures, w5Figures, w5HangFigures, w6txFigures, w7Figures, w8Figures } from './figures.mjs';
+import { STORE_NAMES, aims, beforeAfterFigures, ceilingFigures, headline, spaceFigures, w1Figures, w1GrpcFigures, w2Figures, w3Figures, w4Figures, w4PairedFigures, w5Figures, w5HangFigures, w6txFigures, w7Figures, w8Figures } from './figures.mjs';
 
 const MiB = 2 ** 20;
 const x = (r) => (r === undefined ? '–' : `${r >= 100 ? fmt(r) : r.toFixed(2)}×`);
@@ -241,6 +241,36 @@ function w4Section(results) {
     ),
     '',
     '![W4 dispatch lag distribution](CHART:w4-lag.svg)',
+  ].join('\n');
+}
+
+function w4PairedSection(results) {
+  const ps = w4PairedFigures(results);
+  if (ps.length === 0) return undefined;
+  const first = ps.find((p) => p.medians !== undefined);
+  return [
+    ...perStoreOpening(
+      "## W4 in paired rounds: against its ceilings",
+      `${fmt(first?.rounds)} rounds, each of retryd, the relay with the store's work and the bare relay back to back, at ${fmt(first?.rate)} tasks/s for ${fmt(first?.seconds)} s after their own warm-up (\`w4-paired.mjs\`):`,
+      ps,
+    ),
+    "The order rotates by round, and each round's ratios are taken within the round, so that the machine's drift between runs minutes apart hits all three alike; the figures are the medians of the rounds. The bare relay is W4's load through the least a relay does (`w4-ceiling.mjs`), syncing its log for SQLite and PostgreSQL and not for Redis (no persistence); the relay with the store's work does W4's inserts and completions on the store as well, and none of retryd's own work. W4's lag aim (≤ 1.2× the bare relay's p99) is judged on the first ratio; where the relay with the store's work misses it too, no relay on that store meets it.",
+    '',
+    table(
+      ['Store', "Lag p99: retryd / relay with the store's work / bare relay", 'retryd ÷ bare relay (by round)', "retryd ÷ relay with the store's work", "relay with the store's work ÷ bare relay", 'CPU ms / task: retryd / relays'],
+      ps.map((p) =>
+        p.medians === undefined
+          ? [storeName(p.store), 'no figures', '–', '–', '–', '–']
+          : [
+              storeName(p.store),
+              `${ms(p.medians.retryd.p99, 2)} / ${ms(p.medians.storeRelay.p99, 2)} / ${ms(p.medians.bareRelay.p99, 2)}`,
+              `**${x(p.medians.ratios.retrydOverBare)}** (${p.perRound.map((r) => x(r.retrydOverBare)).join(', ')})`,
+              x(p.medians.ratios.retrydOverStore),
+              x(p.medians.ratios.storeOverBare),
+              `${fmt(p.medians.retryd.cpuMsPerTask, 3)} / ${fmt(p.medians.storeRelay.cpuMsPerTask, 3)}${p.medians.storeRelay.storeCpuMsPerTask === undefined ? '' : ` (+ server ${fmt(p.medians.storeRelay.storeCpuMsPerTask, 3)})`} / ${fmt(p.medians.bareRelay.cpuMsPerTask, 3)}`,
+            ],
+      ),
+    ),
   ].join('\n');
 }
 
@@ -712,7 +742,7 @@ export function renderDoc(results, { chartPath, resultsPath, resultsCommandPath 
     renderHeadline(results),
     '',
     environmentSection(results),
-    ...[w1Section(results), w1GrpcSection(results), w2Section(results), w3Section(results), w4Section(results), w5Section(results), w6txSection(results), w7Section(results), w8Section(results), beforeAfterSection(results), ceilingsSection(results), aimsSection(results), scarceSection(results)].filter((s) => s !== undefined).flatMap((s) => ['', s]),
+    ...[w1Section(results), w1GrpcSection(results), w2Section(results), w3Section(results), w4Section(results), w4PairedSection(results), w5Section(results), w6txSection(results), w7Section(results), w8Section(results), beforeAfterSection(results), ceilingsSection(results), aimsSection(results), scarceSection(results)].filter((s) => s !== undefined).flatMap((s) => ['', s]),
     '',
     readFileSync(join(import.meta.dirname, 'method.md'), 'utf8').trimEnd(),
     '',

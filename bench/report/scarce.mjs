@@ -7,8 +7,8 @@
 import { execFileSync } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 
-/** The workloads that run again on scarce CPU. */
-export const SCARCE_WORKLOADS = Object.freeze(['w1', 'w4']);
+/** The workloads that run again on scarce CPU (`w4paired`: W4 and its two relays in paired rounds). */
+export const SCARCE_WORKLOADS = Object.freeze(['w1', 'w4', 'w4paired']);
 
 /** The shared servers pinned for a scarce step, by process name (`pgrep -x`): every process of each. */
 const SHARED_SERVERS = Object.freeze(['postgres', 'redis-server']);
@@ -33,19 +33,21 @@ export const coreList = (cpus) => (cpus === 1 ? '0' : `0-${cpus - 1}`);
  * planned twice. The relays with a store's work (`--store`) that the usual run has run again too. With W4 in the run,
  * the bare relay's throughput (`w4-ceiling --throughput`) is measured on both settings before the scarce steps, and the
  * scarce W4 and relay steps are marked `shareOfThroughput`: they run at the same share of it as the usual run's rate
- * (see {@link atShareOfThroughput}).
+ * (see {@link atShareOfThroughput}). W4 in paired rounds (`w4paired`) runs again the same way; it brings its own relays.
  */
 export function planScarce(steps, { cpus }) {
   const relays = steps.filter((s) => s.script === 'w4-ceiling');
   // The relays on a log file (not `--store`, the relay with a store's work), which the aim is read against.
   const logRelays = relays.filter((s) => !s.args.includes('--store'));
   const w4 = steps.filter((s) => s.workload === 'w4');
+  // The steps whose rate is a share of the bare relay's throughput: W4's, alone and in paired rounds.
+  const atRate = steps.filter((s) => s.workload === 'w4' || s.workload === 'w4paired');
   // W4 on stores that commit to disk is read against the relay that syncs; W4 on Redis without AOF against the one that does not.
   const wanted = [
     { stores: w4.filter((s) => s.store !== 'redis').map((s) => s.store), args: [] },
     { stores: w4.filter((s) => s.store === 'redis').map((s) => s.store), args: ['--no-sync'] },
   ].filter((r) => r.stores.length > 0);
-  const w4Args = w4[0]?.args ?? [];
+  const w4Args = atRate[0]?.args ?? [];
   // The relay at W4's rate, seconds and warm-up, whatever size the run has.
   const sized = ['--seconds', '--warmup', '--rate'].flatMap((flag) => {
     const at = w4Args.indexOf(flag);
@@ -55,12 +57,13 @@ export function planScarce(steps, { cpus }) {
     .filter((r) => !logRelays.some((s) => s.args.includes('--no-sync') === r.args.includes('--no-sync')))
     .map((r) => ({ workload: 'ceilings', script: 'w4-ceiling', store: r.stores.join(','), args: [...r.args, ...sized], minutes: w4[0]?.minutes ?? 0.2 }));
   const relaysAll = [...relays, ...added];
-  const throughput = { workload: 'ceilings', script: 'w4-ceiling', store: w4.map((s) => s.store).join(','), args: ['--throughput', ...sized], minutes: w4[0]?.minutes ?? 0.2 };
-  const measured = w4.length > 0 ? [throughput, { ...throughput, cpus }] : [];
+  const throughputStores = [...new Set(atRate.flatMap((s) => s.store.split(',')))].join(',');
+  const throughput = { workload: 'ceilings', script: 'w4-ceiling', store: throughputStores, args: ['--throughput', ...sized], minutes: w4[0]?.minutes ?? relays[0]?.minutes ?? 1.4 };
+  const measured = atRate.length > 0 ? [throughput, { ...throughput, cpus }] : [];
   const scarce = [...steps.filter((s) => SCARCE_WORKLOADS.includes(s.workload)), ...(w4.length > 0 ? relaysAll : [])].map((s) => ({
     ...s,
     cpus,
-    ...(s.workload === 'w4' || s.script === 'w4-ceiling' ? { shareOfThroughput: true } : {}),
+    ...(atRate.includes(s) || s.script === 'w4-ceiling' ? { shareOfThroughput: true } : {}),
   }));
   return [...steps, ...added, ...measured, ...scarce];
 }

@@ -36,6 +36,31 @@ interface RenderModule {
 const load = async <T>(file: string): Promise<T> => (await import(pathToFileURL(join(ROOT, 'bench', 'report', file)).href)) as T;
 const affinityOf = (pid: number) => /list:\s*(\S+)/.exec(execFileSync('taskset', ['-pc', String(pid)], { encoding: 'utf8' }))?.[1];
 
+/**
+ * A step of W4 in paired rounds as the report keeps it, from each round's lag p99 of [retryd, the relay with the
+ * store's work, the bare relay]; the medians as w4-paired.mjs writes them (odd rounds only).
+ */
+function pairedRun(store: string, rounds: number[][], cpus?: number) {
+  const lag = (p99: number) => ({ p50: 1, p99, max: p99 * 2, cpuMsPerTask: 0.1 });
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
+  const ratios = rounds.map(([r = NaN, s = NaN, b = NaN]) => ({ retrydOverBare: r / b, retrydOverStore: r / s, storeOverBare: s / b }));
+  const m = (i: number) => lag(median(rounds.map((r) => r[i] ?? NaN)));
+  const mr = (key: keyof (typeof ratios)[number]) => median(ratios.map((r) => r[key]));
+  return {
+    workload: 'w4paired',
+    script: 'w4-paired',
+    store,
+    args: ['--store', store],
+    ...(cpus === undefined ? {} : { cpus }),
+    data: {
+      rate: cpus === undefined ? 2000 : 1605,
+      seconds: 20,
+      rounds: ratios.map((r) => ({ ratios: r })),
+      medians: { retryd: m(0), storeRelay: m(1), bareRelay: m(2), ratios: { retrydOverBare: mr('retrydOverBare'), retrydOverStore: mr('retrydOverStore'), storeOverBare: mr('storeOverBare') } },
+    },
+  };
+}
+
 describe('npm run bench --cpus', () => {
   it('plans W1, W4 and the bare relay again on the scarce cores after the usual steps, the relay on both settings', async () => {
     const { planScarce } = await load<ScarceModule>('scarce.mjs');
@@ -97,6 +122,22 @@ describe('npm run bench --cpus', () => {
       'sqlite --store sqlite 1',
       'postgres --store postgres 1',
     ]);
+  });
+
+  it('plans W4 in paired rounds per store, again on the scarce cores at the share of the throughput measured on both', async () => {
+    const { planScarce } = await load<ScarceModule>('scarce.mjs');
+    const { planRuns } = await load<PlanModule>('plan.mjs');
+    const usual = planRuns({ quick: true, stores: ['sqlite', 'redis'], peers: [], workloads: ['w4paired'] });
+    expect(usual.map((s) => `${s.script} ${s.args.join(' ')}`)).toEqual([
+      'w4-paired --store sqlite --rounds 1 --seconds 2 --warmup 1 --rate 500',
+      'w4-paired --store redis --rounds 1 --seconds 2 --warmup 1 --rate 500',
+    ]);
+    const steps = planScarce(usual, { cpus: 1 });
+    const name = (s: Step) => `${s.script ?? s.workload} ${s.store}${s.cpus === undefined ? '' : ' 1'}`;
+    // Paired rounds bring their own relays: only the throughputs, which the scarce rate is read from, are added.
+    expect(steps.map(name)).toEqual([...usual.map(name), 'w4-ceiling sqlite,redis', 'w4-ceiling sqlite,redis 1', 'w4-paired sqlite 1', 'w4-paired redis 1']);
+    expect(steps.find((s) => s.args.includes('--throughput'))?.args).toEqual(['--throughput', '--seconds', '2', '--warmup', '1', '--rate', '500']);
+    expect(steps.filter((s) => s.shareOfThroughput).map(name)).toEqual(['w4-paired sqlite 1', 'w4-paired redis 1']);
   });
 
   it('names the option and the rule when --cpus is wrong', async () => {
@@ -166,6 +207,68 @@ describe('npm run bench --cpus', () => {
     // PostgreSQL's store work alone misses it (21.0 ÷ 7.5 ms): beyond the ceiling, on both settings.
     expect(row('PostgreSQL')?.[1]).toMatch(/^25\.4 ÷ 7\.5 ms = \*\*3\.39×, missed\*\*, beyond the ceiling \(2,000 tasks\/s\); the relay with the store's work 21\.0 ms \(2\.80× the bare relay's/);
     expect(row('PostgreSQL')?.[2]).toContain('**7.03×, missed**, beyond the ceiling');
+  });
+
+  it('judges W4 in paired rounds on the median of the rounds, beyond the ceiling where the relay with the store\'s work misses too', async () => {
+    const { scarceSection } = await load<{ scarceSection(results: unknown): string | undefined }>('scarce-section.mjs');
+    const paired = pairedRun;
+    const results = {
+      environment: { machine: { cores: 2 } },
+      runs: [
+        paired('sqlite', [[6, 5, 5], [5.5, 5, 5], [12, 6, 5]]),
+        paired('redis', [[9, 8, 6], [10, 9, 6], [8, 8, 6]]),
+        paired('sqlite', [[9, 9, 8], [10, 9, 8], [8, 8, 8]], 1),
+        paired('redis', [[9, 9, 6], [10, 9, 6], [9.5, 9, 6]], 1),
+      ],
+    };
+    const section = scarceSection(results) ?? '';
+    expect(section).toContain('In paired rounds (`w4-paired.mjs`)');
+    const row = (store: string) => section.split('\n').find((l) => l.startsWith(`| W4 ${store}: lag p99 ≤ 1.2× the bare relay's, paired rounds |`))?.split(' | ');
+    // One slow round does not move the median: 1.20× on SQLite, met.
+    expect(row('SQLite')?.[1]).toBe("median of 3 rounds 1.20×, met (1.20×, 1.10×, 2.40×; 2,000 tasks/s); lag p99 6.0 / 5.0 ms; the relay with the store's work 5.0 ms (1.00× the bare relay's; retryd 1.20× of it)");
+    expect(row('SQLite')?.[2]).toMatch(/^median of 3 rounds 1\.13×, met \(1\.13×, 1\.25×, 1\.00×; 1,605 tasks\/s\)/);
+    // Redis: the relay with Redis's work is itself past 1.2× the bare relay (1.33×, 1.50×): beyond the ceiling on both.
+    expect(row('Redis')?.[1]).toMatch(/^median of 3 rounds \*\*1\.50×, missed\*\*, beyond the ceiling \(1\.50×, 1\.67×, 1\.33×; 2,000 tasks\/s\)/);
+    expect(row('Redis')?.[2]).toContain("**1.58×, missed**, beyond the ceiling");
+    // No single W4 run in these results: no row read from one.
+    expect(section).not.toMatch(/\| W4 SQLite: lag p99 ≤ 1\.2× the bare relay's \|/);
+  });
+
+  it('shows W4 in paired rounds in a section of its own, from the usual steps', async () => {
+    const { renderDoc } = await load<RenderModule>('render-doc.mjs');
+    const results = JSON.parse(await readFile(SAMPLE, 'utf8')) as { runs: unknown[] };
+    results.runs.push(pairedRun('sqlite', [[6, 5, 5], [5.5, 5, 5], [12, 6, 5]]), pairedRun('sqlite', [[30, 9, 8], [30, 9, 8], [30, 8, 8]], 1));
+    const page = renderDoc(results, { chartPath: (n) => n, resultsPath: 'r.json' });
+    const section = page.slice(page.indexOf('## W4 in paired rounds'), page.indexOf('\n## ', page.indexOf('## W4 in paired rounds') + 1));
+    expect(section).toContain('3 rounds, each of retryd, the relay with the store\'s work and the bare relay back to back, at 2,000 tasks/s for 20 s');
+    expect(section).toContain('| SQLite | 6.00 ms / 5.00 ms / 5.00 ms | **1.20×** (1.20×, 1.10×, 2.40×) | 1.20× | 1.00× | 0.100 / 0.100 / 0.100 |');
+    // The one-core rounds are the scarce section's, not this one's.
+    expect(section).not.toContain('3.75×');
+  });
+
+  it("marks W1 SQLite ÷ BullMQ beyond the ceiling where the bare loop with SQLite's work misses 2× too", async () => {
+    const { scarceSection } = await load<{ scarceSection(results: unknown): string | undefined }>('scarce-section.mjs');
+    const row = (id: string, name: string, attemptsPerSec: number) => ({ id, name, attemptsPerSec, cpuMsPerAttempt: 0.1, pass: true });
+    const w1 = (retryd: number, bareStore: number, bullmq: number, cpus?: number) => ({
+      workload: 'w1', store: 'sqlite', args: ['--store', 'sqlite'], ...(cpus === undefined ? {} : { cpus }),
+      data: { results: [row('retryd-sqlite-full', 'retryd (SQLite)', retryd), row('bare-store', 'bare loop with SQLite', bareStore), row('bullmq', 'BullMQ', bullmq)] },
+    });
+    const section = scarceSection({ environment: { machine: { cores: 2 } }, runs: [w1(7_000, 7_600, 4_000), w1(4_000, 4_400, 1_800, 1)] }) ?? '';
+    const cells = section.split('\n').find((l) => l.startsWith('| W1 SQLite: ≥ 2× BullMQ attempts/s |'))?.slice(2, -2).split(' | ');
+    expect(cells?.[1]).toBe("**1.75×, missed**, beyond the ceiling; the bare loop with SQLite's work 1.90×");
+    expect(cells?.[2]).toBe("2.22×, met; the bare loop with SQLite's work 2.44×");
+  });
+
+  it('runs a quick W4 in paired rounds end to end, pinned to one core', { timeout: 180_000 }, async () => {
+    const { runStep } = await load<{ runStep(step: Step, o: { quiet: boolean }): Promise<{ cpus?: number; data?: { rounds: { order: string[]; ratios: Record<string, number> }[]; medians: { ratios: Record<string, number> } }; error?: string }> }>('run-workloads.mjs');
+    const result = await runStep(
+      { workload: 'w4paired', script: 'w4-paired', store: 'sqlite', args: ['--store', 'sqlite', '--rounds', '1', '--seconds', '1', '--warmup', '0.5', '--rate', '200'], minutes: 0.3, cpus: 1 },
+      { quiet: true },
+    );
+    expect(result.error).toBeUndefined();
+    expect(result.cpus).toBe(1);
+    expect(result.data?.rounds.map((r) => r.order)).toEqual([['retryd', 'storeRelay', 'bareRelay']]);
+    for (const key of ['retrydOverBare', 'retrydOverStore', 'storeOverBare']) expect(result.data?.medians.ratios[key]).toBeGreaterThan(0);
   });
 
   it('runs a quick W4 step pinned to one core end to end', { timeout: 180_000 }, async () => {
