@@ -72,7 +72,7 @@ export function scarceSection(results) {
   const rates =
     shared === undefined || shared.missing
       ? `W4 runs at the same rate on both settings${shared?.missing ? " (the bare relay's throughput was not measured on both)" : ''}.`
-      : `W4 and its relays run at ${fmt(shared.rate)} tasks/s on ${onScarce} and ${fmt(shared.usualRate)} on ${cores} cores: the same share (${fmt((100 * shared.usualRate) / shared.usualTasksPerSec)} %) of the bare relay's throughput on each, measured in the run (\`w4-ceiling.mjs --throughput\`: ${fmt(shared.scarceTasksPerSec)} and ${fmt(shared.usualTasksPerSec)} tasks/s).`;
+      : `W4 and its relays run at ${fmt(shared.rate)} tasks/s on ${onScarce} and ${fmt(shared.usualRate)} on ${cores} cores: the same share (${fmt((100 * shared.usualRate) / shared.usualTasksPerSec)} %) of the bare relay's throughput on each, measured in the run (\`w4-ceiling.mjs --throughput\`, the median of its rounds: ${fmt(shared.scarceTasksPerSec)} and ${fmt(shared.usualTasksPerSec)} tasks/s).`;
   const pinned = [...new Set(scarce.flatMap((r) => (r.pinned ?? []).map((p) => `${p.name} (${fmt(p.processes)} process${p.processes === 1 ? '' : 'es'})`)))];
   const rows = [];
   for (const store of Object.keys(STORE_NAMES)) {

@@ -31,9 +31,10 @@ export const coreList = (cpus) => (cpus === 1 ? '0' : `0-${cpus - 1}`);
  * The steps of the scarce run, from the usual run's steps: W1's and W4's again with `cpus`, and W4's bare relay
  * (`w4-ceiling`) on both settings, as W4's lag aim is read against it; a relay the usual run already has is not
  * planned twice. The relays with a store's work (`--store`) that the usual run has run again too. With W4 in the run,
- * the bare relay's throughput (`w4-ceiling --throughput`) is measured on both settings before the scarce steps, and the
- * scarce W4 and relay steps are marked `shareOfThroughput`: they run at the same share of it as the usual run's rate
- * (see {@link atShareOfThroughput}). W4 in paired rounds (`w4paired`) runs again the same way; it brings its own relays.
+ * the bare relay's throughput (`w4-ceiling --throughput`, the median of three rounds) is measured on both settings
+ * before the scarce steps, and the scarce W4 and relay steps are marked `shareOfThroughput`: they run at the same share
+ * of it as the usual run's rate (see {@link atShareOfThroughput}). W4 in paired rounds (`w4paired`) runs again the
+ * same way; it brings its own relays.
  */
 export function planScarce(steps, { cpus }) {
   const relays = steps.filter((s) => s.script === 'w4-ceiling');
@@ -58,7 +59,9 @@ export function planScarce(steps, { cpus }) {
     .map((r) => ({ workload: 'ceilings', script: 'w4-ceiling', store: r.stores.join(','), args: [...r.args, ...sized], minutes: w4[0]?.minutes ?? 0.2 }));
   const relaysAll = [...relays, ...added];
   const throughputStores = [...new Set(atRate.flatMap((s) => s.store.split(',')))].join(',');
-  const throughput = { workload: 'ceilings', script: 'w4-ceiling', store: throughputStores, args: ['--throughput', ...sized], minutes: w4[0]?.minutes ?? relays[0]?.minutes ?? 1.4 };
+  // Three rounds, their median: a single run's throughput on one core drifts with the machine within the hour, and
+  // the scarce rate with it (docs/benchmarks-history.md, "W1 and W4 on one machine").
+  const throughput = { workload: 'ceilings', script: 'w4-ceiling', store: throughputStores, args: ['--throughput', '--rounds', String(THROUGHPUT_ROUNDS), ...sized], minutes: w4[0]?.minutes ?? relays[0]?.minutes ?? 1.4 };
   const measured = atRate.length > 0 ? [throughput, { ...throughput, cpus }] : [];
   const scarce = [...steps.filter((s) => SCARCE_WORKLOADS.includes(s.workload)), ...(w4.length > 0 ? relaysAll : [])].map((s) => ({
     ...s,
@@ -67,6 +70,9 @@ export function planScarce(steps, { cpus }) {
   }));
   return [...steps, ...added, ...measured, ...scarce];
 }
+
+/** The rounds of the bare relay's throughput on each setting (`w4-ceiling --throughput --rounds`), the median read. */
+const THROUGHPUT_ROUNDS = 3;
 
 /** W4's rate, and its bare relay's, when the step's arguments name none (both scripts' default). */
 const W4_DEFAULT_RATE = 2000;

@@ -87,8 +87,8 @@ describe('npm run bench --cpus', () => {
     // The scarce W4 and relay steps take their rate from the throughputs; W1 and the usual steps keep theirs.
     expect(steps.filter((s) => s.shareOfThroughput).map(name)).toEqual(['w4 sqlite 1', 'w4 redis 1', 'w4-ceiling sqlite 1', 'w4-ceiling redis 1']);
     expect(steps.filter((s) => s.args.includes('--throughput')).map((s) => s.args)).toEqual([
-      ['--throughput', '--seconds', '2', '--warmup', '1', '--rate', '500'],
-      ['--throughput', '--seconds', '2', '--warmup', '1', '--rate', '500'],
+      ['--throughput', '--rounds', '3', '--seconds', '2', '--warmup', '1', '--rate', '500'],
+      ['--throughput', '--rounds', '3', '--seconds', '2', '--warmup', '1', '--rate', '500'],
     ]);
   });
 
@@ -116,8 +116,8 @@ describe('npm run bench --cpus', () => {
     expect(relays(usual)).toEqual(['sqlite,postgres --seconds 2', 'sqlite --store sqlite', 'postgres --store postgres']);
     expect(relays(planScarce(usual, { cpus: 1 }))).toEqual([
       ...relays(usual),
-      'sqlite,postgres --throughput --seconds',
-      'sqlite,postgres --throughput --seconds 1',
+      'sqlite,postgres --throughput --rounds',
+      'sqlite,postgres --throughput --rounds 1',
       'sqlite,postgres --seconds 2 1',
       'sqlite --store sqlite 1',
       'postgres --store postgres 1',
@@ -136,7 +136,7 @@ describe('npm run bench --cpus', () => {
     const name = (s: Step) => `${s.script ?? s.workload} ${s.store}${s.cpus === undefined ? '' : ' 1'}`;
     // Paired rounds bring their own relays: only the throughputs, which the scarce rate is read from, are added.
     expect(steps.map(name)).toEqual([...usual.map(name), 'w4-ceiling sqlite,redis', 'w4-ceiling sqlite,redis 1', 'w4-paired sqlite 1', 'w4-paired redis 1']);
-    expect(steps.find((s) => s.args.includes('--throughput'))?.args).toEqual(['--throughput', '--seconds', '2', '--warmup', '1', '--rate', '500']);
+    expect(steps.find((s) => s.args.includes('--throughput'))?.args).toEqual(['--throughput', '--rounds', '3', '--seconds', '2', '--warmup', '1', '--rate', '500']);
     expect(steps.filter((s) => s.shareOfThroughput).map(name)).toEqual(['w4-paired sqlite 1', 'w4-paired redis 1']);
   });
 
