@@ -14,7 +14,8 @@
 // (user + system: the statements, the row mapping, SQLite's own work), on PostgreSQL and Redis the server's CPU
 // apart (every `postgres` process's, redis-server's, from /proc: run it on a quiet server), and the wall time
 // (SQLite: its fsyncs included). Medians of the rounds; the builds alternate which goes
-// first. Task ids are the build's own UUIDv7 (time-ordered, as the service makes them). The build is
+// first. Task ids are the build's own UUIDv7 (time-ordered, as the service makes them), and each task carries W1's
+// policy inline, as W1 enqueues them (so its bytes are in every row read and rewritten). The build is
 // packages/server/dist (or RETRYD_CLI's); --baseline adds another, named by its CLI (SQLite: any build; PostgreSQL
 // and Redis: from issue 8 on).
 // Build first: npm run build
@@ -22,7 +23,7 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { builtTaskMaker } from './lib/new-task.mjs';
 import { CURRENT_DIST, distOf, fmt, median, printMachine, printTable, serviceBuild, positiveIntOption, writeJsonFile } from './lib/report.mjs';
-import { retrydStore } from './lib/contenders/retryd.mjs';
+import { W1_POLICY, retrydStore } from './lib/contenders/retryd.mjs';
 import { openBuiltStore } from './lib/built-store.mjs';
 import { storeServerCpuMs } from './lib/contenders/call-downstream.mjs';
 
@@ -92,7 +93,7 @@ async function runOnce(build, storeKind, round) {
   try {
     const start = Date.now();
     for (let from = 0; from < TASKS; from += 1_000) {
-      const tasks = Array.from({ length: Math.min(1_000, TASKS - from) }, () => build.newTask({ targetUrl: TARGET, dueAt: start - 1_000 }));
+      const tasks = Array.from({ length: Math.min(1_000, TASKS - from) }, () => build.newTask({ targetUrl: TARGET, dueAt: start - 1_000, policyId: null, policy: W1_POLICY }));
       const results = await store.insertTasks(tasks);
       if (results.some((r) => r.kind !== 'inserted')) throw new Error('insertTasks: a task was not inserted');
     }

@@ -14,7 +14,7 @@ import { completionArrays } from '../src/backends/postgres/completion-columns.js
 import { targetKeyOf } from '../src/domain/target-key.js';
 import { TASK_FIELD_SPECS } from '../src/domain/task-fields.js';
 import type { RetryTask } from '../src/domain/task.js';
-import { T0, finalOutcome, makeAttempt, makeTask } from './fixtures/tasks.js';
+import { T0, finalOutcome, makeAttempt, makePolicy, makeTask } from './fixtures/tasks.js';
 import { POSTGRES_URL, dropSchemas, freshSchema, makeStore, olderTaskRecords, withClient } from './postgres-harness.js';
 import { describeStoreConformance } from './store-conformance.js';
 import { waitFor } from './wait-for.js';
@@ -182,6 +182,32 @@ describe('PostgresStore migration 003 (targets)', () => {
 });
 
 describe('PostgresStore statements', () => {
+  it("parses each distinct json text of a claim once: its tasks share one frozen copy of the same headers and inline policy", async () => {
+    await using store = makeStore();
+    await store.init();
+    const policy = makePolicy('inline').policy;
+    const headers = { 'content-type': 'application/json' };
+    const tasks = [
+      makeTask({ policyId: null, policy, headers }),
+      makeTask({ policyId: null, policy, headers }),
+      makeTask({ policyId: null, policy: { ...policy, maxAttempts: 3 }, headers: { 'x-other': '1' } }),
+    ];
+    await store.insertTasks(tasks);
+    const claimed = await store.claimDue(T0, { limit: 10, leaseMs: 1_000, workerId: 'w' });
+    const [a, b, other] = tasks.map((task) => claimed.find((c) => c.taskId === task.taskId));
+    expect(a?.policy).toEqual(policy);
+    expect(a?.policy).toBe(b?.policy);
+    expect(a?.headers).toBe(b?.headers);
+    expect(other?.policy).toEqual({ ...policy, maxAttempts: 3 });
+    expect(other?.headers).toEqual({ 'x-other': '1' });
+    expect(Object.isFrozen(a?.policy)).toBe(true);
+    expect(Object.isFrozen(a?.headers)).toBe(true);
+    // Shared, so it cannot be changed through one task.
+    expect(() => {
+      (a?.headers as Record<string, string>)['x-more'] = '1';
+    }).toThrow(TypeError);
+  });
+
   it('name the task columns only through macros, so a new field needs no statement edited', async () => {
     const dir = new URL('../src/backends/postgres/queries/', import.meta.url);
     // Columns that no statement reads on their own: they could only appear in a hand-written column list.

@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { DEFAULT_STORE_URL, openStore, parseStoreUrl } from '../src/service/open-store.js';
 import { TASK_FIELD_NAMES } from '../src/domain/task-fields.js';
 import { TASK_COLUMN_NAMES } from '../src/backends/sql/task-columns.js';
-import { JsonCache } from '../src/backends/sqlite/json-cache.js';
+import { JsonCache } from '../src/store/json-cache.js';
 import { loadMigrations } from '../src/backends/sqlite/migrate.js';
 import { SqliteStore } from '../src/backends/sqlite/sqlite-store.js';
 import { markClaimed, taskFromRow, taskToParams, type SqlValue } from '../src/backends/sqlite/task-row.js';

@@ -11,10 +11,13 @@ import { messageCalls } from '../message-calls.mjs';
 import { builtTaskMaker } from '../new-task.mjs';
 import { CURRENT_DIST, STORE_NAMES, bareStoreId } from '../report.mjs';
 import { ownCpuMs, storeServerCpuMs } from './call-downstream.mjs';
-import { retrydStore } from './retryd.mjs';
+import { W1_POLICY, retrydStore } from './retryd.mjs';
 
 /** The service's default retention of a succeeded task (`DEFAULT_RETENTION.succeededMs`): a final outcome's expiresAt. */
 const RETENTION_MS = 7 * 86_400_000;
+
+/** W1's policy inline, as the retryd contender enqueues its tasks (no policy named). */
+const INLINE_POLICY = Object.freeze({ policyId: null, policy: W1_POLICY });
 
 const CONCURRENCY = 200;
 const CLAIM_SIZE = 128;
@@ -69,7 +72,8 @@ function completionOf(task, statusCode, startedAt, now) {
  * A reference, not a peer: W1 on the current build's store of `storeKind` (SQLite: synchronous=FULL; PostgreSQL and
  * Redis: the servers as they run, their durability read back), in the process it runs in (a process of its own in
  * w1.mjs: see in-child.mjs). The
- * tasks are inserted as the service inserts them (1,000 a call); then one loop claims (up to 128 at a time, 200 in
+ * tasks are inserted as the service inserts W1's (1,000 a call, each with W1's policy inline, as the retryd contender
+ * enqueues them: the policy's bytes are in every row a claim reads and an update rewrites); then one loop claims (up to 128 at a time, 200 in
  * flight, as the bare loop keeps), POSTs each task (undici, keep-alive, its idempotency key), and writes each turn's
  * results with the next claim in one `completeAndClaim` (group commit) as soon as the previous write has ended.
  * What a durable dispatcher costs the machine before the rest of a service; with `threaded`, what it would cost with
@@ -114,7 +118,7 @@ export function bareStoreContender({ threaded = false, storeKind = 'sqlite', url
       // Due a moment after the enqueue, as W1 enqueues retryd's tasks: none is claimed before the dispatch starts.
       const dueAt = Date.now();
       for (let from = 0; from < list.length; from += 1_000) {
-        const batch = list.slice(from, from + 1_000).map((t) => newTask({ idempotencyKey: t.key, body: t.body, targetUrl, dueAt }));
+        const batch = list.slice(from, from + 1_000).map((t) => newTask({ idempotencyKey: t.key, body: t.body, targetUrl, dueAt, ...INLINE_POLICY }));
         const results = await store.insertTasks(batch);
         if (results.some((r) => r.kind !== 'inserted')) throw new Error('insertTasks: a task was not inserted');
       }

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { JsonCache } from '../../store/json-cache.js';
 
 /** The schema a store uses when neither the URL (`?schema=`) nor the options name one. */
 export const DEFAULT_SCHEMA = 'retryd';
@@ -74,6 +75,12 @@ export function dueChannel(schema: string): string {
 /** The type parsers of every statement of the store: a pool's, or per query on a connection the store does not own. */
 export const storeTypes = new pg.TypeOverrides();
 storeTypes.setTypeParser(pg.types.builtins.INT8, (value: string) => Number(value));
+// json columns (a task's headers, inline policy and callback; a named policy's callback) through one cache of frozen
+// values, as the SQLite store reads them: the tasks of a claim usually carry the same headers and the same inline
+// policy, and each distinct text is parsed once instead of once per row (W1's store work with its policy inline cost
+// about 5 µs more per attempt on PostgreSQL than with a named one, parsed anew for every row; on SQLite, nothing).
+const jsonColumns = new JsonCache();
+storeTypes.setTypeParser(pg.types.builtins.JSON, (value: string) => jsonColumns.parse(value));
 
 /**
  * The settings of every connection of a store (pooled and LISTEN): its schema as the search path, READ

@@ -77,7 +77,7 @@ export function sqliteMapperFile(): GeneratedFile {
       "import { wellFormed } from '../../../domain/well-formed.js';",
       "import { hexBytes } from '../../sql/digest-bytes.js';",
       "import { hyphenatedUuid, uuidBytes } from '../../sql/task-id-params.js';",
-      "import type { JsonCache } from '../json-cache.js';",
+      "import type { JsonCache } from '../../../store/json-cache.js';",
       "import { statusCode, statusOfCode } from '../status-guards.js';",
       "import type { SqlValue } from '../task-row.js';",
     ],

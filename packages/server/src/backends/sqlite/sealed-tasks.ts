@@ -4,7 +4,7 @@ import { TASK_FIELDS } from '../../domain/task-fields.js';
 import { decodeCursor, encodeCursor, pageOf } from '../../store/cursor.js';
 import { sameSealedParts, type SealedParts, type SealedTaskStore } from '../../store/sealed-task-store.js';
 import type { PageRequest, TaskRef, TransitionResult } from '../../store/store.js';
-import type { JsonCache } from './json-cache.js';
+import type { JsonCache } from '../../store/json-cache.js';
 import { prepare, type Prepared } from './prepared.js';
 import { TASK_READ_COLUMNS, taskFromRow, type TaskRow } from './task-row.js';
 import { taskIdKey, uuidBytes } from '../sql/task-id-params.js';

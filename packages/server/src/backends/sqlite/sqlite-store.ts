@@ -37,7 +37,7 @@ import type { SqliteSettings, SqliteStoreOptions } from './connection.js';
 import { decodeCursor, encodeCursor, pageOf } from '../../store/cursor.js';
 import { TaskListing } from './list-tasks.js';
 import { loadMigrations, migrate } from './migrate.js';
-import { JsonCache } from './json-cache.js';
+import { JsonCache } from '../../store/json-cache.js';
 import { ExpiredTaskPurge } from './purge-expired.js';
 import { SqliteSealedTasks } from './sealed-tasks.js';
 import { prepareStatements } from './statements.js';

@@ -3,7 +3,7 @@ import { TASK_FIELD_NAMES, TASK_FIELD_SPECS, type TaskFieldName } from '../../do
 import { taskFromRow as generatedTaskFromRow, taskToParams as generatedTaskToParams } from './generated/task-mappers.js';
 import type { AttemptLog, RetryTask, StoredPolicy } from '../../domain/task.js';
 import type { TaskCallback } from '../../domain/task-callback.js';
-import type { JsonCache } from './json-cache.js';
+import type { JsonCache } from '../../store/json-cache.js';
 import { uuidBytes } from '../sql/task-id-params.js';
 import { statusCode } from './status-guards.js';
 import { TARGET_KEY_COLUMN, TASK_STORED_COLUMN_NAMES } from '../sql/task-columns.js';

@@ -16,7 +16,7 @@ import type {
   TaskRef,
 } from '../../store/store.js';
 import { DuplicateAttemptError } from '../../store/store-errors.js';
-import type { JsonCache } from './json-cache.js';
+import type { JsonCache } from '../../store/json-cache.js';
 import { QueueLowering, type LowerHint } from './queue-hints.js';
 import { READY_QUEUE_ID, type ReadyQueueRow } from './queue-statements.js';
 import { applyLimits, closeGate, isLimited, openGate, type Gate } from './target-limits.js';
