@@ -67,12 +67,20 @@ export function scarceSection(results) {
   const cores = results.environment?.machine?.cores ?? 'all the';
   const f = scarceFigures(results);
   const paired = Object.keys(f.usual.paired).length > 0 || Object.keys(f.scarce.paired).length > 0;
-  const shared = scarce.find((r) => (r.workload === 'w4' || r.workload === 'w4paired') && r.rateShare !== undefined)?.rateShare;
+  const shareOf = (workload) => scarce.find((r) => r.workload === workload && r.rateShare !== undefined)?.rateShare;
+  const shared = shareOf('w4') ?? shareOf('w4paired');
+  // A merged page can hold W4 and W4 in paired rounds from runs made at different rates: each is named with its own.
+  const pairedShare = shareOf('w4') === undefined ? undefined : shareOf('w4paired');
   const onScarce = cpus === 1 ? 'one core' : `${cpus} cores`;
+  const measured = (share) => `the median of its rounds: ${fmt(share.scarceTasksPerSec)} and ${fmt(share.usualTasksPerSec)} tasks/s`;
+  const pairedRates =
+    pairedShare === undefined || pairedShare.missing || pairedShare.rate === shared?.rate
+      ? ''
+      : ` W4 in paired rounds ran at ${fmt(pairedShare.rate)} tasks/s on ${onScarce} and ${fmt(pairedShare.usualRate)} on ${cores} cores, the same share of that run's bare relay (${measured(pairedShare)}).`;
   const rates =
     shared === undefined || shared.missing
       ? `W4 runs at the same rate on both settings${shared?.missing ? " (the bare relay's throughput was not measured on both)" : ''}.`
-      : `W4 and its relays run at ${fmt(shared.rate)} tasks/s on ${onScarce} and ${fmt(shared.usualRate)} on ${cores} cores: the same share (${fmt((100 * shared.usualRate) / shared.usualTasksPerSec)} %) of the bare relay's throughput on each, measured in the run (\`w4-ceiling.mjs --throughput\`, the median of its rounds: ${fmt(shared.scarceTasksPerSec)} and ${fmt(shared.usualTasksPerSec)} tasks/s).`;
+      : `W4 and its relays run at ${fmt(shared.rate)} tasks/s on ${onScarce} and ${fmt(shared.usualRate)} on ${cores} cores: the same share (${fmt((100 * shared.usualRate) / shared.usualTasksPerSec)} %) of the bare relay's throughput on each, measured in the run (\`w4-ceiling.mjs --throughput\`, ${measured(shared)}).${pairedRates}`;
   const pinned = [...new Set(scarce.flatMap((r) => (r.pinned ?? []).map((p) => `${p.name} (${fmt(p.processes)} process${p.processes === 1 ? '' : 'es'})`)))];
   const rows = [];
   for (const store of Object.keys(STORE_NAMES)) {

@@ -259,6 +259,19 @@ describe('npm run bench --cpus', () => {
     expect(cells?.[2]).toBe("2.22×, met; the bare loop with SQLite's work 2.44×");
   });
 
+  it('names the rate of W4 and of W4 in paired rounds each, when a merged page holds them from runs at different rates', async () => {
+    const { scarceSection } = await load<{ scarceSection(results: unknown): string | undefined }>('scarce-section.mjs');
+    const share = (rate: number, scarceTasksPerSec: number) => ({ usualRate: 2_000, rate, usualTasksPerSec: 10_000, scarceTasksPerSec });
+    const step = (workload: string, rate: number, scarceTasksPerSec: number) => ({ workload, store: 'sqlite', args: [], cpus: 1, rateShare: share(rate, scarceTasksPerSec), data: {} });
+    const opening = (runs: unknown[]) => (scarceSection({ environment: { machine: { cores: 2 } }, runs }) ?? '').split('\n')[2] ?? '';
+    const both = opening([step('w4paired', 849, 4_245), step('w4', 1_271, 6_355)]);
+    expect(both).toContain('W4 and its relays run at 1,271 tasks/s on one core and 2,000 on 2 cores');
+    expect(both).toContain("W4 in paired rounds ran at 849 tasks/s on one core and 2,000 on 2 cores, the same share of that run's bare relay (the median of its rounds: 4,245 and 10,000 tasks/s).");
+    // One run of both: one rate, named once.
+    expect(opening([step('w4paired', 1_271, 6_355), step('w4', 1_271, 6_355)])).not.toContain('W4 in paired rounds ran at');
+    expect(opening([step('w4paired', 849, 4_245)])).toContain('W4 and its relays run at 849 tasks/s on one core');
+  });
+
   it('runs a quick W4 in paired rounds end to end, pinned to one core', { timeout: 180_000 }, async () => {
     const { runStep } = await load<{ runStep(step: Step, o: { quiet: boolean }): Promise<{ cpus?: number; data?: { rounds: { order: string[]; ratios: Record<string, number> }[]; medians: { ratios: Record<string, number> } }; error?: string }> }>('run-workloads.mjs');
     const result = await runStep(
