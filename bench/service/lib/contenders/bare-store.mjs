@@ -71,13 +71,12 @@ function completionOf(task, statusCode, startedAt, now) {
 /**
  * A reference, not a peer: W1 on the current build's store of `storeKind` (SQLite: synchronous=FULL; PostgreSQL and
  * Redis: the servers as they run, their durability read back), in the process it runs in (a process of its own in
- * w1.mjs: see in-child.mjs). The
- * tasks are inserted as the service inserts W1's (1,000 a call, each with W1's policy inline, as the retryd contender
- * enqueues them: the policy's bytes are in every row a claim reads and an update rewrites); then one loop claims (up to 128 at a time, 200 in
- * flight, as the bare loop keeps), POSTs each task (undici, keep-alive, its idempotency key), and writes each turn's
- * results with the next claim in one `completeAndClaim` (group commit) as soon as the previous write has ended.
- * What a durable dispatcher costs the machine before the rest of a service; with `threaded`, what it would cost with
- * the store's work on a second thread.
+ * w1.mjs: see in-child.mjs). The tasks are inserted as the service inserts W1's (1,000 a call, each with W1's policy
+ * inline, as the retryd contender enqueues them: the policy's bytes are in every row a claim reads and an update
+ * rewrites); then one loop claims (up to 128 at a time, 200 in flight, as the bare loop keeps), POSTs each task
+ * (undici, keep-alive, its idempotency key), and writes each turn's results with the next claim in one
+ * `completeAndClaim` (group commit) as soon as the previous write has ended. What a durable dispatcher costs the
+ * machine before the rest of a service; with `threaded`, what it would cost with the store's work on a second thread.
  *
  * `url` and `aof` (its `appendfsync`): on W1's own Redis with AOF (`--redis-aof`), id `bare-store-redis-aof`;
  * `serverCpuMs` reads its server's CPU (default: every process of the store's kind, see {@link storeServerCpuMs}).

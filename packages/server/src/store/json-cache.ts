@@ -1,7 +1,8 @@
 /**
- * Parses JSON columns through a small cache of frozen values, keyed by their text. Tasks enqueued together
- * usually carry the same `headers` and the same inline `policy`, so a claim of a hundred rows parses each distinct
- * text once instead of a hundred times, and the tasks share one object (which the engine's per-policy caches key on).
+ * Parses JSON columns through a small cache of frozen values, keyed by their text: the SQLite store's row mapping
+ * and the PostgreSQL store's parser of `json` columns. Tasks enqueued together usually carry the same `headers` and
+ * the same inline `policy`, so a claim of a hundred rows parses each distinct text once instead of a hundred times,
+ * and the tasks share one object.
  *
  * Values are deeply frozen because they are shared: a caller that tried to change one task's headers would change
  * every task's; frozen, it throws instead. Texts longer than {@link JsonCacheOptions.maxTextLength} are parsed and
